@@ -1,0 +1,279 @@
+//! The `tracks` table (bench-model.md section 6): long format `frame, t, marker, u, v, x, y`,
+//! u, v in image pixels, x, y in bench-frame metres. A marker not seen in a frame has no row or
+//! empty x, y: a gap, never an invented value.
+
+use std::collections::BTreeMap;
+
+use crate::{Column, ContractError, Table};
+
+/// One row of the tracks table: one marker in one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackRow {
+    /// Frame index in the recording (0-based).
+    pub frame: i64,
+    /// Time of the frame, s.
+    pub t: f64,
+    /// Marker name (M1..M5 on the bench).
+    pub marker: String,
+    /// Image column of the marker's centre, px (None where not tracked from video).
+    pub u: Option<f64>,
+    /// Image row of the marker's centre, px.
+    pub v: Option<f64>,
+    /// Bench-frame x of the marker, m (None: not seen in this frame).
+    pub x: Option<f64>,
+    /// Bench-frame y of the marker, m.
+    pub y: Option<f64>,
+}
+
+/// A validated tracks table: finite values, strictly increasing time per marker, no duplicate
+/// frames, positions given as whole pairs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracks {
+    rows: Vec<TrackRow>,
+}
+
+/// One marker's positions on the recording's frame grid: `present[k]` is false in a gap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkerSeries {
+    /// Marker name.
+    pub name: String,
+    /// Frame index of each sample.
+    pub frame: Vec<i64>,
+    /// Time of each sample, s.
+    pub t: Vec<f64>,
+    /// Bench-frame x, m (NaN in a gap).
+    pub x: Vec<f64>,
+    /// Bench-frame y, m (NaN in a gap).
+    pub y: Vec<f64>,
+    /// Whether the marker was seen in that frame.
+    pub present: Vec<bool>,
+}
+
+fn check_finite(
+    table: &str,
+    row: usize,
+    marker: &str,
+    column: &str,
+    value: Option<f64>,
+) -> Result<(), ContractError> {
+    match value {
+        Some(v) if !v.is_finite() => Err(ContractError::NotFinite {
+            table: table.into(),
+            row,
+            marker: marker.into(),
+            column: column.into(),
+            value: v,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn check_pair(
+    table: &str,
+    row: usize,
+    marker: &str,
+    (na, a): (&str, Option<f64>),
+    (nb, b): (&str, Option<f64>),
+) -> Result<(), ContractError> {
+    let half = |present: &str, missing: &str| ContractError::HalfPosition {
+        table: table.into(),
+        row,
+        marker: marker.into(),
+        present: present.into(),
+        missing: missing.into(),
+    };
+    match (a, b) {
+        (Some(_), None) => Err(half(na, nb)),
+        (None, Some(_)) => Err(half(nb, na)),
+        _ => Ok(()),
+    }
+}
+
+impl Tracks {
+    /// Build a tracks table from rows, checking its invariants; `rows` may be in any marker
+    /// order but each marker's rows must be in increasing time.
+    pub fn new(rows: Vec<TrackRow>) -> Result<Self, ContractError> {
+        const T: &str = "tracks";
+        let mut last: BTreeMap<&str, (f64, i64)> = BTreeMap::new();
+        let mut any = false;
+        for (i, r) in rows.iter().enumerate() {
+            let row = i + 1;
+            if !r.t.is_finite() {
+                return Err(ContractError::NotFinite {
+                    table: T.into(),
+                    row,
+                    marker: r.marker.clone(),
+                    column: "t".into(),
+                    value: r.t,
+                });
+            }
+            for (name, val) in [("u", r.u), ("v", r.v), ("x", r.x), ("y", r.y)] {
+                check_finite(T, row, &r.marker, name, val)?;
+            }
+            check_pair(T, row, &r.marker, ("u", r.u), ("v", r.v))?;
+            check_pair(T, row, &r.marker, ("x", r.x), ("y", r.y))?;
+            any |= r.x.is_some();
+            if let Some(&(pt, pf)) = last.get(r.marker.as_str()) {
+                if r.frame == pf {
+                    return Err(ContractError::DuplicateFrame {
+                        table: T.into(),
+                        row,
+                        marker: r.marker.clone(),
+                        frame: r.frame,
+                    });
+                }
+                if r.t <= pt || r.frame < pf {
+                    return Err(ContractError::UnsortedTime {
+                        table: T.into(),
+                        row,
+                        marker: r.marker.clone(),
+                        previous: pt,
+                        current: r.t,
+                    });
+                }
+            }
+            last.insert(&r.marker, (r.t, r.frame));
+        }
+        if !any {
+            return Err(ContractError::Empty { table: T.into() });
+        }
+        Ok(Tracks { rows })
+    }
+
+    /// The rows, as given.
+    pub fn rows(&self) -> &[TrackRow] {
+        &self.rows
+    }
+
+    /// Marker names in order of first appearance.
+    pub fn marker_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for r in &self.rows {
+            if !names.contains(&r.marker) {
+                names.push(r.marker.clone());
+            }
+        }
+        names
+    }
+
+    /// Each marker's positions on the common frame grid (the union of all frames), with gaps
+    /// where the marker has no row or an empty position. The time of a frame is taken from any
+    /// row that has it; rows of different markers that disagree on a frame's time are an error.
+    pub fn series(&self) -> Result<Vec<MarkerSeries>, ContractError> {
+        let mut frame_time: BTreeMap<i64, f64> = BTreeMap::new();
+        for (i, r) in self.rows.iter().enumerate() {
+            if let Some(&t) = frame_time.get(&r.frame) {
+                if (t - r.t).abs() > 1e-9 * t.abs().max(1.0) {
+                    return Err(ContractError::UnsortedTime {
+                        table: "tracks".into(),
+                        row: i + 1,
+                        marker: r.marker.clone(),
+                        previous: t,
+                        current: r.t,
+                    });
+                }
+            } else {
+                frame_time.insert(r.frame, r.t);
+            }
+        }
+        // Times must increase with frame number across markers too.
+        let mut prev: Option<(i64, f64)> = None;
+        for (&f, &t) in &frame_time {
+            if let Some((_, pt)) = prev {
+                if t <= pt {
+                    return Err(ContractError::UnsortedTime {
+                        table: "tracks".into(),
+                        row: 0,
+                        marker: format!("(frame {f})"),
+                        previous: pt,
+                        current: t,
+                    });
+                }
+            }
+            prev = Some((f, t));
+        }
+        let index: BTreeMap<i64, usize> =
+            frame_time.keys().enumerate().map(|(k, &f)| (f, k)).collect();
+        let n = frame_time.len();
+        let frames: Vec<i64> = frame_time.keys().copied().collect();
+        let times: Vec<f64> = frame_time.values().copied().collect();
+        let mut out = Vec::new();
+        for name in self.marker_names() {
+            let mut s = MarkerSeries {
+                name: name.clone(),
+                frame: frames.clone(),
+                t: times.clone(),
+                x: vec![f64::NAN; n],
+                y: vec![f64::NAN; n],
+                present: vec![false; n],
+            };
+            for r in self.rows.iter().filter(|r| r.marker == name) {
+                if let (Some(x), Some(y)) = (r.x, r.y) {
+                    let k = index[&r.frame];
+                    s.x[k] = x;
+                    s.y[k] = y;
+                    s.present[k] = true;
+                }
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    /// The table in contract column order.
+    pub fn to_table(&self) -> Table {
+        let mut t = Table::new("tracks");
+        let r = &self.rows;
+        let cols = [
+            ("frame", Column::I64(r.iter().map(|r| r.frame).collect())),
+            ("t", Column::F64(r.iter().map(|r| r.t).collect())),
+            ("marker", Column::Str(r.iter().map(|r| r.marker.clone()).collect())),
+            ("u", Column::OptF64(r.iter().map(|r| r.u).collect())),
+            ("v", Column::OptF64(r.iter().map(|r| r.v).collect())),
+            ("x", Column::OptF64(r.iter().map(|r| r.x).collect())),
+            ("y", Column::OptF64(r.iter().map(|r| r.y).collect())),
+        ];
+        for (name, c) in cols {
+            // Equal lengths by construction.
+            let _ = t.push(name, c);
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(frame: i64, t: f64, m: &str, x: Option<f64>) -> TrackRow {
+        TrackRow { frame, t, marker: m.into(), u: None, v: None, x, y: x }
+    }
+
+    #[test]
+    fn gaps_stay_gaps() {
+        let tr = Tracks::new(vec![
+            row(0, 0.0, "M1", Some(1.0)),
+            row(0, 0.0, "M2", Some(2.0)),
+            row(1, 0.1, "M2", Some(2.1)),
+            row(2, 0.2, "M1", None),
+            row(2, 0.2, "M2", Some(2.2)),
+        ])
+        .unwrap();
+        let s = tr.series().unwrap();
+        assert_eq!(s[0].present, vec![true, false, false]);
+        assert!(s[0].x[1].is_nan());
+        assert_eq!(s[1].x, vec![2.0, 2.1, 2.2]);
+    }
+
+    #[test]
+    fn unsorted_and_nan_are_named() {
+        let e = Tracks::new(vec![row(0, 0.1, "M1", Some(1.0)), row(1, 0.05, "M1", Some(1.0))])
+            .unwrap_err();
+        assert!(e.to_string().contains("row 2") && e.to_string().contains("sort"), "{e}");
+        let e = Tracks::new(vec![row(0, 0.0, "M1", Some(f64::NAN))]).unwrap_err();
+        assert!(e.to_string().contains("'x' is NaN"), "{e}");
+        let e = Tracks::new(vec![row(0, 0.0, "M1", Some(1.0)), row(0, 0.1, "M1", Some(1.0))])
+            .unwrap_err();
+        assert!(e.to_string().contains("appears twice"), "{e}");
+    }
+}

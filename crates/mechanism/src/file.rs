@@ -1,0 +1,792 @@
+//! The mechanism file (TOML): the bench's flat form (bench-model.md section 6) and a general
+//! form for any planar linkage. Unknown keys, missing keys, non-physical values and joints that
+//! name points that do not exist are refused with the key and the reason.
+//!
+//! The general form:
+//!
+//! ```toml
+//! name = "slider-crank"
+//! gravity = [0.0, -9.81]            # m/s^2, bench frame; [0, 0] for a linkage lying flat
+//! ground = { A = [0.0, 0.0] }       # named ground points, m
+//!
+//! [[bodies]]
+//! name = "crank"
+//! mass = 2.0                        # kg
+//! inertia = 0.01                    # kg m^2 about the centroid
+//! centroid = [0.0, 0.0]             # m, local frame
+//! points = { A = [0.0, 0.0], B = [0.1, 0.0] }
+//! pose = [0.0, 0.0, 0.0]            # local origin x, y (m) and angle (rad): the assembly guess
+//!
+//! [[joints]]                        # revolute: the force reported is that of `first` on `second`
+//! name = "A"
+//! type = "revolute"
+//! first = "ground:A"
+//! second = "crank:A"
+//!
+//! [[joints]]                        # slide of a body point along a ground line, rotation locked
+//! name = "slide"
+//! type = "slide"
+//! point = "piston:P"
+//! origin = [0.0, 0.0]
+//! angle = 0.0                       # rad, the line's direction
+//!
+//! [[forces]]
+//! name = "motor_torque"
+//! type = "motor"                    # motor | pump | spring | torque
+//! body = "crank"
+//! km = 20.0                         # N m s
+//! omega_ref_rpm = 120.0
+//! actuator = true                   # an unknown of the inverse dynamics
+//!
+//! [[markers]]
+//! name = "M1"
+//! body = "rod"
+//! at = [0.1, 0.0]                   # m, local frame
+//!
+//! [[drivers]]                       # one per degree of freedom
+//! name = "crank angle"
+//! body = "crank"
+//! coordinate = "angle"              # angle | x | y (of `point`)
+//! value = 0.0
+//! rate = 12.566
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use nalgebra::Vector2;
+use serde::Deserialize;
+
+use crate::model::{
+    Body, BodyRef, Coordinate, Driver, ForceElement, ForceKind, Joint, JointKind, Marker, Mechanism, PointRef,
+};
+use crate::{rot, MechanismError};
+
+/// The flat form of the wind-pump bench (bench-model.md section 3 and 6), every value a key.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct WindPumpFile {
+    /// A name for reports.
+    pub name: Option<String>,
+    /// Crank length A -> B, m.
+    pub l1: Option<f64>,
+    /// Crank centroid along A -> B, m.
+    pub c1: Option<f64>,
+    /// Crank mass, kg.
+    pub m1: Option<f64>,
+    /// Crank inertia about its centroid, kg m^2.
+    pub J1: Option<f64>,
+    /// Lever length B -> C', m.
+    pub l2: Option<f64>,
+    /// Lever centroid at a2 * l2 from B.
+    pub a2: Option<f64>,
+    /// Lever mass, kg (default rho * area * l2).
+    pub m2: Option<f64>,
+    /// Lever inertia about its centroid, kg m^2 (default m2 l2^2 / 12).
+    pub J2: Option<f64>,
+    /// Young's modulus of the lever, Pa.
+    pub E: Option<f64>,
+    /// Density of the lever, kg/m^3.
+    pub rho: Option<f64>,
+    /// Cross-section area of the lever, m^2.
+    pub area: Option<f64>,
+    /// In-plane second moment of area of the lever, m^4.
+    pub inertia: Option<f64>,
+    /// Marker positions along the lever as fractions of l2 from B.
+    pub markers: Option<Vec<f64>>,
+    /// Marker names (default M1, M2, ...).
+    pub marker_names: Option<Vec<String>>,
+    /// Rocker C' -> C, m.
+    pub l3: Option<f64>,
+    /// Rocker C -> D (perpendicular), m.
+    pub l4: Option<f64>,
+    /// Rocker arm mass, kg.
+    pub m3: Option<f64>,
+    /// Rocker arm centroid, local frame, m.
+    pub g3: Option<[f64; 2]>,
+    /// Rocker arm inertia about its own centroid, kg m^2.
+    pub J3: Option<f64>,
+    /// Adjustable weight, kg.
+    pub mw: Option<f64>,
+    /// Adjustable weight position, rocker frame, m.
+    pub w3: Option<[f64; 2]>,
+    /// Height of the slide line y = e, m.
+    pub e: Option<f64>,
+    /// Slide mass, kg.
+    pub mD: Option<f64>,
+    /// Pump spring stiffness, N/m.
+    pub k: Option<f64>,
+    /// Pump spring's free position of D, m.
+    pub xD0: Option<f64>,
+    /// Pump viscous damping, N s/m.
+    pub cD: Option<f64>,
+    /// Pump friction force, N.
+    pub Fr: Option<f64>,
+    /// Pump friction's regularising speed, m/s.
+    pub vr: Option<f64>,
+    /// Motor torque constant, N m s.
+    pub Km: Option<f64>,
+    /// Motor reference speed, rpm.
+    pub omega_ref_rpm: Option<f64>,
+    /// Gravity's magnitude, m/s^2 (default 9.81, pointing to -Y).
+    pub gravity: Option<f64>,
+    /// Initial crank angle, rad (default 0).
+    pub phi1_start: Option<f64>,
+    /// Initial slide position, m (default xD0).
+    pub xD_start: Option<f64>,
+}
+
+fn key_err(key: &str, reason: impl Into<String>) -> MechanismError {
+    MechanismError::Key { key: key.into(), reason: reason.into() }
+}
+
+fn need(v: Option<f64>, key: &str, what: &str) -> Result<f64, MechanismError> {
+    match v {
+        None => Err(key_err(key, format!("missing: give {what}"))),
+        Some(x) if !x.is_finite() => Err(key_err(key, format!("{x} is not a finite number ({what})"))),
+        Some(x) => Ok(x),
+    }
+}
+
+fn positive(v: Option<f64>, key: &str, what: &str) -> Result<f64, MechanismError> {
+    let x = need(v, key, what)?;
+    if x <= 0.0 {
+        return Err(key_err(key, format!("{x} must be positive ({what})")));
+    }
+    Ok(x)
+}
+
+fn non_negative(v: Option<f64>, key: &str, what: &str) -> Result<f64, MechanismError> {
+    let x = need(v, key, what)?;
+    if x < 0.0 {
+        return Err(key_err(key, format!("{x} must not be negative ({what})")));
+    }
+    Ok(x)
+}
+
+fn vec2(v: Option<[f64; 2]>, key: &str, what: &str) -> Result<Vector2<f64>, MechanismError> {
+    let a = v.ok_or_else(|| key_err(key, format!("missing: give {what} as [x, y]")))?;
+    if !a.iter().all(|x| x.is_finite()) {
+        return Err(key_err(key, format!("{a:?} is not a pair of finite numbers ({what})")));
+    }
+    Ok(Vector2::new(a[0], a[1]))
+}
+
+/// Elastic properties of the lever that later stages (FEM) need, SI units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeverSection {
+    /// Young's modulus, Pa.
+    pub e: f64,
+    /// Density, kg/m^3.
+    pub rho: f64,
+    /// Cross-section area, m^2.
+    pub area: f64,
+    /// In-plane second moment of area, m^4.
+    pub inertia: f64,
+    /// Length B -> C', m.
+    pub length: f64,
+}
+
+impl WindPumpFile {
+    /// Build the multibody model of the bench: bodies crank, lever, rocker, slide; joints A
+    /// (ground on crank), B (crank on lever), C (rocker on lever at C'), D (slide on rocker)
+    /// and the slide along y = e; the motor torque and the pump force as actuators.
+    pub fn build(&self) -> Result<(Mechanism, LeverSection), MechanismError> {
+        let l1 = positive(self.l1, "l1", "the crank length A-B in m")?;
+        let c1 = need(self.c1, "c1", "the crank's centroid along A-B in m (0 for a balanced disc)")?;
+        let m1 = positive(self.m1, "m1", "the crank's mass in kg")?;
+        let j1 = positive(self.J1, "J1", "the crank's inertia about its centroid in kg m^2")?;
+        let l2 = positive(self.l2, "l2", "the lever length B-C' in m")?;
+        let a2 = need(self.a2, "a2", "the lever's centroid as a fraction of l2 from B")?;
+        if !(0.0..=1.0).contains(&a2) {
+            return Err(key_err("a2", format!("{a2} is outside [0, 1]: the centroid must lie on the lever")));
+        }
+        let young = positive(self.E, "E", "the lever's Young's modulus in Pa")?;
+        let rho = positive(self.rho, "rho", "the lever's density in kg/m^3")?;
+        let area = positive(self.area, "area", "the lever's cross-section area in m^2")?;
+        let inertia = positive(self.inertia, "inertia", "the lever's in-plane second moment of area in m^4")?;
+        let m2 = match self.m2 {
+            Some(_) => positive(self.m2, "m2", "the lever's mass in kg")?,
+            None => rho * area * l2,
+        };
+        let j2 = match self.J2 {
+            Some(_) => non_negative(self.J2, "J2", "the lever's inertia about its centroid in kg m^2")?,
+            None => m2 * l2 * l2 / 12.0,
+        };
+        let s = self
+            .markers
+            .clone()
+            .ok_or_else(|| key_err("markers", "missing: give the markers' positions along the lever as fractions of l2, e.g. [0.1, 0.3, 0.5, 0.7, 0.9]"))?;
+        if s.len() < 2 {
+            return Err(key_err("markers", format!("{} marker(s): the lever's motion needs at least two", s.len())));
+        }
+        for (i, &v) in s.iter().enumerate() {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                return Err(key_err("markers", format!("marker {} at {v}: positions are fractions of l2 in [0, 1]", i + 1)));
+            }
+            if s[..i].iter().any(|&w| (w - v).abs() < 1e-9) {
+                return Err(key_err("markers", format!("marker {} at {v} duplicates another", i + 1)));
+            }
+        }
+        let names = match &self.marker_names {
+            Some(n) if n.len() != s.len() => {
+                return Err(key_err("marker_names", format!("{} names for {} markers", n.len(), s.len())))
+            }
+            Some(n) => n.clone(),
+            None => (1..=s.len()).map(|i| format!("M{i}")).collect(),
+        };
+        let l3 = positive(self.l3, "l3", "the rocker length C'-C in m")?;
+        let l4 = need(self.l4, "l4", "the rocker offset C-D in m")?;
+        let m3 = positive(self.m3, "m3", "the rocker arm's mass in kg")?;
+        let g3 = vec2(self.g3, "g3", "the rocker arm's centroid in its frame, m")?;
+        let j3 = non_negative(self.J3, "J3", "the rocker arm's inertia about its centroid in kg m^2")?;
+        let mw = non_negative(self.mw, "mw", "the adjustable weight's mass in kg")?;
+        let w3 = vec2(self.w3, "w3", "the adjustable weight's position in the rocker frame, m")?;
+        let e = need(self.e, "e", "the height of the slide line y = e in m")?;
+        let md = positive(self.mD, "mD", "the slide's mass in kg")?;
+        let k = non_negative(self.k, "k", "the pump spring's stiffness in N/m")?;
+        let xd0 = need(self.xD0, "xD0", "the pump spring's free position of D in m")?;
+        let cd = non_negative(self.cD, "cD", "the pump's viscous damping in N s/m")?;
+        let fr = non_negative(self.Fr, "Fr", "the pump's friction force in N")?;
+        let vr = positive(self.vr, "vr", "the friction's regularising speed in m/s")?;
+        let km = non_negative(self.Km, "Km", "the motor's torque constant in N m s")?;
+        let rpm = need(self.omega_ref_rpm, "omega_ref_rpm", "the motor's reference speed in rpm")?;
+        let g = non_negative(self.gravity.or(Some(9.81)), "gravity", "gravity in m/s^2")?;
+        let phi1 = need(self.phi1_start.or(Some(0.0)), "phi1_start", "the initial crank angle in rad")?;
+        let xd = need(self.xD_start.or(Some(xd0)), "xD_start", "the initial slide position in m")?;
+        let omega = rpm * std::f64::consts::PI / 30.0;
+
+        // Rocker with its weight: one rigid body (parallel-axis theorem).
+        let m_r = m3 + mw;
+        let g_r = (g3 * m3 + w3 * mw) / m_r;
+        let j_r = j3 + m3 * (g3 - g_r).norm_squared() + mw * (w3 - g_r).norm_squared();
+
+        let pts = |list: &[(&str, f64, f64)]| -> BTreeMap<String, Vector2<f64>> {
+            list.iter().map(|(n, x, y)| (n.to_string(), Vector2::new(*x, *y))).collect()
+        };
+        let mut lever_points = pts(&[("B", 0.0, 0.0), ("C'", l2, 0.0)]);
+        for (n, &sk) in names.iter().zip(&s) {
+            lever_points.insert(n.clone(), Vector2::new(sk * l2, 0.0));
+        }
+        let bodies = vec![
+            Body { name: "crank".into(), mass: m1, inertia: j1, centroid: Vector2::new(c1, 0.0), points: pts(&[("A", 0.0, 0.0), ("B", l1, 0.0)]) },
+            Body { name: "lever".into(), mass: m2, inertia: j2, centroid: Vector2::new(a2 * l2, 0.0), points: lever_points },
+            Body { name: "rocker".into(), mass: m_r, inertia: j_r, centroid: g_r, points: pts(&[("C'", 0.0, 0.0), ("C", l3, 0.0), ("D", l3, l4)]) },
+            Body { name: "slide".into(), mass: md, inertia: 0.0, centroid: Vector2::zeros(), points: pts(&[("D", 0.0, 0.0)]) },
+        ];
+        let pr = |b: usize, n: &str| PointRef {
+            body: BodyRef::Body(b),
+            name: n.into(),
+            local: bodies[b].point_rel(n).unwrap_or_else(Vector2::zeros),
+        };
+        let joints = vec![
+            Joint { name: "A".into(), kind: JointKind::Revolute { a: PointRef { body: BodyRef::Ground, name: "A".into(), local: Vector2::zeros() }, b: pr(0, "A") } },
+            Joint { name: "B".into(), kind: JointKind::Revolute { a: pr(0, "B"), b: pr(1, "B") } },
+            Joint { name: "C".into(), kind: JointKind::Revolute { a: pr(2, "C'"), b: pr(1, "C'") } },
+            Joint { name: "D".into(), kind: JointKind::Revolute { a: pr(3, "D"), b: pr(2, "D") } },
+            Joint { name: "slide".into(), kind: JointKind::Slide { body: 3, point: Vector2::zeros(), origin: Vector2::new(0.0, e), angle: 0.0, body_angle: 0.0 } },
+        ];
+        let forces = vec![
+            ForceElement { name: "motor_torque".into(), kind: ForceKind::Motor { body: 0, reaction: BodyRef::Ground, km, omega_ref: omega }, actuator: true },
+            ForceElement { name: "pump_force".into(), kind: ForceKind::Pump { body: 3, point: Vector2::zeros(), angle: 0.0, k, s0: xd0, c: cd, fr, vr }, actuator: true },
+        ];
+        let markers = names
+            .iter()
+            .zip(&s)
+            .map(|(n, &sk)| Marker { name: n.clone(), body: 1, local: Vector2::new(sk * l2 - a2 * l2, 0.0), local_frame: Vector2::new(sk * l2, 0.0) })
+            .collect();
+        let drivers = vec![
+            Driver { name: "crank angle".into(), coordinate: Coordinate::Angle { body: 0 }, value: phi1, rate: omega },
+            Driver { name: "slide position x_D".into(), coordinate: Coordinate::PointX { body: 3, point: Vector2::zeros() }, value: xd, rate: 0.0 },
+        ];
+        // Assembly guess by construction: C' is where the circles about B (radius l2) and D
+        // (radius |(l3, l4)|) meet, on the side below the line B-D.
+        let b = Vector2::new(l1 * phi1.cos(), l1 * phi1.sin());
+        let d = Vector2::new(xd, e);
+        let r3 = (l3 * l3 + l4 * l4).sqrt();
+        let bd = d - b;
+        let dist = bd.norm();
+        if dist > l2 + r3 || dist < (l2 - r3).abs() || dist == 0.0 {
+            return Err(MechanismError::Assembly(format!(
+                "at the start (crank angle {:.1} deg, x_D = {xd} m) B and D are {dist:.4} m apart, but the lever (l2 = {l2} m) and the rocker (|C'D| = {r3:.4} m) can only bridge {:.4} to {:.4} m: check l1, l2, l3, l4, e and xD0",
+                phi1.to_degrees(),
+                (l2 - r3).abs(),
+                l2 + r3
+            )));
+        }
+        let along = (l2 * l2 - r3 * r3 + dist * dist) / (2.0 * dist);
+        let h = (l2 * l2 - along * along).max(0.0).sqrt();
+        let u = bd / dist;
+        let nrm = Vector2::new(u.y, -u.x); // right of B->D: below the line
+        let cp = b + u * along + nrm * h;
+        let phi2 = (cp - b).y.atan2((cp - b).x);
+        let phi3 = (d - cp).y.atan2((d - cp).x) - l4.atan2(l3);
+        let origin_to_centroid = |o: Vector2<f64>, phi: f64, body: &Body| {
+            let g = o + rot(phi, body.centroid);
+            [g.x, g.y, phi]
+        };
+        let guess = vec![
+            origin_to_centroid(Vector2::zeros(), phi1, &bodies[0]),
+            origin_to_centroid(b, phi2, &bodies[1]),
+            origin_to_centroid(cp, phi3, &bodies[2]),
+            [xd, e, 0.0],
+        ];
+        let mech = Mechanism {
+            name: self.name.clone().unwrap_or_else(|| "wind-pump bench".into()),
+            bodies,
+            joints,
+            forces,
+            gravity: Vector2::new(0.0, -g),
+            markers,
+            drivers,
+            guess,
+        };
+        mech.validate()?;
+        Ok((mech, LeverSection { e: young, rho, area, inertia, length: l2 }))
+    }
+}
+
+/// The general form of the mechanism file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneralFile {
+    /// A name for reports.
+    pub name: Option<String>,
+    /// Gravity, bench frame, m/s^2.
+    pub gravity: Option<[f64; 2]>,
+    /// Named ground points, bench frame, m.
+    #[serde(default)]
+    pub ground: BTreeMap<String, [f64; 2]>,
+    /// Moving bodies.
+    pub bodies: Vec<BodyEntry>,
+    /// Joints.
+    #[serde(default)]
+    pub joints: Vec<JointEntry>,
+    /// Force elements.
+    #[serde(default)]
+    pub forces: Vec<ForceEntry>,
+    /// Markers.
+    #[serde(default)]
+    pub markers: Vec<MarkerEntry>,
+    /// Driving coordinates, one per degree of freedom.
+    #[serde(default)]
+    pub drivers: Vec<DriverEntry>,
+}
+
+/// A `[[bodies]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyEntry {
+    /// Body name.
+    pub name: String,
+    /// Mass, kg.
+    pub mass: f64,
+    /// Inertia about the centroid, kg m^2.
+    pub inertia: f64,
+    /// Centroid, local frame, m.
+    #[serde(default)]
+    pub centroid: [f64; 2],
+    /// Named points, local frame, m.
+    #[serde(default)]
+    pub points: BTreeMap<String, [f64; 2]>,
+    /// Initial guess of the local origin's position (m) and the angle (rad).
+    pub pose: [f64; 3],
+}
+
+/// A `[[joints]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum JointEntry {
+    /// Revolute pin between two points "body:point".
+    Revolute {
+        /// Joint name.
+        name: String,
+        /// The point of the body exerting the reported force.
+        first: String,
+        /// The point of the body the reported force acts on.
+        second: String,
+    },
+    /// A body point sliding along a ground line, its rotation locked.
+    Slide {
+        /// Joint name.
+        name: String,
+        /// "body:point".
+        point: String,
+        /// A point of the line, m.
+        origin: [f64; 2],
+        /// The line's direction, rad.
+        angle: f64,
+    },
+}
+
+/// A `[[forces]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ForceEntry {
+    /// Motor torque law M = km (omega_ref - omega_rel).
+    Motor {
+        /// Column name.
+        name: String,
+        /// Driven body.
+        body: String,
+        /// Body taking the reaction (default ground).
+        reaction: Option<String>,
+        /// N m s.
+        km: f64,
+        /// rpm.
+        omega_ref_rpm: f64,
+        /// Unknown of the inverse dynamics.
+        #[serde(default)]
+        actuator: bool,
+    },
+    /// Pump law along a ground direction on a body point.
+    Pump {
+        /// Column name.
+        name: String,
+        /// "body:point".
+        point: String,
+        /// Direction, rad.
+        #[serde(default)]
+        angle: f64,
+        /// N/m.
+        k: f64,
+        /// m.
+        s0: f64,
+        /// N s/m.
+        c: f64,
+        /// N.
+        #[serde(default)]
+        fr: f64,
+        /// m/s.
+        #[serde(default = "default_vr")]
+        vr: f64,
+        /// Unknown of the inverse dynamics.
+        #[serde(default)]
+        actuator: bool,
+    },
+    /// Point-to-point spring-damper.
+    Spring {
+        /// Column name.
+        name: String,
+        /// "body:point".
+        first: String,
+        /// "body:point".
+        second: String,
+        /// N/m.
+        k: f64,
+        /// N s/m.
+        #[serde(default)]
+        c: f64,
+        /// Rest length, m.
+        rest: f64,
+    },
+    /// Constant torque.
+    Torque {
+        /// Column name.
+        name: String,
+        /// Body.
+        body: String,
+        /// Reaction body (default ground).
+        reaction: Option<String>,
+        /// N m.
+        torque: f64,
+        /// Unknown of the inverse dynamics.
+        #[serde(default)]
+        actuator: bool,
+    },
+}
+
+fn default_vr() -> f64 {
+    0.01
+}
+
+/// A `[[markers]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerEntry {
+    /// Marker name.
+    pub name: String,
+    /// Body.
+    pub body: String,
+    /// Local frame position, m.
+    pub at: [f64; 2],
+}
+
+/// A `[[drivers]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverEntry {
+    /// Name for messages.
+    pub name: String,
+    /// Body.
+    pub body: String,
+    /// "angle", "x" or "y".
+    pub coordinate: String,
+    /// For "x"/"y": the body point.
+    pub point: Option<String>,
+    /// Initial value, rad or m.
+    pub value: f64,
+    /// Initial rate, rad/s or m/s.
+    #[serde(default)]
+    pub rate: f64,
+}
+
+impl GeneralFile {
+    /// Build and validate the model.
+    pub fn build(&self) -> Result<Mechanism, MechanismError> {
+        let mut bodies = Vec::new();
+        let mut guess = Vec::new();
+        for (i, b) in self.bodies.iter().enumerate() {
+            let key = format!("bodies[{i}] ({})", b.name);
+            if b.name == "ground" {
+                return Err(key_err(&key, "'ground' is reserved for the bench frame"));
+            }
+            if self.bodies[..i].iter().any(|o| o.name == b.name) {
+                return Err(key_err(&key, "two bodies share this name"));
+            }
+            positive(Some(b.mass), &format!("{key}.mass"), "the body's mass in kg")?;
+            non_negative(Some(b.inertia), &format!("{key}.inertia"), "the inertia about the centroid in kg m^2")?;
+            let centroid = vec2(Some(b.centroid), &format!("{key}.centroid"), "the centroid")?;
+            let mut points = BTreeMap::new();
+            for (n, p) in &b.points {
+                points.insert(n.clone(), vec2(Some(*p), &format!("{key}.points.{n}"), "a point")?);
+            }
+            if !b.pose.iter().all(|x| x.is_finite()) {
+                return Err(key_err(&format!("{key}.pose"), "not finite"));
+            }
+            let o = Vector2::new(b.pose[0], b.pose[1]);
+            let g = o + rot(b.pose[2], centroid);
+            guess.push([g.x, g.y, b.pose[2]]);
+            bodies.push(Body { name: b.name.clone(), mass: b.mass, inertia: b.inertia, centroid, points });
+        }
+        let body_ref = |name: &str, key: &str| -> Result<BodyRef, MechanismError> {
+            if name == "ground" {
+                return Ok(BodyRef::Ground);
+            }
+            bodies
+                .iter()
+                .position(|b| b.name == name)
+                .map(BodyRef::Body)
+                .ok_or_else(|| key_err(key, format!("no body called '{name}' (bodies: ground, {})", bodies.iter().map(|b| b.name.as_str()).collect::<Vec<_>>().join(", "))))
+        };
+        let moving = |name: &str, key: &str| -> Result<usize, MechanismError> {
+            match body_ref(name, key)? {
+                BodyRef::Body(i) => Ok(i),
+                BodyRef::Ground => Err(key_err(key, "this needs a moving body, not the ground")),
+            }
+        };
+        let point_ref = |spec: &str, key: &str| -> Result<PointRef, MechanismError> {
+            let (b, p) = spec
+                .split_once(':')
+                .ok_or_else(|| key_err(key, format!("'{spec}' is not of the form \"body:point\"")))?;
+            let body = body_ref(b, key)?;
+            let local = match body {
+                BodyRef::Ground => self.ground.get(p).map(|a| Vector2::new(a[0], a[1])),
+                BodyRef::Body(i) => bodies[i].point_rel(p),
+            };
+            let local = local.ok_or_else(|| {
+                let known: Vec<String> = match body {
+                    BodyRef::Ground => self.ground.keys().cloned().collect(),
+                    BodyRef::Body(i) => bodies[i].points.keys().cloned().collect(),
+                };
+                key_err(key, format!("body '{b}' has no point '{p}' (its points: {})", known.join(", ")))
+            })?;
+            Ok(PointRef { body, name: p.into(), local })
+        };
+        let mut joints = Vec::new();
+        for (i, j) in self.joints.iter().enumerate() {
+            let joint = match j {
+                JointEntry::Revolute { name, first, second } => {
+                    let key = format!("joints[{i}] ({name})");
+                    let a = point_ref(first, &format!("{key}.first"))?;
+                    let b = point_ref(second, &format!("{key}.second"))?;
+                    if a.body == b.body {
+                        return Err(key_err(&key, "a joint must connect two different bodies"));
+                    }
+                    Joint { name: name.clone(), kind: JointKind::Revolute { a, b } }
+                }
+                JointEntry::Slide { name, point, origin, angle } => {
+                    let key = format!("joints[{i}] ({name})");
+                    let p = point_ref(point, &format!("{key}.point"))?;
+                    let BodyRef::Body(body) = p.body else {
+                        return Err(key_err(&format!("{key}.point"), "the sliding point must be on a moving body"));
+                    };
+                    Joint {
+                        name: name.clone(),
+                        kind: JointKind::Slide {
+                            body,
+                            point: p.local,
+                            origin: vec2(Some(*origin), &format!("{key}.origin"), "a point of the line")?,
+                            angle: need(Some(*angle), &format!("{key}.angle"), "the line's direction")?,
+                            body_angle: guess[body][2],
+                        },
+                    }
+                }
+            };
+            if joints.iter().any(|o: &Joint| o.name == joint.name) {
+                return Err(key_err(&format!("joints[{i}]"), format!("two joints are called '{}'", joint.name)));
+            }
+            joints.push(joint);
+        }
+        let mut forces = Vec::new();
+        for (i, f) in self.forces.iter().enumerate() {
+            let fe = match f {
+                ForceEntry::Motor { name, body, reaction, km, omega_ref_rpm, actuator } => {
+                    let key = format!("forces[{i}] ({name})");
+                    ForceElement {
+                        name: name.clone(),
+                        kind: ForceKind::Motor {
+                            body: moving(body, &format!("{key}.body"))?,
+                            reaction: body_ref(reaction.as_deref().unwrap_or("ground"), &format!("{key}.reaction"))?,
+                            km: non_negative(Some(*km), &format!("{key}.km"), "N m s")?,
+                            omega_ref: need(Some(*omega_ref_rpm), &format!("{key}.omega_ref_rpm"), "rpm")? * std::f64::consts::PI / 30.0,
+                        },
+                        actuator: *actuator,
+                    }
+                }
+                ForceEntry::Pump { name, point, angle, k, s0, c, fr, vr, actuator } => {
+                    let key = format!("forces[{i}] ({name})");
+                    let p = point_ref(point, &format!("{key}.point"))?;
+                    let BodyRef::Body(body) = p.body else {
+                        return Err(key_err(&format!("{key}.point"), "the pump acts on a moving body"));
+                    };
+                    ForceElement {
+                        name: name.clone(),
+                        kind: ForceKind::Pump {
+                            body,
+                            point: p.local,
+                            angle: need(Some(*angle), &format!("{key}.angle"), "rad")?,
+                            k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
+                            s0: need(Some(*s0), &format!("{key}.s0"), "m")?,
+                            c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
+                            fr: non_negative(Some(*fr), &format!("{key}.fr"), "N")?,
+                            vr: positive(Some(*vr), &format!("{key}.vr"), "m/s")?,
+                        },
+                        actuator: *actuator,
+                    }
+                }
+                ForceEntry::Spring { name, first, second, k, c, rest } => {
+                    let key = format!("forces[{i}] ({name})");
+                    ForceElement {
+                        name: name.clone(),
+                        kind: ForceKind::Spring {
+                            a: point_ref(first, &format!("{key}.first"))?,
+                            b: point_ref(second, &format!("{key}.second"))?,
+                            k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
+                            c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
+                            rest: non_negative(Some(*rest), &format!("{key}.rest"), "the rest length in m")?,
+                        },
+                        actuator: false,
+                    }
+                }
+                ForceEntry::Torque { name, body, reaction, torque, actuator } => {
+                    let key = format!("forces[{i}] ({name})");
+                    ForceElement {
+                        name: name.clone(),
+                        kind: ForceKind::Torque {
+                            body: moving(body, &format!("{key}.body"))?,
+                            reaction: body_ref(reaction.as_deref().unwrap_or("ground"), &format!("{key}.reaction"))?,
+                            torque: need(Some(*torque), &format!("{key}.torque"), "N m")?,
+                        },
+                        actuator: *actuator,
+                    }
+                }
+            };
+            forces.push(fe);
+        }
+        let mut markers = Vec::new();
+        for (i, mk) in self.markers.iter().enumerate() {
+            let key = format!("markers[{i}] ({})", mk.name);
+            let b = moving(&mk.body, &format!("{key}.body"))?;
+            let at = vec2(Some(mk.at), &format!("{key}.at"), "the marker's local position")?;
+            if markers.iter().any(|m: &Marker| m.name == mk.name) {
+                return Err(key_err(&key, "two markers share this name"));
+            }
+            markers.push(Marker { name: mk.name.clone(), body: b, local: at - bodies[b].centroid, local_frame: at });
+        }
+        let mut drivers = Vec::new();
+        for (i, d) in self.drivers.iter().enumerate() {
+            let key = format!("drivers[{i}] ({})", d.name);
+            let body = moving(&d.body, &format!("{key}.body"))?;
+            let point = || -> Result<Vector2<f64>, MechanismError> {
+                let p = d.point.as_deref().ok_or_else(|| key_err(&format!("{key}.point"), "missing: x and y coordinates need a point"))?;
+                bodies[body].point_rel(p).ok_or_else(|| key_err(&format!("{key}.point"), format!("body '{}' has no point '{p}'", d.body)))
+            };
+            let coordinate = match d.coordinate.as_str() {
+                "angle" => Coordinate::Angle { body },
+                "x" => Coordinate::PointX { body, point: point()? },
+                "y" => Coordinate::PointY { body, point: point()? },
+                other => return Err(key_err(&format!("{key}.coordinate"), format!("'{other}' is not one of angle, x, y"))),
+            };
+            drivers.push(Driver {
+                name: d.name.clone(),
+                coordinate,
+                value: need(Some(d.value), &format!("{key}.value"), "rad or m")?,
+                rate: need(Some(d.rate), &format!("{key}.rate"), "rad/s or m/s")?,
+            });
+        }
+        let gravity = vec2(Some(self.gravity.unwrap_or([0.0, -9.81])), "gravity", "gravity in m/s^2")?;
+        let mech = Mechanism {
+            name: self.name.clone().unwrap_or_else(|| "mechanism".into()),
+            bodies,
+            joints,
+            forces,
+            gravity,
+            markers,
+            drivers,
+            guess,
+        };
+        mech.validate()?;
+        Ok(mech)
+    }
+}
+
+/// A mechanism read from a file, with the lever's section where the file is the bench's flat form.
+#[derive(Debug, Clone)]
+pub struct MechanismFile {
+    /// The multibody model.
+    pub mechanism: Mechanism,
+    /// The elastic lever's section (flat bench form only).
+    pub lever: Option<LeverSection>,
+}
+
+/// Parse a mechanism from TOML text: the general form when it has `[[bodies]]`, otherwise the
+/// bench's flat form. The geometry is then checked over a whole turn of the first driver when
+/// that driver is an angle.
+pub fn parse(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> {
+    let file_err = |reason: String| MechanismError::File { path: origin.into(), reason };
+    let value: toml::Table = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+    let (mechanism, lever) = if value.contains_key("bodies") {
+        let f: GeneralFile = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+        (f.build()?, None)
+    } else {
+        let f: WindPumpFile = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+        let (m, l) = f.build()?;
+        (m, Some(l))
+    };
+    if matches!(mechanism.drivers[0].coordinate, Coordinate::Angle { .. }) {
+        mechanism.check_full_turn()?;
+    } else {
+        mechanism.initial_configuration()?;
+    }
+    Ok(MechanismFile { mechanism, lever })
+}
+
+/// Read and parse a mechanism file.
+pub fn load(path: &Path) -> Result<MechanismFile, MechanismError> {
+    let text = std::fs::read_to_string(path).map_err(|e| MechanismError::File {
+        path: path.display().to_string(),
+        reason: format!("cannot be read ({e}); check the path"),
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+/// The default bench, from `pipelines/wind-pump.toml` as committed (for tests and examples).
+pub fn wind_pump_default() -> Mechanism {
+    const TEXT: &str = include_str!("../../../pipelines/wind-pump.toml");
+    match parse(TEXT, "pipelines/wind-pump.toml") {
+        Ok(f) => f.mechanism,
+        Err(e) => panic!("the committed default bench does not load: {e}"),
+    }
+}

@@ -1,0 +1,442 @@
+//! The mechanism's motion that best explains the measured markers, the closed loop satisfied
+//! exactly (bench-model.md section 4, stage 4).
+//!
+//! Position: minimise sum_m |r_m(q) - p_m|^2 subject to Phi(q) = 0, by Gauss-Newton on the KKT
+//! system
+//!
+//! ```text
+//! [ J^T J   Phi_q^T ] [ dq ]   [ -J^T (r(q) - p) ]
+//! [ Phi_q      0    ] [ mu ] = [ -Phi(q)         ]
+//! ```
+//!
+//! (J the markers' Jacobian). Velocity and acceleration are the same constrained least-squares
+//! problems, now linear: J q' ~ v with Phi_q q' = 0, and J q'' ~ a - c with Phi_q q'' = gamma,
+//! c_m = -R(phi) s_m phi'^2 being the marker's centripetal part. No angle is differentiated: the
+//! loop's velocity and acceleration analysis does it. The residual r(q) - p is kept per sample
+//! and marker; the disagreements between data and geometry (units, swapped markers, a joint
+//! off its circle) are measured and reported.
+
+use nalgebra::{DMatrix, DVector, Vector2};
+
+use crate::constraints::body_point;
+use crate::model::{BodyRef, Coordinate, JointKind, Mechanism};
+use crate::{rot, rot_d, MechanismError};
+
+/// Measured kinematics of one marker at one sample (bench frame): position (m), velocity
+/// (m/s), acceleration (m/s^2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MarkerState {
+    /// Position, m.
+    pub p: Vector2<f64>,
+    /// Velocity, m/s.
+    pub v: Vector2<f64>,
+    /// Acceleration, m/s^2.
+    pub a: Vector2<f64>,
+}
+
+/// The fitted state at one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitSample {
+    /// Coordinates, velocities, accelerations (None where the markers do not determine them).
+    pub state: Option<(DVector<f64>, DVector<f64>, DVector<f64>)>,
+    /// Per model marker: fitted minus measured position, m (None where not measured).
+    pub residual: Vec<Option<Vector2<f64>>>,
+}
+
+/// Summary of the fit.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct FitReport {
+    /// RMS position residual per marker of the closed-loop fit, m.
+    pub rms_per_marker: Vec<(String, f64)>,
+    /// RMS residual over all markers of the closed-loop fit, m.
+    pub rms: f64,
+    /// RMS residual of the free rigid fit of each body (no loop), m.
+    pub rms_free: f64,
+    /// What the loop closure adds: sqrt(rms^2 - rms_free^2), m.
+    pub loop_excess_rms: f64,
+    /// For a marker-carrying body pinned to a body that turns about a ground pin: the median and
+    /// largest |distance - length| of the free-fitted pin from the ground pin, m.
+    pub pin_circle: Vec<(String, f64, f64)>,
+    /// Samples where the markers did not determine the motion.
+    pub unfitted_samples: usize,
+    /// Disagreements between the data and the geometry, in words with their sizes.
+    pub warnings: Vec<String>,
+}
+
+/// Marker Jacobian rows and residuals for the markers present at one sample.
+fn marker_system(
+    m: &Mechanism,
+    q: &DVector<f64>,
+    obs: &[Option<MarkerState>],
+) -> (DMatrix<f64>, DVector<f64>) {
+    let present: Vec<usize> = (0..obs.len()).filter(|&i| obs[i].is_some()).collect();
+    let n = m.ncoords();
+    let mut jac = DMatrix::zeros(2 * present.len(), n);
+    let mut r = DVector::zeros(2 * present.len());
+    for (row, &i) in present.iter().enumerate() {
+        let mk = &m.markers[i];
+        let b = mk.body;
+        let d = rot_d(q[3 * b + 2], mk.local);
+        jac[(2 * row, 3 * b)] = 1.0;
+        jac[(2 * row + 1, 3 * b + 1)] = 1.0;
+        jac[(2 * row, 3 * b + 2)] = d.x;
+        jac[(2 * row + 1, 3 * b + 2)] = d.y;
+        if let Some(o) = obs[i] {
+            let res = body_point(q, b, mk.local) - o.p;
+            r[2 * row] = res.x;
+            r[2 * row + 1] = res.y;
+        }
+    }
+    (jac, r)
+}
+
+fn kkt(m: &Mechanism, q: &DVector<f64>, jac: &DMatrix<f64>) -> DMatrix<f64> {
+    let n = m.ncoords();
+    let nc = m.nconstraints();
+    let mut a = DMatrix::zeros(n + nc, n + nc);
+    a.view_mut((0, 0), (n, n)).copy_from(&(jac.transpose() * jac));
+    let pq = m.phi_q(q);
+    a.view_mut((n, 0), (nc, n)).copy_from(&pq);
+    a.view_mut((0, n), (n, nc)).copy_from(&pq.transpose());
+    a
+}
+
+/// Gauss-Newton refinement of q from `q0`; returns q and the cost.
+fn refine(m: &Mechanism, q0: &DVector<f64>, obs: &[Option<MarkerState>], iters: usize) -> Option<(DVector<f64>, f64)> {
+    let n = m.ncoords();
+    let nc = m.nconstraints();
+    let mut q = q0.clone();
+    for _ in 0..iters {
+        let (jac, r) = marker_system(m, &q, obs);
+        let a = kkt(m, &q, &jac);
+        let mut rhs = DVector::zeros(n + nc);
+        rhs.rows_mut(0, n).copy_from(&(-(jac.transpose() * &r)));
+        rhs.rows_mut(n, nc).copy_from(&(-m.phi(&q)));
+        let sol = a.lu().solve(&rhs)?;
+        let dq = sol.rows(0, n);
+        q += dq;
+        if !q.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        if dq.amax() < 1e-13 {
+            break;
+        }
+    }
+    if m.phi(&q).amax() > 1e-9 {
+        return None;
+    }
+    let (_, r) = marker_system(m, &q, obs);
+    Some((q.clone(), r.norm_squared()))
+}
+
+impl Mechanism {
+    /// Configurations along a whole turn of the first driver (others at their initial values),
+    /// by continuation on the initial assembly branch: starting points for the fit.
+    pub fn branch_atlas(&self, count: usize) -> Result<Vec<DVector<f64>>, MechanismError> {
+        let mut q = self.initial_configuration()?;
+        let mut values: Vec<f64> = self.drivers.iter().map(|d| d.value).collect();
+        let is_angle = matches!(self.drivers[0].coordinate, Coordinate::Angle { .. });
+        let mut out = vec![q.clone()];
+        if !is_angle {
+            return Ok(out);
+        }
+        let start = values[0];
+        for s in 1..count {
+            values[0] = start + 2.0 * std::f64::consts::PI * s as f64 / count as f64;
+            if let Ok(next) = self.assemble_from(&q, &values) {
+                q = next;
+                out.push(q.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Fit the mechanism's motion to measured markers. `obs[k][i]` is model marker i at sample k
+    /// (None: not measured there).
+    pub fn fit_markers(&self, obs: &[Vec<Option<MarkerState>>]) -> Result<(Vec<FitSample>, FitReport), MechanismError> {
+        let n = self.ncoords();
+        let nc = self.nconstraints();
+        let nm = self.markers.len();
+        if nm == 0 {
+            return Err(MechanismError::Fit("the mechanism file declares no markers".into()));
+        }
+        let mut report = FitReport::default();
+        self.check_scale(obs)?;
+        self.check_swaps(obs)?;
+        let atlas = self.branch_atlas(72)?;
+        let mut out = Vec::with_capacity(obs.len());
+        let mut prev: Option<DVector<f64>> = None;
+        let mut sum2 = vec![0.0; nm];
+        let mut cnt = vec![0usize; nm];
+        for o in obs {
+            let start = match &prev {
+                Some(q) => refine(self, q, o, 30),
+                None => atlas
+                    .iter()
+                    .filter_map(|q| refine(self, q, o, 30))
+                    .min_by(|a, b| a.1.total_cmp(&b.1)),
+            };
+            let Some((q, _)) = start else {
+                report.unfitted_samples += 1;
+                prev = None;
+                out.push(FitSample { state: None, residual: vec![None; nm] });
+                continue;
+            };
+            let (jac, r) = marker_system(self, &q, o);
+            let a = kkt(self, &q, &jac);
+            let lu = a.lu();
+            let present: Vec<usize> = (0..nm).filter(|&i| o[i].is_some()).collect();
+            let mut vel = DVector::zeros(2 * present.len());
+            for (row, &i) in present.iter().enumerate() {
+                if let Some(s) = o[i] {
+                    vel[2 * row] = s.v.x;
+                    vel[2 * row + 1] = s.v.y;
+                }
+            }
+            let mut rhs = DVector::zeros(n + nc);
+            rhs.rows_mut(0, n).copy_from(&(jac.transpose() * &vel));
+            let Some(sol) = lu.solve(&rhs) else {
+                report.unfitted_samples += 1;
+                out.push(FitSample { state: None, residual: vec![None; nm] });
+                continue;
+            };
+            let qd = sol.rows(0, n).into_owned();
+            let mut acc = DVector::zeros(2 * present.len());
+            for (row, &i) in present.iter().enumerate() {
+                if let Some(s) = o[i] {
+                    let mk = &self.markers[i];
+                    let w = qd[3 * mk.body + 2];
+                    let c = -rot(q[3 * mk.body + 2], mk.local) * (w * w);
+                    acc[2 * row] = s.a.x - c.x;
+                    acc[2 * row + 1] = s.a.y - c.y;
+                }
+            }
+            rhs.rows_mut(0, n).copy_from(&(jac.transpose() * &acc));
+            rhs.rows_mut(n, nc).copy_from(&self.gamma(&q, &qd));
+            let Some(sol) = lu.solve(&rhs) else {
+                report.unfitted_samples += 1;
+                out.push(FitSample { state: None, residual: vec![None; nm] });
+                continue;
+            };
+            let qdd = sol.rows(0, n).into_owned();
+            let mut residual = vec![None; nm];
+            for (row, &i) in present.iter().enumerate() {
+                let d = Vector2::new(r[2 * row], r[2 * row + 1]);
+                sum2[i] += d.norm_squared();
+                cnt[i] += 1;
+                residual[i] = Some(d);
+            }
+            prev = Some(q.clone());
+            out.push(FitSample { state: Some((q, qd, qdd)), residual });
+        }
+        let rms = |s: f64, c: usize| if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };
+        report.rms_per_marker = self.markers.iter().enumerate().map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i]))).collect();
+        report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
+        self.free_fit_diagnostics(obs, &mut report);
+        if report.unfitted_samples == obs.len() {
+            return Err(MechanismError::Fit("no sample could be fitted: too few markers are measured at any time".into()));
+        }
+        Ok((out, report))
+    }
+
+    /// Refuse markers in the wrong unit: the measured distances between markers of one body
+    /// must match the model's (within 5 %).
+    fn check_scale(&self, obs: &[Vec<Option<MarkerState>>]) -> Result<(), MechanismError> {
+        for i in 0..self.markers.len() {
+            for j in (i + 1)..self.markers.len() {
+                let (a, b) = (&self.markers[i], &self.markers[j]);
+                if a.body != b.body {
+                    continue;
+                }
+                let model = (a.local - b.local).norm();
+                if model < 1e-6 {
+                    continue;
+                }
+                let mut d: Vec<f64> = obs
+                    .iter()
+                    .filter_map(|o| Some((o[i]?.p - o[j]?.p).norm()))
+                    .collect();
+                if d.is_empty() {
+                    continue;
+                }
+                d.sort_by(|x, y| x.total_cmp(y));
+                let med = d[d.len() / 2];
+                let ratio = med / model;
+                if (ratio - 1.0).abs() > 0.05 {
+                    let hint = if (ratio / 1000.0 - 1.0).abs() < 0.05 {
+                        " The tracks look like millimetres: divide x and y by 1000."
+                    } else if (ratio / 100.0 - 1.0).abs() < 0.05 {
+                        " The tracks look like centimetres: divide x and y by 100."
+                    } else if (ratio / 39.37 - 1.0).abs() < 0.05 {
+                        " The tracks look like inches: multiply x and y by 0.0254."
+                    } else {
+                        " Check the calibration's scale and the markers' positions in the mechanism file."
+                    };
+                    return Err(MechanismError::Fit(format!(
+                        "markers {} and {} are {med:.6} apart in the tracks (median) but {model:.6} m on the {} in the mechanism file (ratio {ratio:.4}).{hint}",
+                        a.name, b.name, self.bodies[a.body].name
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse swapped marker labels: if exchanging two markers of one body makes the free rigid
+    /// fit's residual at least 10 times smaller (and the present one exceeds 1 mm), say which.
+    fn check_swaps(&self, obs: &[Vec<Option<MarkerState>>]) -> Result<(), MechanismError> {
+        let stride = (obs.len() / 50).max(1);
+        let sub: Vec<&Vec<Option<MarkerState>>> = obs.iter().step_by(stride).collect();
+        let cost = |perm: &dyn Fn(usize) -> usize| -> f64 {
+            let mut s = 0.0;
+            let mut c = 0usize;
+            for o in &sub {
+                for b in 0..self.bodies.len() {
+                    if let Some((rss, k)) = self.free_body_fit(b, o, perm) {
+                        s += rss;
+                        c += k;
+                    }
+                }
+            }
+            if c > 0 { (s / c as f64).sqrt() } else { 0.0 }
+        };
+        let base = cost(&|i| i);
+        if base < 1e-3 {
+            return Ok(());
+        }
+        let nm = self.markers.len();
+        let mut best: Option<(usize, usize, f64)> = None;
+        for i in 0..nm {
+            for j in (i + 1)..nm {
+                if self.markers[i].body != self.markers[j].body {
+                    continue;
+                }
+                let c = cost(&|k| if k == i { j } else if k == j { i } else { k });
+                if best.map_or(true, |b| c < b.2) {
+                    best = Some((i, j, c));
+                }
+            }
+        }
+        if let Some((i, j, c)) = best {
+            if c * 10.0 < base {
+                return Err(MechanismError::Fit(format!(
+                    "markers {} and {} appear swapped: the rigid fit's RMS residual is {:.2} mm as labelled and {:.3} mm with the two exchanged; fix their labels in the tracks",
+                    self.markers[i].name,
+                    self.markers[j].name,
+                    base * 1e3,
+                    c * 1e3
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Free rigid fit (2-D Procrustes) of body b's markers at one sample, with the measured
+    /// position of model marker i taken from marker perm(i). Returns the residual sum of squares
+    /// and the marker count, and the fitted pose (origin-free: centroid position and angle).
+    fn free_body_fit(&self, b: usize, o: &[Option<MarkerState>], perm: &dyn Fn(usize) -> usize) -> Option<(f64, usize)> {
+        let (rss, k, _) = self.free_body_pose(b, o, perm)?;
+        Some((rss, k))
+    }
+
+    fn free_body_pose(
+        &self,
+        b: usize,
+        o: &[Option<MarkerState>],
+        perm: &dyn Fn(usize) -> usize,
+    ) -> Option<(f64, usize, (Vector2<f64>, f64))> {
+        let pairs: Vec<(Vector2<f64>, Vector2<f64>)> = self
+            .markers
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.body == b)
+            .filter_map(|(i, m)| Some((m.local, o[perm(i)]?.p)))
+            .collect();
+        if pairs.len() < 2 {
+            return None;
+        }
+        let k = pairs.len() as f64;
+        let cl = pairs.iter().map(|p| p.0).sum::<Vector2<f64>>() / k;
+        let cm = pairs.iter().map(|p| p.1).sum::<Vector2<f64>>() / k;
+        let (mut sc, mut ss) = (0.0, 0.0);
+        for (l, mp) in &pairs {
+            let (a, bb) = (l - cl, mp - cm);
+            sc += a.dot(&bb);
+            ss += crate::cross(a, bb);
+        }
+        let phi = ss.atan2(sc);
+        let r = cm - rot(phi, cl);
+        let rss: f64 = pairs.iter().map(|(l, mp)| (r + rot(phi, *l) - mp).norm_squared()).sum();
+        Some((rss, pairs.len(), (r, phi)))
+    }
+
+    /// Fill the free-fit figures of the report and its warnings.
+    fn free_fit_diagnostics(&self, obs: &[Vec<Option<MarkerState>>], report: &mut FitReport) {
+        let id = |i: usize| i;
+        let (mut s, mut c) = (0.0, 0usize);
+        for o in obs {
+            for b in 0..self.bodies.len() {
+                if let Some((rss, k)) = self.free_body_fit(b, o, &id) {
+                    s += rss;
+                    c += k;
+                }
+            }
+        }
+        report.rms_free = if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };
+        report.loop_excess_rms = (report.rms.powi(2) - report.rms_free.powi(2)).max(0.0).sqrt();
+        // Pins of marker-carrying bodies on bodies that turn about a ground pin (B on the crank).
+        let has_markers = |b: usize| self.markers.iter().any(|m| m.body == b);
+        for j in &self.joints {
+            let JointKind::Revolute { a, b } = &j.kind else { continue };
+            for (meas, other) in [(a, b), (b, a)] {
+                let (BodyRef::Body(mb), BodyRef::Body(ob)) = (meas.body, other.body) else { continue };
+                if !has_markers(mb) || has_markers(ob) {
+                    continue;
+                }
+                // The other body's ground pin.
+                let ground_pin = self.joints.iter().find_map(|g| match &g.kind {
+                    JointKind::Revolute { a: ga, b: gb } if ga.body == BodyRef::Ground && gb.body == BodyRef::Body(ob) => Some((ga.local, gb.local)),
+                    JointKind::Revolute { a: ga, b: gb } if gb.body == BodyRef::Ground && ga.body == BodyRef::Body(ob) => Some((gb.local, ga.local)),
+                    _ => None,
+                });
+                let Some((ground, pin_on_other)) = ground_pin else { continue };
+                let length = (other.local - pin_on_other).norm();
+                let mut dev: Vec<f64> = obs
+                    .iter()
+                    .filter_map(|o| {
+                        let (_, _, (r, phi)) = self.free_body_pose(mb, o, &id)?;
+                        // free_body_pose returns the pose of the body's centroid frame.
+                        let p = r + rot(phi, meas.local);
+                        Some((p - ground).norm() - length)
+                    })
+                    .collect();
+                if dev.is_empty() {
+                    continue;
+                }
+                dev.sort_by(|x, y| x.abs().total_cmp(&y.abs()));
+                let med = dev[dev.len() / 2].abs();
+                let max = dev[dev.len() - 1].abs();
+                report.pin_circle.push((j.name.clone(), med, max));
+                let tol = (0.01 * length).max(3.0 * report.rms_free).max(1e-4);
+                if med > tol {
+                    report.warnings.push(format!(
+                        "joint {}: the {} as measured puts its pin {:.2} mm (median; up to {:.2} mm) off its circle of radius {:.4} m about the ground pin: the measured motion disagrees with the mechanism's lengths",
+                        j.name,
+                        self.bodies[mb].name,
+                        med * 1e3,
+                        max * 1e3,
+                        length
+                    ));
+                }
+            }
+        }
+        let excess_tol = (3.0 * report.rms_free).max(1e-4);
+        if report.loop_excess_rms > excess_tol {
+            report.warnings.push(format!(
+                "closing the loop adds {:.2} mm RMS to the markers' residual (free rigid fit: {:.3} mm): the measured motion and the mechanism file disagree",
+                report.loop_excess_rms * 1e3,
+                report.rms_free * 1e3
+            ));
+        }
+    }
+}

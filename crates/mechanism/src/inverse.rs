@@ -1,0 +1,153 @@
+//! Inverse dynamics by Newton-Euler, one square linear system per sample (seed 000, Appendix B;
+//! bench-model.md section 4, stage 5).
+//!
+//! For every body, with its centroid acceleration a_G and angular acceleration eps,
+//!
+//! ```text
+//! m a_G = sum F,    J eps = sum (r_P - r_G) x F + sum couples
+//! ```
+//!
+//! The unknowns are the joint reactions (revolute: the force (Fx, Fy) of the joint's first body
+//! on its second, the second receiving +F and the first -F; slide: the ground's normal force N
+//! along the line's normal and its couple) and the actuators' magnitudes (motor torque, pump
+//! force). Gravity and the other force elements are known from their laws. For the bench:
+//! 4 bodies x 3 equations = 12 unknowns (A, B, C', D: 8; motor torque, pump force, slide normal
+//! force; and the slide's reaction couple, which is zero because every force on the slide acts
+//! at its centroid D: the 11 x 11 system of bench-model.md plus one trivially decoupled row).
+//!
+//! A sample whose system is near-singular (a toggle position) is detected by the condition
+//! number of the system scaled to consistent units (moment rows divided by a reference length,
+//! couple unknowns multiplied by it) and reported, never returned as numbers.
+
+use nalgebra::{DMatrix, DVector, Vector2};
+
+use crate::constraints::slide_axes;
+use crate::loads::add_generalized;
+use crate::model::{BodyRef, JointKind, Mechanism};
+use crate::{cross, rot, MechanismError};
+
+/// Default condition number above which a sample is reported as a toggle.
+pub const DEFAULT_MAX_CONDITION: f64 = 1e8;
+
+/// The result of the inverse dynamics at one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InverseSample {
+    /// Solved: the forces row in [`Mechanism::force_columns`] order, and the scaled condition
+    /// number of the system.
+    Solved { forces: Vec<f64>, condition: f64 },
+    /// Near-singular (toggle) configuration: the condition number.
+    Toggle { condition: f64 },
+}
+
+impl Mechanism {
+    /// A reference length, m: the largest distance of any named point from its body's centroid.
+    pub fn reference_length(&self) -> f64 {
+        self.bodies
+            .iter()
+            .flat_map(|b| b.points.values().map(move |p| (p - b.centroid).norm()))
+            .fold(0.0, f64::max)
+            .max(1e-3)
+    }
+
+    /// The Newton-Euler matrix at q: columns are the unknowns in force-column order, rows the
+    /// bodies' (x, y, moment) equations.
+    pub fn newton_euler_matrix(&self, q: &DVector<f64>) -> DMatrix<f64> {
+        let ncol = self.force_columns().len();
+        let mut a = DMatrix::zeros(self.ncoords(), ncol);
+        let arm = |b: usize, s: Vector2<f64>| rot(q[3 * b + 2], s);
+        let put = |a: &mut DMatrix<f64>, col: usize, body: BodyRef, arm: Vector2<f64>, f: Vector2<f64>| {
+            if let BodyRef::Body(i) = body {
+                a[(3 * i, col)] += f.x;
+                a[(3 * i + 1, col)] += f.y;
+                a[(3 * i + 2, col)] += cross(arm, f);
+            }
+        };
+        let mut col = 0;
+        for j in &self.joints {
+            if let JointKind::Revolute { a: pa, b: pb } = &j.kind {
+                let arm_a = if let BodyRef::Body(i) = pa.body { arm(i, pa.local) } else { Vector2::zeros() };
+                let arm_b = if let BodyRef::Body(i) = pb.body { arm(i, pb.local) } else { Vector2::zeros() };
+                for (c, e) in [Vector2::new(1.0, 0.0), Vector2::new(0.0, 1.0)].into_iter().enumerate() {
+                    put(&mut a, col + c, pb.body, arm_b, e);
+                    put(&mut a, col + c, pa.body, arm_a, -e);
+                }
+                col += 2;
+            }
+        }
+        for f in self.forces.iter().filter(|f| f.actuator) {
+            let mut g = DVector::zeros(self.ncoords());
+            for l in f.pattern(q) {
+                add_generalized(&mut g, &l, 1.0);
+            }
+            a.column_mut(col).copy_from(&g);
+            col += 1;
+        }
+        for j in &self.joints {
+            if let JointKind::Slide { body, point, angle, .. } = &j.kind {
+                let (_, n) = slide_axes(*angle);
+                put(&mut a, col, BodyRef::Body(*body), arm(*body, *point), n);
+                a[(3 * body + 2, col + 1)] += 1.0;
+                col += 2;
+            }
+        }
+        a
+    }
+
+    /// Solve the inverse dynamics at one sample from the configuration, velocities and
+    /// accelerations (bench frame, centroids).
+    pub fn inverse_dynamics(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        qdd: &DVector<f64>,
+        max_condition: f64,
+    ) -> Result<InverseSample, MechanismError> {
+        let a = self.newton_euler_matrix(q);
+        if a.nrows() != a.ncols() {
+            return Err(MechanismError::Model(format!(
+                "the inverse dynamics is not square: {} equations, {} unknowns",
+                a.nrows(),
+                a.ncols()
+            )));
+        }
+        // Known loads: gravity and the force elements that are not actuators.
+        let mut known = DVector::zeros(self.ncoords());
+        for l in self.gravity_loads() {
+            add_generalized(&mut known, &l, 1.0);
+        }
+        for f in self.forces.iter().filter(|f| !f.actuator) {
+            let mag = f.magnitude(q, qd);
+            for l in f.pattern(q) {
+                add_generalized(&mut known, &l, mag);
+            }
+        }
+        let rhs = self.mass_diagonal().component_mul(qdd) - known;
+        // Consistent units for the condition number.
+        let lref = self.reference_length();
+        let cols = self.force_columns();
+        let mut scaled = a.clone();
+        for i in 0..self.bodies.len() {
+            scaled.row_mut(3 * i + 2).scale_mut(1.0 / lref);
+        }
+        let couple_col = |name: &str| -> bool {
+            self.forces.iter().any(|f| {
+                f.actuator
+                    && f.name == name
+                    && matches!(f.kind, crate::model::ForceKind::Motor { .. } | crate::model::ForceKind::Torque { .. })
+            }) || name.ends_with("_moment")
+        };
+        for (c, name) in cols.iter().enumerate() {
+            if couple_col(name) {
+                scaled.column_mut(c).scale_mut(lref);
+            }
+        }
+        let condition = crate::assembly::condition(&scaled);
+        if !(condition < max_condition) {
+            return Ok(InverseSample::Toggle { condition });
+        }
+        match a.lu().solve(&rhs) {
+            Some(x) => Ok(InverseSample::Solved { forces: x.iter().copied().collect(), condition }),
+            None => Ok(InverseSample::Toggle { condition: f64::INFINITY }),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The validated multibody model: rigid bodies with named points, joints, force elements,
+//! markers and the initial state.
+
+use std::collections::BTreeMap;
+
+use nalgebra::Vector2;
+
+use crate::MechanismError;
+
+/// A body reference: the ground (bench frame) or a moving body by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyRef {
+    /// The fixed bench frame.
+    Ground,
+    /// Moving body number i (index into [`Mechanism::bodies`]).
+    Body(usize),
+}
+
+/// A rigid body: mass properties and named points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    /// Name (crank, lever, rocker, slide on the bench).
+    pub name: String,
+    /// Mass, kg.
+    pub mass: f64,
+    /// Moment of inertia about the centroid, kg m^2.
+    pub inertia: f64,
+    /// Centroid in the body's local frame, m.
+    pub centroid: Vector2<f64>,
+    /// Named points in the local frame, m (local origin included as given by the file).
+    pub points: BTreeMap<String, Vector2<f64>>,
+}
+
+impl Body {
+    /// A named point relative to the centroid (local axes), m.
+    pub fn point_rel(&self, name: &str) -> Option<Vector2<f64>> {
+        self.points.get(name).map(|p| p - self.centroid)
+    }
+}
+
+/// A point of a body (or of the ground), with its position relative to the body's centroid in
+/// local axes (for the ground: bench-frame position).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointRef {
+    /// The body that carries the point.
+    pub body: BodyRef,
+    /// The point's name, for messages.
+    pub name: String,
+    /// Local position relative to the centroid (ground: absolute), m.
+    pub local: Vector2<f64>,
+}
+
+/// A joint between two bodies.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JointKind {
+    /// Revolute pin: point `a` of one body coincides with point `b` of the other. The reported
+    /// force is that of body `a` on body `b` (bench frame, N).
+    Revolute {
+        /// Point on the first body (the one that exerts the reported force).
+        a: PointRef,
+        /// Point on the second body (the one the reported force acts on).
+        b: PointRef,
+    },
+    /// Prismatic slide of a body along a ground line, its rotation locked. Reported: the normal
+    /// force of the ground on the body (N, along the line's left normal) and the reaction couple
+    /// (N m).
+    Slide {
+        /// The sliding body.
+        body: usize,
+        /// The body point that stays on the line (relative to the centroid, local axes).
+        point: Vector2<f64>,
+        /// A point of the line, bench frame, m.
+        origin: Vector2<f64>,
+        /// Direction of the line, rad from +X.
+        angle: f64,
+        /// The body's locked angle, rad.
+        body_angle: f64,
+    },
+}
+
+/// A named joint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joint {
+    /// Name (A, B, C, D, slide on the bench): prefix of its columns in the forces table.
+    pub name: String,
+    /// What it constrains.
+    pub kind: JointKind,
+}
+
+impl Joint {
+    /// Number of scalar constraints (and of unknown reactions).
+    pub fn dof_removed(&self) -> usize {
+        2
+    }
+}
+
+/// A force element acting on the bodies.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ForceKind {
+    /// Motor torque on `body` about its centroid, N m, reaction on `reaction`:
+    /// M = km (omega_ref - (omega_body - omega_reaction)).
+    Motor { body: usize, reaction: BodyRef, km: f64, omega_ref: f64 },
+    /// Force along a ground direction u on a body point (the bench's pump on the slide):
+    /// P = -k (s - s0) - c s' - fr tanh(s'/vr), s = u . r_P (m), P in N along u.
+    Pump { body: usize, point: Vector2<f64>, angle: f64, k: f64, s0: f64, c: f64, fr: f64, vr: f64 },
+    /// Point-to-point spring-damper between `a` and `b`: tension T = k (L - rest) + c L', N,
+    /// pulling the points together when positive.
+    Spring { a: PointRef, b: PointRef, k: f64, c: f64, rest: f64 },
+    /// Constant torque on a body, N m (reaction on `reaction`).
+    Torque { body: usize, reaction: BodyRef, torque: f64 },
+}
+
+/// A named force element; `actuator` ones are unknowns of the inverse dynamics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForceElement {
+    /// Name (motor_torque, pump_force on the bench): its column in the forces table.
+    pub name: String,
+    /// The law.
+    pub kind: ForceKind,
+    /// True when the inverse dynamics solves for its magnitude instead of using the law.
+    pub actuator: bool,
+}
+
+/// A marker glued on a body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    /// Name (M1..M5 on the bench).
+    pub name: String,
+    /// Body index.
+    pub body: usize,
+    /// Position relative to the body's centroid, local axes, m.
+    pub local: Vector2<f64>,
+    /// Position in the body's local frame (as the file gives it), m.
+    pub local_frame: Vector2<f64>,
+}
+
+/// An independent (driving) coordinate: the crank angle, the slide's x.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Coordinate {
+    /// The body's angle, rad.
+    Angle { body: usize },
+    /// The bench-frame x of a body point, m.
+    PointX { body: usize, point: Vector2<f64> },
+    /// The bench-frame y of a body point, m.
+    PointY { body: usize, point: Vector2<f64> },
+}
+
+/// A driving coordinate with its initial value and rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Driver {
+    /// Name for messages ("crank angle").
+    pub name: String,
+    /// What it measures.
+    pub coordinate: Coordinate,
+    /// Initial value (rad or m).
+    pub value: f64,
+    /// Initial rate (rad/s or m/s).
+    pub rate: f64,
+}
+
+/// A complete planar mechanism.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mechanism {
+    /// A name for reports.
+    pub name: String,
+    /// Moving bodies.
+    pub bodies: Vec<Body>,
+    /// Joints.
+    pub joints: Vec<Joint>,
+    /// Force elements.
+    pub forces: Vec<ForceElement>,
+    /// Gravity, bench frame, m/s^2 ((0, -9.81) on the bench; zero for a linkage lying flat).
+    pub gravity: Vector2<f64>,
+    /// Markers.
+    pub markers: Vec<Marker>,
+    /// Independent coordinates, as many as degrees of freedom; the first is turned a full turn
+    /// to check that the geometry assembles.
+    pub drivers: Vec<Driver>,
+    /// Initial guess of each body's pose (centroid x, y, angle) selecting the assembly branch.
+    pub guess: Vec<[f64; 3]>,
+}
+
+impl Mechanism {
+    /// Number of absolute coordinates (3 per body).
+    pub fn ncoords(&self) -> usize {
+        3 * self.bodies.len()
+    }
+    /// Number of scalar constraints.
+    pub fn nconstraints(&self) -> usize {
+        self.joints.iter().map(|j| j.dof_removed()).sum()
+    }
+    /// Degrees of freedom.
+    pub fn dof(&self) -> isize {
+        self.ncoords() as isize - self.nconstraints() as isize
+    }
+    /// Index of the body called `name`.
+    pub fn body_index(&self, name: &str) -> Option<usize> {
+        self.bodies.iter().position(|b| b.name == name)
+    }
+    /// A point's position, relative to the centroid for a body or absolute for the ground.
+    pub fn point(&self, body: BodyRef, name: &str) -> Option<Vector2<f64>> {
+        match body {
+            BodyRef::Ground => None,
+            BodyRef::Body(i) => self.bodies[i].point_rel(name),
+        }
+    }
+
+    /// Check the model's own consistency: counts, positive masses, drivers as many as degrees
+    /// of freedom, an inverse dynamics that is square.
+    pub fn validate(&self) -> Result<(), MechanismError> {
+        let model = |s: String| Err(MechanismError::Model(s));
+        if self.bodies.is_empty() {
+            return model("the mechanism has no moving body".into());
+        }
+        for b in &self.bodies {
+            if !(b.mass > 0.0 && b.mass.is_finite()) {
+                return Err(MechanismError::Key {
+                    key: format!("{}.mass", b.name),
+                    reason: format!("{} kg is not a positive mass", b.mass),
+                });
+            }
+            if !(b.inertia >= 0.0 && b.inertia.is_finite()) {
+                return Err(MechanismError::Key {
+                    key: format!("{}.inertia", b.name),
+                    reason: format!("{} kg m^2 is not a non-negative inertia", b.inertia),
+                });
+            }
+        }
+        let dof = self.dof();
+        if dof < 1 {
+            return model(format!(
+                "{} bodies give {} coordinates but the joints remove {}: the linkage is a structure, not a mechanism",
+                self.bodies.len(),
+                self.ncoords(),
+                self.nconstraints()
+            ));
+        }
+        if self.drivers.len() as isize != dof {
+            return model(format!(
+                "the mechanism has {dof} degrees of freedom but {} driving coordinates are given; give one per degree of freedom in [[drivers]]",
+                self.drivers.len()
+            ));
+        }
+        let actuators = self.forces.iter().filter(|f| f.actuator).count();
+        if actuators as isize != dof {
+            return model(format!(
+                "the inverse dynamics needs as many actuators (unknown efforts) as degrees of freedom: {dof} degrees of freedom, {actuators} force elements marked actuator = true"
+            ));
+        }
+        if self.guess.len() != self.bodies.len() {
+            return model("every body needs an initial pose".into());
+        }
+        Ok(())
+    }
+}

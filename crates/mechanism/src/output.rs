@@ -1,0 +1,97 @@
+//! The contract tables (bench-model.md section 6) built from the mechanism's states.
+
+use flexbench_contracts::{Column, Table, TrackRow, Tracks, BODY_COLUMNS, MARKER_COLUMNS};
+use nalgebra::DVector;
+
+use crate::constraints::{body_point, body_point_acc, body_point_vel};
+use crate::model::Mechanism;
+
+/// One state of the mechanism: time (s), coordinates, velocities, accelerations.
+pub type State<'a> = (f64, &'a DVector<f64>, &'a DVector<f64>, &'a DVector<f64>);
+
+fn push_all(table: &mut Table, cols: Vec<(&str, Column)>) {
+    for (n, c) in cols {
+        // Built with equal lengths.
+        let _ = table.push(n, c);
+    }
+}
+
+impl Mechanism {
+    /// The bodies table: per sample and body, the centroid's position (m), angle (rad),
+    /// velocity (m/s), angular velocity (rad/s), acceleration (m/s^2), angular acceleration
+    /// (rad/s^2), bench frame.
+    pub fn bodies_table(&self, states: &[State]) -> Table {
+        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 10];
+        let mut names = Vec::new();
+        for (t, q, qd, qdd) in states {
+            for (i, b) in self.bodies.iter().enumerate() {
+                names.push(b.name.clone());
+                let vals = [*t, q[3 * i], q[3 * i + 1], q[3 * i + 2], qd[3 * i], qd[3 * i + 1], qd[3 * i + 2], qdd[3 * i], qdd[3 * i + 1], qdd[3 * i + 2]];
+                for (c, v) in cols.iter_mut().zip(vals) {
+                    c.push(v);
+                }
+            }
+        }
+        let mut table = Table::new("bodies");
+        let mut it = cols.into_iter();
+        let mut v = vec![(BODY_COLUMNS[0], Column::F64(it.next().unwrap_or_default())), (BODY_COLUMNS[1], Column::Str(names))];
+        for name in &BODY_COLUMNS[2..] {
+            v.push((name, Column::F64(it.next().unwrap_or_default())));
+        }
+        push_all(&mut table, v);
+        table
+    }
+
+    /// The markers table from the model: each marker's position, velocity and acceleration
+    /// (bench frame, SI) at every state.
+    pub fn markers_table(&self, states: &[State]) -> Table {
+        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
+        let mut names = Vec::new();
+        for (t, q, qd, qdd) in states {
+            for mk in &self.markers {
+                names.push(mk.name.clone());
+                let p = body_point(q, mk.body, mk.local);
+                let v = body_point_vel(q, qd, mk.body, mk.local);
+                let a = body_point_acc(q, qd, qdd, mk.body, mk.local);
+                for (c, x) in cols.iter_mut().zip([*t, p.x, p.y, v.x, v.y, a.x, a.y]) {
+                    c.push(x);
+                }
+            }
+        }
+        let mut table = Table::new("markers");
+        let mut it = cols.into_iter();
+        let mut v = vec![(MARKER_COLUMNS[0], Column::F64(it.next().unwrap_or_default())), (MARKER_COLUMNS[1], Column::Str(names))];
+        for name in &MARKER_COLUMNS[2..] {
+            v.push((name, Column::F64(it.next().unwrap_or_default())));
+        }
+        push_all(&mut table, v);
+        table
+    }
+
+    /// The tracks the markers would give (frame k, t, marker, x, y; no image coordinates).
+    pub fn tracks(&self, states: &[(f64, &DVector<f64>)]) -> Result<Tracks, flexbench_contracts::ContractError> {
+        let mut rows = Vec::new();
+        for (k, (t, q)) in states.iter().enumerate() {
+            for mk in &self.markers {
+                let p = body_point(q, mk.body, mk.local);
+                rows.push(TrackRow { frame: k as i64, t: *t, marker: mk.name.clone(), u: None, v: None, x: Some(p.x), y: Some(p.y) });
+            }
+        }
+        Tracks::new(rows)
+    }
+
+    /// The forces table: one row per sample, `t` then [`Mechanism::force_columns`]; a row that
+    /// is None (a toggle sample) is written empty.
+    pub fn forces_table(&self, t: &[f64], rows: &[Option<Vec<f64>>]) -> Table {
+        let names = self.force_columns();
+        let mut table = Table::new("forces");
+        let mut v = vec![("t".to_string(), Column::F64(t.to_vec()))];
+        for (c, n) in names.iter().enumerate() {
+            v.push((n.clone(), Column::OptF64(rows.iter().map(|r| r.as_ref().map(|r| r[c])).collect())));
+        }
+        for (n, c) in v {
+            let _ = table.push(&n, c);
+        }
+        table
+    }
+}
