@@ -4,6 +4,7 @@
 //! `TimeSeriesTable`. This crate has no dependencies on the heavy stacks (polars, OpenCV) so that
 //! every numerical crate can use it.
 
+pub mod atomic;
 pub mod table;
 pub mod tracks;
 

@@ -63,6 +63,16 @@ pub struct FitReport {
     pub warnings: Vec<String>,
 }
 
+/// Weight of the driving coordinates' weak observations relative to the markers' (per metre;
+/// angles are scaled by the reference length). Small enough to leave the markers in charge
+/// wherever they determine the motion; it decides only the directions they cannot see.
+pub const PRIOR_WEIGHT: f64 = 1e-3;
+
+/// Weight of the driving coordinates' differentiated rates against the markers' measured rates
+/// (per metre; angles scaled by the reference length). Both are estimates of similar accuracy
+/// where the markers see the motion; where they do not, the drivers' rates decide.
+pub const RATE_PRIOR_WEIGHT: f64 = 1.0;
+
 /// Marker Jacobian rows and residuals for the markers present at one sample.
 fn marker_system(
     m: &Mechanism,
@@ -90,34 +100,73 @@ fn marker_system(
     (jac, r)
 }
 
-fn kkt(m: &Mechanism, q: &DVector<f64>, jac: &DMatrix<f64>) -> DMatrix<f64> {
-    let n = m.ncoords();
-    let nc = m.nconstraints();
-    let mut a = DMatrix::zeros(n + nc, n + nc);
-    a.view_mut((0, 0), (n, n)).copy_from(&(jac.transpose() * jac));
-    let pq = m.phi_q(q);
-    a.view_mut((n, 0), (nc, n)).copy_from(&pq);
-    a.view_mut((0, n), (n, nc)).copy_from(&pq.transpose());
-    a
+/// The driving coordinates' weights (angles scaled by the reference length).
+fn driver_weights(m: &Mechanism, weight: f64) -> Vec<f64> {
+    let l = m.reference_length();
+    m.drivers
+        .iter()
+        .map(|d| match d.coordinate {
+            Coordinate::Angle { .. } => weight * l,
+            _ => weight,
+        })
+        .collect()
 }
 
-/// Gauss-Newton refinement of q from `q0`; returns q and the cost.
-fn refine(m: &Mechanism, q0: &DVector<f64>, obs: &[Option<MarkerState>], iters: usize) -> Option<(DVector<f64>, f64)> {
+/// Rows w_k grad c_k(q) of the drivers' weak observations (zero rows where the weight is 0).
+fn driver_jacobian(m: &Mechanism, q: &DVector<f64>, w: &[f64]) -> DMatrix<f64> {
+    let n = m.ncoords();
+    let mut jd = DMatrix::zeros(m.drivers.len(), n);
+    for (k, d) in m.drivers.iter().enumerate() {
+        jd.row_mut(k).copy_from(&(d.coordinate.gradient(q, n) * w[k]).transpose());
+    }
+    jd
+}
+
+/// Solve the equality-constrained least squares min |A x - b|^2 s.t. Phi_q x = c by its KKT
+/// system; None when the system is singular (the markers do not determine the motion).
+fn constrained_lsq(m: &Mechanism, q: &DVector<f64>, a: &DMatrix<f64>, b: &DVector<f64>, c: &DVector<f64>) -> Option<DVector<f64>> {
     let n = m.ncoords();
     let nc = m.nconstraints();
+    let mut k = DMatrix::zeros(n + nc, n + nc);
+    k.view_mut((0, 0), (n, n)).copy_from(&(a.transpose() * a));
+    let pq = m.phi_q(q);
+    k.view_mut((n, 0), (nc, n)).copy_from(&pq);
+    k.view_mut((0, n), (n, nc)).copy_from(&pq.transpose());
+    let mut rhs = DVector::zeros(n + nc);
+    rhs.rows_mut(0, n).copy_from(&(a.transpose() * b));
+    rhs.rows_mut(n, nc).copy_from(c);
+    let sol = k.lu().solve(&rhs)?;
+    sol.iter().all(|v| v.is_finite()).then(|| sol.rows(0, n).into_owned())
+}
+
+fn stack(a: &DMatrix<f64>, b: &DVector<f64>, a2: &DMatrix<f64>, b2: &DVector<f64>) -> (DMatrix<f64>, DVector<f64>) {
+    let mut sa = DMatrix::zeros(a.nrows() + a2.nrows(), a.ncols());
+    sa.rows_mut(0, a.nrows()).copy_from(a);
+    sa.rows_mut(a.nrows(), a2.nrows()).copy_from(a2);
+    let mut sb = DVector::zeros(b.len() + b2.len());
+    sb.rows_mut(0, b.len()).copy_from(b);
+    sb.rows_mut(b.len(), b2.len()).copy_from(b2);
+    (sa, sb)
+}
+
+/// Gauss-Newton refinement of q from `q0`, the drivers weakly held at `targets`; returns q and
+/// the cost (markers' residual sum of squares plus the drivers' weak term).
+fn refine(
+    m: &Mechanism,
+    q0: &DVector<f64>,
+    obs: &[Option<MarkerState>],
+    targets: &[f64],
+    w: &[f64],
+    iters: usize,
+) -> Option<(DVector<f64>, f64)> {
     let mut q = q0.clone();
     for _ in 0..iters {
         let (jac, r) = marker_system(m, &q, obs);
-        let a = kkt(m, &q, &jac);
-        let mut rhs = DVector::zeros(n + nc);
-        rhs.rows_mut(0, n).copy_from(&(-(jac.transpose() * &r)));
-        rhs.rows_mut(n, nc).copy_from(&(-m.phi(&q)));
-        let sol = a.lu().solve(&rhs)?;
-        let dq = sol.rows(0, n);
-        q += dq;
-        if !q.iter().all(|v| v.is_finite()) {
-            return None;
-        }
+        let jd = driver_jacobian(m, &q, w);
+        let rd = DVector::from_iterator(m.drivers.len(), m.drivers.iter().enumerate().map(|(k, d)| w[k] * (d.coordinate.value(&q) - targets[k])));
+        let (a, b) = stack(&jac, &(-r), &jd, &(-rd));
+        let dq = constrained_lsq(m, &q, &a, &b, &(-m.phi(&q)))?;
+        q += &dq;
         if dq.amax() < 1e-13 {
             break;
         }
@@ -125,8 +174,11 @@ fn refine(m: &Mechanism, q0: &DVector<f64>, obs: &[Option<MarkerState>], iters: 
     if m.phi(&q).amax() > 1e-9 {
         return None;
     }
+    // Cost: the markers' residual plus the drivers' weak term (which breaks the tie between
+    // assembly modes the markers cannot tell apart in favour of the start's).
     let (_, r) = marker_system(m, &q, obs);
-    Some((q.clone(), r.norm_squared()))
+    let prior: f64 = m.drivers.iter().enumerate().map(|(k, d)| (w[k] * (d.coordinate.value(&q) - targets[k])).powi(2)).sum();
+    Some((q, r.norm_squared() + prior))
 }
 
 impl Mechanism {
@@ -151,40 +203,95 @@ impl Mechanism {
         Ok(out)
     }
 
-    /// Fit the mechanism's motion to measured markers. `obs[k][i]` is model marker i at sample k
-    /// (None: not measured there).
-    pub fn fit_markers(&self, obs: &[Vec<Option<MarkerState>>]) -> Result<(Vec<FitSample>, FitReport), MechanismError> {
-        let n = self.ncoords();
-        let nc = self.nconstraints();
+    /// Fit the mechanism's motion to measured markers. `obs[k][i]` is model marker i at sample
+    /// k, time `t[k]` (None: not measured there).
+    ///
+    /// Three passes. (1) Positions, sample by sample, each Gauss-Newton solve started from the
+    /// quadratic extrapolation of the previous fitted samples (which carries the motion through
+    /// the configurations where the markers cannot tell two assembly modes apart: on the bench,
+    /// the rocker passing through C'D vertical, where the lever does not see the slide's x), the
+    /// first one from the best of a whole turn of the assembly branch. (2) The driving
+    /// coordinates of the fitted positions, differentiated by `diff`. (3) Velocities and
+    /// accelerations from the loop's analysis with the markers' measured rates, the drivers'
+    /// rates of (2) entering with the weight [`RATE_PRIOR_WEIGHT`]. Where the markers see every
+    /// direction of the motion the two estimates agree and are averaged; near a configuration
+    /// where the markers lose sight of one direction (on the bench, the slide's x when C'D is
+    /// vertical, twice per turn: there the markers alone would amplify their errors without
+    /// bound), the drivers' rates decide that direction.
+    pub fn fit_markers(
+        &self,
+        t: &[f64],
+        obs: &[Vec<Option<MarkerState>>],
+        diff: &dyn flexbench_signal::Differentiator,
+    ) -> Result<(Vec<FitSample>, FitReport), MechanismError> {
         let nm = self.markers.len();
         if nm == 0 {
             return Err(MechanismError::Fit("the mechanism file declares no markers".into()));
         }
+        if t.len() != obs.len() {
+            return Err(MechanismError::Fit(format!("{} times for {} samples", t.len(), obs.len())));
+        }
         let mut report = FitReport::default();
         self.check_scale(obs)?;
         self.check_swaps(obs)?;
+        let w = driver_weights(self, PRIOR_WEIGHT);
+        let w_rate = driver_weights(self, RATE_PRIOR_WEIGHT);
+        let nd = self.drivers.len();
+
+        // (1) Positions.
         let atlas = self.branch_atlas(72)?;
-        let mut out = Vec::with_capacity(obs.len());
-        let mut prev: Option<DVector<f64>> = None;
-        let mut sum2 = vec![0.0; nm];
-        let mut cnt = vec![0usize; nm];
-        for o in obs {
-            let start = match &prev {
-                Some(q) => refine(self, q, o, 30),
+        let mut qs: Vec<Option<DVector<f64>>> = Vec::with_capacity(obs.len());
+        for (k, o) in obs.iter().enumerate() {
+            let prev = |j: usize| if k >= j { qs[k - j].as_ref() } else { None };
+            let pred = match (prev(1), prev(2), prev(3)) {
+                (Some(a), Some(b), Some(c)) => Some(a * 3.0 - b * 3.0 + c),
+                (Some(a), Some(b), None) => Some(a * 2.0 - b),
+                (Some(a), None, _) => Some(a.clone()),
+                _ => None,
+            };
+            let fitted = match pred {
+                Some(p) => {
+                    let targets: Vec<f64> = self.drivers.iter().map(|d| d.coordinate.value(&p)).collect();
+                    refine(self, &p, o, &targets, &w, 30)
+                }
                 None => atlas
                     .iter()
-                    .filter_map(|q| refine(self, q, o, 30))
+                    .filter_map(|q| {
+                        let targets: Vec<f64> = self.drivers.iter().map(|d| d.coordinate.value(q)).collect();
+                        refine(self, q, o, &targets, &w, 30)
+                    })
                     .min_by(|a, b| a.1.total_cmp(&b.1)),
             };
-            let Some((q, _)) = start else {
+            qs.push(fitted.map(|f| f.0));
+        }
+
+        // (2) The drivers' rates from their fitted values.
+        let mut driver_rates: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = Vec::with_capacity(nd);
+        for (k, d) in self.drivers.iter().enumerate() {
+            let present: Vec<bool> = qs.iter().map(|q| q.is_some()).collect();
+            let vals: Vec<f64> = qs.iter().map(|q| q.as_ref().map_or(f64::NAN, |q| d.coordinate.value(q))).collect();
+            let der = diff
+                .differentiate(&d.name, t, &vals, &present)
+                .map_err(|e| MechanismError::Fit(format!("differentiating the {}: {e}", d.name)))?;
+            let ok: Vec<bool> = der.rate.iter().zip(&der.accel).map(|(a, b)| a.is_finite() && b.is_finite()).collect();
+            let _ = k;
+            driver_rates.push((der.rate, der.accel, ok));
+        }
+
+        // (3) Velocities and accelerations.
+        let mut out = Vec::with_capacity(obs.len());
+        let mut sum2 = vec![0.0; nm];
+        let mut cnt = vec![0usize; nm];
+        for (k, o) in obs.iter().enumerate() {
+            let unfitted = FitSample { state: None, residual: vec![None; nm] };
+            let Some(q) = qs[k].clone() else {
                 report.unfitted_samples += 1;
-                prev = None;
-                out.push(FitSample { state: None, residual: vec![None; nm] });
+                out.push(unfitted);
                 continue;
             };
+            let wk: Vec<f64> = (0..nd).map(|j| if driver_rates[j].2[k] { w_rate[j] } else { 0.0 }).collect();
             let (jac, r) = marker_system(self, &q, o);
-            let a = kkt(self, &q, &jac);
-            let lu = a.lu();
+            let jd = driver_jacobian(self, &q, &wk);
             let present: Vec<usize> = (0..nm).filter(|&i| o[i].is_some()).collect();
             let mut vel = DVector::zeros(2 * present.len());
             for (row, &i) in present.iter().enumerate() {
@@ -193,32 +300,35 @@ impl Mechanism {
                     vel[2 * row + 1] = s.v.y;
                 }
             }
-            let mut rhs = DVector::zeros(n + nc);
-            rhs.rows_mut(0, n).copy_from(&(jac.transpose() * &vel));
-            let Some(sol) = lu.solve(&rhs) else {
+            let vd = DVector::from_iterator(nd, (0..nd).map(|j| if wk[j] > 0.0 { wk[j] * driver_rates[j].0[k] } else { 0.0 }));
+            let (a, b) = stack(&jac, &vel, &jd, &vd);
+            let Some(qd) = constrained_lsq(self, &q, &a, &b, &DVector::zeros(self.nconstraints())) else {
                 report.unfitted_samples += 1;
-                out.push(FitSample { state: None, residual: vec![None; nm] });
+                out.push(unfitted);
                 continue;
             };
-            let qd = sol.rows(0, n).into_owned();
             let mut acc = DVector::zeros(2 * present.len());
             for (row, &i) in present.iter().enumerate() {
                 if let Some(s) = o[i] {
                     let mk = &self.markers[i];
-                    let w = qd[3 * mk.body + 2];
-                    let c = -rot(q[3 * mk.body + 2], mk.local) * (w * w);
+                    let om = qd[3 * mk.body + 2];
+                    let c = -rot(q[3 * mk.body + 2], mk.local) * (om * om);
                     acc[2 * row] = s.a.x - c.x;
                     acc[2 * row + 1] = s.a.y - c.y;
                 }
             }
-            rhs.rows_mut(0, n).copy_from(&(jac.transpose() * &acc));
-            rhs.rows_mut(n, nc).copy_from(&self.gamma(&q, &qd));
-            let Some(sol) = lu.solve(&rhs) else {
+            let ad = DVector::from_iterator(
+                nd,
+                self.drivers.iter().enumerate().map(|(j, d)| {
+                    if wk[j] > 0.0 { wk[j] * (driver_rates[j].1[k] - d.coordinate.quadratic(&q, &qd)) } else { 0.0 }
+                }),
+            );
+            let (a, b) = stack(&jac, &acc, &jd, &ad);
+            let Some(qdd) = constrained_lsq(self, &q, &a, &b, &self.gamma(&q, &qd)) else {
                 report.unfitted_samples += 1;
-                out.push(FitSample { state: None, residual: vec![None; nm] });
+                out.push(unfitted);
                 continue;
             };
-            let qdd = sol.rows(0, n).into_owned();
             let mut residual = vec![None; nm];
             for (row, &i) in present.iter().enumerate() {
                 let d = Vector2::new(r[2 * row], r[2 * row + 1]);
@@ -226,7 +336,6 @@ impl Mechanism {
                 cnt[i] += 1;
                 residual[i] = Some(d);
             }
-            prev = Some(q.clone());
             out.push(FitSample { state: Some((q, qd, qdd)), residual });
         }
         let rms = |s: f64, c: usize| if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };

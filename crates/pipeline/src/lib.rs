@@ -1,1 +1,101 @@
-//! placeholder
+//! The stage driver: the jobs the `flexbench` command runs, each computing everything first and
+//! writing its outputs only at the end (each file atomically), so that a failed run leaves every
+//! earlier output as it was.
+//!
+//! - [`simulate`]: the ground truth of a mechanism file (tracks, markers, bodies, forces).
+//! - [`process`]: a tracks table -> differentiation -> kinematics -> inverse dynamics.
+
+pub mod process;
+pub mod simulate;
+
+use std::path::{Path, PathBuf};
+
+pub use process::{process, ProcessConfig, ProcessSummary};
+pub use simulate::{simulate, SimulateSummary};
+
+/// Errors of the jobs, each naming the stage and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The mechanism stage refused.
+    #[error(transparent)]
+    Mechanism(#[from] flexbench_mechanism::MechanismError),
+    /// A table could not be read or written.
+    #[error(transparent)]
+    Table(#[from] flexbench_tables::TableError),
+    /// A table broke the contract.
+    #[error(transparent)]
+    Contract(#[from] flexbench_contracts::ContractError),
+    /// The signal stage refused.
+    #[error(transparent)]
+    Signal(#[from] flexbench_signal::SignalError),
+    /// A figure could not be drawn.
+    #[error(transparent)]
+    Report(#[from] flexbench_report::ReportError),
+    /// The tracks and the mechanism disagree.
+    #[error("{0}")]
+    Input(String),
+    /// A file could not be written.
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+}
+
+/// Create the output directory (and parents) or say why not.
+pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
+    std::fs::create_dir_all(dir).map_err(|e| PipelineError::Io {
+        path: dir.display().to_string(),
+        reason: format!("cannot create the output directory ({e}); choose a writable --out"),
+    })?;
+    Ok(())
+}
+
+/// Write a JSON value atomically.
+pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<PathBuf, PipelineError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes())
+        .map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    Ok(path.to_path_buf())
+}
+
+/// The forces figure: the liaison forces at B and C' (components and magnitude) over time.
+/// Columns `B_x, B_y, C_x, C_y` are used when the mechanism has them (the bench); otherwise every
+/// revolute joint force of the table is drawn.
+pub fn forces_figure(
+    t: &[f64],
+    columns: &[String],
+    rows: &[Option<Vec<f64>>],
+    caption: &str,
+    stem: &Path,
+) -> Result<[PathBuf; 2], PipelineError> {
+    use flexbench_report::{Curve, Figure, Panel};
+    let idx = |n: &str| columns.iter().position(|c| c == n);
+    let mut joints: Vec<(String, String)> = Vec::new();
+    for c in columns {
+        if let Some(j) = c.strip_suffix("_x") {
+            if idx(&format!("{j}_y")).is_some() {
+                joints.push((j.to_string(), j.to_string()));
+            }
+        }
+    }
+    if idx("B_x").is_some() && idx("C_x").is_some() {
+        joints = vec![
+            ("B".into(), "B: force of the crank on the lever".into()),
+            ("C".into(), "C': force of the rocker on the lever".into()),
+        ];
+    }
+    let mut panels = Vec::new();
+    for (j, title) in joints {
+        let (ix, iy) = (idx(&format!("{j}_x")).unwrap_or(0), idx(&format!("{j}_y")).unwrap_or(0));
+        let get = |f: &dyn Fn(&[f64]) -> f64| -> Vec<Option<f64>> { rows.iter().map(|r| r.as_ref().map(|r| f(r))).collect() };
+        panels.push(Panel {
+            title,
+            y_label: "force (N), bench frame".into(),
+            curves: vec![
+                Curve { label: format!("{j}_x"), x: t.to_vec(), y: get(&|r| r[ix]) },
+                Curve { label: format!("{j}_y"), x: t.to_vec(), y: get(&|r| r[iy]) },
+                Curve { label: format!("|{j}|"), x: t.to_vec(), y: get(&|r| r[ix].hypot(r[iy])) },
+            ],
+        });
+    }
+    let fig = Figure { caption: caption.into(), x_label: "time t (s)".into(), panels };
+    Ok(flexbench_report::write_figure(&fig, stem)?)
+}

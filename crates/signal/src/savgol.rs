@@ -236,13 +236,16 @@ mod tests {
         for p in present.iter_mut().take(14).skip(10) {
             *p = false;
         }
-        present[20] = false; // leaves a 3-sample run 17..20? no: 14..20 is 6 long, 21..30 is 9.
-        present[16] = false; // 14..16 is 2 samples: too short, rejected.
+        present[16] = false;
+        present[20] = false;
+        // Runs: 0..10 (10 samples), 14..16 (2), 17..20 (3), 21..30 (9): the two short ones
+        // are shorter than the window and rejected.
         let d = sg.differentiate("x", &t, &x, &present).unwrap();
         assert!(d.value[12].is_nan() && d.provenance[12] == Provenance::Rejected);
         assert!(d.value[14].is_nan() && d.provenance[15] == Provenance::Rejected);
         assert!((d.accel[25] - 2.0).abs() < 1e-9);
-        assert!((d.accel[17] - 2.0).abs() < 1e-9);
+        assert!(d.accel[17].is_nan() && d.provenance[18] == Provenance::Rejected);
+        assert!((d.accel[5] - 2.0).abs() < 1e-9 && d.provenance[9] == Provenance::Edge);
     }
 
     #[test]

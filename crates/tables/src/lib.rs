@@ -1,1 +1,222 @@
-//! placeholder
+//! Reading and writing the contract tables as CSV and Parquet through polars.
+//!
+//! Writers produce both formats side by side (`forces.csv`, `forces.parquet`), each atomically
+//! (temporary file, then rename), so a failed run never leaves a half-written table in place of
+//! an earlier one. Readers accept either format, chosen by the extension, and check the
+//! contract's columns and invariants with messages that name the file, the column and the row.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use flexbench_contracts::atomic::{write_with, AtomicError};
+use flexbench_contracts::{Column as FbColumn, ContractError, Table, TrackRow, Tracks};
+use polars::prelude::*;
+
+/// Errors of table input and output.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// The file cannot be opened or written.
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+    /// The file is not a readable CSV or Parquet table.
+    #[error("{path}: not a readable {format} table ({reason}); check that the file is complete and in the contract format (bench-model.md section 6)")]
+    Format { path: String, format: String, reason: String },
+    /// The extension names no known format.
+    #[error("{path}: unknown table format '{ext}'; use .csv or .parquet")]
+    Extension { path: String, ext: String },
+    /// A column has the wrong type.
+    #[error("{path}: column '{column}' {reason}")]
+    Column { path: String, column: String, reason: String },
+    /// The table breaks the contract.
+    #[error("{path}: {source}")]
+    Contract { path: String, source: ContractError },
+}
+
+fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
+    let cols: Vec<Column> = table
+        .columns
+        .iter()
+        .map(|(name, c)| {
+            let n = PlSmallStr::from(name.as_str());
+            match c {
+                FbColumn::F64(v) => Column::new(n, v.as_slice()),
+                FbColumn::OptF64(v) => Column::new(n, v.as_slice()),
+                FbColumn::I64(v) => Column::new(n, v.as_slice()),
+                FbColumn::Str(v) => Column::new(n, v.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
+            }
+        })
+        .collect();
+    DataFrame::new(table.height(), cols)
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> TableError {
+    TableError::Io { path: path.display().to_string(), reason: e.to_string() }
+}
+
+fn atomic<F>(path: &Path, fill: F) -> Result<(), TableError>
+where
+    F: FnOnce(&Path) -> Result<(), TableError>,
+{
+    write_with(path, fill).map_err(|e| match e {
+        AtomicError::Fill(e) => e,
+        AtomicError::Io(p, e) => io_err(&p, e),
+    })
+}
+
+/// Write `table` as `<dir>/<stem>.csv` and `<dir>/<stem>.parquet`, each atomically. Returns the
+/// two paths.
+pub fn write_table(table: &Table, dir: &Path, stem: &str) -> Result<[PathBuf; 2], TableError> {
+    let mut df = to_polars(table).map_err(|e| io_err(dir, e))?;
+    let csv = dir.join(format!("{stem}.csv"));
+    let pq = dir.join(format!("{stem}.parquet"));
+    atomic(&csv, |tmp| {
+        let mut f = File::create(tmp).map_err(|e| io_err(&csv, e))?;
+        CsvWriter::new(&mut f).include_header(true).finish(&mut df).map_err(|e| io_err(&csv, e))?;
+        f.sync_all().map_err(|e| io_err(&csv, e))
+    })?;
+    atomic(&pq, |tmp| {
+        let f = File::create(tmp).map_err(|e| io_err(&pq, e))?;
+        ParquetWriter::new(f).finish(&mut df).map_err(|e| io_err(&pq, e))?;
+        Ok(())
+    })?;
+    Ok([csv, pq])
+}
+
+/// Read a CSV or Parquet table (by extension) into a data frame.
+pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
+    let p = path.display().to_string();
+    if !path.exists() {
+        return Err(TableError::Io { path: p, reason: "no such file; check the path".into() });
+    }
+    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let fmt = |format: &str, e: PolarsError| TableError::Format { path: p.clone(), format: format.into(), reason: e.to_string() };
+    match ext.as_str() {
+        "csv" => CsvReadOptions::default()
+            .with_has_header(true)
+            .with_infer_schema_length(None)
+            .try_into_reader_with_file_path(Some(path.to_path_buf()))
+            .and_then(|r| r.finish())
+            .map_err(|e| fmt("CSV", e)),
+        "parquet" | "pq" => {
+            let f = File::open(path).map_err(|e| io_err(path, e))?;
+            ParquetReader::new(f).finish().map_err(|e| fmt("Parquet", e))
+        }
+        other => Err(TableError::Extension { path: p, ext: other.into() }),
+    }
+}
+
+/// A float column with gaps (null, empty cell or NaN-free), cast from integers if need be.
+pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64>>, TableError> {
+    let col = df.column(name).map_err(|_| TableError::Contract {
+        path: path.display().to_string(),
+        source: ContractError::MissingColumn {
+            table: "table".into(),
+            column: name.into(),
+            expected: df.get_column_names().iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+        },
+    })?;
+    let bad = |reason: String| TableError::Column { path: path.display().to_string(), column: name.into(), reason };
+    if matches!(col.dtype(), DataType::String) {
+        // Report the first cell that is not a number.
+        if let Ok(ca) = col.str() {
+            if let Some((row, s)) = ca.iter().enumerate().find_map(|(i, s)| s.filter(|s| s.trim().parse::<f64>().is_err()).map(|s| (i, s))) {
+                return Err(bad(format!("row {}: '{s}' is not a number", row + 1)));
+            }
+        }
+    }
+    let cast = col.cast(&DataType::Float64).map_err(|e| bad(format!("is not numeric ({e})")))?;
+    let ca = cast.f64().map_err(|e| bad(format!("is not numeric ({e})")))?;
+    Ok(ca.iter().collect())
+}
+
+/// A text column (numbers are turned into text, e.g. marker names 1..5).
+pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>, TableError> {
+    let col = df.column(name).map_err(|_| TableError::Contract {
+        path: path.display().to_string(),
+        source: ContractError::MissingColumn {
+            table: "table".into(),
+            column: name.into(),
+            expected: df.get_column_names().iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+        },
+    })?;
+    let cast = col.cast(&DataType::String).map_err(|e| TableError::Column {
+        path: path.display().to_string(),
+        column: name.into(),
+        reason: format!("cannot be read as text ({e})"),
+    })?;
+    let ca = cast.str().map_err(|e| TableError::Column { path: path.display().to_string(), column: name.into(), reason: e.to_string() })?;
+    Ok(ca.iter().map(|s| s.map(|s| s.to_string())).collect())
+}
+
+/// Read a tracks table (CSV or Parquet) and check its contract: columns `frame, t, marker, u, v,
+/// x, y` (u, v optional), finite values, strictly increasing time per marker.
+pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
+    let df = read_frame(path)?;
+    let p = path.display().to_string();
+    if df.height() == 0 {
+        return Err(TableError::Contract { path: p, source: ContractError::Empty { table: "tracks".into() } });
+    }
+    let t = opt_f64(&df, path, "t")?;
+    let frame = opt_f64(&df, path, "frame")?;
+    let marker = strings(&df, path, "marker")?;
+    let x = opt_f64(&df, path, "x")?;
+    let y = opt_f64(&df, path, "y")?;
+    let has = |n: &str| df.get_column_names().iter().any(|c| c.as_str() == n);
+    let u = if has("u") { opt_f64(&df, path, "u")? } else { vec![None; df.height()] };
+    let v = if has("v") { opt_f64(&df, path, "v")? } else { vec![None; df.height()] };
+    let mut rows = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let col_err = |c: &str, r: &str| TableError::Column { path: p.clone(), column: c.into(), reason: format!("row {}: {r}", i + 1) };
+        let ti = t[i].ok_or_else(|| col_err("t", "empty: every row needs its time in s"))?;
+        let fi = frame[i].ok_or_else(|| col_err("frame", "empty: every row needs its frame number"))?;
+        if fi.fract() != 0.0 || !fi.is_finite() {
+            return Err(col_err("frame", &format!("{fi} is not a whole frame number")));
+        }
+        let m = marker[i].clone().ok_or_else(|| col_err("marker", "empty: every row needs a marker name"))?;
+        rows.push(TrackRow { frame: fi as i64, t: ti, marker: m, u: u[i], v: v[i], x: x[i], y: y[i] });
+    }
+    Tracks::new(rows).map_err(|source| TableError::Contract { path: p, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracks_round_trip_through_both_formats_keeping_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = vec![
+            TrackRow { frame: 0, t: 0.0, marker: "M1".into(), u: None, v: None, x: Some(0.1), y: Some(0.2) },
+            TrackRow { frame: 0, t: 0.0, marker: "M2".into(), u: Some(3.5), v: Some(4.5), x: Some(0.3), y: Some(-0.25) },
+            TrackRow { frame: 1, t: 0.004, marker: "M1".into(), u: None, v: None, x: None, y: None },
+            TrackRow { frame: 1, t: 0.004, marker: "M2".into(), u: None, v: None, x: Some(1.0 / 3.0), y: Some(0.0) },
+        ];
+        let tracks = Tracks::new(rows).unwrap();
+        let [csv, pq] = write_table(&tracks.to_table(), dir.path(), "tracks").unwrap();
+        for p in [csv, pq] {
+            let back = read_tracks(&p).unwrap();
+            assert_eq!(back, tracks, "{}", p.display());
+        }
+    }
+
+    #[test]
+    fn bad_tables_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, "frame,t,marker,x,y\n0,0.0,M1,abc,0.1\n").unwrap();
+        let e = read_tracks(&p).unwrap_err().to_string();
+        assert!(e.contains("column 'x'") && e.contains("abc"), "{e}");
+        std::fs::write(&p, "frame,t,marker,x\n0,0.0,M1,0.1\n").unwrap();
+        let e = read_tracks(&p).unwrap_err().to_string();
+        assert!(e.contains("no column 'y'"), "{e}");
+        std::fs::write(&p, "frame,t,marker,x,y\n0,0.0,M1,nan,0.1\n").unwrap();
+        let e = read_tracks(&p).unwrap_err().to_string();
+        assert!(e.contains("NaN"), "{e}");
+        let e = read_tracks(&dir.path().join("none.csv")).unwrap_err().to_string();
+        assert!(e.contains("no such file"), "{e}");
+        let q = dir.path().join("t.parquet");
+        std::fs::write(&q, b"PAR1 truncated").unwrap();
+        let e = read_tracks(&q).unwrap_err().to_string();
+        assert!(e.contains("not a readable Parquet"), "{e}");
+    }
+}

@@ -1,0 +1,280 @@
+//! `flexbench process`: a tracks table -> Savitzky-Golay differentiation of every marker ->
+//! the mechanism's kinematics fitted to the markers (loop closed exactly) -> Newton-Euler inverse
+//! dynamics per sample -> `markers`, `bodies`, `forces`, `fit_residuals` tables, `summary.json`
+//! and the forces figure.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use flexbench_contracts::{Column, Table, MARKER_COLUMNS};
+use flexbench_mechanism::fit::{FitReport, MarkerState};
+use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
+use flexbench_mechanism::Mechanism;
+use flexbench_signal::{Derivatives, Differentiator, Provenance, SavGol};
+use flexbench_tables::{read_tracks, write_table};
+use nalgebra::Vector2;
+use serde_json::json;
+
+use crate::{ensure_dir, forces_figure, write_json, PipelineError};
+
+/// Parameters of `process`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcessConfig {
+    /// Savitzky-Golay window, samples (odd); None: about 21 ms of samples (at least order + 2),
+    /// which keeps the forces from noise-free positions at 1 kHz within 0.3 % RMS of their peak.
+    pub window: Option<usize>,
+    /// Savitzky-Golay polynomial order.
+    pub order: usize,
+    /// Condition number above which an inverse-dynamics sample is reported as a toggle.
+    pub max_condition: f64,
+}
+
+impl Default for ProcessConfig {
+    fn default() -> Self {
+        ProcessConfig { window: None, order: 5, max_condition: DEFAULT_MAX_CONDITION }
+    }
+}
+
+/// What `process` found and wrote.
+#[derive(Debug, Clone)]
+pub struct ProcessSummary {
+    /// Samples in the recording.
+    pub samples: usize,
+    /// The kinematic fit's report (residuals, disagreements).
+    pub fit: FitReport,
+    /// Times of the samples reported as toggles (no forces).
+    pub toggles: Vec<f64>,
+    /// Largest condition number of the solved inverse-dynamics systems.
+    pub max_condition: f64,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+    /// Wall time per stage, s.
+    pub timing: Vec<(String, f64)>,
+}
+
+/// Run `process` on the tracks at `tracks_path` for the mechanism `mech`, writing into `out`.
+pub fn process(
+    tracks_path: &Path,
+    mech: &Mechanism,
+    cfg: &ProcessConfig,
+    out: &Path,
+    mut progress: impl FnMut(&str, f64),
+) -> Result<ProcessSummary, PipelineError> {
+    let mut timing = Vec::new();
+    let mut clock = Instant::now();
+    let mut lap = |name: &str, timing: &mut Vec<(String, f64)>| {
+        timing.push((name.to_string(), clock.elapsed().as_secs_f64()));
+        clock = Instant::now();
+    };
+    progress("read", 0.0);
+    let tracks = read_tracks(tracks_path)?;
+    let series = tracks.series()?;
+    check_markers(mech, &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+    lap("read", &mut timing);
+
+    // Differentiation, marker by marker and coordinate by coordinate.
+    progress("differentiate", 0.0);
+    let n = series[0].t.len();
+    let t = series[0].t.clone();
+    let window = cfg.window.unwrap_or_else(|| default_window(&t, cfg.order));
+    let sg = SavGol::new(window, cfg.order)?;
+    let mut diffs: Vec<(Derivatives, Derivatives)> = Vec::new();
+    for s in &series {
+        let dx = sg.differentiate(&format!("{}.x", s.name), &s.t, &s.x, &s.present)?;
+        let dy = sg.differentiate(&format!("{}.y", s.name), &s.t, &s.y, &s.present)?;
+        diffs.push((dx, dy));
+    }
+    let markers_table = markers_table(&series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), &t, &diffs);
+    lap("differentiate", &mut timing);
+
+    // Kinematics: observations in the mechanism's marker order.
+    progress("kinematics", 0.0);
+    let order: Vec<usize> = mech
+        .markers
+        .iter()
+        .map(|m| series.iter().position(|s| s.name == m.name).unwrap_or(usize::MAX))
+        .collect();
+    let obs: Vec<Vec<Option<MarkerState>>> = (0..n)
+        .map(|k| {
+            order
+                .iter()
+                .map(|&j| {
+                    let (dx, dy) = diffs.get(j)?;
+                    if dx.provenance[k] == Provenance::Rejected || dy.provenance[k] == Provenance::Rejected {
+                        return None;
+                    }
+                    Some(MarkerState {
+                        p: Vector2::new(dx.value[k], dy.value[k]),
+                        v: Vector2::new(dx.rate[k], dy.rate[k]),
+                        a: Vector2::new(dx.accel[k], dy.accel[k]),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let (fit, fit_report) = mech.fit_markers(&t, &obs, &sg)?;
+    let states: Vec<_> = fit
+        .iter()
+        .zip(&t)
+        .filter_map(|(f, &tk)| f.state.as_ref().map(|(q, qd, qdd)| (tk, q, qd, qdd)))
+        .collect();
+    let bodies = mech.bodies_table(&states);
+    let residuals = residual_table(mech, &t, &fit);
+    lap("kinematics", &mut timing);
+
+    // Inverse dynamics per sample.
+    progress("inverse dynamics", 0.0);
+    let mut rows: Vec<Option<Vec<f64>>> = Vec::with_capacity(n);
+    let mut toggles = Vec::new();
+    let mut max_condition: f64 = 0.0;
+    for (k, f) in fit.iter().enumerate() {
+        let row = match &f.state {
+            None => None,
+            Some((q, qd, qdd)) => match mech.inverse_dynamics(q, qd, qdd, cfg.max_condition)? {
+                InverseSample::Solved { forces, condition } => {
+                    max_condition = max_condition.max(condition);
+                    Some(forces)
+                }
+                InverseSample::Toggle { .. } => {
+                    toggles.push(t[k]);
+                    None
+                }
+            },
+        };
+        rows.push(row);
+        if k % 500 == 0 {
+            progress("inverse dynamics", k as f64 / n as f64);
+        }
+    }
+    let forces = mech.forces_table(&t, &rows);
+    lap("inverse dynamics", &mut timing);
+
+    // All computed: write.
+    progress("write", 0.0);
+    ensure_dir(out)?;
+    let mut files = Vec::new();
+    for (table, stem) in [(&markers_table, "markers"), (&bodies, "bodies"), (&forces, "forces"), (&residuals, "fit_residuals")] {
+        files.extend(write_table(table, out, stem)?);
+    }
+    files.extend(forces_figure(
+        &t,
+        &mech.force_columns(),
+        &rows,
+        &format!("{}: liaison forces from {}", mech.name, tracks_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()),
+        &out.join("forces"),
+    )?);
+    lap("write", &mut timing);
+    for w in &fit_report.warnings {
+        progress(&format!("warning: {w}"), 1.0);
+    }
+    let unfitted = fit.iter().filter(|f| f.state.is_none()).count();
+    files.push(write_json(
+        &out.join("summary.json"),
+        &json!({
+            "job": "process",
+            "tracks": tracks_path.display().to_string(),
+            "mechanism": mech.name,
+            "samples": n,
+            "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order },
+            "fit": fit_report,
+            "unfitted_samples": unfitted,
+            "inverse_dynamics": {
+                "max_condition_allowed": cfg.max_condition,
+                "max_condition": max_condition,
+                "toggle_samples": toggles.len(),
+                "toggle_times_s": toggles.iter().take(100).collect::<Vec<_>>(),
+            },
+            "timing_s": timing.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        }),
+    )?);
+    Ok(ProcessSummary { samples: n, fit: fit_report, toggles, max_condition, files, timing })
+}
+
+/// The default Savitzky-Golay window: the odd number of samples nearest to 21 ms at the
+/// recording's median sample interval, and at least order + 2.
+pub fn default_window(t: &[f64], order: usize) -> usize {
+    let mut dt: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    dt.sort_by(|a, b| a.total_cmp(b));
+    let step = dt.get(dt.len() / 2).copied().unwrap_or(1e-3);
+    let w = (0.021 / step).round() as usize;
+    let w = w.max(order + 2);
+    if w % 2 == 0 { w + 1 } else { w }
+}
+
+/// The tracks' marker names must be the mechanism's, one for one.
+fn check_markers(mech: &Mechanism, names: &[String]) -> Result<(), PipelineError> {
+    let declared: Vec<&str> = mech.markers.iter().map(|m| m.name.as_str()).collect();
+    let extra: Vec<&str> = names.iter().map(|s| s.as_str()).filter(|n| !declared.contains(n)).collect();
+    let missing: Vec<&str> = declared.iter().copied().filter(|d| !names.iter().any(|n| n == d)).collect();
+    if extra.is_empty() && missing.is_empty() {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "wrong markers: the tracks have {} marker(s) ({}), the mechanism declares {} ({})",
+        names.len(),
+        names.join(", "),
+        declared.len(),
+        declared.join(", ")
+    );
+    if !extra.is_empty() {
+        msg += &format!("; not in the mechanism: {}", extra.join(", "));
+    }
+    if !missing.is_empty() {
+        msg += &format!("; never seen in the tracks: {}", missing.join(", "));
+    }
+    msg += ". Rename the markers in the tracks or declare them in the mechanism file.";
+    Err(PipelineError::Input(msg))
+}
+
+/// The markers' kinematics table from the differentiation (contract columns, plus the origin
+/// of each sample in `provenance`: measured, edge or rejected).
+fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives)]) -> Table {
+    let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
+    let mut name_col = Vec::new();
+    let mut prov = Vec::new();
+    for (k, &tk) in t.iter().enumerate() {
+        for (name, (dx, dy)) in names.iter().zip(diffs) {
+            name_col.push(name.clone());
+            let p = if dx.provenance[k] == Provenance::Rejected || dy.provenance[k] == Provenance::Rejected {
+                Provenance::Rejected
+            } else if dx.provenance[k] == Provenance::Edge || dy.provenance[k] == Provenance::Edge {
+                Provenance::Edge
+            } else {
+                Provenance::Measured
+            };
+            prov.push(p.as_str().to_string());
+            for (c, v) in cols.iter_mut().zip([tk, dx.value[k], dy.value[k], dx.rate[k], dy.rate[k], dx.accel[k], dy.accel[k]]) {
+                c.push(v);
+            }
+        }
+    }
+    let mut table = Table::new("markers");
+    let mut it = cols.into_iter();
+    let _ = table.push(MARKER_COLUMNS[0], Column::F64(it.next().unwrap_or_default()));
+    let _ = table.push(MARKER_COLUMNS[1], Column::Str(name_col));
+    for name in &MARKER_COLUMNS[2..] {
+        let v: Vec<Option<f64>> = it.next().unwrap_or_default().into_iter().map(|x| x.is_finite().then_some(x)).collect();
+        let _ = table.push(name, Column::OptF64(v));
+    }
+    let _ = table.push("provenance", Column::Str(prov));
+    table
+}
+
+/// Per sample and marker, the fitted minus measured position (m, bench frame).
+fn residual_table(mech: &Mechanism, t: &[f64], fit: &[flexbench_mechanism::fit::FitSample]) -> Table {
+    let (mut tt, mut names, mut rx, mut ry) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (f, &tk) in fit.iter().zip(t) {
+        for (mk, r) in mech.markers.iter().zip(&f.residual) {
+            tt.push(tk);
+            names.push(mk.name.clone());
+            rx.push(r.map(|r| r.x));
+            ry.push(r.map(|r| r.y));
+        }
+    }
+    let mut table = Table::new("fit_residuals");
+    let _ = table.push("t", Column::F64(tt));
+    let _ = table.push("marker", Column::Str(names));
+    let _ = table.push("rx", Column::OptF64(rx));
+    let _ = table.push("ry", Column::OptF64(ry));
+    table
+}
