@@ -1,0 +1,53 @@
+//! Helpers shared by the end-to-end tests: run the real `flexbench` binary, read CSV tables.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Run the flexbench binary with `args`.
+pub fn flexbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flexbench")).args(args).current_dir(root()).output().expect("the flexbench binary runs")
+}
+
+/// Run and require success, returning stdout.
+pub fn ok(args: &[&str]) -> String {
+    let out = flexbench(args);
+    assert!(out.status.success(), "flexbench {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A CSV table as columns of text, by header name.
+pub fn read_csv(path: &Path) -> HashMap<String, Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap_or_default().split(',').map(|s| s.to_string()).collect();
+    let mut cols: HashMap<String, Vec<String>> = header.iter().map(|h| (h.clone(), Vec::new())).collect();
+    for line in lines {
+        for (h, v) in header.iter().zip(line.split(',')) {
+            cols.get_mut(h).map(|c| c.push(v.to_string()));
+        }
+    }
+    cols
+}
+
+/// A numeric column (empty cells as NaN).
+pub fn num(cols: &HashMap<String, Vec<String>>, name: &str) -> Vec<f64> {
+    cols.get(name).unwrap_or_else(|| panic!("no column {name}")).iter().map(|s| s.parse().unwrap_or(f64::NAN)).collect()
+}
+
+/// Simulate the default bench once per test binary into a directory kept for the run.
+pub fn simulated_default_bench(dir: &Path) -> PathBuf {
+    let out = dir.join("sim");
+    ok(&[
+        "simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "2", "--rate", "1000", "--settle", "3", "--out",
+        out.to_str().unwrap_or_default(),
+    ]);
+    out
+}

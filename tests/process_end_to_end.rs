@@ -1,0 +1,114 @@
+//! `flexbench simulate` then `flexbench process` on the simulated tracks, positions only, at
+//! 1000 samples/s: the liaison forces at B and C' must come back within 0.5 % RMS of their peak
+//! (the criterion), through real files on disk in both table formats.
+
+mod common;
+
+use common::{num, ok, read_csv};
+
+fn rms_error_of_peak(truth: &[f64], got: &[f64], peak: f64) -> f64 {
+    let n = truth.len() as f64;
+    (truth.iter().zip(got).map(|(a, b)| (a - b).powi(2)).sum::<f64>() / n).sqrt() / peak
+}
+
+#[test]
+fn forces_at_b_and_c_from_positions_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = common::simulated_default_bench(dir.path());
+    for format in ["csv", "parquet"] {
+        let out = dir.path().join(format!("process-{format}"));
+        let tracks = sim.join(format!("tracks.{format}"));
+        let stdout = ok(&[
+            "process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap(),
+        ]);
+        assert!(stdout.contains("0 toggle sample(s)"), "{stdout}");
+        let truth = read_csv(&sim.join("forces.csv"));
+        let got = read_csv(&out.join("forces.csv"));
+        for joint in ["B", "C"] {
+            let tx = num(&truth, &format!("{joint}_x"));
+            let ty = num(&truth, &format!("{joint}_y"));
+            let gx = num(&got, &format!("{joint}_x"));
+            let gy = num(&got, &format!("{joint}_y"));
+            assert!(gx.iter().chain(&gy).all(|v| v.is_finite()), "every sample solved");
+            let peak = tx.iter().zip(&ty).map(|(x, y)| x.hypot(*y)).fold(0.0, f64::max);
+            let ex = rms_error_of_peak(&tx, &gx, peak);
+            let ey = rms_error_of_peak(&ty, &gy, peak);
+            eprintln!("{format}: {joint} peak {peak:.1} N, RMS error x {:.3} %, y {:.3} % of the peak", ex * 100.0, ey * 100.0);
+            assert!(ex < 0.005 && ey < 0.005, "{joint}: {ex} {ey}");
+        }
+        for f in ["markers", "bodies", "forces", "fit_residuals"] {
+            assert!(out.join(format!("{f}.csv")).exists() && out.join(format!("{f}.parquet")).exists(), "{f}");
+        }
+        assert!(out.join("forces.png").exists() && out.join("forces.svg").exists());
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert!(summary["fit"]["rms"].as_f64().unwrap() < 1e-6, "the markers fit the loop");
+        assert!(summary["timing_s"]["inverse dynamics"].as_f64().is_some());
+    }
+}
+
+/// The general form end to end: the slider-crank's rod carries two markers; the crank torque
+/// from `process` matches the simulation's motor torque.
+#[test]
+fn slider_crank_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = dir.path().join("sim");
+    let out = dir.path().join("proc");
+    ok(&["simulate", "--mechanism", "pipelines/slider-crank.toml", "--duration", "1", "--rate", "1000", "--settle", "1", "--out", sim.to_str().unwrap()]);
+    ok(&["process", "--tracks", sim.join("tracks.csv").to_str().unwrap(), "--mechanism", "pipelines/slider-crank.toml", "--out", out.to_str().unwrap()]);
+    let truth = read_csv(&sim.join("forces.csv"));
+    let got = read_csv(&out.join("forces.csv"));
+    for col in ["A_x", "A_y", "motor_torque"] {
+        let t = num(&truth, col);
+        let g = num(&got, col);
+        let peak = t.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let e = rms_error_of_peak(&t, &g, peak);
+        eprintln!("slider-crank {col}: RMS error {:.3} % of peak {peak:.2}", e * 100.0);
+        assert!(e < 0.005, "{col}: {e}");
+    }
+}
+
+/// A failed run overwrites nothing: after a good run, a run that fails (tracks in millimetres)
+/// into the same directory leaves every file byte for byte, and no partial file behind.
+#[test]
+fn a_failed_run_keeps_the_earlier_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = common::simulated_default_bench(dir.path());
+    let out = dir.path().join("proc");
+    let out_s = out.to_str().unwrap();
+    ok(&["process", "--tracks", sim.join("tracks.csv").to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out_s]);
+    let before: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect();
+    // Tracks in millimetres.
+    let text = std::fs::read_to_string(sim.join("tracks.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().to_string();
+    let cols: Vec<&str> = header.split(',').collect();
+    let (ix, iy) = (cols.iter().position(|c| *c == "x").unwrap(), cols.iter().position(|c| *c == "y").unwrap());
+    let mut mm = vec![header.clone()];
+    for l in lines {
+        let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
+        for i in [ix, iy] {
+            f[i] = format!("{}", f[i].parse::<f64>().unwrap() * 1000.0);
+        }
+        mm.push(f.join(","));
+    }
+    let bad = dir.path().join("tracks-mm.csv");
+    std::fs::write(&bad, mm.join("\n")).unwrap();
+    let res = common::flexbench(&["process", "--tracks", bad.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out_s]);
+    assert!(!res.status.success());
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(err.contains("millimetres") && !err.contains("panicked"), "{err}");
+    let after: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert_eq!(before.len(), after.len(), "no file added or removed");
+    for (name, bytes) in &before {
+        let now = after.iter().find(|(n, _)| n == name).map(|(_, b)| b);
+        assert_eq!(Some(bytes), now, "{name} unchanged");
+    }
+}
