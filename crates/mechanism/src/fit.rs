@@ -348,44 +348,55 @@ impl Mechanism {
         Ok((out, report))
     }
 
-    /// Refuse markers in the wrong unit: the measured distances between markers of one body
-    /// must match the model's (within 5 %).
+    /// Refuse markers in the wrong unit: on each body, the measured distances between its
+    /// markers, summed over all pairs (a sum that relabelling cannot change), must match the
+    /// model's within 5 %.
     fn check_scale(&self, obs: &[Vec<Option<MarkerState>>]) -> Result<(), MechanismError> {
-        for i in 0..self.markers.len() {
-            for j in (i + 1)..self.markers.len() {
-                let (a, b) = (&self.markers[i], &self.markers[j]);
-                if a.body != b.body {
+        for b in 0..self.bodies.len() {
+            let idx: Vec<usize> = (0..self.markers.len()).filter(|&i| self.markers[i].body == b).collect();
+            let mut ratios = Vec::new();
+            let mut model_sum = 0.0;
+            for (a, &i) in idx.iter().enumerate() {
+                for &j in &idx[a + 1..] {
+                    model_sum += (self.markers[i].local - self.markers[j].local).norm();
+                }
+            }
+            if idx.len() < 2 || model_sum < 1e-9 {
+                continue;
+            }
+            for o in obs {
+                if idx.iter().any(|&i| o[i].is_none()) {
                     continue;
                 }
-                let model = (a.local - b.local).norm();
-                if model < 1e-6 {
-                    continue;
+                let mut s = 0.0;
+                for (a, &i) in idx.iter().enumerate() {
+                    for &j in &idx[a + 1..] {
+                        s += (o[i].map(|m| m.p).unwrap_or_default() - o[j].map(|m| m.p).unwrap_or_default()).norm();
+                    }
                 }
-                let mut d: Vec<f64> = obs
-                    .iter()
-                    .filter_map(|o| Some((o[i]?.p - o[j]?.p).norm()))
-                    .collect();
-                if d.is_empty() {
-                    continue;
-                }
-                d.sort_by(|x, y| x.total_cmp(y));
-                let med = d[d.len() / 2];
-                let ratio = med / model;
-                if (ratio - 1.0).abs() > 0.05 {
-                    let hint = if (ratio / 1000.0 - 1.0).abs() < 0.05 {
-                        " The tracks look like millimetres: divide x and y by 1000."
-                    } else if (ratio / 100.0 - 1.0).abs() < 0.05 {
-                        " The tracks look like centimetres: divide x and y by 100."
-                    } else if (ratio / 39.37 - 1.0).abs() < 0.05 {
-                        " The tracks look like inches: multiply x and y by 0.0254."
-                    } else {
-                        " Check the calibration's scale and the markers' positions in the mechanism file."
-                    };
-                    return Err(MechanismError::Fit(format!(
-                        "markers {} and {} are {med:.6} apart in the tracks (median) but {model:.6} m on the {} in the mechanism file (ratio {ratio:.4}).{hint}",
-                        a.name, b.name, self.bodies[a.body].name
-                    )));
-                }
+                ratios.push(s / model_sum);
+            }
+            if ratios.is_empty() {
+                continue;
+            }
+            ratios.sort_by(|x, y| x.total_cmp(y));
+            let ratio = ratios[ratios.len() / 2];
+            if (ratio - 1.0).abs() > 0.05 {
+                let hint = if (ratio / 1000.0 - 1.0).abs() < 0.05 {
+                    " The tracks look like millimetres: divide x and y by 1000."
+                } else if (ratio / 100.0 - 1.0).abs() < 0.05 {
+                    " The tracks look like centimetres: divide x and y by 100."
+                } else if (ratio / 39.37 - 1.0).abs() < 0.05 {
+                    " The tracks look like inches: multiply x and y by 0.0254."
+                } else {
+                    " Check the calibration's scale and the markers' positions in the mechanism file."
+                };
+                let names: Vec<&str> = idx.iter().map(|&i| self.markers[i].name.as_str()).collect();
+                return Err(MechanismError::Fit(format!(
+                    "the markers {} on the {} are {ratio:.4} times as far apart in the tracks (median over the samples) as in the mechanism file.{hint}",
+                    names.join(", "),
+                    self.bodies[b].name
+                )));
             }
         }
         Ok(())
