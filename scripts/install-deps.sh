@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install what flexbench needs on a Debian machine, and nothing when it is all there.
+# Idempotent: only the missing packages are installed; run as root or with sudo available.
+#   libopencv-dev, clang, libclang-dev: the `opencv` crate (vision stage) binds Debian's OpenCV
+#   through libclang; pkg-config finds it. The numerical crates need none of them.
+set -euo pipefail
+
+packages=(pkg-config libopencv-dev clang libclang-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo="sudo"
+    else
+      echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: system packages present (${packages[*]})"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install-deps: cargo is not on PATH; install the Rust toolchain (rustup, Rust >= 1.85) and run again" >&2
+  exit 1
+fi
