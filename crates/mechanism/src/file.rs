@@ -790,3 +790,41 @@ pub fn wind_pump_default() -> Mechanism {
         Err(e) => panic!("the committed default bench does not load: {e}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flat bench form builds the contract's forces table and derives the lever's mass
+    /// (rho * area * l2 = 7850 * 1.5e-4 * 0.45 = 0.529875 kg, J2 = m2 l2^2 / 12).
+    #[test]
+    fn bench_flat_form_builds_the_contract_model() {
+        let m = wind_pump_default();
+        assert_eq!(
+            m.force_columns(),
+            ["A_x", "A_y", "B_x", "B_y", "C_x", "C_y", "D_x", "D_y", "motor_torque", "pump_force", "slide_normal", "slide_moment"]
+        );
+        let lever = &m.bodies[1];
+        assert!((lever.mass - 0.529875).abs() < 1e-12);
+        assert!((lever.inertia - 0.529875 * 0.45 * 0.45 / 12.0).abs() < 1e-12);
+        // Rocker with its weight: m = 2.3 kg, centroid (0.8*0.075 - 1.5*0.25)/2.3 along x.
+        let rocker = &m.bodies[2];
+        assert!((rocker.mass - 2.3).abs() < 1e-12);
+        assert!((rocker.centroid.x - (0.8 * 0.075 - 1.5 * 0.25) / 2.3).abs() < 1e-12);
+        assert_eq!(m.dof(), 2);
+        // Assembly branch: C' below the line B-D.
+        let q = m.initial_configuration().unwrap();
+        let b = crate::constraints::body_point(&q, 0, m.bodies[0].point_rel("B").unwrap());
+        let c = crate::constraints::body_point(&q, 2, m.bodies[2].point_rel("C'").unwrap());
+        let d = crate::constraints::body_point(&q, 3, nalgebra::Vector2::zeros());
+        assert!(crate::cross(d - b, c - b) < 0.0);
+        assert!((d - nalgebra::Vector2::new(0.42, 0.15)).norm() < 1e-12);
+    }
+
+    #[test]
+    fn unknown_general_keys_are_named() {
+        let text = "name = \"x\"\n[[bodies]]\nname = \"a\"\nmass = 1.0\ninertia = 1.0\npose = [0.0, 0.0, 0.0]\ncolour = \"red\"\n";
+        let e = parse(text, "t.toml").unwrap_err().to_string();
+        assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+}
