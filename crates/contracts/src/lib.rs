@@ -4,6 +4,8 @@
 //! `TimeSeriesTable`. This crate has no dependencies on the heavy stacks (polars, OpenCV) so that
 //! every numerical crate can use it.
 
+#![warn(missing_docs)]
+
 pub mod atomic;
 pub mod table;
 pub mod tracks;
@@ -21,6 +23,7 @@ pub const BODY_COLUMNS: [&str; 11] =
 
 /// A violated contract: which table, which row or marker, which value, and what to do about it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named in each variant's message
 pub enum ContractError {
     /// A required column is absent.
     #[error("table '{table}' has no column '{column}' (expected columns: {expected}); rename the column or export the table in the contract format")]

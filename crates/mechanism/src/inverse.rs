@@ -34,9 +34,17 @@ pub const DEFAULT_MAX_CONDITION: f64 = 1e8;
 pub enum InverseSample {
     /// Solved: the forces row in [`Mechanism::force_columns`] order, and the scaled condition
     /// number of the system.
-    Solved { forces: Vec<f64>, condition: f64 },
+    Solved {
+        /// Forces row (N, N m), bench frame.
+        forces: Vec<f64>,
+        /// Condition number of the scaled system.
+        condition: f64,
+    },
     /// Near-singular (toggle) configuration: the condition number.
-    Toggle { condition: f64 },
+    Toggle {
+        /// Condition number of the scaled system (infinite when exactly singular).
+        condition: f64,
+    },
 }
 
 impl Mechanism {

@@ -15,6 +15,8 @@
 //! angle (rad, counter-clockwise from +X). Points given in a body's local frame are stored
 //! relative to the centroid.
 
+#![warn(missing_docs)]
+
 pub mod assembly;
 pub mod constraints;
 pub mod file;
@@ -31,6 +33,7 @@ use nalgebra::Vector2;
 
 /// Errors of the mechanism stage: bad files, impossible geometry, singular systems.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named in each variant's message
 pub enum MechanismError {
     /// The file could not be read or parsed.
     #[error("mechanism file {path}: {reason}")]

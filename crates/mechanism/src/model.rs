@@ -99,15 +99,59 @@ impl Joint {
 pub enum ForceKind {
     /// Motor torque on `body` about its centroid, N m, reaction on `reaction`:
     /// M = km (omega_ref - (omega_body - omega_reaction)).
-    Motor { body: usize, reaction: BodyRef, km: f64, omega_ref: f64 },
+    Motor {
+        /// Driven body.
+        body: usize,
+        /// Body taking the reaction torque (the ground on the bench).
+        reaction: BodyRef,
+        /// Torque constant, N m s.
+        km: f64,
+        /// Reference speed, rad/s.
+        omega_ref: f64,
+    },
     /// Force along a ground direction u on a body point (the bench's pump on the slide):
     /// P = -k (s - s0) - c s' - fr tanh(s'/vr), s = u . r_P (m), P in N along u.
-    Pump { body: usize, point: Vector2<f64>, angle: f64, k: f64, s0: f64, c: f64, fr: f64, vr: f64 },
+    Pump {
+        /// Loaded body.
+        body: usize,
+        /// Point of application relative to the centroid, local axes, m.
+        point: Vector2<f64>,
+        /// Direction u of the force, rad from +X.
+        angle: f64,
+        /// Spring stiffness, N/m.
+        k: f64,
+        /// Spring's free position s0 = u . r_P, m.
+        s0: f64,
+        /// Viscous damping, N s/m.
+        c: f64,
+        /// Friction force, N.
+        fr: f64,
+        /// Friction's regularising speed, m/s.
+        vr: f64,
+    },
     /// Point-to-point spring-damper between `a` and `b`: tension T = k (L - rest) + c L', N,
     /// pulling the points together when positive.
-    Spring { a: PointRef, b: PointRef, k: f64, c: f64, rest: f64 },
+    Spring {
+        /// First end.
+        a: PointRef,
+        /// Second end.
+        b: PointRef,
+        /// Stiffness, N/m.
+        k: f64,
+        /// Damping, N s/m.
+        c: f64,
+        /// Rest length, m.
+        rest: f64,
+    },
     /// Constant torque on a body, N m (reaction on `reaction`).
-    Torque { body: usize, reaction: BodyRef, torque: f64 },
+    Torque {
+        /// Body the torque acts on.
+        body: usize,
+        /// Body taking the reaction.
+        reaction: BodyRef,
+        /// Torque, N m (counter-clockwise positive).
+        torque: f64,
+    },
 }
 
 /// A named force element; `actuator` ones are unknowns of the inverse dynamics.
@@ -138,11 +182,24 @@ pub struct Marker {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Coordinate {
     /// The body's angle, rad.
-    Angle { body: usize },
+    Angle {
+        /// Body index.
+        body: usize,
+    },
     /// The bench-frame x of a body point, m.
-    PointX { body: usize, point: Vector2<f64> },
+    PointX {
+        /// Body index.
+        body: usize,
+        /// The point relative to the centroid, local axes, m.
+        point: Vector2<f64>,
+    },
     /// The bench-frame y of a body point, m.
-    PointY { body: usize, point: Vector2<f64> },
+    PointY {
+        /// Body index.
+        body: usize,
+        /// The point relative to the centroid, local axes, m.
+        point: Vector2<f64>,
+    },
 }
 
 /// A driving coordinate with its initial value and rate.

@@ -5,6 +5,8 @@
 //! - [`simulate`]: the ground truth of a mechanism file (tracks, markers, bodies, forces).
 //! - [`process`]: a tracks table -> differentiation -> kinematics -> inverse dynamics.
 
+#![warn(missing_docs)]
+
 pub mod process;
 pub mod simulate;
 
@@ -15,6 +17,7 @@ pub use simulate::{simulate, SimulateSummary};
 
 /// Errors of the jobs, each naming the stage and what to do.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named in each variant's message
 pub enum PipelineError {
     /// The mechanism stage refused.
     #[error(transparent)]

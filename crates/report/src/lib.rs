@@ -2,6 +2,8 @@
 //! axis and the DejaVu Sans font compiled in (no system fonts needed). Each file is written
 //! atomically, so a failed run never replaces an earlier figure with a broken one.
 
+#![warn(missing_docs)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -11,6 +13,7 @@ use plotters::prelude::*;
 
 /// Errors of figure output.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named in each variant's message
 pub enum ReportError {
     /// Drawing or writing failed.
     #[error("figure {path}: {reason}")]

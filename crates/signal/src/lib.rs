@@ -6,6 +6,8 @@
 //! separately). The [`Differentiator`] trait is the interface the pipeline uses, so that the
 //! later, fuller signal stage can replace this method without touching its callers.
 
+#![warn(missing_docs)]
+
 pub mod savgol;
 
 pub use savgol::{SavGol, SavGolCoefficients};
@@ -48,6 +50,7 @@ pub struct Derivatives {
 
 /// Errors of the signal stage.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named in each variant's message
 pub enum SignalError {
     /// Window or order out of range.
     #[error("Savitzky-Golay window {window} with polynomial order {order}: {reason}")]

@@ -5,6 +5,8 @@
 //! an earlier one. Readers accept either format, chosen by the extension, and check the
 //! contract's columns and invariants with messages that name the file, the column and the row.
 
+#![warn(missing_docs)]
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +16,7 @@ use polars::prelude::*;
 
 /// Errors of table input and output.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named in each variant's message
 pub enum TableError {
     /// The file cannot be opened or written.
     #[error("{path}: {reason}")]
@@ -105,16 +108,21 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     }
 }
 
-/// A float column with gaps (null, empty cell or NaN-free), cast from integers if need be.
-pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64>>, TableError> {
-    let col = df.column(name).map_err(|_| TableError::Contract {
+/// The column called `name`, or an error listing the columns the file has.
+fn column<'a>(df: &'a DataFrame, path: &Path, name: &str) -> Result<&'a Column, TableError> {
+    df.column(name).map_err(|_| TableError::Contract {
         path: path.display().to_string(),
         source: ContractError::MissingColumn {
             table: "table".into(),
             column: name.into(),
             expected: df.get_column_names().iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
         },
-    })?;
+    })
+}
+
+/// A float column with gaps (null, empty cell or NaN-free), cast from integers if need be.
+pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64>>, TableError> {
+    let col = column(df, path, name)?;
     let bad = |reason: String| TableError::Column { path: path.display().to_string(), column: name.into(), reason };
     if matches!(col.dtype(), DataType::String) {
         // Report the first cell that is not a number.
@@ -131,14 +139,7 @@ pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64
 
 /// A text column (numbers are turned into text, e.g. marker names 1..5).
 pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>, TableError> {
-    let col = df.column(name).map_err(|_| TableError::Contract {
-        path: path.display().to_string(),
-        source: ContractError::MissingColumn {
-            table: "table".into(),
-            column: name.into(),
-            expected: df.get_column_names().iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-        },
-    })?;
+    let col = column(df, path, name)?;
     let cast = col.cast(&DataType::String).map_err(|e| TableError::Column {
         path: path.display().to_string(),
         column: name.into(),
