@@ -1,0 +1,237 @@
+//! Camera calibration from chessboard views (Zhang's method through OpenCV's
+//! `calibrateCameraExtended`), and the bench plane from a board lying in the lever's plane.
+//!
+//! Corners: `findChessboardCorners` (adaptive threshold, normalized image) refined by
+//! `cornerSubPix` (11 x 11 window, 30 iterations or 0.001 px), as in OpenCV's tutorial and the
+//! reference result of `shared/data/opencv-left-chessboard`. Views where the board is not found
+//! are rejected with that reason; after a first calibration, views whose RMS reprojection error
+//! exceeds five times the median and 2 px (a misdetected board, a blurred or moved view; a good
+//! real view stays under it: OpenCV's sample photos reach 1.2 px for a median of 0.3 px) are
+//! rejected as outliers and the camera is calibrated again without them.
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::{Matrix3, Vector3};
+use opencv::core::{Mat, Point2f, Point3f, Size, TermCriteria, TermCriteria_Type, Vector};
+use opencv::prelude::*;
+
+use crate::camera::{mat_values, BenchPlane, Calibration, Intrinsics};
+use crate::{cv, VisionError};
+
+/// A chessboard: inner corners along its width and height, and the square's side (m).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Board {
+    /// Inner corners per row.
+    pub cols: i32,
+    /// Inner corners per column.
+    pub rows: i32,
+    /// Side of a square, m.
+    pub square: f64,
+}
+
+impl Board {
+    /// The inner corners in the board's frame (m), in OpenCV's detection order (row by row).
+    pub fn object_points(&self) -> Vector<Point3f> {
+        let mut v = Vector::new();
+        for r in 0..self.rows {
+            for c in 0..self.cols {
+                v.push(Point3f::new((c as f64 * self.square) as f32, (r as f64 * self.square) as f32, 0.0));
+            }
+        }
+        v
+    }
+}
+
+/// Image files of a folder (png, jpg, jpeg, bmp, tif, tiff), sorted by name.
+pub fn image_files(dir: &Path) -> Result<Vec<PathBuf>, VisionError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io { path: dir.display().to_string(), reason: format!("cannot list the views ({e})") })?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension()
+                .map(|e| matches!(e.to_string_lossy().to_lowercase().as_str(), "png" | "jpg" | "jpeg" | "bmp" | "tif" | "tiff"))
+                .unwrap_or(false)
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Read an image as 8-bit grey; None if it cannot be decoded.
+pub fn read_grey(path: &Path) -> Option<Mat> {
+    let m = opencv::imgcodecs::imread(path.as_os_str(), opencv::imgcodecs::IMREAD_GRAYSCALE).ok()?;
+    if m.empty() { None } else { Some(m) }
+}
+
+/// The board's inner corners in an image, refined to sub-pixel; None when the board is not found.
+pub fn find_corners(image: &Mat, board: &Board) -> Result<Option<Vector<Point2f>>, VisionError> {
+    let mut corners = Vector::<Point2f>::new();
+    let flags = opencv::calib3d::CALIB_CB_ADAPTIVE_THRESH + opencv::calib3d::CALIB_CB_NORMALIZE_IMAGE;
+    let found = cv("findChessboardCorners", opencv::calib3d::find_chessboard_corners(image, Size::new(board.cols, board.rows), &mut corners, flags))?;
+    if !found {
+        return Ok(None);
+    }
+    let crit = cv("criteria", TermCriteria::new(TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32, 30, 0.001))?;
+    cv("cornerSubPix", opencv::imgproc::corner_sub_pix(image, &mut corners, Size::new(11, 11), Size::new(-1, -1), crit))?;
+    Ok(Some(corners))
+}
+
+struct Solved {
+    intrinsics: Intrinsics,
+    rms: f64,
+    std: Vec<f64>,
+    per_view: Vec<f64>,
+}
+
+fn solve(points: &[Vector<Point2f>], board: &Board, size: Size) -> Result<Solved, VisionError> {
+    let obj: Vector<Vector<Point3f>> = points.iter().map(|_| board.object_points()).collect();
+    let img: Vector<Vector<Point2f>> = points.iter().cloned().collect();
+    let mut k = Mat::default();
+    let mut d = Mat::default();
+    let mut rvecs = Vector::<Mat>::new();
+    let mut tvecs = Vector::<Mat>::new();
+    let mut std_i = Mat::default();
+    let mut std_e = Mat::default();
+    let mut per_view = Mat::default();
+    let crit = cv("criteria", TermCriteria::new(TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32, 30, f64::EPSILON))?;
+    let rms = cv(
+        "calibrateCameraExtended",
+        opencv::calib3d::calibrate_camera_extended(&obj, &img, size, &mut k, &mut d, &mut rvecs, &mut tvecs, &mut std_i, &mut std_e, &mut per_view, 0, crit),
+    )?;
+    let kv = mat_values(&k)?;
+    let dv = mat_values(&d)?;
+    if kv.len() != 9 || dv.len() < 5 {
+        return Err(VisionError::Calibration(format!("OpenCV returned {} camera-matrix and {} distortion values", kv.len(), dv.len())));
+    }
+    Ok(Solved {
+        intrinsics: Intrinsics { width: size.width, height: size.height, fx: kv[0], fy: kv[4], cx: kv[2], cy: kv[5], dist: [dv[0], dv[1], dv[2], dv[3], dv[4]] },
+        rms,
+        std: mat_values(&std_i)?.into_iter().take(9).collect(),
+        per_view: mat_values(&per_view)?,
+    })
+}
+
+/// Calibrate the camera from the chessboard views in `files`. Views that cannot be read, whose
+/// board is not found, whose size differs from the first view's, or that are outliers are
+/// rejected with their reason; at least three views must remain.
+pub fn calibrate_views(files: &[PathBuf], board: &Board) -> Result<Calibration, VisionError> {
+    if board.cols < 2 || board.rows < 2 || !(board.square > 0.0) {
+        return Err(VisionError::Calibration(format!(
+            "a board of {} x {} inner corners with {} m squares is impossible; give the inner corners (e.g. 9x6) and the square side in m",
+            board.cols, board.rows, board.square
+        )));
+    }
+    let mut rejected = Vec::new();
+    let mut kept: Vec<(String, Vector<Point2f>)> = Vec::new();
+    let mut size: Option<Size> = None;
+    for f in files {
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some(img) = read_grey(f) else {
+            rejected.push((name, "cannot be read as an image".to_string()));
+            continue;
+        };
+        let s = cv("size", img.size())?;
+        if let Some(first) = size {
+            if first != s {
+                rejected.push((name, format!("its size {}x{} differs from the first view's {}x{}", s.width, s.height, first.width, first.height)));
+                continue;
+            }
+        }
+        match find_corners(&img, board)? {
+            Some(c) => {
+                size.get_or_insert(s);
+                kept.push((name, c));
+            }
+            None => rejected.push((name, format!("no {}x{} chessboard found", board.cols, board.rows))),
+        }
+    }
+    let Some(size) = size else {
+        return Err(VisionError::Calibration(format!(
+            "the {}x{} board was found in none of the {} views ({}); check --board (inner corners, e.g. 9x6) and the images",
+            board.cols,
+            board.rows,
+            files.len(),
+            rejected.iter().map(|(n, r)| format!("{n}: {r}")).collect::<Vec<_>>().join("; ")
+        )));
+    };
+    let need = |kept: usize| -> Result<(), VisionError> {
+        if kept < 3 {
+            return Err(VisionError::Calibration(format!(
+                "only {kept} usable view(s); calibration needs at least 3 views of the board at varied poses (rejected: {})",
+                rejected.iter().map(|(n, r)| format!("{n}: {r}")).collect::<Vec<_>>().join("; ")
+            )));
+        }
+        Ok(())
+    };
+    need(kept.len())?;
+    let mut s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size)?;
+    let mut sorted = s.per_view.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median = sorted[sorted.len() / 2];
+    let limit = (5.0 * median).max(2.0);
+    let outliers: Vec<usize> = (0..kept.len()).filter(|&i| s.per_view[i] > limit).collect();
+    if !outliers.is_empty() && kept.len() - outliers.len() >= 3 {
+        for &i in outliers.iter().rev() {
+            let (name, _) = kept.remove(i);
+            rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", s.per_view[i], limit)));
+        }
+        s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size)?;
+    }
+    Ok(Calibration {
+        intrinsics: s.intrinsics,
+        rms: s.rms,
+        std_intrinsics: s.std,
+        per_view: kept.iter().map(|(n, _)| n.clone()).zip(s.per_view.iter().copied()).collect(),
+        rejected,
+        plane: None,
+    })
+}
+
+/// The bench plane from one view of the board lying in the lever's plane: the board's pose by
+/// `solvePnP` (intrinsics known), then the user's origin A and a second point on the horizontal
+/// through A, both as image pixels (as one clicks them), define the bench frame: X from A
+/// towards the second point, Y perpendicular, pointing up in the image.
+pub fn bench_plane(intr: &Intrinsics, image: &Mat, board: &Board, origin_px: (f64, f64), horizontal_px: (f64, f64)) -> Result<BenchPlane, VisionError> {
+    let corners = find_corners(image, board)?.ok_or_else(|| {
+        VisionError::Calibration(format!("no {}x{} chessboard found in the plane view: it must show the whole board lying in the lever's plane", board.cols, board.rows))
+    })?;
+    let mut rvec = Mat::default();
+    let mut tvec = Mat::default();
+    cv(
+        "solvePnP",
+        opencv::calib3d::solve_pnp(&board.object_points(), &corners, &intr.camera_matrix()?, &intr.dist_coeffs()?, &mut rvec, &mut tvec, false, opencv::calib3d::SOLVEPNP_ITERATIVE),
+    )?;
+    let mut r = Mat::default();
+    cv("Rodrigues", opencv::calib3d::rodrigues(&rvec, &mut r, &mut Mat::default()))?;
+    let rv = mat_values(&r)?;
+    let tv = mat_values(&tvec)?;
+    // Board (X, Y, 1) -> normalized image: [r1 r2 t].
+    let h_bn = Matrix3::new(rv[0], rv[1], tv[0], rv[3], rv[4], tv[1], rv[6], rv[7], tv[2]);
+    let h_nb = h_bn.try_inverse().ok_or_else(|| VisionError::Calibration("the plane view's board is seen edge-on".into()))?;
+    let to_board = |(u, v): (f64, f64)| {
+        let (x, y) = intr.undistort_pixel(u, v);
+        let p = h_nb * Vector3::new(x, y, 1.0);
+        (p.x / p.z, p.y / p.z)
+    };
+    let a = to_board(origin_px);
+    let b = to_board(horizontal_px);
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len = dx.hypot(dy);
+    if !(len > 1e-6) {
+        return Err(VisionError::Calibration("the origin and the horizontal point coincide; give two distinct pixels".into()));
+    }
+    let (ex, ey) = (dx / len, dy / len);
+    // Y = X turned a quarter in the board frame, its sign chosen to point up in the image.
+    let mut sign = 1.0;
+    let up = (a.0 - ey * 0.01, a.1 + ex * 0.01);
+    let up_n = h_bn * Vector3::new(up.0, up.1, 1.0);
+    let (uu, uv) = intr.project_normalized(up_n.x / up_n.z, up_n.y / up_n.z);
+    let _ = uu;
+    if uv > origin_px.1 {
+        sign = -1.0;
+    }
+    // bench = [ex ey; s*(-ey) s*ex] (board - a)
+    let rot = Matrix3::new(ex, ey, 0.0, -sign * ey, sign * ex, 0.0, 0.0, 0.0, 1.0);
+    let shift = Matrix3::new(1.0, 0.0, -a.0, 0.0, 1.0, -a.1, 0.0, 0.0, 1.0);
+    Ok(BenchPlane { h: rot * shift * h_nb })
+}

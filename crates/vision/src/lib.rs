@@ -1,0 +1,40 @@
+//! The vision stage: camera calibration (intrinsics, lens distortion, the bench plane), rendered
+//! truth (what a known camera would film of the simulated bench), and sub-pixel tracking of the
+//! five lever markers in a video file. OpenCV does the image work; this is the only crate that
+//! needs it.
+
+#![warn(missing_docs)]
+
+pub mod calibrate;
+pub mod camera;
+
+pub use camera::{BenchPlane, Calibration, Intrinsics};
+
+/// Errors of the vision stage, each naming the file and what to do.
+#[allow(missing_docs)] // the fields are named in each variant's message
+#[derive(Debug, thiserror::Error)]
+pub enum VisionError {
+    /// OpenCV reported an error.
+    #[error("{context}: OpenCV: {message}")]
+    OpenCv { context: String, message: String },
+    /// A file cannot be read or written.
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+    /// A calibration file lacks a value or has a wrong one.
+    #[error("calibration file {path}: {reason}")]
+    CalibrationFile { path: String, reason: String },
+    /// Calibration is impossible with the views given.
+    #[error("calibration: {0}")]
+    Calibration(String),
+    /// A video cannot be used.
+    #[error("video {path}: {reason}")]
+    Video { path: String, reason: String },
+    /// Tracking failed.
+    #[error("tracking {path}: {reason}")]
+    Tracking { path: String, reason: String },
+}
+
+/// Attach a context to an OpenCV error.
+pub(crate) fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, VisionError> {
+    r.map_err(|e| VisionError::OpenCv { context: context.to_string(), message: e.message.clone() })
+}
