@@ -2,8 +2,9 @@
 //! `calibrateCameraExtended`), and the bench plane from a board lying in the lever's plane.
 //!
 //! Corners: `findChessboardCorners` (adaptive threshold, normalized image) refined by
-//! `cornerSubPix` (11 x 11 window, 30 iterations or 0.001 px), as in OpenCV's tutorial and the
-//! reference result of `shared/data/opencv-left-chessboard`. Views where the board is not found
+//! `cornerSubPix` (half-window 11 px, 30 iterations or 0.001 px), as in OpenCV's tutorial and the
+//! reference result of `shared/data/opencv-left-chessboard`; the window shrinks for boards whose
+//! squares are smaller than 24 px, so that it never takes in the next corner. Views where the board is not found
 //! are rejected with that reason; after a first calibration, views whose RMS reprojection error
 //! exceeds five times the median and 2 px (a misdetected board, a blurred or moved view; a good
 //! real view stays under it: OpenCV's sample photos reach 1.2 px for a median of 0.3 px) are
@@ -42,6 +43,15 @@ impl Board {
     }
 }
 
+/// The half-size of `cornerSubPix`'s search window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubPixWindow {
+    /// 11 px, shrunk to half the smallest corner spacing for small squares (default).
+    Auto,
+    /// A fixed half-size in px (OpenCV's tutorial uses 11).
+    Fixed(i32),
+}
+
 /// Image files of a folder (png, jpg, jpeg, bmp, tif, tiff), sorted by name.
 pub fn image_files(dir: &Path) -> Result<Vec<PathBuf>, VisionError> {
     let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io { path: dir.display().to_string(), reason: format!("cannot list the views ({e})") })?;
@@ -64,15 +74,32 @@ pub fn read_grey(path: &Path) -> Option<Mat> {
 }
 
 /// The board's inner corners in an image, refined to sub-pixel; None when the board is not found.
-pub fn find_corners(image: &Mat, board: &Board) -> Result<Option<Vector<Point2f>>, VisionError> {
+pub fn find_corners(image: &Mat, board: &Board, window: SubPixWindow) -> Result<Option<Vector<Point2f>>, VisionError> {
     let mut corners = Vector::<Point2f>::new();
     let flags = opencv::calib3d::CALIB_CB_ADAPTIVE_THRESH + opencv::calib3d::CALIB_CB_NORMALIZE_IMAGE;
     let found = cv("findChessboardCorners", opencv::calib3d::find_chessboard_corners(image, Size::new(board.cols, board.rows), &mut corners, flags))?;
     if !found {
         return Ok(None);
     }
+    // The refinement window (half-size 11 px, as in OpenCV's tutorial) must not reach the
+    // neighbouring corners: it shrinks to half the smallest corner spacing for small squares.
+    let mut spacing = f64::INFINITY;
+    for r in 0..board.rows {
+        for c in 0..board.cols {
+            let i = (r * board.cols + c) as usize;
+            let p = corners.get(i).map_err(|e| VisionError::OpenCv { context: "corners".into(), message: e.message })?;
+            for j in [if c + 1 < board.cols { Some(i + 1) } else { None }, if r + 1 < board.rows { Some(i + board.cols as usize) } else { None }].into_iter().flatten() {
+                let q = corners.get(j).map_err(|e| VisionError::OpenCv { context: "corners".into(), message: e.message })?;
+                spacing = spacing.min(((p.x - q.x) as f64).hypot((p.y - q.y) as f64));
+            }
+        }
+    }
+    let half = match window {
+        SubPixWindow::Auto => ((spacing / 2.0 - 1.0).floor() as i32).clamp(3, 11),
+        SubPixWindow::Fixed(h) => h.max(1),
+    };
     let crit = cv("criteria", TermCriteria::new(TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32, 30, 0.001))?;
-    cv("cornerSubPix", opencv::imgproc::corner_sub_pix(image, &mut corners, Size::new(11, 11), Size::new(-1, -1), crit))?;
+    cv("cornerSubPix", opencv::imgproc::corner_sub_pix(image, &mut corners, Size::new(half, half), Size::new(-1, -1), crit))?;
     Ok(Some(corners))
 }
 
@@ -114,7 +141,7 @@ fn solve(points: &[Vector<Point2f>], board: &Board, size: Size) -> Result<Solved
 /// Calibrate the camera from the chessboard views in `files`. Views that cannot be read, whose
 /// board is not found, whose size differs from the first view's, or that are outliers are
 /// rejected with their reason; at least three views must remain.
-pub fn calibrate_views(files: &[PathBuf], board: &Board) -> Result<Calibration, VisionError> {
+pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -> Result<Calibration, VisionError> {
     if board.cols < 2 || board.rows < 2 || !(board.square > 0.0) {
         return Err(VisionError::Calibration(format!(
             "a board of {} x {} inner corners with {} m squares is impossible; give the inner corners (e.g. 9x6) and the square side in m",
@@ -137,7 +164,7 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board) -> Result<Calibration, 
                 continue;
             }
         }
-        match find_corners(&img, board)? {
+        match find_corners(&img, board, window)? {
             Some(c) => {
                 size.get_or_insert(s);
                 kept.push((name, c));
@@ -192,7 +219,7 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board) -> Result<Calibration, 
 /// through A, both as image pixels (as one clicks them), define the bench frame: X from A
 /// towards the second point, Y perpendicular, pointing up in the image.
 pub fn bench_plane(intr: &Intrinsics, image: &Mat, board: &Board, origin_px: (f64, f64), horizontal_px: (f64, f64)) -> Result<BenchPlane, VisionError> {
-    let corners = find_corners(image, board)?.ok_or_else(|| {
+    let corners = find_corners(image, board, SubPixWindow::Auto)?.ok_or_else(|| {
         VisionError::Calibration(format!("no {}x{} chessboard found in the plane view: it must show the whole board lying in the lever's plane", board.cols, board.rows))
     })?;
     let mut rvec = Mat::default();

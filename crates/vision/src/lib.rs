@@ -7,6 +7,7 @@
 
 pub mod calibrate;
 pub mod camera;
+pub mod render;
 
 pub use camera::{BenchPlane, Calibration, Intrinsics};
 

@@ -1,0 +1,407 @@
+//! Rendered truth: what a camera of known intrinsics, distortion and pose films of a planar
+//! scene (the bench's bodies and markers, or a chessboard), with motion blur over the exposure,
+//! uneven lighting and sensor noise, written through OpenCV's video writer.
+//!
+//! Bench frames are rendered by inverse mapping: every pixel's centre is undistorted, its ray
+//! met with the bench plane (a homography), and the shapes' coverage of the pixel taken from
+//! their signed distance d (m) and the pixel's footprint s (m): coverage = clamp(1/2 - d/s, 0,
+//! 1), a box filter along the edge's normal, unbiased for the centroid of a symmetric blob.
+//! Motion blur averages several instants across the exposure. Chessboards are supersampled
+//! (4 x 4 per pixel) so that their X-junctions are exact to a few hundredths of a pixel.
+
+use std::path::Path;
+
+use nalgebra::{Matrix3, Rotation3, Vector3};
+use opencv::core::{Mat, Scalar, Size, CV_8UC1};
+use opencv::prelude::*;
+
+use crate::calibrate::Board;
+use crate::camera::{BenchPlane, Intrinsics};
+use crate::{cv, VisionError};
+
+/// A camera of known intrinsics and pose: bench point P (m) maps to camera coordinates R P + t.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CameraTruth {
+    /// Intrinsics and distortion.
+    pub intrinsics: Intrinsics,
+    /// Rotation bench -> camera.
+    pub r: Matrix3<f64>,
+    /// Translation (bench origin in camera coordinates), m.
+    pub t: Vector3<f64>,
+}
+
+impl CameraTruth {
+    /// A camera in front of the bench looking at bench point `look_at` (m) from `distance` (m),
+    /// turned by small tilts about the bench's X and Y axes and rolled about its optical axis
+    /// (degrees). Camera axes: x right, y down, z forward.
+    pub fn looking_at(intrinsics: Intrinsics, look_at: [f64; 2], distance: f64, tilt_x_deg: f64, tilt_y_deg: f64, roll_deg: f64) -> Self {
+        let r0 = Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
+        let tilt = Rotation3::from_euler_angles(tilt_x_deg.to_radians(), tilt_y_deg.to_radians(), roll_deg.to_radians());
+        let r = tilt.matrix() * r0;
+        // The look-at point sits on the optical axis at `distance`.
+        let target = Vector3::new(look_at[0], look_at[1], 0.0);
+        let t = Vector3::new(0.0, 0.0, distance) - r * target;
+        CameraTruth { intrinsics, r, t }
+    }
+
+    /// Homography bench plane (X, Y, 1) -> normalized image.
+    pub fn bench_to_normalized(&self) -> Matrix3<f64> {
+        Matrix3::from_columns(&[self.r.column(0).into_owned(), self.r.column(1).into_owned(), self.t])
+    }
+
+    /// The true bench plane (normalized image -> bench metres).
+    pub fn plane(&self) -> Option<BenchPlane> {
+        self.bench_to_normalized().try_inverse().map(|h| BenchPlane { h })
+    }
+
+    /// Distorted pixel of a bench point (m).
+    pub fn project(&self, x: f64, y: f64) -> (f64, f64) {
+        let p = self.bench_to_normalized() * Vector3::new(x, y, 1.0);
+        self.intrinsics.project_normalized(p.x / p.z, p.y / p.z)
+    }
+}
+
+/// A shape of the planar scene, bench metres, with its grey level (0..255 before lighting).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// A disc.
+    Disc {
+        /// Centre, m.
+        c: [f64; 2],
+        /// Radius, m.
+        r: f64,
+        /// Grey level.
+        grey: f64,
+    },
+    /// A bar with rounded ends from a to b.
+    Bar {
+        /// One end, m.
+        a: [f64; 2],
+        /// The other end, m.
+        b: [f64; 2],
+        /// Half its width, m.
+        half_width: f64,
+        /// Grey level.
+        grey: f64,
+    },
+}
+
+impl Shape {
+    fn distance(&self, p: [f64; 2]) -> f64 {
+        match *self {
+            Shape::Disc { c, r, .. } => (p[0] - c[0]).hypot(p[1] - c[1]) - r,
+            Shape::Bar { a, b, half_width, .. } => {
+                let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+                let l2 = dx * dx + dy * dy;
+                let s = if l2 > 0.0 { (((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / l2).clamp(0.0, 1.0) } else { 0.0 };
+                (p[0] - a[0] - s * dx).hypot(p[1] - a[1] - s * dy) - half_width
+            }
+        }
+    }
+    fn grey(&self) -> f64 {
+        match *self {
+            Shape::Disc { grey, .. } | Shape::Bar { grey, .. } => grey,
+        }
+    }
+    fn bounds(&self) -> [f64; 4] {
+        match *self {
+            Shape::Disc { c, r, .. } => [c[0] - r, c[1] - r, c[0] + r, c[1] + r],
+            Shape::Bar { a, b, half_width: h, .. } => [a[0].min(b[0]) - h, a[1].min(b[1]) - h, a[0].max(b[0]) + h, a[1].max(b[1]) + h],
+        }
+    }
+}
+
+/// Image settings: background grey, lighting, noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// Background grey level.
+    pub background: f64,
+    /// Relative amplitude of the uneven lighting (vignetting and a left-right gradient).
+    pub lighting: f64,
+    /// Standard deviation of the sensor noise, grey levels.
+    pub noise: f64,
+}
+
+/// The bench plane seen by each pixel: its centre's bench coordinates (m) and footprint (m).
+pub struct PlaneMap {
+    width: usize,
+    height: usize,
+    xy: Vec<[f64; 2]>,
+    scale: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl PlaneMap {
+    /// Map every pixel of `camera` onto the bench plane.
+    pub fn new(camera: &CameraTruth, look: &Look) -> Result<Self, VisionError> {
+        let i = camera.intrinsics;
+        let (w, h) = (i.width as usize, i.height as usize);
+        let plane = camera.plane().ok_or_else(|| VisionError::Calibration("the camera sees the bench plane edge-on".into()))?;
+        let to_bench = |u: f64, v: f64| {
+            let (x, y) = i.undistort_pixel(u, v);
+            plane.to_bench(x, y)
+        };
+        let mut xy = Vec::with_capacity(w * h);
+        let mut scale = Vec::with_capacity(w * h);
+        let mut light = Vec::with_capacity(w * h);
+        for v in 0..h {
+            for u in 0..w {
+                let (uf, vf) = (u as f64, v as f64);
+                let p = to_bench(uf, vf);
+                let px = to_bench(uf + 0.5, vf);
+                let mx = to_bench(uf - 0.5, vf);
+                let py = to_bench(uf, vf + 0.5);
+                let my = to_bench(uf, vf - 0.5);
+                let sx = (px.0 - mx.0).hypot(px.1 - mx.1);
+                let sy = (py.0 - my.0).hypot(py.1 - my.1);
+                xy.push([p.0, p.1]);
+                scale.push((sx * sy).sqrt());
+                let (nu, nv) = (uf / w as f64 - 0.5, vf / h as f64 - 0.5);
+                light.push(1.0 - look.lighting * (nu * nu + nv * nv) * 1.6 + 0.5 * look.lighting * nu);
+            }
+        }
+        Ok(PlaneMap { width: w, height: h, xy, scale, light })
+    }
+
+    /// Render one frame: `instants` are the scene at instants spread over the exposure (each a
+    /// list of shapes, back to front); the result is 8-bit grey with noise from `rng`.
+    pub fn render(&self, instants: &[Vec<Shape>], look: &Look, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+        let n = self.xy.len();
+        let mut img = vec![0f64; n];
+        let k = instants.len().max(1) as f64;
+        for shapes in instants {
+            // Pixels far from every shape see the background only.
+            let mut lo = [f64::INFINITY; 2];
+            let mut hi = [f64::NEG_INFINITY; 2];
+            for s in shapes {
+                let b = s.bounds();
+                lo = [lo[0].min(b[0]), lo[1].min(b[1])];
+                hi = [hi[0].max(b[2]), hi[1].max(b[3])];
+            }
+            for p in 0..n {
+                let [x, y] = self.xy[p];
+                let s = self.scale[p];
+                let mut val = look.background;
+                if x >= lo[0] - s && x <= hi[0] + s && y >= lo[1] - s && y <= hi[1] + s {
+                    for sh in shapes {
+                        let d = sh.distance([x, y]);
+                        let cov = (0.5 - d / s).clamp(0.0, 1.0);
+                        if cov > 0.0 {
+                            val = val * (1.0 - cov) + sh.grey() * cov;
+                        }
+                    }
+                }
+                img[p] += val / k;
+            }
+        }
+        self.finish(&img, look, rng)
+    }
+
+    fn finish(&self, img: &[f64], look: &Look, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+        let lit: Vec<f32> = img.iter().zip(&self.light).map(|(v, l)| (v * l) as f32).collect();
+        finish_image(&lit, self.width, self.height, look.noise, rng)
+    }
+}
+
+/// Add Gaussian noise and round to 8-bit grey.
+fn finish_image(lit: &[f32], width: usize, height: usize, noise: f64, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+    let flat = cv("image", Mat::from_slice(lit))?;
+    let mut f: Mat = cv("reshape", cv("reshape", flat.reshape(1, height as i32))?.try_clone())?;
+    if noise > 0.0 {
+        let mut n = cv("noise", Mat::new_rows_cols_with_default(height as i32, width as i32, opencv::core::CV_32FC1, Scalar::all(0.0)))?;
+        cv("noise", rng.fill(&mut n, opencv::core::RNG_NORMAL, &Scalar::all(0.0), &Scalar::all(noise), false))?;
+        let mut sum = Mat::default();
+        cv("noise", opencv::core::add(&f, &n, &mut sum, &opencv::core::no_array(), -1))?;
+        f = sum;
+    }
+    let mut out = Mat::default();
+    cv("to 8 bit", f.convert_to(&mut out, CV_8UC1, 1.0, 0.0))?;
+    Ok(out)
+}
+
+/// Renders chessboard views for one camera: each pixel's undistorted ray and its derivatives
+/// are computed once, so that the 8 x 8 samples per pixel of every view cost a homography each
+/// (the ray is affine in the sample's offset to within 1e-9 over a pixel).
+pub struct BoardRenderer {
+    intr: Intrinsics,
+    n0: Vec<[f64; 2]>,
+    jac: Vec<[f64; 4]>,
+}
+
+impl BoardRenderer {
+    /// Precompute the rays of `intr`'s pixels.
+    pub fn new(intr: &Intrinsics) -> Self {
+        let (w, h) = (intr.width as usize, intr.height as usize);
+        let mut n0 = Vec::with_capacity(w * h);
+        let mut jac = Vec::with_capacity(w * h);
+        let e = 0.25;
+        for v in 0..h {
+            for u in 0..w {
+                let (uf, vf) = (u as f64, v as f64);
+                let c = intr.undistort_pixel(uf, vf);
+                let (pu, mu) = (intr.undistort_pixel(uf + e, vf), intr.undistort_pixel(uf - e, vf));
+                let (pv, mv) = (intr.undistort_pixel(uf, vf + e), intr.undistort_pixel(uf, vf - e));
+                n0.push([c.0, c.1]);
+                jac.push([(pu.0 - mu.0) / (2.0 * e), (pv.0 - mv.0) / (2.0 * e), (pu.1 - mu.1) / (2.0 * e), (pv.1 - mv.1) / (2.0 * e)]);
+            }
+        }
+        BoardRenderer { intr: *intr, n0, jac }
+    }
+
+    /// A chessboard view: the board (inner corners `board`, one square of white paper around
+    /// its squares) at pose (R, t) board -> camera (board frame: x along its rows, y along its
+    /// columns, z away from the camera), 8 x 8 samples per pixel.
+    pub fn render(&self, board: &Board, r: &Matrix3<f64>, t: &Vector3<f64>, look: &Look, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+        let h_bn = Matrix3::from_columns(&[r.column(0).into_owned(), r.column(1).into_owned(), *t]);
+        let h_nb = h_bn.try_inverse().ok_or_else(|| VisionError::Calibration("board seen edge-on".into()))?;
+        let intr = &self.intr;
+        let (w, h) = (intr.width as usize, intr.height as usize);
+        let s = board.square;
+        let ss = 8;
+        let mut lit = vec![0f32; w * h];
+        for p in 0..w * h {
+            let [x0, y0] = self.n0[p];
+            let [a, b, c, d] = self.jac[p];
+            let mut acc = 0.0;
+            for j in 0..ss {
+                let dv = (j as f64 + 0.5) / ss as f64 - 0.5;
+                for i in 0..ss {
+                    let du = (i as f64 + 0.5) / ss as f64 - 0.5;
+                    let (xn, yn) = (x0 + a * du + b * dv, y0 + c * du + d * dv);
+                    let q = h_nb * Vector3::new(xn, yn, 1.0);
+                    if q.z.abs() < 1e-12 {
+                        acc += look.background;
+                        continue;
+                    }
+                    let (bx, by) = (q.x / q.z, q.y / q.z);
+                    // Squares: index (floor(bx/s) + 1, floor(by/s) + 1) over cols+1 x rows+1.
+                    let (ci, ri) = ((bx / s).floor() + 1.0, (by / s).floor() + 1.0);
+                    let inside_squares = ci >= 0.0 && ri >= 0.0 && ci <= board.cols as f64 && ri <= board.rows as f64;
+                    let inside_paper = bx >= -2.0 * s && by >= -2.0 * s && bx <= (board.cols as f64 + 1.0) * s && by <= (board.rows as f64 + 1.0) * s;
+                    acc += if inside_squares {
+                        if (ci as i64 + ri as i64) % 2 == 0 { 25.0 } else { 225.0 }
+                    } else if inside_paper {
+                        225.0
+                    } else {
+                        look.background
+                    };
+                }
+            }
+            let val = acc / (ss * ss) as f64;
+            let (u, v) = (p % w, p / w);
+            let (nu, nv) = (u as f64 / w as f64 - 0.5, v as f64 / h as f64 - 0.5);
+            let light = 1.0 - look.lighting * (nu * nu + nv * nv) * 1.6 + 0.5 * look.lighting * nu;
+            lit[p] = (val * light) as f32;
+        }
+        finish_image(&lit, w, h, look.noise, rng)
+    }
+}
+
+/// A video codec of OpenCV's FFmpeg writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// FFV1 in Matroska: lossless.
+    Ffv1,
+    /// Motion JPEG in AVI: lossy, frame by frame.
+    Mjpg,
+    /// H.264 (libx264) in MP4: lossy, small files.
+    H264,
+}
+
+impl Codec {
+    /// The file extension the codec goes with.
+    pub fn extension(&self) -> &'static str {
+        match self {
+            Codec::Ffv1 => "mkv",
+            Codec::Mjpg => "avi",
+            Codec::H264 => "mp4",
+        }
+    }
+    fn fourcc(&self) -> Result<i32, VisionError> {
+        let (a, b, c, d) = match self {
+            Codec::Ffv1 => ('F', 'F', 'V', '1'),
+            Codec::Mjpg => ('M', 'J', 'P', 'G'),
+            Codec::H264 => ('a', 'v', 'c', '1'),
+        };
+        cv("fourcc", opencv::videoio::VideoWriter::fourcc(a, b, c, d))
+    }
+}
+
+/// A video being written: frames are 8-bit grey, written as BGR.
+pub struct VideoOut {
+    writer: opencv::videoio::VideoWriter,
+    size: Size,
+    path: String,
+}
+
+impl VideoOut {
+    /// Open `path` for writing with `codec` at `fps`.
+    pub fn create(path: &Path, codec: Codec, fps: f64, width: i32, height: i32) -> Result<Self, VisionError> {
+        let p = path.display().to_string();
+        let size = Size::new(width, height);
+        let writer = cv("VideoWriter", opencv::videoio::VideoWriter::new_with_backend(path.as_os_str(), opencv::videoio::CAP_FFMPEG, codec.fourcc()?, fps, size, true))?;
+        if !cv("VideoWriter", writer.is_opened())? {
+            return Err(VisionError::Video { path: p, reason: format!("OpenCV's FFmpeg writer cannot open it with codec {codec:?}") });
+        }
+        Ok(VideoOut { writer, size, path: p })
+    }
+    /// Append a grey frame.
+    pub fn write(&mut self, grey: &Mat) -> Result<(), VisionError> {
+        if cv("size", grey.size())? != self.size {
+            return Err(VisionError::Video { path: self.path.clone(), reason: "frame size differs from the video's".into() });
+        }
+        let mut bgr = Mat::default();
+        cv("cvtColor", opencv::imgproc::cvt_color(grey, &mut bgr, opencv::imgproc::COLOR_GRAY2BGR, 0))?;
+        cv("write frame", self.writer.write(&bgr))
+    }
+    /// Finish the file.
+    pub fn finish(mut self) -> Result<(), VisionError> {
+        cv("closing the video", self.writer.release())
+    }
+}
+
+/// Board poses (board -> camera) for calibration views, varied and whole in the image (every
+/// corner of the paper at least 4 px inside), deterministic from `rng`. The views' aims cycle
+/// over a 3 x 3 grid of the image (centre, edges and corners, so the lens distortion is seen up
+/// to the image's corners), each turned up to 35 deg about the board's axes and 30 deg in
+/// plane, 0.6 to 0.8 m away at the centre, 0.7 to 1.2 m towards the edges and corners.
+pub fn board_poses(intr: &Intrinsics, board: &Board, count: usize, rng: &mut opencv::core::RNG) -> Result<Vec<(Matrix3<f64>, Vector3<f64>)>, VisionError> {
+    let s = board.square;
+    let centre = Vector3::new((board.cols - 1) as f64 * s / 2.0, (board.rows - 1) as f64 * s / 2.0, 0.0);
+    let paper = [(-2.0 * s, -2.0 * s), ((board.cols as f64 + 1.0) * s, -2.0 * s), (-2.0 * s, (board.rows as f64 + 1.0) * s), ((board.cols as f64 + 1.0) * s, (board.rows as f64 + 1.0) * s)];
+    let mut out = Vec::new();
+    let mut tries = 0;
+    while out.len() < count {
+        tries += 1;
+        if tries > 20_000 {
+            return Err(VisionError::Calibration("cannot place the board wholly in the image: use a smaller board or a wider lens".into()));
+        }
+        let k = out.len() % 9;
+        let (gx, gy) = ((k % 3) as f64 - 1.0, (k / 3) as f64 - 1.0);
+        let mut u = || -> Result<f64, VisionError> { cv("rng", rng.uniform_f64(-1.0, 1.0)) };
+        let (ax, ay, az) = (u()? * 45f64.to_radians(), u()? * 45f64.to_radians(), u()? * 30f64.to_radians());
+        // Views aimed at the edges and corners stand farther, so the board reaches into them.
+        let dist = if k == 4 { 0.7 + 0.1 * u()? } else { 0.95 + 0.25 * u()? };
+        // Aim: a point of the image grid, shrunk a little at random so the board fits.
+        let shrink = 0.8 + 0.2 * (u()? + 1.0) / 2.0;
+        let half_u = (board.cols as f64 + 3.0) * s / 2.0 * intr.fx / dist;
+        let half_v = (board.rows as f64 + 3.0) * s / 2.0 * intr.fy / dist;
+        let aim_u = intr.cx + gx * shrink * (intr.width as f64 / 2.0 - half_u - 5.0).max(0.0);
+        let aim_v = intr.cy + gy * shrink * (intr.height as f64 / 2.0 - half_v - 5.0).max(0.0);
+        let (xn, yn) = intr.undistort_pixel(aim_u, aim_v);
+        let r = *Rotation3::from_euler_angles(ax, ay, az).matrix();
+        let t = Vector3::new(xn * dist, yn * dist, dist) - r * centre;
+        let ok = paper.iter().all(|&(x, y)| {
+            let p = r * Vector3::new(x, y, 0.0) + t;
+            if p.z <= 0.05 {
+                return false;
+            }
+            let (pu, pv) = intr.project_normalized(p.x / p.z, p.y / p.z);
+            pu > 4.0 && pv > 4.0 && pu < intr.width as f64 - 4.0 && pv < intr.height as f64 - 4.0
+        });
+        if ok {
+            out.push((r, t));
+        }
+    }
+    Ok(out)
+}
