@@ -191,3 +191,31 @@ fn crank_length_disagreement_is_reported_with_its_size() {
     let median = circle[1].as_f64().unwrap();
     assert!((median - 0.005).abs() < 2e-4, "B is 5 mm off its circle, measured {median}");
 }
+
+/// Calibration: a board that is never found, a folder that does not exist or holds no image,
+/// an impossible board; each a clear error, and no calibration file written.
+#[test]
+fn calibration_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cal.yaml");
+    let views = common::root().join("../shared/data/opencv-left-chessboard");
+    let v = views.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    expect_error(&["calibrate", "--views", v, "--board", "7x7", "--square", "0.025", "--out", o], &["7x7 board was found in none of the 13 views", "check --board"]);
+    expect_error(&["calibrate", "--views", "no/such/dir", "--board", "9x6", "--square", "0.025", "--out", o], &["no/such/dir", "cannot list the views"]);
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "no images here").unwrap();
+    expect_error(&["calibrate", "--views", empty.to_str().unwrap(), "--board", "9x6", "--square", "0.025", "--out", o], &["no image files"]);
+    expect_error(&["calibrate", "--views", v, "--board", "nine", "--square", "0.025", "--out", o], &["--board nine", "COLSxROWS"]);
+    expect_error(&["calibrate", "--views", v, "--board", "9x6", "--square=-1", "--out", o], &["impossible"]);
+    // A folder with two good views and an unreadable one: too few views, each reason given.
+    let few = dir.path().join("few");
+    std::fs::create_dir_all(&few).unwrap();
+    for f in ["left01.jpg", "left02.jpg"] {
+        std::fs::copy(views.join(f), few.join(f)).unwrap();
+    }
+    std::fs::write(few.join("broken.png"), b"\x89PNG truncated").unwrap();
+    expect_error(&["calibrate", "--views", few.to_str().unwrap(), "--board", "9x6", "--square", "0.025", "--out", o], &["only 2 usable view(s)", "broken.png: cannot be read as an image"]);
+    assert!(!out.exists(), "no calibration written by a failed run");
+}

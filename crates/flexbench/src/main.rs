@@ -69,6 +69,37 @@ enum Command {
         #[arg(long, default_value_t = ProcessConfig::default().max_condition)]
         max_condition: f64,
     },
+    /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
+    /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
+    /// bench plane. Written as OpenCV FileStorage YAML.
+    ///
+    /// Example: flexbench calibrate --views ../shared/data/opencv-left-chessboard --board 9x6 --square 0.025 --out calibration/left.yaml
+    Calibrate {
+        /// Folder of chessboard views (png, jpg, bmp, tif).
+        #[arg(long)]
+        views: PathBuf,
+        /// Inner corners of the board, COLSxROWS (e.g. 9x6).
+        #[arg(long)]
+        board: String,
+        /// Side of a square, m.
+        #[arg(long)]
+        square: f64,
+        /// cornerSubPix half-window in px; default: 11, smaller for small squares.
+        #[arg(long)]
+        subpix_window: Option<i32>,
+        /// A view of the board lying in the lever's plane (for the bench plane).
+        #[arg(long, requires_all = ["origin", "horizontal"])]
+        plane_view: Option<PathBuf>,
+        /// Pixel of the bench origin A in the plane view, "u,v".
+        #[arg(long)]
+        origin: Option<String>,
+        /// Pixel of a second point on the horizontal through A, towards the pendulum, "u,v".
+        #[arg(long)]
+        horizontal: Option<String>,
+        /// Output calibration file (YAML).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Check a mechanism file: parse, validate, assemble over a whole crank turn, and describe.
     ///
     /// Example: flexbench check --mechanism pipelines/wind-pump.toml
@@ -129,6 +160,39 @@ fn run(cli: Cli) -> Result<()> {
             }
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
+        Command::Calibrate { views, board, square, subpix_window, plane_view, origin, horizontal, out } => {
+            use flexbench_vision::calibrate::{bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow};
+            let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6"))?;
+            let board = Board { cols, rows, square };
+            let window = subpix_window.map(SubPixWindow::Fixed).unwrap_or(SubPixWindow::Auto);
+            let files = image_files(&views)?;
+            if files.is_empty() {
+                anyhow::bail!("{}: no image files (png, jpg, bmp, tif) to calibrate from", views.display());
+            }
+            let mut cal = calibrate_views(&files, &board, window).context("calibrating the camera")?;
+            if let (Some(pv), Some(o), Some(h)) = (plane_view, origin, horizontal) {
+                let img = read_grey(&pv).with_context(|| format!("{}: cannot be read as an image", pv.display()))?;
+                let o = parse_pair::<f64>(&o, ',').with_context(|| format!("--origin {o}: give the pixel as u,v"))?;
+                let h = parse_pair::<f64>(&h, ',').with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?;
+                cal.plane = Some(bench_plane(&cal.intrinsics, &img, &board, o, h).context("finding the bench plane")?);
+            }
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            cal.write(&out)?;
+            let i = cal.intrinsics;
+            println!("calibrated from {} of {} views: RMS reprojection error {:.4} px", cal.per_view.len(), files.len(), cal.rms);
+            println!("  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}", i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]);
+            if cal.std_intrinsics.len() >= 4 {
+                let s = &cal.std_intrinsics;
+                println!("  standard deviations: fx {:.3} fy {:.3} cx {:.3} cy {:.3} px", s[0], s[1], s[2], s[3]);
+            }
+            for (n, why) in &cal.rejected {
+                println!("  rejected {n}: {why}");
+            }
+            println!("  bench plane: {}", if cal.plane.is_some() { "calibrated" } else { "not given (intrinsics only)" });
+            println!("wrote {}", out.display());
+        }
         Command::Check { mechanism } => {
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let m = &file.mechanism;
@@ -142,6 +206,14 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Parse "a<sep>b" into two numbers.
+fn parse_pair<T: std::str::FromStr>(text: &str, sep: char) -> Result<(T, T)> {
+    let (a, b) = text.split_once(sep).ok_or_else(|| anyhow::anyhow!("'{text}' has no '{sep}'"))?;
+    let a = a.trim().parse::<T>().map_err(|_| anyhow::anyhow!("'{a}' is not a number"))?;
+    let b = b.trim().parse::<T>().map_err(|_| anyhow::anyhow!("'{b}' is not a number"))?;
+    Ok((a, b))
 }
 
 fn main() -> ExitCode {

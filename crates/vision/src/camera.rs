@@ -140,9 +140,10 @@ fn row_vec(v: &[f64]) -> Result<Mat, VisionError> {
 
 /// All the f64 values of a Mat, row-major.
 pub fn mat_values(m: &Mat) -> Result<Vec<f64>, VisionError> {
+    let cont = cv("clone", m.try_clone())?;
+    let single: Mat = cv("channels", cv("reshape", cont.reshape(1, 0))?.try_clone())?;
     let mut f = Mat::default();
-    cv("convert", m.convert_to(&mut f, opencv::core::CV_64F, 1.0, 0.0))?;
-    let f = if f.is_continuous() { f } else { cv("clone", f.try_clone())? };
+    cv("convert", single.convert_to(&mut f, opencv::core::CV_64F, 1.0, 0.0))?;
     Ok(cv("data", f.data_typed::<f64>())?.to_vec())
 }
 
@@ -271,5 +272,27 @@ mod tests {
         let p = mat_values(&img).unwrap();
         let (u, v) = i.project_normalized(0.3, -0.2);
         assert!((p[0] - u).abs() < 1e-9 && (p[1] - v).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod file_tests {
+    use super::*;
+
+    /// A calibration file without its camera matrix is refused, naming the key.
+    #[test]
+    fn missing_matrix_is_named() {
+        let dir = std::env::temp_dir().join(format!("flexbench-cal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("c.yaml");
+        std::fs::write(&p, "%YAML:1.0\n---\nimage_width: 640\nimage_height: 480\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n").unwrap();
+        let e = Calibration::read(&p).unwrap_err().to_string();
+        assert!(e.contains("'camera_matrix' is missing"), "{e}");
+        std::fs::write(&p, "not yaml at all {{{").unwrap();
+        let e = Calibration::read(&p).unwrap_err().to_string();
+        assert!(e.contains("calibration file"), "{e}");
+        let e = Calibration::read(&dir.join("none.yaml")).unwrap_err().to_string();
+        assert!(e.contains("no such file"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
