@@ -156,8 +156,7 @@ impl PlaneMap {
                 let sy = (py.0 - my.0).hypot(py.1 - my.1);
                 xy.push([p.0, p.1]);
                 scale.push((sx * sy).sqrt());
-                let (nu, nv) = (uf / w as f64 - 0.5, vf / h as f64 - 0.5);
-                light.push(1.0 - look.lighting * (nu * nu + nv * nv) * 1.6 + 0.5 * look.lighting * nu);
+                light.push(lighting(uf, vf, w, h, look.lighting));
             }
         }
         Ok(PlaneMap { width: w, height: h, xy, scale, light })
@@ -201,6 +200,13 @@ impl PlaneMap {
         let lit: Vec<f32> = img.iter().zip(&self.light).map(|(v, l)| (v * l) as f32).collect();
         finish_image(&lit, self.width, self.height, look.noise, rng)
     }
+}
+
+/// The uneven lighting at pixel (u, v): vignetting towards the corners and a left-right
+/// gradient, of relative amplitude `amp`.
+fn lighting(u: f64, v: f64, w: usize, h: usize, amp: f64) -> f64 {
+    let (nu, nv) = (u / w as f64 - 0.5, v / h as f64 - 0.5);
+    1.0 - amp * (nu * nu + nv * nv) * 1.6 + 0.5 * amp * nu
 }
 
 /// Add Gaussian noise and round to 8-bit grey.
@@ -288,10 +294,7 @@ impl BoardRenderer {
                 }
             }
             let val = acc / (ss * ss) as f64;
-            let (u, v) = (p % w, p / w);
-            let (nu, nv) = (u as f64 / w as f64 - 0.5, v as f64 / h as f64 - 0.5);
-            let light = 1.0 - look.lighting * (nu * nu + nv * nv) * 1.6 + 0.5 * look.lighting * nu;
-            lit[p] = (val * light) as f32;
+            lit[p] = (val * lighting((p % w) as f64, (p / w) as f64, w, h, look.lighting)) as f32;
         }
         finish_image(&lit, w, h, look.noise, rng)
     }
@@ -404,4 +407,44 @@ pub fn board_poses(intr: &Intrinsics, board: &Board, count: usize, rng: &mut ope
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A marker disc rendered on the bench plane has its intensity centroid at the projection of
+    /// its centre within 0.02 px, still and moving (motion blur over the exposure): perspective
+    /// and distortion shift an ellipse's centre by less than 0.002 px at this size, and the
+    /// 8-bit rounding of the intensities adds about 0.005 px (seen: 0.006 px at most).
+    #[test]
+    fn a_rendered_disc_is_centred_on_its_projection() {
+        let intr = Intrinsics { width: 320, height: 240, fx: 350.0, fy: 351.0, cx: 161.0, cy: 119.0, dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0] };
+        let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
+        let look = Look { background: 90.0, lighting: 0.0, noise: 0.0 };
+        let map = PlaneMap::new(&cam, &look).unwrap();
+        let mut rng = opencv::core::RNG::new(1).unwrap();
+        for (c, vel) in [([0.2, 0.0], [0.0, 0.0]), ([0.45, -0.2], [0.0, 0.0]), ([0.1, 0.1], [0.8, -0.5])] {
+            let instants: Vec<Vec<Shape>> = (0..9)
+                .map(|k| {
+                    let dt = (k as f64 / 8.0 - 0.5) * 0.002;
+                    vec![Shape::Disc { c: [c[0] + vel[0] * dt, c[1] + vel[1] * dt], r: 0.012, grey: 230.0 }]
+                })
+                .collect();
+            let img = map.render(&instants, &look, &mut rng).unwrap();
+            let (pu, pv) = cam.project(c[0], c[1]);
+            let (mut s, mut su, mut sv) = (0.0, 0.0, 0.0);
+            for v in (pv as i32 - 12)..=(pv as i32 + 12) {
+                for u in (pu as i32 - 12)..=(pu as i32 + 12) {
+                    let w = *img.at_2d::<u8>(v, u).unwrap() as f64 - 90.0;
+                    s += w;
+                    su += w * u as f64;
+                    sv += w * v as f64;
+                }
+            }
+            let (cu, cv_) = (su / s, sv / s);
+            eprintln!("disc at {c:?}: centroid ({cu:.4}, {cv_:.4}) projection ({pu:.4}, {pv:.4})");
+            assert!((cu - pu).hypot(cv_ - pv) < 0.02, "{c:?}");
+        }
+    }
 }
