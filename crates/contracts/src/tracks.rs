@@ -23,6 +23,8 @@ pub struct TrackRow {
     pub x: Option<f64>,
     /// Bench-frame y of the marker, m.
     pub y: Option<f64>,
+    /// Standard deviation of the image centre, px (written as the extra column `sigma_px`).
+    pub sigma_px: Option<f64>,
 }
 
 /// A validated tracks table: finite values, strictly increasing time per marker, no duplicate
@@ -107,7 +109,7 @@ impl Tracks {
                     value: r.t,
                 });
             }
-            for (name, val) in [("u", r.u), ("v", r.v), ("x", r.x), ("y", r.y)] {
+            for (name, val) in [("u", r.u), ("v", r.v), ("x", r.x), ("y", r.y), ("sigma_px", r.sigma_px)] {
                 check_finite(T, row, &r.marker, name, val)?;
             }
             check_pair(T, row, &r.marker, ("u", r.u), ("v", r.v))?;
@@ -232,6 +234,7 @@ impl Tracks {
             ("v", Column::OptF64(r.iter().map(|r| r.v).collect())),
             ("x", Column::OptF64(r.iter().map(|r| r.x).collect())),
             ("y", Column::OptF64(r.iter().map(|r| r.y).collect())),
+            ("sigma_px", Column::OptF64(r.iter().map(|r| r.sigma_px).collect())),
         ];
         for (name, c) in cols {
             // Equal lengths by construction.
@@ -246,7 +249,7 @@ mod tests {
     use super::*;
 
     fn row(frame: i64, t: f64, m: &str, x: Option<f64>) -> TrackRow {
-        TrackRow { frame, t, marker: m.into(), u: None, v: None, x, y: x }
+        TrackRow { frame, t, marker: m.into(), u: None, v: None, x, y: x, sigma_px: None }
     }
 
     #[test]

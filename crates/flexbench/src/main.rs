@@ -88,7 +88,7 @@ enum Command {
         #[arg(long)]
         subpix_window: Option<i32>,
         /// A view of the board lying in the lever's plane (for the bench plane).
-        #[arg(long, requires_all = ["origin", "horizontal"])]
+        #[arg(long)]
         plane_view: Option<PathBuf>,
         /// Pixel of the bench origin A in the plane view, "u,v".
         #[arg(long)]
@@ -96,9 +96,50 @@ enum Command {
         /// Pixel of a second point on the horizontal through A, towards the pendulum, "u,v".
         #[arg(long)]
         horizontal: Option<String>,
+        /// A TOML file with `origin = [u, v]` and `horizontal = [u, v]` (instead of the two options).
+        #[arg(long, conflicts_with_all = ["origin", "horizontal"])]
+        clicks: Option<PathBuf>,
         /// Output calibration file (YAML).
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Render what a known camera films of the simulated bench: the video (motion blur, noise,
+    /// uneven lighting, occlusions), calibration views, a board view in the lever's plane with the
+    /// pixels of A and of the horizontal, and the truth (tracks with u, v and x, y, the camera,
+    /// the simulation's tables).
+    ///
+    /// Example: flexbench render --mechanism pipelines/wind-pump.toml --camera recordings/default/camera.toml --out out/render
+    Render {
+        /// Mechanism file (TOML).
+        #[arg(long)]
+        mechanism: PathBuf,
+        /// Camera and recording settings (TOML).
+        #[arg(long)]
+        camera: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Track the markers in a video: sub-pixel centres, identities along the lever, gaps where a
+    /// marker is not seen, mapped to bench metres; the tracks table and a summary.
+    ///
+    /// Example: flexbench track --video recordings/default/video.mp4 --calibration calibration/default.yaml --out out/tracks.parquet
+    Track {
+        /// Video file.
+        #[arg(long)]
+        video: PathBuf,
+        /// Calibration file (YAML, with the bench plane).
+        #[arg(long)]
+        calibration: PathBuf,
+        /// Tracks table to write (.csv or .parquet; the other format is written beside it).
+        #[arg(long)]
+        out: PathBuf,
+        /// Marker names along the lever from B, comma-separated.
+        #[arg(long, default_value = "M1,M2,M3,M4,M5")]
+        markers: String,
+        /// Segmentation threshold, grey level; default: halfway between median and maximum.
+        #[arg(long)]
+        threshold: Option<f64>,
     },
     /// Check a mechanism file: parse, validate, assemble over a whole crank turn, and describe.
     ///
@@ -160,7 +201,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Calibrate { views, board, square, subpix_window, plane_view, origin, horizontal, out } => {
+        Command::Calibrate { views, board, square, subpix_window, plane_view, origin, horizontal, clicks, out } => {
             use flexbench_vision::calibrate::{bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow};
             let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6"))?;
             let board = Board { cols, rows, square };
@@ -170,11 +211,22 @@ fn run(cli: Cli) -> Result<()> {
                 anyhow::bail!("{}: no image files (png, jpg, bmp, tif) to calibrate from", views.display());
             }
             let mut cal = calibrate_views(&files, &board, window).context("calibrating the camera")?;
-            if let (Some(pv), Some(o), Some(h)) = (plane_view, origin, horizontal) {
-                let img = read_grey(&pv).with_context(|| format!("{}: cannot be read as an image", pv.display()))?;
-                let o = parse_pair::<f64>(&o, ',').with_context(|| format!("--origin {o}: give the pixel as u,v"))?;
-                let h = parse_pair::<f64>(&h, ',').with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?;
-                cal.plane = Some(bench_plane(&cal.intrinsics, &img, &board, o, h).context("finding the bench plane")?);
+            let clicked = match (&clicks, &origin, &horizontal) {
+                (Some(c), _, _) => Some(read_clicks(c)?),
+                (None, Some(o), Some(h)) => Some((
+                    parse_pair::<f64>(o, ',').with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
+                    parse_pair::<f64>(h, ',').with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
+                )),
+                (None, None, None) => None,
+                _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
+            };
+            match (plane_view, clicked) {
+                (Some(pv), Some((o, h))) => {
+                    let img = read_grey(&pv).with_context(|| format!("{}: cannot be read as an image", pv.display()))?;
+                    cal.plane = Some(bench_plane(&cal.intrinsics, &img, &board, o, h).context("finding the bench plane")?);
+                }
+                (None, None) => {}
+                _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
             }
             if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -193,6 +245,36 @@ fn run(cli: Cli) -> Result<()> {
             println!("  bench plane: {}", if cal.plane.is_some() { "calibrated" } else { "not given (intrinsics only)" });
             println!("wrote {}", out.display());
         }
+        Command::Render { mechanism, camera, out } => {
+            let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+            let spec = flexbench_pipeline::render::RenderSpec::load(&camera)?;
+            let pb = bar(1000);
+            let s = flexbench_pipeline::render::render(&file.mechanism, &spec, &out, |stage, f| {
+                pb.set_message(stage.to_string());
+                pb.set_position((f * 1000.0) as u64);
+            })
+            .with_context(|| format!("rendering into {}", out.display()))?;
+            pb.finish_and_clear();
+            println!("rendered {} frames into {} ({} files in {})", s.frames, s.video.display(), s.files.len(), out.display());
+        }
+        Command::Track { video, calibration, out, markers, threshold } => {
+            let names: Vec<String> = markers.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
+            let cfg = flexbench_vision::track::TrackConfig { markers: names, threshold, ..Default::default() };
+            let pb = bar(1);
+            pb.set_message("tracking");
+            let (s, files) = flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {
+                pb.set_length(n.max(k).max(1) as u64);
+                pb.set_position(k as u64);
+            })
+            .with_context(|| format!("tracking {}", video.display()))?;
+            pb.finish_and_clear();
+            println!(
+                "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, locked at frame {}, median sigma {:.3} px, {} timestamps",
+                s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
+                if s.file_timestamps { "file" } else { "frame-rate" }
+            );
+            println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+        }
         Command::Check { mechanism } => {
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let m = &file.mechanism;
@@ -206,6 +288,21 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Read `origin = [u, v]` and `horizontal = [u, v]` from a TOML file.
+fn read_clicks(path: &std::path::Path) -> Result<((f64, f64), (f64, f64))> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot be read", path.display()))?;
+    let t: toml::Table = toml::from_str(&text).with_context(|| format!("{}: not TOML", path.display()))?;
+    let get = |k: &str| -> Result<(f64, f64)> {
+        let a = t.get(k).and_then(|v| v.as_array()).ok_or_else(|| anyhow::anyhow!("{}: '{k}' is missing; give {k} = [u, v]", path.display()))?;
+        let n = |i: usize| a.get(i).and_then(|v| v.as_float().or_else(|| v.as_integer().map(|x| x as f64)));
+        match (n(0), n(1)) {
+            (Some(u), Some(v)) if a.len() == 2 => Ok((u, v)),
+            _ => anyhow::bail!("{}: '{k}' must be two numbers [u, v]", path.display()),
+        }
+    };
+    Ok((get("origin")?, get("horizontal")?))
 }
 
 /// Parse "a<sep>b" into two numbers.

@@ -74,7 +74,7 @@ impl Mechanism {
         for (k, (t, q)) in states.iter().enumerate() {
             for mk in &self.markers {
                 let p = body_point(q, mk.body, mk.local);
-                rows.push(TrackRow { frame: k as i64, t: *t, marker: mk.name.clone(), u: None, v: None, x: Some(p.x), y: Some(p.y) });
+                rows.push(TrackRow { frame: k as i64, t: *t, marker: mk.name.clone(), u: None, v: None, x: Some(p.x), y: Some(p.y), sigma_px: None });
             }
         }
         Tracks::new(rows)

@@ -8,6 +8,8 @@
 #![warn(missing_docs)]
 
 pub mod process;
+pub mod render;
+pub mod track;
 pub mod simulate;
 
 use std::path::{Path, PathBuf};

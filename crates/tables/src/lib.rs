@@ -165,6 +165,7 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
     let has = |n: &str| df.get_column_names().iter().any(|c| c.as_str() == n);
     let u = if has("u") { opt_f64(&df, path, "u")? } else { vec![None; df.height()] };
     let v = if has("v") { opt_f64(&df, path, "v")? } else { vec![None; df.height()] };
+    let sigma = if has("sigma_px") { opt_f64(&df, path, "sigma_px")? } else { vec![None; df.height()] };
     let mut rows = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let col_err = |c: &str, r: &str| TableError::Column { path: p.clone(), column: c.into(), reason: format!("row {}: {r}", i + 1) };
@@ -174,7 +175,7 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
             return Err(col_err("frame", &format!("{fi} is not a whole frame number")));
         }
         let m = marker[i].clone().ok_or_else(|| col_err("marker", "empty: every row needs a marker name"))?;
-        rows.push(TrackRow { frame: fi as i64, t: ti, marker: m, u: u[i], v: v[i], x: x[i], y: y[i] });
+        rows.push(TrackRow { frame: fi as i64, t: ti, marker: m, u: u[i], v: v[i], x: x[i], y: y[i], sigma_px: sigma[i] });
     }
     Tracks::new(rows).map_err(|source| TableError::Contract { path: p, source })
 }
@@ -187,10 +188,10 @@ mod tests {
     fn tracks_round_trip_through_both_formats_keeping_gaps() {
         let dir = tempfile::tempdir().unwrap();
         let rows = vec![
-            TrackRow { frame: 0, t: 0.0, marker: "M1".into(), u: None, v: None, x: Some(0.1), y: Some(0.2) },
-            TrackRow { frame: 0, t: 0.0, marker: "M2".into(), u: Some(3.5), v: Some(4.5), x: Some(0.3), y: Some(-0.25) },
-            TrackRow { frame: 1, t: 0.004, marker: "M1".into(), u: None, v: None, x: None, y: None },
-            TrackRow { frame: 1, t: 0.004, marker: "M2".into(), u: None, v: None, x: Some(1.0 / 3.0), y: Some(0.0) },
+            TrackRow { frame: 0, t: 0.0, marker: "M1".into(), u: None, v: None, x: Some(0.1), y: Some(0.2), sigma_px: None },
+            TrackRow { frame: 0, t: 0.0, marker: "M2".into(), u: Some(3.5), v: Some(4.5), x: Some(0.3), y: Some(-0.25), sigma_px: Some(0.04) },
+            TrackRow { frame: 1, t: 0.004, marker: "M1".into(), u: None, v: None, x: None, y: None, sigma_px: None },
+            TrackRow { frame: 1, t: 0.004, marker: "M2".into(), u: None, v: None, x: Some(1.0 / 3.0), y: Some(0.0), sigma_px: None },
         ];
         let tracks = Tracks::new(rows).unwrap();
         let [csv, pq] = write_table(&tracks.to_table(), dir.path(), "tracks").unwrap();

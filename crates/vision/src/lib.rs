@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod camera;
 pub mod render;
+pub mod track;
 
 pub use camera::{BenchPlane, Calibration, Intrinsics};
 

@@ -177,12 +177,16 @@ impl PlaneMap {
                 lo = [lo[0].min(b[0]), lo[1].min(b[1])];
                 hi = [hi[0].max(b[2]), hi[1].max(b[3])];
             }
+            let boxes: Vec<[f64; 4]> = shapes.iter().map(|s| s.bounds()).collect();
             for p in 0..n {
                 let [x, y] = self.xy[p];
                 let s = self.scale[p];
                 let mut val = look.background;
                 if x >= lo[0] - s && x <= hi[0] + s && y >= lo[1] - s && y <= hi[1] + s {
-                    for sh in shapes {
+                    for (sh, b) in shapes.iter().zip(&boxes) {
+                        if x < b[0] - s || x > b[2] + s || y < b[1] - s || y > b[3] + s {
+                            continue;
+                        }
                         let d = sh.distance([x, y]);
                         let cov = (0.5 - d / s).clamp(0.0, 1.0);
                         if cov > 0.0 {

@@ -1,0 +1,387 @@
+//! Sub-pixel tracking of the lever's markers in a video file.
+//!
+//! Every frame is decoded (OpenCV, FFmpeg backend), its time taken from the file's own
+//! timestamps when they increase, else from the frame rate. Bright blobs are segmented at a
+//! threshold halfway between the frame's median and its brightest level (or a given one) and
+//! kept when their area and fill are those of a disc. Each blob's centre is the intensity
+//! centroid of (I - b) over its box widened by 3 px, b being the median of the box's border (the
+//! lever or background around the marker): unbiased for a symmetric blob, blurred or not. Its
+//! standard deviation follows from the noise of the border pixels,
+//! sigma = sigma_noise sqrt(sum (u - u_c)^2) / sum (I - b).
+//!
+//! Identities: the markers are in a line on the lever, M1 nearest B, and move smoothly. The
+//! tracker locks on the first frame where exactly the expected number of blobs lie on a line,
+//! names them along the line from the end nearest the bench origin A (B turns within the crank's
+//! length of A; C' is far from it), and then follows each marker to the nearest blob of its
+//! prediction (constant velocity in the image, or its place on the line through the markers
+//! seen), within a gate of 0.4 times the smallest marker spacing. A marker with no blob in its
+//! gate is a gap in that frame, never invented.
+
+use std::path::Path;
+use std::time::Instant;
+
+use flexbench_contracts::TrackRow;
+use opencv::core::{Mat, CV_32S};
+use opencv::prelude::*;
+
+use crate::camera::Calibration;
+use crate::{cv, VisionError};
+
+/// Tracking settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackConfig {
+    /// Marker names in order along the lever from B (M1..M5 on the bench).
+    pub markers: Vec<String>,
+    /// Segmentation threshold (grey level); None: halfway between the median and the maximum.
+    pub threshold: Option<f64>,
+    /// Smallest blob area kept, px.
+    pub min_area: f64,
+    /// Largest blob area kept, px.
+    pub max_area: f64,
+}
+
+impl Default for TrackConfig {
+    fn default() -> Self {
+        TrackConfig { markers: (1..=5).map(|i| format!("M{i}")).collect(), threshold: None, min_area: 6.0, max_area: 5000.0 }
+    }
+}
+
+/// What tracking found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TrackSummary {
+    /// Frames decoded.
+    pub frames: usize,
+    /// Marker detections written.
+    pub detections: usize,
+    /// Marker-frames without a detection (gaps), after the lock.
+    pub gaps: usize,
+    /// Blobs seen but not taken as a marker (wrong shape, outside every gate).
+    pub rejected_blobs: usize,
+    /// Frame where the markers were first found in a line.
+    pub lock_frame: usize,
+    /// Whether the file's timestamps were used (else frame / fps).
+    pub file_timestamps: bool,
+    /// Frames per second of decoding and tracking together.
+    pub frames_per_second: f64,
+    /// Median standard deviation of the centres, px.
+    pub median_sigma_px: f64,
+}
+
+/// A blob's sub-pixel centre and its standard deviation (px).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Blob {
+    /// Column of the centre, px.
+    pub u: f64,
+    /// Row of the centre, px.
+    pub v: f64,
+    /// Standard deviation of the centre, px.
+    pub sigma: f64,
+    /// Area above the threshold, px.
+    pub area: f64,
+}
+
+/// Bright, disc-like blobs of a grey frame with their sub-pixel centres.
+pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), VisionError> {
+    let size = cv("size", grey.size())?;
+    let (w, h) = (size.width as usize, size.height as usize);
+    let data = cv("pixels", grey.data_bytes())?;
+    let threshold = match cfg.threshold {
+        Some(t) => t,
+        None => {
+            let mut hist = [0usize; 256];
+            for &p in data {
+                hist[p as usize] += 1;
+            }
+            let mut acc = 0;
+            let mut median = 0;
+            for (i, c) in hist.iter().enumerate() {
+                acc += c;
+                if acc * 2 >= data.len() {
+                    median = i;
+                    break;
+                }
+            }
+            let max = (0..256).rev().find(|&i| hist[i] > 0).unwrap_or(255);
+            median as f64 + 0.5 * (max as f64 - median as f64)
+        }
+    };
+    let mut binary = Mat::default();
+    cv("threshold", opencv::imgproc::threshold(grey, &mut binary, threshold, 255.0, opencv::imgproc::THRESH_BINARY))?;
+    let mut labels = Mat::default();
+    let mut stats = Mat::default();
+    let mut centroids = Mat::default();
+    let n = cv("connectedComponents", opencv::imgproc::connected_components_with_stats(&binary, &mut labels, &mut stats, &mut centroids, 8, CV_32S))?;
+    let mut blobs = Vec::new();
+    let mut rejected = 0;
+    for k in 1..n {
+        let st = |c: i32| -> Result<i32, VisionError> { cv("stats", stats.at_2d::<i32>(k, c).copied()) };
+        let (x0, y0, bw, bh, area) = (st(0)?, st(1)?, st(2)?, st(3)?, st(4)? as f64);
+        let fill = area / (std::f64::consts::PI / 4.0 * (bw.max(bh) as f64).powi(2));
+        if area < cfg.min_area || area > cfg.max_area || fill < 0.55 || (bw.max(bh) as f64) > 2.5 * (bw.min(bh) as f64) {
+            rejected += 1;
+            continue;
+        }
+        // Box widened by 3 px, clipped to the image.
+        let m = 3;
+        let (u0, v0) = ((x0 - m).max(0) as usize, (y0 - m).max(0) as usize);
+        let (u1, v1) = (((x0 + bw + m) as usize).min(w - 1), ((y0 + bh + m) as usize).min(h - 1));
+        let mut border = Vec::new();
+        for v in v0..=v1 {
+            for u in u0..=u1 {
+                if v == v0 || v == v1 || u == u0 || u == u1 {
+                    border.push(data[v * w + u] as f64);
+                }
+            }
+        }
+        border.sort_by(|a, b| a.total_cmp(b));
+        let b = border[border.len() / 2];
+        let mut dev: Vec<f64> = border.iter().map(|x| (x - b).abs()).collect();
+        dev.sort_by(|a, b| a.total_cmp(b));
+        let noise = 1.4826 * dev[dev.len() / 2];
+        let (mut s, mut su, mut sv) = (0.0, 0.0, 0.0);
+        for v in v0..=v1 {
+            for u in u0..=u1 {
+                let wgt = data[v * w + u] as f64 - b;
+                if wgt > 0.0 {
+                    s += wgt;
+                    su += wgt * u as f64;
+                    sv += wgt * v as f64;
+                }
+            }
+        }
+        if s <= 0.0 {
+            rejected += 1;
+            continue;
+        }
+        let (cu, cv_) = (su / s, sv / s);
+        let (mut mu, mut mv) = (0.0, 0.0);
+        for v in v0..=v1 {
+            for u in u0..=u1 {
+                if data[v * w + u] as f64 > b {
+                    mu += (u as f64 - cu).powi(2);
+                    mv += (v as f64 - cv_).powi(2);
+                }
+            }
+        }
+        // Noise quantised to 8 bits has a floor of 1/sqrt(12) grey level.
+        let sn = noise.max(1.0 / 12f64.sqrt());
+        let sigma = sn * mu.max(mv).sqrt() / s;
+        blobs.push(Blob { u: cu, v: cv_, sigma, area });
+    }
+    Ok((blobs, rejected))
+}
+
+/// Track the markers of the video at `path` with the camera `cal` (intrinsics and bench plane).
+/// Rows come out frame by frame, marker by marker; a marker not found in a frame has no row.
+pub fn track_video(
+    path: &Path,
+    cal: &Calibration,
+    cfg: &TrackConfig,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<(Vec<TrackRow>, TrackSummary), VisionError> {
+    let p = path.display().to_string();
+    let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
+    if !path.exists() {
+        return Err(video_err("no such file; check the path".into()));
+    }
+    let plane = cal.plane.ok_or_else(|| VisionError::CalibrationFile {
+        path: "(calibration)".into(),
+        reason: "it has no bench plane ('bench_homography'); calibrate with --plane-view, --origin and --horizontal".into(),
+    })?;
+    let mut cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
+        .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
+    if !cv("open", cap.is_opened())? {
+        return Err(video_err("cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into()));
+    }
+    let fps = cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?;
+    let total = cv("frame count", cap.get(opencv::videoio::CAP_PROP_FRAME_COUNT))?.max(0.0) as usize;
+    let nm = cfg.markers.len();
+    if nm < 2 {
+        return Err(VisionError::Tracking { path: p, reason: "at least two markers are needed".into() });
+    }
+    let start = Instant::now();
+    let mut summary = TrackSummary::default();
+    let mut frame = Mat::default();
+    let mut grey = Mat::default();
+    let mut stamps: Vec<f64> = Vec::new();
+    let mut per_frame: Vec<Vec<Option<Blob>>> = Vec::new();
+    let mut lock: Option<Vec<f64>> = None; // the markers' parameters along the line (px at lock)
+    let mut counts = std::collections::BTreeMap::<usize, usize>::new();
+    let mut sigmas = Vec::new();
+    loop {
+        let ok = cap.read(&mut frame).map_err(|e| video_err(format!("decoding frame {} failed ({})", per_frame.len(), e.message)))?;
+        if !ok || frame.empty() {
+            break;
+        }
+        stamps.push(cv("timestamp", cap.get(opencv::videoio::CAP_PROP_POS_MSEC))? / 1000.0);
+        if frame.channels() == 1 {
+            grey = cv("clone", frame.try_clone())?;
+        } else {
+            cv("cvtColor", opencv::imgproc::cvt_color(&frame, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
+        }
+        let (blobs, rejected) = find_blobs(&grey, cfg)?;
+        summary.rejected_blobs += rejected;
+        *counts.entry(blobs.len()).or_default() += 1;
+        let k = per_frame.len();
+        let assigned = match &lock {
+            None => match lock_on(&blobs, nm, &plane, cal) {
+                Some((order, params)) => {
+                    lock = Some(params);
+                    summary.lock_frame = k;
+                    summary.rejected_blobs += blobs.len() - nm;
+                    order.into_iter().map(|i| Some(blobs[i])).collect()
+                }
+                None => vec![None; nm],
+            },
+            Some(params) => {
+                let prev1 = per_frame.last();
+                let prev2 = if per_frame.len() >= 2 { per_frame.get(per_frame.len() - 2) } else { None };
+                let (a, extra) = follow(&blobs, params, prev1, prev2);
+                summary.rejected_blobs += extra;
+                a
+            }
+        };
+        if lock.is_some() {
+            summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
+        }
+        per_frame.push(assigned);
+        if k % 16 == 0 {
+            progress(k, total);
+        }
+    }
+    if per_frame.is_empty() {
+        return Err(video_err("holds no frame that can be decoded (empty or truncated file)".into()));
+    }
+    if lock.is_none() {
+        let seen: Vec<String> = counts.iter().map(|(n, f)| format!("{n} blob(s) in {f} frame(s)")).collect();
+        return Err(VisionError::Tracking {
+            path: p,
+            reason: format!(
+                "the {nm} markers were never found in a line: {}; check the marker count (--markers), the threshold, and that the markers are bright on a darker lever",
+                seen.join(", ")
+            ),
+        });
+    }
+    // Times: the file's timestamps if they increase, else frame / fps.
+    let increasing = stamps.windows(2).all(|w| w[1] > w[0]);
+    summary.file_timestamps = increasing && stamps.len() > 1;
+    let times: Vec<f64> = if summary.file_timestamps {
+        let t0 = stamps[0];
+        stamps.iter().map(|s| s - t0).collect()
+    } else {
+        let f = if fps > 0.0 { fps } else { 1.0 };
+        (0..per_frame.len()).map(|k| k as f64 / f).collect()
+    };
+    let mut rows = Vec::new();
+    for (k, assigned) in per_frame.iter().enumerate() {
+        for (m, a) in assigned.iter().enumerate() {
+            if let Some(b) = a {
+                let (xn, yn) = cal.intrinsics.undistort_pixel(b.u, b.v);
+                let (x, y) = plane.to_bench(xn, yn);
+                sigmas.push(b.sigma);
+                rows.push(TrackRow { frame: k as i64, t: times[k], marker: cfg.markers[m].clone(), u: Some(b.u), v: Some(b.v), x: Some(x), y: Some(y), sigma_px: Some(b.sigma) });
+            }
+        }
+    }
+    summary.frames = per_frame.len();
+    summary.detections = rows.len();
+    summary.frames_per_second = per_frame.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    sigmas.sort_by(|a, b| a.total_cmp(b));
+    summary.median_sigma_px = sigmas.get(sigmas.len() / 2).copied().unwrap_or(f64::NAN);
+    progress(per_frame.len(), per_frame.len());
+    Ok((rows, summary))
+}
+
+/// Lock on: exactly `nm` blobs lying on a line (residual under 1 % of their spread); returns the
+/// blob index of each marker (from the end nearest the bench origin) and their positions along
+/// the line (px).
+fn lock_on(blobs: &[Blob], nm: usize, plane: &crate::camera::BenchPlane, cal: &Calibration) -> Option<(Vec<usize>, Vec<f64>)> {
+    if blobs.len() != nm {
+        return None;
+    }
+    let (mu, mv) = (blobs.iter().map(|b| b.u).sum::<f64>() / nm as f64, blobs.iter().map(|b| b.v).sum::<f64>() / nm as f64);
+    let (mut suu, mut suv, mut svv) = (0.0, 0.0, 0.0);
+    for b in blobs {
+        suu += (b.u - mu).powi(2);
+        suv += (b.u - mu) * (b.v - mv);
+        svv += (b.v - mv).powi(2);
+    }
+    // Principal direction of the blobs.
+    let angle = 0.5 * (2.0 * suv).atan2(suu - svv);
+    let (du, dv) = (angle.cos(), angle.sin());
+    let along: Vec<f64> = blobs.iter().map(|b| (b.u - mu) * du + (b.v - mv) * dv).collect();
+    let across: Vec<f64> = blobs.iter().map(|b| -(b.u - mu) * dv + (b.v - mv) * du).collect();
+    let spread = along.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - along.iter().cloned().fold(f64::INFINITY, f64::min);
+    if across.iter().any(|a| a.abs() > 0.01 * spread + 1.0) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..nm).collect();
+    order.sort_by(|&a, &b| along[a].total_cmp(&along[b]));
+    // The end nearest A (bench origin) is M1.
+    let dist_to_a = |i: usize| {
+        let (xn, yn) = cal.intrinsics.undistort_pixel(blobs[i].u, blobs[i].v);
+        let (x, y) = plane.to_bench(xn, yn);
+        x.hypot(y)
+    };
+    if dist_to_a(order[nm - 1]) < dist_to_a(order[0]) {
+        order.reverse();
+    }
+    let params = order.iter().map(|&i| (blobs[i].u - blobs[order[0]].u).hypot(blobs[i].v - blobs[order[0]].v)).collect();
+    Some((order, params))
+}
+
+/// Follow the markers into a new frame: each marker's predicted place (constant velocity from
+/// the last two frames, or, when it was not seen there, its place on the line through the
+/// markers of the last frame), then the nearest blob within the gate, each blob taken once.
+fn follow(blobs: &[Blob], params: &[f64], prev1: Option<&Vec<Option<Blob>>>, prev2: Option<&Vec<Option<Blob>>>) -> (Vec<Option<Blob>>, usize) {
+    let nm = params.len();
+    let min_spacing = params.windows(2).map(|w| (w[1] - w[0]).abs()).fold(f64::INFINITY, f64::min);
+    let gate = 0.4 * min_spacing;
+    let empty = vec![None; nm];
+    let p1 = prev1.unwrap_or(&empty);
+    let p2 = prev2.unwrap_or(&empty);
+    // Line through the markers seen last frame: u(s), v(s) fitted linearly in the parameter s.
+    let seen: Vec<(f64, Blob)> = (0..nm).filter_map(|m| p1[m].map(|b| (params[m], b))).collect();
+    let line = if seen.len() >= 2 {
+        let n = seen.len() as f64;
+        let ms = seen.iter().map(|(s, _)| s).sum::<f64>() / n;
+        let mu = seen.iter().map(|(_, b)| b.u).sum::<f64>() / n;
+        let mv = seen.iter().map(|(_, b)| b.v).sum::<f64>() / n;
+        let sss: f64 = seen.iter().map(|(s, _)| (s - ms).powi(2)).sum();
+        let su: f64 = seen.iter().map(|(s, b)| (s - ms) * (b.u - mu)).sum::<f64>() / sss;
+        let sv: f64 = seen.iter().map(|(s, b)| (s - ms) * (b.v - mv)).sum::<f64>() / sss;
+        Some((ms, mu, mv, su, sv))
+    } else {
+        None
+    };
+    let predict = |m: usize| -> Option<(f64, f64)> {
+        match (p1[m], p2[m]) {
+            (Some(a), Some(b)) => Some((2.0 * a.u - b.u, 2.0 * a.v - b.v)),
+            (Some(a), None) => Some((a.u, a.v)),
+            _ => line.map(|(ms, mu, mv, su, sv)| (mu + su * (params[m] - ms), mv + sv * (params[m] - ms))),
+        }
+    };
+    // Candidate pairs by distance, taken greedily.
+    let mut pairs = Vec::new();
+    for m in 0..nm {
+        if let Some((pu, pv)) = predict(m) {
+            for (i, b) in blobs.iter().enumerate() {
+                let d = (b.u - pu).hypot(b.v - pv);
+                if d < gate {
+                    pairs.push((d, m, i));
+                }
+            }
+        }
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out = vec![None; nm];
+    let mut used = vec![false; blobs.len()];
+    for (_, m, i) in pairs {
+        if out[m].is_none() && !used[i] {
+            out[m] = Some(blobs[i]);
+            used[i] = true;
+        }
+    }
+    let extra = used.iter().filter(|u| !**u).count();
+    (out, extra)
+}
