@@ -11,8 +11,9 @@ CARGO ?= cargo
 BIN := $(CARGO_TARGET_DIR)/debug/flexbench
 DEMO := out/demo
 MECH := pipelines/wind-pump.toml
+REC := recordings/default
 
-.PHONY: deps build test demo clean
+.PHONY: deps build test demo recording clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -23,11 +24,18 @@ build: deps
 test: deps
 	$(CARGO) test --locked --workspace
 
+# The shipped recording (rendered by `make recording`): calibrate -> track -> process.
+# The Savitzky-Golay window is set by hand for 240 frames/s until the signal stage chooses it.
 demo: build
 	$(BIN) check --mechanism $(MECH)
-	$(BIN) simulate --mechanism $(MECH) --duration 2 --rate 1000 --settle 3 --out $(DEMO)/simulated
-	$(BIN) process --tracks $(DEMO)/simulated/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed
-	@echo "demo: figures in $(DEMO)/processed/forces.png (measured) and $(DEMO)/simulated/forces.png (truth)"
+	$(BIN) calibrate --views $(REC)/views --board 9x6 --square 0.03 --plane-view $(REC)/plane-view.png --clicks $(REC)/clicks.toml --out calibration/default.yaml
+	$(BIN) track --video $(REC)/video.mp4 --calibration calibration/default.yaml --out $(DEMO)/tracks.parquet
+	$(BIN) process --tracks $(DEMO)/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed --window 15 --order 3
+	@echo "demo: forces in $(DEMO)/processed/forces.png; the truth is in $(REC)/truth/"
+
+# Regenerate the shipped recording (deterministic from the seed in its camera file).
+recording: build
+	$(BIN) render --mechanism $(MECH) --camera $(REC)/camera.toml --out $(REC)
 
 clean:
 	rm -rf out

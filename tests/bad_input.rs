@@ -125,7 +125,8 @@ fn bad_tracks() {
     };
     // NaN in a position.
     let mut nan = lines.clone();
-    let row7 = lines[7].rsplitn(2, ',').nth(1).unwrap().to_string() + ",NaN";
+    let iy = lines[0].split(',').position(|c| c == "y").unwrap();
+    let row7 = lines[7].split(',').enumerate().map(|(i, f)| if i == iy { "NaN" } else { f }).collect::<Vec<_>>().join(",");
     nan[7] = &row7;
     run("nan.csv", &nan.join("\n"), &["row 7", "NaN", "'y'"]);
     // Unsorted time: two frames exchanged.

@@ -149,8 +149,11 @@ fn stack(a: &DMatrix<f64>, b: &DVector<f64>, a2: &DMatrix<f64>, b2: &DVector<f64
     (sa, sb)
 }
 
-/// Gauss-Newton refinement of q from `q0`, the drivers weakly held at `targets`; returns q and
-/// the cost (markers' residual sum of squares plus the drivers' weak term).
+/// Levenberg-Marquardt over the driving coordinates d, the configuration q(d) assembled by
+/// Newton-Raphson from the previous iterate (so the loop is closed exactly at every iterate and
+/// the assembly branch is kept), from the start `q0`, the drivers weakly held at `targets`.
+/// The Jacobian of the markers with respect to d is J dq/dd, dq/dd from [Phi_q; c_q] dq/dd =
+/// [0; I]. Returns q and the cost (markers' residual sum of squares plus the drivers' weak term).
 fn refine(
     m: &Mechanism,
     q0: &DVector<f64>,
@@ -159,26 +162,65 @@ fn refine(
     w: &[f64],
     iters: usize,
 ) -> Option<(DVector<f64>, f64)> {
-    let mut q = q0.clone();
+    let n = m.ncoords();
+    let nc = m.nconstraints();
+    let nd = m.drivers.len();
+    let drivers = |q: &DVector<f64>| -> Vec<f64> { m.drivers.iter().map(|d| d.coordinate.value(q)).collect() };
+    let cost = |q: &DVector<f64>, d: &[f64]| -> f64 {
+        let (_, r) = marker_system(m, q, obs);
+        r.norm_squared() + (0..nd).map(|k| (w[k] * (d[k] - targets[k])).powi(2)).sum::<f64>()
+    };
+    let mut d = drivers(q0);
+    let mut q = m.assemble_from(q0, &d).ok()?;
+    let mut c = cost(&q, &d);
+    let mut lambda = 1e-4;
     for _ in 0..iters {
-        let (jac, r) = marker_system(m, &q, obs);
-        let jd = driver_jacobian(m, &q, w);
-        let rd = DVector::from_iterator(m.drivers.len(), m.drivers.iter().enumerate().map(|(k, d)| w[k] * (d.coordinate.value(&q) - targets[k])));
-        let (a, b) = stack(&jac, &(-r), &jd, &(-rd));
-        let dq = constrained_lsq(m, &q, &a, &b, &(-m.phi(&q)))?;
-        q += &dq;
-        if dq.amax() < 1e-13 {
+        let lu = crate::assembly::driven_jacobian(m, &q).lu();
+        let mut sens = DMatrix::zeros(n, nd);
+        for k in 0..nd {
+            let mut e = DVector::zeros(n);
+            e[nc + k] = 1.0;
+            sens.set_column(k, &lu.solve(&e)?);
+        }
+        let (jm, r) = marker_system(m, &q, obs);
+        let jd = &jm * &sens;
+        let mut h = jd.transpose() * &jd;
+        let mut g = jd.transpose() * &r;
+        for k in 0..nd {
+            h[(k, k)] += w[k] * w[k];
+            g[k] += w[k] * w[k] * (d[k] - targets[k]);
+        }
+        let mut improved = false;
+        let mut step_size = 0.0;
+        while lambda < 1e10 {
+            let mut hl = h.clone();
+            for k in 0..nd {
+                hl[(k, k)] += lambda * (h[(k, k)] + 1e-12);
+            }
+            let Some(delta) = hl.lu().solve(&(-&g)) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let dn: Vec<f64> = (0..nd).map(|k| d[k] + delta[k]).collect();
+            if let Ok(qn) = m.assemble_from(&q, &dn) {
+                let cn = cost(&qn, &dn);
+                if cn <= c {
+                    step_size = delta.amax();
+                    improved = cn < c;
+                    q = qn;
+                    d = dn;
+                    c = cn;
+                    lambda = (lambda / 10.0).max(1e-12);
+                    break;
+                }
+            }
+            lambda *= 10.0;
+        }
+        if !improved || step_size < 1e-13 {
             break;
         }
     }
-    if m.phi(&q).amax() > 1e-9 {
-        return None;
-    }
-    // Cost: the markers' residual plus the drivers' weak term (which breaks the tie between
-    // assembly modes the markers cannot tell apart in favour of the start's).
-    let (_, r) = marker_system(m, &q, obs);
-    let prior: f64 = m.drivers.iter().enumerate().map(|(k, d)| (w[k] * (d.coordinate.value(&q) - targets[k])).powi(2)).sum();
-    Some((q, r.norm_squared() + prior))
+    Some((q, c))
 }
 
 impl Mechanism {
