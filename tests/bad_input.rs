@@ -220,3 +220,38 @@ fn calibration_bad_input() {
     expect_error(&["calibrate", "--views", few.to_str().unwrap(), "--board", "9x6", "--square", "0.025", "--out", o], &["only 2 usable view(s)", "broken.png: cannot be read as an image"]);
     assert!(!out.exists(), "no calibration written by a failed run");
 }
+
+/// Video: a file that is not a video, a truncated one, a missing one, a marker count that does
+/// not match the blobs seen, a calibration without the bench plane or without its camera
+/// matrix; each a clear error, and no tracks written.
+#[test]
+fn video_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = common::root().join("recordings/default");
+    let cal = rec.join("truth/camera.yaml");
+    let c = cal.to_str().unwrap();
+    let out = dir.path().join("tracks.csv");
+    let o = out.to_str().unwrap();
+    let text = write(dir.path(), "notes.mp4", "this is not a video");
+    expect_error(&["track", "--video", text.to_str().unwrap(), "--calibration", c, "--out", o], &["notes.mp4", "cannot be"]);
+    let bytes = std::fs::read(rec.join("video.mp4")).unwrap();
+    let cut = dir.path().join("cut.mp4");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    expect_error(&["track", "--video", cut.to_str().unwrap(), "--calibration", c, "--out", o], &["cut.mp4"]);
+    expect_error(&["track", "--video", "no/such.mp4", "--calibration", c, "--out", o], &["no such file"]);
+    let video = rec.join("video.mp4");
+    let v = video.to_str().unwrap();
+    expect_error(&["track", "--video", v, "--calibration", c, "--out", o, "--markers", "M1,M2,M3,M4"], &["more bright discs lie on the lever's line than the 4 markers named"]);
+    expect_error(&["track", "--video", v, "--calibration", c, "--out", o, "--markers", "M1,M2,M3,M4,M5,M6"], &["the 6 markers were never found"]);
+    // A calibration of intrinsics only, and one that lost its camera matrix.
+    let full = std::fs::read_to_string(&cal).unwrap();
+    let no_plane: String = full.split("bench_homography").next().unwrap().to_string();
+    let np = write(dir.path(), "no-plane.yaml", &no_plane);
+    expect_error(&["track", "--video", v, "--calibration", np.to_str().unwrap(), "--out", o], &["bench_homography", "--plane-view"]);
+    let start = full.find("camera_matrix").unwrap();
+    let end = full.find("distortion_coefficients").unwrap();
+    let no_k = write(dir.path(), "no-k.yaml", &format!("{}{}", &full[..start], &full[end..]));
+    expect_error(&["track", "--video", v, "--calibration", no_k.to_str().unwrap(), "--out", o], &["'camera_matrix' is missing"]);
+    expect_error(&["track", "--video", v, "--calibration", c, "--out", dir.path().join("t.xlsx").to_str().unwrap()], &[".csv or .parquet"]);
+    assert!(!out.exists(), "no tracks written by a failed run");
+}

@@ -141,6 +141,14 @@ enum Command {
         #[arg(long)]
         threshold: Option<f64>,
     },
+    /// Decode a video and report its frames, frame rate, timestamps and decoding speed.
+    ///
+    /// Example: flexbench probe --video recordings/default/video.mp4
+    Probe {
+        /// Video file.
+        #[arg(long)]
+        video: PathBuf,
+    },
     /// Check a mechanism file: parse, validate, assemble over a whole crank turn, and describe.
     ///
     /// Example: flexbench check --mechanism pipelines/wind-pump.toml
@@ -274,6 +282,15 @@ fn run(cli: Cli) -> Result<()> {
                 if s.file_timestamps { "file" } else { "frame-rate" }
             );
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+        }
+        Command::Probe { video } => {
+            let p = flexbench_vision::track::probe_video(&video)?;
+            println!(
+                "{}: {} frames of {}x{} at {:.3} fps, timestamps {} ({:.4} .. {:.4} s), decoded at {:.0} frames/s",
+                video.display(), p.frames, p.width, p.height, p.fps,
+                if p.increasing_timestamps { "increasing" } else { "not increasing (frame rate used)" },
+                p.time_span[0], p.time_span[1], p.frames_per_second
+            );
         }
         Command::Check { mechanism } => {
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;

@@ -1,7 +1,8 @@
 //! Sub-pixel tracking of the lever's markers in a video file.
 //!
 //! Every frame is decoded (OpenCV, FFmpeg backend), its time taken from the file's own
-//! timestamps when they increase, else from the frame rate. Bright blobs are segmented at a
+//! timestamps when they increase (snapped to the frame rate's grid, so a dropped frame leaves a
+//! slot empty and the container's rounding adds no jitter), else from the frame rate. Bright blobs are segmented at a
 //! threshold halfway between the frame's median and its brightest level (or a given one) and
 //! kept when their area and fill are those of a disc. Each blob's centre is the intensity
 //! centroid of (I - b) over its box widened by 3 px, b being the median of the box's border (the
@@ -61,6 +62,8 @@ pub struct TrackSummary {
     pub lock_frame: usize,
     /// Whether the file's timestamps were used (else frame / fps).
     pub file_timestamps: bool,
+    /// Frames missing from the file's timestamp grid (dropped by the camera).
+    pub dropped_frames: usize,
     /// Frames per second of decoding and tracking together.
     pub frames_per_second: f64,
     /// Median standard deviation of the centres, px.
@@ -208,6 +211,7 @@ pub fn track_video(
     let mut lock: Option<Vec<f64>> = None; // the markers' parameters along the line (px at lock)
     let mut counts = std::collections::BTreeMap::<usize, usize>::new();
     let mut sigmas = Vec::new();
+    let (mut extra_frames, mut locked_frames) = (0usize, 0usize);
     loop {
         let ok = cap.read(&mut frame).map_err(|e| video_err(format!("decoding frame {} failed ({})", per_frame.len(), e.message)))?;
         if !ok || frame.empty() {
@@ -241,8 +245,12 @@ pub fn track_video(
                 a
             }
         };
-        if lock.is_some() {
+        if let Some(params) = &lock {
             summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
+            if extra_on_line(&blobs, &assigned, params) > 0 {
+                extra_frames += 1;
+            }
+            locked_frames += 1;
         }
         per_frame.push(assigned);
         if k % 16 == 0 {
@@ -262,14 +270,33 @@ pub fn track_video(
             ),
         });
     }
-    // Times: the file's timestamps if they increase, else frame / fps.
+    // More marker-like blobs on the lever's line than markers named: the count is wrong (a
+    // lock taken while a marker was hidden would otherwise name the markers wrongly).
+    if extra_frames * 10 > locked_frames {
+        return Err(VisionError::Tracking {
+            path: p,
+            reason: format!(
+                "more bright discs lie on the lever's line than the {nm} markers named, in {extra_frames} of {locked_frames} frames; name every marker with --markers (e.g. M1,M2,M3,M4,M5)"
+            ),
+        });
+    }
+    // Times: the file's timestamps where they increase, snapped to the frame grid of the file's
+    // frame rate (containers round them, Matroska to 1 ms: a quarter of a frame at 240 fps, which
+    // would be jitter in the derivatives); a skipped slot of the grid is a dropped frame. Without
+    // usable timestamps, frame / fps.
     let increasing = stamps.windows(2).all(|w| w[1] > w[0]);
     summary.file_timestamps = increasing && stamps.len() > 1;
+    let f = if fps > 0.0 { fps } else { 1.0 };
     let times: Vec<f64> = if summary.file_timestamps {
         let t0 = stamps[0];
-        stamps.iter().map(|s| s - t0).collect()
+        let slots: Vec<i64> = stamps.iter().map(|s| ((s - t0) * f).round() as i64).collect();
+        if slots.windows(2).all(|w| w[1] > w[0]) {
+            summary.dropped_frames = slots.windows(2).map(|w| (w[1] - w[0] - 1) as usize).sum();
+            slots.iter().map(|&n| n as f64 / f).collect()
+        } else {
+            stamps.iter().map(|s| s - t0).collect()
+        }
     } else {
-        let f = if fps > 0.0 { fps } else { 1.0 };
         (0..per_frame.len()).map(|k| k as f64 / f).collect()
     };
     let mut rows = Vec::new();
@@ -384,4 +411,86 @@ fn follow(blobs: &[Blob], params: &[f64], prev1: Option<&Vec<Option<Blob>>>, pre
     }
     let extra = used.iter().filter(|u| !**u).count();
     (out, extra)
+}
+
+/// What decoding a video alone gives: frames, the file's frame rate and whether its timestamps
+/// increase, and the decoding speed (the reference for the tracker's throughput).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Probe {
+    /// Frames decoded.
+    pub frames: usize,
+    /// Frame size, px.
+    pub width: i32,
+    /// Frame size, px.
+    pub height: i32,
+    /// The file's frame rate, Hz.
+    pub fps: f64,
+    /// Whether the file's timestamps increase frame to frame.
+    pub increasing_timestamps: bool,
+    /// First and last timestamps, s.
+    pub time_span: [f64; 2],
+    /// Frames decoded per second.
+    pub frames_per_second: f64,
+}
+
+/// Decode every frame of a video and nothing else.
+pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
+    let p = path.display().to_string();
+    let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
+    if !path.exists() {
+        return Err(video_err("no such file; check the path".into()));
+    }
+    let mut cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
+        .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
+    if !cv("open", cap.is_opened())? {
+        return Err(video_err("cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into()));
+    }
+    let start = Instant::now();
+    let mut frame = Mat::default();
+    let mut out = Probe { fps: cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?, ..Default::default() };
+    let mut stamps = Vec::new();
+    while cap.read(&mut frame).map_err(|e| video_err(format!("decoding failed ({})", e.message)))? && !frame.empty() {
+        stamps.push(cv("timestamp", cap.get(opencv::videoio::CAP_PROP_POS_MSEC))? / 1000.0);
+        if out.frames == 0 {
+            let s = cv("size", frame.size())?;
+            out.width = s.width;
+            out.height = s.height;
+        }
+        out.frames += 1;
+    }
+    if out.frames == 0 {
+        return Err(video_err("holds no frame that can be decoded (empty or truncated file)".into()));
+    }
+    out.frames_per_second = out.frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    out.increasing_timestamps = stamps.windows(2).all(|w| w[1] > w[0]) && stamps.len() > 1;
+    out.time_span = [stamps[0], stamps[stamps.len() - 1]];
+    Ok(out)
+}
+
+/// Unassigned blobs lying on the line through the assigned markers, within its extent widened
+/// by one marker spacing at each end, and within 2 px of it.
+fn extra_on_line(blobs: &[Blob], assigned: &[Option<Blob>], params: &[f64]) -> usize {
+    let seen: Vec<(f64, Blob)> = assigned.iter().zip(params).filter_map(|(a, &s)| a.map(|b| (s, b))).collect();
+    if seen.len() < 2 {
+        return 0;
+    }
+    let (s0, a) = seen[0];
+    let (s1, b) = seen[seen.len() - 1];
+    let len = (b.u - a.u).hypot(b.v - a.v);
+    if len <= 0.0 || s1 <= s0 {
+        return 0;
+    }
+    let (du, dv) = ((b.u - a.u) / len, (b.v - a.v) / len);
+    let px_per_s = len / (s1 - s0);
+    let spacing = params.windows(2).map(|w| (w[1] - w[0]).abs()).fold(f64::INFINITY, f64::min) * px_per_s;
+    let (lo, hi) = ((params[0] - s0) * px_per_s - spacing, (params[params.len() - 1] - s0) * px_per_s + spacing);
+    blobs
+        .iter()
+        .filter(|x| !assigned.iter().flatten().any(|y| y.u == x.u && y.v == x.v))
+        .filter(|x| {
+            let along = (x.u - a.u) * du + (x.v - a.v) * dv;
+            let across = (-(x.u - a.u) * dv + (x.v - a.v) * du).abs();
+            across < 2.0 && along > lo && along < hi
+        })
+        .count()
 }
