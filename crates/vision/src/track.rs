@@ -10,6 +10,10 @@
 //! standard deviation follows from the noise of the border pixels,
 //! sigma = sigma_noise sqrt(sum (u - u_c)^2) / sum (I - b).
 //!
+//! After the lock only the lever's neighbourhood is searched (the box of the markers' predicted
+//! places widened by a marker spacing), which makes tracking cheap next to decoding; the whole
+//! frame is searched again when fewer than two markers were seen.
+//!
 //! Identities: the markers are in a line on the lever, M1 nearest B, and move smoothly. The
 //! tracker locks on the first frame where exactly the expected number of blobs lie on a line,
 //! names them along the line from the end nearest the bench origin A (B turns within the crank's
@@ -218,12 +222,28 @@ pub fn track_video(
             break;
         }
         stamps.push(cv("timestamp", cap.get(opencv::videoio::CAP_PROP_POS_MSEC))? / 1000.0);
-        if frame.channels() == 1 {
-            grey = cv("clone", frame.try_clone())?;
-        } else {
-            cv("cvtColor", opencv::imgproc::cvt_color(&frame, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
-        }
-        let (blobs, rejected) = find_blobs(&grey, cfg)?;
+        // Once locked, only the lever's neighbourhood is searched: the box of the markers'
+        // predicted places widened by the gate and one marker spacing (the whole frame again
+        // when the markers were lost).
+        let region = match (&lock, per_frame.last()) {
+            (Some(params), Some(last)) => search_box(last, per_frame.len().checked_sub(2).and_then(|i| per_frame.get(i)), params, frame.cols(), frame.rows()),
+            _ => None,
+        };
+        let (blobs, rejected) = match region {
+            Some(rect) => {
+                let sub = to_grey(&cv("roi", cv("roi", Mat::roi(&frame, rect))?.try_clone())?, &mut grey)?;
+                let (mut b, r) = find_blobs(&sub, cfg)?;
+                for x in &mut b {
+                    x.u += rect.x as f64;
+                    x.v += rect.y as f64;
+                }
+                (b, r)
+            }
+            None => {
+                let full = to_grey(&frame, &mut grey)?;
+                find_blobs(&full, cfg)?
+            }
+        };
         summary.rejected_blobs += rejected;
         *counts.entry(blobs.len()).or_default() += 1;
         let k = per_frame.len();
@@ -493,4 +513,50 @@ fn extra_on_line(blobs: &[Blob], assigned: &[Option<Blob>], params: &[f64]) -> u
             across < 2.0 && along > lo && along < hi
         })
         .count()
+}
+
+/// The search box of a frame after the lock: the markers' predicted places (constant velocity)
+/// widened by one marker spacing and 12 px, clipped to the image; None when fewer than two
+/// markers were seen in the last frame.
+fn search_box(last: &[Option<Blob>], before: Option<&Vec<Option<Blob>>>, params: &[f64], cols: i32, rows: i32) -> Option<opencv::core::Rect> {
+    let mut pts = Vec::new();
+    for (m, b) in last.iter().enumerate() {
+        if let Some(b) = b {
+            let (du, dv) = match before.and_then(|p| p[m]) {
+                Some(a) => (b.u - a.u, b.v - a.v),
+                None => (0.0, 0.0),
+            };
+            pts.push((b.u + du, b.v + dv));
+            pts.push((b.u, b.v));
+        }
+    }
+    if pts.len() < 4 {
+        return None;
+    }
+    let spacing = params.windows(2).map(|w| (w[1] - w[0]).abs()).fold(f64::INFINITY, f64::min);
+    let pad = spacing + 12.0;
+    let (mut u0, mut v0, mut u1, mut v1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for (u, v) in pts {
+        u0 = u0.min(u);
+        v0 = v0.min(v);
+        u1 = u1.max(u);
+        v1 = v1.max(v);
+    }
+    let x0 = ((u0 - pad).floor() as i32).clamp(0, cols - 1);
+    let y0 = ((v0 - pad).floor() as i32).clamp(0, rows - 1);
+    let x1 = ((u1 + pad).ceil() as i32).clamp(0, cols - 1);
+    let y1 = ((v1 + pad).ceil() as i32).clamp(0, rows - 1);
+    if x1 - x0 < 8 || y1 - y0 < 8 {
+        return None;
+    }
+    Some(opencv::core::Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1))
+}
+
+/// The frame in 8-bit grey (converted from BGR when needed).
+fn to_grey(frame: &Mat, buffer: &mut Mat) -> Result<Mat, VisionError> {
+    if frame.channels() == 1 {
+        return cv("clone", frame.try_clone());
+    }
+    cv("cvtColor", opencv::imgproc::cvt_color(frame, buffer, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
+    cv("clone", buffer.try_clone())
 }
