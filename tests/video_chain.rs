@@ -1,0 +1,66 @@
+//! The whole chain on the shipped 240 frames/s recording, through the real binary: calibrate
+//! (from the recording's chessboard views, the board in the lever's plane and the clicked
+//! pixels) -> track -> process. Checked against the rendering's truth: the calibration (0.2 %),
+//! the tracks (0.2 px RMS in the image; the error in bench metres printed), the kinematic fit
+//! (closing the loop adds at most 0.1 mm to the free rigid fit's residual, so no sample is
+//! fitted to a wrong configuration). The forces' error against the truth is printed: the
+//! issue's 3 % is not reached yet with Savitzky-Golay at 240 frames/s (see the issue notes).
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{num, ok, read_csv, root};
+
+#[test]
+fn calibrate_track_process_on_the_shipped_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = root().join("recordings/default");
+    let cal = dir.path().join("camera.yaml");
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    ok(&[
+        "calibrate", "--views", &s(&rec.join("views")), "--board", "9x6", "--square", "0.03", "--plane-view", &s(&rec.join("plane-view.png")),
+        "--clicks", &s(&rec.join("clicks.toml")), "--out", &s(&cal),
+    ]);
+    let est = flexbench_vision::Calibration::read(&cal).unwrap();
+    let truth_cam = flexbench_vision::Calibration::read(&rec.join("truth/camera.yaml")).unwrap();
+    let (e, t) = (est.intrinsics, truth_cam.intrinsics);
+    for (name, a, b) in [("fx", e.fx, t.fx), ("fy", e.fy, t.fy), ("cx", e.cx, t.cx), ("cy", e.cy, t.cy)] {
+        assert!((a - b).abs() / b < 2e-3, "{name}: {a} vs {b}");
+    }
+    let tracks = dir.path().join("tracks.csv");
+    ok(&["track", "--video", &s(&rec.join("video.mp4")), "--calibration", &s(&cal), "--out", &s(&tracks)]);
+    let truth: HashMap<(String, String), (f64, f64, f64, f64)> = {
+        let t = read_csv(&rec.join("truth/tracks.csv"));
+        let (f, m, u, v, x, y) = (&t["frame"], &t["marker"], num(&t, "u"), num(&t, "v"), num(&t, "x"), num(&t, "y"));
+        (0..f.len()).map(|i| ((f[i].clone(), m[i].clone()), (u[i], v[i], x[i], y[i]))).collect()
+    };
+    let got = read_csv(&tracks);
+    let (gu, gv, gx, gy) = (num(&got, "u"), num(&got, "v"), num(&got, "x"), num(&got, "y"));
+    let (mut e_px, mut e_m) = (0.0, 0.0);
+    for i in 0..gu.len() {
+        let (u, v, x, y) = truth[&(got["frame"][i].clone(), got["marker"][i].clone())];
+        e_px += (gu[i] - u).powi(2) + (gv[i] - v).powi(2);
+        e_m += (gx[i] - x).powi(2) + (gy[i] - y).powi(2);
+    }
+    let n = gu.len() as f64;
+    let (rms_px, rms_mm) = ((e_px / n).sqrt(), (e_m / n).sqrt() * 1e3);
+    eprintln!("tracks: {} detections, RMS {rms_px:.3} px in the image, {rms_mm:.3} mm in the bench plane (calibration included)", gu.len());
+    assert!(rms_px < 0.2);
+    assert_eq!(gu.len(), 480 * 5 - 12, "every marker in every frame but M3's 12 occluded frames");
+    let out = dir.path().join("processed");
+    ok(&["process", "--tracks", &s(&tracks), "--mechanism", "pipelines/wind-pump.toml", "--out", &s(&out), "--window", "15", "--order", "3"]);
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let excess = summary["fit"]["loop_excess_rms"].as_f64().unwrap();
+    eprintln!("fit: RMS {:.4} mm, free {:.4} mm, loop adds {:.4} mm", summary["fit"]["rms"].as_f64().unwrap() * 1e3, summary["fit"]["rms_free"].as_f64().unwrap() * 1e3, excess * 1e3);
+    assert!(excess < 1e-4, "closing the loop adds {excess} m");
+    let tf = read_csv(&rec.join("truth/forces.csv"));
+    let pf = read_csv(&out.join("forces.csv"));
+    for j in ["B", "C"] {
+        let (tx, ty, px, py) = (num(&tf, &format!("{j}_x")), num(&tf, &format!("{j}_y")), num(&pf, &format!("{j}_x")), num(&pf, &format!("{j}_y")));
+        let peak = tx.iter().zip(&ty).map(|(a, b)| a.hypot(*b)).fold(0.0, f64::max);
+        let pairs: Vec<f64> = (0..tx.len()).filter(|&i| px[i].is_finite()).map(|i| (tx[i] - px[i]).powi(2) + (ty[i] - py[i]).powi(2)).collect();
+        let rms = (pairs.iter().sum::<f64>() / pairs.len() as f64).sqrt();
+        eprintln!("force at {j}: RMS error {:.1} % of its peak {peak:.0} N (issue's aim: 3 %)", 100.0 * rms / peak);
+    }
+}
