@@ -68,6 +68,9 @@ enum Command {
         /// Condition number above which a sample is reported as a toggle position.
         #[arg(long, default_value_t = ProcessConfig::default().max_condition)]
         max_condition: f64,
+        /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
+        #[arg(long, default_value = "interp")]
+        edges: String,
     },
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
@@ -186,9 +189,18 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Process { tracks, mechanism, out, window, order, max_condition } => {
+        Command::Process { tracks, mechanism, out, window, order, max_condition, edges } => {
+            use flexbench_signal::EdgeMode;
+            let edges = match edges.as_str() {
+                "interp" => EdgeMode::Interp,
+                "mirror" => EdgeMode::Mirror,
+                "nearest" => EdgeMode::Nearest,
+                "constant" => EdgeMode::Constant(0.0),
+                "wrap" => EdgeMode::Wrap,
+                other => anyhow::bail!("--edges {other}: use interp, mirror, nearest, constant or wrap"),
+            };
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = ProcessConfig { window, order, max_condition };
+            let cfg = ProcessConfig { window, order, edges, max_condition };
             let pb = bar(1000);
             let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
                 if let Some(w) = stage.strip_prefix("warning: ") {

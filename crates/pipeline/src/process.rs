@@ -25,13 +25,15 @@ pub struct ProcessConfig {
     pub window: Option<usize>,
     /// Savitzky-Golay polynomial order.
     pub order: usize,
+    /// Savitzky-Golay edge mode (scipy's modes).
+    pub edges: flexbench_signal::EdgeMode,
     /// Condition number above which an inverse-dynamics sample is reported as a toggle.
     pub max_condition: f64,
 }
 
 impl Default for ProcessConfig {
     fn default() -> Self {
-        ProcessConfig { window: None, order: 5, max_condition: DEFAULT_MAX_CONDITION }
+        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION }
     }
 }
 
@@ -77,7 +79,7 @@ pub fn process(
     let n = series[0].t.len();
     let t = series[0].t.clone();
     let window = cfg.window.unwrap_or_else(|| default_window(&t, cfg.order));
-    let sg = SavGol::new(window, cfg.order)?;
+    let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
     let mut diffs: Vec<(Derivatives, Derivatives)> = Vec::new();
     for s in &series {
         let dx = sg.differentiate(&format!("{}.x", s.name), &s.t, &s.x, &s.present)?;
@@ -175,7 +177,7 @@ pub fn process(
             "tracks": tracks_path.display().to_string(),
             "mechanism": mech.name,
             "samples": n,
-            "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order },
+            "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order, "edges": cfg.edges.name() },
             "fit": fit_report,
             "unfitted_samples": unfitted,
             "inverse_dynamics": {

@@ -10,7 +10,7 @@
 
 pub mod savgol;
 
-pub use savgol::{SavGol, SavGolCoefficients};
+pub use savgol::{EdgeMode, SavGol, SavGolCoefficients};
 
 /// Where an output sample came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

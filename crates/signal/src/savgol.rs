@@ -7,24 +7,56 @@
 //! derivative is `d^d x/dt^d = (1/(m dt))^d x^(d)(z0)` (Savitzky & Golay 1964; scipy's
 //! `savgol_coeffs` with `delta`). Inside a segment the centred weights are used (`z0 = 0`); in
 //! the first and last `m` samples the first and last window's fit is evaluated at the sample's
-//! own position (scipy's `mode="interp"`).
+//! own position (scipy's `mode="interp"`); the other edge modes of scipy (mirror, nearest,
+//! constant, wrap) extend the segment and use the centred weights.
 
 use nalgebra::{DMatrix, DVector};
 
 use crate::{Derivatives, Differentiator, Provenance, SignalError};
 
-/// Savitzky-Golay parameters: odd window length (samples) and polynomial order.
+/// How the filter treats the ends of a segment (scipy.signal.savgol_filter's `mode`).
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EdgeMode {
+    /// Fit the polynomial to the first and last windows and evaluate it at the edge samples.
+    Interp,
+    /// Extend by reflection about the edge sample, the edge not repeated: (d c b | a b c d).
+    Mirror,
+    /// Extend with the edge value: (a a a | a b c d).
+    Nearest,
+    /// Extend with a constant: (k k k | a b c d).
+    Constant(f64),
+    /// Extend periodically: (b c d | a b c d).
+    Wrap,
+}
+
+impl EdgeMode {
+    /// The mode's name in scipy (and in pipeline files).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EdgeMode::Interp => "interp",
+            EdgeMode::Mirror => "mirror",
+            EdgeMode::Nearest => "nearest",
+            EdgeMode::Constant(_) => "constant",
+            EdgeMode::Wrap => "wrap",
+        }
+    }
+}
+
+/// Savitzky-Golay parameters and their weights (computed once, at construction).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SavGol {
     /// Window length in samples (odd, > order).
     pub window: usize,
     /// Polynomial order (>= 2 so that accelerations exist).
     pub order: usize,
+    /// Edge treatment.
+    pub mode: EdgeMode,
+    coefficients: SavGolCoefficients,
 }
 
 /// Weights for derivatives 0, 1, 2 at every position of a window, in units of the scaled
 /// abscissa (multiply derivative d by `(1/(m dt))^d`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SavGolCoefficients {
     /// Half window m.
     pub half: usize,
@@ -32,8 +64,51 @@ pub struct SavGolCoefficients {
     pub weights: [Vec<Vec<f64>>; 3],
 }
 
+impl SavGolCoefficients {
+    /// The weights of derivative `d` at window position `j` for the sample interval `dt` (s):
+    /// x^(d)(t_j) = sum_i h_i x_i.
+    pub fn for_interval(&self, d: usize, j: usize, dt: f64) -> Vec<f64> {
+        let scale = (1.0 / (self.half as f64 * dt)).powi(d as i32);
+        self.weights[d][j].iter().map(|h| h * scale).collect()
+    }
+}
+
+/// Least-squares polynomial weights through a QR factorisation of the Vandermonde matrix on
+/// the scaled abscissae z_i = (i - m)/m in [-1, 1] (Householder QR is backward stable; the
+/// scaled columns keep the condition number moderate up to order 7 and windows of 101 and more).
+fn compute_weights(window: usize, order: usize) -> SavGolCoefficients {
+    let w = window;
+    let m = w / 2;
+    let p = order;
+    let z = |i: usize| (i as f64 - m as f64) / m as f64;
+    let a = DMatrix::from_fn(w, p + 1, |i, k| z(i).powi(k as i32));
+    let qr = a.qr();
+    let (q, r) = (qr.q(), qr.r());
+    // Pseudo-inverse (p+1) x w: R^-1 Q^T (R is upper triangular and invertible: w > p).
+    let qt = q.transpose();
+    let pinv = r.solve_upper_triangular(&qt).unwrap_or_else(|| DMatrix::zeros(p + 1, w));
+    let mut weights: [Vec<Vec<f64>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for (d, wd) in weights.iter_mut().enumerate() {
+        for j in 0..w {
+            let z0 = z(j);
+            // e_k = d^d/dz^d z^k at z0.
+            let e = DVector::from_fn(p + 1, |k, _| {
+                if k < d {
+                    0.0
+                } else {
+                    let falling: f64 = (0..d).map(|r| (k - r) as f64).product();
+                    falling * z0.powi((k - d) as i32)
+                }
+            });
+            let h = pinv.transpose() * e;
+            wd.push(h.iter().copied().collect());
+        }
+    }
+    SavGolCoefficients { half: m, weights }
+}
+
 impl SavGol {
-    /// Checked parameters.
+    /// Checked parameters, edges by `EdgeMode::Interp`.
     pub fn new(window: usize, order: usize) -> Result<Self, SignalError> {
         let bad = |reason: &str| SignalError::BadParameters { window, order, reason: reason.into() };
         if window % 2 == 0 {
@@ -45,40 +120,71 @@ impl SavGol {
         if window <= order {
             return Err(bad("the window must be longer than the polynomial order"));
         }
-        Ok(SavGol { window, order })
+        Ok(SavGol { window, order, mode: EdgeMode::Interp, coefficients: compute_weights(window, order) })
+    }
+
+    /// The same filter with another edge mode.
+    pub fn with_mode(mut self, mode: EdgeMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The weights of every window position for derivatives 0..=2.
-    pub fn coefficients(&self) -> SavGolCoefficients {
+    pub fn coefficients(&self) -> &SavGolCoefficients {
+        &self.coefficients
+    }
+
+    /// Filter `x` (uniformly sampled at interval `dt`, s) for derivative `deriv` (0, 1 or 2)
+    /// into `out` (same length as x, at least one window long), in this filter's edge mode.
+    /// O(n * window), no allocation.
+    pub fn filter_into(&self, x: &[f64], dt: f64, deriv: usize, out: &mut [f64]) {
+        let n = x.len();
+        let m = self.coefficients.half;
         let w = self.window;
-        let m = w / 2;
-        let p = self.order;
-        // Vandermonde on the scaled abscissa.
-        let z = |i: usize| (i as f64 - m as f64) / m as f64;
-        let a = DMatrix::from_fn(w, p + 1, |i, k| z(i).powi(k as i32));
-        // Pseudo-inverse through the SVD: (p+1) x w, robust for high orders.
-        let pinv = a.clone().svd(true, true).pseudo_inverse(1e-14).unwrap_or_else(|_| {
-            // The SVD with both factors requested cannot fail to provide them.
-            DMatrix::zeros(p + 1, w)
-        });
-        let mut weights: [Vec<Vec<f64>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for (d, wd) in weights.iter_mut().enumerate() {
-            for j in 0..w {
-                let z0 = z(j);
-                // e_k = d^d/dz^d z^k at z0.
-                let e = DVector::from_fn(p + 1, |k, _| {
-                    if k < d {
-                        0.0
-                    } else {
-                        let falling: f64 = (0..d).map(|r| (k - r) as f64).product();
-                        falling * z0.powi((k - d) as i32)
-                    }
-                });
-                let h = pinv.transpose() * e;
-                wd.push(h.iter().copied().collect());
-            }
+        let scale = (1.0 / (m as f64 * dt)).powi(deriv as i32);
+        let c = &self.coefficients.weights[deriv];
+        let centre = &c[m];
+        let interior = |i: usize| -> f64 { centre.iter().zip(&x[i - m..i - m + w]).map(|(h, v)| h * v).sum::<f64>() };
+        for i in m..n.saturating_sub(m) {
+            out[i] = interior(i) * scale;
         }
-        SavGolCoefficients { half: m, weights }
+        let edge_indices = (0..m.min(n)).chain(n.saturating_sub(m).max(m.min(n))..n);
+        for i in edge_indices {
+            let v = match self.mode {
+                EdgeMode::Interp => {
+                    let (start, j) = if i < m { (0, i) } else { (n - w, i - (n - w)) };
+                    c[j].iter().zip(&x[start..start + w]).map(|(h, v)| h * v).sum::<f64>()
+                }
+                mode => (0..w)
+                    .map(|k| {
+                        let idx = i as isize - m as isize + k as isize;
+                        centre[k] * extended(x, idx, mode)
+                    })
+                    .sum::<f64>(),
+            };
+            out[i] = v * scale;
+        }
+    }
+}
+
+/// The sample at index `i` of `x` extended by `mode` beyond its ends.
+fn extended(x: &[f64], i: isize, mode: EdgeMode) -> f64 {
+    let n = x.len() as isize;
+    if (0..n).contains(&i) {
+        return x[i as usize];
+    }
+    match mode {
+        EdgeMode::Mirror => {
+            if n == 1 {
+                return x[0];
+            }
+            let period = 2 * (n - 1);
+            let k = i.rem_euclid(period);
+            x[(if k < n { k } else { period - k }) as usize]
+        }
+        EdgeMode::Nearest | EdgeMode::Interp => x[if i < 0 { 0 } else { (n - 1) as usize }],
+        EdgeMode::Constant(c) => c,
+        EdgeMode::Wrap => x[i.rem_euclid(n) as usize],
     }
 }
 
@@ -143,8 +249,7 @@ impl Differentiator for SavGol {
                 reason: format!("sample {k} is {} but marked present", values[k]),
             });
         }
-        let c = self.coefficients();
-        let m = c.half;
+        let m = self.coefficients.half;
         let w = self.window;
         let mut out = Derivatives {
             value: vec![f64::NAN; n],
@@ -158,30 +263,19 @@ impl Differentiator for SavGol {
                 continue; // Too short for the window: stays rejected.
             }
             let dt = (t[e - 1] - t[s]) / (len - 1) as f64;
-            let scale = [1.0, 1.0 / (m as f64 * dt), 1.0 / (m as f64 * dt).powi(2)];
             let x = &values[s..e];
+            self.filter_into(x, dt, 0, &mut out.value[s..e]);
+            self.filter_into(x, dt, 1, &mut out.rate[s..e]);
+            self.filter_into(x, dt, 2, &mut out.accel[s..e]);
             for i in 0..len {
-                // Window start and the sample's position in it.
-                let (start, j, prov) = if i < m {
-                    (0, i, Provenance::Edge)
-                } else if i + m >= len {
-                    (len - w, i - (len - w), Provenance::Edge)
-                } else {
-                    (i - m, m, Provenance::Measured)
-                };
-                let win = &x[start..start + w];
-                let dot = |h: &[f64]| h.iter().zip(win).map(|(a, b)| a * b).sum::<f64>();
-                out.value[s + i] = dot(&c.weights[0][j]) * scale[0];
-                out.rate[s + i] = dot(&c.weights[1][j]) * scale[1];
-                out.accel[s + i] = dot(&c.weights[2][j]) * scale[2];
-                out.provenance[s + i] = prov;
+                out.provenance[s + i] = if i < m || i + m >= len { Provenance::Edge } else { Provenance::Measured };
             }
         }
         Ok(out)
     }
 
     fn describe(&self) -> String {
-        format!("Savitzky-Golay, window {} samples, order {}, edges 'interp'", self.window, self.order)
+        format!("Savitzky-Golay, window {} samples, order {}, edges '{}'", self.window, self.order, self.mode.name())
     }
 }
 
@@ -215,7 +309,8 @@ mod tests {
     /// d2 = [2, -1, -2, -1, 2]/7).
     #[test]
     fn centred_weights_match_the_classic_tables() {
-        let c = SavGol::new(5, 2).unwrap().coefficients();
+        let sg = SavGol::new(5, 2).unwrap();
+        let c = sg.coefficients();
         let m = 2.0;
         let d0 = [-3.0 / 35.0, 12.0 / 35.0, 17.0 / 35.0, 12.0 / 35.0, -3.0 / 35.0];
         let d1 = [-0.2, -0.1, 0.0, 0.1, 0.2];
