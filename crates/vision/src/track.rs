@@ -231,7 +231,13 @@ pub fn track_video(
         };
         let (blobs, rejected) = match region {
             Some(rect) => {
-                let sub = to_grey(&cv("roi", cv("roi", Mat::roi(&frame, rect))?.try_clone())?, &mut grey)?;
+                let view = cv("roi", Mat::roi(&frame, rect))?;
+                let sub = if frame.channels() == 1 {
+                    cv("roi", view.try_clone())?
+                } else {
+                    cv("cvtColor", opencv::imgproc::cvt_color(&view, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
+                    std::mem::take(&mut grey)
+                };
                 let (mut b, r) = find_blobs(&sub, cfg)?;
                 for x in &mut b {
                     x.u += rect.x as f64;
@@ -240,7 +246,12 @@ pub fn track_video(
                 (b, r)
             }
             None => {
-                let full = to_grey(&frame, &mut grey)?;
+                let full = if frame.channels() == 1 {
+                    cv("clone", frame.try_clone())?
+                } else {
+                    cv("cvtColor", opencv::imgproc::cvt_color(&frame, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
+                    std::mem::take(&mut grey)
+                };
                 find_blobs(&full, cfg)?
             }
         };
@@ -552,11 +563,3 @@ fn search_box(last: &[Option<Blob>], before: Option<&Vec<Option<Blob>>>, params:
     Some(opencv::core::Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1))
 }
 
-/// The frame in 8-bit grey (converted from BGR when needed).
-fn to_grey(frame: &Mat, buffer: &mut Mat) -> Result<Mat, VisionError> {
-    if frame.channels() == 1 {
-        return cv("clone", frame.try_clone());
-    }
-    cv("cvtColor", opencv::imgproc::cvt_color(frame, buffer, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
-    cv("clone", buffer.try_clone())
-}
