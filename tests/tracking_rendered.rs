@@ -13,9 +13,9 @@ use flexbench_vision::Calibration;
 
 fn spec(codec: &str, blur: usize, exposure: f64, noise: f64) -> RenderSpec {
     let text = format!(
-        "width = 640\nheight = 480\nfx = 700.0\nfy = 702.0\ncx = 324.0\ncy = 236.0\ndist = [-0.12, 0.06, 0.0006, -0.0004, 0.0]\n\
-         look_at = [0.2, -0.05]\ndistance = 1.0\ntilt_deg = [4.0, -3.0]\nroll_deg = 1.5\nfps = 240.0\nduration = 0.3\nsettle = 1.0\n\
+        "look_at = [0.2, -0.05]\ndistance = 1.0\ntilt_deg = [4.0, -3.0]\nroll_deg = 1.5\nfps = 240.0\nduration = 0.3\nsettle = 1.0\n\
          exposure = {exposure}\nblur_samples = {blur}\nnoise = {noise}\ncodec = \"{codec}\"\nviews = 0\n\
+         [intrinsics]\nwidth = 640\nheight = 480\nfx = 700.0\nfy = 702.0\ncx = 324.0\ncy = 236.0\ndist = [-0.12, 0.06, 0.0006, -0.0004, 0.0]\n\
          [[occlusion]]\nmarker = \"M3\"\nframes = [20, 25]\n"
     );
     toml::from_str(&text).unwrap()

@@ -49,20 +49,8 @@ pub struct Occlusion {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RenderSpec {
-    /// Image width, px.
-    pub width: i32,
-    /// Image height, px.
-    pub height: i32,
-    /// Focal length along u, px.
-    pub fx: f64,
-    /// Focal length along v, px.
-    pub fy: f64,
-    /// Principal point u, px.
-    pub cx: f64,
-    /// Principal point v, px.
-    pub cy: f64,
-    /// Distortion k1, k2, p1, p2, k3.
-    pub dist: [f64; 5],
+    /// The camera's intrinsics and distortion (the `[intrinsics]` table).
+    pub intrinsics: Intrinsics,
     /// Bench point on the optical axis, m.
     pub look_at: [f64; 2],
     /// Distance from the bench plane, m.
@@ -136,10 +124,11 @@ impl RenderSpec {
     }
     fn check(&self) -> Result<(), String> {
         let pos = |v: f64, k: &str| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(format!("key '{k}': {v} must be positive")) };
-        pos(self.width as f64, "width")?;
-        pos(self.height as f64, "height")?;
-        pos(self.fx, "fx")?;
-        pos(self.fy, "fy")?;
+        let i = &self.intrinsics;
+        pos(i.width as f64, "intrinsics.width")?;
+        pos(i.height as f64, "intrinsics.height")?;
+        pos(i.fx, "intrinsics.fx")?;
+        pos(i.fy, "intrinsics.fy")?;
         pos(self.distance, "distance")?;
         pos(self.fps, "fps")?;
         pos(self.duration, "duration")?;
@@ -161,8 +150,7 @@ impl RenderSpec {
     }
     /// The camera it describes.
     pub fn camera(&self) -> CameraTruth {
-        let intr = Intrinsics { width: self.width, height: self.height, fx: self.fx, fy: self.fy, cx: self.cx, cy: self.cy, dist: self.dist };
-        CameraTruth::looking_at(intr, self.look_at, self.distance, self.tilt_deg[0], self.tilt_deg[1], self.roll_deg)
+        CameraTruth::looking_at(self.intrinsics, self.look_at, self.distance, self.tilt_deg[0], self.tilt_deg[1], self.roll_deg)
     }
 }
 

@@ -16,7 +16,8 @@ use opencv::prelude::*;
 use crate::{cv, VisionError};
 
 /// Camera intrinsics and lens distortion (OpenCV's model and order), pixels.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Intrinsics {
     /// Image width, px.
     pub width: i32,
