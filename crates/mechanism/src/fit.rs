@@ -223,7 +223,73 @@ fn refine(
     Some((q, c))
 }
 
+/// Below this ratio of the smallest to the largest eigenvalue of the markers' normal matrix in
+/// the driving coordinates, a sample is near a fold of the map from drivers to markers (on the
+/// bench: the rocker near C'D vertical, where the lever's markers see the size of the rocker's
+/// angle from the vertical but not its side).
+pub const FOLD_RATIO: f64 = 1e-2;
+
+/// The ratio of the extreme eigenvalues of J_d^T J_d, J_d the markers' Jacobian with respect to
+/// the driving coordinates (angles scaled by the reference length): 1 when the markers see every
+/// driver alike, 0 at a fold.
+fn fold_ratio(m: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerState>]) -> f64 {
+    let n = m.ncoords();
+    let nc = m.nconstraints();
+    let nd = m.drivers.len();
+    let lu = crate::assembly::driven_jacobian(m, q).lu();
+    let scale = driver_weights(m, 1.0);
+    let mut sens = DMatrix::zeros(n, nd);
+    for k in 0..nd {
+        let mut e = DVector::zeros(n);
+        e[nc + k] = 1.0 / scale[k];
+        match lu.solve(&e) {
+            Some(col) => sens.set_column(k, &col),
+            None => return 0.0,
+        }
+    }
+    let (jm, _) = marker_system(m, q, obs);
+    let js = &jm * &sens;
+    let eig = (js.transpose() * &js).symmetric_eigenvalues();
+    let (lo, hi) = (eig.min(), eig.max());
+    if hi > 0.0 { lo / hi } else { 0.0 }
+}
+
 impl Mechanism {
+    /// The predicted configuration of sample k: each driving coordinate extrapolated by a
+    /// quadratic in time fitted (least squares) to the last fitted samples, up to 12, the
+    /// samples near a fold weighing 1/100 (their drivers are poorly seen and carry little of
+    /// the motion's trend), then assembled from the last configuration (same assembly branch).
+    /// Carrying the trend of the well-seen samples through a fold keeps noise from flipping the
+    /// motion onto the mirror solution there.
+    fn predict(&self, t: &[f64], k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> Option<DVector<f64>> {
+        let last = qs.get(k.checked_sub(1)?)?.as_ref()?;
+        let hist: Vec<usize> = (k.saturating_sub(12)..k).rev().take_while(|&j| qs[j].is_some()).collect();
+        if hist.len() < 3 {
+            return Some(match hist.len() {
+                2 => last * 2.0 - qs[k - 2].as_ref()?,
+                _ => last.clone(),
+            });
+        }
+        let t0 = t[k];
+        let mut d_pred = Vec::with_capacity(self.drivers.len());
+        for d in &self.drivers {
+            // Weighted least squares of d(t) = c0 + c1 (t - t_k) + c2 (t - t_k)^2.
+            let mut ata = nalgebra::Matrix3::<f64>::zeros();
+            let mut atb = nalgebra::Vector3::<f64>::zeros();
+            for &j in &hist {
+                let wgt = if seen[j] < FOLD_RATIO { 0.01 } else { 1.0 };
+                let x = t[j] - t0;
+                let row = nalgebra::Vector3::new(1.0, x, x * x);
+                let v = d.coordinate.value(qs[j].as_ref()?);
+                ata += row * row.transpose() * wgt;
+                atb += row * (v * wgt);
+            }
+            let c = ata.lu().solve(&atb)?;
+            d_pred.push(c[0]);
+        }
+        self.assemble_from(last, &d_pred).ok()
+    }
+
     /// Configurations along a whole turn of the first driver (others at their initial values),
     /// by continuation on the initial assembly branch: starting points for the fit.
     pub fn branch_atlas(&self, count: usize) -> Result<Vec<DVector<f64>>, MechanismError> {
@@ -283,14 +349,9 @@ impl Mechanism {
         // (1) Positions.
         let atlas = self.branch_atlas(72)?;
         let mut qs: Vec<Option<DVector<f64>>> = Vec::with_capacity(obs.len());
+        let mut seen: Vec<f64> = Vec::with_capacity(obs.len()); // how well each sample saw every driver
         for (k, o) in obs.iter().enumerate() {
-            let prev = |j: usize| if k >= j { qs[k - j].as_ref() } else { None };
-            let pred = match (prev(1), prev(2), prev(3)) {
-                (Some(a), Some(b), Some(c)) => Some(a * 3.0 - b * 3.0 + c),
-                (Some(a), Some(b), None) => Some(a * 2.0 - b),
-                (Some(a), None, _) => Some(a.clone()),
-                _ => None,
-            };
+            let pred = self.predict(t, k, &qs, &seen);
             let fitted = match pred {
                 Some(p) => {
                     let targets: Vec<f64> = self.drivers.iter().map(|d| d.coordinate.value(&p)).collect();
@@ -304,6 +365,7 @@ impl Mechanism {
                     })
                     .min_by(|a, b| a.1.total_cmp(&b.1)),
             };
+            seen.push(fitted.as_ref().map_or(0.0, |(q, _)| fold_ratio(self, q, o)));
             qs.push(fitted.map(|f| f.0));
         }
 
