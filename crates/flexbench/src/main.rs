@@ -71,6 +71,9 @@ enum Command {
         /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
         #[arg(long, default_value = "interp")]
         edges: String,
+        /// Kinematics by a Kalman/RTS smoother on the driving coordinates (for noisy video).
+        #[arg(long)]
+        smoother: bool,
     },
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
@@ -189,7 +192,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Process { tracks, mechanism, out, window, order, max_condition, edges } => {
+        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother } => {
             use flexbench_signal::EdgeMode;
             let edges = match edges.as_str() {
                 "interp" => EdgeMode::Interp,
@@ -200,7 +203,7 @@ fn run(cli: Cli) -> Result<()> {
                 other => anyhow::bail!("--edges {other}: use interp, mirror, nearest, constant or wrap"),
             };
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = ProcessConfig { window, order, edges, max_condition };
+            let cfg = ProcessConfig { window, order, edges, max_condition, smoother };
             let pb = bar(1000);
             let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
                 if let Some(w) = stage.strip_prefix("warning: ") {

@@ -74,7 +74,7 @@ pub const PRIOR_WEIGHT: f64 = 1e-3;
 pub const RATE_PRIOR_WEIGHT: f64 = 1.0;
 
 /// Marker Jacobian rows and residuals for the markers present at one sample.
-fn marker_system(
+pub(crate) fn marker_system(
     m: &Mechanism,
     q: &DVector<f64>,
     obs: &[Option<MarkerState>],
@@ -101,7 +101,7 @@ fn marker_system(
 }
 
 /// The driving coordinates' weights (angles scaled by the reference length).
-fn driver_weights(m: &Mechanism, weight: f64) -> Vec<f64> {
+pub(crate) fn driver_weights(m: &Mechanism, weight: f64) -> Vec<f64> {
     let l = m.reference_length();
     m.drivers
         .iter()
@@ -558,7 +558,7 @@ impl Mechanism {
     /// Free rigid fit (2-D Procrustes) of body b's markers at one sample, with the measured
     /// position of model marker i taken from marker perm(i). Returns the residual sum of squares
     /// and the marker count, and the fitted pose (origin-free: centroid position and angle).
-    fn free_body_fit(&self, b: usize, o: &[Option<MarkerState>], perm: &dyn Fn(usize) -> usize) -> Option<(f64, usize)> {
+    pub(crate) fn free_body_fit(&self, b: usize, o: &[Option<MarkerState>], perm: &dyn Fn(usize) -> usize) -> Option<(f64, usize)> {
         let (rss, k, _) = self.free_body_pose(b, o, perm)?;
         Some((rss, k))
     }

@@ -26,6 +26,7 @@ pub mod loads;
 pub mod model;
 pub mod output;
 pub mod simulate;
+pub mod smoother;
 
 pub use model::{BodyRef, Mechanism};
 

@@ -29,11 +29,14 @@ pub struct ProcessConfig {
     pub edges: flexbench_signal::EdgeMode,
     /// Condition number above which an inverse-dynamics sample is reported as a toggle.
     pub max_condition: f64,
+    /// Kinematics by the Kalman/RTS smoother on the driving coordinates instead of the
+    /// Savitzky-Golay markers and the loop's analysis.
+    pub smoother: bool,
 }
 
 impl Default for ProcessConfig {
     fn default() -> Self {
-        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION }
+        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: false }
     }
 }
 
@@ -114,7 +117,31 @@ pub fn process(
                 .collect()
         })
         .collect();
-    let (fit, fit_report) = mech.fit_markers(&t, &obs, &sg)?;
+    let (mut fit, mut fit_report) = mech.fit_markers(&t, &obs, &sg)?;
+    let mut smoother_report = None;
+    if cfg.smoother {
+        // Raw positions, the smoother does its own smoothing.
+        let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
+            .map(|k| {
+                order
+                    .iter()
+                    .map(|&j| {
+                        let s = series.get(j)?;
+                        s.present[k].then(|| MarkerState { p: Vector2::new(s.x[k], s.y[k]), v: Vector2::zeros(), a: Vector2::zeros() })
+                    })
+                    .collect()
+            })
+            .collect();
+        let q0 = fit.iter().find_map(|f| f.state.as_ref().map(|s| s.0.clone()));
+        if let Some(q0) = q0 {
+            let (f2, r2, sr) = mech.smooth_markers(&t, &raw, &q0)?;
+            fit = f2;
+            fit_report.rms = r2.rms;
+            fit_report.rms_per_marker = r2.rms_per_marker;
+            fit_report.unfitted_samples = r2.unfitted_samples;
+            smoother_report = Some(sr);
+        }
+    }
     let states: Vec<_> = fit
         .iter()
         .zip(&t)
@@ -179,6 +206,7 @@ pub fn process(
             "samples": n,
             "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order, "edges": cfg.edges.name() },
             "fit": fit_report,
+            "smoother": smoother_report,
             "unfitted_samples": unfitted,
             "inverse_dynamics": {
                 "max_condition_allowed": cfg.max_condition,
