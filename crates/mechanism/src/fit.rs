@@ -594,8 +594,9 @@ impl Mechanism {
         Some((rss, pairs.len(), (r, phi)))
     }
 
-    /// Fill the free-fit figures of the report and its warnings.
-    fn free_fit_diagnostics(&self, obs: &[Vec<Option<MarkerState>>], report: &mut FitReport) {
+    /// RMS residual of the free rigid fit of each marker-carrying body over all samples, m
+    /// (None when no body carries two markers).
+    pub(crate) fn free_fit_rms(&self, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {
         let id = |i: usize| i;
         let (mut s, mut c) = (0.0, 0usize);
         for o in obs {
@@ -606,7 +607,13 @@ impl Mechanism {
                 }
             }
         }
-        report.rms_free = if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };
+        (c > 0).then(|| (s / c as f64).sqrt())
+    }
+
+    /// Fill the free-fit figures of the report and its warnings.
+    fn free_fit_diagnostics(&self, obs: &[Vec<Option<MarkerState>>], report: &mut FitReport) {
+        let id = |i: usize| i;
+        report.rms_free = self.free_fit_rms(obs).unwrap_or(f64::NAN);
         report.loop_excess_rms = (report.rms.powi(2) - report.rms_free.powi(2)).max(0.0).sqrt();
         // Pins of marker-carrying bodies on bodies that turn about a ground pin (B on the crank).
         let has_markers = |b: usize| self.markers.iter().any(|m| m.body == b);

@@ -63,6 +63,21 @@ fn transition(nd: usize, h: f64, s2: f64) -> (DMatrix<f64>, DMatrix<f64>) {
 }
 
 impl Mechanism {
+    /// The markers' residuals at q and their Jacobian with respect to the state (the scaled
+    /// drivers' values; zero for their rates).
+    fn measurement(&self, q: &DVector<f64>, o: &[Option<MarkerState>], scale: &[f64]) -> Option<(DMatrix<f64>, DVector<f64>)> {
+        let (n, nc, nd) = (self.ncoords(), self.nconstraints(), self.drivers.len());
+        let (jm, r) = marker_system(self, q, o);
+        let lu = crate::assembly::driven_jacobian(self, q).lu();
+        let mut hmat = DMatrix::zeros(jm.nrows(), 3 * nd);
+        for j in 0..nd {
+            let mut e = DVector::zeros(n);
+            e[nc + j] = 1.0 / scale[j];
+            hmat.set_column(3 * j, &(&jm * lu.solve(&e)?));
+        }
+        Some((hmat, r))
+    }
+
     fn drivers_scaled(&self, q: &DVector<f64>, scale: &[f64]) -> Vec<f64> {
         self.drivers.iter().zip(scale).map(|(d, s)| d.coordinate.value(q) * s).collect()
     }
@@ -70,8 +85,6 @@ impl Mechanism {
     /// One forward filter pass with jerk density `s` (scaled units).
     fn filter_pass(&self, t: &[f64], obs: &[Vec<Option<MarkerState>>], q0: &DVector<f64>, sigma: f64, s: f64) -> Option<Pass> {
         let nd = self.drivers.len();
-        let n = self.ncoords();
-        let nc = self.nconstraints();
         let scale = driver_weights(self, 1.0);
         let mut x = DVector::zeros(3 * nd);
         for (k, v) in self.drivers_scaled(q0, &scale).into_iter().enumerate() {
@@ -101,21 +114,13 @@ impl Mechanism {
             for _ in 0..2 {
                 let d: Vec<f64> = (0..nd).map(|j| xi[3 * j] / scale[j]).collect();
                 qi = self.assemble_from(&qi, &d).ok()?;
-                let (jm, r) = marker_system(self, &qi, o);
-                if jm.nrows() == 0 {
+                let (hmat, r) = self.measurement(&qi, o, &scale)?;
+                if hmat.nrows() == 0 {
                     break;
-                }
-                let lu = crate::assembly::driven_jacobian(self, &qi).lu();
-                let mut hmat = DMatrix::zeros(jm.nrows(), 3 * nd);
-                for j in 0..nd {
-                    let mut e = DVector::zeros(n);
-                    e[nc + j] = 1.0 / scale[j];
-                    let col = &jm * lu.solve(&e)?;
-                    hmat.set_column(3 * j, &col);
                 }
                 // Innovation about the linearisation point xi: y = z - h(xi) - H (xp - xi).
                 let y = -&r - &hmat * (&xp - &xi);
-                let s_mat = &hmat * &pp * hmat.transpose() + DMatrix::identity(jm.nrows(), jm.nrows()) * (sigma * sigma);
+                let s_mat = &hmat * &pp * hmat.transpose() + DMatrix::identity(hmat.nrows(), hmat.nrows()) * (sigma * sigma);
                 let s_inv = s_mat.clone().try_inverse()?;
                 let gain = &pp * hmat.transpose() * &s_inv;
                 xi = &xp + &gain * &y;
@@ -125,16 +130,9 @@ impl Mechanism {
             {
                 let d: Vec<f64> = (0..nd).map(|j| xp[3 * j] / scale[j]).collect();
                 if let Ok(qp) = self.assemble_from(&qi, &d) {
-                    let (jm, r) = marker_system(self, &qp, o);
-                    if jm.nrows() > 0 && k > 0 {
-                        let lu = crate::assembly::driven_jacobian(self, &qp).lu();
-                        let mut hmat = DMatrix::zeros(jm.nrows(), 3 * nd);
-                        for j in 0..nd {
-                            let mut e = DVector::zeros(n);
-                            e[nc + j] = 1.0 / scale[j];
-                            hmat.set_column(3 * j, &(&jm * lu.solve(&e)?));
-                        }
-                        let s_mat = &hmat * &pp * hmat.transpose() + DMatrix::identity(jm.nrows(), jm.nrows()) * (sigma * sigma);
+                    let (hmat, r) = self.measurement(&qp, o, &scale)?;
+                    if hmat.nrows() > 0 && k > 0 {
+                        let s_mat = &hmat * &pp * hmat.transpose() + DMatrix::identity(hmat.nrows(), hmat.nrows()) * (sigma * sigma);
                         let chol = s_mat.clone().cholesky()?;
                         let y = -r;
                         let sol = chol.solve(&y);
@@ -166,17 +164,7 @@ impl Mechanism {
         let nm = self.markers.len();
         let scale = driver_weights(self, 1.0);
         // Measurement noise: the free rigid fit's RMS residual per coordinate.
-        let id = |i: usize| i;
-        let (mut ss, mut c) = (0.0, 0usize);
-        for o in obs {
-            for b in 0..self.bodies.len() {
-                if let Some((rss, k)) = self.free_body_fit(b, o, &id) {
-                    ss += rss;
-                    c += k;
-                }
-            }
-        }
-        let sigma = if c > 0 { (ss / c as f64).sqrt().max(1e-7) } else { 1e-4 };
+        let sigma = self.free_fit_rms(obs).map_or(1e-4, |s| s.max(1e-7));
         // Jerk density by maximum likelihood over a grid.
         let mut best: Option<(f64, Pass)> = None;
         for e in 0..13 {
