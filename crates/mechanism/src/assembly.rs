@@ -26,6 +26,21 @@ pub fn driven_jacobian(m: &Mechanism, q: &DVector<f64>) -> DMatrix<f64> {
     jac
 }
 
+/// The sensitivity dq/dd of the configuration to the driving coordinates at q (ncoords x
+/// ndrivers), each driver taken in units of 1/scale[k]: [Phi_q; c_q] dq/dd = [0; diag(1/scale)].
+/// None at a toggle position.
+pub fn driver_sensitivity(m: &Mechanism, q: &DVector<f64>, scale: &[f64]) -> Option<DMatrix<f64>> {
+    let (n, nc, nd) = (m.ncoords(), m.nconstraints(), m.drivers.len());
+    let lu = driven_jacobian(m, q).lu();
+    let mut sens = DMatrix::zeros(n, nd);
+    for k in 0..nd {
+        let mut e = DVector::zeros(n);
+        e[nc + k] = 1.0 / scale[k];
+        sens.set_column(k, &lu.solve(&e)?);
+    }
+    Some(sens)
+}
+
 /// The 2-norm condition number of a matrix (ratio of extreme singular values).
 pub fn condition(a: &DMatrix<f64>) -> f64 {
     let s = a.clone().singular_values();

@@ -162,8 +162,6 @@ fn refine(
     w: &[f64],
     iters: usize,
 ) -> Option<(DVector<f64>, f64)> {
-    let n = m.ncoords();
-    let nc = m.nconstraints();
     let nd = m.drivers.len();
     let drivers = |q: &DVector<f64>| -> Vec<f64> { m.drivers.iter().map(|d| d.coordinate.value(q)).collect() };
     let cost = |q: &DVector<f64>, d: &[f64]| -> f64 {
@@ -175,13 +173,7 @@ fn refine(
     let mut c = cost(&q, &d);
     let mut lambda = 1e-4;
     for _ in 0..iters {
-        let lu = crate::assembly::driven_jacobian(m, &q).lu();
-        let mut sens = DMatrix::zeros(n, nd);
-        for k in 0..nd {
-            let mut e = DVector::zeros(n);
-            e[nc + k] = 1.0;
-            sens.set_column(k, &lu.solve(&e)?);
-        }
+        let sens = crate::assembly::driver_sensitivity(m, &q, &vec![1.0; nd])?;
         let (jm, r) = marker_system(m, &q, obs);
         let jd = &jm * &sens;
         let mut h = jd.transpose() * &jd;
@@ -233,20 +225,9 @@ pub const FOLD_RATIO: f64 = 1e-2;
 /// the driving coordinates (angles scaled by the reference length): 1 when the markers see every
 /// driver alike, 0 at a fold.
 fn fold_ratio(m: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerState>]) -> f64 {
-    let n = m.ncoords();
-    let nc = m.nconstraints();
-    let nd = m.drivers.len();
-    let lu = crate::assembly::driven_jacobian(m, q).lu();
-    let scale = driver_weights(m, 1.0);
-    let mut sens = DMatrix::zeros(n, nd);
-    for k in 0..nd {
-        let mut e = DVector::zeros(n);
-        e[nc + k] = 1.0 / scale[k];
-        match lu.solve(&e) {
-            Some(col) => sens.set_column(k, &col),
-            None => return 0.0,
-        }
-    }
+    let Some(sens) = crate::assembly::driver_sensitivity(m, q, &driver_weights(m, 1.0)) else {
+        return 0.0;
+    };
     let (jm, _) = marker_system(m, q, obs);
     let js = &jm * &sens;
     let eig = (js.transpose() * &js).symmetric_eigenvalues();
@@ -371,14 +352,13 @@ impl Mechanism {
 
         // (2) The drivers' rates from their fitted values.
         let mut driver_rates: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = Vec::with_capacity(nd);
-        for (k, d) in self.drivers.iter().enumerate() {
+        for d in &self.drivers {
             let present: Vec<bool> = qs.iter().map(|q| q.is_some()).collect();
             let vals: Vec<f64> = qs.iter().map(|q| q.as_ref().map_or(f64::NAN, |q| d.coordinate.value(q))).collect();
             let der = diff
                 .differentiate(&d.name, t, &vals, &present)
                 .map_err(|e| MechanismError::Fit(format!("differentiating the {}: {e}", d.name)))?;
             let ok: Vec<bool> = der.rate.iter().zip(&der.accel).map(|(a, b)| a.is_finite() && b.is_finite()).collect();
-            let _ = k;
             driver_rates.push((der.rate, der.accel, ok));
         }
 

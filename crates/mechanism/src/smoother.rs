@@ -66,14 +66,12 @@ impl Mechanism {
     /// The markers' residuals at q and their Jacobian with respect to the state (the scaled
     /// drivers' values; zero for their rates).
     fn measurement(&self, q: &DVector<f64>, o: &[Option<MarkerState>], scale: &[f64]) -> Option<(DMatrix<f64>, DVector<f64>)> {
-        let (n, nc, nd) = (self.ncoords(), self.nconstraints(), self.drivers.len());
+        let nd = self.drivers.len();
         let (jm, r) = marker_system(self, q, o);
-        let lu = crate::assembly::driven_jacobian(self, q).lu();
+        let sens = crate::assembly::driver_sensitivity(self, q, scale)?;
         let mut hmat = DMatrix::zeros(jm.nrows(), 3 * nd);
         for j in 0..nd {
-            let mut e = DVector::zeros(n);
-            e[nc + j] = 1.0 / scale[j];
-            hmat.set_column(3 * j, &(&jm * lu.solve(&e)?));
+            hmat.set_column(3 * j, &(&jm * sens.column(j)));
         }
         Some((hmat, r))
     }
