@@ -61,6 +61,8 @@ pub struct FitReport {
     pub unfitted_samples: usize,
     /// Disagreements between the data and the geometry, in words with their sizes.
     pub warnings: Vec<String>,
+    /// The folds met and how they were resolved.
+    pub folds: crate::fold::FoldReport,
 }
 
 /// Weight of the driving coordinates' weak observations relative to the markers' (per metre;
@@ -154,7 +156,7 @@ fn stack(a: &DMatrix<f64>, b: &DVector<f64>, a2: &DMatrix<f64>, b2: &DVector<f64
 /// the assembly branch is kept), from the start `q0`, the drivers weakly held at `targets`.
 /// The Jacobian of the markers with respect to d is J dq/dd, dq/dd from [Phi_q; c_q] dq/dd =
 /// [0; I]. Returns q and the cost (markers' residual sum of squares plus the drivers' weak term).
-fn refine(
+pub(crate) fn refine(
     m: &Mechanism,
     q0: &DVector<f64>,
     obs: &[Option<MarkerState>],
@@ -224,7 +226,7 @@ pub const FOLD_RATIO: f64 = 1e-2;
 /// The ratio of the extreme eigenvalues of J_d^T J_d, J_d the markers' Jacobian with respect to
 /// the driving coordinates (angles scaled by the reference length): 1 when the markers see every
 /// driver alike, 0 at a fold.
-fn fold_ratio(m: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerState>]) -> f64 {
+pub(crate) fn fold_ratio(m: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerState>]) -> f64 {
     let Some(sens) = crate::assembly::driver_sensitivity(m, q, &driver_weights(m, 1.0)) else {
         return 0.0;
     };
@@ -242,7 +244,7 @@ impl Mechanism {
     /// the motion's trend), then assembled from the last configuration (same assembly branch).
     /// Carrying the trend of the well-seen samples through a fold keeps noise from flipping the
     /// motion onto the mirror solution there.
-    fn predict(&self, t: &[f64], k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> Option<DVector<f64>> {
+    pub(crate) fn predict(&self, t: &[f64], k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> Option<DVector<f64>> {
         let last = qs.get(k.checked_sub(1)?)?.as_ref()?;
         let hist: Vec<usize> = (k.saturating_sub(12)..k).rev().take_while(|&j| qs[j].is_some()).collect();
         if hist.len() < 3 {
@@ -323,32 +325,12 @@ impl Mechanism {
         let mut report = FitReport::default();
         self.check_scale(obs)?;
         self.check_swaps(obs)?;
-        let w = driver_weights(self, PRIOR_WEIGHT);
         let w_rate = driver_weights(self, RATE_PRIOR_WEIGHT);
         let nd = self.drivers.len();
 
         // (1) Positions.
-        let atlas = self.branch_atlas(72)?;
-        let mut qs: Vec<Option<DVector<f64>>> = Vec::with_capacity(obs.len());
-        let mut seen: Vec<f64> = Vec::with_capacity(obs.len()); // how well each sample saw every driver
-        for (k, o) in obs.iter().enumerate() {
-            let pred = self.predict(t, k, &qs, &seen);
-            let fitted = match pred {
-                Some(p) => {
-                    let targets: Vec<f64> = self.drivers.iter().map(|d| d.coordinate.value(&p)).collect();
-                    refine(self, &p, o, &targets, &w, 30)
-                }
-                None => atlas
-                    .iter()
-                    .filter_map(|q| {
-                        let targets: Vec<f64> = self.drivers.iter().map(|d| d.coordinate.value(q)).collect();
-                        refine(self, q, o, &targets, &w, 30)
-                    })
-                    .min_by(|a, b| a.1.total_cmp(&b.1)),
-            };
-            seen.push(fitted.as_ref().map_or(0.0, |(q, _)| fold_ratio(self, q, o)));
-            qs.push(fitted.map(|f| f.0));
-        }
+        let (qs, fold_report) = self.fit_positions(t, obs)?;
+        report.folds = fold_report;
 
         // (2) The drivers' rates from their fitted values.
         let mut driver_rates: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = Vec::with_capacity(nd);

@@ -10,6 +10,8 @@
 //!   multipliers.
 //! - [`inverse`]: the Newton-Euler inverse dynamics, one square linear system per sample.
 //! - [`fit`]: the mechanism's motion that best explains measured markers, loop closed exactly.
+//! - [`fold`]: the motion's own assembly branch through the folds where the markers cannot
+//!   tell two configurations apart.
 //!
 //! Coordinates: every body has q_i = (x_G, y_G, phi), its centroid in the bench frame (m) and its
 //! angle (rad, counter-clockwise from +X). Points given in a body's local frame are stored
@@ -21,6 +23,7 @@ pub mod assembly;
 pub mod constraints;
 pub mod file;
 pub mod fit;
+pub mod fold;
 pub mod inverse;
 pub mod loads;
 pub mod model;

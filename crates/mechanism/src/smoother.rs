@@ -42,7 +42,7 @@ struct Pass {
     loglik: f64,
 }
 
-fn transition(nd: usize, h: f64, s2: f64) -> (DMatrix<f64>, DMatrix<f64>) {
+pub(crate) fn transition(nd: usize, h: f64, s2: f64) -> (DMatrix<f64>, DMatrix<f64>) {
     let mut f = DMatrix::zeros(3 * nd, 3 * nd);
     let mut q = DMatrix::zeros(3 * nd, 3 * nd);
     let fb = [[1.0, h, h * h / 2.0], [0.0, 1.0, h], [0.0, 0.0, 1.0]];
