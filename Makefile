@@ -25,12 +25,12 @@ test: deps
 	$(CARGO) test --locked --workspace
 
 # The shipped recording (rendered by `make recording`): calibrate -> track -> process.
-# The Savitzky-Golay window is set by hand for 240 frames/s until the signal stage chooses it.
+# Kinematics by the Kalman smoother, whose noise and jerk densities come from the data.
 demo: build
 	$(BIN) check --mechanism $(MECH)
 	$(BIN) calibrate --views $(REC)/views --board 9x6 --square 0.03 --plane-view $(REC)/plane-view.png --clicks $(REC)/clicks.toml --out calibration/default.yaml
 	$(BIN) track --video $(REC)/video.mp4 --calibration calibration/default.yaml --out $(DEMO)/tracks.parquet
-	$(BIN) process --tracks $(DEMO)/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed --window 15 --order 3
+	$(BIN) process --tracks $(DEMO)/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed --smoother
 	@echo "demo: forces in $(DEMO)/processed/forces.png; the truth is in $(REC)/truth/"
 
 # Regenerate the shipped recording (deterministic from the seed in its camera file).

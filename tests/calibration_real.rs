@@ -11,7 +11,7 @@ use flexbench_vision::calibrate::{calibrate_views, image_files, Board, SubPixWin
 
 #[test]
 fn matches_opencv_python_on_real_photos() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/opencv-left-chessboard");
+    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../../../shared/data/opencv-left-chessboard");
     let files = image_files(&dir).expect("shared/data is beside the repository");
     assert_eq!(files.len(), 13);
     let cal = calibrate_views(&files, &Board { cols: 9, rows: 6, square: 1.0 }, SubPixWindow::Fixed(11)).unwrap();

@@ -113,11 +113,13 @@ fn a_failed_run_keeps_the_earlier_outputs() {
     }
 }
 
-/// The Kalman/RTS smoother (`process --smoother`): on noise-free tracks at 1 kHz the forces at B
-/// and C' within 0.5 % RMS of their peak (0.1 % measured); on the shipped recording's 240 Hz
-/// truth with 10 um of Gaussian noise added, where the rocker's vertical passages defeat a
-/// sample-by-sample fit, within 5 % (3 % measured; Savitzky-Golay gives 5 % with the trend
-/// prediction and gave 53 % before it).
+/// The Kalman smoother (`process --smoother`): on noise-free tracks at 1 kHz the forces at B and
+/// C' within 0.5 % RMS of their peak (0.20 % measured). On the shipped recording's 240 Hz truth
+/// with noise added, where the rocker passes C'D vertical about twice a turn and the lever's
+/// markers cannot tell on which side (the fold resolution of `flexbench_mechanism::fold`):
+/// with 10 um the smoother 1.16 % / 1.18 % (B / C'), Savitzky-Golay 6.6 % / 6.8 %; with 140 um
+/// the smoother 4.5 % / 4.6 %, Savitzky-Golay 7.2 % / 7.3 %. Before the folds were resolved by
+/// two hypotheses, 140 um gave about 50 % with either.
 #[test]
 fn smoother_on_noise_free_and_noisy_tracks() {
     let dir = tempfile::tempdir().unwrap();
@@ -137,16 +139,38 @@ fn smoother_on_noise_free_and_noisy_tracks() {
         eprintln!("smoother, 1 kHz noise-free: force at {j} within {:.3} % RMS of its peak", e * 100.0);
         assert!(e < 0.005);
     }
-    // The recording's truth tracks at 240 Hz with 10 um of noise (a fixed pseudo-random sequence).
+    // The recording's truth tracks at 240 Hz with 10 um and with 140 um of noise (a fixed
+    // pseudo-random sequence; 140 um per coordinate is what tracking the shipped H.264 video
+    // leaves). The limits: the smoother 2 % and 6 %, Savitzky-Golay (window 15, order 3) 8 % and
+    // 9 % (measured in the doc above).
     let truth = common::root().join("recordings/default/truth");
-    let text = std::fs::read_to_string(truth.join("tracks.csv")).unwrap();
+    for (sigma, smoother_limit, sg_limit) in [(1e-5, 0.02, 0.08), (1.4e-4, 0.06, 0.09)] {
+        let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
+        std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
+        for (name, extra, limit) in [("smoother", vec!["--smoother"], smoother_limit), ("Savitzky-Golay", vec!["--window", "15", "--order", "3"], sg_limit)] {
+            let out = dir.path().join(format!("out-{sigma}-{}", extra.len()));
+            let mut args = vec!["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()];
+            args.extend(extra);
+            ok(&args);
+            for j in ["B", "C"] {
+                let e = vector_error(&truth, &out, j);
+                eprintln!("{name}, 240 Hz with {:.0} um noise: force at {j} within {:.2} % RMS of its peak", sigma * 1e6, e * 100.0);
+                assert!(e < limit, "{name}, {sigma} m: {j} {e}");
+            }
+        }
+    }
+}
+
+/// The tracks table at `path` with Gaussian noise of `sigma` metres added to x and y (Box-Muller
+/// on a fixed xorshift sequence, so the same every run).
+fn noisy_tracks(path: &std::path::Path, sigma: f64) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
     let header = lines.next().unwrap();
     let cols: Vec<&str> = header.split(',').collect();
     let (ix, iy) = (cols.iter().position(|c| *c == "x").unwrap(), cols.iter().position(|c| *c == "y").unwrap());
     let mut state: u64 = 0x2545F4914F6CDD1D;
     let mut gauss = || {
-        // Box-Muller on a xorshift sequence.
         let mut u = || {
             state ^= state << 13;
             state ^= state >> 7;
@@ -160,17 +184,9 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     for l in lines {
         let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
         for i in [ix, iy] {
-            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + 1e-5 * gauss());
+            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + sigma * gauss());
         }
         noisy.push(f.join(","));
     }
-    let tracks = dir.path().join("noisy-240.csv");
-    std::fs::write(&tracks, noisy.join("\n")).unwrap();
-    let out = dir.path().join("smooth-240");
-    ok(&["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap(), "--smoother"]);
-    for j in ["B", "C"] {
-        let e = vector_error(&truth, &out, j);
-        eprintln!("smoother, 240 Hz with 10 um noise: force at {j} within {:.2} % RMS of its peak", e * 100.0);
-        assert!(e < 0.05);
-    }
+    noisy.join("\n")
 }

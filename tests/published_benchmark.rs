@@ -14,7 +14,7 @@ use flexbench_mechanism::simulate::SimConfig;
 
 #[test]
 fn andrews_squeezer_matches_the_reference_solution() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
     let file = load(&root.join("tests/mechanisms/andrews-squeezer.toml")).unwrap();
     let m = file.mechanism;
     let reference: serde_json::Value =

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 /// The repository's root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..")
 }
 
 /// Run the flexbench binary with `args`.

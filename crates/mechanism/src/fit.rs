@@ -572,6 +572,24 @@ impl Mechanism {
         (c > 0).then(|| (s / c as f64).sqrt())
     }
 
+    /// The markers' noise per coordinate, m, from the free rigid fits' residuals: sqrt(sum RSS /
+    /// sum (2 k - 3)) over the bodies and samples, k the body's markers present (a rigid fit in
+    /// the plane takes 3 of the 2 k coordinates' degrees of freedom). None when no body carries
+    /// two markers.
+    pub fn marker_noise(&self, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {
+        let id = |i: usize| i;
+        let (mut s, mut dof) = (0.0, 0usize);
+        for o in obs {
+            for b in 0..self.bodies.len() {
+                if let Some((rss, k)) = self.free_body_fit(b, o, &id) {
+                    s += rss;
+                    dof += 2 * k - 3;
+                }
+            }
+        }
+        (dof > 0).then(|| (s / dof as f64).sqrt())
+    }
+
     /// Fill the free-fit figures of the report and its warnings.
     fn free_fit_diagnostics(&self, obs: &[Vec<Option<MarkerState>>], report: &mut FitReport) {
         let id = |i: usize| i;

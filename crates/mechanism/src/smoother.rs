@@ -1,5 +1,5 @@
-//! Kinematics from markers by a Kalman filter and Rauch-Tung-Striebel smoother on the driving
-//! coordinates: an estimator over time, for noisy video at modest frame rates.
+//! Kinematics from markers by a Kalman smoother on the driving coordinates: an estimator over
+//! time, for noisy video at modest frame rates.
 //!
 //! State: each driving coordinate d (the crank angle scaled by the reference length, the slide's
 //! x, ...) with its first and second time derivatives, driven by white jerk of spectral density
@@ -7,14 +7,18 @@
 //! Q = s^2 [[h^5/20, h^4/8, h^3/6], [h^4/8, h^3/3, h^2/2], [h^3/6, h^2/2, h]]; Bar-Shalom, Li &
 //! Kirubarajan, Estimation with Applications to Tracking and Navigation, 6.3.3). Measurement: the
 //! markers' positions, h(d) = r_m(q(d)) with q(d) assembled (loop closed exactly, assembly branch
-//! kept by continuation), Jacobian J_m dq/dd; noise sigma per coordinate. Update by the iterated
-//! extended Kalman filter (two iterations), then the RTS backward pass. Near a fold, where the
-//! markers lose sight of a driver (the rocker near C'D vertical on the bench), the model carries
-//! its velocity through, which a sample-by-sample fit cannot do.
+//! kept by continuation), Jacobian J_m dq/dd; noise sigma per coordinate.
 //!
-//! The jerk density s is chosen by maximum likelihood of the innovations over a logarithmic grid;
-//! sigma is the free rigid fit's RMS residual. The smoothed d, d', d'' give q, q', q'' through the
-//! loop's position, velocity and acceleration analysis.
+//! The trajectory is the maximum a posteriori one, by Gauss-Newton: each iteration linearises
+//! the markers about the previous trajectory and runs one Kalman filter and Rauch-Tung-Striebel
+//! pass (the iterated Kalman smoother), from the fit's configurations, which are on the motion's
+//! own branch through every fold ([`crate::fold`]). Near a fold, where the markers lose sight of
+//! a driver (the rocker near C'D vertical on the bench), the model carries the motion through
+//! from both sides, which a sample-by-sample fit cannot do.
+//!
+//! The jerk densities (one per driver) are chosen by maximum likelihood of the innovations;
+//! sigma is the free rigid fits' ([`Mechanism::marker_noise`]). The smoothed d, d', d'' give q,
+//! q', q'' through the loop's position, velocity and acceleration analysis.
 
 use nalgebra::{DMatrix, DVector, Vector2};
 
@@ -27,40 +31,136 @@ use crate::MechanismError;
 pub struct SmootherReport {
     /// Measurement noise used, m (per coordinate).
     pub sigma_m: f64,
-    /// Jerk spectral density chosen, m/s^3 per sqrt(Hz) (angles scaled by the reference length).
-    pub jerk_density: f64,
-    /// Log-likelihood of the innovations at the chosen density.
+    /// Jerk spectral density chosen per driving coordinate, m/s^3 per sqrt(Hz) (angles scaled
+    /// by the reference length).
+    pub jerk_density: Vec<f64>,
+    /// Log-likelihood of the innovations at the chosen density (last linearisation).
     pub log_likelihood: f64,
+    /// Gauss-Newton iterations run.
+    pub iterations: usize,
+    /// Largest change of a driver in the last iteration, m (angles scaled by the reference
+    /// length).
+    pub last_step: f64,
 }
 
-struct Pass {
-    xs_pred: Vec<DVector<f64>>,
-    ps_pred: Vec<DMatrix<f64>>,
-    xs: Vec<DVector<f64>>,
-    ps: Vec<DMatrix<f64>>,
-    qs: Vec<DVector<f64>>,
-    loglik: f64,
-}
-
-pub(crate) fn transition(nd: usize, h: f64, s2: f64) -> (DMatrix<f64>, DMatrix<f64>) {
-    let mut f = DMatrix::zeros(3 * nd, 3 * nd);
-    let mut q = DMatrix::zeros(3 * nd, 3 * nd);
-    let fb = [[1.0, h, h * h / 2.0], [0.0, 1.0, h], [0.0, 0.0, 1.0]];
-    let qb = [
-        [h.powi(5) / 20.0, h.powi(4) / 8.0, h.powi(3) / 6.0],
-        [h.powi(4) / 8.0, h.powi(3) / 3.0, h * h / 2.0],
-        [h.powi(3) / 6.0, h * h / 2.0, h],
-    ];
+pub(crate) fn transition(nd: usize, h: f64, s: &[f64]) -> (DMatrix<f64>, DMatrix<f64>) {
+    // Derivatives 0..m-1 of each driver, white noise on the m-th: F_ij = h^(j-i)/(j-i)! and
+    // Q_ij = s^2 h^(2m-1-i-j) / ((m-1-i)! (m-1-j)! (2m-1-i-j)) (m = 3: the table above).
+    let m = ORDER;
+    let fact = |n: usize| (1..=n).map(|v| v as f64).product::<f64>();
+    let mut f = DMatrix::zeros(m * nd, m * nd);
+    let mut q = DMatrix::zeros(m * nd, m * nd);
     for k in 0..nd {
-        for i in 0..3 {
-            for j in 0..3 {
-                f[(3 * k + i, 3 * k + j)] = fb[i][j];
-                q[(3 * k + i, 3 * k + j)] = s2 * qb[i][j];
+        for i in 0..m {
+            for j in 0..m {
+                if j >= i {
+                    f[(m * k + i, m * k + j)] = h.powi((j - i) as i32) / fact(j - i);
+                }
+                let e = 2 * m - 1 - i - j;
+                q[(m * k + i, m * k + j)] = s[k] * s[k] * h.powi(e as i32) / (fact(m - 1 - i) * fact(m - 1 - j) * e as f64);
             }
         }
     }
     (f, q)
 }
+
+/// A linear observation z = H x + v, v ~ N(0, R), of the state at one sample.
+pub(crate) struct LinearObs {
+    pub h: DMatrix<f64>,
+    pub z: DVector<f64>,
+    pub r: DMatrix<f64>,
+}
+
+/// The filter's (or, when smoothed, the Rauch-Tung-Striebel smoother's) state means and
+/// covariances, and the innovations' log-likelihood.
+pub(crate) struct Estimate {
+    pub loglik: f64,
+    pub states: Vec<(DVector<f64>, DMatrix<f64>)>,
+}
+
+/// The jerk densities, one per driving coordinate, that maximise `loglik`: one density common to
+/// all over a logarithmic grid from 1 to 10^7 (half-decade steps), then each driver's in turn
+/// over quarter-decade steps within a decade of it (two sweeps). Returns them with the
+/// log-likelihood reached.
+pub(crate) fn ml_jerk_densities(nd: usize, loglik: impl Fn(&[f64]) -> Option<f64>) -> Option<(Vec<f64>, f64)> {
+    let mut best = (0..15)
+        .map(|e| vec![10f64.powf(0.5 * e as f64); nd])
+        .filter_map(|s| Some((loglik(&s)?, s)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))?;
+    for _ in 0..2 {
+        for j in 0..nd {
+            let centre = best.1[j];
+            for e in -4..=4 {
+                let mut s = best.1.clone();
+                s[j] = centre * 10f64.powf(0.25 * e as f64);
+                if let Some(l) = loglik(&s) {
+                    if l > best.0 {
+                        best = (l, s);
+                    }
+                }
+            }
+        }
+    }
+    Some((best.1, best.0))
+}
+
+/// Kalman filter over `t` for nd driving coordinates with white jerk of density s (the
+/// constant-acceleration model of [`transition`]), from the prior (x0, p0) at t[0]; the RTS
+/// backward pass when `smooth`. Covariance update in Joseph form. None when an innovation's
+/// covariance is not positive definite.
+pub(crate) fn kalman_rts(
+    t: &[f64],
+    obs: &[Option<LinearObs>],
+    nd: usize,
+    s: &[f64],
+    (x0, p0): (DVector<f64>, DMatrix<f64>),
+    smooth: bool,
+) -> Option<Estimate> {
+    let n = t.len();
+    let (mut x, mut p) = (x0, p0);
+    let mut loglik = 0.0;
+    let (mut xs_pred, mut ps_pred, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for k in 0..n {
+        if k > 0 {
+            let (f, qn) = transition(nd, t[k] - t[k - 1], s);
+            x = &f * &x;
+            p = &f * &p * f.transpose() + qn;
+        }
+        if smooth {
+            xs_pred.push(x.clone());
+            ps_pred.push(p.clone());
+        }
+        if let Some(o) = obs[k].as_ref().filter(|o| o.h.nrows() > 0) {
+            let y = &o.z - &o.h * &x;
+            let chol = (&o.h * &p * o.h.transpose() + &o.r).cholesky()?;
+            let sol = chol.solve(&y);
+            loglik += -0.5 * (y.dot(&sol) + chol.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum::<f64>());
+            let gain = &p * o.h.transpose() * chol.inverse();
+            x = &x + &gain * y;
+            let ikh = DMatrix::identity(ORDER * nd, ORDER * nd) - &gain * &o.h;
+            p = &ikh * &p * ikh.transpose() + &gain * &o.r * gain.transpose();
+        }
+        states.push((x.clone(), p.clone()));
+    }
+    if smooth {
+        for k in (0..n.saturating_sub(1)).rev() {
+            let (f, _) = transition(nd, t[k + 1] - t[k], &vec![0.0; nd]);
+            let pp_inv = ps_pred[k + 1].clone().try_inverse()?;
+            let g = &states[k].1 * f.transpose() * pp_inv;
+            let xk = &states[k].0 + &g * (&states[k + 1].0 - &xs_pred[k + 1]);
+            let pk = &states[k].1 + &g * (&states[k + 1].1 - &ps_pred[k + 1]) * g.transpose();
+            states[k] = (xk, pk);
+        }
+    }
+    Some(Estimate { loglik, states })
+}
+
+/// The state's size per driver: the driver and its derivatives up to order ORDER - 1, the
+/// ORDER-th derivative white noise.
+pub(crate) const ORDER: usize = 4;
+
+/// Most Gauss-Newton iterations of the smoother.
+pub const SMOOTHER_ITERATIONS: usize = 12;
 
 impl Mechanism {
     /// The markers' residuals at q and their Jacobian with respect to the state (the scaled
@@ -69,9 +169,9 @@ impl Mechanism {
         let nd = self.drivers.len();
         let (jm, r) = marker_system(self, q, o);
         let sens = crate::assembly::driver_sensitivity(self, q, scale)?;
-        let mut hmat = DMatrix::zeros(jm.nrows(), 3 * nd);
+        let mut hmat = DMatrix::zeros(jm.nrows(), ORDER * nd);
         for j in 0..nd {
-            hmat.set_column(3 * j, &(&jm * sens.column(j)));
+            hmat.set_column(ORDER * j, &(&jm * sens.column(j)));
         }
         Some((hmat, r))
     }
@@ -80,120 +180,136 @@ impl Mechanism {
         self.drivers.iter().zip(scale).map(|(d, s)| d.coordinate.value(q) * s).collect()
     }
 
-    /// One forward filter pass with jerk density `s` (scaled units).
-    fn filter_pass(&self, t: &[f64], obs: &[Vec<Option<MarkerState>>], q0: &DVector<f64>, sigma: f64, s: f64) -> Option<Pass> {
+    /// The markers linearised about the configurations `lin`: z~ = H x_bar - r = H x + v with
+    /// x_bar the scaled drivers of lin (Gauss-Newton's linear model of the measurement).
+    /// `rest[j]`, when given, adds to every sample the weak observation that scaled driver j is
+    /// near a value (mean, variance).
+    fn linearised(&self, obs: &[Vec<Option<MarkerState>>], lin: &[DVector<f64>], sigma: f64, rest: &[Option<(f64, f64)>]) -> Vec<Option<LinearObs>> {
         let nd = self.drivers.len();
         let scale = driver_weights(self, 1.0);
-        let mut x = DVector::zeros(3 * nd);
-        for (k, v) in self.drivers_scaled(q0, &scale).into_iter().enumerate() {
-            x[3 * k] = v;
-        }
-        let mut p = DMatrix::zeros(3 * nd, 3 * nd);
-        for k in 0..nd {
-            p[(3 * k, 3 * k)] = 1e-6;
-            p[(3 * k + 1, 3 * k + 1)] = 1.0;
-            p[(3 * k + 2, 3 * k + 2)] = 1e3;
-        }
-        let mut q = q0.clone();
-        let mut out = Pass { xs_pred: Vec::new(), ps_pred: Vec::new(), xs: Vec::new(), ps: Vec::new(), qs: Vec::new(), loglik: 0.0 };
-        for (k, o) in obs.iter().enumerate() {
-            let (xp, pp) = if k == 0 {
-                (x.clone(), p.clone())
-            } else {
-                let (f, qn) = transition(nd, t[k] - t[k - 1], s * s);
-                (&f * &x, &f * &p * f.transpose() + qn)
-            };
-            out.xs_pred.push(xp.clone());
-            out.ps_pred.push(pp.clone());
-            // Iterated EKF update.
-            let mut xi = xp.clone();
-            let mut qi = q.clone();
-            let mut pi = pp.clone();
-            for _ in 0..2 {
-                let d: Vec<f64> = (0..nd).map(|j| xi[3 * j] / scale[j]).collect();
-                qi = self.assemble_from(&qi, &d).ok()?;
-                let (hmat, r) = self.measurement(&qi, o, &scale)?;
-                if hmat.nrows() == 0 {
-                    break;
+        obs.iter()
+            .zip(lin)
+            .map(|(o, q)| {
+                let (h, r) = self.measurement(q, o, &scale)?;
+                let mut xbar = DVector::zeros(ORDER * nd);
+                for (j, v) in self.drivers_scaled(q, &scale).into_iter().enumerate() {
+                    xbar[ORDER * j] = v;
                 }
-                // Innovation about the linearisation point xi: y = z - h(xi) - H (xp - xi).
-                let y = -&r - &hmat * (&xp - &xi);
-                let s_mat = &hmat * &pp * hmat.transpose() + DMatrix::identity(hmat.nrows(), hmat.nrows()) * (sigma * sigma);
-                let s_inv = s_mat.clone().try_inverse()?;
-                let gain = &pp * hmat.transpose() * &s_inv;
-                xi = &xp + &gain * &y;
-                pi = (DMatrix::identity(3 * nd, 3 * nd) - &gain * &hmat) * &pp;
-            }
-            // Log-likelihood of the final innovation of this sample.
-            {
-                let d: Vec<f64> = (0..nd).map(|j| xp[3 * j] / scale[j]).collect();
-                if let Ok(qp) = self.assemble_from(&qi, &d) {
-                    let (hmat, r) = self.measurement(&qp, o, &scale)?;
-                    if hmat.nrows() > 0 && k > 0 {
-                        let s_mat = &hmat * &pp * hmat.transpose() + DMatrix::identity(hmat.nrows(), hmat.nrows()) * (sigma * sigma);
-                        let chol = s_mat.clone().cholesky()?;
-                        let y = -r;
-                        let sol = chol.solve(&y);
-                        let logdet: f64 = chol.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum();
-                        out.loglik += -0.5 * (y.dot(&sol) + logdet);
+                let z = &h * xbar - r;
+                let m = h.nrows();
+                let mut cov = DMatrix::identity(m, m) * (sigma * sigma);
+                let (mut h, mut z) = (h, z);
+                for (j, r) in rest.iter().enumerate() {
+                    if let Some((mean, var)) = r {
+                        let k = h.nrows();
+                        h = h.insert_row(k, 0.0);
+                        h[(k, ORDER * j)] = 1.0;
+                        z = z.push(*mean);
+                        cov = cov.insert_row(k, 0.0).insert_column(k, 0.0);
+                        cov[(k, k)] = *var;
                     }
                 }
-            }
-            x = xi;
-            p = pi;
-            q = qi.clone();
-            out.xs.push(x.clone());
-            out.ps.push(p.clone());
-            out.qs.push(qi);
-        }
-        Some(out)
+                Some(LinearObs { h, z, r: cov })
+            })
+            .collect()
     }
 
-    /// Smooth the markers' positions into the mechanism's q, q', q'' at every sample. `obs`
-    /// holds positions only (velocities and accelerations are ignored); `q0` is the fitted
-    /// configuration of the first sample.
+    fn smoother_prior(&self, q: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
+        let nd = self.drivers.len();
+        let scale = driver_weights(self, 1.0);
+        let mut x = DVector::zeros(ORDER * nd);
+        let mut p = DMatrix::zeros(ORDER * nd, ORDER * nd);
+        for (j, v) in self.drivers_scaled(q, &scale).into_iter().enumerate() {
+            x[ORDER * j] = v;
+            p[(ORDER * j, ORDER * j)] = 1e-2;
+            for o in 1..ORDER {
+                p[(ORDER * j + o, ORDER * j + o)] = 1e2 * 1e4f64.powi(o as i32 - 1);
+            }
+        }
+        (x, p)
+    }
+
+    /// Gauss-Newton on the trajectory `lin` (updated in place): up to `iters` linear filter and
+    /// RTS passes, each with the markers linearised about the previous trajectory. Returns the
+    /// last pass's estimate (its log-likelihood that of the last linearisation), the iterations
+    /// run and the largest change of a scaled driver in the last one.
+    pub(crate) fn gauss_newton(
+        &self,
+        t: &[f64],
+        obs: &[Vec<Option<MarkerState>>],
+        lin: &mut [DVector<f64>],
+        sigma: f64,
+        s: &[f64],
+        rest: &[Option<(f64, f64)>],
+        iters: usize,
+    ) -> Option<(Estimate, usize, f64)> {
+        let nd = self.drivers.len();
+        let scale = driver_weights(self, 1.0);
+        let mut out = None;
+        for it in 0..iters {
+            let lobs = self.linearised(obs, lin, sigma, rest);
+            let e = kalman_rts(t, &lobs, nd, s, self.smoother_prior(&lin[0]), true)?;
+            let mut step: f64 = 0.0;
+            for (k, q) in lin.iter_mut().enumerate() {
+                let d: Vec<f64> = (0..nd).map(|j| e.states[k].0[ORDER * j] / scale[j]).collect();
+                if let Ok(qn) = self.assemble_from(q, &d) {
+                    let old = self.drivers_scaled(q, &scale);
+                    let new = self.drivers_scaled(&qn, &scale);
+                    step = old.iter().zip(&new).map(|(a, b)| (a - b).abs()).fold(step, f64::max);
+                    *q = qn;
+                }
+            }
+            out = Some((e, it + 1, step));
+            if step < 1e-10 {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Smooth the markers' positions into the mechanism's q, q', q'' at every sample: the
+    /// maximum a posteriori trajectory of the driving coordinates under the white-jerk model,
+    /// by Gauss-Newton (the iterated Kalman smoother: each iteration one linear filter and RTS
+    /// pass with the markers linearised about the previous trajectory; Bell, "The iterated
+    /// Kalman smoother as a Gauss-Newton method", SIAM J. Optim. 4, 1994), started from `init`
+    /// (the fit's configurations on the motion's branch, [`Mechanism::fit_positions`]; None
+    /// where not fitted). `obs` holds positions only. The measurement noise is the free rigid
+    /// fits' ([`Mechanism::marker_noise`]); the jerk density is chosen by maximum likelihood of
+    /// the innovations over a logarithmic grid, at the starting trajectory.
     pub fn smooth_markers(
         &self,
         t: &[f64],
         obs: &[Vec<Option<MarkerState>>],
-        q0: &DVector<f64>,
+        init: &[Option<DVector<f64>>],
     ) -> Result<(Vec<FitSample>, FitReport, SmootherReport), MechanismError> {
         let nd = self.drivers.len();
         let nm = self.markers.len();
-        let scale = driver_weights(self, 1.0);
-        // Measurement noise: the free rigid fit's RMS residual per coordinate.
-        let sigma = self.free_fit_rms(obs).map_or(1e-4, |s| s.max(1e-7));
-        // Jerk density by maximum likelihood over a grid.
-        let mut best: Option<(f64, Pass)> = None;
-        for e in 0..13 {
-            let s = 10f64.powf(0.5 * e as f64);
-            if let Some(pass) = self.filter_pass(t, obs, q0, sigma, s) {
-                if best.as_ref().map_or(true, |(_, b)| pass.loglik > b.loglik) {
-                    best = Some((s, pass));
-                }
-            }
-        }
-        let (s, pass) = best.ok_or_else(|| MechanismError::Fit("the smoother failed for every jerk density".into()))?;
-        // RTS backward pass.
         let n = t.len();
-        let mut xs = pass.xs.clone();
-        for k in (0..n.saturating_sub(1)).rev() {
-            let (f, _) = transition(nd, t[k + 1] - t[k], 0.0);
-            let pp = &pass.ps_pred[k + 1];
-            let Some(pp_inv) = pp.clone().try_inverse() else { continue };
-            let g = &pass.ps[k] * f.transpose() * pp_inv;
-            let xk = &pass.xs[k] + &g * (&xs[k + 1] - &pass.xs_pred[k + 1]);
-            xs[k] = xk;
+        let scale = driver_weights(self, 1.0);
+        let sigma = self.marker_noise(obs).map_or(1e-4, |s| s.max(1e-7));
+        // Linearisation points: the fit, gaps filled from the nearest fitted sample.
+        let first = init.iter().find_map(|q| q.clone()).ok_or_else(|| MechanismError::Fit("the smoother has no fitted sample to start from".into()))?;
+        let mut lin: Vec<DVector<f64>> = Vec::with_capacity(n);
+        for q in init {
+            let next = q.clone().or_else(|| lin.last().cloned()).unwrap_or_else(|| first.clone());
+            lin.push(next);
         }
+        let prior = |lin: &[DVector<f64>]| self.smoother_prior(&lin[0]);
+        let lobs = self.linearised(obs, &lin, sigma, &vec![None; nd]);
+        let (s, _) = ml_jerk_densities(nd, |s| Some(kalman_rts(t, &lobs, nd, s, prior(&lin), false)?.loglik))
+            .ok_or_else(|| MechanismError::Fit("the smoother failed for every jerk density".into()))?;
+        let (est, iterations, step) = self
+            .gauss_newton(t, obs, &mut lin, sigma, &s, &vec![None; nd], SMOOTHER_ITERATIONS)
+            .ok_or_else(|| MechanismError::Fit("the smoother's innovation covariance lost positive definiteness".into()))?;
         let mut out = Vec::with_capacity(n);
         let mut report = FitReport::default();
         let (mut sum2, mut cnt) = (vec![0.0; nm], vec![0usize; nm]);
         for k in 0..n {
-            let d: Vec<f64> = (0..nd).map(|j| xs[k][3 * j] / scale[j]).collect();
-            let rates: Vec<f64> = (0..nd).map(|j| xs[k][3 * j + 1] / scale[j]).collect();
-            let accs: Vec<f64> = (0..nd).map(|j| xs[k][3 * j + 2] / scale[j]).collect();
+            let x = &est.states[k].0;
+            let rates: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 1] / scale[j]).collect();
+            let accs: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 2] / scale[j]).collect();
             let state = (|| {
-                let q = self.assemble_from(&pass.qs[k], &d).ok()?;
+                let q = lin[k].clone();
                 let qd = self.velocities_at(&q, &rates).ok()?;
                 let qdd = self.accelerations_at(&q, &qd, &accs).ok()?;
                 Some((q, qd, qdd))
@@ -217,7 +333,7 @@ impl Mechanism {
         let rms = |s: f64, c: usize| if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };
         report.rms_per_marker = self.markers.iter().enumerate().map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i]))).collect();
         report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
-        report.rms_free = sigma;
-        Ok((out, report, SmootherReport { sigma_m: sigma, jerk_density: s, log_likelihood: pass.loglik }))
+        report.rms_free = self.free_fit_rms(obs).unwrap_or(f64::NAN);
+        Ok((out, report, SmootherReport { sigma_m: sigma, jerk_density: s, log_likelihood: est.loglik, iterations, last_step: step }))
     }
 }

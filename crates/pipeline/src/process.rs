@@ -132,9 +132,9 @@ pub fn process(
                     .collect()
             })
             .collect();
-        let q0 = fit.iter().find_map(|f| f.state.as_ref().map(|s| s.0.clone()));
-        if let Some(q0) = q0 {
-            let (f2, r2, sr) = mech.smooth_markers(&t, &raw, &q0)?;
+        let init: Vec<_> = fit.iter().map(|f| f.state.as_ref().map(|s| s.0.clone())).collect();
+        {
+            let (f2, r2, sr) = mech.smooth_markers(&t, &raw, &init)?;
             fit = f2;
             fit_report.rms = r2.rms;
             fit_report.rms_per_marker = r2.rms_per_marker;

@@ -7,7 +7,7 @@
 use flexbench_signal::{EdgeMode, SavGol};
 
 fn golden() -> serde_json::Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/savgol_reference.json");
+    let path = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../../tests/golden/savgol_reference.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
