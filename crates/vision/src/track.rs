@@ -10,9 +10,11 @@
 //! standard deviation follows from the noise of the border pixels,
 //! sigma = sigma_noise sqrt(sum (u - u_c)^2) / sum (I - b).
 //!
-//! After the lock only the lever's neighbourhood is searched (the box of the markers' predicted
-//! places widened by a marker spacing), which makes tracking cheap next to decoding; the whole
-//! frame is searched again when fewer than two markers were seen.
+//! After the lock each marker is sought in a small window about its predicted place, straight
+//! on the decoded pixels, and must be the one disc-like blob there; otherwise, and in one frame
+//! of [`WINDOW_CHECK_EVERY`], the lever's neighbourhood is searched (the box of the markers'
+//! predicted places widened by a marker spacing), and the whole frame when fewer than two
+//! markers were seen. This keeps tracking cheap next to decoding.
 //!
 //! Identities: the markers are in a line on the lever, M1 nearest B, and move smoothly. The
 //! tracker locks on the first frame where exactly the expected number of blobs lie on a line,
@@ -72,6 +74,8 @@ pub struct TrackSummary {
     pub frames_per_second: f64,
     /// Median standard deviation of the centres, px.
     pub median_sigma_px: f64,
+    /// Frames tracked in the markers' own windows (the fast path), the rest by a search.
+    pub window_frames: usize,
 }
 
 /// A blob's sub-pixel centre and its standard deviation (px).
@@ -92,26 +96,7 @@ pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), V
     let size = cv("size", grey.size())?;
     let (w, h) = (size.width as usize, size.height as usize);
     let data = cv("pixels", grey.data_bytes())?;
-    let threshold = match cfg.threshold {
-        Some(t) => t,
-        None => {
-            let mut hist = [0usize; 256];
-            for &p in data {
-                hist[p as usize] += 1;
-            }
-            let mut acc = 0;
-            let mut median = 0;
-            for (i, c) in hist.iter().enumerate() {
-                acc += c;
-                if acc * 2 >= data.len() {
-                    median = i;
-                    break;
-                }
-            }
-            let max = (0..256).rev().find(|&i| hist[i] > 0).unwrap_or(255);
-            median as f64 + 0.5 * (max as f64 - median as f64)
-        }
-    };
+    let threshold = threshold_of(data, cfg);
     let mut binary = Mat::default();
     cv("threshold", opencv::imgproc::threshold(grey, &mut binary, threshold, 255.0, opencv::imgproc::THRESH_BINARY))?;
     let mut labels = Mat::default();
@@ -123,60 +108,197 @@ pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), V
     for k in 1..n {
         let st = |c: i32| -> Result<i32, VisionError> { cv("stats", stats.at_2d::<i32>(k, c).copied()) };
         let (x0, y0, bw, bh, area) = (st(0)?, st(1)?, st(2)?, st(3)?, st(4)? as f64);
-        let fill = area / (std::f64::consts::PI / 4.0 * (bw.max(bh) as f64).powi(2));
-        if area < cfg.min_area || area > cfg.max_area || fill < 0.55 || (bw.max(bh) as f64) > 2.5 * (bw.min(bh) as f64) {
+        if !disc_like(area, bw, bh, cfg) {
             rejected += 1;
             continue;
         }
-        // Box widened by 3 px, clipped to the image.
-        let m = 3;
-        let (u0, v0) = ((x0 - m).max(0) as usize, (y0 - m).max(0) as usize);
-        let (u1, v1) = (((x0 + bw + m) as usize).min(w - 1), ((y0 + bh + m) as usize).min(h - 1));
-        let mut border = Vec::new();
-        for v in v0..=v1 {
-            for u in u0..=u1 {
-                if v == v0 || v == v1 || u == u0 || u == u1 {
-                    border.push(data[v * w + u] as f64);
-                }
-            }
+        match measure_blob(data, w, h, (x0, y0, bw, bh), area) {
+            Some(b) => blobs.push(b),
+            None => rejected += 1,
         }
-        border.sort_by(|a, b| a.total_cmp(b));
-        let b = border[border.len() / 2];
-        let mut dev: Vec<f64> = border.iter().map(|x| (x - b).abs()).collect();
-        dev.sort_by(|a, b| a.total_cmp(b));
-        let noise = 1.4826 * dev[dev.len() / 2];
-        let (mut s, mut su, mut sv) = (0.0, 0.0, 0.0);
-        for v in v0..=v1 {
-            for u in u0..=u1 {
-                let wgt = data[v * w + u] as f64 - b;
-                if wgt > 0.0 {
-                    s += wgt;
-                    su += wgt * u as f64;
-                    sv += wgt * v as f64;
-                }
-            }
-        }
-        if s <= 0.0 {
-            rejected += 1;
-            continue;
-        }
-        let (cu, cv_) = (su / s, sv / s);
-        let (mut mu, mut mv) = (0.0, 0.0);
-        for v in v0..=v1 {
-            for u in u0..=u1 {
-                if data[v * w + u] as f64 > b {
-                    mu += (u as f64 - cu).powi(2);
-                    mv += (v as f64 - cv_).powi(2);
-                }
-            }
-        }
-        // Noise quantised to 8 bits has a floor of 1/sqrt(12) grey level.
-        let sn = noise.max(1.0 / 12f64.sqrt());
-        let sigma = sn * mu.max(mv).sqrt() / s;
-        blobs.push(Blob { u: cu, v: cv_, sigma, area });
     }
     Ok((blobs, rejected))
 }
+
+/// Whether a connected component of `area` px in a box bw x bh px has the area and fill of a
+/// marker's disc.
+fn disc_like(area: f64, bw: i32, bh: i32, cfg: &TrackConfig) -> bool {
+    let fill = area / (std::f64::consts::PI / 4.0 * (bw.max(bh) as f64).powi(2));
+    !(area < cfg.min_area || area > cfg.max_area || fill < 0.55 || (bw.max(bh) as f64) > 2.5 * (bw.min(bh) as f64))
+}
+
+/// The sub-pixel centre of the component in the box (x0, y0, bw, bh) of a w x h grey image:
+/// the intensity centroid of (I - b) over the box widened by 3 px (clipped to the image), b the
+/// median of the widened box's border, with its standard deviation (module documentation).
+fn measure_blob(data: &[u8], w: usize, h: usize, (x0, y0, bw, bh): (i32, i32, i32, i32), area: f64) -> Option<Blob> {
+    let m = 3;
+    let (u0, v0) = ((x0 - m).max(0) as usize, (y0 - m).max(0) as usize);
+    let (u1, v1) = (((x0 + bw + m) as usize).min(w - 1), ((y0 + bh + m) as usize).min(h - 1));
+    let mut border = Vec::with_capacity(2 * (u1 - u0 + v1 - v0 + 2));
+    for v in v0..=v1 {
+        for u in u0..=u1 {
+            if v == v0 || v == v1 || u == u0 || u == u1 {
+                border.push(data[v * w + u] as f64);
+            }
+        }
+    }
+    border.sort_by(|a, b| a.total_cmp(b));
+    let b = border[border.len() / 2];
+    let mut dev: Vec<f64> = border.iter().map(|x| (x - b).abs()).collect();
+    dev.sort_by(|a, b| a.total_cmp(b));
+    let noise = 1.4826 * dev[dev.len() / 2];
+    let (mut s, mut su, mut sv) = (0.0, 0.0, 0.0);
+    for v in v0..=v1 {
+        for u in u0..=u1 {
+            let wgt = data[v * w + u] as f64 - b;
+            if wgt > 0.0 {
+                s += wgt;
+                su += wgt * u as f64;
+                sv += wgt * v as f64;
+            }
+        }
+    }
+    if s <= 0.0 {
+        return None;
+    }
+    let (cu, cv_) = (su / s, sv / s);
+    let (mut mu, mut mv) = (0.0, 0.0);
+    for v in v0..=v1 {
+        for u in u0..=u1 {
+            if data[v * w + u] as f64 > b {
+                mu += (u as f64 - cu).powi(2);
+                mv += (v as f64 - cv_).powi(2);
+            }
+        }
+    }
+    // Noise quantised to 8 bits has a floor of 1/sqrt(12) grey level.
+    let sn = noise.max(1.0 / 12f64.sqrt());
+    let sigma = sn * mu.max(mv).sqrt() / s;
+    Some(Blob { u: cu, v: cv_, sigma, area })
+}
+
+/// The segmentation threshold of a grey image: the given one, else halfway between the median
+/// and the brightest level.
+fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
+    if let Some(t) = cfg.threshold {
+        return t;
+    }
+    let mut hist = [0usize; 256];
+    for &p in data {
+        hist[p as usize] += 1;
+    }
+    let mut acc = 0;
+    let mut median = 0;
+    for (i, c) in hist.iter().enumerate() {
+        acc += c;
+        if acc * 2 >= data.len() {
+            median = i;
+            break;
+        }
+    }
+    let max = (0..256).rev().find(|&i| hist[i] > 0).unwrap_or(255);
+    median as f64 + 0.5 * (max as f64 - median as f64)
+}
+
+/// Grey level of a BGR pixel exactly as OpenCV's 8-bit BGR2GRAY rounds it (fixed point, 14 bits).
+fn grey_of(b: u8, g: u8, r: u8) -> u8 {
+    ((b as u32 * 1868 + g as u32 * 9617 + r as u32 * 4899 + (1 << 13)) >> 14) as u8
+}
+
+/// The fast path of a locked frame: each marker sought in a small window about its prediction
+/// (constant velocity in the image), straight on the decoded pixels. None when a marker was not
+/// seen in the last frame, or a window does not hold exactly one disc-like blob wholly inside it
+/// (the frame then goes through the lever-neighbourhood search). `buf` is reused.
+fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Option<Blob>>>, cfg: &TrackConfig, buf: &mut Vec<u8>) -> Result<Option<(Vec<Option<Blob>>, usize)>, VisionError> {
+    let (cols, rows) = (frame.cols() as i64, frame.rows() as i64);
+    let ch = frame.channels() as usize;
+    if !(ch == 1 || ch == 3) || !frame.is_continuous() {
+        return Ok(None);
+    }
+    let data = cv("pixels", frame.data_bytes())?;
+    let mut out = Vec::with_capacity(prev1.len());
+    let mut rejected = 0;
+    for (m, last) in prev1.iter().enumerate() {
+        let Some(b1) = last else { return Ok(None) };
+        let (du, dv) = match prev2.and_then(|p| p[m]) {
+            Some(b0) => (b1.u - b0.u, b1.v - b0.v),
+            None => (0.0, 0.0),
+        };
+        let (pu, pv) = (b1.u + du, b1.v + dv);
+        let radius = (b1.area / std::f64::consts::PI).sqrt();
+        let half = (2.0 * radius + 0.5 * du.hypot(dv) + 5.0).ceil() as i64;
+        let (x0, y0) = ((pu.round() as i64 - half).max(0), (pv.round() as i64 - half).max(0));
+        let (x1, y1) = ((pu.round() as i64 + half).min(cols - 1), (pv.round() as i64 + half).min(rows - 1));
+        if x1 - x0 < 8 || y1 - y0 < 8 {
+            return Ok(None);
+        }
+        let (w, h) = ((x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize);
+        buf.clear();
+        for v in y0..=y1 {
+            let row = (v * cols) as usize;
+            for u in x0..=x1 {
+                let i = (row + u as usize) * ch;
+                buf.push(if ch == 1 { data[i] } else { grey_of(data[i], data[i + 1], data[i + 2]) });
+            }
+        }
+        let thr = threshold_of(buf, cfg);
+        // Connected components (8-connectivity) of the pixels above the threshold.
+        let mut seen = vec![false; w * h];
+        let mut found: Option<(i32, i32, i32, i32, f64)> = None;
+        let mut stack = Vec::new();
+        for start in 0..w * h {
+            if seen[start] || (buf[start] as f64) <= thr {
+                continue;
+            }
+            let (mut bx0, mut by0, mut bx1, mut by1, mut area) = (usize::MAX, usize::MAX, 0usize, 0usize, 0usize);
+            seen[start] = true;
+            stack.push(start);
+            while let Some(i) = stack.pop() {
+                let (u, v) = (i % w, i / w);
+                area += 1;
+                bx0 = bx0.min(u);
+                by0 = by0.min(v);
+                bx1 = bx1.max(u);
+                by1 = by1.max(v);
+                for dv in -1i64..=1 {
+                    for du in -1i64..=1 {
+                        let (nu, nv) = (u as i64 + du, v as i64 + dv);
+                        if nu < 0 || nv < 0 || nu >= w as i64 || nv >= h as i64 {
+                            continue;
+                        }
+                        let j = nv as usize * w + nu as usize;
+                        if !seen[j] && (buf[j] as f64) > thr {
+                            seen[j] = true;
+                            stack.push(j);
+                        }
+                    }
+                }
+            }
+            let (bw, bh) = ((bx1 - bx0 + 1) as i32, (by1 - by0 + 1) as i32);
+            if !disc_like(area as f64, bw, bh, cfg) {
+                rejected += 1;
+                continue;
+            }
+            // Wholly inside the window with the 3 px of the centroid's box, unless the window
+            // ends at the frame's edge (as the whole-frame search clips there too).
+            let inside = |lo: usize, hi: usize, n: usize, at_lo: bool, at_hi: bool| (lo >= 4 || at_lo) && (hi + 4 < n || at_hi);
+            if found.is_some() || !inside(bx0, bx1, w, x0 == 0, x1 == cols - 1) || !inside(by0, by1, h, y0 == 0, y1 == rows - 1) {
+                return Ok(None);
+            }
+            found = Some((bx0 as i32, by0 as i32, bw, bh, area as f64));
+        }
+        let Some((bx, by, bw, bh, area)) = found else { return Ok(None) };
+        let Some(mut blob) = measure_blob(buf, w, h, (bx, by, bw, bh), area) else { return Ok(None) };
+        blob.u += x0 as f64;
+        blob.v += y0 as f64;
+        out.push(Some(blob));
+    }
+    Ok(Some((out, rejected)))
+}
+
+/// One locked frame in this many is searched over the lever's neighbourhood rather than in the
+/// markers' own windows (see [`track_video`]).
+pub const WINDOW_CHECK_EVERY: usize = 16;
 
 /// Track the markers of the video at `path` with the camera `cal` (intrinsics and bench plane).
 /// Rows come out frame by frame, marker by marker; a marker not found in a frame has no row.
@@ -215,13 +337,33 @@ pub fn track_video(
     let mut lock: Option<Vec<f64>> = None; // the markers' parameters along the line (px at lock)
     let mut counts = std::collections::BTreeMap::<usize, usize>::new();
     let mut sigmas = Vec::new();
-    let (mut extra_frames, mut locked_frames) = (0usize, 0usize);
+    let (mut extra_frames, mut searched_frames) = (0usize, 0usize);
+    let mut window_buf = Vec::new();
     loop {
         let ok = cap.read(&mut frame).map_err(|e| video_err(format!("decoding frame {} failed ({})", per_frame.len(), e.message)))?;
         if !ok || frame.empty() {
             break;
         }
         stamps.push(cv("timestamp", cap.get(opencv::videoio::CAP_PROP_POS_MSEC))? / 1000.0);
+        let k = per_frame.len();
+        // Locked: every marker in a small window about its prediction, except one frame in
+        // WINDOW_CHECK_EVERY, which goes through the lever-neighbourhood search so that extra
+        // discs on the lever's line are still counted.
+        if lock.is_some() && k % WINDOW_CHECK_EVERY != 0 {
+            let prev2 = k.checked_sub(2).and_then(|i| per_frame.get(i));
+            if let Some(prev1) = per_frame.last() {
+                if let Some((assigned, rejected)) = follow_in_windows(&frame, prev1, prev2, cfg, &mut window_buf)? {
+                    summary.rejected_blobs += rejected;
+                    *counts.entry(nm).or_default() += 1;
+                    summary.window_frames += 1;
+                    per_frame.push(assigned);
+                    if k % 16 == 0 {
+                        progress(k, total);
+                    }
+                    continue;
+                }
+            }
+        }
         // Once locked, only the lever's neighbourhood is searched: the box of the markers'
         // predicted places widened by the gate and one marker spacing (the whole frame again
         // when the markers were lost).
@@ -257,7 +399,6 @@ pub fn track_video(
         };
         summary.rejected_blobs += rejected;
         *counts.entry(blobs.len()).or_default() += 1;
-        let k = per_frame.len();
         let assigned = match &lock {
             None => match lock_on(&blobs, nm, &plane, cal) {
                 Some((order, params)) => {
@@ -281,7 +422,7 @@ pub fn track_video(
             if extra_on_line(&blobs, &assigned, params) > 0 {
                 extra_frames += 1;
             }
-            locked_frames += 1;
+            searched_frames += 1;
         }
         per_frame.push(assigned);
         if k % 16 == 0 {
@@ -303,11 +444,11 @@ pub fn track_video(
     }
     // More marker-like blobs on the lever's line than markers named: the count is wrong (a
     // lock taken while a marker was hidden would otherwise name the markers wrongly).
-    if extra_frames * 10 > locked_frames {
+    if extra_frames * 10 > searched_frames {
         return Err(VisionError::Tracking {
             path: p,
             reason: format!(
-                "more bright discs lie on the lever's line than the {nm} markers named, in {extra_frames} of {locked_frames} frames; name every marker with --markers (e.g. M1,M2,M3,M4,M5)"
+                "more bright discs lie on the lever's line than the {nm} markers named, in {extra_frames} of {searched_frames} frames searched; name every marker with --markers (e.g. M1,M2,M3,M4,M5)"
             ),
         });
     }
