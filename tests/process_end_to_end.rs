@@ -117,8 +117,9 @@ fn a_failed_run_keeps_the_earlier_outputs() {
 /// C' within 0.5 % RMS of their peak (0.20 % measured). On the shipped recording's 240 Hz truth
 /// with noise added, where the rocker passes C'D vertical about twice a turn and the lever's
 /// markers cannot tell on which side (the fold resolution of `flexbench_mechanism::fold`):
-/// with 10 um the smoother 1.16 % / 1.18 % (B / C'), Savitzky-Golay 6.6 % / 6.8 %; with 140 um
-/// the smoother 4.5 % / 4.6 %, Savitzky-Golay 7.2 % / 7.3 %. Before the folds were resolved by
+/// with 10 um the smoother 1.16 % / 1.18 % (B / C'), with the periodic refit (`--periodic`)
+/// 0.68 % / 0.70 %, Savitzky-Golay 6.6 % / 6.8 %; with 140 um the smoother 4.5 % / 4.6 %,
+/// periodic 3.6 % / 3.7 %, Savitzky-Golay 7.2 % / 7.3 %. Before the folds were resolved by
 /// two hypotheses, 140 um gave about 50 % with either.
 #[test]
 fn smoother_on_noise_free_and_noisy_tracks() {
@@ -141,14 +142,18 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     }
     // The recording's truth tracks at 240 Hz with 10 um and with 140 um of noise (a fixed
     // pseudo-random sequence; 140 um per coordinate is what tracking the shipped H.264 video
-    // leaves). The limits: the smoother 2 % and 6 %, Savitzky-Golay (window 15, order 3) 8 % and
-    // 9 % (measured in the doc above).
+    // leaves). The limits: the smoother 2 % and 6 %, with the periodic refit 1 % and 4.5 %,
+    // Savitzky-Golay (window 15, order 3) 8 % and 9 % (measured in the doc above).
     let truth = common::root().join("recordings/default/truth");
-    for (sigma, smoother_limit, sg_limit) in [(1e-5, 0.02, 0.08), (1.4e-4, 0.06, 0.09)] {
+    for (sigma, smoother_limit, periodic_limit, sg_limit) in [(1e-5, 0.02, 0.01, 0.08), (1.4e-4, 0.06, 0.045, 0.09)] {
         let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
         std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
-        for (name, extra, limit) in [("smoother", vec!["--smoother"], smoother_limit), ("Savitzky-Golay", vec!["--window", "15", "--order", "3"], sg_limit)] {
-            let out = dir.path().join(format!("out-{sigma}-{}", extra.len()));
+        for (name, extra, limit) in [
+            ("smoother", vec!["--smoother"], smoother_limit),
+            ("periodic", vec!["--smoother", "--periodic"], periodic_limit),
+            ("Savitzky-Golay", vec!["--window", "15", "--order", "3"], sg_limit),
+        ] {
+            let out = dir.path().join(format!("out-{sigma}-{name}"));
             let mut args = vec!["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()];
             args.extend(extra);
             ok(&args);
@@ -189,4 +194,25 @@ fn noisy_tracks(path: &std::path::Path, sigma: f64) -> String {
         noisy.push(f.join(","));
     }
     noisy.join("\n")
+}
+
+/// The periodic refit refuses a recording of less than two crank turns, by name and with the
+/// count, and writes nothing.
+#[test]
+fn periodic_refit_needs_two_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = common::root().join("recordings/default/truth/tracks.csv");
+    let text = std::fs::read_to_string(truth).unwrap();
+    let cols: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let it = cols.iter().position(|c| *c == "t").unwrap();
+    // The first 0.6 s: about 1.4 turns at 140 rpm.
+    let short: Vec<&str> = text.lines().enumerate().filter(|(i, l)| *i == 0 || l.split(',').nth(it).unwrap().parse::<f64>().unwrap() < 0.6).map(|(_, l)| l).collect();
+    let tracks = dir.path().join("short.csv");
+    std::fs::write(&tracks, short.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let res = common::flexbench(&["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap(), "--smoother", "--periodic"]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(!res.status.success(), "{err}");
+    assert!(err.contains("at least two turns of the crank angle") && err.contains("cover 1.") && !err.contains("panicked"), "{err}");
+    assert!(!out.join("forces.csv").exists());
 }

@@ -71,9 +71,13 @@ enum Command {
         /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
         #[arg(long, default_value = "interp")]
         edges: String,
-        /// Kinematics by a Kalman/RTS smoother on the driving coordinates (for noisy video).
+        /// Kinematics by a Kalman smoother on the driving coordinates (for noisy video).
         #[arg(long)]
         smoother: bool,
+        /// With --smoother: refit the drivers other than the crank angle as Fourier series of
+        /// the crank angle over every turn (steady periodic motion, two turns at least).
+        #[arg(long, requires = "smoother")]
+        periodic: bool,
     },
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
@@ -192,7 +196,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother } => {
+        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, periodic } => {
             use flexbench_signal::EdgeMode;
             let edges = match edges.as_str() {
                 "interp" => EdgeMode::Interp,
@@ -203,7 +207,7 @@ fn run(cli: Cli) -> Result<()> {
                 other => anyhow::bail!("--edges {other}: use interp, mirror, nearest, constant or wrap"),
             };
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = ProcessConfig { window, order, edges, max_condition, smoother };
+            let cfg = ProcessConfig { window, order, edges, max_condition, smoother, periodic };
             let pb = bar(1000);
             let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
                 if let Some(w) = stage.strip_prefix("warning: ") {

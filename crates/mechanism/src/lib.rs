@@ -10,6 +10,7 @@
 //!   multipliers.
 //! - [`inverse`]: the Newton-Euler inverse dynamics, one square linear system per sample.
 //! - [`fit`]: the mechanism's motion that best explains measured markers, loop closed exactly.
+//! - [`periodic`]: the drivers refitted as Fourier series of the crank angle over every turn.
 //! - [`fold`]: the motion's own assembly branch through the folds where the markers cannot
 //!   tell two configurations apart.
 //!
@@ -28,6 +29,7 @@ pub mod inverse;
 pub mod loads;
 pub mod model;
 pub mod output;
+pub mod periodic;
 pub mod simulate;
 pub mod smoother;
 

@@ -17,6 +17,10 @@ use serde_json::json;
 
 use crate::{ensure_dir, forces_figure, write_json, PipelineError};
 
+/// The periodic refit's marker residual above this multiple of the smoother's is reported as
+/// a motion that is not periodic.
+pub const PERIODIC_WARN_RATIO: f64 = 1.2;
+
 /// Parameters of `process`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProcessConfig {
@@ -32,11 +36,14 @@ pub struct ProcessConfig {
     /// Kinematics by the Kalman/RTS smoother on the driving coordinates instead of the
     /// Savitzky-Golay markers and the loop's analysis.
     pub smoother: bool,
+    /// After the smoother, the drivers other than the first refitted as Fourier series of the
+    /// first (the crank angle) over every turn (steady periodic motion).
+    pub periodic: bool,
 }
 
 impl Default for ProcessConfig {
     fn default() -> Self {
-        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: false }
+        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: false, periodic: false }
     }
 }
 
@@ -119,6 +126,7 @@ pub fn process(
         .collect();
     let (mut fit, mut fit_report) = mech.fit_markers(&t, &obs, &sg)?;
     let mut smoother_report = None;
+    let mut periodic_report = None;
     if cfg.smoother {
         // Raw positions, the smoother does its own smoothing.
         let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
@@ -140,6 +148,20 @@ pub fn process(
             fit_report.rms_per_marker = r2.rms_per_marker;
             fit_report.unfitted_samples = r2.unfitted_samples;
             smoother_report = Some(sr);
+            if cfg.periodic {
+                let (f3, pr) = mech.periodic_refit(&raw, &fit)?;
+                fit = f3;
+                fit_report.rms = pr.rms;
+                if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
+                    fit_report.warnings.push(format!(
+                        "the periodic fit leaves {:.3} mm RMS on the markers against the smoother's {:.3} mm: the motion is not periodic in the {} (not settled, or the speed drifts); drop --periodic",
+                        pr.rms * 1e3,
+                        pr.rms_start * 1e3,
+                        mech.drivers[0].name
+                    ));
+                }
+                periodic_report = Some(pr);
+            }
         }
     }
     let states: Vec<_> = fit
@@ -207,6 +229,7 @@ pub fn process(
             "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order, "edges": cfg.edges.name() },
             "fit": fit_report,
             "smoother": smoother_report,
+            "periodic": periodic_report,
             "unfitted_samples": unfitted,
             "inverse_dynamics": {
                 "max_condition_allowed": cfg.max_condition,

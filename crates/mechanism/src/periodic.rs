@@ -1,0 +1,208 @@
+//! The mechanism's own help: in steady motion every driving coordinate but the first (the crank
+//! angle on the bench) is a periodic function of the first. Each is fitted to the markers as a
+//! Fourier series in the crank angle, over every turn of the recording at once, the number of
+//! harmonics chosen by the Bayesian information criterion.
+//!
+//! Model: d_j(t) = f_j(theta(t)), f_j(theta) = a_0 + sum_{h=1..K} (a_h cos h theta + b_h sin h
+//! theta), theta the first driver from the smoother. Rates by the chain rule:
+//! d_j' = f_j'(theta) theta', d_j'' = f_j''(theta) theta'^2 + f_j'(theta) theta''. The
+//! coefficients minimise the markers' residual sum of squares, by Gauss-Newton with the
+//! markers' Jacobian J_m dq/dd_j times the Fourier basis, from the least-squares fit of the
+//! series to the smoother's drivers. BIC = N ln(RSS / N) + p ln N (N marker coordinates, p
+//! coefficients) over K in 2, 4, ..., [`MAX_HARMONICS`].
+
+use nalgebra::{DMatrix, DVector};
+
+use crate::fit::{marker_system, FitSample, MarkerState};
+use crate::model::{Coordinate, Mechanism};
+use crate::MechanismError;
+
+/// Most harmonics tried per driver.
+pub const MAX_HARMONICS: usize = 40;
+
+/// What the periodic fit chose and found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PeriodicReport {
+    /// Harmonics chosen (by BIC).
+    pub harmonics: usize,
+    /// Turns of the first driver covered by the samples.
+    pub turns: f64,
+    /// RMS marker residual of the periodic fit, m per coordinate.
+    pub rms: f64,
+    /// RMS marker residual of the starting (smoothed) motion, m per coordinate.
+    pub rms_start: f64,
+}
+
+fn basis(theta: f64, k: usize) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
+    let p = 2 * k + 1;
+    let (mut b, mut b1, mut b2) = (DVector::zeros(p), DVector::zeros(p), DVector::zeros(p));
+    b[0] = 1.0;
+    for h in 1..=k {
+        let hf = h as f64;
+        let (s, c) = (hf * theta).sin_cos();
+        b[2 * h - 1] = c;
+        b[2 * h] = s;
+        b1[2 * h - 1] = -hf * s;
+        b1[2 * h] = hf * c;
+        b2[2 * h - 1] = -hf * hf * c;
+        b2[2 * h] = -hf * hf * s;
+    }
+    (b, b1, b2)
+}
+
+impl Mechanism {
+    /// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
+    /// periodic in the first (module documentation). None-states are left as they are. Errors
+    /// when the first driver is not an angle or covers less than two turns.
+    pub fn periodic_refit(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        start: &[FitSample],
+    ) -> Result<(Vec<FitSample>, PeriodicReport), MechanismError> {
+        let nd = self.drivers.len();
+        if nd < 2 || !matches!(self.drivers[0].coordinate, Coordinate::Angle { .. }) {
+            return Err(MechanismError::Fit("the periodic fit needs a first driving coordinate that is an angle (the crank) and at least one other".into()));
+        }
+        let idx: Vec<usize> = (0..start.len()).filter(|&k| start[k].state.is_some()).collect();
+        let state = |k: usize| start[k].state.as_ref().map(|s| (&s.0, &s.1, &s.2));
+        let c0 = &self.drivers[0].coordinate;
+        let theta: Vec<(f64, f64, f64)> = idx
+            .iter()
+            .filter_map(|&k| {
+                let (q, qd, qdd) = state(k)?;
+                let n = q.len();
+                Some((c0.value(q), c0.gradient(q, n).dot(qd), c0.gradient(q, n).dot(qdd) + c0.quadratic(q, qd)))
+            })
+            .collect();
+        let (lo, hi) = theta.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x.0), b.max(x.0)));
+        let turns = (hi - lo) / std::f64::consts::TAU;
+        if turns < 2.0 {
+            return Err(MechanismError::Fit(format!("the periodic fit needs at least two turns of the {}; the samples cover {turns:.2}", self.drivers[0].name)));
+        }
+        let rss_of = |qs: &[DVector<f64>]| -> (f64, usize) {
+            let mut s = 0.0;
+            let mut n = 0;
+            for (i, &k) in idx.iter().enumerate() {
+                let (_, r) = marker_system(self, &qs[i], &obs[k]);
+                s += r.norm_squared();
+                n += r.len();
+            }
+            (s, n)
+        };
+        let start_q: Vec<DVector<f64>> = idx.iter().filter_map(|&k| state(k).map(|s| s.0.clone())).collect();
+        let (rss0, ncoord) = rss_of(&start_q);
+        let mut best: Option<(f64, usize, Vec<DVector<f64>>, Vec<DVector<f64>>)> = None;
+        for k in (2..=MAX_HARMONICS).step_by(2) {
+            let p = 2 * k + 1;
+            if p * (nd - 1) * 4 > ncoord {
+                break;
+            }
+            let Some((coefs, qs)) = self.periodic_gauss_newton(obs, &idx, &start_q, &theta, k) else { continue };
+            let (rss, n) = rss_of(&qs);
+            let bic = n as f64 * (rss / n as f64).ln() + (p * (nd - 1)) as f64 * (n as f64).ln();
+            if best.as_ref().map_or(true, |b| bic < b.0) {
+                best = Some((bic, k, coefs, qs));
+            }
+        }
+        let (_, k, coefs, qs) = best.ok_or_else(|| MechanismError::Fit("the periodic fit failed for every number of harmonics".into()))?;
+        let mut out: Vec<FitSample> = start.to_vec();
+        let mut rss = 0.0;
+        for (i, &s) in idx.iter().enumerate() {
+            let (th, th1, th2) = theta[i];
+            let (b, b1, b2) = basis(th, k);
+            let mut rates = vec![th1];
+            let mut accs = vec![th2];
+            for c in &coefs {
+                rates.push(b1.dot(c) * th1);
+                accs.push(b2.dot(c) * th1 * th1 + b1.dot(c) * th2);
+            }
+            let _ = b;
+            let q = qs[i].clone();
+            let qd = self.velocities_at(&q, &rates)?;
+            let qdd = self.accelerations_at(&q, &qd, &accs)?;
+            let (_, r) = marker_system(self, &q, &obs[s]);
+            rss += r.norm_squared();
+            let mut residual = vec![None; self.markers.len()];
+            let present: Vec<usize> = (0..self.markers.len()).filter(|&m| obs[s][m].is_some()).collect();
+            for (row, &m) in present.iter().enumerate() {
+                residual[m] = Some(nalgebra::Vector2::new(r[2 * row], r[2 * row + 1]));
+            }
+            out[s] = FitSample { state: Some((q, qd, qdd)), residual };
+        }
+        let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
+        Ok((out, PeriodicReport { harmonics: k, turns, rms: rms(rss), rms_start: rms(rss0) }))
+    }
+
+    /// Gauss-Newton for the Fourier coefficients of the non-first drivers with K harmonics;
+    /// returns the coefficients (per driver) and the samples' configurations.
+    fn periodic_gauss_newton(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        idx: &[usize],
+        start_q: &[DVector<f64>],
+        theta: &[(f64, f64, f64)],
+        k: usize,
+    ) -> Option<(Vec<DVector<f64>>, Vec<DVector<f64>>)> {
+        let nd = self.drivers.len();
+        let p = 2 * k + 1;
+        let np = p * (nd - 1);
+        let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
+        // Start: least squares of the series to the smoothed drivers.
+        let mut coefs: Vec<DVector<f64>> = Vec::with_capacity(nd - 1);
+        for j in 1..nd {
+            let mut ata = DMatrix::zeros(p, p);
+            let mut atb = DVector::zeros(p);
+            for (i, b) in bases.iter().enumerate() {
+                ata += b * b.transpose();
+                atb += b * self.drivers[j].coordinate.value(&start_q[i]);
+            }
+            coefs.push(ata.cholesky()?.solve(&atb));
+        }
+        let unit = vec![1.0; nd];
+        let mut qs: Vec<DVector<f64>> = start_q.to_vec();
+        let mut cost = f64::INFINITY;
+        for _ in 0..8 {
+            // Assemble every sample at the current coefficients.
+            let mut new_qs = Vec::with_capacity(qs.len());
+            for (i, b) in bases.iter().enumerate() {
+                let mut values = vec![theta[i].0];
+                values.extend(coefs.iter().map(|c| b.dot(c)));
+                new_qs.push(self.assemble_from(&qs[i], &values).ok()?);
+            }
+            let mut h = DMatrix::zeros(np, np);
+            let mut g = DVector::zeros(np);
+            let mut c_now = 0.0;
+            for (i, &s) in idx.iter().enumerate() {
+                let (jm, r) = marker_system(self, &new_qs[i], &obs[s]);
+                c_now += r.norm_squared();
+                let sens = crate::assembly::driver_sensitivity(self, &new_qs[i], &unit)?;
+                let js = &jm * sens;
+                // Rows: d r / d coef = J_s[:, j] basis^T for each non-first driver j.
+                let mut row = DMatrix::zeros(r.len(), np);
+                for j in 1..nd {
+                    let col = js.column(j);
+                    row.view_mut((0, (j - 1) * p), (r.len(), p)).copy_from(&(col * bases[i].transpose()));
+                }
+                h += row.transpose() * &row;
+                g += row.transpose() * r;
+            }
+            qs = new_qs;
+            if c_now > cost * (1.0 - 1e-10) {
+                break;
+            }
+            cost = c_now;
+            let delta = h.cholesky()?.solve(&(-g));
+            for j in 1..nd {
+                coefs[j - 1] += delta.rows((j - 1) * p, p);
+            }
+        }
+        // The configurations at the final coefficients.
+        let mut final_qs = Vec::with_capacity(qs.len());
+        for (i, b) in bases.iter().enumerate() {
+            let mut values = vec![theta[i].0];
+            values.extend(coefs.iter().map(|c| b.dot(c)));
+            final_qs.push(self.assemble_from(&qs[i], &values).ok()?);
+        }
+        Some((coefs, final_qs))
+    }
+}
