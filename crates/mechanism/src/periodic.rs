@@ -91,32 +91,37 @@ impl Mechanism {
         };
         let start_q: Vec<DVector<f64>> = idx.iter().filter_map(|&k| state(k).map(|s| s.0.clone())).collect();
         let (rss0, ncoord) = rss_of(&start_q);
-        let mut best: Option<(f64, usize, Vec<DVector<f64>>, Vec<DVector<f64>>)> = None;
+        // The number of harmonics by BIC on the markers linearised about the smoothed motion;
+        // then Gauss-Newton at that number.
+        let lin = self.periodic_normals(obs, &idx, &start_q)?;
+        let mut best: Option<(f64, usize)> = None;
         for k in (2..=MAX_HARMONICS).step_by(2) {
             let p = 2 * k + 1;
             if p * (nd - 1) * 4 > ncoord {
                 break;
             }
-            let Some((coefs, qs)) = self.periodic_gauss_newton(obs, &idx, &start_q, &theta, k) else { continue };
-            let (rss, n) = rss_of(&qs);
-            let bic = n as f64 * (rss / n as f64).ln() + (p * (nd - 1)) as f64 * (n as f64).ln();
-            if best.as_ref().map_or(true, |b| bic < b.0) {
-                best = Some((bic, k, coefs, qs));
+            let Some((_, rss)) = lin.solve(&theta, k) else { continue };
+            let n = ncoord as f64;
+            let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
+            if best.map_or(true, |b| bic < b.0) {
+                best = Some((bic, k));
             }
         }
-        let (_, k, coefs, qs) = best.ok_or_else(|| MechanismError::Fit("the periodic fit failed for every number of harmonics".into()))?;
+        let (_, k) = best.ok_or_else(|| MechanismError::Fit("the periodic fit failed for every number of harmonics".into()))?;
+        let (coefs, qs) = self
+            .periodic_gauss_newton(obs, &idx, &start_q, &theta, k)
+            .ok_or_else(|| MechanismError::Fit(format!("the periodic fit with {k} harmonics did not assemble at every sample")))?;
         let mut out: Vec<FitSample> = start.to_vec();
         let mut rss = 0.0;
         for (i, &s) in idx.iter().enumerate() {
             let (th, th1, th2) = theta[i];
-            let (b, b1, b2) = basis(th, k);
+            let (_, b1, b2) = basis(th, k);
             let mut rates = vec![th1];
             let mut accs = vec![th2];
             for c in &coefs {
                 rates.push(b1.dot(c) * th1);
                 accs.push(b2.dot(c) * th1 * th1 + b1.dot(c) * th2);
             }
-            let _ = b;
             let q = qs[i].clone();
             let qd = self.velocities_at(&q, &rates)?;
             let qdd = self.accelerations_at(&q, &qd, &accs)?;
@@ -133,8 +138,31 @@ impl Mechanism {
         Ok((out, PeriodicReport { harmonics: k, turns, rms: rms(rss), rms_start: rms(rss0) }))
     }
 
-    /// Gauss-Newton for the Fourier coefficients of the non-first drivers with K harmonics;
-    /// returns the coefficients (per driver) and the samples' configurations.
+    /// Per sample, the markers' normal equations in the non-first drivers about configuration
+    /// qs[i]: G_i = J_s^T J_s and h_i = G_i d_i - J_s^T r_i (J_s the markers' Jacobian in those
+    /// drivers, r_i the residuals, d_i the drivers), and e_i^T e_i with e_i = J_s d_i - r_i:
+    /// the linear model r_i(d) = r_i + J_s (d - d_i).
+    fn periodic_normals(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>]) -> Result<Normals, MechanismError> {
+        let nd = self.drivers.len();
+        let unit = vec![1.0; nd];
+        let mut out = Normals { g: Vec::with_capacity(qs.len()), h: Vec::with_capacity(qs.len()), ee: 0.0 };
+        for (i, &s) in idx.iter().enumerate() {
+            let (jm, r) = marker_system(self, &qs[i], &obs[s]);
+            let sens = crate::assembly::driver_sensitivity(self, &qs[i], &unit)
+                .ok_or_else(|| MechanismError::Fit("the periodic fit met a toggle position".into()))?;
+            let js = (&jm * sens).columns(1, nd - 1).into_owned();
+            let d = DVector::from_iterator(nd - 1, (1..nd).map(|j| self.drivers[j].coordinate.value(&qs[i])));
+            let e = &js * &d - &r;
+            out.ee += e.norm_squared();
+            out.g.push(js.transpose() * &js);
+            out.h.push(js.transpose() * e);
+        }
+        Ok(out)
+    }
+
+    /// Gauss-Newton for the Fourier coefficients of the non-first drivers with K harmonics
+    /// (relinearised at each iterate); returns the coefficients (per driver) and the samples'
+    /// configurations.
     fn periodic_gauss_newton(
         &self,
         obs: &[Vec<Option<MarkerState>>],
@@ -143,66 +171,69 @@ impl Mechanism {
         theta: &[(f64, f64, f64)],
         k: usize,
     ) -> Option<(Vec<DVector<f64>>, Vec<DVector<f64>>)> {
-        let nd = self.drivers.len();
-        let p = 2 * k + 1;
-        let np = p * (nd - 1);
         let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
-        // Start: least squares of the series to the smoothed drivers.
-        let mut coefs: Vec<DVector<f64>> = Vec::with_capacity(nd - 1);
-        for j in 1..nd {
-            let mut ata = DMatrix::zeros(p, p);
-            let mut atb = DVector::zeros(p);
-            for (i, b) in bases.iter().enumerate() {
-                ata += b * b.transpose();
-                atb += b * self.drivers[j].coordinate.value(&start_q[i]);
-            }
-            coefs.push(ata.cholesky()?.solve(&atb));
-        }
-        let unit = vec![1.0; nd];
+        let assemble = |qs: &[DVector<f64>], coefs: &[DVector<f64>]| -> Option<Vec<DVector<f64>>> {
+            bases
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let mut values = vec![theta[i].0];
+                    values.extend(coefs.iter().map(|c| b.dot(c)));
+                    self.assemble_from(&qs[i], &values).ok()
+                })
+                .collect()
+        };
         let mut qs: Vec<DVector<f64>> = start_q.to_vec();
-        let mut cost = f64::INFINITY;
-        for _ in 0..8 {
-            // Assemble every sample at the current coefficients.
-            let mut new_qs = Vec::with_capacity(qs.len());
-            for (i, b) in bases.iter().enumerate() {
-                let mut values = vec![theta[i].0];
-                values.extend(coefs.iter().map(|c| b.dot(c)));
-                new_qs.push(self.assemble_from(&qs[i], &values).ok()?);
-            }
-            let mut h = DMatrix::zeros(np, np);
-            let mut g = DVector::zeros(np);
-            let mut c_now = 0.0;
-            for (i, &s) in idx.iter().enumerate() {
-                let (jm, r) = marker_system(self, &new_qs[i], &obs[s]);
-                c_now += r.norm_squared();
-                let sens = crate::assembly::driver_sensitivity(self, &new_qs[i], &unit)?;
-                let js = &jm * sens;
-                // Rows: d r / d coef = J_s[:, j] basis^T for each non-first driver j.
-                let mut row = DMatrix::zeros(r.len(), np);
-                for j in 1..nd {
-                    let col = js.column(j);
-                    row.view_mut((0, (j - 1) * p), (r.len(), p)).copy_from(&(col * bases[i].transpose()));
-                }
-                h += row.transpose() * &row;
-                g += row.transpose() * r;
-            }
-            qs = new_qs;
-            if c_now > cost * (1.0 - 1e-10) {
+        let mut coefs = Vec::new();
+        let mut last = f64::INFINITY;
+        for _ in 0..6 {
+            let lin = self.periodic_normals(obs, idx, &qs).ok()?;
+            let (c, rss) = lin.solve(theta, k)?;
+            coefs = c;
+            qs = assemble(&qs, &coefs)?;
+            if (last - rss).abs() <= 1e-9 * rss.max(1e-300) {
                 break;
             }
-            cost = c_now;
-            let delta = h.cholesky()?.solve(&(-g));
-            for j in 1..nd {
-                coefs[j - 1] += delta.rows((j - 1) * p, p);
+            last = rss;
+        }
+        Some((coefs, qs))
+    }
+}
+
+/// The markers' normal equations per sample, linearised (see
+/// [`Mechanism::periodic_normals`]).
+struct Normals {
+    g: Vec<DMatrix<f64>>,
+    h: Vec<DVector<f64>>,
+    ee: f64,
+}
+
+impl Normals {
+    /// The coefficients with K harmonics that minimise the linearised residual, and that
+    /// residual sum of squares: min sum |J_s B_i c - e_i|^2 = ee - 2 c^T g + c^T H c with
+    /// H = sum (G_i (x) b_i b_i^T) and g = sum (h_i (x) b_i).
+    fn solve(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64)> {
+        let m = self.h.first()?.len();
+        let p = 2 * k + 1;
+        let np = p * m;
+        let mut hm = DMatrix::zeros(np, np);
+        let mut g = DVector::zeros(np);
+        for (i, t) in theta.iter().enumerate() {
+            let b = basis(t.0, k).0;
+            let bb = &b * b.transpose();
+            for j in 0..m {
+                g.rows_mut(j * p, p).axpy(self.h[i][j], &b, 1.0);
+                for l in 0..m {
+                    let w = self.g[i][(j, l)];
+                    if w != 0.0 {
+                        let mut blk = hm.view_mut((j * p, l * p), (p, p));
+                        blk += &bb * w;
+                    }
+                }
             }
         }
-        // The configurations at the final coefficients.
-        let mut final_qs = Vec::with_capacity(qs.len());
-        for (i, b) in bases.iter().enumerate() {
-            let mut values = vec![theta[i].0];
-            values.extend(coefs.iter().map(|c| b.dot(c)));
-            final_qs.push(self.assemble_from(&qs[i], &values).ok()?);
-        }
-        Some((coefs, final_qs))
+        let c = hm.clone().cholesky()?.solve(&g);
+        let rss = (self.ee - 2.0 * c.dot(&g) + c.dot(&(&hm * &c))).max(0.0);
+        Some(((0..m).map(|j| c.rows(j * p, p).into_owned()).collect(), rss))
     }
 }
