@@ -2,8 +2,11 @@
 //! 13 photos from a real camera, 9 x 6 inner corners), with the reference's protocol
 //! (cornerSubPix half-window 11 px). The reference is OpenCV's Python
 //! `calibrateCamera` on all 13 views (shared/data/README.md): RMS 0.4087 px, fx 536.073,
-//! fy 536.016, cx 342.370, cy 235.537. Tolerances: 0.1 % on fx, fy, cx, cy, 2 % on the RMS (the
-//! issue's criterion).
+//! fy 536.016, cx 342.370, cy 235.537, with k3 free. Tolerances: 0.1 % on fx, fy, cx, cy, 2 % on
+//! the RMS (the criterion). flexbench chooses the distortion model by BIC, and on these
+//! photos the k3 of OpenCV's default (0.25) does not pay for itself: with k3 fixed at 0 the RMS is
+//! 0.4089 px and fx 536.462 (0.07 % from the reference); with k3 free it was the reference to
+//! the digits printed.
 
 use std::path::Path;
 
@@ -36,5 +39,6 @@ fn matches_opencv_python_on_real_photos() {
     cal.write(&path).unwrap();
     let back = flexbench_vision::Calibration::read(&path).unwrap();
     assert_eq!(back.intrinsics, cal.intrinsics);
+    assert!(back.distortion_model.as_deref().is_some_and(|m| m.contains("BIC")), "{:?}", back.distortion_model);
     assert!(std::fs::read_to_string(&path).unwrap().contains("%YAML"));
 }

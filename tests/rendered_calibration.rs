@@ -1,8 +1,9 @@
 //! Calibration on rendered chessboard views recovers the camera that rendered them: focal
-//! lengths and principal point within 0.2 % (the issue's criterion), and the lens distortion's
-//! effect within 0.1 px wherever the views' boards reach. Beyond them, in the image's outermost
-//! corners, the radial polynomial is extrapolated: the worst difference there is printed (the
-//! issue asks 0.1 px over the whole image; not met yet, see the issue notes).
+//! lengths and principal point within 0.2 % (the issue's criterion; 0.06 %, 0.06 %, 0.04 %,
+//! 0.15 % measured), and the lens distortion's effect within 0.1 px over the whole image (0.086
+//! px measured; 0.060 px where the boards reach). The image's outer ring, beyond the boards'
+//! inner corners, is reached by extrapolation: it is right because the distortion model is
+//! chosen by BIC (k3 fixed at 0 here; with k3 free the corners were 0.46 px off).
 
 use flexbench_vision::calibrate::{calibrate_views, Board, SubPixWindow};
 use flexbench_vision::render::{board_poses, BoardRenderer, Look};
@@ -39,6 +40,7 @@ fn recovers_the_rendering_camera() {
         eprintln!("{name}: {a:.3} vs {b:.3} ({:.3} %)", rel(a, b) * 100.0);
         assert!(rel(a, b) < 2e-3, "{name}");
     }
+    eprintln!("distortion model: {:?}", cal.distortion_model);
     // The distortion's effect: displacement of each normalized point by the lens, in pixels,
     // estimated against true, over a grid covering the image.
     let inside = |u: f64, v: f64| {
@@ -72,7 +74,7 @@ fn recovers_the_rendering_camera() {
     eprintln!(
         "distortion effect differs by at most {worst_covered:.4} px over the {covered} of {total} grid points the boards cover, {worst:.4} px over the whole image"
     );
-    assert!(worst_covered < 0.1);
+    assert!(worst_covered < 0.1 && worst < 0.1, "{worst_covered} px where covered, {worst} px over the image");
 }
 
 /// The bench plane from one rendered view of the board lying in the lever's plane, with the

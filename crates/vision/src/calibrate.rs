@@ -110,7 +110,7 @@ struct Solved {
     per_view: Vec<f64>,
 }
 
-fn solve(points: &[Vector<Point2f>], board: &Board, size: Size) -> Result<Solved, VisionError> {
+fn solve(points: &[Vector<Point2f>], board: &Board, size: Size, flags: i32) -> Result<Solved, VisionError> {
     let obj: Vector<Vector<Point3f>> = points.iter().map(|_| board.object_points()).collect();
     let img: Vector<Vector<Point2f>> = points.iter().cloned().collect();
     let mut k = Mat::default();
@@ -123,7 +123,7 @@ fn solve(points: &[Vector<Point2f>], board: &Board, size: Size) -> Result<Solved
     let crit = cv("criteria", TermCriteria::new(TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32, 30, f64::EPSILON))?;
     let rms = cv(
         "calibrateCameraExtended",
-        opencv::calib3d::calibrate_camera_extended(&obj, &img, size, &mut k, &mut d, &mut rvecs, &mut tvecs, &mut std_i, &mut std_e, &mut per_view, 0, crit),
+        opencv::calib3d::calibrate_camera_extended(&obj, &img, size, &mut k, &mut d, &mut rvecs, &mut tvecs, &mut std_i, &mut std_e, &mut per_view, flags, crit),
     )?;
     let kv = mat_values(&k)?;
     let dv = mat_values(&d)?;
@@ -191,7 +191,7 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
         Ok(())
     };
     need(kept.len())?;
-    let mut s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size)?;
+    let mut s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size, 0)?;
     let mut sorted = s.per_view.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
     let median = sorted[sorted.len() / 2];
@@ -202,8 +202,24 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
             let (name, _) = kept.remove(i);
             rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", s.per_view[i], limit)));
         }
-        s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size)?;
+        s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size, 0)?;
     }
+    // The distortion model: k3 free or fixed at 0, by the Bayesian information criterion
+    // (N ln(RSS / N) + p ln N over the N corner coordinates, p the intrinsics, distortion and
+    // the views' poses). A k3 that the views cannot pin down is extrapolated wildly into the
+    // image's corners, beyond the boards' reach.
+    let points: usize = kept.iter().map(|(_, c)| c.len()).sum();
+    let n_obs = 2.0 * points as f64;
+    let bic = |rms: f64, params: usize| n_obs * (rms * rms * points as f64 / n_obs).max(1e-300).ln() + params as f64 * n_obs.ln();
+    let s4 = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size, opencv::calib3d::CALIB_FIX_K3)?;
+    let (b5, b4) = (bic(s.rms, 9 + 6 * kept.len()), bic(s4.rms, 8 + 6 * kept.len()));
+    let model = if b4 <= b5 {
+        let text = format!("k1 k2 p1 p2, k3 fixed at 0 (BIC {b4:.1}; {b5:.1} with k3 free, RMS {:.4} px, k3 {:.4})", s.rms, s.intrinsics.dist[4]);
+        s = s4;
+        text
+    } else {
+        format!("k1 k2 p1 p2 k3 (BIC {b5:.1}; {b4:.1} with k3 fixed at 0, RMS {:.4} px)", s4.rms)
+    };
     Ok(Calibration {
         intrinsics: s.intrinsics,
         rms: s.rms,
@@ -211,6 +227,7 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
         per_view: kept.iter().map(|(n, _)| n.clone()).zip(s.per_view.iter().copied()).collect(),
         rejected,
         plane: None,
+        distortion_model: Some(model),
     })
 }
 

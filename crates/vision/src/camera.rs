@@ -129,6 +129,8 @@ pub struct Calibration {
     pub rejected: Vec<(String, String)>,
     /// The bench plane, if calibrated.
     pub plane: Option<BenchPlane>,
+    /// The distortion model chosen and why, if calibrated here.
+    pub distortion_model: Option<String>,
 }
 
 fn mat3(m: &Matrix3<f64>) -> Result<Mat, VisionError> {
@@ -175,6 +177,9 @@ impl Calibration {
                 let texts: Vec<String> = self.rejected.iter().map(|(n, why)| format!("{n}: {why}")).collect();
                 let r: opencv::core::Vector<String> = texts.iter().map(|s| s.as_str()).collect();
                 cv("write", fs.write_str_vec("rejected_views", &r))?;
+            }
+            if let Some(m) = &self.distortion_model {
+                cv("write", fs.write_str("distortion_model", m))?;
             }
             if let Some(p) = &self.plane {
                 cv("write", fs.write_mat("bench_homography", &mat3(&p.h)?))?;
@@ -245,6 +250,7 @@ impl Calibration {
             per_view: Vec::new(),
             rejected: Vec::new(),
             plane,
+            distortion_model: if has("distortion_model") { cv("read", node("distortion_model")?.to_string()).ok() } else { None },
         })
     }
 }
