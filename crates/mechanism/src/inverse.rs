@@ -158,4 +158,50 @@ impl Mechanism {
             None => Ok(InverseSample::Toggle { condition: f64::INFINITY }),
         }
     }
+
+    /// Standard deviations of the forces row at one sample (N, N m, in [`Mechanism::force_columns`]
+    /// order) from `cov`, the covariance of the driving coordinates, their rates and
+    /// accelerations (3 nd x 3 nd, ordered d_j, d_j', d_j'' driver by driver, as the smoother
+    /// gives it): first-order propagation, sigma_F^2 = diag(J C J^T), J the forces' Jacobian in
+    /// those quantities by central differences (steps of 1 % of each one's standard deviation;
+    /// the forces are linear in the accelerations, smooth in the rest). None at a toggle.
+    pub fn forces_sigma(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>, cov: &DMatrix<f64>, max_condition: f64) -> Option<Vec<f64>> {
+        let nd = self.drivers.len();
+        let n = q.len();
+        if cov.nrows() != 3 * nd || cov.ncols() != 3 * nd {
+            return None;
+        }
+        let mut x = Vec::with_capacity(3 * nd);
+        for d in &self.drivers {
+            let g = d.coordinate.gradient(q, n);
+            x.extend([d.coordinate.value(q), g.dot(qd), g.dot(qdd) + d.coordinate.quadratic(q, qd)]);
+        }
+        let eval = |x: &[f64]| -> Option<DVector<f64>> {
+            let values: Vec<f64> = (0..nd).map(|j| x[3 * j]).collect();
+            let rates: Vec<f64> = (0..nd).map(|j| x[3 * j + 1]).collect();
+            let accs: Vec<f64> = (0..nd).map(|j| x[3 * j + 2]).collect();
+            let q1 = self.assemble_from(q, &values).ok()?;
+            let qd1 = self.velocities_at(&q1, &rates).ok()?;
+            let qdd1 = self.accelerations_at(&q1, &qd1, &accs).ok()?;
+            match self.inverse_dynamics(&q1, &qd1, &qdd1, max_condition).ok()? {
+                InverseSample::Solved { forces, .. } => Some(DVector::from_vec(forces)),
+                InverseSample::Toggle { .. } => None,
+            }
+        };
+        let f0 = eval(&x)?;
+        let mut jac = DMatrix::zeros(f0.len(), 3 * nd);
+        for i in 0..3 * nd {
+            let h = 0.01 * cov[(i, i)].max(0.0).sqrt();
+            if h == 0.0 {
+                continue;
+            }
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[i] += h;
+            xm[i] -= h;
+            let col = (eval(&xp)? - eval(&xm)?) / (2.0 * h);
+            jac.set_column(i, &col);
+        }
+        let var = &jac * cov * jac.transpose();
+        Some(var.diagonal().iter().map(|v| v.max(0.0).sqrt()).collect())
+    }
 }

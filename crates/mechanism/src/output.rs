@@ -83,11 +83,22 @@ impl Mechanism {
     /// The forces table: one row per sample, `t` then [`Mechanism::force_columns`]; a row that
     /// is None (a toggle sample) is written empty.
     pub fn forces_table(&self, t: &[f64], rows: &[Option<Vec<f64>>]) -> Table {
+        self.forces_table_with_sigma(t, rows, None)
+    }
+
+    /// The forces table with, when given, each force's standard deviation per sample in a
+    /// column named after it with `_sigma` (same unit).
+    pub fn forces_table_with_sigma(&self, t: &[f64], rows: &[Option<Vec<f64>>], sigma: Option<&[Option<Vec<f64>>]>) -> Table {
         let names = self.force_columns();
         let mut table = Table::new("forces");
         let mut v = vec![("t".to_string(), Column::F64(t.to_vec()))];
         for (c, n) in names.iter().enumerate() {
             v.push((n.clone(), Column::OptF64(rows.iter().map(|r| r.as_ref().map(|r| r[c])).collect())));
+        }
+        if let Some(sig) = sigma {
+            for (c, n) in names.iter().enumerate() {
+                v.push((format!("{n}_sigma"), Column::OptF64(sig.iter().map(|r| r.as_ref().map(|r| r[c])).collect())));
+            }
         }
         for (n, c) in v {
             let _ = table.push(&n, c);

@@ -282,6 +282,20 @@ impl Mechanism {
         obs: &[Vec<Option<MarkerState>>],
         init: &[Option<DVector<f64>>],
     ) -> Result<(Vec<FitSample>, FitReport, SmootherReport), MechanismError> {
+        self.smooth_markers_with_covariance(t, obs, init).map(|(f, r, s, _)| (f, r, s))
+    }
+
+    /// [`Mechanism::smooth_markers`], with each sample's covariance of the driving coordinates,
+    /// their rates and accelerations (3 nd x 3 nd, ordered d_j, d_j', d_j'' driver by driver, in
+    /// the drivers' own units: rad or m, per s, per s^2): the smoother's posterior covariance at
+    /// the last linearisation.
+    #[allow(clippy::type_complexity)]
+    pub fn smooth_markers_with_covariance(
+        &self,
+        t: &[f64],
+        obs: &[Vec<Option<MarkerState>>],
+        init: &[Option<DVector<f64>>],
+    ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), MechanismError> {
         let nd = self.drivers.len();
         let nm = self.markers.len();
         let n = t.len();
@@ -334,6 +348,16 @@ impl Mechanism {
         report.rms_per_marker = self.markers.iter().enumerate().map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i]))).collect();
         report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
         report.rms_free = self.free_fit_rms(obs).unwrap_or(f64::NAN);
-        Ok((out, report, SmootherReport { sigma_m: sigma, jerk_density: s, log_likelihood: est.loglik, iterations, last_step: step }))
+        let covariances = est
+            .states
+            .iter()
+            .map(|(_, p)| {
+                DMatrix::from_fn(3 * nd, 3 * nd, |a, b| {
+                    let (ja, oa, jb, ob) = (a / 3, a % 3, b / 3, b % 3);
+                    p[(ORDER * ja + oa, ORDER * jb + ob)] / (scale[ja] * scale[jb])
+                })
+            })
+            .collect();
+        Ok((out, report, SmootherReport { sigma_m: sigma, jerk_density: s, log_likelihood: est.loglik, iterations, last_step: step }, covariances))
     }
 }

@@ -68,6 +68,7 @@ pub fn forces_figure(
     t: &[f64],
     columns: &[String],
     rows: &[Option<Vec<f64>>],
+    sigma: Option<&[Option<Vec<f64>>]>,
     caption: &str,
     stem: &Path,
 ) -> Result<[PathBuf; 2], PipelineError> {
@@ -91,13 +92,15 @@ pub fn forces_figure(
     for (j, title) in joints {
         let (ix, iy) = (idx(&format!("{j}_x")).unwrap_or(0), idx(&format!("{j}_y")).unwrap_or(0));
         let get = |f: &dyn Fn(&[f64]) -> f64| -> Vec<Option<f64>> { rows.iter().map(|r| r.as_ref().map(|r| f(r))).collect() };
+        // Bands of 2 sigma on the components.
+        let band = |i: usize| -> Vec<Option<f64>> { sigma.map(|s| s.iter().map(|r| r.as_ref().map(|r| 2.0 * r[i])).collect()).unwrap_or_default() };
         panels.push(Panel {
             title,
             y_label: "force (N), bench frame".into(),
             curves: vec![
-                Curve { label: format!("{j}_x"), x: t.to_vec(), y: get(&|r| r[ix]) },
-                Curve { label: format!("{j}_y"), x: t.to_vec(), y: get(&|r| r[iy]) },
-                Curve { label: format!("|{j}|"), x: t.to_vec(), y: get(&|r| r[ix].hypot(r[iy])) },
+                Curve { label: format!("{j}_x"), x: t.to_vec(), y: get(&|r| r[ix]), band: band(ix) },
+                Curve { label: format!("{j}_y"), x: t.to_vec(), y: get(&|r| r[iy]), band: band(iy) },
+                Curve { label: format!("|{j}|"), x: t.to_vec(), y: get(&|r| r[ix].hypot(r[iy])), band: Vec::new() },
             ],
         });
     }

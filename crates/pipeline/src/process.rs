@@ -127,6 +127,7 @@ pub fn process(
     let (mut fit, mut fit_report) = mech.fit_markers(&t, &obs, &sg)?;
     let mut smoother_report = None;
     let mut periodic_report = None;
+    let mut covariances: Option<Vec<nalgebra::DMatrix<f64>>> = None;
     if cfg.smoother {
         // Raw positions, the smoother does its own smoothing.
         let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
@@ -142,7 +143,8 @@ pub fn process(
             .collect();
         let init: Vec<_> = fit.iter().map(|f| f.state.as_ref().map(|s| s.0.clone())).collect();
         {
-            let (f2, r2, sr) = mech.smooth_markers(&t, &raw, &init)?;
+            let (f2, r2, sr, cov) = mech.smooth_markers_with_covariance(&t, &raw, &init)?;
+            covariances = Some(cov);
             fit = f2;
             fit_report.rms = r2.rms;
             fit_report.rms_per_marker = r2.rms_per_marker;
@@ -151,6 +153,8 @@ pub fn process(
             if cfg.periodic {
                 let (f3, pr) = mech.periodic_refit(&raw, &fit)?;
                 fit = f3;
+                // The smoother's uncertainty is not the periodic fit's: no bands.
+                covariances = None;
                 fit_report.rms = pr.rms;
                 if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
                     fit_report.warnings.push(format!(
@@ -197,7 +201,19 @@ pub fn process(
             progress("inverse dynamics", k as f64 / n as f64);
         }
     }
-    let forces = mech.forces_table(&t, &rows);
+    // Bands: the smoother's covariance of the drivers carried to the forces.
+    let sigmas: Option<Vec<Option<Vec<f64>>>> = covariances.as_ref().map(|cov| {
+        fit.iter()
+            .zip(cov)
+            .zip(&rows)
+            .map(|((f, c), r)| {
+                let (q, qd, qdd) = f.state.as_ref()?;
+                r.as_ref()?;
+                mech.forces_sigma(q, qd, qdd, c, cfg.max_condition)
+            })
+            .collect()
+    });
+    let forces = mech.forces_table_with_sigma(&t, &rows, sigmas.as_deref());
     lap("inverse dynamics", &mut timing);
 
     // All computed: write.
@@ -207,11 +223,13 @@ pub fn process(
     for (table, stem) in [(&markers_table, "markers"), (&bodies, "bodies"), (&forces, "forces"), (&residuals, "fit_residuals")] {
         files.extend(write_table(table, out, stem)?);
     }
+    let band_note = if sigmas.is_some() { " (bands: 2 sigma)" } else { "" };
     files.extend(forces_figure(
         &t,
         &mech.force_columns(),
         &rows,
-        &format!("{}: liaison forces from {}", mech.name, tracks_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()),
+        sigmas.as_deref(),
+        &format!("{}: liaison forces from {}{band_note}", mech.name, tracks_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()),
         &out.join("forces"),
     )?);
     lap("write", &mut timing);

@@ -45,6 +45,7 @@ pub fn simulate(mech: &Mechanism, cfg: &SimConfig, out: &Path, progress: impl Fn
         &t,
         &mech.force_columns(),
         &rows,
+        None,
         &format!("{}: simulated liaison forces (multipliers)", mech.name),
         &out.join("forces"),
     )?);

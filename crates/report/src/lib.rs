@@ -45,6 +45,9 @@ pub struct Curve {
     pub x: Vec<f64>,
     /// Ordinates, in the panel's y unit; None (or NaN) is a gap.
     pub y: Vec<Option<f64>>,
+    /// Half-width of an uncertainty band drawn shaded about the curve (e.g. 2 sigma), same
+    /// unit; empty or None where there is none.
+    pub band: Vec<Option<f64>>,
 }
 
 /// A panel: stacked vertically in a figure, sharing the x axis.
@@ -134,6 +137,24 @@ where
             .map_err(|e| e.to_string())?;
         for (k, c) in panel.curves.iter().enumerate() {
             let color = COLORS[k % COLORS.len()];
+            // The band first, under the curves: one polygon per run of samples that have one.
+            let mut run: Vec<(f64, f64, f64)> = Vec::new();
+            let flush = |run: &mut Vec<(f64, f64, f64)>, chart: &mut ChartContext<'_, DB, _>| -> Result<(), String> {
+                if run.len() >= 2 {
+                    let mut pts: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.1 + p.2)).collect();
+                    pts.extend(run.iter().rev().map(|p| (p.0, p.1 - p.2)));
+                    chart.draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18).filled()))).map_err(|e| e.to_string())?;
+                }
+                run.clear();
+                Ok(())
+            };
+            for i in 0..c.x.len() {
+                match (c.y.get(i).copied().flatten(), c.band.get(i).copied().flatten()) {
+                    (Some(y), Some(b)) if y.is_finite() && b.is_finite() => run.push((c.x[i], y, b)),
+                    _ => flush(&mut run, &mut chart)?,
+                }
+            }
+            flush(&mut run, &mut chart)?;
             let mut first = true;
             for seg in segments(c) {
                 let s = chart.draw_series(LineSeries::new(seg, color.stroke_width(2))).map_err(|e| e.to_string())?;
@@ -188,7 +209,7 @@ mod tests {
         let fig = Figure {
             caption: "test".into(),
             x_label: "time t (s)".into(),
-            panels: vec![Panel { title: "p".into(), y_label: "force (N)".into(), curves: vec![Curve { label: "sin".into(), x, y }] }],
+            panels: vec![Panel { title: "p".into(), y_label: "force (N)".into(), curves: vec![Curve { label: "sin".into(), x, y, band: Vec::new() }] }],
         };
         let [png, svg] = write_figure(&fig, &dir.join("fig")).unwrap();
         let png_bytes = std::fs::read(&png).unwrap();
