@@ -14,7 +14,8 @@
 //! on the decoded pixels, and must be the one disc-like blob there; otherwise, and in one frame
 //! of [`WINDOW_CHECK_EVERY`], the lever's neighbourhood is searched (the box of the markers'
 //! predicted places widened by a marker spacing), and the whole frame when fewer than two
-//! markers were seen. This keeps tracking cheap next to decoding.
+//! markers were seen. Decoding runs on a thread of its own, ahead of the tracking by a few
+//! frames. This keeps tracking cheap next to decoding.
 //!
 //! Identities: the markers are in a line on the lever, M1 nearest B, and move smoothly. The
 //! tracker locks on the first frame where exactly the expected number of blobs lie on a line,
@@ -317,7 +318,7 @@ pub fn track_video(
         path: "(calibration)".into(),
         reason: "it has no bench plane ('bench_homography'); calibrate with --plane-view, --origin and --horizontal".into(),
     })?;
-    let mut cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
+    let cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
         .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
     if !cv("open", cap.is_opened())? {
         return Err(video_err("cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into()));
@@ -339,12 +340,36 @@ pub fn track_video(
     let mut sigmas = Vec::new();
     let (mut extra_frames, mut searched_frames) = (0usize, 0usize);
     let mut window_buf = Vec::new();
-    loop {
-        let ok = cap.read(&mut frame).map_err(|e| video_err(format!("decoding frame {} failed ({})", per_frame.len(), e.message)))?;
-        if !ok || frame.empty() {
-            break;
+    // Decoding on a thread of its own, frames handed over through a short queue and their
+    // buffers recycled: decoding and tracking overlap on two cores.
+    let (frame_tx, frame_rx) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), String>>(4);
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Mat>();
+    let decoder = std::thread::spawn(move || {
+        let mut cap = cap;
+        loop {
+            let mut m = back_rx.try_recv().unwrap_or_default();
+            match cap.read(&mut m) {
+                Ok(true) if !m.empty() => {
+                    let ts = cap.get(opencv::videoio::CAP_PROP_POS_MSEC).unwrap_or(0.0);
+                    if frame_tx.send(Ok((m, ts))).is_err() {
+                        break;
+                    }
+                }
+                Ok(_) => break,
+                Err(e) => {
+                    let _ = frame_tx.send(Err(e.message));
+                    break;
+                }
+            }
         }
-        stamps.push(cv("timestamp", cap.get(opencv::videoio::CAP_PROP_POS_MSEC))? / 1000.0);
+    });
+    let recycle = |m: Mat| {
+        let _ = back_tx.send(m);
+    };
+    while let Ok(item) = frame_rx.recv() {
+        let (decoded, ts) = item.map_err(|e| video_err(format!("decoding frame {} failed ({e})", per_frame.len())))?;
+        recycle(std::mem::replace(&mut frame, decoded));
+        stamps.push(ts / 1000.0);
         let k = per_frame.len();
         // Locked: every marker in a small window about its prediction, except one frame in
         // WINDOW_CHECK_EVERY, which goes through the lever-neighbourhood search so that extra
@@ -429,6 +454,8 @@ pub fn track_video(
             progress(k, total);
         }
     }
+    drop(frame_rx);
+    let _ = decoder.join();
     if per_frame.is_empty() {
         return Err(video_err("holds no frame that can be decoded (empty or truncated file)".into()));
     }
