@@ -26,12 +26,13 @@ test: deps
 
 # The shipped recording (rendered by `make recording`): calibrate -> track -> process.
 # Kinematics by the Kalman smoother (noise and jerk densities from the data), then the drivers
-# refitted as Fourier series of the crank angle over the recording's turns.
+# refitted as Fourier series of the crank angle over the recording's turns, the bench's
+# horizontal refined from the motion.
 demo: build
 	$(BIN) check --mechanism $(MECH)
 	$(BIN) calibrate --views $(REC)/views --board 9x6 --square 0.03 --plane-view $(REC)/plane-view.png --clicks $(REC)/clicks.toml --out calibration/default.yaml
 	$(BIN) track --video $(REC)/video.mp4 --calibration calibration/default.yaml --out $(DEMO)/tracks.parquet
-	$(BIN) process --tracks $(DEMO)/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed --smoother --periodic
+	$(BIN) process --tracks $(DEMO)/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed --smoother --periodic --refine-horizontal
 	@echo "demo: forces in $(DEMO)/processed/forces.png; the truth is in $(REC)/truth/"
 
 # Regenerate the shipped recording (deterministic from the seed in its camera file).

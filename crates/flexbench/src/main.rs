@@ -78,6 +78,12 @@ enum Command {
         /// the crank angle over every turn (steady periodic motion, two turns at least).
         #[arg(long, requires = "smoother")]
         periodic: bool,
+        /// With --smoother: refine the bench's horizontal from the motion (maximum likelihood
+        /// over a rotation about the origin A, within 2 mrad); the correction is reported. The
+        /// rocker's passages through C'D vertical make the forces sensitive to a tenth of a
+        /// milliradian of it, finer than one clicks.
+        #[arg(long, requires = "smoother")]
+        refine_horizontal: bool,
     },
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
@@ -196,7 +202,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, periodic } => {
+        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, periodic, refine_horizontal } => {
             use flexbench_signal::EdgeMode;
             let edges = match edges.as_str() {
                 "interp" => EdgeMode::Interp,
@@ -207,7 +213,7 @@ fn run(cli: Cli) -> Result<()> {
                 other => anyhow::bail!("--edges {other}: use interp, mirror, nearest, constant or wrap"),
             };
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = ProcessConfig { window, order, edges, max_condition, smoother, periodic };
+            let cfg = ProcessConfig { window, order, edges, max_condition, smoother, periodic, refine_horizontal };
             let pb = bar(1000);
             let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
                 if let Some(w) = stage.strip_prefix("warning: ") {

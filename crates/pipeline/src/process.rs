@@ -17,6 +17,24 @@ use serde_json::json;
 
 use crate::{ensure_dir, forces_figure, write_json, PipelineError};
 
+/// Range of the horizontal's refinement, rad either side of the calibration's.
+pub const HORIZONTAL_RANGE: f64 = 2e-3;
+/// Coarse step of the horizontal's refinement, rad.
+pub const HORIZONTAL_COARSE_STEP: f64 = 4e-4;
+/// Fine step of the horizontal's refinement, rad.
+pub const HORIZONTAL_FINE_STEP: f64 = 1e-4;
+/// Half the 95 % quantile of chi-square with one degree of freedom: the least gain of
+/// log-likelihood for which the refined horizontal replaces the calibration's.
+pub const HORIZONTAL_LR_THRESHOLD: f64 = 1.92;
+/// A refined horizontal this far (rad) from the calibration's is reported.
+pub const HORIZONTAL_WARN: f64 = 1.5e-3;
+
+/// Markers' states turned by `angle` (rad) about the bench origin.
+fn rotate(obs: &[Vec<Option<MarkerState>>], angle: f64) -> Vec<Vec<Option<MarkerState>>> {
+    let r = nalgebra::Rotation2::new(angle);
+    obs.iter().map(|o| o.iter().map(|m| m.map(|m| MarkerState { p: r * m.p, v: r * m.v, a: r * m.a })).collect()).collect()
+}
+
 /// The periodic refit's marker residual above this multiple of the smoother's is reported as
 /// a motion that is not periodic.
 pub const PERIODIC_WARN_RATIO: f64 = 1.2;
@@ -36,6 +54,9 @@ pub struct ProcessConfig {
     /// Kinematics by the Kalman/RTS smoother on the driving coordinates instead of the
     /// Savitzky-Golay markers and the loop's analysis.
     pub smoother: bool,
+    /// With the smoother: the bench's horizontal refined from the motion, by maximum
+    /// likelihood of the smoother over a rotation of the tracks about the bench origin.
+    pub refine_horizontal: bool,
     /// After the smoother, the drivers other than the first refitted as Fourier series of the
     /// first (the crank angle) over every turn (steady periodic motion).
     pub periodic: bool,
@@ -43,7 +64,7 @@ pub struct ProcessConfig {
 
 impl Default for ProcessConfig {
     fn default() -> Self {
-        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: false, periodic: false }
+        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: false, periodic: false, refine_horizontal: false }
     }
 }
 
@@ -128,6 +149,7 @@ pub fn process(
     let mut smoother_report = None;
     let mut periodic_report = None;
     let mut covariances: Option<Vec<nalgebra::DMatrix<f64>>> = None;
+    let mut horizontal: Option<f64> = None;
     if cfg.smoother {
         // Raw positions, the smoother does its own smoothing.
         let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
@@ -141,9 +163,54 @@ pub fn process(
                     .collect()
             })
             .collect();
-        let init: Vec<_> = fit.iter().map(|f| f.state.as_ref().map(|s| s.0.clone())).collect();
+        // The fit and the smoother with the tracks turned by `angle` about the bench origin.
+        let run = |angle: f64| -> Result<_, PipelineError> {
+            let (raw_a, obs_a) = (rotate(&raw, angle), rotate(&obs, angle));
+            let (f1, r1) = mech.fit_markers(&t, &obs_a, &sg)?;
+            let init: Vec<_> = f1.iter().map(|f| f.state.as_ref().map(|s| s.0.clone())).collect();
+            let (f2, r2, sr, cov) = mech.smooth_markers_with_covariance(&t, &raw_a, &init)?;
+            Ok((raw_a, r1, f2, r2, sr, cov))
+        };
+        let mut best = run(0.0)?;
+        let base_loglik = best.4.log_likelihood;
+        if cfg.refine_horizontal {
+            // Coarse grid, then a finer one about the best: the likelihood is not smooth in the
+            // angle (fold decisions change), so no derivative-based search.
+            let mut centre = 0.0;
+            for (step, half) in [(HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE), (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP)] {
+                let count = (half / step).round() as i32;
+                let base = centre;
+                for i in -count..=count {
+                    let angle = base + i as f64 * step;
+                    if angle == centre || angle == 0.0 {
+                        continue;
+                    }
+                    if let Ok(cand) = run(angle) {
+                        if cand.4.log_likelihood > best.4.log_likelihood {
+                            best = cand;
+                            centre = angle;
+                        }
+                    }
+                }
+            }
+            // Kept only when the data disagree with the calibration's horizontal significantly
+            // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution
+            // of about 0.1 mrad a turn would only add noise.
+            if best.4.log_likelihood - base_loglik < HORIZONTAL_LR_THRESHOLD {
+                best = run(0.0)?;
+                centre = 0.0;
+            }
+            horizontal = Some(centre);
+            if centre.abs() > HORIZONTAL_WARN {
+                fit_report.warnings.push(format!(
+                    "the motion turns the bench's horizontal by {:.2} mrad from the calibration's: check the clicked horizontal",
+                    centre * 1e3
+                ));
+            }
+        }
+        let (raw, r1, f2, r2, sr, cov) = best;
+        fit_report = FitReport { warnings: fit_report.warnings.clone(), ..r1 };
         {
-            let (f2, r2, sr, cov) = mech.smooth_markers_with_covariance(&t, &raw, &init)?;
             covariances = Some(cov);
             fit = f2;
             fit_report.rms = r2.rms;
@@ -248,6 +315,7 @@ pub fn process(
             "fit": fit_report,
             "smoother": smoother_report,
             "periodic": periodic_report,
+            "horizontal_correction_rad": horizontal,
             "unfitted_samples": unfitted,
             "inverse_dynamics": {
                 "max_condition_allowed": cfg.max_condition,
