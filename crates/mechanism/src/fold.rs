@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::fit::{driver_weights, fold_ratio, marker_system, refine, MarkerState, PRIOR_WEIGHT};
 use crate::model::{Coordinate, Mechanism};
-use crate::smoother::{kalman_rts, ml_jerk_densities, LinearObs, ORDER};
+use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, LinearObs, ORDER};
 use crate::MechanismError;
 
 /// Below this ratio of the extreme eigenvalues of the markers' normal matrix in the driving

@@ -8,8 +8,11 @@
 
 #![warn(missing_docs)]
 
+pub mod kalman;
+pub mod rts;
 pub mod savgol;
 
+pub use rts::RtsSmoother;
 pub use savgol::{EdgeMode, SavGol, SavGolCoefficients};
 
 /// Where an output sample came from.
@@ -17,7 +20,9 @@ pub use savgol::{EdgeMode, SavGol, SavGolCoefficients};
 pub enum Provenance {
     /// Centred window inside a segment of measured samples.
     Measured,
-    /// Within half a window of a segment's edge: evaluated from the edge window's fit.
+    /// Near a segment's edge, where the method sees the motion from one side only (within half
+    /// a window for Savitzky-Golay; where the smoother's acceleration uncertainty exceeds twice
+    /// the segment's median for the Kalman smoother).
     Edge,
     /// In a gap, or in a segment too short for the window: no value (NaN).
     Rejected,
@@ -46,6 +51,9 @@ pub struct Derivatives {
     pub accel: Vec<f64>,
     /// Origin of each sample.
     pub provenance: Vec<Provenance>,
+    /// Standard deviations of value, rate and acceleration per sample, where the method gives
+    /// them (empty otherwise).
+    pub sigma: Vec<[f64; 3]>,
 }
 
 /// Errors of the signal stage.
@@ -58,6 +66,25 @@ pub enum SignalError {
     /// Time and values of different lengths, or time not strictly increasing.
     #[error("signal '{name}': {reason}")]
     BadInput { name: String, reason: String },
+}
+
+/// Refuse mismatched lengths, time that does not increase strictly, and a non-finite value
+/// marked present, naming the signal and the sample.
+pub fn check_input(name: &str, t: &[f64], values: &[f64], present: &[bool]) -> Result<(), SignalError> {
+    let n = t.len();
+    if values.len() != n || present.len() != n {
+        return Err(SignalError::BadInput {
+            name: name.into(),
+            reason: format!("{} times, {} values and {} presence flags; they must match", n, values.len(), present.len()),
+        });
+    }
+    if let Some(k) = (1..n).find(|&k| t[k] <= t[k - 1] || !t[k].is_finite()) {
+        return Err(SignalError::BadInput { name: name.into(), reason: format!("time must increase strictly: sample {} is at {} s after {} s", k, t[k], t[k - 1]) });
+    }
+    if let Some(k) = (0..n).find(|&k| present[k] && !values[k].is_finite()) {
+        return Err(SignalError::BadInput { name: name.into(), reason: format!("sample {k} is {} but marked present", values[k]) });
+    }
+    Ok(())
 }
 
 /// A method that turns sampled positions into smoothed positions, velocities and accelerations.

@@ -222,33 +222,8 @@ impl Differentiator for SavGol {
         values: &[f64],
         present: &[bool],
     ) -> Result<Derivatives, SignalError> {
+        crate::check_input(name, t, values, present)?;
         let n = t.len();
-        if values.len() != n || present.len() != n {
-            return Err(SignalError::BadInput {
-                name: name.into(),
-                reason: format!(
-                    "{} times, {} values and {} presence flags; they must match",
-                    n,
-                    values.len(),
-                    present.len()
-                ),
-            });
-        }
-        if let Some(k) = (1..n).find(|&k| t[k] <= t[k - 1] || !t[k].is_finite()) {
-            return Err(SignalError::BadInput {
-                name: name.into(),
-                reason: format!(
-                    "time must increase strictly: sample {} is at {} s after {} s",
-                    k, t[k], t[k - 1]
-                ),
-            });
-        }
-        if let Some(k) = (0..n).find(|&k| present[k] && !values[k].is_finite()) {
-            return Err(SignalError::BadInput {
-                name: name.into(),
-                reason: format!("sample {k} is {} but marked present", values[k]),
-            });
-        }
         let m = self.coefficients.half;
         let w = self.window;
         let mut out = Derivatives {
@@ -256,6 +231,7 @@ impl Differentiator for SavGol {
             rate: vec![f64::NAN; n],
             accel: vec![f64::NAN; n],
             provenance: vec![Provenance::Rejected; n],
+            sigma: Vec::new(),
         };
         for (s, e) in segments(t, present) {
             let len = e - s;
