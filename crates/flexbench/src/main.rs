@@ -136,6 +136,29 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
+    /// --unit) into the markers' kinematics table with standard deviations: the signal stage
+    /// alone.
+    Smooth {
+        /// Tracks table (CSV or Parquet: frame, t, marker, u, v, x, y).
+        #[arg(long)]
+        tracks: PathBuf,
+        /// Markers table to write (.csv or .parquet; the other format and a summary beside it).
+        #[arg(long)]
+        out: PathBuf,
+        /// Method: rts (Kalman/RTS smoother, parameters from the data) or savgol.
+        #[arg(long, default_value = "rts")]
+        method: String,
+        /// Unit of x and y in the tracks: m, mm, cm or in.
+        #[arg(long, default_value = "m")]
+        unit: String,
+        /// Savitzky-Golay window, samples (odd), with --method savgol.
+        #[arg(long, default_value_t = 21)]
+        window: usize,
+        /// Savitzky-Golay polynomial order, with --method savgol.
+        #[arg(long, default_value_t = 5)]
+        order: usize,
+    },
     /// Track the markers in a video: sub-pixel centres, identities along the lever, gaps where a
     /// marker is not seen, mapped to bench metres; the tracks table and a summary.
     ///
@@ -306,6 +329,22 @@ fn run(cli: Cli) -> Result<()> {
                 s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
                 if s.file_timestamps { "file" } else { "frame-rate" }
             );
+            println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+        }
+        Command::Smooth { tracks, out, method, unit, window, order } => {
+            let factor = match unit.as_str() {
+                "m" => 1.0,
+                "mm" => 1e-3,
+                "cm" => 1e-2,
+                "in" => 0.0254,
+                other => anyhow::bail!("--unit '{other}' is not one of m, mm, cm, in"),
+            };
+            let method = match method.as_str() {
+                "rts" => flexbench_pipeline::smooth::SmoothMethod::Rts,
+                "savgol" => flexbench_pipeline::smooth::SmoothMethod::SavGol { window, order },
+                other => anyhow::bail!("--method '{other}' is not one of rts, savgol"),
+            };
+            let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, &out).with_context(|| format!("smoothing {}", tracks.display()))?;
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
         Command::Probe { video } => {

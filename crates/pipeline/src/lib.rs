@@ -11,6 +11,7 @@ pub mod process;
 pub mod render;
 pub mod track;
 pub mod simulate;
+pub mod smooth;
 
 use std::path::{Path, PathBuf};
 

@@ -367,8 +367,10 @@ fn check_markers(mech: &Mechanism, names: &[String]) -> Result<(), PipelineError
 
 /// The markers' kinematics table from the differentiation (contract columns, plus the origin
 /// of each sample in `provenance`: measured, edge or rejected).
-fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives)]) -> Table {
+pub(crate) fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives)]) -> Table {
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
+    let mut sig: Vec<Vec<f64>> = vec![Vec::new(); 6];
+    let with_sigma = diffs.iter().all(|(dx, dy)| dx.sigma.len() == t.len() && dy.sigma.len() == t.len());
     let mut name_col = Vec::new();
     let mut prov = Vec::new();
     for (k, &tk) in t.iter().enumerate() {
@@ -385,6 +387,12 @@ fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives
             for (c, v) in cols.iter_mut().zip([tk, dx.value[k], dy.value[k], dx.rate[k], dy.rate[k], dx.accel[k], dy.accel[k]]) {
                 c.push(v);
             }
+            if with_sigma {
+                let (a, b) = (dx.sigma[k], dy.sigma[k]);
+                for (c, v) in sig.iter_mut().zip([a[0], b[0], a[1], b[1], a[2], b[2]]) {
+                    c.push(v);
+                }
+            }
         }
     }
     let mut table = Table::new("markers");
@@ -394,6 +402,12 @@ fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives
     for name in &MARKER_COLUMNS[2..] {
         let v: Vec<Option<f64>> = it.next().unwrap_or_default().into_iter().map(|x| x.is_finite().then_some(x)).collect();
         let _ = table.push(name, Column::OptF64(v));
+    }
+    if with_sigma {
+        for (name, c) in MARKER_COLUMNS[2..].iter().zip(sig) {
+            let v: Vec<Option<f64>> = c.into_iter().map(|x| x.is_finite().then_some(x)).collect();
+            let _ = table.push(&format!("{name}_sigma"), Column::OptF64(v));
+        }
     }
     let _ = table.push("provenance", Column::Str(prov));
     table
