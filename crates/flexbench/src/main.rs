@@ -71,18 +71,23 @@ enum Command {
         /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
         #[arg(long, default_value = "interp")]
         edges: String,
-        /// Kinematics by a Kalman smoother on the driving coordinates (for noisy video).
-        #[arg(long)]
+        /// Kinematics by the Kalman smoother on the driving coordinates, its noise and densities
+        /// from the data: the default (the flag is accepted for clarity).
+        #[arg(long, conflicts_with = "savgol")]
         smoother: bool,
-        /// With --smoother: refit the drivers other than the crank angle as Fourier series of
+        /// Kinematics from each marker's Savitzky-Golay derivatives through the loop's analysis
+        /// (--window, --order, --edges) instead of the smoother.
+        #[arg(long)]
+        savgol: bool,
+        /// With the smoother: refit the drivers other than the crank angle as Fourier series of
         /// the crank angle over every turn (steady periodic motion, two turns at least).
-        #[arg(long, requires = "smoother")]
+        #[arg(long, conflicts_with = "savgol")]
         periodic: bool,
-        /// With --smoother: refine the bench's horizontal from the motion (maximum likelihood
+        /// With the smoother: refine the bench's horizontal from the motion (maximum likelihood
         /// over a rotation about the origin A, within 2 mrad); the correction is reported. The
         /// rocker's passages through C'D vertical make the forces sensitive to a tenth of a
         /// milliradian of it, finer than one clicks.
-        #[arg(long, requires = "smoother")]
+        #[arg(long, conflicts_with = "savgol")]
         refine_horizontal: bool,
     },
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
@@ -225,7 +230,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, periodic, refine_horizontal } => {
+        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, savgol, periodic, refine_horizontal } => {
             use flexbench_signal::EdgeMode;
             let edges = match edges.as_str() {
                 "interp" => EdgeMode::Interp,
@@ -236,7 +241,8 @@ fn run(cli: Cli) -> Result<()> {
                 other => anyhow::bail!("--edges {other}: use interp, mirror, nearest, constant or wrap"),
             };
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = ProcessConfig { window, order, edges, max_condition, smoother, periodic, refine_horizontal };
+            let _ = smoother;
+            let cfg = ProcessConfig { window, order, edges, max_condition, smoother: !savgol, periodic, refine_horizontal };
             let pb = bar(1000);
             let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
                 if let Some(w) = stage.strip_prefix("warning: ") {

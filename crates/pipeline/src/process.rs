@@ -51,8 +51,8 @@ pub struct ProcessConfig {
     pub edges: flexbench_signal::EdgeMode,
     /// Condition number above which an inverse-dynamics sample is reported as a toggle.
     pub max_condition: f64,
-    /// Kinematics by the Kalman/RTS smoother on the driving coordinates instead of the
-    /// Savitzky-Golay markers and the loop's analysis.
+    /// Kinematics by the Kalman smoother on the driving coordinates (the default) rather than
+    /// from the markers' Savitzky-Golay derivatives through the loop's analysis.
     pub smoother: bool,
     /// With the smoother: the bench's horizontal refined from the motion, by maximum
     /// likelihood of the smoother over a rotation of the tracks about the bench origin.
@@ -64,7 +64,7 @@ pub struct ProcessConfig {
 
 impl Default for ProcessConfig {
     fn default() -> Self {
-        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: false, periodic: false, refine_horizontal: false }
+        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: true, periodic: false, refine_horizontal: false }
     }
 }
 
