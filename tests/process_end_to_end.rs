@@ -188,22 +188,12 @@ fn noisy_tracks(path: &std::path::Path, sigma: f64) -> String {
     let header = lines.next().unwrap();
     let cols: Vec<&str> = header.split(',').collect();
     let (ix, iy) = (cols.iter().position(|c| *c == "x").unwrap(), cols.iter().position(|c| *c == "y").unwrap());
-    let mut state: u64 = 0x2545F4914F6CDD1D;
-    let mut gauss = || {
-        let mut u = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
-        let (a, b) = (u(), u());
-        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
-    };
+    let mut g = common::gauss::Gauss::new(0x2545F4914F6CDD1D);
     let mut noisy = vec![header.to_string()];
     for l in lines {
         let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
         for i in [ix, iy] {
-            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + sigma * gauss());
+            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + sigma * g.next());
         }
         noisy.push(f.join(","));
     }

@@ -22,17 +22,7 @@ fn smooth_noisy_tracks_in_millimetres() {
     let cols: Vec<&str> = header.split(',').collect();
     let pos = |n: &str| cols.iter().position(|c| *c == n).unwrap();
     let (ifr, im, ix, iy) = (pos("frame"), pos("marker"), pos("x"), pos("y"));
-    let mut state: u64 = 0x5DEECE66D;
-    let mut gauss = || {
-        let mut u = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
-        let (a, b) = (u(), u());
-        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
-    };
+    let mut g = common::gauss::Gauss::new(0x5DEECE66D);
     let mut out = vec![header.to_string()];
     for l in lines {
         let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
@@ -41,7 +31,7 @@ fn smooth_noisy_tracks_in_millimetres() {
             continue;
         }
         for i in [ix, iy] {
-            f[i] = format!("{}", (f[i].parse::<f64>().unwrap() + 1.4e-4 * gauss()) * 1e3);
+            f[i] = format!("{}", (f[i].parse::<f64>().unwrap() + 1.4e-4 * g.next()) * 1e3);
         }
         out.push(f.join(","));
     }

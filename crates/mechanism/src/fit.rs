@@ -556,37 +556,35 @@ impl Mechanism {
         Some((rss, pairs.len(), (r, phi)))
     }
 
-    /// RMS residual of the free rigid fit of each marker-carrying body over all samples, m
-    /// (None when no body carries two markers).
-    pub(crate) fn free_fit_rms(&self, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {
+    /// Totals of the free rigid fits of every marker-carrying body over all samples: residual
+    /// sum of squares (m^2), markers fitted, and degrees of freedom left (2 k - 3 per fit of k
+    /// markers: a rigid fit in the plane takes 3 of the 2 k coordinates).
+    fn free_fit_totals(&self, obs: &[Vec<Option<MarkerState>>]) -> (f64, usize, usize) {
         let id = |i: usize| i;
-        let (mut s, mut c) = (0.0, 0usize);
+        let (mut s, mut markers, mut dof) = (0.0, 0usize, 0usize);
         for o in obs {
             for b in 0..self.bodies.len() {
                 if let Some((rss, k)) = self.free_body_fit(b, o, &id) {
                     s += rss;
-                    c += k;
-                }
-            }
-        }
-        (c > 0).then(|| (s / c as f64).sqrt())
-    }
-
-    /// The markers' noise per coordinate, m, from the free rigid fits' residuals: sqrt(sum RSS /
-    /// sum (2 k - 3)) over the bodies and samples, k the body's markers present (a rigid fit in
-    /// the plane takes 3 of the 2 k coordinates' degrees of freedom). None when no body carries
-    /// two markers.
-    pub fn marker_noise(&self, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {
-        let id = |i: usize| i;
-        let (mut s, mut dof) = (0.0, 0usize);
-        for o in obs {
-            for b in 0..self.bodies.len() {
-                if let Some((rss, k)) = self.free_body_fit(b, o, &id) {
-                    s += rss;
+                    markers += k;
                     dof += 2 * k - 3;
                 }
             }
         }
+        (s, markers, dof)
+    }
+
+    /// RMS residual of the free rigid fit of each marker-carrying body over all samples, m
+    /// (None when no body carries two markers).
+    pub(crate) fn free_fit_rms(&self, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {
+        let (s, c, _) = self.free_fit_totals(obs);
+        (c > 0).then(|| (s / c as f64).sqrt())
+    }
+
+    /// The markers' noise per coordinate, m, from the free rigid fits' residuals: sqrt(sum RSS /
+    /// sum (2 k - 3)) ([`Mechanism::free_fit_totals`]). None when no body carries two markers.
+    pub fn marker_noise(&self, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {
+        let (s, _, dof) = self.free_fit_totals(obs);
         (dof > 0).then(|| (s / dof as f64).sqrt())
     }
 

@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::fit::{driver_weights, fold_ratio, marker_system, refine, MarkerState, PRIOR_WEIGHT};
 use crate::model::{Coordinate, Mechanism};
-use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, LinearObs, ORDER};
+use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, LinearObs, ORDER};
 use crate::MechanismError;
 
 /// Below this ratio of the extreme eigenvalues of the markers' normal matrix in the driving
@@ -57,17 +57,9 @@ pub struct FoldReport {
 fn driver_filter(t: &[f64], zs: &[DriverObs], nd: usize, s: &[f64], smooth: bool) -> Option<(f64, Vec<Option<(DVector<f64>, DMatrix<f64>)>>)> {
     let first = zs.iter().position(|z| z.is_some())?;
     let (z0, r0) = zs[first].as_ref()?;
-    let mut x0 = DVector::zeros(ORDER * nd);
-    let mut p0 = DMatrix::zeros(ORDER * nd, ORDER * nd);
+    let (x0, p0) = diffuse_prior(z0, r0);
     let mut sel = DMatrix::zeros(nd, ORDER * nd);
     for i in 0..nd {
-        x0[ORDER * i] = z0[i];
-        for j in 0..nd {
-            p0[(ORDER * i, ORDER * j)] = r0[(i, j)];
-        }
-        for o in 1..ORDER {
-            p0[(ORDER * i + o, ORDER * i + o)] = 1e2 * 1e4f64.powi(o as i32 - 1);
-        }
         sel[(i, ORDER * i)] = 1.0;
     }
     let obs: Vec<Option<LinearObs>> = zs[first..]

@@ -25,7 +25,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 use crate::fit::{driver_weights, marker_system, FitReport, FitSample, MarkerState};
 use crate::model::Mechanism;
 use crate::MechanismError;
-use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, Estimate, LinearObs, ORDER};
+use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, Estimate, LinearObs, ORDER};
 
 /// What the smoother chose and found.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -102,16 +102,7 @@ impl Mechanism {
     fn smoother_prior(&self, q: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
         let nd = self.drivers.len();
         let scale = driver_weights(self, 1.0);
-        let mut x = DVector::zeros(ORDER * nd);
-        let mut p = DMatrix::zeros(ORDER * nd, ORDER * nd);
-        for (j, v) in self.drivers_scaled(q, &scale).into_iter().enumerate() {
-            x[ORDER * j] = v;
-            p[(ORDER * j, ORDER * j)] = 1e-2;
-            for o in 1..ORDER {
-                p[(ORDER * j + o, ORDER * j + o)] = 1e2 * 1e4f64.powi(o as i32 - 1);
-            }
-        }
-        (x, p)
+        diffuse_prior(&DVector::from_vec(self.drivers_scaled(q, &scale)), &(DMatrix::identity(nd, nd) * 1e-2))
     }
 
     /// Gauss-Newton on the trajectory `lin` (updated in place): up to `iters` linear filter and

@@ -171,23 +171,27 @@ pub fn process(
             let (f2, r2, sr, cov) = mech.smooth_markers_with_covariance(&t, &raw_a, &init)?;
             Ok((raw_a, r1, f2, r2, sr, cov))
         };
-        let mut best = run(0.0)?;
-        let base_loglik = best.4.log_likelihood;
+        let base = run(0.0)?;
+        let base_loglik = base.4.log_likelihood;
+        let mut best = base;
         if cfg.refine_horizontal {
             // Coarse grid, then a finer one about the best: the likelihood is not smooth in the
             // angle (fold decisions change), so no derivative-based search.
             let mut centre = 0.0;
+            let mut turned = None;
+            let mut top = base_loglik;
             for (step, half) in [(HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE), (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP)] {
                 let count = (half / step).round() as i32;
-                let base = centre;
+                let around = centre;
                 for i in -count..=count {
-                    let angle = base + i as f64 * step;
+                    let angle = around + i as f64 * step;
                     if angle == centre || angle == 0.0 {
                         continue;
                     }
                     if let Ok(cand) = run(angle) {
-                        if cand.4.log_likelihood > best.4.log_likelihood {
-                            best = cand;
+                        if cand.4.log_likelihood > top {
+                            top = cand.4.log_likelihood;
+                            turned = Some((angle, cand));
                             centre = angle;
                         }
                     }
@@ -196,15 +200,18 @@ pub fn process(
             // Kept only when the data disagree with the calibration's horizontal significantly
             // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution
             // of about 0.1 mrad a turn would only add noise.
-            if best.4.log_likelihood - base_loglik < HORIZONTAL_LR_THRESHOLD {
-                best = run(0.0)?;
-                centre = 0.0;
+            let mut angle = 0.0;
+            if let Some((a, cand)) = turned {
+                if cand.4.log_likelihood - base_loglik >= HORIZONTAL_LR_THRESHOLD {
+                    angle = a;
+                    best = cand;
+                }
             }
-            horizontal = Some(centre);
-            if centre.abs() > HORIZONTAL_WARN {
+            horizontal = Some(angle);
+            if angle.abs() > HORIZONTAL_WARN {
                 fit_report.warnings.push(format!(
                     "the motion turns the bench's horizontal by {:.2} mrad from the calibration's: check the clicked horizontal",
-                    centre * 1e3
+                    angle * 1e3
                 ));
             }
         }

@@ -133,3 +133,22 @@ pub fn kalman_rts(
 /// ORDER-th derivative white noise.
 pub const ORDER: usize = 4;
 
+
+/// A prior for nd coordinates at the first sample: their values `values` with covariance
+/// `value_cov` (nd x nd), every derivative diffuse (variance 1e2 for the rate, times 1e4 per
+/// order above).
+pub fn diffuse_prior(values: &DVector<f64>, value_cov: &DMatrix<f64>) -> (DVector<f64>, DMatrix<f64>) {
+    let nd = values.len();
+    let mut x = DVector::zeros(ORDER * nd);
+    let mut p = DMatrix::zeros(ORDER * nd, ORDER * nd);
+    for i in 0..nd {
+        x[ORDER * i] = values[i];
+        for j in 0..nd {
+            p[(ORDER * i, ORDER * j)] = value_cov[(i, j)];
+        }
+        for o in 1..ORDER {
+            p[(ORDER * i + o, ORDER * i + o)] = 1e2 * 1e4f64.powi(o as i32 - 1);
+        }
+    }
+    (x, p)
+}

@@ -206,11 +206,22 @@ fn grey_of(b: u8, g: u8, r: u8) -> u8 {
     ((b as u32 * 1868 + g as u32 * 9617 + r as u32 * 4899 + (1 << 13)) >> 14) as u8
 }
 
+/// Scratch space of [`follow_in_windows`]: a window's grey levels, the component labelling's
+/// visited flags and stack.
+#[derive(Default)]
+struct WindowBuffers {
+    grey: Vec<u8>,
+    seen: Vec<bool>,
+    stack: Vec<usize>,
+}
+
 /// The fast path of a locked frame: each marker sought in a small window about its prediction
 /// (constant velocity in the image), straight on the decoded pixels. None when a marker was not
 /// seen in the last frame, or a window does not hold exactly one disc-like blob wholly inside it
-/// (the frame then goes through the lever-neighbourhood search). `buf` is reused.
-fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Option<Blob>>>, cfg: &TrackConfig, buf: &mut Vec<u8>) -> Result<Option<(Vec<Option<Blob>>, usize)>, VisionError> {
+/// (the frame then goes through the lever-neighbourhood search). The buffers are reused from
+/// frame to frame.
+fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Option<Blob>>>, cfg: &TrackConfig, bufs: &mut WindowBuffers) -> Result<Option<(Vec<Option<Blob>>, usize)>, VisionError> {
+    let WindowBuffers { grey: buf, seen, stack } = bufs;
     let (cols, rows) = (frame.cols() as i64, frame.rows() as i64);
     let ch = frame.channels() as usize;
     if !(ch == 1 || ch == 3) || !frame.is_continuous() {
@@ -244,9 +255,10 @@ fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Opt
         }
         let thr = threshold_of(buf, cfg);
         // Connected components (8-connectivity) of the pixels above the threshold.
-        let mut seen = vec![false; w * h];
+        seen.clear();
+        seen.resize(w * h, false);
+        stack.clear();
         let mut found: Option<(i32, i32, i32, i32, f64)> = None;
-        let mut stack = Vec::new();
         for start in 0..w * h {
             if seen[start] || (buf[start] as f64) <= thr {
                 continue;
@@ -339,7 +351,7 @@ pub fn track_video(
     let mut counts = std::collections::BTreeMap::<usize, usize>::new();
     let mut sigmas = Vec::new();
     let (mut extra_frames, mut searched_frames) = (0usize, 0usize);
-    let mut window_buf = Vec::new();
+    let mut window_buf = WindowBuffers::default();
     // Decoding on a thread of its own, frames handed over through a short queue and their
     // buffers recycled: decoding and tracking overlap on two cores.
     let (frame_tx, frame_rx) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), String>>(4);
