@@ -166,6 +166,44 @@ impl Mechanism {
     /// those quantities by central differences (steps of 1 % of each one's standard deviation;
     /// the forces are linear in the accelerations, smooth in the rest). None at a toggle.
     pub fn forces_sigma(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>, cov: &DMatrix<f64>, max_condition: f64) -> Option<Vec<f64>> {
+        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| match self.inverse_dynamics(q1, qd1, qdd1, max_condition).ok()? {
+            InverseSample::Solved { forces, .. } => Some(DVector::from_vec(forces)),
+            InverseSample::Toggle { .. } => None,
+        })
+    }
+
+    /// The markers' kinematics at one sample from the mechanism's state: per marker (in the
+    /// mechanism's order) x, y (m), vx, vy (m/s), ax, ay (m/s^2), bench frame.
+    pub fn marker_kinematics(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>) -> Vec<f64> {
+        use crate::constraints::{body_point, body_point_acc, body_point_vel};
+        let mut out = Vec::with_capacity(6 * self.markers.len());
+        for m in &self.markers {
+            let p = body_point(q, m.body, m.local);
+            let v = body_point_vel(q, qd, m.body, m.local);
+            let a = body_point_acc(q, qd, qdd, m.body, m.local);
+            out.extend([p.x, p.y, v.x, v.y, a.x, a.y]);
+        }
+        out
+    }
+
+    /// Standard deviations of [`Mechanism::marker_kinematics`] at one sample from the drivers'
+    /// covariance `cov` (as in [`Mechanism::forces_sigma`]).
+    pub fn marker_kinematics_sigma(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>, cov: &DMatrix<f64>) -> Option<Vec<f64>> {
+        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| Some(DVector::from_vec(self.marker_kinematics(q1, qd1, qdd1))))
+    }
+
+    /// First-order propagation of the drivers' covariance `cov` (3 nd x 3 nd: d_j, d_j', d_j''
+    /// driver by driver) to any quantity `f` of the state: sigma^2 = diag(J C J^T), J by central
+    /// differences in the drivers' values, rates and accelerations (steps of 1 % of each one's
+    /// standard deviation), the state reassembled from the perturbed drivers.
+    fn propagate_sigma(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        qdd: &DVector<f64>,
+        cov: &DMatrix<f64>,
+        f: &dyn Fn(&DVector<f64>, &DVector<f64>, &DVector<f64>) -> Option<DVector<f64>>,
+    ) -> Option<Vec<f64>> {
         let nd = self.drivers.len();
         let n = q.len();
         if cov.nrows() != 3 * nd || cov.ncols() != 3 * nd {
@@ -183,10 +221,7 @@ impl Mechanism {
             let q1 = self.assemble_from(q, &values).ok()?;
             let qd1 = self.velocities_at(&q1, &rates).ok()?;
             let qdd1 = self.accelerations_at(&q1, &qd1, &accs).ok()?;
-            match self.inverse_dynamics(&q1, &qd1, &qdd1, max_condition).ok()? {
-                InverseSample::Solved { forces, .. } => Some(DVector::from_vec(forces)),
-                InverseSample::Toggle { .. } => None,
-            }
+            f(&q1, &qd1, &qdd1)
         };
         let f0 = eval(&x)?;
         let mut jac = DMatrix::zeros(f0.len(), 3 * nd);

@@ -68,6 +68,58 @@ impl Mechanism {
         table
     }
 
+    /// The markers table from a fitted motion: per sample (every sample of `t`, in order) and
+    /// marker, the kinematics of the marker's point under the fitted state `states[k]` (None:
+    /// not fitted, written empty), with when given each value's standard deviation in a
+    /// `*_sigma` column (`sigma[k]`, as [`Mechanism::marker_kinematics_sigma`] gives it), and the
+    /// sample's provenance: `measured` where the marker was seen at that sample (`seen[k][m]`),
+    /// `inferred` where the mechanism places it from the other markers, `rejected` where the
+    /// sample was not fitted.
+    pub fn fitted_markers_table(
+        &self,
+        t: &[f64],
+        states: &[Option<(&DVector<f64>, &DVector<f64>, &DVector<f64>)>],
+        sigma: Option<&[Option<Vec<f64>>]>,
+        seen: &[Vec<bool>],
+    ) -> Table {
+        let nm = self.markers.len();
+        let mut cols: Vec<Vec<Option<f64>>> = vec![Vec::new(); 6];
+        let mut sig: Vec<Vec<Option<f64>>> = vec![Vec::new(); 6];
+        let (mut tt, mut names, mut prov) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, &tk) in t.iter().enumerate() {
+            let kin = states.get(k).copied().flatten().map(|(q, qd, qdd)| self.marker_kinematics(q, qd, qdd));
+            let sd = sigma.and_then(|s| s.get(k).cloned().flatten());
+            for (m, mk) in self.markers.iter().enumerate() {
+                tt.push(tk);
+                names.push(mk.name.clone());
+                prov.push(match (&kin, seen.get(k).and_then(|s| s.get(m)).copied().unwrap_or(false)) {
+                    (None, _) => "rejected",
+                    (Some(_), true) => "measured",
+                    (Some(_), false) => "inferred",
+                }.to_string());
+                for c in 0..6 {
+                    cols[c].push(kin.as_ref().map(|v| v[6 * m + c]));
+                    sig[c].push(sd.as_ref().filter(|v| v.len() == 6 * nm).map(|v| v[6 * m + c]));
+                }
+            }
+        }
+        let mut v = vec![(MARKER_COLUMNS[0].to_string(), Column::F64(tt)), (MARKER_COLUMNS[1].to_string(), Column::Str(names))];
+        for (name, c) in MARKER_COLUMNS[2..].iter().zip(cols) {
+            v.push((name.to_string(), Column::OptF64(c)));
+        }
+        if sigma.is_some() {
+            for (name, c) in MARKER_COLUMNS[2..].iter().zip(sig) {
+                v.push((format!("{name}_sigma"), Column::OptF64(c)));
+            }
+        }
+        v.push(("provenance".to_string(), Column::Str(prov)));
+        let mut table = Table::new("markers");
+        for (n, c) in v {
+            let _ = table.push(&n, c);
+        }
+        table
+    }
+
     /// The tracks the markers would give (frame k, t, marker, x, y; no image coordinates).
     pub fn tracks(&self, states: &[(f64, &DVector<f64>)]) -> Result<Tracks, flexbench_contracts::ContractError> {
         let mut rows = Vec::new();

@@ -54,11 +54,19 @@ impl Mechanism {
     /// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
     /// periodic in the first (module documentation). None-states are left as they are. Errors
     /// when the first driver is not an angle or covers less than two turns.
+    ///
+    /// With `start_cov` (the smoother's covariance of the drivers, their rates and
+    /// accelerations per sample, 3 nd x 3 nd), also the refit's covariance in the same form:
+    /// the first driver's block as the smoother gives it; the others by first-order propagation
+    /// of the coefficients' covariance s^2 H^-1 (H the normal matrix at the solution, s^2 the
+    /// residual variance RSS / (N - p)) and of the first driver's block through the chain rule
+    /// above (the coefficients taken independent of the first driver's error).
     pub fn periodic_refit(
         &self,
         obs: &[Vec<Option<MarkerState>>],
         start: &[FitSample],
-    ) -> Result<(Vec<FitSample>, PeriodicReport), MechanismError> {
+        start_cov: Option<&[DMatrix<f64>]>,
+    ) -> Result<(Vec<FitSample>, PeriodicReport, Option<Vec<DMatrix<f64>>>), MechanismError> {
         let nd = self.drivers.len();
         if nd < 2 || !matches!(self.drivers[0].coordinate, Coordinate::Angle { .. }) {
             return Err(MechanismError::Fit("the periodic fit needs a first driving coordinate that is an angle (the crank) and at least one other".into()));
@@ -135,7 +143,26 @@ impl Mechanism {
             out[s] = FitSample { state: Some((q, qd, qdd)), residual };
         }
         let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
-        Ok((out, PeriodicReport { harmonics: k, turns, rms: rms(rss), rms_start: rms(rss0) }))
+        let cov = match start_cov {
+            None => None,
+            Some(sc) => {
+                let qs: Vec<DVector<f64>> = idx.iter().filter_map(|&s| out[s].state.as_ref().map(|st| st.0.clone())).collect();
+                let (_, _, hinv) = self
+                    .periodic_normals(obs, &idx, &qs)?
+                    .solve_full(&theta, k)
+                    .ok_or_else(|| MechanismError::Fit("the periodic fit's normal matrix is singular at the solution".into()))?;
+                let np = (2 * k + 1) * (nd - 1);
+                let s2 = rss / (ncoord.saturating_sub(np)).max(1) as f64;
+                let ccov = hinv * s2;
+                let mut all: Vec<DMatrix<f64>> = sc.to_vec();
+                for (i, &s) in idx.iter().enumerate() {
+                    let Some(c0) = sc.get(s).filter(|c| c.nrows() == 3 * nd) else { continue };
+                    all[s] = periodic_cov(&coefs, theta[i], k, &c0.view((0, 0), (3, 3)).into_owned(), &ccov);
+                }
+                Some(all)
+            }
+        };
+        Ok((out, PeriodicReport { harmonics: k, turns, rms: rms(rss), rms_start: rms(rss0) }, cov))
     }
 
     /// Per sample, the markers' normal equations in the non-first drivers about configuration
@@ -200,6 +227,50 @@ impl Mechanism {
     }
 }
 
+/// The covariance (3 nd x 3 nd) of every driver's value, rate and acceleration at one sample of
+/// the periodic fit (see [`Mechanism::periodic_refit`]): x = (theta, theta', theta'', c_1 ..
+/// c_{nd-1}) with covariance blockdiag(`c0`, `ccov`), mapped by the chain rule's Jacobian.
+fn periodic_cov(coefs: &[DVector<f64>], (th, th1, th2): (f64, f64, f64), k: usize, c0: &DMatrix<f64>, ccov: &DMatrix<f64>) -> DMatrix<f64> {
+    let p = 2 * k + 1;
+    let m = coefs.len();
+    let nd = m + 1;
+    let (b, b1, b2) = basis(th, k);
+    // third derivative of the basis in theta
+    let mut b3 = DVector::zeros(p);
+    for h in 1..=k {
+        let hf = h as f64;
+        let (sn, cs) = (hf * th).sin_cos();
+        b3[2 * h - 1] = hf * hf * hf * sn;
+        b3[2 * h] = -hf * hf * hf * cs;
+    }
+    let nx = 3 + p * m;
+    let mut a = DMatrix::zeros(3 * nd, nx);
+    for i in 0..3 {
+        a[(i, i)] = 1.0;
+    }
+    for (j, c) in coefs.iter().enumerate() {
+        let (f1, f2, f3) = (b1.dot(c), b2.dot(c), b3.dot(c));
+        let r = 3 * (j + 1);
+        // d = f(theta); d' = f1 theta'; d'' = f2 theta'^2 + f1 theta''
+        a[(r, 0)] = f1;
+        a[(r + 1, 0)] = f2 * th1;
+        a[(r + 1, 1)] = f1;
+        a[(r + 2, 0)] = f3 * th1 * th1 + f2 * th2;
+        a[(r + 2, 1)] = 2.0 * f2 * th1;
+        a[(r + 2, 2)] = f1;
+        let col = 3 + j * p;
+        for l in 0..p {
+            a[(r, col + l)] = b[l];
+            a[(r + 1, col + l)] = b1[l] * th1;
+            a[(r + 2, col + l)] = b2[l] * th1 * th1 + b1[l] * th2;
+        }
+    }
+    let mut x = DMatrix::zeros(nx, nx);
+    x.view_mut((0, 0), (3, 3)).copy_from(c0);
+    x.view_mut((3, 3), (p * m, p * m)).copy_from(ccov);
+    &a * x * a.transpose()
+}
+
 /// The markers' normal equations per sample, linearised (see
 /// [`Mechanism::periodic_normals`]).
 struct Normals {
@@ -213,6 +284,12 @@ impl Normals {
     /// residual sum of squares: min sum |J_s B_i c - e_i|^2 = ee - 2 c^T g + c^T H c with
     /// H = sum (G_i (x) b_i b_i^T) and g = sum (h_i (x) b_i).
     fn solve(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64)> {
+        self.solve_full(theta, k).map(|(c, rss, _)| (c, rss))
+    }
+
+    /// As [`Normals::solve`], with the inverse of the normal matrix H (the coefficients'
+    /// covariance per unit noise variance, coefficients driver by driver).
+    fn solve_full(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
         let m = self.h.first()?.len();
         let p = 2 * k + 1;
         let np = p * m;
@@ -232,8 +309,9 @@ impl Normals {
                 }
             }
         }
-        let c = hm.clone().cholesky()?.solve(&g);
+        let chol = hm.clone().cholesky()?;
+        let c = chol.solve(&g);
         let rss = (self.ee - 2.0 * c.dot(&g) + c.dot(&(&hm * &c))).max(0.0);
-        Some(((0..m).map(|j| c.rows(j * p, p).into_owned()).collect(), rss))
+        Some(((0..m).map(|j| c.rows(j * p, p).into_owned()).collect(), rss, chol.inverse()))
     }
 }

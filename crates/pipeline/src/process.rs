@@ -117,7 +117,7 @@ pub fn process(
         let dy = sg.differentiate(&format!("{}.y", s.name), &s.t, &s.y, &s.present)?;
         diffs.push((dx, dy));
     }
-    let markers_table = markers_table(&series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), &t, &diffs);
+    let mut markers_table = markers_table(&series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), &t, &diffs);
     lap("differentiate", &mut timing);
 
     // Kinematics: observations in the mechanism's marker order.
@@ -225,10 +225,9 @@ pub fn process(
             fit_report.unfitted_samples = r2.unfitted_samples;
             smoother_report = Some(sr);
             if cfg.periodic {
-                let (f3, pr) = mech.periodic_refit(&raw, &fit)?;
+                let (f3, pr, pcov) = mech.periodic_refit(&raw, &fit, covariances.as_deref())?;
                 fit = f3;
-                // The smoother's uncertainty is not the periodic fit's: no bands.
-                covariances = None;
+                covariances = pcov;
                 fit_report.rms = pr.rms;
                 if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
                     fit_report.warnings.push(format!(
@@ -288,6 +287,24 @@ pub fn process(
             .collect()
     });
     let forces = mech.forces_table_with_sigma(&t, &rows, sigmas.as_deref());
+    if cfg.smoother {
+        // The markers' kinematics as the fitted motion gives them (consistent with the bodies
+        // and the forces), with their bands when the fit has a covariance.
+        let seen: Vec<Vec<bool>> = (0..n)
+            .map(|k| order.iter().map(|&j| series.get(j).is_some_and(|s| s.present[k])).collect())
+            .collect();
+        let fitted: Vec<_> = fit.iter().map(|f| f.state.as_ref().map(|(q, qd, qdd)| (q, qd, qdd))).collect();
+        let marker_sigmas: Option<Vec<Option<Vec<f64>>>> = covariances.as_ref().map(|cov| {
+            fit.iter()
+                .zip(cov)
+                .map(|(f, c)| {
+                    let (q, qd, qdd) = f.state.as_ref()?;
+                    mech.marker_kinematics_sigma(q, qd, qdd, c)
+                })
+                .collect()
+        });
+        markers_table = mech.fitted_markers_table(&t, &fitted, marker_sigmas.as_deref(), &seen);
+    }
     lap("inverse dynamics", &mut timing);
 
     // All computed: write.

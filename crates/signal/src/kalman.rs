@@ -78,10 +78,17 @@ pub fn ml_jerk_densities(nd: usize, loglik: impl Fn(&[f64]) -> Option<f64>) -> O
     Some((best.1, best.0))
 }
 
-/// Kalman filter over `t` for nd driving coordinates with white jerk of density s (the
-/// constant-acceleration model of [`transition`]), from the prior (x0, p0) at t[0]; the RTS
-/// backward pass when `smooth`. Covariance update in Joseph form. None when an innovation's
-/// covariance is not positive definite.
+/// Kalman filter over `t` for nd driving coordinates with white snap of density s (the model of
+/// [`transition`]), from the prior (x0, p0) at t[0]; the RTS backward pass when `smooth`.
+/// Covariance update in Joseph form. None when an innovation's covariance is not positive
+/// definite.
+///
+/// Numerics: the recursion runs on the state scaled to the sample step tau (derivative o times
+/// tau^o), where a diffuse prior and the collapsed covariances differ by far fewer orders of
+/// magnitude than in SI units (at 60 samples/s the jerk's variance is 10^12 times the value's
+/// unscaled; the plain recursion lost every digit there); the smoother's gain solves with the
+/// Cholesky factor of the predicted covariance instead of inverting it. The scaling is exact
+/// (F~ = D F D^-1, Q~ = D Q D, H~ = H D^-1); the results are returned in SI.
 pub fn kalman_rts(
     t: &[f64],
     obs: &[Option<LinearObs>],
@@ -91,40 +98,77 @@ pub fn kalman_rts(
     smooth: bool,
 ) -> Option<Estimate> {
     let n = t.len();
-    let (mut x, mut p) = (x0, p0);
+    let dim = ORDER * nd;
+    let tau = {
+        let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).filter(|h| *h > 0.0).collect();
+        steps.sort_by(|a, b| a.total_cmp(b));
+        steps.get(steps.len() / 2).copied().unwrap_or(1.0)
+    };
+    // D = diag(tau^o) per coordinate; scaled quantities carry a tilde in the comments.
+    let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
+    let scale = |m: &DMatrix<f64>, left: bool, right: bool, inv: bool| {
+        DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| {
+            let l = if left { if inv { 1.0 / d[i] } else { d[i] } } else { 1.0 };
+            let r = if right { if inv { 1.0 / d[j] } else { d[j] } } else { 1.0 };
+            m[(i, j)] * l * r
+        })
+    };
+    let step = |h: f64, s: &[f64]| {
+        let (f, q) = transition(nd, h, s);
+        let ft = DMatrix::from_fn(dim, dim, |i, j| f[(i, j)] * d[i] / d[j]);
+        (ft, scale(&q, true, true, false))
+    };
+    let mut x = DVector::from_fn(dim, |i, _| x0[i] * d[i]);
+    let mut p = scale(&p0, true, true, false);
     let mut loglik = 0.0;
     let (mut xs_pred, mut ps_pred, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let eye = DMatrix::<f64>::identity(dim, dim);
     for k in 0..n {
         if k > 0 {
-            let (f, qn) = transition(nd, t[k] - t[k - 1], s);
+            let (f, qn) = step(t[k] - t[k - 1], s);
             x = &f * &x;
             p = &f * &p * f.transpose() + qn;
+            p = (&p + p.transpose()) * 0.5;
         }
         if smooth {
             xs_pred.push(x.clone());
             ps_pred.push(p.clone());
         }
         if let Some(o) = obs[k].as_ref().filter(|o| o.h.nrows() > 0) {
-            let y = &o.z - &o.h * &x;
-            let chol = (&o.h * &p * o.h.transpose() + &o.r).cholesky()?;
+            let h = DMatrix::from_fn(o.h.nrows(), dim, |i, j| o.h[(i, j)] / d[j]);
+            let y = &o.z - &h * &x;
+            let chol = (&h * &p * h.transpose() + &o.r).cholesky()?;
             let sol = chol.solve(&y);
             loglik += -0.5 * (y.dot(&sol) + chol.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum::<f64>());
-            let gain = &p * o.h.transpose() * chol.inverse();
+            // K = P H^T S^-1 = (S^-1 H P)^T
+            let gain = chol.solve(&(&h * &p)).transpose();
             x = &x + &gain * y;
-            let ikh = DMatrix::identity(ORDER * nd, ORDER * nd) - &gain * &o.h;
+            let ikh = &eye - &gain * &h;
             p = &ikh * &p * ikh.transpose() + &gain * &o.r * gain.transpose();
+            p = (&p + p.transpose()) * 0.5;
         }
         states.push((x.clone(), p.clone()));
     }
     if smooth {
+        let zero = vec![0.0; nd];
         for k in (0..n.saturating_sub(1)).rev() {
-            let (f, _) = transition(nd, t[k + 1] - t[k], &vec![0.0; nd]);
-            let pp_inv = ps_pred[k + 1].clone().try_inverse()?;
-            let g = &states[k].1 * f.transpose() * pp_inv;
+            let (f, _) = step(t[k + 1] - t[k], &zero);
+            // G = P_k F^T Ppred^-1 = (Ppred^-1 F P_k)^T
+            let fp = &f * &states[k].1;
+            let g = match ps_pred[k + 1].clone().cholesky() {
+                Some(c) => c.solve(&fp).transpose(),
+                None => ps_pred[k + 1].clone().lu().solve(&fp)?.transpose(),
+            };
             let xk = &states[k].0 + &g * (&states[k + 1].0 - &xs_pred[k + 1]);
             let pk = &states[k].1 + &g * (&states[k + 1].1 - &ps_pred[k + 1]) * g.transpose();
-            states[k] = (xk, pk);
+            states[k] = (xk, (&pk + pk.transpose()) * 0.5);
         }
+    }
+    for (x, p) in states.iter_mut() {
+        for i in 0..dim {
+            x[i] /= d[i];
+        }
+        *p = scale(p, true, true, true);
     }
     Some(Estimate { loglik, states })
 }
