@@ -13,7 +13,7 @@ DEMO := out/demo
 MECH := pipelines/wind-pump.toml
 REC := recordings/default
 
-.PHONY: deps build test demo recording clean
+.PHONY: deps build test demo recording clean bench
 
 deps:
 	@bash scripts/install-deps.sh
@@ -22,7 +22,7 @@ build: deps
 	$(CARGO) build --locked -p flexbench
 
 test: deps
-	$(CARGO) test --locked --workspace
+	$(CARGO) test --locked --workspace --exclude flexbench-benches
 
 # The shipped recording (rendered by `make recording`): calibrate -> track -> process.
 # Kinematics by the Kalman smoother (noise and jerk densities from the data), then the drivers
@@ -41,3 +41,9 @@ recording: build
 
 clean:
 	rm -rf out
+
+# Benchmarks (not part of the tests): criterion on the signal stage beside the same work in
+# scipy, and the tracker's throughput against decoding alone.
+bench: deps
+	$(CARGO) bench --locked -p flexbench-benches
+	bash benches/signal-scipy.sh

@@ -1,15 +1,17 @@
-//! The mechanism's own help: in steady motion every driving coordinate but the first (the crank
-//! angle on the bench) is a periodic function of the first. Each is fitted to the markers as a
-//! Fourier series in the crank angle, over every turn of the recording at once, the number of
-//! harmonics chosen by the Bayesian information criterion.
+//! The mechanism's own help (the crank-angle mode): in steady motion the crank turns at a mean
+//! speed with a periodic ripple, and every other driving coordinate is a periodic function of
+//! the crank angle. Both are fitted to the markers over every turn of the recording at once.
 //!
-//! Model: d_j(t) = f_j(theta(t)), f_j(theta) = a_0 + sum_{h=1..K} (a_h cos h theta + b_h sin h
-//! theta), theta the first driver from the smoother. Rates by the chain rule:
-//! d_j' = f_j'(theta) theta', d_j'' = f_j''(theta) theta'^2 + f_j'(theta) theta''. The
-//! coefficients minimise the markers' residual sum of squares, by Gauss-Newton with the
-//! markers' Jacobian J_m dq/dd_j times the Fourier basis, from the least-squares fit of the
-//! series to the smoother's drivers. BIC = N ln(RSS / N) + p ln N (N marker coordinates, p
-//! coefficients) over K in 2, 4, ..., [`MAX_HARMONICS`].
+//! Model: theta(t) = c_0 + c_1 u + sum_{h=1..K0} (a_h cos h W u + b_h sin h W u), u = t - t_0,
+//! W = c_1 the mean speed ([`CrankFit`]: the speed's ripple allowed for); d_j(t) =
+//! f_j(theta(t)), f_j(theta) = a_0 + sum_{h=1..K} (a_h cos h theta + b_h sin h theta). Rates by
+//! the chain rule: d_j' = f_j'(theta) theta', d_j'' = f_j''(theta) theta'^2 + f_j'(theta)
+//! theta''. The coefficients minimise the markers' residual sum of squares, by Gauss-Newton
+//! with the markers' Jacobian J_m dq/dd_j times the basis: the crank's first (the others held
+//! at the smoother's), then the others'. K0 and K by the Bayesian information criterion
+//! BIC = N ln(RSS / N) + p ln N (N marker coordinates, p coefficients) on the markers
+//! linearised about the smoothed motion, K0 up to [`MAX_CRANK_HARMONICS`], K over 2, 4, ...,
+//! [`MAX_HARMONICS`].
 
 use nalgebra::{DMatrix, DVector};
 
@@ -23,8 +25,12 @@ pub const MAX_HARMONICS: usize = 40;
 /// What the periodic fit chose and found.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct PeriodicReport {
-    /// Harmonics chosen (by BIC).
+    /// Harmonics of the non-first drivers in the crank angle (by BIC).
     pub harmonics: usize,
+    /// Harmonics of the crank angle's ripple in time (by BIC).
+    pub crank_harmonics: usize,
+    /// The crank's mean speed, rad/s.
+    pub crank_speed: f64,
     /// Turns of the first driver covered by the samples.
     pub turns: f64,
     /// RMS marker residual of the periodic fit, m per coordinate.
@@ -50,6 +56,55 @@ fn basis(theta: f64, k: usize) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
     (b, b1, b2)
 }
 
+/// The crank angle as a steady turn with a periodic ripple in time:
+/// theta(t) = c_0 + c_1 u + sum_{h=1..K} (a_h cos h W u + b_h sin h W u), u = t - t0, W the mean
+/// speed; with the coefficients' covariance.
+struct CrankFit {
+    t0: f64,
+    speed: f64,
+    harmonics: usize,
+    coef: DVector<f64>,
+    cov: DMatrix<f64>,
+}
+
+/// Value, first and second time derivative of the crank's time basis at u.
+fn time_basis(u: f64, speed: f64, k: usize) -> [DVector<f64>; 3] {
+    let p = 2 + 2 * k;
+    let (mut b, mut b1, mut b2) = (DVector::zeros(p), DVector::zeros(p), DVector::zeros(p));
+    b[0] = 1.0;
+    b[1] = u;
+    b1[1] = 1.0;
+    for h in 1..=k {
+        let w = speed * h as f64;
+        let (sn, cs) = (w * u).sin_cos();
+        b[2 * h] = cs;
+        b[2 * h + 1] = sn;
+        b1[2 * h] = -w * sn;
+        b1[2 * h + 1] = w * cs;
+        b2[2 * h] = -w * w * cs;
+        b2[2 * h + 1] = -w * w * sn;
+    }
+    [b, b1, b2]
+}
+
+impl CrankFit {
+    /// (theta, theta', theta'') at time t.
+    fn at(&self, t: f64) -> (f64, f64, f64) {
+        let [b, b1, b2] = time_basis(t - self.t0, self.speed, self.harmonics);
+        (b.dot(&self.coef), b1.dot(&self.coef), b2.dot(&self.coef))
+    }
+
+    /// Covariance of (theta, theta', theta'') at time t.
+    fn block(&self, t: f64) -> DMatrix<f64> {
+        let [b, b1, b2] = time_basis(t - self.t0, self.speed, self.harmonics);
+        let m = DMatrix::from_rows(&[b.transpose(), b1.transpose(), b2.transpose()]);
+        &m * &self.cov * m.transpose()
+    }
+}
+
+/// Most harmonics of the crank's ripple tried.
+pub const MAX_CRANK_HARMONICS: usize = 24;
+
 impl Mechanism {
     /// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
     /// periodic in the first (module documentation). None-states are left as they are. Errors
@@ -63,10 +118,14 @@ impl Mechanism {
     /// above (the coefficients taken independent of the first driver's error).
     pub fn periodic_refit(
         &self,
+        t: &[f64],
         obs: &[Vec<Option<MarkerState>>],
         start: &[FitSample],
         start_cov: Option<&[DMatrix<f64>]>,
     ) -> Result<(Vec<FitSample>, PeriodicReport, Option<Vec<DMatrix<f64>>>), MechanismError> {
+        if t.len() != start.len() {
+            return Err(MechanismError::Fit(format!("the periodic fit got {} times for {} samples", t.len(), start.len())));
+        }
         let nd = self.drivers.len();
         if nd < 2 || !matches!(self.drivers[0].coordinate, Coordinate::Angle { .. }) {
             return Err(MechanismError::Fit("the periodic fit needs a first driving coordinate that is an angle (the crank) and at least one other".into()));
@@ -99,6 +158,11 @@ impl Mechanism {
         };
         let start_q: Vec<DVector<f64>> = idx.iter().filter_map(|&k| state(k).map(|s| s.0.clone())).collect();
         let (rss0, ncoord) = rss_of(&start_q);
+        // The crank first: its angle as a steady turn with a periodic ripple in time.
+        let times: Vec<f64> = idx.iter().map(|&k| t[k]).collect();
+        let (theta, start_q, crank) = self
+            .crank_refit(obs, &idx, &times, &start_q, &theta, ncoord)
+            .ok_or_else(|| MechanismError::Fit(format!("the periodic fit of the {} did not converge", self.drivers[0].name)))?;
         // The number of harmonics by BIC on the markers linearised about the smoothed motion;
         // then Gauss-Newton at that number.
         let lin = self.periodic_normals(obs, &idx, &start_q)?;
@@ -156,13 +220,92 @@ impl Mechanism {
                 let ccov = hinv * s2;
                 let mut all: Vec<DMatrix<f64>> = sc.to_vec();
                 for (i, &s) in idx.iter().enumerate() {
-                    let Some(c0) = sc.get(s).filter(|c| c.nrows() == 3 * nd) else { continue };
-                    all[s] = periodic_cov(&coefs, theta[i], k, &c0.view((0, 0), (3, 3)).into_owned(), &ccov);
+                    if sc.get(s).is_none() {
+                        continue;
+                    }
+                    all[s] = periodic_cov(&coefs, theta[i], k, &crank.block(times[i]), &ccov);
                 }
                 Some(all)
             }
         };
-        Ok((out, PeriodicReport { harmonics: k, turns, rms: rms(rss), rms_start: rms(rss0) }, cov))
+        Ok((out, PeriodicReport { harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }, cov))
+    }
+
+    /// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's
+    /// harmonics by BIC on the markers linearised about the smoothed motion, then Gauss-Newton
+    /// (the other drivers held), the speed updated from the fitted trend and the fit repeated.
+    /// Returns the crank's (theta, theta', theta'') per sample, the configurations, the fit.
+    fn crank_refit(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        idx: &[usize],
+        times: &[f64],
+        start_q: &[DVector<f64>],
+        theta: &[(f64, f64, f64)],
+        ncoord: usize,
+    ) -> Option<(Vec<(f64, f64, f64)>, Vec<DVector<f64>>, CrankFit)> {
+        let nd = self.drivers.len();
+        let t0 = *times.first()?;
+        let n = times.len() as f64;
+        let (su, sth) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| (a + (t - t0), b + th.0));
+        let (mu, mth) = (su / n, sth / n);
+        let (num, den) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| (a + (t - t0 - mu) * (th.0 - mth), b + (t - t0 - mu).powi(2)));
+        let mut speed = num / den;
+        if !speed.is_finite() || speed == 0.0 {
+            return None;
+        }
+        let lin = self.driver_normals(obs, idx, start_q, 0..1).ok()?;
+        let nc = ncoord as f64;
+        let mut best: Option<(f64, usize)> = None;
+        for k in 0..=MAX_CRANK_HARMONICS {
+            let p = 2 + 2 * k;
+            if 4 * p > ncoord {
+                break;
+            }
+            let bases: Vec<DVector<f64>> = times.iter().map(|t| time_basis(t - t0, speed, k)[0].clone()).collect();
+            let Some((_, rss, _)) = lin.solve_basis(&bases) else { continue };
+            let bic = nc * (rss.max(1e-300) / nc).ln() + p as f64 * nc.ln();
+            if best.map_or(true, |b| bic < b.0) {
+                best = Some((bic, k));
+            }
+        }
+        let (_, k) = best?;
+        let p = 2 + 2 * k;
+        let mut qs = start_q.to_vec();
+        let mut fit = None;
+        for _round in 0..2 {
+            let bases: Vec<DVector<f64>> = times.iter().map(|t| time_basis(t - t0, speed, k)[0].clone()).collect();
+            let mut last = f64::INFINITY;
+            for _ in 0..6 {
+                let lin = self.driver_normals(obs, idx, &qs, 0..1).ok()?;
+                let (c, rss, hinv) = lin.solve_basis(&bases)?;
+                let c = c.into_iter().next()?;
+                qs = qs
+                    .iter()
+                    .zip(&bases)
+                    .map(|(q, b)| {
+                        let mut values = vec![b.dot(&c)];
+                        values.extend((1..nd).map(|j| self.drivers[j].coordinate.value(q)));
+                        self.assemble_from(q, &values).ok()
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                let s2 = rss / (ncoord.saturating_sub(p)).max(1) as f64;
+                fit = Some(CrankFit { t0, speed, harmonics: k, coef: c, cov: hinv * s2 });
+                if (last - rss).abs() <= 1e-9 * rss.max(1e-300) {
+                    break;
+                }
+                last = rss;
+            }
+            // The fitted trend is the mean speed: rebuild the ripple's basis on it.
+            let f = fit.as_ref()?;
+            if (f.coef[1] - speed).abs() <= 1e-9 * speed.abs() {
+                break;
+            }
+            speed = f.coef[1];
+        }
+        let fit = fit?;
+        let theta_new = times.iter().map(|&t| fit.at(t)).collect();
+        Some((theta_new, qs, fit))
     }
 
     /// Per sample, the markers' normal equations in the non-first drivers about configuration
@@ -170,6 +313,11 @@ impl Mechanism {
     /// drivers, r_i the residuals, d_i the drivers), and e_i^T e_i with e_i = J_s d_i - r_i:
     /// the linear model r_i(d) = r_i + J_s (d - d_i).
     fn periodic_normals(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>]) -> Result<Normals, MechanismError> {
+        self.driver_normals(obs, idx, qs, 1..self.drivers.len())
+    }
+
+    /// As [`Mechanism::periodic_normals`] for the drivers `cols` (the others held).
+    fn driver_normals(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>], cols: std::ops::Range<usize>) -> Result<Normals, MechanismError> {
         let nd = self.drivers.len();
         let unit = vec![1.0; nd];
         let mut out = Normals { g: Vec::with_capacity(qs.len()), h: Vec::with_capacity(qs.len()), ee: 0.0 };
@@ -177,8 +325,8 @@ impl Mechanism {
             let (jm, r) = marker_system(self, &qs[i], &obs[s]);
             let sens = crate::assembly::driver_sensitivity(self, &qs[i], &unit)
                 .ok_or_else(|| MechanismError::Fit("the periodic fit met a toggle position".into()))?;
-            let js = (&jm * sens).columns(1, nd - 1).into_owned();
-            let d = DVector::from_iterator(nd - 1, (1..nd).map(|j| self.drivers[j].coordinate.value(&qs[i])));
+            let js = (&jm * sens).columns(cols.start, cols.len()).into_owned();
+            let d = DVector::from_iterator(cols.len(), cols.clone().map(|j| self.drivers[j].coordinate.value(&qs[i])));
             let e = &js * &d - &r;
             out.ee += e.norm_squared();
             out.g.push(js.transpose() * &js);
@@ -290,16 +438,22 @@ impl Normals {
     /// As [`Normals::solve`], with the inverse of the normal matrix H (the coefficients'
     /// covariance per unit noise variance, coefficients driver by driver).
     fn solve_full(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
+        let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
+        self.solve_basis(&bases)
+    }
+
+    /// As [`Normals::solve_full`] with any basis: `bases[i]` the basis functions' values at
+    /// sample i (the same functions for every driver of the normals).
+    fn solve_basis(&self, bases: &[DVector<f64>]) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
         let m = self.h.first()?.len();
-        let p = 2 * k + 1;
+        let p = bases.first()?.len();
         let np = p * m;
         let mut hm = DMatrix::zeros(np, np);
         let mut g = DVector::zeros(np);
-        for (i, t) in theta.iter().enumerate() {
-            let b = basis(t.0, k).0;
-            let bb = &b * b.transpose();
+        for (i, b) in bases.iter().enumerate() {
+            let bb = b * b.transpose();
             for j in 0..m {
-                g.rows_mut(j * p, p).axpy(self.h[i][j], &b, 1.0);
+                g.rows_mut(j * p, p).axpy(self.h[i][j], b, 1.0);
                 for l in 0..m {
                     let w = self.g[i][(j, l)];
                     if w != 0.0 {

@@ -225,7 +225,7 @@ pub fn process(
             fit_report.unfitted_samples = r2.unfitted_samples;
             smoother_report = Some(sr);
             if cfg.periodic {
-                let (f3, pr, pcov) = mech.periodic_refit(&raw, &fit, covariances.as_deref())?;
+                let (f3, pr, pcov) = mech.periodic_refit(&t, &raw, &fit, covariances.as_deref())?;
                 fit = f3;
                 covariances = pcov;
                 fit_report.rms = pr.rms;

@@ -40,22 +40,32 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -
         return Err(PipelineError::Input(format!("{} holds no marker", tracks_path.display())));
     };
     let t = first.t.clone();
+    // The motion's fundamental frequency, over every marker's coordinates at once (the markers
+    // of one mechanism share it); each coordinate then decides on its periodic part.
+    let scaled: Vec<(Vec<f64>, Vec<f64>)> = series.iter().map(|s| (s.x.iter().map(|v| v * unit).collect(), s.y.iter().map(|v| v * unit).collect())).collect();
+    let f0 = match method {
+        SmoothMethod::Rts if series.iter().all(|s| s.t == t) => {
+            let coords: Vec<(&[f64], &[bool])> = series.iter().zip(&scaled).flat_map(|(s, (x, y))| [(x.as_slice(), s.present.as_slice()), (y.as_slice(), s.present.as_slice())]).collect();
+            flexbench_signal::rts::fundamental(&t, &coords)
+        }
+        _ => None,
+    };
     let mut diffs: Vec<(Derivatives, Derivatives)> = Vec::with_capacity(series.len());
     let mut params = Vec::new();
-    for s in &series {
-        let x: Vec<f64> = s.x.iter().map(|v| v * unit).collect();
-        let y: Vec<f64> = s.y.iter().map(|v| v * unit).collect();
+    for (s, (x, y)) in series.iter().zip(&scaled) {
         let mut pair = Vec::with_capacity(2);
-        for (axis, v) in [("x", &x), ("y", &y)] {
+        for (axis, v) in [("x", x), ("y", y)] {
             let name = format!("{}.{axis}", s.name);
             let d = match method {
                 SmoothMethod::Rts => {
-                    let (d, chosen) = RtsSmoother::automatic().smooth(&name, &s.t, v, &s.present)?;
+                    let (d, chosen) = RtsSmoother::automatic().with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
                     params.push(json!({
                         "coordinate": name,
                         "noise_m": chosen.map(|c| c.noise),
                         "snap_density": chosen.map(|c| c.density),
                         "log_likelihood": chosen.map(|c| c.log_likelihood),
+                        "periodic_frequency_hz": chosen.and_then(|c| c.frequency),
+                        "harmonics": chosen.map(|c| c.harmonics),
                     }));
                     d
                 }
@@ -78,6 +88,7 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -
         "tracks": tracks_path.display().to_string(),
         "unit_m": unit,
         "method": match method { SmoothMethod::Rts => RtsSmoother::automatic().describe(), SmoothMethod::SavGol { window, order } => format!("Savitzky-Golay, window {window}, order {order}") },
+        "fundamental_hz": f0,
         "parameters": params,
         "samples": { "measured": counts(flexbench_signal::Provenance::Measured), "edge": counts(flexbench_signal::Provenance::Edge), "rejected": counts(flexbench_signal::Provenance::Rejected) },
     });

@@ -1,0 +1,1 @@
+//! Criterion benchmarks of flexbench (see benches/); nothing to export.
