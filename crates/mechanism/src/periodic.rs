@@ -102,6 +102,14 @@ impl CrankFit {
     }
 }
 
+/// The most harmonics a series in the crank angle may have given the samples per turn: a
+/// third of them (a series sampled at few points per turn aliases, even when the turns sample
+/// different phases; BIC alone let a 60 frames/s recording take 28 harmonics from 26 samples
+/// per turn, and its accelerations with them).
+fn resolvable_harmonics(samples: usize, turns: f64) -> usize {
+    ((samples as f64 / turns.max(1e-9)) / 3.0).floor().max(2.0) as usize
+}
+
 /// Most harmonics of the crank's ripple tried.
 pub const MAX_CRANK_HARMONICS: usize = 24;
 
@@ -165,24 +173,45 @@ impl Mechanism {
             .ok_or_else(|| MechanismError::Fit(format!("the periodic fit of the {} did not converge", self.drivers[0].name)))?;
         // The number of harmonics by BIC on the markers linearised about the smoothed motion;
         // then Gauss-Newton at that number.
-        let lin = self.periodic_normals(obs, &idx, &start_q)?;
-        let mut best: Option<(f64, usize)> = None;
-        for k in (2..=MAX_HARMONICS).step_by(2) {
-            let p = 2 * k + 1;
-            if p * (nd - 1) * 4 > ncoord {
-                break;
+        // Two starts: the smoother's drivers, and every non-first driver at rest (its value in
+        // the mechanism file). Near a fold the markers cannot tell the slide's two positions
+        // apart, and at low frame rates the smoother may follow the wrong one for a stretch;
+        // such a motion is not periodic, and the fit from rest, which is, wins on the markers.
+        let rest_q: Option<Vec<DVector<f64>>> = start_q
+            .iter()
+            .zip(&theta)
+            .map(|(q, th)| {
+                let mut values = vec![th.0];
+                values.extend(self.drivers[1..].iter().map(|d| d.value));
+                self.assemble_from(q, &values).ok()
+            })
+            .collect();
+        let k_cap = resolvable_harmonics(idx.len(), turns);
+        let n = ncoord as f64;
+        let mut chosen: Option<(f64, usize, Vec<DVector<f64>>, Vec<DVector<f64>>)> = None;
+        for from in [Some(start_q.clone()), rest_q].into_iter().flatten() {
+            let Ok(lin) = self.periodic_normals(obs, &idx, &from) else { continue };
+            let mut best: Option<(f64, usize)> = None;
+            for k in (2..=MAX_HARMONICS.min(k_cap)).step_by(2) {
+                let p = 2 * k + 1;
+                if p * (nd - 1) * 4 > ncoord {
+                    break;
+                }
+                let Some((_, rss)) = lin.solve(&theta, k) else { continue };
+                let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
+                if best.map_or(true, |b| bic < b.0) {
+                    best = Some((bic, k));
+                }
             }
-            let Some((_, rss)) = lin.solve(&theta, k) else { continue };
-            let n = ncoord as f64;
-            let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
-            if best.map_or(true, |b| bic < b.0) {
-                best = Some((bic, k));
+            let Some((_, k)) = best else { continue };
+            let Some((coefs, qs)) = self.periodic_gauss_newton(obs, &idx, &from, &theta, k) else { continue };
+            let (rss, _) = rss_of(&qs);
+            let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
+            if chosen.as_ref().map_or(true, |c| bic < c.0) {
+                chosen = Some((bic, k, coefs, qs));
             }
         }
-        let (_, k) = best.ok_or_else(|| MechanismError::Fit("the periodic fit failed for every number of harmonics".into()))?;
-        let (coefs, qs) = self
-            .periodic_gauss_newton(obs, &idx, &start_q, &theta, k)
-            .ok_or_else(|| MechanismError::Fit(format!("the periodic fit with {k} harmonics did not assemble at every sample")))?;
+        let (_, k, coefs, qs) = chosen.ok_or_else(|| MechanismError::Fit("the periodic fit did not assemble at every sample from either start (the smoother's motion or rest)".into()))?;
         let mut out: Vec<FitSample> = start.to_vec();
         let mut rss = 0.0;
         for (i, &s) in idx.iter().enumerate() {
@@ -257,7 +286,8 @@ impl Mechanism {
         let lin = self.driver_normals(obs, idx, start_q, 0..1).ok()?;
         let nc = ncoord as f64;
         let mut best: Option<(f64, usize)> = None;
-        for k in 0..=MAX_CRANK_HARMONICS {
+        let turns = (theta.last()?.0 - theta.first()?.0).abs() / std::f64::consts::TAU;
+        for k in 0..=MAX_CRANK_HARMONICS.min(resolvable_harmonics(times.len(), turns)) {
             let p = 2 + 2 * k;
             if 4 * p > ncoord {
                 break;
@@ -358,20 +388,38 @@ impl Mechanism {
                 })
                 .collect()
         };
+        // Gauss-Newton on the coefficients, the step halved while the markers' residual grows
+        // (from rest the slide may start centimetres away, where the linearisation overshoots).
+        let rss_at = |qs: &[DVector<f64>]| -> f64 { idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum() };
         let mut qs: Vec<DVector<f64>> = start_q.to_vec();
-        let mut coefs = Vec::new();
-        let mut last = f64::INFINITY;
-        for _ in 0..6 {
+        let mut coefs: Vec<DVector<f64>> = Vec::new();
+        let mut last = rss_at(&qs);
+        for _ in 0..20 {
             let lin = self.periodic_normals(obs, idx, &qs).ok()?;
-            let (c, rss) = lin.solve(theta, k)?;
-            coefs = c;
-            qs = assemble(&qs, &coefs)?;
-            if (last - rss).abs() <= 1e-9 * rss.max(1e-300) {
+            let (c, _) = lin.solve(theta, k)?;
+            let mut step = 1.0;
+            let mut accepted = None;
+            while step > 1e-3 {
+                let trial: Vec<DVector<f64>> = if coefs.is_empty() { c.clone() } else { coefs.iter().zip(&c).map(|(a, b)| a + (b - a) * step).collect() };
+                if let Some(q) = assemble(&qs, &trial) {
+                    let r = rss_at(&q);
+                    if r <= last || coefs.is_empty() {
+                        accepted = Some((trial, q, r));
+                        break;
+                    }
+                }
+                step *= 0.5;
+            }
+            let Some((trial, q, r)) = accepted else { break };
+            let done = (last - r).abs() <= 1e-9 * r.max(1e-300);
+            coefs = trial;
+            qs = q;
+            last = r;
+            if done {
                 break;
             }
-            last = rss;
         }
-        Some((coefs, qs))
+        (!coefs.is_empty()).then_some((coefs, qs))
     }
 }
 

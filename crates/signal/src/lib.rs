@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod kalman;
+pub mod rigid;
 pub mod rts;
 pub mod savgol;
 

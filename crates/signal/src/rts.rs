@@ -38,6 +38,14 @@ pub const MIN_SEGMENT: usize = 8;
 /// splits the series.
 pub const MAX_STEP_RATIO: f64 = 2.5;
 
+/// Relative change of the predicted covariance below which a likelihood pass takes the filter
+/// as steady (its effect on the log-likelihood is far below the search's resolution).
+const STEADY_TOLERANCE: f64 = 1e-10;
+
+/// Relative difference under which two time steps count as equal (timestamps k / rate differ in
+/// their last bits; the transition is reused rather than rebuilt).
+const STEP_TOLERANCE: f64 = 1e-9;
+
 /// Most harmonics of the periodic part.
 pub const MAX_HARMONICS: usize = 40;
 
@@ -108,11 +116,11 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
     // Likelihood passes only: once the covariance stops changing at a constant step (the
     // filter's steady state, reached after a few dozen samples), the gain is constant and the
     // covariance updates are skipped until the step changes.
-    let mut steady: Option<(f64, Vector4<f64>)> = None;
+    let mut steady: Option<(f64, Vector4<f64>, f64)> = None;
     for k in 0..n {
         if k > 0 {
             let h = t[k] - t[k - 1];
-            if h != last_h {
+            if (h - last_h).abs() > STEP_TOLERANCE * h || last_h.is_nan() {
                 (f, q) = step(h, true);
                 last_h = h;
                 steady = None;
@@ -126,17 +134,17 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
             pred.push((x, p));
         }
         let y = z[k] - x[0];
-        let (sv, gain) = match steady {
+        let (sv, gain, ln_sv) = match steady {
             Some(sg) => sg,
             None => {
                 let sv = p[(0, 0)] + r;
                 if !(sv > 0.0) {
                     return None;
                 }
-                (sv, p.column(0) / sv)
+                (sv, p.column(0) / sv, sv.ln())
             }
         };
-        loglik += -0.5 * (y * y / sv + sv.ln());
+        loglik += -0.5 * (y * y / sv + ln_sv);
         x += gain * y;
         if steady.is_none() {
             let ikh = Matrix4::identity() - gain * Vector4::x().transpose();
@@ -145,8 +153,8 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
                 // steady when the predicted covariance repeats: compare with the next
                 // prediction from this posterior
                 let next = f * post * f.transpose() + q;
-                if (next - p).amax() <= 1e-12 * p.amax() {
-                    steady = Some((sv, gain));
+                if (next - p).amax() <= STEADY_TOLERANCE * p.amax() {
+                    steady = Some((sv, gain, ln_sv));
                 }
             }
             p = post;
@@ -159,7 +167,7 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
         last_h = f64::NAN;
         for k in (0..n.saturating_sub(1)).rev() {
             let h = t[k + 1] - t[k];
-            if h != last_h {
+            if (h - last_h).abs() > STEP_TOLERANCE * h || last_h.is_nan() {
                 (f, _) = step(h, false);
                 last_h = h;
             }
@@ -201,6 +209,24 @@ fn basis(t: f64, t0: f64, f0: f64, harmonics: usize) -> [DVector<f64>; 3] {
     [b, b1, b2]
 }
 
+/// The periodic part's basis values at time t (relative to `t0`) into `out` (length
+/// 2 + 2 harmonics): 1, t, cos/sin of k 2 pi f0 t, by the angle-addition recurrence (one sine
+/// and cosine per call).
+fn basis_value_into(t: f64, t0: f64, f0: f64, harmonics: usize, out: &mut [f64]) {
+    let u = t - t0;
+    out[0] = 1.0;
+    out[1] = u;
+    let (s1, c1) = (std::f64::consts::TAU * f0 * u).sin_cos();
+    let (mut sk, mut ck) = (s1, c1);
+    for k in 1..=harmonics {
+        out[2 * k] = ck;
+        out[2 * k + 1] = sk;
+        let next_c = ck * c1 - sk * s1;
+        sk = sk * c1 + ck * s1;
+        ck = next_c;
+    }
+}
+
 /// Least-squares fit of the periodic part to the present samples: coefficients, the residual
 /// sum of squares, and (B^T B)^-1. None when singular.
 fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize) -> Option<(DVector<f64>, f64, DMatrix<f64>)> {
@@ -211,8 +237,9 @@ fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: us
     let t0 = t[idx[0]];
     let mut ata = DMatrix::zeros(p, p);
     let mut atb = DVector::zeros(p);
+    let mut b = DVector::zeros(p);
     for &k in idx {
-        let [b, _, _] = basis(t[k], t0, f0, harmonics);
+        basis_value_into(t[k], t0, f0, harmonics, b.as_mut_slice());
         ata.syger(1.0, &b, &b, 1.0);
         atb.axpy(values[k], &b, 1.0);
     }
@@ -220,7 +247,13 @@ fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: us
     ata.fill_upper_triangle_with_lower_triangle();
     let chol = ata.clone().cholesky()?;
     let c = chol.solve(&atb);
-    let rss = idx.iter().map(|&k| (values[k] - basis(t[k], t0, f0, harmonics)[0].dot(&c)).powi(2)).sum::<f64>();
+    let rss = idx
+        .iter()
+        .map(|&k| {
+            basis_value_into(t[k], t0, f0, harmonics, b.as_mut_slice());
+            (values[k] - b.dot(&c)).powi(2)
+        })
+        .sum::<f64>();
     Some((c, rss, chol.inverse()))
 }
 
@@ -255,10 +288,38 @@ pub struct PeriodicFit {
 }
 
 impl PeriodicFit {
-    /// Value, rate and acceleration of the periodic part at time t, with their variances.
-    pub fn at(&self, t: f64) -> ([f64; 3], [f64; 3]) {
-        let b = basis(t, self.t0, self.frequency, self.harmonics);
-        ([0, 1, 2].map(|i| b[i].dot(&self.mean)), [0, 1, 2].map(|i| b[i].dot(&(&self.cov * &b[i])).max(0.0)))
+    /// Value of the periodic part at time t.
+    pub fn value_at(&self, t: f64) -> f64 {
+        let mut b = vec![0.0; self.mean.len()];
+        basis_value_into(t, self.t0, self.frequency, self.harmonics, &mut b);
+        b.iter().zip(self.mean.iter()).map(|(x, y)| x * y).sum()
+    }
+
+    /// Value, rate and acceleration of the periodic part at each time of `ts`, with their
+    /// variances (posterior), computed in blocks (matrix products, not one sample at a time).
+    pub fn evaluate(&self, ts: &[f64]) -> Vec<([f64; 3], [f64; 3])> {
+        const BLOCK: usize = 512;
+        let p = self.mean.len();
+        let mut out = Vec::with_capacity(ts.len());
+        for chunk in ts.chunks(BLOCK) {
+            let m = chunk.len();
+            let mut rows = [DMatrix::zeros(m, p), DMatrix::zeros(m, p), DMatrix::zeros(m, p)];
+            for (i, &t) in chunk.iter().enumerate() {
+                let b = basis(t, self.t0, self.frequency, self.harmonics);
+                for d in 0..3 {
+                    rows[d].row_mut(i).tr_copy_from(&b[d]);
+                }
+            }
+            let vals = rows.clone().map(|r| &r * &self.mean);
+            let vars = rows.map(|r| {
+                let rc = &r * &self.cov;
+                DVector::from_iterator(m, (0..m).map(|i| rc.row(i).dot(&r.row(i)).max(0.0)))
+            });
+            for i in 0..m {
+                out.push(([vals[0][i], vals[1][i], vals[2][i]], [vars[0][i], vars[1][i], vars[2][i]]));
+            }
+        }
+        out
     }
 
     /// Fit the periodic part (see the type) to the present samples `idx`, harmonics up to
@@ -273,8 +334,9 @@ impl PeriodicFit {
         let mut btb = DMatrix::zeros(p, p);
         let mut btx = DVector::zeros(p);
         let mut xtx = 0.0;
+        let mut b = DVector::zeros(p);
         for &k in idx {
-            let [b, _, _] = basis(t[k], t0, f0, harmonics);
+            basis_value_into(t[k], t0, f0, harmonics, b.as_mut_slice());
             btb.syger(1.0, &b, &b, 1.0);
             btx.axpy(values[k], &b, 1.0);
             xtx += values[k] * values[k];
@@ -577,7 +639,7 @@ impl RtsSmoother {
             let k = self.harmonics.map_or(k_auto, |k| k.min(k_auto));
             if t_span * f0 >= 2.0 {
                 if let Some(fit) = PeriodicFit::fit(t, values, &idx, f0, k, plain.0) {
-                    let resid: Vec<f64> = (0..n).map(|j| if present[j] { values[j] - fit.at(t[j]).0[0] } else { 0.0 }).collect();
+                    let resid: Vec<f64> = (0..n).map(|j| if present[j] { values[j] - fit.value_at(t[j]) } else { 0.0 }).collect();
                     if let Some(ml) = self.ml(t, &resid, &segs, tau) {
                         let penalised = ml.2 - 0.5 * (fit.effective_parameters + 3.0) * nobs.ln();
                         if penalised > plain.2 || self.harmonics.is_some() {
@@ -588,7 +650,11 @@ impl RtsSmoother {
             }
         }
         let (sigma, s, l) = periodic.as_ref().map_or(plain, |p| p.1);
-        let part = |j: usize| -> ([f64; 3], [f64; 3]) { periodic.as_ref().map_or(([0.0; 3], [0.0; 3]), |p| p.0.at(t[j])) };
+        let parts: Vec<([f64; 3], [f64; 3])> = match &periodic {
+            None => vec![([0.0; 3], [0.0; 3]); n],
+            Some(p) => p.0.evaluate(t),
+        };
+        let part = |j: usize| parts[j];
         for &(a, b) in &segs {
             let z: Vec<f64> = (a..b).map(|j| values[j] - part(j).0[0]).collect();
             let (_, st) = scalar_rts(&t[a..b], &z, sigma, s, tau, true)
