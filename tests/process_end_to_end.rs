@@ -119,9 +119,11 @@ fn a_failed_run_keeps_the_earlier_outputs() {
 /// with noise added, where the rocker passes C'D vertical about twice a turn and the lever's
 /// markers cannot tell on which side (the fold resolution of `flexbench_mechanism::fold`):
 /// with 10 um the smoother 1.16 % / 1.18 % (B / C'), with the periodic refit (`--periodic`)
-/// 0.68 % / 0.70 %, Savitzky-Golay 6.6 % / 6.8 %; with 140 um the smoother 4.5 % / 4.6 %,
-/// periodic 3.6 % / 3.7 %, Savitzky-Golay 7.2 % / 7.3 %. Before the folds were resolved by
-/// two hypotheses, 140 um gave about 50 % with either.
+/// 0.69 % / 0.71 %, Savitzky-Golay 6.6 % / 6.8 %; with 100 um (the case) 3.95 % /
+/// 4.03 %, periodic 1.70 % / 1.74 %, SG 7.1 % / 7.2 %, the smoother's bands holding 100 % of
+/// the true components; with 140 um the smoother 4.5 % / 4.6 %, periodic 3.55 % / 3.63 %,
+/// Savitzky-Golay 7.2 % / 7.3 %. Before the folds were resolved by two hypotheses, 140 um gave
+/// about 50 % with either.
 #[test]
 fn smoother_on_noise_free_and_noisy_tracks() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,10 +145,10 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     }
     // The recording's truth tracks at 240 Hz with 10 um and with 140 um of noise (a fixed
     // pseudo-random sequence; 140 um per coordinate is what tracking the shipped H.264 video
-    // leaves). The limits: the smoother 2 % and 6 %, with the periodic refit 1 % and 4.5 %,
-    // Savitzky-Golay (window 15, order 3) 8 % and 9 % (measured in the doc above).
+    // leaves). The limits: the smoother 2 %, 5 % and 6 %, with the periodic refit 1 %, 4 % and
+    // 4.5 %, Savitzky-Golay (window 15, order 3) 8 %, 9 % and 9 % (measured in the doc above).
     let truth = common::root().join("recordings/default/truth");
-    for (sigma, smoother_limit, periodic_limit, sg_limit) in [(1e-5, 0.02, 0.01, 0.08), (1.4e-4, 0.06, 0.045, 0.09)] {
+    for (sigma, smoother_limit, periodic_limit, sg_limit) in [(1e-5, 0.02, 0.01, 0.08), (1e-4, 0.05, 0.04, 0.09), (1.4e-4, 0.06, 0.045, 0.09)] {
         let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
         std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
         for (name, extra, limit) in [
@@ -172,7 +174,7 @@ fn smoother_on_noise_free_and_noisy_tracks() {
                     let (tv, gv, sv) = (num(&tf, col), num(&pf, col), num(&pf, &format!("{col}_sigma")));
                     let z: Vec<f64> = (0..tv.len()).filter(|&i| gv[i].is_finite() && sv[i] > 0.0).map(|i| (gv[i] - tv[i]) / sv[i]).collect();
                     let inside = z.iter().filter(|v| v.abs() <= 2.0).count() as f64 / z.len() as f64;
-                    eprintln!("smoother, {:.0} um: {col} within 2 sigma in {:.1} % of the samples", sigma * 1e6, inside * 100.0);
+                    eprintln!("{name}, {:.0} um: {col} within 2 sigma in {:.1} % of the samples", sigma * 1e6, inside * 100.0);
                     assert!(inside >= 0.9, "{col}: {inside}");
                 }
             }

@@ -151,18 +151,32 @@ enum Command {
         /// Markers table to write (.csv or .parquet; the other format and a summary beside it).
         #[arg(long)]
         out: PathBuf,
-        /// Method: rts (Kalman/RTS smoother, parameters from the data) or savgol.
-        #[arg(long, default_value = "rts")]
-        method: String,
-        /// Unit of x and y in the tracks: m, mm, cm or in.
-        #[arg(long, default_value = "m")]
-        unit: String,
-        /// Savitzky-Golay window, samples (odd), with --method savgol.
-        #[arg(long, default_value_t = 21)]
-        window: usize,
-        /// Savitzky-Golay polynomial order, with --method savgol.
-        #[arg(long, default_value_t = 5)]
-        order: usize,
+        /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;
+        /// the default) or savgol.
+        #[arg(long)]
+        method: Option<String>,
+        /// Unit of x and y in the tracks: m (the default), mm, cm or in.
+        #[arg(long)]
+        unit: Option<String>,
+        /// Savitzky-Golay window, samples (odd), with --method savgol (default 21).
+        #[arg(long)]
+        window: Option<usize>,
+        /// Savitzky-Golay polynomial order, with --method savgol (default 5).
+        #[arg(long)]
+        order: Option<usize>,
+        /// Pipeline file whose [smooth] table sets any of the settings (the command line wins).
+        #[arg(long)]
+        pipeline: Option<PathBuf>,
+        /// Also fit the markers' velocities and accelerations as one rigid body (the lever):
+        /// writes <stem>.rigid (reference point, omega, epsilon) and <stem>.rigid_residual
+        /// (the elastic part) beside the markers table.
+        #[arg(long)]
+        rigid_field: bool,
+        /// Mechanism file giving the markers' places on their body and its reference point (B on
+        /// the lever), for --rigid-field; without it the layout is learnt from the data and the
+        /// reference is the markers' centroid.
+        #[arg(long)]
+        mechanism: Option<PathBuf>,
     },
     /// Track the markers in a video: sub-pixel centres, identities along the lever, gaps where a
     /// marker is not seen, mapped to bench metres; the tracks table and a summary.
@@ -337,20 +351,27 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
-        Command::Smooth { tracks, out, method, unit, window, order } => {
-            let factor = match unit.as_str() {
-                "m" => 1.0,
-                "mm" => 1e-3,
-                "cm" => 1e-2,
-                "in" => 0.0254,
-                other => anyhow::bail!("--unit '{other}' is not one of m, mm, cm, in"),
+        Command::Smooth { tracks, out, method, unit, window, order, pipeline, rigid_field, mechanism } => {
+            use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
+            let file = match &pipeline {
+                Some(p) => SmoothSettings::from_pipeline_file(p).with_context(|| format!("reading the pipeline file {}", p.display()))?,
+                None => SmoothSettings::default(),
             };
-            let method = match method.as_str() {
-                "rts" => flexbench_pipeline::smooth::SmoothMethod::Rts,
-                "savgol" => flexbench_pipeline::smooth::SmoothMethod::SavGol { window, order },
-                other => anyhow::bail!("--method '{other}' is not one of rts, savgol"),
+            let cli_settings = SmoothSettings { method, unit, window, order, rigid_field: rigid_field.then_some(true), ..Default::default() };
+            let settings = file.overridden_by(&cli_settings);
+            let (factor, method) = settings.resolve()?;
+            let rigid = if settings.rigid_field.unwrap_or(false) || mechanism.is_some() {
+                Some(match &mechanism {
+                    Some(m) => {
+                        let f = load(m).with_context(|| format!("loading the mechanism {}", m.display()))?;
+                        RigidRequest::from_mechanism(&f.mechanism)?
+                    }
+                    None => RigidRequest { layout: None, reference: "markers' centroid".into() },
+                })
+            } else {
+                None
             };
-            let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, &out).with_context(|| format!("smoothing {}", tracks.display()))?;
+            let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out).with_context(|| format!("smoothing {}", tracks.display()))?;
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
         Command::Probe { video } => {

@@ -58,13 +58,12 @@ fn basis(theta: f64, k: usize) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
 
 /// The crank angle as a steady turn with a periodic ripple in time:
 /// theta(t) = c_0 + c_1 u + sum_{h=1..K} (a_h cos h W u + b_h sin h W u), u = t - t0, W the mean
-/// speed; with the coefficients' covariance.
+/// speed.
 struct CrankFit {
     t0: f64,
     speed: f64,
     harmonics: usize,
     coef: DVector<f64>,
-    cov: DMatrix<f64>,
 }
 
 /// Value, first and second time derivative of the crank's time basis at u.
@@ -94,12 +93,6 @@ impl CrankFit {
         (b.dot(&self.coef), b1.dot(&self.coef), b2.dot(&self.coef))
     }
 
-    /// Covariance of (theta, theta', theta'') at time t.
-    fn block(&self, t: f64) -> DMatrix<f64> {
-        let [b, b1, b2] = time_basis(t - self.t0, self.speed, self.harmonics);
-        let m = DMatrix::from_rows(&[b.transpose(), b1.transpose(), b2.transpose()]);
-        &m * &self.cov * m.transpose()
-    }
 }
 
 /// The most harmonics a series in the crank angle may have given the samples per turn: a
@@ -118,19 +111,16 @@ impl Mechanism {
     /// periodic in the first (module documentation). None-states are left as they are. Errors
     /// when the first driver is not an angle or covers less than two turns.
     ///
-    /// With `start_cov` (the smoother's covariance of the drivers, their rates and
-    /// accelerations per sample, 3 nd x 3 nd), also the refit's covariance in the same form:
-    /// the first driver's block as the smoother gives it; the others by first-order propagation
-    /// of the coefficients' covariance s^2 H^-1 (H the normal matrix at the solution, s^2 the
-    /// residual variance RSS / (N - p)) and of the first driver's block through the chain rule
-    /// above (the coefficients taken independent of the first driver's error).
+    /// No covariance: the coefficients' own (s^2 H^-1) leaves out the bias of the harmonics the
+    /// fit leaves out, which dominates at low noise (bands holding 56-81 % of the true marker
+    /// accelerations in docs/signal-study.md; estimating the left-out power from a fit with
+    /// twice the harmonics was too noisy to calibrate them). The smoother's bands stand.
     pub fn periodic_refit(
         &self,
         t: &[f64],
         obs: &[Vec<Option<MarkerState>>],
         start: &[FitSample],
-        start_cov: Option<&[DMatrix<f64>]>,
-    ) -> Result<(Vec<FitSample>, PeriodicReport, Option<Vec<DMatrix<f64>>>), MechanismError> {
+    ) -> Result<(Vec<FitSample>, PeriodicReport), MechanismError> {
         if t.len() != start.len() {
             return Err(MechanismError::Fit(format!("the periodic fit got {} times for {} samples", t.len(), start.len())));
         }
@@ -236,28 +226,7 @@ impl Mechanism {
             out[s] = FitSample { state: Some((q, qd, qdd)), residual };
         }
         let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
-        let cov = match start_cov {
-            None => None,
-            Some(sc) => {
-                let qs: Vec<DVector<f64>> = idx.iter().filter_map(|&s| out[s].state.as_ref().map(|st| st.0.clone())).collect();
-                let (_, _, hinv) = self
-                    .periodic_normals(obs, &idx, &qs)?
-                    .solve_full(&theta, k)
-                    .ok_or_else(|| MechanismError::Fit("the periodic fit's normal matrix is singular at the solution".into()))?;
-                let np = (2 * k + 1) * (nd - 1);
-                let s2 = rss / (ncoord.saturating_sub(np)).max(1) as f64;
-                let ccov = hinv * s2;
-                let mut all: Vec<DMatrix<f64>> = sc.to_vec();
-                for (i, &s) in idx.iter().enumerate() {
-                    if sc.get(s).is_none() {
-                        continue;
-                    }
-                    all[s] = periodic_cov(&coefs, theta[i], k, &crank.block(times[i]), &ccov);
-                }
-                Some(all)
-            }
-        };
-        Ok((out, PeriodicReport { harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }, cov))
+        Ok((out, PeriodicReport { harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }))
     }
 
     /// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's
@@ -300,7 +269,6 @@ impl Mechanism {
             }
         }
         let (_, k) = best?;
-        let p = 2 + 2 * k;
         let mut qs = start_q.to_vec();
         let mut fit = None;
         for _round in 0..2 {
@@ -308,7 +276,7 @@ impl Mechanism {
             let mut last = f64::INFINITY;
             for _ in 0..6 {
                 let lin = self.driver_normals(obs, idx, &qs, 0..1).ok()?;
-                let (c, rss, hinv) = lin.solve_basis(&bases)?;
+                let (c, rss, _) = lin.solve_basis(&bases)?;
                 let c = c.into_iter().next()?;
                 qs = qs
                     .iter()
@@ -319,8 +287,7 @@ impl Mechanism {
                         self.assemble_from(q, &values).ok()
                     })
                     .collect::<Option<Vec<_>>>()?;
-                let s2 = rss / (ncoord.saturating_sub(p)).max(1) as f64;
-                fit = Some(CrankFit { t0, speed, harmonics: k, coef: c, cov: hinv * s2 });
+                fit = Some(CrankFit { t0, speed, harmonics: k, coef: c });
                 if (last - rss).abs() <= 1e-9 * rss.max(1e-300) {
                     break;
                 }
@@ -421,50 +388,6 @@ impl Mechanism {
         }
         (!coefs.is_empty()).then_some((coefs, qs))
     }
-}
-
-/// The covariance (3 nd x 3 nd) of every driver's value, rate and acceleration at one sample of
-/// the periodic fit (see [`Mechanism::periodic_refit`]): x = (theta, theta', theta'', c_1 ..
-/// c_{nd-1}) with covariance blockdiag(`c0`, `ccov`), mapped by the chain rule's Jacobian.
-fn periodic_cov(coefs: &[DVector<f64>], (th, th1, th2): (f64, f64, f64), k: usize, c0: &DMatrix<f64>, ccov: &DMatrix<f64>) -> DMatrix<f64> {
-    let p = 2 * k + 1;
-    let m = coefs.len();
-    let nd = m + 1;
-    let (b, b1, b2) = basis(th, k);
-    // third derivative of the basis in theta
-    let mut b3 = DVector::zeros(p);
-    for h in 1..=k {
-        let hf = h as f64;
-        let (sn, cs) = (hf * th).sin_cos();
-        b3[2 * h - 1] = hf * hf * hf * sn;
-        b3[2 * h] = -hf * hf * hf * cs;
-    }
-    let nx = 3 + p * m;
-    let mut a = DMatrix::zeros(3 * nd, nx);
-    for i in 0..3 {
-        a[(i, i)] = 1.0;
-    }
-    for (j, c) in coefs.iter().enumerate() {
-        let (f1, f2, f3) = (b1.dot(c), b2.dot(c), b3.dot(c));
-        let r = 3 * (j + 1);
-        // d = f(theta); d' = f1 theta'; d'' = f2 theta'^2 + f1 theta''
-        a[(r, 0)] = f1;
-        a[(r + 1, 0)] = f2 * th1;
-        a[(r + 1, 1)] = f1;
-        a[(r + 2, 0)] = f3 * th1 * th1 + f2 * th2;
-        a[(r + 2, 1)] = 2.0 * f2 * th1;
-        a[(r + 2, 2)] = f1;
-        let col = 3 + j * p;
-        for l in 0..p {
-            a[(r, col + l)] = b[l];
-            a[(r + 1, col + l)] = b1[l] * th1;
-            a[(r + 2, col + l)] = b2[l] * th1 * th1 + b1[l] * th2;
-        }
-    }
-    let mut x = DMatrix::zeros(nx, nx);
-    x.view_mut((0, 0), (3, 3)).copy_from(c0);
-    x.view_mut((3, 3), (p * m, p * m)).copy_from(ccov);
-    &a * x * a.transpose()
 }
 
 /// The markers' normal equations per sample, linearised (see

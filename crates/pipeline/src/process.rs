@@ -225,9 +225,10 @@ pub fn process(
             fit_report.unfitted_samples = r2.unfitted_samples;
             smoother_report = Some(sr);
             if cfg.periodic {
-                let (f3, pr, pcov) = mech.periodic_refit(&t, &raw, &fit, covariances.as_deref())?;
+                let (f3, pr) = mech.periodic_refit(&t, &raw, &fit)?;
                 fit = f3;
-                covariances = pcov;
+                // The periodic fit's uncertainty is not calibrated (periodic_refit): no bands.
+                covariances = None;
                 fit_report.rms = pr.rms;
                 if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
                     fit_report.warnings.push(format!(

@@ -1,9 +1,13 @@
-//! The `smooth` job: the signal stage alone, from any tracks table to the markers' kinematics.
+//! The `smooth` job: the signal stage alone, from any tracks table to the markers' kinematics,
+//! and, when asked, the lever's rigid-motion field and its residual (the elastic part).
 
 use std::path::{Path, PathBuf};
 
+use flexbench_contracts::{Column, Table};
+use flexbench_signal::rigid::{Layout, MarkerKinematics};
 use flexbench_signal::{Derivatives, Differentiator, RtsSmoother, SavGol};
 use flexbench_tables::read_tracks;
+use nalgebra::Vector2;
 use serde_json::json;
 
 use crate::process::markers_table;
@@ -12,9 +16,9 @@ use crate::{ensure_dir, write_json, PipelineError};
 /// How `smooth` differentiates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SmoothMethod {
-    /// The Kalman/RTS smoother, noise and density by maximum likelihood per coordinate, with
-    /// per-sample standard deviations (the default).
-    Rts,
+    /// The Kalman/RTS smoother with its periodic part, every parameter from the data unless
+    /// set, with per-sample standard deviations (the default).
+    Rts(RtsSmoother),
     /// Savitzky-Golay with this window (samples, odd) and order.
     SavGol {
         /// Window, samples.
@@ -24,13 +28,110 @@ pub enum SmoothMethod {
     },
 }
 
+/// The signal stage's settings as a pipeline file's `[smooth]` table gives them (every key
+/// optional; the command line overrides the file, the file the defaults):
+///
+/// ```toml
+/// [smooth]
+/// method = "rts"          # or "savgol"
+/// unit = "m"              # of x and y in the tracks: m, mm, cm, in
+/// window = 21             # savgol: samples (odd)
+/// order = 5               # savgol: polynomial order
+/// noise_m = 1e-4          # rts: measurement noise (else by maximum likelihood)
+/// snap_density = 300.0    # rts: white-snap density, m/s^3.5 (else by maximum likelihood)
+/// frequency_hz = 2.33     # rts: the periodic part's fundamental (else found in the data)
+/// harmonics = 20          # rts: most harmonics of the periodic part (0: none)
+/// rigid_field = true      # also fit the markers as one rigid body (the lever)
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmoothSettings {
+    /// "rts" or "savgol".
+    pub method: Option<String>,
+    /// Unit of x and y in the tracks: m, mm, cm or in.
+    pub unit: Option<String>,
+    /// Savitzky-Golay window, samples.
+    pub window: Option<usize>,
+    /// Savitzky-Golay order.
+    pub order: Option<usize>,
+    /// Measurement noise, m.
+    pub noise_m: Option<f64>,
+    /// White-snap density, m/s^3.5.
+    pub snap_density: Option<f64>,
+    /// Fundamental frequency of the periodic part, Hz.
+    pub frequency_hz: Option<f64>,
+    /// Most harmonics of the periodic part (0: none).
+    pub harmonics: Option<usize>,
+    /// Fit the rigid field of the markers.
+    pub rigid_field: Option<bool>,
+}
+
+impl SmoothSettings {
+    /// The `[smooth]` table of a pipeline file (other tables are other stages'; a file without
+    /// it gives the defaults). Unknown keys and wrong types are refused by name.
+    pub fn from_pipeline_file(path: &Path) -> Result<SmoothSettings, PipelineError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))?;
+        let value: toml::Table = toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: not a TOML file: {e}", path.display())))?;
+        match value.get("smooth") {
+            None => Ok(SmoothSettings::default()),
+            Some(v) => v
+                .clone()
+                .try_into()
+                .map_err(|e| PipelineError::Input(format!("{}: [smooth]: {e}. The keys are method, unit, window, order, noise_m, snap_density, frequency_hz, harmonics, rigid_field", path.display()))),
+        }
+    }
+
+    /// These settings with every value set in `over` taking precedence.
+    pub fn overridden_by(&self, over: &SmoothSettings) -> SmoothSettings {
+        SmoothSettings {
+            method: over.method.clone().or_else(|| self.method.clone()),
+            unit: over.unit.clone().or_else(|| self.unit.clone()),
+            window: over.window.or(self.window),
+            order: over.order.or(self.order),
+            noise_m: over.noise_m.or(self.noise_m),
+            snap_density: over.snap_density.or(self.snap_density),
+            frequency_hz: over.frequency_hz.or(self.frequency_hz),
+            harmonics: over.harmonics.or(self.harmonics),
+            rigid_field: over.rigid_field.or(self.rigid_field),
+        }
+    }
+
+    /// The unit factor (m per unit of the tracks) and the method, checked.
+    pub fn resolve(&self) -> Result<(f64, SmoothMethod), PipelineError> {
+        let unit = match self.unit.as_deref().unwrap_or("m") {
+            "m" => 1.0,
+            "mm" => 1e-3,
+            "cm" => 1e-2,
+            "in" => 0.0254,
+            other => return Err(PipelineError::Input(format!("--unit '{other}' is not one of m, mm, cm, in"))),
+        };
+        let positive = |v: Option<f64>, what: &str| -> Result<Option<f64>, PipelineError> {
+            match v {
+                Some(x) if !(x.is_finite() && x > 0.0) => Err(PipelineError::Input(format!("{what} {x} must be a positive number"))),
+                _ => Ok(v),
+            }
+        };
+        let method = match self.method.as_deref().unwrap_or("rts") {
+            "rts" => SmoothMethod::Rts(RtsSmoother {
+                noise: positive(self.noise_m, "noise_m")?,
+                density: positive(self.snap_density, "snap_density")?,
+                frequency: positive(self.frequency_hz, "frequency_hz")?,
+                harmonics: self.harmonics,
+            }),
+            "savgol" => SmoothMethod::SavGol { window: self.window.unwrap_or(21), order: self.order.unwrap_or(5) },
+            other => return Err(PipelineError::Input(format!("--method '{other}' is not one of rts, savgol"))),
+        };
+        Ok((unit, method))
+    }
+}
+
 /// Smooth and differentiate every marker of the tracks at `tracks_path`, whose x and y are in
 /// metres times `unit` (1 for metres, 1e-3 for millimetres...), into the markers table
 /// (`t, marker, x, y, vx, vy, ax, ay`, in SI, with `*_sigma` columns for the RTS smoother and
 /// each sample's provenance) at `out` (CSV or Parquet, the other beside it, and
 /// `<stem>.summary.json` with the method's parameters per coordinate). Nothing is written on an
 /// error.
-pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, rigid: Option<RigidRequest>, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
     if !(unit.is_finite() && unit > 0.0) {
         return Err(PipelineError::Input(format!("unit factor {unit} must be a positive number of metres")));
     }
@@ -44,7 +145,8 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -
     // of one mechanism share it); each coordinate then decides on its periodic part.
     let scaled: Vec<(Vec<f64>, Vec<f64>)> = series.iter().map(|s| (s.x.iter().map(|v| v * unit).collect(), s.y.iter().map(|v| v * unit).collect())).collect();
     let f0 = match method {
-        SmoothMethod::Rts if series.iter().all(|s| s.t == t) => {
+        SmoothMethod::Rts(r) if r.frequency.is_some() => r.frequency,
+        SmoothMethod::Rts(r) if r.harmonics != Some(0) && series.iter().all(|s| s.t == t) => {
             let coords: Vec<(&[f64], &[bool])> = series.iter().zip(&scaled).flat_map(|(s, (x, y))| [(x.as_slice(), s.present.as_slice()), (y.as_slice(), s.present.as_slice())]).collect();
             flexbench_signal::rts::fundamental(&t, &coords)
         }
@@ -57,8 +159,8 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -
         for (axis, v) in [("x", x), ("y", y)] {
             let name = format!("{}.{axis}", s.name);
             let d = match method {
-                SmoothMethod::Rts => {
-                    let (d, chosen) = RtsSmoother::automatic().with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
+                SmoothMethod::Rts(r) => {
+                    let (d, chosen) = r.with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
                     params.push(json!({
                         "coordinate": name,
                         "noise_m": chosen.map(|c| c.noise),
@@ -66,6 +168,7 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -
                         "log_likelihood": chosen.map(|c| c.log_likelihood),
                         "periodic_frequency_hz": chosen.and_then(|c| c.frequency),
                         "harmonics": chosen.map(|c| c.harmonics),
+                        "periodic_prior_lambda_beta_edf": chosen.and_then(|c| c.prior).map(|p| [p.0, p.1, p.2]),
                     }));
                     d
                 }
@@ -75,23 +178,181 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, out: &Path) -
         }
         let dy = pair.pop().ok_or_else(|| PipelineError::Input("internal: no y".into()))?;
         let dx = pair.pop().ok_or_else(|| PipelineError::Input("internal: no x".into()))?;
+        if dx.provenance.iter().all(|p| *p == flexbench_signal::Provenance::Rejected) {
+            let seen = s.present.iter().filter(|p| **p).count();
+            let need = match method {
+                SmoothMethod::Rts(_) => flexbench_signal::rts::MIN_SEGMENT,
+                SmoothMethod::SavGol { window, .. } => window,
+            };
+            return Err(PipelineError::Input(format!(
+                "marker {}: no run of at least {need} consecutive samples to smooth ({seen} seen in all, {} in the recording): the recording or its runs between gaps are too short for the method{}",
+                s.name,
+                s.t.len(),
+                if matches!(method, SmoothMethod::SavGol { .. }) { "; try a shorter --window or --method rts" } else { "" }
+            )));
+        }
         diffs.push((dx, dy));
     }
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let table = markers_table(&names, &t, &diffs);
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "markers".into());
+    // The rigid field, computed before anything is written.
+    let rigid_out = match &rigid {
+        None => None,
+        Some(req) => Some(rigid_tables(req, &names, &t, &diffs)?),
+    };
     ensure_dir(dir)?;
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
+    let mut rigid_summary = serde_json::Value::Null;
+    if let Some((field, residual, summary)) = rigid_out {
+        files.extend(flexbench_tables::write_table(&field, dir, &format!("{stem}.rigid"))?);
+        files.extend(flexbench_tables::write_table(&residual, dir, &format!("{stem}.rigid_residual"))?);
+        rigid_summary = summary;
+    }
     let counts = |p: flexbench_signal::Provenance| diffs.iter().map(|(dx, _)| dx.provenance.iter().filter(|q| **q == p).count()).sum::<usize>();
     let summary = json!({
         "tracks": tracks_path.display().to_string(),
         "unit_m": unit,
-        "method": match method { SmoothMethod::Rts => RtsSmoother::automatic().describe(), SmoothMethod::SavGol { window, order } => format!("Savitzky-Golay, window {window}, order {order}") },
+        "method": match method { SmoothMethod::Rts(r) => r.describe(), SmoothMethod::SavGol { window, order } => format!("Savitzky-Golay, window {window}, order {order}") },
         "fundamental_hz": f0,
         "parameters": params,
+        "rigid_field": rigid_summary,
         "samples": { "measured": counts(flexbench_signal::Provenance::Measured), "edge": counts(flexbench_signal::Provenance::Edge), "rejected": counts(flexbench_signal::Provenance::Rejected) },
     });
     files.push(write_json(&dir.join(format!("{stem}.summary.json")), &summary)?);
     Ok(files)
+}
+
+/// What the rigid-field fit needs: the markers' layout in the body frame (None: the mean shape
+/// from the data, about its centroid), and the reference point's name for the tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RigidRequest {
+    /// Per marker name, its coordinates in the body frame (m), and the reference point there.
+    pub layout: Option<(Vec<(String, Vector2<f64>)>, Vector2<f64>)>,
+    /// Name of the reference point (B for the lever; "centroid" from the data).
+    pub reference: String,
+}
+
+impl RigidRequest {
+    /// The layout of the markers on the body that carries them in a mechanism (the lever on the
+    /// bench), the reference point that body's frame origin (B). Errors when the markers are
+    /// on several bodies.
+    pub fn from_mechanism(m: &flexbench_mechanism::model::Mechanism) -> Result<RigidRequest, PipelineError> {
+        let Some(first) = m.markers.first() else {
+            return Err(PipelineError::Input("the mechanism declares no marker".into()));
+        };
+        if m.markers.iter().any(|k| k.body != first.body) {
+            return Err(PipelineError::Input("the mechanism's markers lie on several bodies: the rigid field fits the markers of one body".into()));
+        }
+        let body = &m.bodies[first.body];
+        let origin = body.name.clone();
+        Ok(RigidRequest {
+            layout: Some((m.markers.iter().map(|k| (k.name.clone(), k.local_frame)).collect(), Vector2::zeros())),
+            reference: format!("{origin} frame origin"),
+        })
+    }
+}
+
+/// The rigid-field tables: per sample the reference point's kinematics and the rotation with
+/// standard deviations and chi^2 per degree of freedom; per sample and marker the residual
+/// acceleration (the elastic part). And a summary: RMS residual along the body's normal against
+/// the markers' own sigma.
+fn rigid_tables(req: &RigidRequest, names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives)]) -> Result<(Table, Table, serde_json::Value), PipelineError> {
+    let n = t.len();
+    let samples: Vec<Vec<Option<MarkerKinematics>>> = (0..n)
+        .map(|k| {
+            diffs
+                .iter()
+                .map(|(dx, dy)| {
+                    let ok = [dx.value[k], dy.value[k], dx.rate[k], dy.rate[k], dx.accel[k], dy.accel[k]].iter().all(|v| v.is_finite());
+                    ok.then(|| MarkerKinematics {
+                        p: Vector2::new(dx.value[k], dy.value[k]),
+                        v: Vector2::new(dx.rate[k], dy.rate[k]),
+                        a: Vector2::new(dx.accel[k], dy.accel[k]),
+                        sigma: (dx.sigma.len() == n && dy.sigma.len() == n).then(|| [dx.sigma[k][1], dy.sigma[k][1], dx.sigma[k][2], dy.sigma[k][2]]),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let layout = match &req.layout {
+        Some((named, reference)) => {
+            let markers = names
+                .iter()
+                .map(|nm| {
+                    named.iter().find(|(k, _)| k == nm).map(|(_, p)| *p).ok_or_else(|| {
+                        PipelineError::Input(format!("marker '{nm}' of the tracks is not declared in the mechanism; the rigid field needs every marker's place on the body"))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Layout { markers, reference: *reference }
+        }
+        None => Layout::from_samples(&samples)
+            .ok_or_else(|| PipelineError::Input("the rigid field needs at least one sample where every marker is seen, to learn their layout; give the mechanism file (--mechanism)".into()))?,
+    };
+    let fits: Vec<_> = samples.iter().map(|s| layout.fit(s)).collect();
+    let opt = |f: &dyn Fn(&flexbench_signal::rigid::RigidField) -> f64| Column::OptF64(fits.iter().map(|r| r.as_ref().map(f).filter(|v| v.is_finite())).collect());
+    let mut field = Table::new("rigid_field");
+    let cols: Vec<(&str, Column)> = vec![
+        ("t", Column::F64(t.to_vec())),
+        ("x", opt(&|r| r.p.x)),
+        ("y", opt(&|r| r.p.y)),
+        ("phi", opt(&|r| r.phi)),
+        ("vx", opt(&|r| r.v.x)),
+        ("vy", opt(&|r| r.v.y)),
+        ("omega", opt(&|r| r.omega)),
+        ("ax", opt(&|r| r.a.x)),
+        ("ay", opt(&|r| r.a.y)),
+        ("epsilon", opt(&|r| r.epsilon)),
+        ("vx_sigma", opt(&|r| r.v_sigma[0])),
+        ("vy_sigma", opt(&|r| r.v_sigma[1])),
+        ("omega_sigma", opt(&|r| r.v_sigma[2])),
+        ("ax_sigma", opt(&|r| r.a_sigma[0])),
+        ("ay_sigma", opt(&|r| r.a_sigma[1])),
+        ("epsilon_sigma", opt(&|r| r.a_sigma[2])),
+        ("chi2_dof", opt(&|r| r.chi2_dof)),
+    ];
+    for (name, c) in cols {
+        let _ = field.push(name, c);
+    }
+    let (mut tt, mut mk, mut ex, mut ey, mut en, mut es) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut sum_e2, mut sum_s2, mut count) = (0.0, 0.0, 0usize);
+    for (k, f) in fits.iter().enumerate() {
+        for (i, nm) in names.iter().enumerate() {
+            tt.push(t[k]);
+            mk.push(nm.clone());
+            let r = f.as_ref().and_then(|f| f.residual.get(i).copied().flatten());
+            ex.push(r.map(|r| r.0.x));
+            ey.push(r.map(|r| r.0.y));
+            en.push(r.map(|r| r.1));
+            es.push(r.and_then(|r| r.2));
+            if let Some((_, e, Some(sd))) = r {
+                sum_e2 += e * e;
+                sum_s2 += sd * sd;
+                count += 1;
+            }
+        }
+    }
+    let mut residual = Table::new("rigid_residual");
+    for (name, c) in [
+        ("t", Column::F64(tt)),
+        ("marker", Column::Str(mk)),
+        ("ax", Column::OptF64(ex)),
+        ("ay", Column::OptF64(ey)),
+        ("a_normal", Column::OptF64(en)),
+        ("a_normal_sigma", Column::OptF64(es)),
+    ] {
+        let _ = residual.push(name, c);
+    }
+    let chi: Vec<f64> = fits.iter().filter_map(|f| f.as_ref().map(|f| f.chi2_dof)).filter(|v| v.is_finite()).collect();
+    let summary = json!({
+        "reference": req.reference,
+        "layout_m": layout.markers.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
+        "fitted_samples": fits.iter().filter(|f| f.is_some()).count(),
+        "rms_normal_residual_m_s2": (count > 0).then(|| (sum_e2 / count as f64).sqrt()),
+        "rms_normal_sigma_m_s2": (count > 0).then(|| (sum_s2 / count as f64).sqrt()),
+        "mean_chi2_dof": (!chi.is_empty()).then(|| chi.iter().sum::<f64>() / chi.len() as f64),
+    });
+    Ok((field, residual, summary))
 }

@@ -188,6 +188,10 @@ fn extended(x: &[f64], i: isize, mode: EdgeMode) -> f64 {
     }
 }
 
+/// Largest relative deviation of a time step from the segment's mean that Savitzky-Golay
+/// accepts (timestamps snapped to the frame rate vary by far less).
+pub const MAX_STEP_VARIATION: f64 = 0.01;
+
 /// Split sample indices into runs of present samples with regular spacing: a gap or a time step
 /// longer than 1.5 median steps (a dropped frame) ends a run.
 pub(crate) fn segments(t: &[f64], present: &[bool]) -> Vec<(usize, usize)> {
@@ -239,6 +243,18 @@ impl Differentiator for SavGol {
                 continue; // Too short for the window: stays rejected.
             }
             let dt = (t[e - 1] - t[s]) / (len - 1) as f64;
+            // The filter's weights assume one sample interval: refuse a varying one (a dropped
+            // frame already splits the segment).
+            if let Some(k) = (s + 1..e).find(|&k| ((t[k] - t[k - 1]) / dt - 1.0).abs() > MAX_STEP_VARIATION) {
+                return Err(SignalError::BadInput {
+                    name: name.into(),
+                    reason: format!(
+                        "the time step varies ({:.6} s at sample {k} against a mean of {dt:.6} s, beyond {} %): Savitzky-Golay needs uniform sampling; use the RTS smoother (--method rts), which takes every step as it is",
+                        t[k] - t[k - 1],
+                        MAX_STEP_VARIATION * 100.0
+                    ),
+                });
+            }
             let x = &values[s..e];
             self.filter_into(x, dt, 0, &mut out.value[s..e]);
             self.filter_into(x, dt, 1, &mut out.rate[s..e]);
