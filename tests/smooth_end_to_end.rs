@@ -233,3 +233,34 @@ fn recording_defects() {
     );
     assert!(!bad_out.exists() && !dir.path().join("bad").join("m.parquet").exists(), "nothing written");
 }
+
+/// The signal stage's settings from a pipeline file's [smooth] table, the command line winning:
+/// the shipped pipelines/default.toml runs as is; a file asking for Savitzky-Golay with a window
+/// of 15 is obeyed (the summary says so) unless --method overrides it; an unknown key and a
+/// negative noise are refused by name.
+#[test]
+fn settings_from_a_pipeline_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let tracks = root().join("recordings/default/truth/tracks.csv");
+    let out = dir.path().join("a/markers.csv");
+    let shipped = root().join("pipelines/default.toml");
+    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out.to_str().unwrap(), "--pipeline", shipped.to_str().unwrap()]);
+    let summary = |p: &std::path::Path| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(p.with_file_name("markers.summary.json")).unwrap()).unwrap() };
+    assert!(summary(&out)["method"].as_str().unwrap().starts_with("Kalman/RTS"));
+    let file = dir.path().join("sg.toml");
+    std::fs::write(&file, "[smooth]\nmethod = \"savgol\"\nwindow = 15\norder = 3\n\n[other_stage]\nanything = 1\n").unwrap();
+    let out_b = dir.path().join("b/markers.csv");
+    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out_b.to_str().unwrap(), "--pipeline", file.to_str().unwrap()]);
+    assert_eq!(summary(&out_b)["method"], "Savitzky-Golay, window 15, order 3");
+    let out_c = dir.path().join("c/markers.csv");
+    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out_c.to_str().unwrap(), "--pipeline", file.to_str().unwrap(), "--method", "rts"]);
+    assert!(summary(&out_c)["method"].as_str().unwrap().starts_with("Kalman/RTS"));
+    for (text, needle) in [("[smooth]\nwindw = 15\n", "unknown field `windw`"), ("[smooth]\nnoise_m = -1.0\n", "noise_m -1 must be a positive number")] {
+        std::fs::write(&file, text).unwrap();
+        let bad = dir.path().join("d/markers.csv");
+        let res = flexbench(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", bad.to_str().unwrap(), "--pipeline", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(!res.status.success() && err.contains(needle) && !err.contains("panicked"), "{err}");
+        assert!(!bad.exists());
+    }
+}

@@ -1,10 +1,16 @@
-//! Smoothing and differentiation of sampled marker coordinates.
+//! Smoothing and differentiation of sampled marker coordinates: the signal stage.
 //!
-//! This first version provides Savitzky-Golay filtering in its proper form (the derivative is
-//! scaled by the sample interval; the edges are handled by evaluating the fit of the first and
-//! last windows, scipy's `mode="interp"`; gaps split the series into segments that are smoothed
-//! separately). The [`Differentiator`] trait is the interface the pipeline uses, so that the
-//! later, fuller signal stage can replace this method without touching its callers.
+//! - [`SavGol`]: Savitzky-Golay in its proper form (the derivative scaled by the sample
+//!   interval, scipy's five edge modes, weights computed once and exact to 1e-12).
+//! - [`RtsSmoother`]: the automatic default, a periodic part (Bayesian harmonic regression on
+//!   the motion's fundamental) plus a white-snap Kalman/RTS smoother, every parameter from the
+//!   data, with per-sample standard deviations ([`rts`]).
+//! - [`kalman`]: the Kalman/RTS building blocks shared with the mechanism's smoother.
+//! - [`rigid`]: the markers' velocities and accelerations fitted as one rigid body's, the
+//!   residual being the lever's elastic part.
+//!
+//! Gaps split the series (no smoothing across a gap, no invented sample); every output sample
+//! carries its [`Provenance`]. The [`Differentiator`] trait is the interface the pipeline uses.
 
 #![warn(missing_docs)]
 
