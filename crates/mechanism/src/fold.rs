@@ -49,6 +49,11 @@ pub struct FoldReport {
     /// Jerk spectral density of the drivers' motion model per driver, chosen by maximum
     /// likelihood, m/s^3 per sqrt(Hz) (angles scaled by the reference length).
     pub jerk_density: Vec<f64>,
+    /// For each resolved zone, the stretch after it up to the next zone (samples a..b) on the
+    /// branch not chosen: (a, b, configurations). What a later, global criterion (the
+    /// periodicity of the crank-angle mode) may prefer where the window's test could not tell.
+    #[serde(skip)]
+    pub alternatives: Vec<(usize, usize, Vec<DVector<f64>>)>,
 }
 
 /// Log-likelihood of driver observations under the white-jerk model with density `s`, and,
@@ -160,16 +165,21 @@ impl Mechanism {
             }
             report.zones += 1;
             let ctx = Zone { t, obs, a, b: k, noise, s: &s, atlas: &atlas, w: &w };
-            if self.resolve_fold(&ctx, &mut qs, &mut seen, &mut zs) {
+            let (switched, alternative) = self.resolve_fold(&ctx, &mut qs, &mut seen, &mut zs);
+            if switched {
                 report.switched += 1;
+            }
+            if let Some(alt) = alternative {
+                report.alternatives.push(alt);
             }
         }
         Ok((qs, report))
     }
 
     /// Decide the branch after one fold zone and bridge the zone; true when the fit's branch
-    /// was switched to the mirror's.
-    fn resolve_fold(&self, z: &Zone, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> bool {
+    /// was switched to the mirror's; and the branch not chosen after the zone, up to the next
+    /// one, when both were followed.
+    fn resolve_fold(&self, z: &Zone, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> (bool, Option<(usize, usize, Vec<DVector<f64>>)>) {
         let (t, a, b) = (z.t, z.a, z.b);
         let n = qs.len();
         // The end of the segment: the next zone, gap or the recording's end.
@@ -180,6 +190,7 @@ impl Mechanism {
         let lo = a.saturating_sub(FOLD_SIDE);
         let hi = end.min(b + FOLD_SIDE);
         let mut switched = false;
+        let mut alternative = None;
         // The fit's hypothesis over lo..hi, its zone bridged.
         let mut keep: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
         self.bridge_zone(z, lo, &mut keep, &zs[lo..hi]);
@@ -210,11 +221,15 @@ impl Mechanism {
                         if so > sk {
                             switched = true;
                             keep = other;
+                            let old: Option<Vec<DVector<f64>>> = qs[b..end].iter().cloned().collect();
                             for j in b..end {
                                 qs[j] = alt[j].take();
                                 seen[j] = alt_seen[j];
                                 zs[j] = qs[j].as_ref().and_then(|q| self.driver_obs(q, &z.obs[j], z.noise));
                             }
+                            alternative = old.map(|v| (b, end, v));
+                        } else {
+                            alternative = alt[b..end].iter().cloned().collect::<Option<Vec<_>>>().map(|v| (b, end, v));
                         }
                     }
                 }
@@ -223,7 +238,7 @@ impl Mechanism {
         for j in a..b {
             qs[j] = keep[j - lo].clone();
         }
-        switched
+        (switched, alternative)
     }
 
     /// Bridge the zone a..b of the window starting at `lo` (`path` and `zs` are the window's)

@@ -225,7 +225,7 @@ pub fn process(
             fit_report.unfitted_samples = r2.unfitted_samples;
             smoother_report = Some(sr);
             if cfg.periodic {
-                let (f3, pr) = mech.periodic_refit(&t, &raw, &fit)?;
+                let (f3, pr) = mech.periodic_refit(&t, &raw, &fit, &fit_report.folds.alternatives)?;
                 fit = f3;
                 // The periodic fit's uncertainty is not calibrated (periodic_refit): no bands.
                 covariances = None;
