@@ -367,28 +367,63 @@ impl Mechanism {
         let (_, k) = best?;
         let mut qs = start_q.to_vec();
         let mut fit = None;
+        let rss_at = |qs: &[DVector<f64>]| -> f64 { idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum() };
+        let assemble = |qs: &[DVector<f64>], bases: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
+            qs.iter()
+                .zip(bases)
+                .map(|(q, b)| {
+                    let mut values = vec![b.dot(c)];
+                    values.extend((1..nd).map(|j| self.drivers[j].coordinate.value(q)));
+                    self.assemble_from(q, &values).ok()
+                })
+                .collect()
+        };
         for _round in 0..2 {
             let bases: Vec<DVector<f64>> = times.iter().map(|t| time_basis(t - t0, speed, k)[0].clone()).collect();
-            let mut last = f64::INFINITY;
-            for _ in 0..6 {
+            // Start: the series fitted to the smoothed angle itself (valid where the smoother
+            // is); then Gauss-Newton on the markers, the step halved while their residual grows
+            // or a sample fails to assemble.
+            let mut coef = {
+                let p = bases[0].len();
+                let mut ata = DMatrix::zeros(p, p);
+                let mut atb = DVector::zeros(p);
+                for (b, th) in bases.iter().zip(theta) {
+                    ata += b * b.transpose();
+                    atb += b * th.0;
+                }
+                ata.cholesky()?.solve(&atb)
+            };
+            if let Some(q) = assemble(&qs, &bases, &coef) {
+                qs = q;
+            }
+            let mut last = rss_at(&qs);
+            for _ in 0..12 {
                 let lin = self.driver_normals(obs, idx, &qs, 0..1).ok()?;
-                let (c, rss, _) = lin.solve_basis(&bases)?;
+                let (c, _, _) = lin.solve_basis(&bases)?;
                 let c = c.into_iter().next()?;
-                qs = qs
-                    .iter()
-                    .zip(&bases)
-                    .map(|(q, b)| {
-                        let mut values = vec![b.dot(&c)];
-                        values.extend((1..nd).map(|j| self.drivers[j].coordinate.value(q)));
-                        self.assemble_from(q, &values).ok()
-                    })
-                    .collect::<Option<Vec<_>>>()?;
-                fit = Some(CrankFit { t0, speed, harmonics: k, coef: c });
-                if (last - rss).abs() <= 1e-9 * rss.max(1e-300) {
+                let mut step = 1.0;
+                let mut accepted = None;
+                while step > 1e-3 {
+                    let trial = &coef + (&c - &coef) * step;
+                    if let Some(q) = assemble(&qs, &bases, &trial) {
+                        let r = rss_at(&q);
+                        if r <= last {
+                            accepted = Some((trial, q, r));
+                            break;
+                        }
+                    }
+                    step *= 0.5;
+                }
+                let Some((trial, q, r)) = accepted else { break };
+                let done = (last - r).abs() <= 1e-9 * r.max(1e-300);
+                coef = trial;
+                qs = q;
+                last = r;
+                if done {
                     break;
                 }
-                last = rss;
             }
+            fit = Some(CrankFit { t0, speed, harmonics: k, coef });
             // The fitted trend is the mean speed: rebuild the ripple's basis on it.
             let f = fit.as_ref()?;
             if (f.coef[1] - speed).abs() <= 1e-9 * speed.abs() {
@@ -455,7 +490,26 @@ impl Mechanism {
         // (from rest the slide may start centimetres away, where the linearisation overshoots).
         let rss_at = |qs: &[DVector<f64>]| -> f64 { idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum() };
         let mut qs: Vec<DVector<f64>> = start_q.to_vec();
-        let mut coefs: Vec<DVector<f64>> = Vec::new();
+        // Start: each driver's series fitted to its own start values (the smoother's, or rest).
+        let nd = self.drivers.len();
+        let p = 2 * k + 1;
+        let mut ata = DMatrix::zeros(p, p);
+        for b in &bases {
+            ata += b * b.transpose();
+        }
+        let chol = ata.cholesky()?;
+        let mut coefs: Vec<DVector<f64>> = (1..nd)
+            .map(|j| {
+                let mut atb = DVector::zeros(p);
+                for (b, q) in bases.iter().zip(&qs) {
+                    atb += b * self.drivers[j].coordinate.value(q);
+                }
+                chol.solve(&atb)
+            })
+            .collect();
+        if let Some(q) = assemble(&qs, &coefs) {
+            qs = q;
+        }
         let mut last = rss_at(&qs);
         for _ in 0..20 {
             let lin = self.periodic_normals(obs, idx, &qs).ok()?;
@@ -463,10 +517,10 @@ impl Mechanism {
             let mut step = 1.0;
             let mut accepted = None;
             while step > 1e-3 {
-                let trial: Vec<DVector<f64>> = if coefs.is_empty() { c.clone() } else { coefs.iter().zip(&c).map(|(a, b)| a + (b - a) * step).collect() };
+                let trial: Vec<DVector<f64>> = coefs.iter().zip(&c).map(|(a, b)| a + (b - a) * step).collect();
                 if let Some(q) = assemble(&qs, &trial) {
                     let r = rss_at(&q);
-                    if r <= last || coefs.is_empty() {
+                    if r <= last {
                         accepted = Some((trial, q, r));
                         break;
                     }
@@ -482,7 +536,7 @@ impl Mechanism {
                 break;
             }
         }
-        (!coefs.is_empty()).then_some((coefs, qs))
+        Some((coefs, qs))
     }
 }
 

@@ -1,7 +1,9 @@
-//! `flexbench process`: a tracks table -> Savitzky-Golay differentiation of every marker ->
-//! the mechanism's kinematics fitted to the markers (loop closed exactly) -> Newton-Euler inverse
-//! dynamics per sample -> `markers`, `bodies`, `forces`, `fit_residuals` tables, `summary.json`
-//! and the forces figure.
+//! `flexbench process`: a tracks table -> the mechanism's kinematics fitted to the markers (loop
+//! closed exactly; by default the Kalman smoother on the driving coordinates, optionally refitted
+//! in the crank angle, or from each marker's Savitzky-Golay derivatives with `--savgol`) ->
+//! Newton-Euler inverse dynamics per sample -> `markers` (the fitted motion's, with bands from
+//! the smoother; each marker's Savitzky-Golay derivatives with `--savgol`), `bodies`, `forces`,
+//! `fit_residuals` tables, `summary.json` and the forces figure.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
