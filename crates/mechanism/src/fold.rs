@@ -104,7 +104,18 @@ impl Mechanism {
         let targets_of = |q: &DVector<f64>| -> Vec<f64> { self.drivers.iter().map(|d| d.coordinate.value(q)).collect() };
         let fitted = match self.predict(t, k, qs, seen) {
             Some(p) => refine(self, &p, o, &targets_of(&p), w, 30),
-            None => atlas.iter().filter_map(|q| refine(self, q, o, &targets_of(q), w, 30)).min_by(|a, b| a.1.total_cmp(&b.1)),
+            None => atlas.iter().filter_map(|q| refine(self, q, o, &targets_of(q), w, 30)).min_by(|a, b| a.1.total_cmp(&b.1)).map(|(mut q, c)| {
+                // Started afresh from the atlas (its angles within one turn): each body's angle
+                // unwrapped to the nearest turn of the last fitted sample's, so that the crank
+                // angle does not jump by whole turns.
+                if let Some(last) = qs[..k].iter().rev().flatten().next() {
+                    for b in 0..self.bodies.len() {
+                        let i = 3 * b + 2;
+                        q[i] += std::f64::consts::TAU * ((last[i] - q[i]) / std::f64::consts::TAU).round();
+                    }
+                }
+                (q, c)
+            }),
         };
         let ratio = fitted.as_ref().map_or(0.0, |(q, _)| fold_ratio(self, q, o));
         (fitted.map(|f| f.0), ratio)
