@@ -182,24 +182,10 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     }
 }
 
-/// The tracks table at `path` with Gaussian noise of `sigma` metres added to x and y (Box-Muller
-/// on a fixed xorshift sequence, so the same every run).
+/// The tracks table at `path` with Gaussian noise of `sigma` metres added to x and y (the same
+/// fixed sequence every run).
 fn noisy_tracks(path: &std::path::Path, sigma: f64) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap();
-    let cols: Vec<&str> = header.split(',').collect();
-    let (ix, iy) = (cols.iter().position(|c| *c == "x").unwrap(), cols.iter().position(|c| *c == "y").unwrap());
-    let mut g = common::gauss::Gauss::new(0x2545F4914F6CDD1D);
-    let mut noisy = vec![header.to_string()];
-    for l in lines {
-        let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
-        for i in [ix, iy] {
-            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + sigma * g.next());
-        }
-        noisy.push(f.join(","));
-    }
-    noisy.join("\n")
+    common::noisy_tracks(path, sigma, 0x2545F4914F6CDD1D, 1.0, &|_, _| false)
 }
 
 /// The periodic refit refuses a recording of less than two crank turns, by name and with the

@@ -16,27 +16,10 @@ use common::{flexbench, ok, read_csv, root};
 fn smooth_noisy_tracks_in_millimetres() {
     let dir = tempfile::tempdir().unwrap();
     let truth = root().join("recordings/default/truth");
-    let text = std::fs::read_to_string(truth.join("tracks.csv")).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap();
-    let cols: Vec<&str> = header.split(',').collect();
-    let pos = |n: &str| cols.iter().position(|c| *c == n).unwrap();
-    let (ifr, im, ix, iy) = (pos("frame"), pos("marker"), pos("x"), pos("y"));
-    let mut g = common::gauss::Gauss::new(0x5DEECE66D);
-    let mut out = vec![header.to_string()];
-    for l in lines {
-        let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
-        let frame: usize = f[ifr].parse().unwrap();
-        if f[im] == "M3" && (200..212).contains(&frame) {
-            continue;
-        }
-        for i in [ix, iy] {
-            f[i] = format!("{}", (f[i].parse::<f64>().unwrap() + 1.4e-4 * g.next()) * 1e3);
-        }
-        out.push(f.join(","));
-    }
+    // M3 hidden for 12 frames (a gap), positions in millimetres.
+    let text = common::noisy_tracks(&truth.join("tracks.csv"), 1.4e-4, 0x5DEECE66D, 1e3, &|m, frame| m == "M3" && (200..212).contains(&frame));
     let tracks = dir.path().join("noisy-mm.csv");
-    std::fs::write(&tracks, out.join("\n")).unwrap();
+    std::fs::write(&tracks, text).unwrap();
     let markers = dir.path().join("out/markers.csv");
     ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", markers.to_str().unwrap(), "--unit", "mm"]);
     assert!(dir.path().join("out/markers.parquet").exists());
@@ -100,23 +83,9 @@ fn smooth_noisy_tracks_in_millimetres() {
 fn rigid_field_of_the_lever() {
     let dir = tempfile::tempdir().unwrap();
     let truth = root().join("recordings/default/truth");
-    let text = std::fs::read_to_string(truth.join("tracks.csv")).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap();
-    let cols: Vec<&str> = header.split(',').collect();
-    let pos = |n: &str| cols.iter().position(|c| *c == n).unwrap();
-    let (ix, iy) = (pos("x"), pos("y"));
-    let mut g = common::gauss::Gauss::new(0x2545F4914F6CDD1D);
-    let mut out = vec![header.to_string()];
-    for l in lines {
-        let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
-        for i in [ix, iy] {
-            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + 1e-4 * g.next());
-        }
-        out.push(f.join(","));
-    }
+    let text = common::noisy_tracks(&truth.join("tracks.csv"), 1e-4, 0x2545F4914F6CDD1D, 1.0, &|_, _| false);
     let tracks = dir.path().join("noisy.csv");
-    std::fs::write(&tracks, out.join("\n")).unwrap();
+    std::fs::write(&tracks, text).unwrap();
     let markers = dir.path().join("out/markers.csv");
     let mech = root().join("pipelines/wind-pump.toml");
     ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", markers.to_str().unwrap(), "--rigid-field", "--mechanism", mech.to_str().unwrap()]);

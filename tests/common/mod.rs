@@ -53,3 +53,30 @@ pub fn simulated_default_bench(dir: &Path) -> PathBuf {
     ]);
     out
 }
+
+/// The tracks table at `path` (contract CSV) with Gaussian noise of `sigma` metres added to x
+/// and y (Box-Muller on the fixed xorshift sequence of `seed`, so the same every run), the
+/// positions then multiplied by `scale` (1e3 writes millimetres), the rows for which
+/// `drop(marker, frame)` holds left out (a gap).
+pub fn noisy_tracks(path: &Path, sigma: f64, seed: u64, scale: f64, drop: &dyn Fn(&str, usize) -> bool) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    let cols: Vec<&str> = header.split(',').collect();
+    let pos = |n: &str| cols.iter().position(|c| *c == n).unwrap_or_else(|| panic!("no column {n}"));
+    let (ifr, im, ix, iy) = (pos("frame"), pos("marker"), pos("x"), pos("y"));
+    let mut g = gauss::Gauss::new(seed);
+    let mut out = vec![header.to_string()];
+    for l in lines {
+        let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
+        let frame: usize = f[ifr].parse().expect("a frame number");
+        if drop(&f[im], frame) {
+            continue;
+        }
+        for i in [ix, iy] {
+            f[i] = format!("{}", (f[i].parse::<f64>().expect("a position") + sigma * g.next()) * scale);
+        }
+        out.push(f.join(","));
+    }
+    out.join("\n")
+}

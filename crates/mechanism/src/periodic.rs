@@ -13,6 +13,7 @@
 //! linearised about the smoothed motion, K0 up to [`MAX_CRANK_HARMONICS`], K over 2, 4, ...,
 //! [`MAX_HARMONICS`].
 
+use flexbench_signal::rts::trend_harmonic_basis;
 use nalgebra::{DMatrix, DVector};
 
 use crate::fit::{marker_system, FitSample, MarkerState};
@@ -68,30 +69,11 @@ struct CrankFit {
     coef: DVector<f64>,
 }
 
-/// Value, first and second time derivative of the crank's time basis at u.
-fn time_basis(u: f64, speed: f64, k: usize) -> [DVector<f64>; 3] {
-    let p = 2 + 2 * k;
-    let (mut b, mut b1, mut b2) = (DVector::zeros(p), DVector::zeros(p), DVector::zeros(p));
-    b[0] = 1.0;
-    b[1] = u;
-    b1[1] = 1.0;
-    for h in 1..=k {
-        let w = speed * h as f64;
-        let (sn, cs) = (w * u).sin_cos();
-        b[2 * h] = cs;
-        b[2 * h + 1] = sn;
-        b1[2 * h] = -w * sn;
-        b1[2 * h + 1] = w * cs;
-        b2[2 * h] = -w * w * cs;
-        b2[2 * h + 1] = -w * w * sn;
-    }
-    [b, b1, b2]
-}
 
 impl CrankFit {
     /// (theta, theta', theta'') at time t.
     fn at(&self, t: f64) -> (f64, f64, f64) {
-        let [b, b1, b2] = time_basis(t - self.t0, self.speed, self.harmonics);
+        let [b, b1, b2] = trend_harmonic_basis(t - self.t0, self.speed, self.harmonics);
         (b.dot(&self.coef), b1.dot(&self.coef), b2.dot(&self.coef))
     }
 
@@ -111,6 +93,63 @@ pub const BRANCH_HARMONICS: usize = 6;
 
 /// Most harmonics of the crank's ripple tried.
 pub const MAX_CRANK_HARMONICS: usize = 24;
+
+/// The least-squares series through `values` (one per sample) on the basis `bases` (its values
+/// at each sample): coefficients and residual sum of squares. None when the basis is singular
+/// over the samples.
+fn series_fit(bases: &[DVector<f64>], values: &[f64]) -> Option<(DVector<f64>, f64)> {
+    let p = bases.first()?.len();
+    let mut ata = DMatrix::zeros(p, p);
+    let mut atb = DVector::zeros(p);
+    for (b, v) in bases.iter().zip(values) {
+        ata += b * b.transpose();
+        atb += b * *v;
+    }
+    let c = ata.cholesky()?.solve(&atb);
+    let rss = bases.iter().zip(values).map(|(b, v)| (v - b.dot(&c)).powi(2)).sum::<f64>();
+    Some((c, rss))
+}
+
+/// Gauss-Newton on series coefficients `coef` (every series laid end to end) for the markers:
+/// at most `iters` steps towards `target(qs)` (the linearised least-squares solution about the
+/// configurations), each halved while the markers' residual `rss_at` grows or a sample fails
+/// to `assemble`; stops when the residual no longer changes (1e-9 relative). Returns the
+/// coefficients and configurations reached; None when a linearisation fails.
+fn damped_gauss_newton(
+    mut coef: DVector<f64>,
+    mut qs: Vec<DVector<f64>>,
+    iters: usize,
+    target: &dyn Fn(&[DVector<f64>]) -> Option<DVector<f64>>,
+    assemble: &dyn Fn(&[DVector<f64>], &DVector<f64>) -> Option<Vec<DVector<f64>>>,
+    rss_at: &dyn Fn(&[DVector<f64>]) -> f64,
+) -> Option<(DVector<f64>, Vec<DVector<f64>>)> {
+    let mut last = rss_at(&qs);
+    for _ in 0..iters {
+        let c = target(&qs)?;
+        let mut step = 1.0;
+        let mut accepted = None;
+        while step > 1e-3 {
+            let trial = &coef + (&c - &coef) * step;
+            if let Some(q) = assemble(&qs, &trial) {
+                let r = rss_at(&q);
+                if r <= last {
+                    accepted = Some((trial, q, r));
+                    break;
+                }
+            }
+            step *= 0.5;
+        }
+        let Some((trial, q, r)) = accepted else { break };
+        let done = (last - r).abs() <= 1e-9 * r.max(1e-300);
+        coef = trial;
+        qs = q;
+        last = r;
+        if done {
+            break;
+        }
+    }
+    Some((coef, qs))
+}
 
 impl Mechanism {
     /// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
@@ -240,6 +279,11 @@ impl Mechanism {
         Ok((out, PeriodicReport { branches_flipped: flipped, harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }))
     }
 
+    /// The markers' residual sum of squares of configurations `qs` at the samples `idx`.
+    fn markers_rss(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>]) -> f64 {
+        idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum()
+    }
+
     /// The branch of each stretch after a fold (`alternatives`: the stretch a..b on the branch
     /// the fold test did not choose) that makes the non-first drivers smoothest as periodic
     /// functions of the crank angle: the residual of their least-squares Fourier series with
@@ -263,19 +307,12 @@ impl Mechanism {
         }
         let scale = crate::fit::driver_weights(self, 1.0);
         let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
-        let p = 2 * k + 1;
         let cost = |qs: &[DVector<f64>]| -> f64 {
             let mut total = 0.0;
             for j in 1..nd {
-                let mut ata = DMatrix::zeros(p, p);
-                let mut atb = DVector::zeros(p);
                 let vals: Vec<f64> = qs.iter().map(|q| self.drivers[j].coordinate.value(q) * scale[j]).collect();
-                for (b, v) in bases.iter().zip(&vals) {
-                    ata += b * b.transpose();
-                    atb += b * *v;
-                }
-                let Some(c) = ata.cholesky().map(|ch| ch.solve(&atb)) else { return f64::INFINITY };
-                total += bases.iter().zip(&vals).map(|(b, v)| (v - b.dot(&c)).powi(2)).sum::<f64>();
+                let Some((_, rss)) = series_fit(&bases, &vals) else { return f64::INFINITY };
+                total += rss;
             }
             total
         };
@@ -357,7 +394,7 @@ impl Mechanism {
             if 4 * p > ncoord {
                 break;
             }
-            let bases: Vec<DVector<f64>> = times.iter().map(|t| time_basis(t - t0, speed, k)[0].clone()).collect();
+            let bases: Vec<DVector<f64>> = times.iter().map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone()).collect();
             let Some((_, rss, _)) = lin.solve_basis(&bases) else { continue };
             let bic = nc * (rss.max(1e-300) / nc).ln() + p as f64 * nc.ln();
             if best.map_or(true, |b| bic < b.0) {
@@ -367,62 +404,31 @@ impl Mechanism {
         let (_, k) = best?;
         let mut qs = start_q.to_vec();
         let mut fit = None;
-        let rss_at = |qs: &[DVector<f64>]| -> f64 { idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum() };
-        let assemble = |qs: &[DVector<f64>], bases: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
-            qs.iter()
-                .zip(bases)
-                .map(|(q, b)| {
-                    let mut values = vec![b.dot(c)];
-                    values.extend((1..nd).map(|j| self.drivers[j].coordinate.value(q)));
-                    self.assemble_from(q, &values).ok()
-                })
-                .collect()
-        };
+        let rss_at = |qs: &[DVector<f64>]| self.markers_rss(obs, idx, qs);
         for _round in 0..2 {
-            let bases: Vec<DVector<f64>> = times.iter().map(|t| time_basis(t - t0, speed, k)[0].clone()).collect();
-            // Start: the series fitted to the smoothed angle itself (valid where the smoother
-            // is); then Gauss-Newton on the markers, the step halved while their residual grows
-            // or a sample fails to assemble.
-            let mut coef = {
-                let p = bases[0].len();
-                let mut ata = DMatrix::zeros(p, p);
-                let mut atb = DVector::zeros(p);
-                for (b, th) in bases.iter().zip(theta) {
-                    ata += b * b.transpose();
-                    atb += b * th.0;
-                }
-                ata.cholesky()?.solve(&atb)
+            let bases: Vec<DVector<f64>> = times.iter().map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone()).collect();
+            let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
+                qs.iter()
+                    .zip(&bases)
+                    .map(|(q, b)| {
+                        let mut values = vec![b.dot(c)];
+                        values.extend((1..nd).map(|j| self.drivers[j].coordinate.value(q)));
+                        self.assemble_from(q, &values).ok()
+                    })
+                    .collect()
             };
-            if let Some(q) = assemble(&qs, &bases, &coef) {
+            // Start: the series fitted to the smoothed angle itself (valid where the smoother
+            // is); then Gauss-Newton on the markers.
+            let (start, _) = series_fit(&bases, &theta.iter().map(|th| th.0).collect::<Vec<_>>())?;
+            if let Some(q) = assemble(&qs, &start) {
                 qs = q;
             }
-            let mut last = rss_at(&qs);
-            for _ in 0..12 {
-                let lin = self.driver_normals(obs, idx, &qs, 0..1).ok()?;
-                let (c, _, _) = lin.solve_basis(&bases)?;
-                let c = c.into_iter().next()?;
-                let mut step = 1.0;
-                let mut accepted = None;
-                while step > 1e-3 {
-                    let trial = &coef + (&c - &coef) * step;
-                    if let Some(q) = assemble(&qs, &bases, &trial) {
-                        let r = rss_at(&q);
-                        if r <= last {
-                            accepted = Some((trial, q, r));
-                            break;
-                        }
-                    }
-                    step *= 0.5;
-                }
-                let Some((trial, q, r)) = accepted else { break };
-                let done = (last - r).abs() <= 1e-9 * r.max(1e-300);
-                coef = trial;
-                qs = q;
-                last = r;
-                if done {
-                    break;
-                }
-            }
+            let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> {
+                let lin = self.driver_normals(obs, idx, qs, 0..1).ok()?;
+                lin.solve_basis(&bases)?.0.into_iter().next()
+            };
+            let (coef, reached) = damped_gauss_newton(start, qs, 12, &target, &assemble, &rss_at)?;
+            qs = reached;
             fit = Some(CrankFit { t0, speed, harmonics: k, coef });
             // The fitted trend is the mean speed: rebuild the ripple's basis on it.
             let f = fit.as_ref()?;
@@ -475,7 +481,13 @@ impl Mechanism {
         k: usize,
     ) -> Option<(Vec<DVector<f64>>, Vec<DVector<f64>>)> {
         let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
-        let assemble = |qs: &[DVector<f64>], coefs: &[DVector<f64>]| -> Option<Vec<DVector<f64>>> {
+        let nd = self.drivers.len();
+        let p = 2 * k + 1;
+        // The non-first drivers' series laid end to end, p coefficients each.
+        let split = |c: &DVector<f64>| -> Vec<DVector<f64>> { (0..nd - 1).map(|j| c.rows(j * p, p).into_owned()).collect() };
+        let join = |cs: Vec<DVector<f64>>| -> DVector<f64> { DVector::from_iterator((nd - 1) * p, cs.iter().flat_map(|c| c.iter().copied())) };
+        let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
+            let coefs = split(c);
             bases
                 .iter()
                 .enumerate()
@@ -486,57 +498,22 @@ impl Mechanism {
                 })
                 .collect()
         };
-        // Gauss-Newton on the coefficients, the step halved while the markers' residual grows
-        // (from rest the slide may start centimetres away, where the linearisation overshoots).
-        let rss_at = |qs: &[DVector<f64>]| -> f64 { idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum() };
+        // Start: each driver's series fitted to its own start values (the smoother's, or rest);
+        // then Gauss-Newton on the markers (from rest the slide may start centimetres away,
+        // where the linearisation overshoots: the steps are halved).
         let mut qs: Vec<DVector<f64>> = start_q.to_vec();
-        // Start: each driver's series fitted to its own start values (the smoother's, or rest).
-        let nd = self.drivers.len();
-        let p = 2 * k + 1;
-        let mut ata = DMatrix::zeros(p, p);
-        for b in &bases {
-            ata += b * b.transpose();
-        }
-        let chol = ata.cholesky()?;
-        let mut coefs: Vec<DVector<f64>> = (1..nd)
-            .map(|j| {
-                let mut atb = DVector::zeros(p);
-                for (b, q) in bases.iter().zip(&qs) {
-                    atb += b * self.drivers[j].coordinate.value(q);
-                }
-                chol.solve(&atb)
-            })
-            .collect();
-        if let Some(q) = assemble(&qs, &coefs) {
+        let start = join(
+            (1..nd)
+                .map(|j| series_fit(&bases, &qs.iter().map(|q| self.drivers[j].coordinate.value(q)).collect::<Vec<_>>()).map(|f| f.0))
+                .collect::<Option<Vec<_>>>()?,
+        );
+        if let Some(q) = assemble(&qs, &start) {
             qs = q;
         }
-        let mut last = rss_at(&qs);
-        for _ in 0..20 {
-            let lin = self.periodic_normals(obs, idx, &qs).ok()?;
-            let (c, _) = lin.solve(theta, k)?;
-            let mut step = 1.0;
-            let mut accepted = None;
-            while step > 1e-3 {
-                let trial: Vec<DVector<f64>> = coefs.iter().zip(&c).map(|(a, b)| a + (b - a) * step).collect();
-                if let Some(q) = assemble(&qs, &trial) {
-                    let r = rss_at(&q);
-                    if r <= last {
-                        accepted = Some((trial, q, r));
-                        break;
-                    }
-                }
-                step *= 0.5;
-            }
-            let Some((trial, q, r)) = accepted else { break };
-            let done = (last - r).abs() <= 1e-9 * r.max(1e-300);
-            coefs = trial;
-            qs = q;
-            last = r;
-            if done {
-                break;
-            }
-        }
-        Some((coefs, qs))
+        let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> { Some(join(self.periodic_normals(obs, idx, qs).ok()?.solve(theta, k)?.0)) };
+        let rss_at = |qs: &[DVector<f64>]| self.markers_rss(obs, idx, qs);
+        let (coef, qs) = damped_gauss_newton(start, qs, 20, &target, &assemble, &rss_at)?;
+        Some((split(&coef), qs))
     }
 }
 

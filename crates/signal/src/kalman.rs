@@ -106,20 +106,15 @@ pub fn kalman_rts(
     };
     // D = diag(tau^o) per coordinate; scaled quantities carry a tilde in the comments.
     let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
-    let scale = |m: &DMatrix<f64>, left: bool, right: bool, inv: bool| {
-        DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| {
-            let l = if left { if inv { 1.0 / d[i] } else { d[i] } } else { 1.0 };
-            let r = if right { if inv { 1.0 / d[j] } else { d[j] } } else { 1.0 };
-            m[(i, j)] * l * r
-        })
-    };
+    // D M D (into scaled units) or D^-1 M D^-1 (back to SI) of a covariance.
+    let sandwich = |m: &DMatrix<f64>, back: bool| DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| if back { m[(i, j)] / (d[i] * d[j]) } else { m[(i, j)] * d[i] * d[j] });
     let step = |h: f64, s: &[f64]| {
         let (f, q) = transition(nd, h, s);
         let ft = DMatrix::from_fn(dim, dim, |i, j| f[(i, j)] * d[i] / d[j]);
-        (ft, scale(&q, true, true, false))
+        (ft, sandwich(&q, false))
     };
     let mut x = DVector::from_fn(dim, |i, _| x0[i] * d[i]);
-    let mut p = scale(&p0, true, true, false);
+    let mut p = sandwich(&p0, false);
     let mut loglik = 0.0;
     let (mut xs_pred, mut ps_pred, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let eye = DMatrix::<f64>::identity(dim, dim);
@@ -168,7 +163,7 @@ pub fn kalman_rts(
         for i in 0..dim {
             x[i] /= d[i];
         }
-        *p = scale(p, true, true, true);
+        *p = sandwich(p, true);
     }
     Some(Estimate { loglik, states })
 }

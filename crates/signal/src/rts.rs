@@ -186,16 +186,16 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
     Some((loglik, states))
 }
 
-/// The periodic part's basis at time t (relative to `t0`): value, first and second derivative
-/// rows for 1, t, cos/sin of k 2 pi f0 t, k = 1..harmonics.
-fn basis(t: f64, t0: f64, f0: f64, harmonics: usize) -> [DVector<f64>; 3] {
+/// A trend plus harmonics at time u (from the series' origin, s): value, first and second
+/// time derivative of the basis 1, u, cos(k w u), sin(k w u) for k = 1..harmonics, w the
+/// fundamental's angular speed (rad/s). The periodic part here and the crank's ripple in the
+/// mechanism's crank-angle mode share it.
+pub fn trend_harmonic_basis(u: f64, w: f64, harmonics: usize) -> [DVector<f64>; 3] {
     let p = 2 + 2 * harmonics;
     let (mut b, mut b1, mut b2) = (DVector::zeros(p), DVector::zeros(p), DVector::zeros(p));
-    let u = t - t0;
     b[0] = 1.0;
     b[1] = u;
     b1[1] = 1.0;
-    let w = std::f64::consts::TAU * f0;
     for k in 1..=harmonics {
         let wk = w * k as f64;
         let (sn, cs) = (wk * u).sin_cos();
@@ -207,6 +207,11 @@ fn basis(t: f64, t0: f64, f0: f64, harmonics: usize) -> [DVector<f64>; 3] {
         b2[2 * k + 1] = -wk * wk * sn;
     }
     [b, b1, b2]
+}
+
+/// The periodic part's basis at time t (relative to `t0`), fundamental `f0` in Hz.
+fn basis(t: f64, t0: f64, f0: f64, harmonics: usize) -> [DVector<f64>; 3] {
+    trend_harmonic_basis(t - t0, std::f64::consts::TAU * f0, harmonics)
 }
 
 /// The periodic part's basis values at time t (relative to `t0`) into `out` (length
@@ -227,26 +232,37 @@ fn basis_value_into(t: f64, t0: f64, f0: f64, harmonics: usize, out: &mut [f64])
     }
 }
 
-/// Least-squares fit of the periodic part to the present samples: coefficients, the residual
-/// sum of squares, and (B^T B)^-1. None when singular.
-fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize) -> Option<(DVector<f64>, f64, DMatrix<f64>)> {
+/// The normal equations of the periodic part's basis over the present samples `idx`: B^T B,
+/// B^T x and x^T x (the basis from the first present sample's time).
+fn harmonic_normals(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize) -> (DMatrix<f64>, DVector<f64>, f64) {
+    let p = 2 + 2 * harmonics;
+    let t0 = idx.first().map_or(0.0, |&k| t[k]);
+    let mut btb = DMatrix::zeros(p, p);
+    let mut btx = DVector::zeros(p);
+    let mut xtx = 0.0;
+    let mut b = DVector::zeros(p);
+    for &k in idx {
+        basis_value_into(t[k], t0, f0, harmonics, b.as_mut_slice());
+        btb.syger(1.0, &b, &b, 1.0);
+        btx.axpy(values[k], &b, 1.0);
+        xtx += values[k] * values[k];
+    }
+    // syger fills the lower triangle
+    btb.fill_upper_triangle_with_lower_triangle();
+    (btb, btx, xtx)
+}
+
+/// Least-squares fit of the periodic part to the present samples: coefficients and the residual
+/// sum of squares. None when singular.
+fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize) -> Option<(DVector<f64>, f64)> {
     let p = 2 + 2 * harmonics;
     if idx.len() <= p {
         return None;
     }
     let t0 = t[idx[0]];
-    let mut ata = DMatrix::zeros(p, p);
-    let mut atb = DVector::zeros(p);
+    let (ata, atb, _) = harmonic_normals(t, values, idx, f0, harmonics);
     let mut b = DVector::zeros(p);
-    for &k in idx {
-        basis_value_into(t[k], t0, f0, harmonics, b.as_mut_slice());
-        ata.syger(1.0, &b, &b, 1.0);
-        atb.axpy(values[k], &b, 1.0);
-    }
-    // syger fills the lower triangle
-    ata.fill_upper_triangle_with_lower_triangle();
-    let chol = ata.clone().cholesky()?;
-    let c = chol.solve(&atb);
+    let c = ata.cholesky()?.solve(&atb);
     let rss = idx
         .iter()
         .map(|&k| {
@@ -254,7 +270,7 @@ fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: us
             (values[k] - b.dot(&c)).powi(2)
         })
         .sum::<f64>();
-    Some((c, rss, chol.inverse()))
+    Some((c, rss))
 }
 
 /// The periodic part as Bayesian harmonic regression: every harmonic up to K fitted under a
@@ -331,17 +347,7 @@ impl PeriodicFit {
             return None;
         }
         let t0 = t[idx[0]];
-        let mut btb = DMatrix::zeros(p, p);
-        let mut btx = DVector::zeros(p);
-        let mut xtx = 0.0;
-        let mut b = DVector::zeros(p);
-        for &k in idx {
-            basis_value_into(t[k], t0, f0, harmonics, b.as_mut_slice());
-            btb.syger(1.0, &b, &b, 1.0);
-            btx.axpy(values[k], &b, 1.0);
-            xtx += values[k] * values[k];
-        }
-        btb.fill_upper_triangle_with_lower_triangle();
+        let (btb, btx, xtx) = harmonic_normals(t, values, idx, f0, harmonics);
         let (lo, hi) = idx.iter().map(|&k| values[k]).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
         let range = (hi - lo).max(sigma0).max(1e-300);
         let span = (t[idx[n - 1]] - t0).max(1e-300);
@@ -374,7 +380,7 @@ impl PeriodicFit {
         };
         // Start: lambda from the first harmonic's least-squares power, beta 3; then coordinate
         // ascent on logarithmic grids.
-        let first = harmonic_fit(t, values, idx, f0, 1).map(|(c, _, _)| 0.5 * (c[2] * c[2] + c[3] * c[3])).unwrap_or(range * range);
+        let first = harmonic_fit(t, values, idx, f0, 1).map(|(c, _)| 0.5 * (c[2] * c[2] + c[3] * c[3])).unwrap_or(range * range);
         let mut best = (f64::NEG_INFINITY, sigma0, first.max(1e-300), 3.0);
         let consider = |sg: f64, lm: f64, bt: f64, best: &mut (f64, f64, f64, f64)| {
             if let Some((ll, _)) = eval(sg, lm, bt, false) {
@@ -437,7 +443,7 @@ pub fn fundamental(t: &[f64], coords: &[(&[f64], &[bool])]) -> Option<f64> {
             .iter()
             .map(|(v, p)| {
                 let idx: Vec<usize> = (0..end).step_by(stride).filter(|&k| p[k]).collect();
-                let (_, rss0, _) = harmonic_fit(t, v, &idx, 1.0, 0)?;
+                let (_, rss0) = harmonic_fit(t, v, &idx, 1.0, 0)?;
                 Some((idx, rss0.max(1e-300)))
             })
             .collect()
@@ -445,7 +451,7 @@ pub fn fundamental(t: &[f64], coords: &[(&[f64], &[bool])]) -> Option<f64> {
     let cost = |f0: f64, sets: &[(Vec<usize>, f64)]| -> Option<f64> {
         let mut total = 0.0;
         for ((v, _), (idx, rss0)) in coords.iter().zip(sets) {
-            let (_, rss, _) = harmonic_fit(t, v, idx, f0, 3)?;
+            let (_, rss) = harmonic_fit(t, v, idx, f0, 3)?;
             total += rss / rss0;
         }
         Some(total / coords.len() as f64)
