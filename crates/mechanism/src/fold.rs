@@ -14,6 +14,14 @@
 //! measurements with the covariance the markers give them, sigma^2 (J_d^T J_d)^-1. Samples in
 //! the zone itself are bridged by the Rauch-Tung-Striebel smoother through both sides, then
 //! refitted to their markers with that bridge as their prior.
+//!
+//! That test sees a window about each zone. The whole recording is then judged at once
+//! ([`Mechanism::branch_path`]): outside the zones every sample has its two roots (the second
+//! found by a profile scan along the blind driver, [`Mechanism::second_root`]), and dynamic
+//! programming picks one per sample for the least jerk (weighted by the markers' uncertainty,
+//! which grows without bound towards a fold) plus the rest prior. At 60 frames/s the sample
+//! fit's continuation crossed to the other root between zones and the recording's first
+//! stretch was the atlas' pick; the path repairs both, and the zones are bridged again.
 
 use nalgebra::{DMatrix, DVector};
 
@@ -32,6 +40,16 @@ pub const FOLD_ZONE_RATIO: f64 = 0.03;
 /// mechanism's reference length.
 pub const REST_SPREAD: f64 = 0.1;
 
+/// Step of the profile scan that seeks a fold's second root ([`Mechanism::mirror_branch`]), as
+/// a fraction of the mechanism's reference length (about 1 mm on the bench): finer than the
+/// distance between the two roots just outside a fold's zone (15 mm or more on the bench).
+pub const MIRROR_STEP: f64 = 0.0025;
+
+/// How far the profile scan goes on each side of the fitted root, as a fraction of the
+/// reference length (on the bench 0.16 m: the two slide positions are at most 2 |C'D| = 0.31 m
+/// apart, and at most a few centimetres just outside a zone).
+pub const MIRROR_SPAN: f64 = 0.4;
+
 /// Samples on each side of a fold's zone that the likelihood test and the bridge use.
 pub const FOLD_SIDE: usize = 24;
 
@@ -46,14 +64,12 @@ pub struct FoldReport {
     pub zones: usize,
     /// Zones after which the sample-by-sample fit had followed the mirror and was switched.
     pub switched: usize,
+    /// Samples then moved to the other root by the whole recording's branch path
+    /// ([`Mechanism::branch_path`]).
+    pub relabelled: usize,
     /// Jerk spectral density of the drivers' motion model per driver, chosen by maximum
     /// likelihood, m/s^3 per sqrt(Hz) (angles scaled by the reference length).
     pub jerk_density: Vec<f64>,
-    /// For each resolved zone, the stretch after it up to the next zone (samples a..b) on the
-    /// branch not chosen: (a, b, configurations). What a later, global criterion (the
-    /// periodicity of the crank-angle mode) may prefer where the window's test could not tell.
-    #[serde(skip)]
-    pub alternatives: Vec<(usize, usize, Vec<DVector<f64>>)>,
 }
 
 /// Log-likelihood of driver observations under the white-jerk model with density `s`, and,
@@ -164,6 +180,9 @@ impl Mechanism {
         let (s, _) = ml_jerk_densities(nd, |s| Some(driver_filter(t, &zs, nd, s, false)?.0))
             .ok_or_else(|| MechanismError::Fit("the drivers' motion model fits no jerk density".into()))?;
         report.jerk_density = s.clone();
+        // The driver each zone's markers are blind to (on the bench, the slide).
+        let mut blind: Vec<usize> = Vec::new();
+        let mut zones: Vec<(usize, usize)> = Vec::new();
         let mut k = 0;
         while k < n {
             if !in_zone(k, &qs, &seen) {
@@ -176,21 +195,34 @@ impl Mechanism {
             }
             report.zones += 1;
             let ctx = Zone { t, obs, a, b: k, noise, s: &s, atlas: &atlas, w: &w };
-            let (switched, alternative) = self.resolve_fold(&ctx, &mut qs, &mut seen, &mut zs);
-            if switched {
+            blind.extend(self.blind_driver(&ctx, &qs));
+            zones.push((a, k));
+            if self.resolve_fold(&ctx, &mut qs, &mut seen, &mut zs) {
                 report.switched += 1;
             }
-            if let Some(alt) = alternative {
-                report.alternatives.push(alt);
+        }
+        // The most frequent blind driver: the one whose two roots the path chooses between.
+        if let Some(b) = (0..nd).max_by_key(|&d| blind.iter().filter(|&&x| x == d).count()).filter(|_| !blind.is_empty()) {
+            report.relabelled = self.branch_path(t, obs, &mut qs, &seen, b, noise, &w);
+        }
+        if report.relabelled > 0 {
+            // The zones bridged anew between the path's sides.
+            for &(a, b) in &zones {
+                let ctx = Zone { t, obs, a, b, noise, s: &s, atlas: &atlas, w: &w };
+                let (lo, hi) = (a.saturating_sub(FOLD_SIDE), (b + FOLD_SIDE).min(n));
+                let window: Vec<DriverObs> =
+                    (lo..hi).map(|j| if in_zone(j, &qs, &seen) { None } else { qs[j].as_ref().and_then(|q| self.driver_obs(q, &obs[j], noise)) }).collect();
+                let mut path = qs[lo..hi].to_vec();
+                self.bridge_zone(&ctx, lo, &mut path, &window);
+                qs[a..b].clone_from_slice(&path[a - lo..b - lo]);
             }
         }
         Ok((qs, report))
     }
 
     /// Decide the branch after one fold zone and bridge the zone; true when the fit's branch
-    /// was switched to the mirror's; and the branch not chosen after the zone, up to the next
-    /// one, when both were followed.
-    fn resolve_fold(&self, z: &Zone, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> (bool, Option<(usize, usize, Vec<DVector<f64>>)>) {
+    /// was switched to the mirror's.
+    fn resolve_fold(&self, z: &Zone, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> bool {
         let (t, a, b) = (z.t, z.a, z.b);
         let n = qs.len();
         // The end of the segment: the next zone, gap or the recording's end.
@@ -201,13 +233,13 @@ impl Mechanism {
         let lo = a.saturating_sub(FOLD_SIDE);
         let hi = end.min(b + FOLD_SIDE);
         let mut switched = false;
-        let mut alternative = None;
         // The fit's hypothesis over lo..hi, its zone bridged.
         let mut keep: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
         self.bridge_zone(z, lo, &mut keep, &zs[lo..hi]);
         let before = (lo..a).filter(|&j| zs[j].is_some()).count();
         if before >= 3 && hi > b {
-            if let Some(mirror) = self.mirror_branch(z, qs) {
+            let mirror = self.blind_driver(z, qs).and_then(|d| self.second_root(qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
+            if let Some(mirror) = mirror {
                 // The mirror's continuation is predicted from its own samples only.
                 let mut alt: Vec<Option<DVector<f64>>> = vec![None; end];
                 let mut alt_seen: Vec<f64> = seen[..end].to_vec();
@@ -232,15 +264,11 @@ impl Mechanism {
                         if so > sk {
                             switched = true;
                             keep = other;
-                            let old: Option<Vec<DVector<f64>>> = qs[b..end].iter().cloned().collect();
                             for j in b..end {
                                 qs[j] = alt[j].take();
                                 seen[j] = alt_seen[j];
                                 zs[j] = qs[j].as_ref().and_then(|q| self.driver_obs(q, &z.obs[j], z.noise));
                             }
-                            alternative = old.map(|v| (b, end, v));
-                        } else {
-                            alternative = alt[b..end].iter().cloned().collect::<Option<Vec<_>>>().map(|v| (b, end, v));
                         }
                     }
                 }
@@ -249,7 +277,7 @@ impl Mechanism {
         for j in a..b {
             qs[j] = keep[j - lo].clone();
         }
-        (switched, alternative)
+        switched
     }
 
     /// Bridge the zone a..b of the window starting at `lo` (`path` and `zs` are the window's)
@@ -296,48 +324,244 @@ impl Mechanism {
         Some(est.loglik)
     }
 
-    /// The other root of the markers' equations at sample b, just after the zone a..b: the
-    /// drivers reflected across the fold along its blind direction (the eigenvector of the
-    /// smallest eigenvalue of J_d^T J_d at the zone's least-seen sample), refined by
-    /// Levenberg-Marquardt. Accepted when it explains the markers as well as the fit does (within
-    /// the noise) and lies clearly apart from it; None when the fold has no second root there.
-    fn mirror_branch(&self, z: &Zone, qs: &[Option<DVector<f64>>]) -> Option<DVector<f64>> {
-        let (a, b, obs) = (z.a, z.b, z.obs);
+    /// The driver the markers barely see in the zone a..b: the one most aligned with the
+    /// eigenvector of the smallest eigenvalue of J_d^T J_d at the zone's least-seen sample (on
+    /// the bench, the slide).
+    fn blind_driver(&self, z: &Zone, qs: &[Option<DVector<f64>>]) -> Option<usize> {
         let scale = driver_weights(self, 1.0);
         let nd = self.drivers.len();
-        let scaled = |q: &DVector<f64>| DVector::from_iterator(nd, self.drivers.iter().zip(&scale).map(|(d, s)| d.coordinate.value(q) * s));
-        let (kf, qf) = (a..b)
-            .filter_map(|j| qs[j].as_ref().map(|q| (j, q, fold_ratio(self, q, &obs[j]))))
+        let (kf, qf) = (z.a..z.b)
+            .filter_map(|j| qs[j].as_ref().map(|q| (j, q, fold_ratio(self, q, &z.obs[j]))))
             .min_by(|x, y| x.2.total_cmp(&y.2))
             .map(|x| (x.0, x.1))?;
         let sens = crate::assembly::driver_sensitivity(self, qf, &scale)?;
-        let (jm, _) = marker_system(self, qf, &obs[kf]);
+        let (jm, _) = marker_system(self, qf, &z.obs[kf]);
         let js = &jm * &sens;
         let eig = (js.transpose() * &js).symmetric_eigen();
         let imin = (0..nd).min_by(|&x, &y| eig.eigenvalues[x].total_cmp(&eig.eigenvalues[y]))?;
-        let dir = eig.eigenvectors.column(imin).into_owned();
-        let qb = qs.get(b)?.as_ref()?;
-        let db = scaled(qb);
-        let delta = (&db - scaled(qf)).dot(&dir);
-        if delta.abs() < 1e-12 {
-            return None;
-        }
-        let (_, r0) = marker_system(self, qb, &obs[b]);
-        let allowed = r0.norm_squared() + 9.0 * z.noise * z.noise * r0.len() as f64;
-        let mut best: Option<(DVector<f64>, f64)> = None;
-        for c in [2.0, 1.5, 2.5, 3.0, 1.25, 4.0] {
-            let guess = &db - &dir * (c * delta);
-            let values: Vec<f64> = (0..nd).map(|k| guess[k] / scale[k]).collect();
-            let Ok(start) = self.assemble_from(qb, &values) else { continue };
-            let Some((q, _)) = refine(self, &start, &obs[b], &values, z.w, 30) else { continue };
-            let (_, r) = marker_system(self, &q, &obs[b]);
-            let rss = r.norm_squared();
-            let apart = (scaled(&q) - &db).dot(&dir).abs() > 0.5 * delta.abs();
-            if apart && rss <= allowed && best.as_ref().map_or(true, |x| rss < x.1) {
-                best = Some((q, rss));
+        let dir = eig.eigenvectors.column(imin);
+        (0..nd).max_by(|&x, &y| dir[x].abs().total_cmp(&dir[y].abs()))
+    }
+
+    /// The other root of one sample's markers' equations (`q` the fitted one), by a profile
+    /// scan: the `blind` driver is stepped away from its fitted value on both sides, by
+    /// [`MIRROR_STEP`] of the reference length up to [`MIRROR_SPAN`] of it, each step assembled
+    /// from the previous one and the other drivers refitted to the markers; each local minimum
+    /// of the markers' residual along that profile other than the fit's own is refined with
+    /// every driver free ([`Mechanism::distinct_root`]). None when there is no second root.
+    /// (A reflection across the fold, which this replaced, missed the second root at 60
+    /// frames/s, where the sample after a zone lies far from the fold.)
+    fn second_root(&self, q: &DVector<f64>, obs: &[Option<MarkerState>], blind: usize, w: &[f64], noise: f64) -> Option<DVector<f64>> {
+        let scale = driver_weights(self, 1.0);
+        let (_, r0) = marker_system(self, q, obs);
+        // The blind driver held (to a micrometre of its scaled value), the others weakly as in
+        // the fit.
+        let mut held = w.to_vec();
+        held[blind] = 1e6 * scale[blind];
+        let step = MIRROR_STEP * self.reference_length() / scale[blind];
+        let steps = (MIRROR_SPAN / MIRROR_STEP).round() as usize;
+        let zero = self.drivers[blind].coordinate.value(q);
+        let mut candidates: Vec<DVector<f64>> = Vec::new();
+        for side in [-1.0, 1.0] {
+            // (configuration, markers' residual) along this side, the fit itself first.
+            let mut profile: Vec<(DVector<f64>, f64)> = vec![(q.clone(), r0.norm_squared())];
+            for i in 1..=steps {
+                let last = &profile[profile.len() - 1].0;
+                let mut values = self.driver_values(last);
+                values[blind] = zero + side * step * i as f64;
+                let Ok(start) = self.assemble_from(last, &values) else { break };
+                let Some((p, _)) = refine(self, &start, obs, &values, &held, 10) else { break };
+                let (_, r) = marker_system(self, &p, obs);
+                profile.push((p, r.norm_squared()));
+            }
+            for i in 1..profile.len().saturating_sub(1) {
+                if profile[i].1 <= profile[i - 1].1 && profile[i].1 <= profile[i + 1].1 {
+                    candidates.push(profile[i].0.clone());
+                }
             }
         }
-        best.map(|x| x.0)
+        candidates
+            .iter()
+            .filter_map(|c| self.distinct_root(c, q, obs, blind, w, noise))
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .map(|x| x.0)
+    }
+
+    /// The root of one sample's markers' equations that Levenberg-Marquardt reaches from
+    /// `start`, with its markers' residual sum of squares, when it explains the markers as well
+    /// as the fitted root `q` does (within 3 sigma per coordinate) and lies clearly apart from
+    /// it (by more than [`MIRROR_STEP`] of the reference length in the `blind` driver).
+    fn distinct_root(&self, start: &DVector<f64>, q: &DVector<f64>, obs: &[Option<MarkerState>], blind: usize, w: &[f64], noise: f64) -> Option<(DVector<f64>, f64)> {
+        let scale = driver_weights(self, 1.0);
+        let (_, r0) = marker_system(self, q, obs);
+        let allowed = r0.norm_squared() + 9.0 * noise * noise * r0.len() as f64;
+        let (p, _) = refine(self, start, obs, &self.driver_values(start), w, 30)?;
+        let (_, r) = marker_system(self, &p, obs);
+        let distance = ((self.drivers[blind].coordinate.value(&p) - self.drivers[blind].coordinate.value(q)) * scale[blind]).abs();
+        (distance > MIRROR_STEP * self.reference_length() && r.norm_squared() <= allowed).then(|| (p, r.norm_squared()))
+    }
+
+    /// The driving coordinates' values at configuration q (rad or m).
+    fn driver_values(&self, q: &DVector<f64>) -> Vec<f64> {
+        self.drivers.iter().map(|d| d.coordinate.value(q)).collect()
+    }
+
+    /// The whole recording's branch path, after the zones' own tests. Outside the fold zones
+    /// every sample has two roots (on the bench the slide on either side of C'); the second is
+    /// followed from the previous samples' second roots, or found afresh by
+    /// [`Mechanism::second_root`]. The path through them is chosen by dynamic programming over
+    /// each run of fitted samples (states: the roots of the last three samples) for the least
+    /// cost: the drivers' third divided differences (the jerk, scaled by its median absolute
+    /// value along the fitted path: a path that changes root outside a zone jumps, one that
+    /// takes the mirror at a fold kinks) plus the fold test's rest prior (see
+    /// [`Mechanism::window_score`]). The zone-by-zone test sees a window about each zone only:
+    /// at 60 frames/s on the bench its sample-by-sample continuation crossed to the other root
+    /// between zones, and the first stretch was the branch atlas' pick; the motion mirrored at
+    /// every fold is smooth throughout and only the rest prior, summed over the recording,
+    /// tells it from the true one. Returns how many samples changed root.
+    #[allow(clippy::too_many_arguments)]
+    fn branch_path(&self, t: &[f64], obs: &[Vec<Option<MarkerState>>], qs: &mut [Option<DVector<f64>>], seen: &[f64], blind: usize, noise: f64, w: &[f64]) -> usize {
+        let n = qs.len();
+        let nd = self.drivers.len();
+        let scale = driver_weights(self, 1.0);
+        let spread = REST_SPREAD * self.reference_length();
+        // The samples outside the zones (in a zone the blind driver is uncertain by more than
+        // the two roots' distance, and the bridge leans to the zone test's choice) in runs
+        // broken by gaps only.
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        let mut fresh = true;
+        for k in 0..n {
+            match qs[k] {
+                None => fresh = true,
+                Some(_) if seen[k] >= FOLD_ZONE_RATIO => {
+                    if fresh {
+                        runs.push(Vec::new());
+                        fresh = false;
+                    }
+                    if let Some(r) = runs.last_mut() {
+                        r.push(k);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        // Every such sample's roots: the fitted one first, then the other.
+        let mut roots: Vec<Vec<DVector<f64>>> = vec![Vec::new(); n];
+        for run in &runs {
+            for (p, &k) in run.iter().enumerate() {
+                let Some(q) = qs[k].clone() else { continue };
+                let prev: Vec<&DVector<f64>> = run[p.saturating_sub(2)..p].iter().rev().map_while(|&j| roots[j].get(1)).collect();
+                let guess = match prev.as_slice() {
+                    [a, b, ..] => {
+                        let values: Vec<f64> = self.driver_values(a).iter().zip(self.driver_values(b)).map(|(x, y)| 2.0 * x - y).collect();
+                        self.assemble_from(a, &values).ok()
+                    }
+                    [a] => Some((*a).clone()),
+                    [] => None,
+                };
+                let found = guess
+                    .and_then(|g| self.distinct_root(&g, &q, &obs[k], blind, w, noise).map(|x| x.0))
+                    .or_else(|| self.second_root(&q, &obs[k], blind, w, noise));
+                roots[k] = std::iter::once(q).chain(found).collect();
+            }
+        }
+        // Each root's scaled drivers and their variances from the markers (the blind driver's
+        // grows without bound towards a fold).
+        let stats: Vec<Vec<(DVector<f64>, DVector<f64>)>> = (0..n)
+            .map(|k| {
+                roots[k]
+                    .iter()
+                    .map(|q| {
+                        let v = DVector::from_iterator(nd, self.driver_values(q).iter().zip(&scale).map(|(v, s)| v * s));
+                        let var = self.driver_obs(q, &obs[k], noise).map_or(DVector::from_element(nd, f64::INFINITY), |(_, c)| c.diagonal());
+                        (v, var)
+                    })
+                    .collect()
+            })
+            .collect();
+        // Third divided difference times 3! (the jerk) at samples ks on roots idx, and its
+        // variance from the markers' noise: sum of c_i^2 var_i, c_i = 6 / prod_{j != i} (t_i - t_j).
+        let jerk = |ks: [usize; 4], idx: [usize; 4]| -> (DVector<f64>, DVector<f64>) {
+            let mut e = DVector::zeros(nd);
+            let mut var = DVector::zeros(nd);
+            for i in 0..4 {
+                let c = 6.0 / (0..4).filter(|&j| j != i).map(|j| t[ks[i]] - t[ks[j]]).product::<f64>();
+                let (v, vv) = &stats[ks[i]][idx[i]];
+                e += v * c;
+                var += vv * (c * c);
+            }
+            (e, var)
+        };
+        let quads = |run: &[usize]| -> Vec<[usize; 4]> { run.windows(4).map(|w| [w[0], w[1], w[2], w[3]]).collect() };
+        // The motion's own jerk variance per driver along the fitted path: the square of 1.4826
+        // times the jerk's median absolute value, less the median variance the noise gives it
+        // (at least a tenth of that square).
+        let median = |mut a: Vec<f64>| -> f64 {
+            a.sort_by(f64::total_cmp);
+            a.get(a.len() / 2).copied().unwrap_or(0.0)
+        };
+        let mut jerk_var = vec![0.0; nd];
+        for (j, jv) in jerk_var.iter_mut().enumerate() {
+            let all: Vec<(f64, f64)> = runs.iter().flat_map(|r| quads(r)).map(|ks| jerk(ks, [0; 4])).map(|(e, v)| (e[j].abs(), v[j])).collect();
+            let spread2 = (1.4826 * median(all.iter().map(|x| x.0).collect())).powi(2);
+            *jv = (spread2 - median(all.iter().map(|x| x.1).collect())).max(0.1 * spread2);
+        }
+        if jerk_var.iter().any(|s| !(*s > 0.0)) {
+            return 0;
+        }
+        let rest = |k: usize, i: usize| -> f64 {
+            self.drivers
+                .iter()
+                .filter(|d| !matches!(d.coordinate, Coordinate::Angle { .. }))
+                .map(|d| 0.5 * ((d.coordinate.value(&roots[k][i]) - d.value) / spread).powi(2))
+                .sum()
+        };
+        let mut changed = 0;
+        for run in &runs {
+            // Dynamic programming over the run; state (i_{p-2}, i_{p-1}, i_p) as 4 i_{p-2} +
+            // 2 i_{p-1} + i_p, the missing ones 0; back[p][state] the best i_{p-3}.
+            let mut cost = [f64::INFINITY; 8];
+            let mut back: Vec<[usize; 8]> = Vec::with_capacity(run.len());
+            for (p, &k) in run.iter().enumerate() {
+                let mut next = [f64::INFINITY; 8];
+                let mut from = [0usize; 8];
+                for i in 0..roots[k].len() {
+                    if p == 0 {
+                        next[i] = rest(k, i);
+                        continue;
+                    }
+                    for prev in 0..8 {
+                        if !cost[prev].is_finite() {
+                            continue;
+                        }
+                        let (x, a, b) = (prev >> 2, (prev >> 1) & 1, prev & 1);
+                        let mut c = cost[prev] + rest(k, i);
+                        if p >= 3 {
+                            let (e, var) = jerk([run[p - 3], run[p - 2], run[p - 1], k], [x, a, b, i]);
+                            c += (0..nd).map(|d| 0.5 * (e[d] * e[d] / (jerk_var[d] + var[d]) + (jerk_var[d] + var[d]).ln())).sum::<f64>();
+                        }
+                        let state = ((a << 2) | (b << 1) | i) & 7;
+                        if c < next[state] {
+                            next[state] = c;
+                            from[state] = x;
+                        }
+                    }
+                }
+                cost = next;
+                back.push(from);
+            }
+            // Backtrack.
+            let Some(mut state) = (0..8).filter(|&s| cost[s].is_finite()).min_by(|&x, &y| cost[x].total_cmp(&cost[y])) else { continue };
+            for (p, &k) in run.iter().enumerate().rev() {
+                let i = state & 1;
+                if i != 0 {
+                    qs[k] = Some(roots[k][i].clone());
+                    changed += 1;
+                }
+                state = (back[p][state] << 2) | (state >> 1);
+            }
+        }
+        changed
     }
 }
 

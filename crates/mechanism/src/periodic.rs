@@ -32,8 +32,6 @@ pub struct PeriodicReport {
     pub crank_harmonics: usize,
     /// The crank's mean speed, rad/s.
     pub crank_speed: f64,
-    /// Stretches after a fold moved to the other branch because it made the motion periodic.
-    pub branches_flipped: usize,
     /// Turns of the first driver covered by the samples.
     pub turns: f64,
     /// RMS marker residual of the periodic fit, m per coordinate.
@@ -86,10 +84,6 @@ impl CrankFit {
 fn resolvable_harmonics(samples: usize, turns: f64) -> usize {
     ((samples as f64 / turns.max(1e-9)) / 3.0).floor().max(2.0) as usize
 }
-
-/// Harmonics of the series that judge the branches after the folds (smooth: a mirror stretch
-/// joins with kinks).
-pub const BRANCH_HARMONICS: usize = 6;
 
 /// Most harmonics of the crank's ripple tried.
 pub const MAX_CRANK_HARMONICS: usize = 24;
@@ -165,7 +159,6 @@ impl Mechanism {
         t: &[f64],
         obs: &[Vec<Option<MarkerState>>],
         start: &[FitSample],
-        alternatives: &[(usize, usize, Vec<DVector<f64>>)],
     ) -> Result<(Vec<FitSample>, PeriodicReport), MechanismError> {
         if t.len() != start.len() {
             return Err(MechanismError::Fit(format!("the periodic fit got {} times for {} samples", t.len(), start.len())));
@@ -202,10 +195,6 @@ impl Mechanism {
         };
         let start_q: Vec<DVector<f64>> = idx.iter().filter_map(|&k| state(k).map(|s| s.0.clone())).collect();
         let (rss0, ncoord) = rss_of(&start_q);
-        // The branches after the folds: where the window's test chose the slide's mirror, the
-        // motion is not a smooth periodic function of the crank angle; keep, stretch by
-        // stretch, the branch that makes it one.
-        let (start_q, flipped) = self.periodic_branches(&idx, start_q, &theta, alternatives, resolvable_harmonics(idx.len(), turns).min(BRANCH_HARMONICS));
         // The crank first: its angle as a steady turn with a periodic ripple in time.
         let times: Vec<f64> = idx.iter().map(|&k| t[k]).collect();
         let (theta, start_q, crank) = self
@@ -276,90 +265,12 @@ impl Mechanism {
             out[s] = FitSample { state: Some((q, qd, qdd)), residual };
         }
         let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
-        Ok((out, PeriodicReport { branches_flipped: flipped, harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }))
+        Ok((out, PeriodicReport { harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }))
     }
 
     /// The markers' residual sum of squares of configurations `qs` at the samples `idx`.
     fn markers_rss(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>]) -> f64 {
         idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum()
-    }
-
-    /// The branch of each stretch after a fold (`alternatives`: the stretch a..b on the branch
-    /// the fold test did not choose) that makes the non-first drivers smoothest as periodic
-    /// functions of the crank angle: the residual of their least-squares Fourier series with
-    /// `k` harmonics, summed (each driver scaled by its reference), lowered stretch by stretch
-    /// until no flip lowers it (at most five passes). Returns the configurations and the flips.
-    fn periodic_branches(
-        &self,
-        idx: &[usize],
-        mut qs: Vec<DVector<f64>>,
-        theta: &[(f64, f64, f64)],
-        alternatives: &[(usize, usize, Vec<DVector<f64>>)],
-        k: usize,
-    ) -> (Vec<DVector<f64>>, usize) {
-        let nd = self.drivers.len();
-        if alternatives.is_empty() || nd < 2 {
-            return (qs, 0);
-        }
-        let mut pos = vec![usize::MAX; idx.last().map_or(0, |l| l + 1)];
-        for (i, &k) in idx.iter().enumerate() {
-            pos[k] = i;
-        }
-        let scale = crate::fit::driver_weights(self, 1.0);
-        let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
-        let cost = |qs: &[DVector<f64>]| -> f64 {
-            let mut total = 0.0;
-            for j in 1..nd {
-                let vals: Vec<f64> = qs.iter().map(|q| self.drivers[j].coordinate.value(q) * scale[j]).collect();
-                let Some((_, rss)) = series_fit(&bases, &vals) else { return f64::INFINITY };
-                total += rss;
-            }
-            total
-        };
-        let mut current = cost(&qs);
-        let mut flipped = vec![false; alternatives.len()];
-        // Candidate moves: every stretch alone, and the stretches in groups (all of them, every
-        // other one: the two kinds of fold a turn meets on the bench alternate), since a branch
-        // followed consistently through one kind of fold is periodic too and only a group flip
-        // leaves it.
-        let n = alternatives.len();
-        let mut moves: Vec<Vec<usize>> = vec![(0..n).collect(), (0..n).step_by(2).collect(), (1..n).step_by(2).collect()];
-        moves.extend((0..n).map(|i| vec![i]));
-        for _ in 0..5 {
-            let mut changed = false;
-            for mv in &moves {
-                let mut trial = qs.clone();
-                let mut any = false;
-                for &m in mv {
-                    if flipped[m] {
-                        continue;
-                    }
-                    let (a, b, alt) = &alternatives[m];
-                    for (j, k) in (*a..*b).enumerate() {
-                        if let Some(&i) = pos.get(k).filter(|&&i| i != usize::MAX) {
-                            trial[i] = alt[j].clone();
-                            any = true;
-                        }
-                    }
-                }
-                if !any {
-                    continue;
-                }
-                let c = cost(&trial);
-                if c < current {
-                    current = c;
-                    qs = trial;
-                    for &m in mv {
-                        flipped[m] = true;
-                    }
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        (qs, flipped.iter().filter(|f| **f).count())
     }
 
     /// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's

@@ -227,7 +227,7 @@ pub fn process(
             fit_report.unfitted_samples = r2.unfitted_samples;
             smoother_report = Some(sr);
             if cfg.periodic {
-                let (f3, pr) = mech.periodic_refit(&t, &raw, &fit, &fit_report.folds.alternatives)?;
+                let (f3, pr) = mech.periodic_refit(&t, &raw, &fit)?;
                 fit = f3;
                 // The periodic fit's uncertainty is not calibrated (periodic_refit): no bands.
                 covariances = None;
