@@ -40,15 +40,16 @@ pub const FOLD_ZONE_RATIO: f64 = 0.03;
 /// mechanism's reference length.
 pub const REST_SPREAD: f64 = 0.1;
 
-/// Step of the profile scan that seeks a fold's second root ([`Mechanism::mirror_branch`]), as
-/// a fraction of the mechanism's reference length (about 1 mm on the bench): finer than the
-/// distance between the two roots just outside a fold's zone (15 mm or more on the bench).
+/// Step of the profile scan that seeks a sample's second root ([`Mechanism::second_root`]), as
+/// a fraction of the mechanism's reference length (0.72 mm on the bench, whose reference length
+/// is 0.289 m, the rocker's centroid to D): finer than the distance between the two roots
+/// just outside a fold's zone (15 mm or more on the bench).
 pub const MIRROR_STEP: f64 = 0.0025;
 
 /// How far the profile scan goes on each side of the fitted root, as a fraction of the
-/// reference length (on the bench 0.16 m: the two slide positions are at most 2 |C'D| = 0.31 m
-/// apart, and at most a few centimetres just outside a zone).
-pub const MIRROR_SPAN: f64 = 0.4;
+/// reference length (0.35 m on the bench, where the two slide positions are up to
+/// 2 |C'D| = 0.31 m apart; the scan stops sooner where the loop no longer closes).
+pub const MIRROR_SPAN: f64 = 1.2;
 
 /// Samples on each side of a fold's zone that the likelihood test and the bridge use.
 pub const FOLD_SIDE: usize = 24;
