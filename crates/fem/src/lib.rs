@@ -1,0 +1,45 @@
+//! The elastic lever BC' in the mechanism's rigid motion: the finite-element stage.
+//!
+//! The lever is a straight Euler-Bernoulli beam along its own frame's x axis (B at x = 0, C' at
+//! x = l2), its elastic displacement (u axial, v transverse, m, lever frame) interpolated by
+//! element shape functions, riding the rigid motion of the lever frame (origin B, angular
+//! velocity omega2 and acceleration epsilon2, rad/s and rad/s^2). Kane's equations for an element
+//! (seed 000 eqs 1-20, seed 001 eq 14; derivation in docs/fem.md) give
+//!
+//! ```text
+//! [m]{d''} + 2 omega [S]{d'} + ([k] + [k_g] + eps [S] - omega^2 [m]){d}
+//!     = {q_ext} + {q_liaison} - [m_O]{a_O} - eps {q_y} + omega^2 {q_x}
+//! ```
+//!
+//! - [`element`]: the matrices of one element, planar frame (linear axial, cubic Hermite
+//!   bending) or quintic (cubic Hermite axial, quintic Hermite bending), by Gauss-Legendre
+//!   quadrature exact for every integrand;
+//! - [`assembly`]: the lever's mesh, assembly by scatter-add or by Maggi's projection
+//!   [A]^T [M] [A] (seed 003 eq 31), the supports (pinned at B and C' on the bench);
+//! - [`modal`]: the symmetric eigenproblem of the lever as it is at one instant.
+
+#![warn(missing_docs)]
+
+pub mod assembly;
+pub mod element;
+pub mod modal;
+pub mod quadrature;
+
+pub use assembly::{Lever, Mesh, Supports};
+pub use element::{ElementKind, ElementMatrices};
+
+/// What can go wrong in the finite-element stage.
+#[derive(Debug, thiserror::Error)]
+pub enum FemError {
+    /// A lever property or mesh setting that is missing, not finite or out of range.
+    #[error("lever model: {0}")]
+    Model(String),
+    /// The mass matrix is not positive definite on the free degrees of freedom (the supports
+    /// leave no degree of freedom, or a property is zero).
+    #[error("the lever's mass matrix is not positive definite on its free degrees of freedom ({0}): check the density, the area and the supports")]
+    Mass(String),
+    /// The stiffness matrix is singular on the free degrees of freedom for a static solve (the
+    /// supports leave a rigid-body mode free).
+    #[error("the lever's stiffness is singular with supports {0}: a rigid-body motion is left free; a static solve needs supports that hold it")]
+    Singular(String),
+}
