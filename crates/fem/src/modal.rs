@@ -200,4 +200,41 @@ mod tests {
             assert!((p - axial_order).abs() < 0.3, "{kind:?} axial mode 1: order {p}");
         }
     }
+
+    /// A constant axial force P on the pinned lever: f_n(P) / f_n(0) = sqrt(1 + P / (n^2 P_cr)),
+    /// P_cr = pi^2 EI / L^2 (Euler), for modes 1-3 at P = +-0.5 P_cr and +2 P_cr, within 1e-6
+    /// with 10 quintic elements (the ratio's own discretisation error); and the lowest frequency
+    /// goes to zero as P -> -P_cr: at -0.999 P_cr it is sqrt(0.001) = 3.2 % of f_1(0) within 1e-3
+    /// relative, and past -P_cr the lowest eigenvalue is negative (buckled: no frequency).
+    #[test]
+    fn axial_force_stiffens_and_buckles() {
+        let lever = bench_lever();
+        let mesh = Mesh::new(lever, ElementKind::Quintic, 10).unwrap();
+        let g = mesh.assemble();
+        let free = mesh.free_dofs(Supports::Pinned);
+        let ei = lever.section.young * lever.section.inertia;
+        let p_cr = std::f64::consts::PI.powi(2) * ei / lever.length.powi(2);
+        let bending_at = |p: f64| -> Vec<f64> {
+            let k = &g.k + mesh.geometric_stiffness(&|_| p);
+            let (kr, mr) = (k.select_rows(&free).select_columns(&free), g.m.select_rows(&free).select_columns(&free));
+            let modes = symmetric_modes(&kr, &mr).unwrap();
+            (0..modes.eigenvalues.len())
+                .filter(|&i| transverse_share(&mesh, &mr, &free, &modes.shapes.column(i).into_owned()) > 0.5)
+                .map(|i| modes.eigenvalues[i])
+                .take(3)
+                .collect()
+        };
+        let rest = bending_at(0.0);
+        for factor in [-0.5, 0.5, 2.0] {
+            let loaded = bending_at(factor * p_cr);
+            for n in 1..=3usize {
+                let want = (1.0 + factor / (n * n) as f64).sqrt();
+                let got = (loaded[n - 1] / rest[n - 1]).sqrt();
+                assert!((got - want).abs() < 1e-6, "P = {factor} P_cr, mode {n}: {got} vs {want}");
+            }
+        }
+        let near = bending_at(-0.999 * p_cr);
+        assert!(((near[0] / rest[0]).sqrt() / 0.001f64.sqrt() - 1.0).abs() < 1e-3, "{}", (near[0] / rest[0]).sqrt());
+        assert!(bending_at(-1.01 * p_cr)[0] < 0.0);
+    }
 }
