@@ -16,17 +16,21 @@
 //!   quadrature exact for every integrand;
 //! - [`assembly`]: the lever's mesh, assembly by scatter-add or by Maggi's projection
 //!   [A]^T [M] [A] (seed 003 eq 31), the supports (pinned at B and C' on the bench);
+//! - [`loads`]: the loads of one instant from the measured motion and liaison forces (or a
+//!   prescribed rigid motion), the axial force by statics, the rigid-body balance;
 //! - [`modal`]: the symmetric eigenproblem of the lever as it is at one instant.
 
 #![warn(missing_docs)]
 
 pub mod assembly;
 pub mod element;
+pub mod loads;
 pub mod modal;
 pub mod quadrature;
 
 pub use assembly::{Lever, Mesh, Supports};
 pub use element::{ElementKind, ElementMatrices};
+pub use loads::LeverInstant;
 
 /// What can go wrong in the finite-element stage.
 #[derive(Debug, thiserror::Error)]
