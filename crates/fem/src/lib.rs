@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod assembly;
+pub mod cycle;
 pub mod element;
 pub mod loads;
 pub mod modal;
