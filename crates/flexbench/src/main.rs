@@ -141,6 +141,38 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// The elastic lever along the motion: its modes at every sample (symmetric problem and
+    /// the full one with the gyroscopic and skew terms), followed by their shape; writes the
+    /// modal table, the figures (eigenfrequencies 3-6 and 1-2 along the cycle, mode shapes) and
+    /// a summary.
+    ///
+    /// Example: flexbench fem --kinematics out/demo/processed/bodies.csv --forces out/demo/processed/forces.csv --mechanism pipelines/wind-pump.toml --out out/fem
+    Fem {
+        /// Bodies table of `process` or `simulate` (t, body, phi, omega, ax, ay, epsilon).
+        #[arg(long)]
+        kinematics: PathBuf,
+        /// Forces table of the same run (t, B_x, B_y, C_x, C_y).
+        #[arg(long)]
+        forces: PathBuf,
+        /// Mechanism file with the lever's section (E, rho, area, inertia).
+        #[arg(long)]
+        mechanism: PathBuf,
+        /// Number of elements along the lever.
+        #[arg(long, default_value_t = 10)]
+        elements: usize,
+        /// Element: quintic (cubic axial, quintic bending) or frame (linear axial, cubic bending).
+        #[arg(long, default_value = "quintic")]
+        element: String,
+        /// Supports in the lever frame: pinned (the bench: B and C'), clamped-free, free-free.
+        #[arg(long, default_value = "pinned")]
+        supports: String,
+        /// Modes followed along the cycle.
+        #[arg(long, default_value_t = 6)]
+        modes: usize,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
     /// alone.
@@ -350,6 +382,34 @@ fn run(cli: Cli) -> Result<()> {
                 if s.file_timestamps { "file" } else { "frame-rate" }
             );
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+        }
+        Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, out } => {
+            use flexbench_fem::{ElementKind, Supports};
+            let element = match element.as_str() {
+                "quintic" => ElementKind::Quintic,
+                "frame" => ElementKind::Frame,
+                other => anyhow::bail!("--element {other}: use quintic or frame"),
+            };
+            let supports = match supports.as_str() {
+                "pinned" => Supports::Pinned,
+                "clamped-free" => Supports::ClampedFree,
+                "free-free" => Supports::FreeFree,
+                other => anyhow::bail!("--supports {other}: use pinned, clamped-free or free-free"),
+            };
+            let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes };
+            let pb = bar(1);
+            pb.set_message("modes along the cycle");
+            let files = flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, |k, n| {
+                pb.set_length(n as u64);
+                pb.set_position(k as u64);
+            })
+            .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
+            pb.finish_and_clear();
+            let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap_or_default()).unwrap_or_default();
+            for w in summary["warnings"].as_array().into_iter().flatten() {
+                eprintln!("warning: {}", w.as_str().unwrap_or_default());
+            }
+            println!("{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}", summary["samples"], summary["modes"], summary["smallest_mac_along_the_cycle"].as_f64().unwrap_or(f64::NAN), files.len(), out.display());
         }
         Command::Smooth { tracks, out, method, unit, window, order, pipeline, rigid_field, mechanism } => {
             use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};

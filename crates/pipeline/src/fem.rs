@@ -1,0 +1,235 @@
+//! The `fem` job: the elastic lever along the recorded (or simulated) motion. From the bodies
+//! table (the lever's and the crank's motion) and the forces table (the liaison forces at B and
+//! C'), the lever's modes at every sample (symmetric and full problems, followed by their
+//! shape), the modal table and the figures of the seeds.
+
+use std::path::{Path, PathBuf};
+
+use flexbench_contracts::{Column, Table};
+use flexbench_fem::cycle::{instant_modes, track, InstantModes};
+use flexbench_fem::element::Section;
+use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
+use flexbench_report::{Curve, Figure, Panel};
+use flexbench_tables::{opt_f64, read_frame, strings};
+use nalgebra::{Matrix2, Vector2};
+use serde_json::json;
+
+use crate::{ensure_dir, write_json, PipelineError};
+
+/// Largest imbalance of the liaison forces against the lever's rigid motion, relative to the
+/// largest term, before the job warns that the forces and the motion do not belong together
+/// (computed with the same mechanism they balance to rounding: 1e-14 on the bench).
+pub const BALANCE_WARNING: f64 = 1e-6;
+
+/// What the `fem` job is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FemConfig {
+    /// The element.
+    pub element: ElementKind,
+    /// Number of elements along the lever.
+    pub elements: usize,
+    /// How the lever is held in its frame (the bench: pinned at B and C').
+    pub supports: Supports,
+    /// Modes followed along the cycle and written (the lowest at the first sample).
+    pub modes: usize,
+}
+
+impl Default for FemConfig {
+    fn default() -> Self {
+        FemConfig { element: ElementKind::Quintic, elements: 10, supports: Supports::Pinned, modes: 6 }
+    }
+}
+
+/// The lever's motion and loads read from the tables, one instant per sample, with the crank
+/// angle (rad, unwrapped) of each.
+fn read_instants(bodies: &Path, forces: &Path, centroid: Vector2<f64>, gravity: Vector2<f64>) -> Result<(Vec<LeverInstant>, Vec<f64>), PipelineError> {
+    let df = read_frame(bodies)?;
+    let names = strings(&df, bodies, "body")?;
+    let col = |n: &str| opt_f64(&df, bodies, n);
+    let (t, phi, omega, ax, ay, eps) = (col("t")?, col("phi")?, col("omega")?, col("ax")?, col("ay")?, col("epsilon")?);
+    let rows = |body: &str| -> Vec<usize> { (0..names.len()).filter(|&i| names[i].as_deref() == Some(body)).collect() };
+    let (lever, crank) = (rows("lever"), rows("crank"));
+    if lever.is_empty() {
+        return Err(PipelineError::Input(format!("{}: no rows for body 'lever': give the bodies table that `process` or `simulate` wrote", bodies.display())));
+    }
+    let ff = read_frame(forces)?;
+    let fcol = |n: &str| opt_f64(&ff, forces, n);
+    let (tf, bx, by, cx, cy) = (fcol("t")?, fcol("B_x")?, fcol("B_y")?, fcol("C_x")?, fcol("C_y")?);
+    if tf.len() != lever.len() {
+        return Err(PipelineError::Input(format!(
+            "{} has {} samples and {} has {} of the lever: give the forces and the bodies of the same run",
+            forces.display(),
+            tf.len(),
+            bodies.display(),
+            lever.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(lever.len());
+    let mut crank_angle = Vec::with_capacity(lever.len());
+    let mut last_t = f64::NEG_INFINITY;
+    for (k, &i) in lever.iter().enumerate() {
+        let need = |v: Option<f64>, what: &str, file: &Path| -> Result<f64, PipelineError> {
+            v.filter(|x| x.is_finite()).ok_or_else(|| PipelineError::Input(format!("{}: sample {} has no finite {what}: the FEM needs every sample (drop the rejected ones first)", file.display(), k + 1)))
+        };
+        let ti = need(t[i], "t", bodies)?;
+        let tfi = need(tf[k], "t", forces)?;
+        if (ti - tfi).abs() > 1e-9 * ti.abs().max(1.0) {
+            return Err(PipelineError::Input(format!("sample {}: t = {ti} s in {} but {tfi} s in {}: give the forces and the bodies of the same run", k + 1, bodies.display(), forces.display())));
+        }
+        if ti <= last_t {
+            return Err(PipelineError::Input(format!("{}: time is not increasing at sample {} (t = {ti} s after {last_t} s)", bodies.display(), k + 1)));
+        }
+        last_t = ti;
+        let (p, w, e) = (need(phi[i], "lever phi", bodies)?, need(omega[i], "lever omega", bodies)?, need(eps[i], "lever epsilon", bodies)?);
+        let a_g = Vector2::new(need(ax[i], "lever ax", bodies)?, need(ay[i], "lever ay", bodies)?);
+        // B = G - R c: a_B = a_G - (eps J - omega^2)(R c).
+        let rc = Matrix2::new(p.cos(), -p.sin(), p.sin(), p.cos()) * centroid;
+        let a_b = a_g - Vector2::new(-rc.y, rc.x) * e + rc * (w * w);
+        out.push(LeverInstant {
+            t: ti,
+            phi: p,
+            omega: w,
+            epsilon: e,
+            a_b,
+            force_b: Vector2::new(need(bx[k], "B_x", forces)?, need(by[k], "B_y", forces)?),
+            force_c: Vector2::new(need(cx[k], "C_x", forces)?, need(cy[k], "C_y", forces)?),
+            gravity,
+        });
+        crank_angle.push(crank.get(k).and_then(|&c| phi[c]).unwrap_or(f64::NAN));
+    }
+    // The crank angle unwrapped from the first sample.
+    for k in 1..crank_angle.len() {
+        let d = crank_angle[k] - crank_angle[k - 1];
+        crank_angle[k] -= std::f64::consts::TAU * (d / std::f64::consts::TAU).round();
+    }
+    Ok((out, crank_angle))
+}
+
+/// Run the `fem` job: read, compute every instant's modes, follow them, then write the modal
+/// table, the figures and summary.json into `out` (nothing is written when a step fails).
+pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out: &Path, mut progress: impl FnMut(usize, usize)) -> Result<Vec<PathBuf>, PipelineError> {
+    let file = flexbench_mechanism::file::load(mechanism)?;
+    let sec = file.lever.ok_or_else(|| {
+        PipelineError::Input(format!("{}: no elastic lever (keys E, rho, area, inertia, l2 of the bench form): the FEM needs the lever's section", mechanism.display()))
+    })?;
+    let mech = file.mechanism;
+    let body = mech.bodies.iter().find(|b| b.name == "lever").ok_or_else(|| PipelineError::Input(format!("{}: no body named 'lever'", mechanism.display())))?;
+    let lever = Lever::new(sec.length, Section { young: sec.e, density: sec.rho, area: sec.area, inertia: sec.inertia }).map_err(|e| PipelineError::Input(format!("{}: {e}", mechanism.display())))?;
+    let mesh = Mesh::new(lever, cfg.element, cfg.elements).map_err(|e| PipelineError::Input(e.to_string()))?;
+    if cfg.modes == 0 {
+        return Err(PipelineError::Input("--modes must be at least 1".into()));
+    }
+    let (instants, crank) = read_instants(bodies, forces, body.centroid, mech.gravity)?;
+    let g = mesh.assemble();
+    let mut worst_balance: f64 = 0.0;
+    let mut modes: Vec<InstantModes> = Vec::with_capacity(instants.len());
+    for (k, inst) in instants.iter().enumerate() {
+        let (r, scale) = inst.rigid_balance(&mesh, &g);
+        worst_balance = worst_balance.max(r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300));
+        modes.push(instant_modes(&mesh, &g, inst, cfg.supports, cfg.modes).map_err(|e| PipelineError::Input(format!("t = {} s: {e}", inst.t)))?);
+        progress(k + 1, instants.len());
+    }
+    let free = mesh.free_dofs(cfg.supports);
+    let m_free = g.m.select_rows(&free).select_columns(&free);
+    let count = cfg.modes.min(free.len());
+    let (labels, worst_mac) = track(&modes, &m_free, count);
+    // The modal table: one row per sample and followed mode.
+    let (mut t, mut ca, mut mode, mut freq, mut full, mut zeta, mut kind) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut per_mode: Vec<Vec<Option<f64>>> = vec![Vec::new(); count];
+    let (mut max_gap, mut max_zeta): (f64, f64) = (0.0, 0.0);
+    for (s, im) in modes.iter().enumerate() {
+        for (label, &j) in labels[s].iter().enumerate() {
+            let f = im.modes.frequency_hz(j);
+            let fl = im.full.get(j).copied().flatten();
+            t.push(im.t);
+            ca.push(crank[s]);
+            mode.push(label as i64 + 1);
+            freq.push(f.is_finite().then_some(f));
+            full.push(fl.map(|x| x.0));
+            zeta.push(fl.map(|x| x.1));
+            let share = flexbench_fem::modal::transverse_share(&mesh, &m_free, &free, &im.modes.shapes.column(j).into_owned());
+            kind.push(if share > 0.5 { "bending".to_string() } else { "axial".to_string() });
+            per_mode[label].push(f.is_finite().then_some(f));
+            if let Some((ff, z)) = fl {
+                max_gap = max_gap.max((ff / f - 1.0).abs());
+                max_zeta = max_zeta.max(z.abs());
+            }
+        }
+    }
+    let mut table = Table::new("modal");
+    table.push("t", Column::F64(t))?;
+    table.push("crank_angle", Column::F64(ca))?;
+    table.push("mode", Column::I64(mode))?;
+    table.push("kind", Column::Str(kind))?;
+    table.push("freq_hz", Column::OptF64(freq))?;
+    table.push("full_freq_hz", Column::OptF64(full))?;
+    table.push("damping_ratio", Column::OptF64(zeta))?;
+    // Figures, built before anything is written.
+    let deg: Vec<f64> = crank.iter().map(|a| (a - crank[0]).to_degrees()).collect();
+    let x_label = "crank angle phi1 from the first sample (deg)";
+    let panel = |label: usize| Panel {
+        title: format!("mode {}", label + 1),
+        y_label: "frequency (Hz)".into(),
+        curves: vec![Curve { label: format!("f{} (symmetric problem)", label + 1), x: deg.clone(), y: per_mode[label].clone(), band: Vec::new() }],
+    };
+    let caption = format!("{} {} elements, {}: ", cfg.elements, cfg.element.name(), cfg.supports.name());
+    let high = Figure { caption: format!("{caption}eigenfrequencies 3-6 of the lever along the cycle (seed 001 Fig. 8)"), x_label: x_label.into(), panels: (2..count.min(6)).map(panel).collect() };
+    let low = Figure { caption: format!("{caption}the first two eigenfrequencies along the cycle (seed 000 Fig. 6)"), x_label: x_label.into(), panels: (0..count.min(2)).map(panel).collect() };
+    let shapes = shapes_figure(&mesh, &modes[0], &labels[0], &free, &format!("{caption}mode shapes at t = {:.3} s", modes[0].t));
+    ensure_dir(out)?;
+    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, out, "modal")?.to_vec();
+    if !high.panels.is_empty() {
+        files.extend(flexbench_report::write_figure(&high, &out.join("modes-3-6"))?);
+    }
+    files.extend(flexbench_report::write_figure(&low, &out.join("modes-1-2"))?);
+    files.extend(flexbench_report::write_figure(&shapes, &out.join("mode-shapes"))?);
+    let range = |v: &[Option<f64>]| -> serde_json::Value {
+        let f: Vec<f64> = v.iter().flatten().copied().collect();
+        json!([f.iter().copied().fold(f64::INFINITY, f64::min), f.iter().copied().fold(f64::NEG_INFINITY, f64::max)])
+    };
+    let summary = json!({
+        "job": "fem",
+        "bodies": bodies.display().to_string(),
+        "forces": forces.display().to_string(),
+        "mechanism": mechanism.display().to_string(),
+        "element": cfg.element.name(),
+        "elements": cfg.elements,
+        "supports": cfg.supports.name(),
+        "samples": instants.len(),
+        "modes": count,
+        "frequency_range_hz": per_mode.iter().map(|v| range(v)).collect::<Vec<_>>(),
+        "smallest_mac_along_the_cycle": worst_mac,
+        "full_vs_symmetric_max_relative": max_gap,
+        "max_abs_damping_ratio": max_zeta,
+        "rigid_balance_worst_relative": worst_balance,
+        "warnings": if worst_balance > BALANCE_WARNING { vec![format!("the liaison forces at B and C' balance the lever's rigid motion only to {worst_balance:.1e} of the largest term: were the forces and the bodies computed with this mechanism file?")] } else { Vec::<String>::new() },
+    });
+    files.push(write_json(&out.join("summary.json"), &summary)?);
+    Ok(files)
+}
+
+/// The first instant's followed modes: the transverse and axial displacement of each along the
+/// lever, at the nodes, scaled to a largest component of 1.
+fn shapes_figure(mesh: &Mesh, im: &InstantModes, idx: &[usize], free: &[usize], caption: &str) -> Figure {
+    let mut panels = Vec::new();
+    for (label, &j) in idx.iter().enumerate() {
+        let mut full = vec![0.0; mesh.dofs()];
+        for (r, &gdof) in free.iter().enumerate() {
+            full[gdof] = im.modes.shapes[(r, j)];
+        }
+        let full = nalgebra::DVector::from_vec(full);
+        // Ten points per element, by the shape functions.
+        let xs: Vec<f64> = (0..=10 * mesh.elements).map(|i| mesh.lever.length * i as f64 / (10 * mesh.elements) as f64).collect();
+        let (u, v): (Vec<f64>, Vec<f64>) = xs.iter().map(|&x| mesh.displacement_at(&full, x)).unzip();
+        let peak = u.iter().chain(&v).fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
+        panels.push(Panel {
+            title: format!("mode {}: {:.1} Hz", label + 1, im.modes.frequency_hz(j)),
+            y_label: "displacement / largest (1)".into(),
+            curves: vec![
+                Curve { label: "v, across the lever".into(), x: xs.clone(), y: v.iter().map(|a| Some(a / peak)).collect(), band: Vec::new() },
+                Curve { label: "u, along the lever".into(), x: xs.clone(), y: u.iter().map(|a| Some(a / peak)).collect(), band: Vec::new() },
+            ],
+        });
+    }
+    Figure { caption: caption.into(), x_label: "position along the lever from B, X (m)".into(), panels }
+}
