@@ -28,6 +28,7 @@ pub mod element;
 pub mod loads;
 pub mod modal;
 pub mod quadrature;
+pub mod response;
 
 pub use assembly::{Lever, Mesh, Supports};
 pub use element::{ElementKind, ElementMatrices};
