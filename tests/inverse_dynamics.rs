@@ -16,7 +16,7 @@ fn check(file: &str) {
     let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
     let m = load(&root.join(file)).unwrap().mechanism;
     let cfg = SimConfig { duration: 0.6, rate: 500.0, settle: 1.0, ..Default::default() };
-    let sim = m.simulate(&cfg, |_| {}).unwrap();
+    let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
     let cols = m.force_columns();
     let truth: Vec<Vec<f64>> = sim.samples.iter().map(|s| m.forces_from_multipliers(s)).collect();
     let solved: Vec<Vec<f64>> = sim

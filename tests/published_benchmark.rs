@@ -20,7 +20,7 @@ fn andrews_squeezer_matches_the_reference_solution() {
     let reference: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("tests/mechanisms/andrews-squeezer.reference.json")).unwrap()).unwrap();
     let cfg = SimConfig { duration: 0.03, rate: 10_000.0, settle: 0.0, ..Default::default() };
-    let sim = m.simulate(&cfg, |_| {}).unwrap();
+    let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
     // The test set's relative angles from the bodies' absolute angles (scripts/make_andrews.py).
     let angles = |q: &nalgebra::DVector<f64>| -> [(&str, f64); 7] {
         let a = |i: usize| q[3 * i + 2];

@@ -182,6 +182,13 @@ impl Mesh {
         kg
     }
 
+    /// The moments G_p = int X^p Nv'^T Nv' dX, p = 0, 1, 2, of the global geometric stiffness:
+    /// for an axial force N(X) = n0 + n1 X + n2 X^2 (the lever's, [`crate::LeverInstant::axial_polynomial`]),
+    /// [K_g] = n0 G_0 + n1 G_1 + n2 G_2, exactly (the quadrature is exact to degree 15).
+    pub fn geometric_stiffness_moments(&self) -> [DMatrix<f64>; 3] {
+        [self.geometric_stiffness(&|_| 1.0), self.geometric_stiffness(&|x| x), self.geometric_stiffness(&|x| x * x)]
+    }
+
     /// The consistent global load of a distributed load (p_x, p_y)(X), N/m, lever frame.
     pub fn distributed_load(&self, load: &dyn Fn(f64) -> (f64, f64)) -> DVector<f64> {
         let l = self.element_length();

@@ -6,6 +6,7 @@
 use nalgebra::{Complex, DMatrix, DVector};
 
 use crate::assembly::{GlobalMatrices, Mesh, Supports};
+use crate::response::Reduced;
 use crate::loads::LeverInstant;
 use crate::modal::{symmetric_modes, Modes};
 use crate::FemError;
@@ -27,15 +28,6 @@ pub struct InstantModes {
     pub full: Vec<Option<(f64, f64)>>,
 }
 
-/// The reduced matrices of the instant: stiffness [K] + [K_g(N)] - omega^2 [M], the
-/// gyroscopic 2 omega [S], the skew eps [S], and [M], on the free degrees of freedom.
-fn reduced(mesh: &Mesh, g: &GlobalMatrices, inst: &LeverInstant, free: &[usize]) -> (DMatrix<f64>, DMatrix<f64>, DMatrix<f64>, DMatrix<f64>) {
-    let kg = mesh.geometric_stiffness(&|x| inst.axial_force(mesh, x));
-    let k = &g.k + kg - &g.m * (inst.omega * inst.omega);
-    let pick = |a: &DMatrix<f64>| a.select_rows(free).select_columns(free);
-    (pick(&k), pick(&(&g.s * (2.0 * inst.omega))), pick(&(&g.s * inst.epsilon)), pick(&g.m))
-}
-
 /// The lever's modes at one instant of the cycle, `full` of them (the lowest) also in the
 /// full problem. The full problem is solved in the symmetric modes' basis (the lowest
 /// max(3 full, [`FULL_BASIS`]) of them): with q = Phi eta, eta'' + G eta' + (Lambda + E) eta
@@ -45,7 +37,15 @@ fn reduced(mesh: &Mesh, g: &GlobalMatrices, inst: &LeverInstant, free: &[usize])
 /// modal coordinate.
 pub fn instant_modes(mesh: &Mesh, g: &GlobalMatrices, inst: &LeverInstant, supports: Supports, full: usize) -> Result<InstantModes, FemError> {
     let free = mesh.free_dofs(supports);
-    let (k, c, e, m) = reduced(mesh, g, inst, &free);
+    instant_modes_reduced(mesh, &Reduced::new(mesh, g, &free), inst, full)
+}
+
+/// [`instant_modes`] with the lever's matrices already reduced to the free degrees of freedom
+/// (formed once for a whole cycle).
+pub(crate) fn instant_modes_reduced(mesh: &Mesh, red: &Reduced, inst: &LeverInstant, full: usize) -> Result<InstantModes, FemError> {
+    let (k, c, _) = red.instant(mesh, inst);
+    let e = red.skew() * inst.epsilon;
+    let m = red.mass().clone();
     let modes = symmetric_modes(&k, &m)?;
     let n = modes.eigenvalues.len();
     let nb = n.min((3 * full).max(FULL_BASIS));
@@ -89,6 +89,17 @@ pub fn instant_modes(mesh: &Mesh, g: &GlobalMatrices, inst: &LeverInstant, suppo
         }
     }
     Ok(InstantModes { t: inst.t, modes, full: best.into_iter().map(|b| b.map(|(f, z, _)| (f, z))).collect() })
+}
+
+/// The lever's modes at every instant of a cycle (the matrices reduced once).
+pub fn cycle_modes(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports, full: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<InstantModes>, FemError> {
+    let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
+    let mut out = Vec::with_capacity(instants.len());
+    for (k, inst) in instants.iter().enumerate() {
+        out.push(instant_modes_reduced(mesh, &red, inst, full)?);
+        progress(k + 1, instants.len());
+    }
+    Ok(out)
 }
 
 /// The modal assurance criterion of two shapes with respect to [M]:

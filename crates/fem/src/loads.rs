@@ -66,10 +66,18 @@ impl LeverInstant {
     /// The axial force N(X) in the lever, N (tension positive), X the lever coordinate (m), by
     /// statics of the part [X, L] with its distributed inertia and gravity (module docs).
     pub fn axial_force(&self, mesh: &Mesh, x: f64) -> f64 {
+        let [a0, a1, a2] = self.axial_polynomial(mesh);
+        a0 + x * (a1 + x * a2)
+    }
+
+    /// The axial force as the polynomial N(X) = n0 + n1 X + n2 X^2 (N, N/m, N/m^2): with
+    /// c = g_x - a_Ox, N = F_Cx + rho A (c (L - X) + omega^2 (L^2 - X^2) / 2).
+    pub fn axial_polynomial(&self, mesh: &Mesh) -> [f64; 3] {
         let l = mesh.lever.length;
         let ra = mesh.lever.line_density();
         let (a_o, g, f_c) = (self.to_lever(&self.a_b), self.to_lever(&self.gravity), self.to_lever(&self.force_c));
-        f_c.x + ra * ((g.x - a_o.x) * (l - x) + self.omega * self.omega * (l * l - x * x) / 2.0)
+        let (c, w2) = (g.x - a_o.x, self.omega * self.omega);
+        [f_c.x + ra * (c * l + w2 * l * l / 2.0), -ra * c, -ra * w2 / 2.0]
     }
 
     /// The rigid motion's load on the free lever, N (generalized): [M_O] (g_L - a_O) -

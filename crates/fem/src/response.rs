@@ -92,26 +92,64 @@ impl Local {
     }
 }
 
-/// The instant's reduced stiffness, damping and load on the free degrees of freedom.
-fn system(mesh: &Mesh, g: &GlobalMatrices, free: &[usize], cr: &DMatrix<f64>, inst: &LeverInstant) -> (DMatrix<f64>, DMatrix<f64>, DVector<f64>) {
-    let kg = mesh.geometric_stiffness(&|x| inst.axial_force(mesh, x));
-    let k = &g.k + kg + &g.s * inst.epsilon - &g.m * (inst.omega * inst.omega);
-    let c = &g.s * (2.0 * inst.omega);
-    let f = inst.rigid_load(g) + inst.liaison_load(mesh);
-    (k.select_rows(free).select_columns(free), c.select_rows(free).select_columns(free) + cr, f.select_rows(free))
+/// The lever's matrices on the free degrees of freedom, formed once: everything an instant's
+/// stiffness, damping and load are made of.
+pub(crate) struct Reduced {
+    m: DMatrix<f64>,
+    k: DMatrix<f64>,
+    s: DMatrix<f64>,
+    kg: [DMatrix<f64>; 3],
+    m_o: DMatrix<f64>,
+    q_x: DVector<f64>,
+    q_y: DVector<f64>,
+}
+
+impl Reduced {
+    pub(crate) fn new(mesh: &Mesh, g: &GlobalMatrices, free: &[usize]) -> Self {
+        let pick = |a: &DMatrix<f64>| a.select_rows(free).select_columns(free);
+        let [g0, g1, g2] = mesh.geometric_stiffness_moments();
+        Reduced { m: pick(&g.m), k: pick(&g.k), s: pick(&g.s), kg: [pick(&g0), pick(&g1), pick(&g2)], m_o: g.m_o.select_rows(free), q_x: g.q_x.select_rows(free), q_y: g.q_y.select_rows(free) }
+    }
+
+    /// The instant's symmetric stiffness [K] + [K_g(N)] - omega^2 [M] (the skew eps [S] is
+    /// the caller's to add), gyroscopic matrix 2 omega [S], and rigid-motion load (liaison
+    /// forces on free degrees of freedom added by the caller), on the free degrees of freedom.
+    pub(crate) fn instant(&self, mesh: &Mesh, inst: &LeverInstant) -> (DMatrix<f64>, DMatrix<f64>, DVector<f64>) {
+        let [n0, n1, n2] = inst.axial_polynomial(mesh);
+        let k = &self.k + &self.kg[0] * n0 + &self.kg[1] * n1 + &self.kg[2] * n2 - &self.m * (inst.omega * inst.omega);
+        let (a_o, grav) = (inst.to_lever(&inst.a_b), inst.to_lever(&inst.gravity));
+        let rel = grav - a_o;
+        let f = &self.m_o * DVector::from_column_slice(rel.as_slice()) - &self.q_y * inst.epsilon + &self.q_x * (inst.omega * inst.omega);
+        (k, &self.s * (2.0 * inst.omega), f)
+    }
+
+    /// The mass matrix on the free degrees of freedom.
+    pub(crate) fn mass(&self) -> &DMatrix<f64> {
+        &self.m
+    }
+
+    /// The skew coupling [S] on the free degrees of freedom.
+    pub(crate) fn skew(&self) -> &DMatrix<f64> {
+        &self.s
+    }
 }
 
 /// The forced response of the lever along `instants` (at least two, time increasing).
-pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports, cfg: &ResponseConfig, mut progress: impl FnMut(usize, usize)) -> Result<Response, FemError> {
+pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports, cfg: &ResponseConfig, progress: &mut dyn FnMut(usize, usize)) -> Result<Response, FemError> {
     if instants.len() < 2 {
         return Err(FemError::Model(format!("the forced response needs at least two samples; got {}", instants.len())));
     }
-    if !(cfg.max_step > 0.0 && cfg.max_step.is_finite()) || !(cfg.damping.alpha >= 0.0 && cfg.damping.beta >= 0.0) {
+    if !(cfg.max_step > 0.0 && cfg.max_step.is_finite() && cfg.damping.alpha >= 0.0 && cfg.damping.beta >= 0.0) {
         return Err(FemError::Model(format!("the response's step ({} s) must be positive and its Rayleigh coefficients ({}, {}) not negative", cfg.max_step, cfg.damping.alpha, cfg.damping.beta)));
     }
     let free = mesh.free_dofs(supports);
-    let m = g.m.select_rows(&free).select_columns(&free);
+    let red = Reduced::new(mesh, g, &free);
+    let m = red.mass().clone();
     let cr = (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta).select_rows(&free).select_columns(&free);
+    let system = |inst: &LeverInstant| {
+        let (k, c, f) = red.instant(mesh, inst);
+        (k + red.skew() * inst.epsilon, c + &cr, f + inst.liaison_load(mesh).select_rows(&free))
+    };
     let local: Vec<Local> = instants.iter().map(Local::of).collect();
     let full = |r: &DVector<f64>| {
         let mut out = DVector::zeros(mesh.dofs());
@@ -122,7 +160,7 @@ pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant
     };
     let solve = |a: DMatrix<f64>, b: DVector<f64>| -> Result<DVector<f64>, FemError> { a.lu().solve(&b).filter(|x| x.iter().all(|v| v.is_finite())).ok_or_else(|| FemError::Singular(supports.name().into())) };
     let quasi = |inst: &LeverInstant| -> Result<DVector<f64>, FemError> {
-        let (k, _, f) = system(mesh, g, &free, &cr, inst);
+        let (k, _, f) = system(inst);
         solve(k, f)
     };
     // Start: the quasi-static solution and its rate.
@@ -131,13 +169,13 @@ pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant
     let q1 = quasi(&local[1].instant(instants[1].t))?;
     let mut d = q0.clone();
     let mut v = (&q1 - &q0) / (instants[1].t - t0);
-    let (k0, c0, f0) = system(mesh, g, &free, &cr, &local[0].instant(t0));
+    let (k0, c0, f0) = system(&local[0].instant(t0));
     let mut a = solve(m.clone(), f0 - &c0 * &v - &k0 * &d)?;
     let mut out = Response { t: vec![t0], d: vec![full(&d)], quasi_static: vec![full(&q0)], steps: 0 };
     let (gamma, beta) = (0.5, 0.25);
     for s in 1..instants.len() {
         let (ta, tb) = (instants[s - 1].t, instants[s].t);
-        if !(tb > ta) {
+        if tb.is_nan() || tb <= ta {
             return Err(FemError::Model(format!("time is not increasing at sample {} (t = {tb} s after {ta} s)", s + 1)));
         }
         let n = ((tb - ta) / cfg.max_step).ceil().max(1.0) as usize;
@@ -145,7 +183,7 @@ pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant
         for j in 1..=n {
             let frac = j as f64 / n as f64;
             let inst = local[s - 1].lerp(&local[s], frac).instant(ta + frac * (tb - ta));
-            let (k, c, f) = system(mesh, g, &free, &cr, &inst);
+            let (k, c, f) = system(&inst);
             let d_pred = &d + &v * dt + &a * (dt * dt * (0.5 - beta));
             let v_pred = &v + &a * (dt * (1.0 - gamma));
             let lhs = &m + &c * (gamma * dt) + &k * (beta * dt * dt);
@@ -186,7 +224,7 @@ mod tests {
                 inst
             })
             .collect();
-        let r = forced_response(&m, &g, &ts, Supports::Pinned, &ResponseConfig { damping: Damping { alpha: 0.0, beta: 0.0 }, max_step: 1e-3 }, |_, _| {}).unwrap();
+        let r = forced_response(&m, &g, &ts, Supports::Pinned, &ResponseConfig { damping: Damping { alpha: 0.0, beta: 0.0 }, max_step: 1e-3 }, &mut |_, _| {}).unwrap();
         let size = r.quasi_static[0].amax();
         assert!(size > 0.0);
         for (d, q) in r.d.iter().zip(&r.quasi_static) {
@@ -217,7 +255,7 @@ mod tests {
             })
             .collect();
         let cfg = ResponseConfig { damping: Damping { alpha: 0.0, beta: 0.0 }, max_step: 2e-5 };
-        let r = forced_response(&m, &g, &instants, Supports::Pinned, &cfg, |_, _| {}).unwrap();
+        let r = forced_response(&m, &g, &instants, Supports::Pinned, &cfg, &mut |_, _| {}).unwrap();
         // Exact: modes of (K, M); load p = -[M_O] (0, 1) * amp sin(W t) on the free dofs.
         let (k, mm) = (g.k.select_rows(&free).select_columns(&free), g.m.select_rows(&free).select_columns(&free));
         let modes = symmetric_modes(&k, &mm).unwrap();

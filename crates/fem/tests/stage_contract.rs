@@ -18,7 +18,7 @@ fn liaison_forces_balance_the_lever_rigid_motion() {
     let mech = file.mechanism;
     let sec = file.lever.expect("the bench's lever section");
     let lever = Lever::new(sec.length, Section { young: sec.e, density: sec.rho, area: sec.area, inertia: sec.inertia }).unwrap();
-    let sim = mech.simulate(&SimConfig { duration: 0.5, rate: 200.0, settle: 1.0, ..SimConfig::default() }, |_| {}).expect("the simulation");
+    let sim = mech.simulate(&SimConfig { duration: 0.5, rate: 200.0, settle: 1.0, ..SimConfig::default() }, &mut |_| {}).expect("the simulation");
     let li = mech.body_index("lever").expect("a lever body");
     let body = &mech.bodies[li];
     assert!((body.mass - lever.line_density() * lever.length).abs() < 1e-12, "the lever's mass in the mechanism is rho A l2");

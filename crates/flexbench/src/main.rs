@@ -169,6 +169,16 @@ enum Command {
         /// Modes followed along the cycle.
         #[arg(long, default_value_t = 6)]
         modes: usize,
+        /// Damping ratio of the forced response (Rayleigh, exact at the first and the highest
+        /// followed mode).
+        #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_DAMPING)]
+        damping: f64,
+        /// Longest integration step of the forced response, s.
+        #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_STEP)]
+        step: f64,
+        /// Modes only: no forced response.
+        #[arg(long)]
+        no_response: bool,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
@@ -383,7 +393,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
-        Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, out } => {
+        Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, damping, step, no_response, out } => {
             use flexbench_fem::{ElementKind, Supports};
             let element = match element.as_str() {
                 "quintic" => ElementKind::Quintic,
@@ -396,7 +406,7 @@ fn run(cli: Cli) -> Result<()> {
                 "free-free" => Supports::FreeFree,
                 other => anyhow::bail!("--supports {other}: use pinned, clamped-free or free-free"),
             };
-            let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes };
+            let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes, damping: (!no_response).then_some(damping), max_step: step };
             let pb = bar(1);
             pb.set_message("modes along the cycle");
             let files = flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, |k, n| {

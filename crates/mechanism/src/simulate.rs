@@ -136,7 +136,7 @@ impl Mechanism {
 
     /// Simulate: settle, then record `duration` s at `rate` Hz. `progress` is told the fraction
     /// done (0..1) now and then.
-    pub fn simulate(&self, cfg: &SimConfig, mut progress: impl FnMut(f64)) -> Result<Simulation, MechanismError> {
+    pub fn simulate(&self, cfg: &SimConfig, progress: &mut dyn FnMut(f64)) -> Result<Simulation, MechanismError> {
         if !(cfg.duration > 0.0 && cfg.rate > 0.0 && cfg.settle >= 0.0 && cfg.duration.is_finite() && cfg.settle.is_finite()) {
             return Err(MechanismError::Model(format!(
                 "simulation needs a positive duration and rate and a non-negative settling time (got duration {} s, rate {} Hz, settle {} s)",
@@ -367,7 +367,7 @@ mod tests {
     fn default_bench_settles_into_the_documented_motion() {
         let m = wind_pump_default();
         let cfg = SimConfig { duration: 0.45, rate: 1000.0, settle: 3.0, ..Default::default() };
-        let sim = m.simulate(&cfg, |_| {}).unwrap();
+        let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
         let r = &sim.report;
         eprintln!("{r:?}");
         assert!(r.max_drift_before_projection < 1e-9, "drift {}", r.max_drift_before_projection);

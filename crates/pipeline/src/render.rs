@@ -230,7 +230,7 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
     let sub = 20usize;
     let rate = spec.fps * sub as f64;
     progress("simulate", 0.0);
-    let sim = mech.simulate(&SimConfig { duration: spec.duration + 2.0 / spec.fps, rate, settle: spec.settle, ..Default::default() }, |f| progress("simulate", f))?;
+    let sim = mech.simulate(&SimConfig { duration: spec.duration + 2.0 / spec.fps, rate, settle: spec.settle, ..Default::default() }, &mut |f| progress("simulate", f))?;
     let state_at = |t: f64| -> DVector<f64> {
         let x = (t * rate).clamp(0.0, (sim.samples.len() - 1) as f64);
         let i = (x.floor() as usize).min(sim.samples.len() - 2);

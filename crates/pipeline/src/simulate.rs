@@ -25,9 +25,9 @@ pub struct SimulateSummary {
 
 /// Simulate `mech` and write `tracks`, `markers`, `bodies`, `forces` (CSV and Parquet), the
 /// forces figure and `summary.json` into `out`. Forces are those of the multipliers.
-pub fn simulate(mech: &Mechanism, cfg: &SimConfig, out: &Path, progress: impl FnMut(f64)) -> Result<SimulateSummary, PipelineError> {
+pub fn simulate(mech: &Mechanism, cfg: &SimConfig, out: &Path, mut progress: impl FnMut(f64)) -> Result<SimulateSummary, PipelineError> {
     let start = Instant::now();
-    let sim = mech.simulate(cfg, progress)?;
+    let sim = mech.simulate(cfg, &mut progress)?;
     let states: Vec<_> = sim.samples.iter().map(|s| (s.t, &s.q, &s.qd, &s.qdd)).collect();
     let tracks = mech.tracks(&sim.samples.iter().map(|s| (s.t, &s.q)).collect::<Vec<_>>())?;
     let markers = mech.markers_table(&states);
