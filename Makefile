@@ -47,3 +47,4 @@ clean:
 bench: deps
 	$(CARGO) bench --locked -p flexbench-benches
 	bash benches/signal-scipy.sh
+	bash benches/fem-scipy.sh

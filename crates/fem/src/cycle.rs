@@ -29,7 +29,7 @@ pub struct InstantModes {
 }
 
 /// The lever's modes at one instant of the cycle, `full` of them (the lowest) also in the
-/// full problem. The full problem is solved in the symmetric modes' basis (the lowest
+/// full problem (none: `full` = 0). The full problem is solved in the symmetric modes' basis (the lowest
 /// max(3 full, [`FULL_BASIS`]) of them): with q = Phi eta, eta'' + G eta' + (Lambda + E) eta
 /// = 0, G = Phi^T 2 omega S Phi and E = Phi^T eps S Phi skew; its state matrix's eigenvalues
 /// mu by the Schur decomposition; each mu with Im mu > 0 assigned to the symmetric mode that
@@ -47,6 +47,9 @@ pub(crate) fn instant_modes_reduced(mesh: &Mesh, red: &Reduced, inst: &LeverInst
     let e = red.skew() * inst.epsilon;
     let m = red.mass().clone();
     let modes = symmetric_modes(&k, &m)?;
+    if full == 0 {
+        return Ok(InstantModes { t: inst.t, modes, full: Vec::new() });
+    }
     let n = modes.eigenvalues.len();
     let nb = n.min((3 * full).max(FULL_BASIS));
     let phi = modes.shapes.columns(0, nb).into_owned();
@@ -100,6 +103,32 @@ pub fn cycle_modes(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], s
         progress(k + 1, instants.len());
     }
     Ok(out)
+}
+
+/// The matrices of one instant on the free degrees of freedom, as the eigenproblems see them:
+/// for benchmarks and cross-checks against other solvers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstantMatrices {
+    /// Mass [M], kg.
+    pub m: DMatrix<f64>,
+    /// Symmetric stiffness [K] + [K_g] - omega^2 [M], N/m.
+    pub k: DMatrix<f64>,
+    /// Gyroscopic 2 omega [S], kg/s.
+    pub gyroscopic: DMatrix<f64>,
+    /// Skew stiffness eps [S], N/m.
+    pub skew: DMatrix<f64>,
+}
+
+/// The matrices of every instant (the lever's matrices reduced once).
+pub fn cycle_matrices(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports) -> Vec<InstantMatrices> {
+    let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
+    instants
+        .iter()
+        .map(|inst| {
+            let (k, c, _) = red.instant(mesh, inst);
+            InstantMatrices { m: red.mass().clone(), k, gyroscopic: c, skew: red.skew() * inst.epsilon }
+        })
+        .collect()
 }
 
 /// The modal assurance criterion of two shapes with respect to [M]:

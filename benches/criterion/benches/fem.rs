@@ -1,0 +1,21 @@
+//! The lever's modes over one crank turn of the simulated bench at 1000 samples, 10 quintic
+//! elements (51 free degrees of freedom): the symmetric problem alone, and with the full problem
+//! for the lowest six modes. The same matrices go to scipy's eigh and eig in
+//! benches/fem_scipy.py (`make bench`), which also checks the frequencies against them.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use flexbench_benches::fem_cycle;
+use flexbench_fem::cycle::cycle_modes;
+use flexbench_fem::Supports;
+
+fn cycle(c: &mut Criterion) {
+    let (mesh, g, instants) = fem_cycle(1000);
+    let mut group = c.benchmark_group("fem_cycle_1000_samples_10_quintic");
+    group.sample_size(10);
+    group.bench_function("symmetric", |b| b.iter(|| cycle_modes(&mesh, &g, &instants, Supports::Pinned, 0, &mut |_, _| {}).expect("modes")));
+    group.bench_function("symmetric_and_full_6", |b| b.iter(|| cycle_modes(&mesh, &g, &instants, Supports::Pinned, 6, &mut |_, _| {}).expect("modes")));
+    group.finish();
+}
+
+criterion_group!(benches, cycle);
+criterion_main!(benches);
