@@ -38,7 +38,7 @@ pub enum Supports {
     /// Pinned at B and C': u = v = 0 at both end nodes, rotations (and higher derivatives) free.
     /// The bench's: the lever frame is the line through the pins.
     Pinned,
-    /// Clamped at B, free at C': every degree of freedom of the first node zero.
+    /// Clamped at B, free at C': u, v and v' of the first node zero.
     ClampedFree,
     /// Free-free: nothing held (three rigid-body modes).
     FreeFree,
@@ -234,7 +234,9 @@ impl Mesh {
                 .iter()
                 .flat_map(|&node| [Field::Axial, Field::Transverse].into_iter().filter_map(move |f| self.dof_of(node, f, 0)))
                 .collect(),
-            Supports::ClampedFree => (0..self.node_dofs()).collect(),
+            // Clamped: displacement and slope held; the higher derivatives of the quintic
+            // element (axial strain u', curvature v'') are not kinematic and stay free.
+            Supports::ClampedFree => [(Field::Axial, 0), (Field::Transverse, 0), (Field::Transverse, 1)].iter().filter_map(|&(f, o)| self.dof_of(0, f, o)).collect(),
             Supports::FreeFree => Vec::new(),
         };
         (0..self.dofs()).filter(|d| !held.contains(d)).collect()
