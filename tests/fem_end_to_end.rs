@@ -110,3 +110,55 @@ fn bad_input_is_refused() {
     assert!(e.contains("quintic or frame"), "{e}");
     assert!(!out.exists(), "nothing written on a refusal");
 }
+
+/// The comparison with a measured deflection: a fit_residuals table made from the model's own
+/// deflection at the markers plus a different line across the lever at every sample (what a
+/// rigid fit leaves or absorbs) plus white noise of 2 um per coordinate. After each one's line
+/// is removed, the difference is the noise's detrended part: RMS sigma sqrt(3/5) = 1.55 um for
+/// five markers, within 10 %; the correlation above 0.99.
+#[test]
+fn measured_deflection_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = dir.path().join("sim");
+    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "0.43", "--rate", "200", "--settle", "3", "--out", sim.to_str().unwrap()]);
+    let args = |out: &std::path::Path| -> Vec<String> {
+        ["fem", "--kinematics", sim.join("bodies.csv").to_str().unwrap(), "--forces", sim.join("forces.csv").to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let first = dir.path().join("fem");
+    let a = args(&first);
+    ok(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    let defl = read_csv(&first.join("deflection.csv"));
+    let (t, x, v) = (num(&defl, "t"), num(&defl, "x_lever"), num(&defl, "v"));
+    let bodies = read_csv(&sim.join("bodies.csv"));
+    let phi: Vec<f64> = (0..bodies["body"].len()).filter(|&i| bodies["body"][i] == "lever").map(|i| bodies["phi"][i].parse().unwrap()).collect();
+    let sigma = 2e-6;
+    let mut g = common::gauss::Gauss::new(7);
+    let mut csv = vec!["t,marker,rx,ry".to_string()];
+    for r in 0..t.len() {
+        let k = r / 5;
+        let (s, c) = phi[k].sin_cos();
+        // measured - fitted = (v + a + b x) n + noise; the table holds fitted - measured.
+        let line = 30e-6 * (k as f64 * 0.7).sin() + 80e-6 * (k as f64 * 0.3).cos() * x[r];
+        let w = v[r] + line;
+        let (dx, dy) = (-s * w + sigma * g.next(), c * w + sigma * g.next());
+        csv.push(format!("{},{},{},{}", t[r], defl["marker"][r], -dx, -dy));
+    }
+    let residuals = dir.path().join("fit_residuals.csv");
+    std::fs::write(&residuals, csv.join("\n")).unwrap();
+    let second = dir.path().join("fem2");
+    let mut b = args(&second);
+    b.extend(["--measured".to_string(), residuals.to_str().unwrap().to_string()]);
+    ok(&b.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(second.join("summary.json")).unwrap()).unwrap();
+    let m = &summary["measured"];
+    let (diff, corr) = (m["rms_difference_m"].as_f64().unwrap(), m["correlation"].as_f64().unwrap());
+    let want = sigma * (3.0f64 / 5.0).sqrt();
+    eprintln!("difference {:.2} um RMS (noise's detrended part {:.2} um), correlation {corr:.4}, model {:.1} um RMS", diff * 1e6, want * 1e6, m["rms_model_detrended_m"].as_f64().unwrap() * 1e6);
+    assert!((diff / want - 1.0).abs() < 0.1, "{diff} vs {want}");
+    assert!(corr > 0.99, "{corr}");
+    let table = read_csv(&second.join("deflection.csv"));
+    assert!(table.contains_key("v_measured_detrended") && table.contains_key("v_detrended"));
+}

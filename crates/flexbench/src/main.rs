@@ -179,6 +179,10 @@ enum Command {
         /// Modes only: no forced response.
         #[arg(long)]
         no_response: bool,
+        /// The fit_residuals table of `process` on the same run: the measured deflection,
+        /// compared with the forced response after removing each one's best-fit line.
+        #[arg(long)]
+        measured: Option<PathBuf>,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
@@ -393,7 +397,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
-        Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, damping, step, no_response, out } => {
+        Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, damping, step, no_response, measured, out } => {
             use flexbench_fem::{ElementKind, Supports};
             let element = match element.as_str() {
                 "quintic" => ElementKind::Quintic,
@@ -406,7 +410,7 @@ fn run(cli: Cli) -> Result<()> {
                 "free-free" => Supports::FreeFree,
                 other => anyhow::bail!("--supports {other}: use pinned, clamped-free or free-free"),
             };
-            let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes, damping: (!no_response).then_some(damping), max_step: step };
+            let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes, damping: (!no_response).then_some(damping), max_step: step, measured };
             let pb = bar(1);
             pb.set_message("modes along the cycle");
             let files = flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, |k, n| {

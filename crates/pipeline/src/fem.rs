@@ -45,11 +45,14 @@ pub struct FemConfig {
     pub damping: Option<f64>,
     /// Longest integration step of the forced response, s.
     pub max_step: f64,
+    /// The measured deflection to compare with: the `fit_residuals` table of `process` on the
+    /// same run (fitted minus measured marker positions, bench frame).
+    pub measured: Option<PathBuf>,
 }
 
 impl Default for FemConfig {
     fn default() -> Self {
-        FemConfig { element: ElementKind::Quintic, elements: 10, supports: Supports::Pinned, modes: 6, damping: Some(DEFAULT_DAMPING), max_step: DEFAULT_STEP }
+        FemConfig { element: ElementKind::Quintic, elements: 10, supports: Supports::Pinned, modes: 6, damping: Some(DEFAULT_DAMPING), max_step: DEFAULT_STEP, measured: None }
     }
 }
 
@@ -190,7 +193,12 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
     };
     let lever_index = mech.bodies.iter().position(|b| b.name == "lever");
     let markers: Vec<(String, f64)> = mech.markers.iter().filter(|m| Some(m.body) == lever_index).map(|m| (m.name.clone(), m.local_frame.x)).collect();
-    let deflection = response.as_ref().map(|(r, _)| deflection_table(&mesh, r, &markers)).transpose()?;
+    let measured = match (&cfg.measured, &response) {
+        (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
+        (Some(_), None) => return Err(PipelineError::Input("--measured needs the forced response (drop --no-response)".into())),
+        _ => None,
+    };
+    let deflection = response.as_ref().map(|(r, _)| deflection_table(&mesh, r, &markers, measured.as_ref())).transpose()?;
     // Figures, built before anything is written.
     let deg: Vec<f64> = crank.iter().map(|a| (a - crank[0]).to_degrees()).collect();
     let x_label = "crank angle phi1 from the first sample (deg)";
@@ -233,6 +241,14 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
         "full_vs_symmetric_max_relative": max_gap,
         "max_abs_damping_ratio": max_zeta,
         "rigid_balance_worst_relative": worst_balance,
+        "measured": measured.as_ref().map(|c| json!({
+            "file": cfg.measured.as_ref().map(|p| p.display().to_string()),
+            "samples_compared": c.samples,
+            "rms_model_detrended_m": c.rms_model,
+            "rms_measured_detrended_m": c.rms_measured,
+            "rms_difference_m": c.rms_difference,
+            "correlation": c.correlation,
+        })),
         "response": response.as_ref().map(|(r, d)| {
             let at = |v: &[nalgebra::DVector<f64>]| markers.iter().map(|(_, x)| v.iter().map(|d| mesh.displacement_at(d, *x).1.abs()).fold(0.0, f64::max)).fold(0.0, f64::max);
             json!({
@@ -280,10 +296,15 @@ fn shapes_figure(mesh: &Mesh, im: &InstantModes, idx: &[usize], free: &[usize], 
 /// The deflection table: per sample and marker of the lever, its lever coordinate and the
 /// forced response's displacement there (u along, v across the lever, m, lever frame), with
 /// the quasi-static v for comparison.
-fn deflection_table(mesh: &Mesh, r: &flexbench_fem::response::Response, markers: &[(String, f64)]) -> Result<Table, PipelineError> {
+fn deflection_table(mesh: &Mesh, r: &flexbench_fem::response::Response, markers: &[(String, f64)], measured: Option<&Comparison>) -> Result<Table, PipelineError> {
     let (mut t, mut name, mut x, mut u, mut v, mut vq) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut vd, mut md) = (vec![], vec![]);
     for (k, d) in r.d.iter().enumerate() {
-        for (m, xm) in markers {
+        for (j, (m, xm)) in markers.iter().enumerate() {
+            if let Some(c) = measured {
+                vd.push(c.model[k].get(j).copied().flatten());
+                md.push(c.measured[k].get(j).copied().flatten());
+            }
             let (du, dv) = mesh.displacement_at(d, *xm);
             t.push(r.t[k]);
             name.push(m.clone());
@@ -300,6 +321,10 @@ fn deflection_table(mesh: &Mesh, r: &flexbench_fem::response::Response, markers:
     table.push("u", Column::F64(u))?;
     table.push("v", Column::F64(v))?;
     table.push("v_quasi_static", Column::F64(vq))?;
+    if measured.is_some() {
+        table.push("v_detrended", Column::OptF64(vd))?;
+        table.push("v_measured_detrended", Column::OptF64(md))?;
+    }
     Ok(table)
 }
 
@@ -321,4 +346,88 @@ fn deflection_figure(mesh: &Mesh, r: &flexbench_fem::response::Response, markers
             Panel { title: "quasi-static".into(), y_label: "v, lever frame (um)".into(), curves: curves(&v, &r.quasi_static) },
         ],
     }
+}
+
+/// The model's and the measured deflection across the lever at the markers, each with its own
+/// best-fit line over the markers removed at every sample (the rigid fit of the measurement
+/// absorbs any line), and how well they agree.
+struct Comparison {
+    /// Per sample, per marker: the model's detrended v, m (None where the measurement has no
+    /// value at that sample).
+    model: Vec<Vec<Option<f64>>>,
+    /// Per sample, per marker: the measured detrended v, m.
+    measured: Vec<Vec<Option<f64>>>,
+    samples: usize,
+    rms_model: f64,
+    rms_measured: f64,
+    rms_difference: f64,
+    correlation: f64,
+}
+
+/// Values less their least-squares line a + b x (None where absent; all None with fewer than
+/// three values).
+fn detrend(x: &[f64], v: &[Option<f64>]) -> Vec<Option<f64>> {
+    let pts: Vec<(f64, f64)> = x.iter().zip(v).filter_map(|(x, v)| v.map(|v| (*x, v))).collect();
+    if pts.len() < 3 {
+        return vec![None; v.len()];
+    }
+    let n = pts.len() as f64;
+    let (mx, mv) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let b = pts.iter().map(|p| (p.0 - mx) * (p.1 - mv)).sum::<f64>() / sxx;
+    x.iter().zip(v).map(|(x, v)| v.map(|v| v - mv - b * (x - mx))).collect()
+}
+
+/// Compare the forced response at the markers with the measured deflection: the `fit_residuals`
+/// table (fitted minus measured, bench frame) turned to the lever's normal at each sample.
+fn compare_measured(path: &Path, mesh: &Mesh, r: &flexbench_fem::response::Response, instants: &[LeverInstant], markers: &[(String, f64)]) -> Result<Comparison, PipelineError> {
+    let df = read_frame(path)?;
+    let names = strings(&df, path, "marker")?;
+    let (t, rx, ry) = (opt_f64(&df, path, "t")?, opt_f64(&df, path, "rx")?, opt_f64(&df, path, "ry")?);
+    let xs: Vec<f64> = markers.iter().map(|m| m.1).collect();
+    let (mut model, mut measured) = (Vec::new(), Vec::new());
+    let (mut s_mod, mut s_mea, mut s_dif, mut s_mm, mut count, mut samples) = (0.0, 0.0, 0.0, 0.0, 0usize, 0usize);
+    for (k, inst) in instants.iter().enumerate() {
+        let normal = Vector2::new(-inst.phi.sin(), inst.phi.cos());
+        let meas: Vec<Option<f64>> = markers
+            .iter()
+            .map(|(name, _)| {
+                (0..names.len())
+                    .find(|&i| names[i].as_deref() == Some(name.as_str()) && t[i].is_some_and(|ti| (ti - inst.t).abs() <= 1e-9 * inst.t.abs().max(1.0)))
+                    .and_then(|i| Some(-Vector2::new(rx[i]?, ry[i]?).dot(&normal)))
+            })
+            .collect();
+        if k == 0 && meas.iter().all(|m| m.is_none()) {
+            return Err(PipelineError::Input(format!("{}: no residual of the lever's markers ({}) at t = {} s: give the fit_residuals table of `process` on the same run", path.display(), markers.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", "), inst.t)));
+        }
+        let fe: Vec<Option<f64>> = xs.iter().zip(&meas).map(|(x, m)| m.map(|_| mesh.displacement_at(&r.d[k], *x).1)).collect();
+        let (dm, df_) = (detrend(&xs, &meas), detrend(&xs, &fe));
+        if dm.iter().any(|v| v.is_some()) {
+            samples += 1;
+        }
+        for (a, b) in df_.iter().zip(&dm) {
+            if let (Some(a), Some(b)) = (a, b) {
+                s_mod += a * a;
+                s_mea += b * b;
+                s_dif += (a - b) * (a - b);
+                s_mm += a * b;
+                count += 1;
+            }
+        }
+        model.push(df_);
+        measured.push(dm);
+    }
+    if count == 0 {
+        return Err(PipelineError::Input(format!("{}: fewer than three of the lever's markers at every sample: nothing to compare", path.display())));
+    }
+    let c = count as f64;
+    Ok(Comparison {
+        model,
+        measured,
+        samples,
+        rms_model: (s_mod / c).sqrt(),
+        rms_measured: (s_mea / c).sqrt(),
+        rms_difference: (s_dif / c).sqrt(),
+        correlation: s_mm / (s_mod * s_mea).sqrt().max(1e-300),
+    })
 }
