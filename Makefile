@@ -24,16 +24,18 @@ build: deps
 test: deps
 	$(CARGO) test --locked --workspace --exclude flexbench-benches
 
-# The shipped recording (rendered by `make recording`): calibrate -> track -> process.
+# The shipped recording (rendered by `make recording`): calibrate -> track -> process -> fem.
 # Kinematics by the Kalman smoother (noise and jerk densities from the data), then the drivers
 # refitted as Fourier series of the crank angle over the recording's turns, the bench's
-# horizontal refined from the motion.
+# horizontal refined from the motion; then the elastic lever's modes along the motion and its
+# forced response, compared with the markers' residual from the fit.
 demo: build
 	$(BIN) check --mechanism $(MECH)
 	$(BIN) calibrate --views $(REC)/views --board 9x6 --square 0.03 --plane-view $(REC)/plane-view.png --clicks $(REC)/clicks.toml --out calibration/default.yaml
 	$(BIN) track --video $(REC)/video.mp4 --calibration calibration/default.yaml --out $(DEMO)/tracks.parquet
 	$(BIN) process --tracks $(DEMO)/tracks.parquet --mechanism $(MECH) --out $(DEMO)/processed --smoother --periodic --refine-horizontal
-	@echo "demo: forces in $(DEMO)/processed/forces.png; the truth is in $(REC)/truth/"
+	$(BIN) fem --kinematics $(DEMO)/processed/bodies.parquet --forces $(DEMO)/processed/forces.parquet --mechanism $(MECH) --measured $(DEMO)/processed/fit_residuals.parquet --out $(DEMO)/fem
+	@echo "demo: forces in $(DEMO)/processed/forces.png, the lever's modes in $(DEMO)/fem/modes-3-6.png; the truth is in $(REC)/truth/"
 
 # Regenerate the shipped recording (deterministic from the seed in its camera file).
 recording: build
