@@ -6,7 +6,7 @@ use flexbench_fem::element::Section;
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::SimConfig;
-use nalgebra::{Matrix2, Vector2};
+use nalgebra::Vector2;
 
 /// The bench's lever (10 quintic elements) over one crank turn of the simulated default bench
 /// at `samples` samples: the mesh, its matrices and the instants (motion and liaison forces from
@@ -33,8 +33,7 @@ pub fn fem_cycle(samples: usize) -> (Mesh, GlobalMatrices, Vec<LeverInstant>) {
         .map(|s| {
             let InverseSample::Solved { forces, .. } = mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION).expect("inverse dynamics") else { panic!("toggle") };
             let (phi, omega, eps) = (s.q[3 * li + 2], s.qd[3 * li + 2], s.qdd[3 * li + 2]);
-            let rc = Matrix2::new(phi.cos(), -phi.sin(), phi.sin(), phi.cos()) * centroid;
-            let a_b = Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]) - Vector2::new(-rc.y, rc.x) * eps + rc * (omega * omega);
+            let a_b = LeverInstant::origin_acceleration(Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]), phi, omega, eps, centroid);
             LeverInstant {
                 t: s.t,
                 phi,

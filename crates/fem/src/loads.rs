@@ -58,6 +58,14 @@ impl LeverInstant {
         LeverInstant { t: 0.0, phi: 0.0, omega, epsilon, a_b: a_o, force_b: Vector2::zeros(), force_c: Vector2::zeros(), gravity: Vector2::zeros() }
     }
 
+    /// The acceleration of B (m/s^2, bench frame) from the lever centroid's `a_g` and the
+    /// lever's angle, omega and eps: B = G - R c, c the centroid in the lever frame (m), so
+    /// a_B = a_G - (eps J - omega^2)(R c).
+    pub fn origin_acceleration(a_g: Vector2<f64>, phi: f64, omega: f64, epsilon: f64, centroid: Vector2<f64>) -> Vector2<f64> {
+        let rc = rotation(phi) * centroid;
+        a_g - Vector2::new(-rc.y, rc.x) * epsilon + rc * (omega * omega)
+    }
+
     /// A bench-frame vector in the lever frame.
     pub fn to_lever(&self, v: &Vector2<f64>) -> Vector2<f64> {
         rotation(self.phi).transpose() * v

@@ -6,7 +6,7 @@ use flexbench_fem::element::Section;
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::SimConfig;
-use nalgebra::{Matrix2, Vector2};
+use nalgebra::Vector2;
 
 /// 0.5 s of the default bench at 200 Hz (more than one crank turn): the forces along the
 /// lever, across it and the moment about B balance to 1e-9 of the largest term, with both
@@ -34,11 +34,7 @@ fn liaison_forces_balance_the_lever_rigid_motion() {
                 panic!("toggle at t = {}", s.t)
             };
             let (phi, omega, eps) = (s.q[3 * li + 2], s.qd[3 * li + 2], s.qdd[3 * li + 2]);
-            let a_g = Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]);
-            let rot = Matrix2::new(phi.cos(), -phi.sin(), phi.sin(), phi.cos());
-            // B - G = -R c (c the centroid in the lever frame, B its origin).
-            let bg = -(rot * body.centroid);
-            let a_b = a_g + Vector2::new(-bg.y, bg.x) * eps - bg * (omega * omega);
+            let a_b = LeverInstant::origin_acceleration(Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]), phi, omega, eps, body.centroid);
             let inst = LeverInstant {
                 t: s.t,
                 phi,

@@ -11,7 +11,7 @@ use flexbench_fem::element::Section;
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_report::{Curve, Figure, Panel};
 use flexbench_tables::{opt_f64, read_frame, strings};
-use nalgebra::{Matrix2, Vector2};
+use nalgebra::Vector2;
 use serde_json::json;
 
 use crate::{ensure_dir, write_json, PipelineError};
@@ -98,9 +98,7 @@ fn read_instants(bodies: &Path, forces: &Path, centroid: Vector2<f64>, gravity: 
         last_t = ti;
         let (p, w, e) = (need(phi[i], "lever phi", bodies)?, need(omega[i], "lever omega", bodies)?, need(eps[i], "lever epsilon", bodies)?);
         let a_g = Vector2::new(need(ax[i], "lever ax", bodies)?, need(ay[i], "lever ay", bodies)?);
-        // B = G - R c: a_B = a_G - (eps J - omega^2)(R c).
-        let rc = Matrix2::new(p.cos(), -p.sin(), p.sin(), p.cos()) * centroid;
-        let a_b = a_g - Vector2::new(-rc.y, rc.x) * e + rc * (w * w);
+        let a_b = LeverInstant::origin_acceleration(a_g, p, w, e, centroid);
         out.push(LeverInstant {
             t: ti,
             phi: p,
