@@ -187,6 +187,26 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// A processed recording against the rigid bench simulated from the mechanism file, aligned
+    /// by the crank angle: per marker acceleration component and per liaison force component at
+    /// B and C', NRMSE, peaks and their crank angles, phase lag, harmonic content; the
+    /// comparison table, figures and a summary.
+    ///
+    /// Example: flexbench compare --processed out/demo/processed --mechanism pipelines/wind-pump.toml --out out/compare
+    Compare {
+        /// Directory written by `process` (bodies, markers, forces tables).
+        #[arg(long)]
+        processed: PathBuf,
+        /// Mechanism file to simulate.
+        #[arg(long)]
+        mechanism: PathBuf,
+        /// Harmonics of the crank angle kept for every quantity.
+        #[arg(long, default_value_t = flexbench_pipeline::compare::DEFAULT_HARMONICS)]
+        harmonics: usize,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
     /// alone.
@@ -424,6 +444,17 @@ fn run(cli: Cli) -> Result<()> {
                 eprintln!("warning: {}", w.as_str().unwrap_or_default());
             }
             println!("{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}", summary["samples"], summary["modes"], summary["smallest_mac_along_the_cycle"].as_f64().unwrap_or(f64::NAN), files.len(), out.display());
+        }
+        Command::Compare { processed, mechanism, harmonics, out } => {
+            let files = flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out).with_context(|| format!("comparing {} with the simulated bench", processed.display()))?;
+            let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap_or_default()).unwrap_or_default();
+            for w in summary["warnings"].as_array().into_iter().flatten() {
+                eprintln!("warning: {}", w.as_str().unwrap_or_default());
+            }
+            for q in summary["quantities"].as_array().into_iter().flatten() {
+                println!("{:8} NRMSE {:5.2} %  lag {:6.2} deg", q["quantity"].as_str().unwrap_or_default(), 100.0 * q["nrmse"].as_f64().unwrap_or(f64::NAN), q["phase_lag_deg"].as_f64().unwrap_or(f64::NAN));
+            }
+            println!("wrote {} files into {}", files.len(), out.display());
         }
         Command::Smooth { tracks, out, method, unit, window, order, pipeline, rigid_field, mechanism } => {
             use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};

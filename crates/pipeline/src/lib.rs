@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod fem;
 pub mod process;
 pub mod render;

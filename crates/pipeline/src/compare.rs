@@ -1,0 +1,189 @@
+//! The `compare` job: a processed recording (its bodies, markers and forces tables) against the
+//! rigid bench simulated from the mechanism file, aligned by the crank angle. Per marker
+//! acceleration component and per liaison-force component at B and C': NRMSE, peaks and their
+//! crank angles, phase lag, harmonic content (flexbench-compare).
+
+use std::f64::consts::TAU;
+use std::path::{Path, PathBuf};
+
+use flexbench_compare::{compare, PeriodicSeries};
+use flexbench_contracts::{Column, Table};
+use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
+use flexbench_mechanism::simulate::SimConfig;
+use flexbench_report::{Curve, Figure, Panel};
+use flexbench_tables::{opt_f64, read_frame, strings};
+use serde_json::json;
+
+use crate::{ensure_dir, write_json, PipelineError};
+
+/// Harmonics of the crank angle kept for every quantity: the bench's accelerations and forces
+/// hold less than 1e-4 of their power beyond the 20th (the simulated series' residual is
+/// written in the summary).
+pub const DEFAULT_HARMONICS: usize = 20;
+
+/// Mean crank speeds (measured and simulated) further apart than this, relative, get a warning:
+/// the simulation then does not run the bench the recording ran.
+pub const SPEED_WARNING: f64 = 0.01;
+
+/// The crank angle per sample (rad, unwrapped) and the times, from a bodies table.
+fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
+    let df = read_frame(bodies)?;
+    let names = strings(&df, bodies, "body")?;
+    let (t, phi) = (opt_f64(&df, bodies, "t")?, opt_f64(&df, bodies, "phi")?);
+    let rows: Vec<usize> = (0..names.len()).filter(|&i| names[i].as_deref() == Some("crank")).collect();
+    let mut out_t = Vec::new();
+    let mut out_phi: Vec<f64> = Vec::new();
+    for &i in &rows {
+        let (Some(ti), Some(p)) = (t[i], phi[i]) else { continue };
+        let p = match out_phi.last() {
+            Some(last) => p + TAU * ((last - p) / TAU).round(),
+            None => p,
+        };
+        out_t.push(ti);
+        out_phi.push(p);
+    }
+    if out_t.len() < 2 {
+        return Err(PipelineError::Input(format!("{}: no crank angles (rows of body 'crank' with t and phi): give the bodies table of `process`", bodies.display())));
+    }
+    Ok((out_t, out_phi))
+}
+
+/// Least-squares slope of y against x.
+fn slope(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>() / x.iter().map(|a| (a - mx).powi(2)).sum::<f64>()
+}
+
+/// Run the `compare` job on the processed directory `processed` (bodies, markers, forces
+/// tables as `process` writes them) against a simulation of `mechanism`; write the comparison
+/// table, the figures and summary.json into `out`.
+pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+    let file = flexbench_mechanism::file::load(mechanism)?;
+    let mech = file.mechanism;
+    let pick = |stem: &str| -> PathBuf {
+        let pq = processed.join(format!("{stem}.parquet"));
+        if pq.exists() { pq } else { processed.join(format!("{stem}.csv")) }
+    };
+    let (bodies, markers, forces) = (pick("bodies"), pick("markers"), pick("forces"));
+    let (t, crank) = crank_angle(&bodies)?;
+    let speed = slope(&t, &crank);
+    // The simulation: a settled turn and a half at 2000 samples a turn.
+    let turn = TAU / speed.abs().max(1e-9);
+    let cfg = SimConfig { duration: 1.5 * turn, rate: 2000.0 / turn, settle: 3.0, ..SimConfig::default() };
+    let sim = mech.simulate(&cfg, &mut |_| {})?;
+    let ci = mech.body_index("crank").ok_or_else(|| PipelineError::Input(format!("{}: no body named 'crank'", mechanism.display())))?;
+    let mut sim_phi: Vec<f64> = Vec::new();
+    for s in &sim.samples {
+        let p = s.q[3 * ci + 2];
+        sim_phi.push(match sim_phi.last() { Some(last) => p + TAU * ((last - p) / TAU).round(), None => p });
+    }
+    let sim_speed = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &sim_phi);
+    let cols = mech.force_columns();
+    let sim_forces: Vec<Vec<f64>> = sim
+        .samples
+        .iter()
+        .map(|s| match mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION) {
+            Ok(InverseSample::Solved { forces, .. }) => Ok(forces),
+            Ok(InverseSample::Toggle { condition }) => Err(PipelineError::Input(format!("the simulated bench passes a toggle at t = {} s (condition {condition:.1e})", s.t))),
+            Err(e) => Err(e.into()),
+        })
+        .collect::<Result<_, _>>()?;
+    let sim_marks: Vec<Vec<f64>> = sim.samples.iter().map(|s| mech.marker_kinematics(&s.q, &s.qd, &s.qdd)).collect();
+    // The measured quantities.
+    let mdf = read_frame(&markers)?;
+    let (mt, mname, max_, may) = (opt_f64(&mdf, &markers, "t")?, strings(&mdf, &markers, "marker")?, opt_f64(&mdf, &markers, "ax")?, opt_f64(&mdf, &markers, "ay")?);
+    let fdf = read_frame(&forces)?;
+    let ft = opt_f64(&fdf, &forces, "t")?;
+    let angle_at = |ti: f64| -> Option<f64> {
+        let k = t.partition_point(|x| *x < ti - 1e-9);
+        (k < t.len() && (t[k] - ti).abs() <= 1e-9 * ti.abs().max(1.0)).then(|| crank[k])
+    };
+    // (name, unit, simulated values per simulated sample, measured (angle, value) samples)
+    let mut quantities: Vec<(String, &str, Vec<f64>, Vec<(f64, f64)>)> = Vec::new();
+    for (mi, m) in mech.markers.iter().enumerate() {
+        for (c, col) in [(4usize, &max_), (5, &may)] {
+            let meas: Vec<(f64, f64)> = (0..mname.len())
+                .filter(|&i| mname[i].as_deref() == Some(m.name.as_str()))
+                .filter_map(|i| Some((angle_at(mt[i]?)?, col[i]?)))
+                .collect();
+            let simv: Vec<f64> = sim_marks.iter().map(|r| r[6 * mi + c]).collect();
+            quantities.push((format!("{} {}", m.name, if c == 4 { "ax" } else { "ay" }), "m/s^2", simv, meas));
+        }
+    }
+    for name in ["B_x", "B_y", "C_x", "C_y"] {
+        let Some(j) = cols.iter().position(|c| c == name) else { continue };
+        let col = opt_f64(&fdf, &forces, name)?;
+        let meas: Vec<(f64, f64)> = (0..ft.len()).filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?))).collect();
+        quantities.push((name.to_string(), "N", sim_forces.iter().map(|r| r[j]).collect(), meas));
+    }
+    // Compare every quantity.
+    let mut table_rows = Vec::new();
+    let mut panels = Vec::new();
+    let deg0 = crank[0];
+    for (name, unit, simv, meas) in &quantities {
+        let simulated = PeriodicSeries::fit(&format!("simulated {name}"), &sim_phi, simv, harmonics).map_err(|e| PipelineError::Input(e.to_string()))?;
+        let (phi, val): (Vec<f64>, Vec<f64>) = meas.iter().copied().unzip();
+        let c = compare(&format!("measured {name}"), &phi, &val, &simulated).map_err(|e| PipelineError::Input(e.to_string()))?;
+        let x: Vec<f64> = phi.iter().map(|p| (p - deg0).to_degrees()).collect();
+        if name.ends_with("ax") || name.ends_with("ay") || name.starts_with('B') || name.starts_with('C') {
+            panels.push(Panel {
+                title: format!("{name}: NRMSE {:.1} %, lag {:.1} deg", 100.0 * c.nrmse, c.phase_lag.to_degrees()),
+                y_label: format!("{name} ({unit})"),
+                curves: vec![
+                    Curve { label: "measured".into(), x: x.clone(), y: val.iter().map(|v| Some(*v)).collect(), band: Vec::new() },
+                    Curve { label: "simulated".into(), x, y: phi.iter().map(|p| Some(simulated.at(*p))).collect(), band: Vec::new() },
+                ],
+            });
+        }
+        table_rows.push((name.clone(), unit.to_string(), c, simulated.residual_rms));
+    }
+    let mut table = Table::new("comparison");
+    table.push("quantity", Column::Str(table_rows.iter().map(|r| r.0.clone()).collect()))?;
+    table.push("unit", Column::Str(table_rows.iter().map(|r| r.1.clone()).collect()))?;
+    table.push("nrmse", Column::F64(table_rows.iter().map(|r| r.2.nrmse).collect()))?;
+    table.push("rms_error", Column::F64(table_rows.iter().map(|r| r.2.rms_error).collect()))?;
+    table.push("simulated_peak", Column::F64(table_rows.iter().map(|r| r.2.simulated_peak.0).collect()))?;
+    table.push("simulated_peak_angle_deg", Column::F64(table_rows.iter().map(|r| r.2.simulated_peak.1.to_degrees()).collect()))?;
+    table.push("measured_peak", Column::F64(table_rows.iter().map(|r| r.2.measured_peak.0).collect()))?;
+    table.push("measured_peak_angle_deg", Column::F64(table_rows.iter().map(|r| r.2.measured_peak.1.to_degrees()).collect()))?;
+    table.push("phase_lag_deg", Column::F64(table_rows.iter().map(|r| r.2.phase_lag.to_degrees()).collect()))?;
+    table.push("rms_error_after_lag", Column::F64(table_rows.iter().map(|r| r.2.rms_error_after_lag).collect()))?;
+    let (accel, force): (Vec<Panel>, Vec<Panel>) = panels.into_iter().partition(|p| p.y_label.contains("m/s^2"));
+    let x_label = "crank angle phi1 from the recording's first sample (deg)";
+    let figures = [
+        (Figure { caption: "Markers' accelerations, measured against simulated (bench frame)".into(), x_label: x_label.into(), panels: accel }, "accelerations"),
+        (Figure { caption: "Liaison forces at B and C', measured against simulated (bench frame)".into(), x_label: x_label.into(), panels: force }, "forces"),
+    ];
+    ensure_dir(out)?;
+    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, out, "comparison")?.to_vec();
+    for (fig, stem) in &figures {
+        if !fig.panels.is_empty() {
+            files.extend(flexbench_report::write_figure(fig, &out.join(stem))?);
+        }
+    }
+    let warnings: Vec<String> = if (speed / sim_speed - 1.0).abs() > SPEED_WARNING {
+        vec![format!("the recording's mean crank speed {:.2} rpm differs from the simulation's {:.2} rpm by more than {} %: the simulated bench does not run as the recorded one (set omega_ref_rpm in the mechanism file)", speed * 60.0 / TAU, sim_speed * 60.0 / TAU, 100.0 * SPEED_WARNING)]
+    } else {
+        Vec::new()
+    };
+    let summary = json!({
+        "job": "compare",
+        "processed": processed.display().to_string(),
+        "mechanism": mechanism.display().to_string(),
+        "harmonics": harmonics,
+        "measured_crank_speed_rpm": speed * 60.0 / TAU,
+        "simulated_crank_speed_rpm": sim_speed * 60.0 / TAU,
+        "quantities": table_rows.iter().map(|r| json!({
+            "quantity": r.0, "unit": r.1, "nrmse": r.2.nrmse, "rms_error": r.2.rms_error,
+            "simulated_peak": r.2.simulated_peak.0, "simulated_peak_angle_deg": r.2.simulated_peak.1.to_degrees(),
+            "measured_peak": r.2.measured_peak.0, "measured_peak_angle_deg": r.2.measured_peak.1.to_degrees(),
+            "phase_lag_deg": r.2.phase_lag.to_degrees(), "rms_error_after_lag": r.2.rms_error_after_lag,
+            "simulated_series_residual_rms": r.3,
+            "measured_harmonic_amplitudes": (0..=harmonics.min(10)).map(|k| r.2.measured.amplitude(k)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "warnings": warnings,
+    });
+    files.push(write_json(&out.join("summary.json"), &summary)?);
+    Ok(files)
+}
