@@ -1,5 +1,6 @@
 //! The `compare` job: a processed recording (its bodies, markers and forces tables) against the
-//! rigid bench simulated from the mechanism file, aligned by the crank angle. Per marker
+//! rigid bench simulated from the mechanism file at the recording's mean crank speed (the
+//! motor's reference speed set so), aligned by the crank angle. Per marker
 //! acceleration component and per liaison-force component at B and C': NRMSE, peaks and their
 //! crank angles, phase lag, harmonic content (flexbench-compare).
 
@@ -68,17 +69,52 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     let (bodies, markers, forces) = (pick("bodies"), pick("markers"), pick("forces"));
     let (t, crank) = crank_angle(&bodies)?;
     let speed = slope(&t, &crank);
-    // The simulation: a settled turn and a half at 2000 samples a turn.
-    let turn = TAU / speed.abs().max(1e-9);
-    let cfg = SimConfig { duration: 1.5 * turn, rate: 2000.0 / turn, settle: 3.0, ..SimConfig::default() };
-    let sim = mech.simulate(&cfg, &mut |_| {})?;
     let ci = mech.body_index("crank").ok_or_else(|| PipelineError::Input(format!("{}: no body named 'crank'", mechanism.display())))?;
-    let mut sim_phi: Vec<f64> = Vec::new();
-    for s in &sim.samples {
-        let p = s.q[3 * ci + 2];
-        sim_phi.push(match sim_phi.last() { Some(last) => p + TAU * ((last - p) / TAU).round(), None => p });
+    let turn = TAU / speed.abs().max(1e-9);
+    // A settled turn and a half of the bench at `per_turn` samples a turn: the samples, the
+    // crank angle unwrapped, the mean crank speed.
+    let run = |mech: &flexbench_mechanism::Mechanism, per_turn: f64| -> Result<(flexbench_mechanism::simulate::Simulation, Vec<f64>, f64), PipelineError> {
+        let cfg = SimConfig { duration: 1.5 * turn, rate: per_turn / turn, settle: 3.0, ..SimConfig::default() };
+        let sim = mech.simulate(&cfg, &mut |_| {})?;
+        let mut phi: Vec<f64> = Vec::new();
+        for s in &sim.samples {
+            let p = s.q[3 * ci + 2];
+            phi.push(match phi.last() { Some(last) => p + TAU * ((last - p) / TAU).round(), None => p });
+        }
+        let w = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &phi);
+        Ok((sim, phi, w))
+    };
+    // The motor's reference speed set so that the simulated bench turns at the recording's mean
+    // crank speed (secant iterations, to 1e-5 of it); the file's as it is when it has no motor.
+    let mut mech = mech;
+    let motor = mech.forces.iter().position(|f| matches!(f.kind, flexbench_mechanism::model::ForceKind::Motor { .. }));
+    let set_ref = |mech: &mut flexbench_mechanism::Mechanism, w: f64| {
+        if let Some(flexbench_mechanism::model::ForceKind::Motor { omega_ref, .. }) = motor.map(|i| &mut mech.forces[i].kind) {
+            *omega_ref = w;
+        }
+    };
+    let file_ref = motor.and_then(|i| match mech.forces[i].kind {
+        flexbench_mechanism::model::ForceKind::Motor { omega_ref, .. } => Some(omega_ref),
+        _ => None,
+    });
+    let mut adjusted = file_ref;
+    if let Some(w0) = file_ref {
+        let (_, _, s0) = run(&mech, 200.0)?;
+        let (mut a, mut fa) = (w0, s0 - speed);
+        let mut b = w0 - fa;
+        for _ in 0..8 {
+            set_ref(&mut mech, b);
+            let (_, _, sb) = run(&mech, 200.0)?;
+            let fb = sb - speed;
+            if fb.abs() <= 1e-5 * speed.abs() || (fb - fa).abs() < 1e-15 {
+                break;
+            }
+            let next = b - fb * (b - a) / (fb - fa);
+            (a, fa, b) = (b, fb, next);
+        }
+        adjusted = Some(b);
     }
-    let sim_speed = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &sim_phi);
+    let (sim, sim_phi, sim_speed) = run(&mech, 2000.0)?;
     let cols = mech.force_columns();
     let sim_forces: Vec<Vec<f64>> = sim
         .samples
@@ -163,7 +199,7 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
         }
     }
     let warnings: Vec<String> = if (speed / sim_speed - 1.0).abs() > SPEED_WARNING {
-        vec![format!("the recording's mean crank speed {:.2} rpm differs from the simulation's {:.2} rpm by more than {} %: the simulated bench does not run as the recorded one (set omega_ref_rpm in the mechanism file)", speed * 60.0 / TAU, sim_speed * 60.0 / TAU, 100.0 * SPEED_WARNING)]
+        vec![format!("the recording's mean crank speed {:.2} rpm differs from the simulation's {:.2} rpm by more than {} %: the simulated bench does not run as the recorded one (the mechanism has no motor whose reference speed could be set)", speed * 60.0 / TAU, sim_speed * 60.0 / TAU, 100.0 * SPEED_WARNING)]
     } else {
         Vec::new()
     };
@@ -174,6 +210,8 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
         "harmonics": harmonics,
         "measured_crank_speed_rpm": speed * 60.0 / TAU,
         "simulated_crank_speed_rpm": sim_speed * 60.0 / TAU,
+        "motor_reference_rpm_in_file": file_ref.map(|w| w * 60.0 / TAU),
+        "motor_reference_rpm_simulated": adjusted.map(|w| w * 60.0 / TAU),
         "quantities": table_rows.iter().map(|r| json!({
             "quantity": r.0, "unit": r.1, "nrmse": r.2.nrmse, "rms_error": r.2.rms_error,
             "simulated_peak": r.2.simulated_peak.0, "simulated_peak_angle_deg": r.2.simulated_peak.1.to_degrees(),
