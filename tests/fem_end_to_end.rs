@@ -22,8 +22,7 @@ const RHO_A: f64 = 7850.0 * 1.5e-4;
 #[test]
 fn modes_along_the_cycle() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = dir.path().join("sim");
-    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "0.43", "--rate", "200", "--settle", "3", "--out", sim.to_str().unwrap()]);
+    let sim = common::simulate_bench(dir.path(), "sim", "0.43", "200", "3");
     let out = dir.path().join("fem");
     ok(&[
         "fem", "--kinematics", sim.join("bodies.csv").to_str().unwrap(), "--forces", sim.join("forces.csv").to_str().unwrap(),
@@ -87,10 +86,8 @@ fn modes_along_the_cycle() {
 #[test]
 fn bad_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = dir.path().join("sim");
-    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "0.1", "--rate", "100", "--settle", "0.5", "--out", sim.to_str().unwrap()]);
-    let other = dir.path().join("other");
-    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "0.2", "--rate", "100", "--settle", "0.5", "--out", other.to_str().unwrap()]);
+    let sim = common::simulate_bench(dir.path(), "sim", "0.1", "100", "0.5");
+    let other = common::simulate_bench(dir.path(), "other", "0.2", "100", "0.5");
     let out = dir.path().join("fem");
     let run = |bodies: &std::path::Path, forces: &std::path::Path, mech: &str, extra: &[&str]| {
         let mut args = vec!["fem", "--kinematics", bodies.to_str().unwrap(), "--forces", forces.to_str().unwrap(), "--mechanism", mech, "--out", out.to_str().unwrap()];
@@ -119,8 +116,7 @@ fn bad_input_is_refused() {
 #[test]
 fn measured_deflection_comparison() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = dir.path().join("sim");
-    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "0.43", "--rate", "200", "--settle", "3", "--out", sim.to_str().unwrap()]);
+    let sim = common::simulate_bench(dir.path(), "sim", "0.43", "200", "3");
     let args = |out: &std::path::Path| -> Vec<String> {
         ["fem", "--kinematics", sim.join("bodies.csv").to_str().unwrap(), "--forces", sim.join("forces.csv").to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()]
             .iter()

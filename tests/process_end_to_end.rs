@@ -268,8 +268,7 @@ fn horizontal_refined_from_the_motion() {
 fn slide_on_its_true_side_at_60_fps() {
     let dir = tempfile::tempdir().unwrap();
     for (r, settle) in ["3.0", "3.137", "3.291"].iter().enumerate() {
-        let sim = dir.path().join(format!("sim{r}"));
-        ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "2", "--rate", "60", "--settle", settle, "--out", sim.to_str().unwrap()]);
+        let sim = common::simulate_bench(dir.path(), &format!("sim{r}"), "2", "60", settle);
         let tracks = dir.path().join(format!("tracks{r}.csv"));
         std::fs::write(&tracks, common::noisy_tracks(&sim.join("tracks.csv"), 3e-4, 17 + r as u64, 1.0, &|_, _| false)).unwrap();
         let truth = read_csv(&sim.join("bodies.csv"));

@@ -46,11 +46,14 @@ pub fn num(cols: &HashMap<String, Vec<String>>, name: &str) -> Vec<f64> {
 
 /// Simulate the default bench once per test binary into a directory kept for the run.
 pub fn simulated_default_bench(dir: &Path) -> PathBuf {
-    let out = dir.join("sim");
-    ok(&[
-        "simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", "2", "--rate", "1000", "--settle", "3", "--out",
-        out.to_str().unwrap_or_default(),
-    ]);
+    simulate_bench(dir, "sim", "2", "1000", "3")
+}
+
+/// `flexbench simulate` of the default bench into `dir/name`: `duration` s recorded at `rate` Hz
+/// after `settle` s; the output directory.
+pub fn simulate_bench(dir: &Path, name: &str, duration: &str, rate: &str, settle: &str) -> PathBuf {
+    let out = dir.join(name);
+    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", duration, "--rate", rate, "--settle", settle, "--out", out.to_str().unwrap_or_default()]);
     out
 }
 

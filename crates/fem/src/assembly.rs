@@ -66,22 +66,9 @@ pub struct Mesh {
     pub elements: usize,
 }
 
-/// The lever's global matrices (all degrees of freedom, node by node, before supports).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GlobalMatrices {
-    /// Mass [M], kg.
-    pub m: DMatrix<f64>,
-    /// Skew coupling [S], kg ([C] = 2 omega [S], [K(eps)] = eps [S]).
-    pub s: DMatrix<f64>,
-    /// Elastic stiffness [K], N/m.
-    pub k: DMatrix<f64>,
-    /// [M_O] (n x 2), kg.
-    pub m_o: DMatrix<f64>,
-    /// {Q_x}, kg m.
-    pub q_x: DVector<f64>,
-    /// {Q_y}, kg m.
-    pub q_y: DVector<f64>,
-}
+/// The lever's global matrices: the element's matrices ([`ElementMatrices`], same units and
+/// meaning) assembled over all the degrees of freedom, node by node, before supports.
+pub type GlobalMatrices = ElementMatrices;
 
 impl Mesh {
     /// A mesh of `elements` equal elements of `kind`.
@@ -127,7 +114,7 @@ impl Mesh {
     /// The global matrices by scatter-add of the element matrices.
     pub fn assemble(&self) -> GlobalMatrices {
         let n = self.dofs();
-        let mut g = GlobalMatrices { m: DMatrix::zeros(n, n), s: DMatrix::zeros(n, n), k: DMatrix::zeros(n, n), m_o: DMatrix::zeros(n, 2), q_x: DVector::zeros(n), q_y: DVector::zeros(n) };
+        let mut g = ElementMatrices::zeros(n);
         for (e, em) in self.element_matrices().iter().enumerate() {
             self.scatter(e, &em.m, &mut g.m);
             self.scatter(e, &em.s, &mut g.s);
@@ -268,9 +255,7 @@ impl Mesh {
 mod tests {
     use super::*;
 
-    pub(crate) fn bench_lever() -> Lever {
-        Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).unwrap()
-    }
+    use crate::bench_lever;
 
     /// Maggi's projection [A]^T blockdiag [A] gives the scatter-add's matrices to rounding
     /// (1e-15 of the largest entry), for both elements.

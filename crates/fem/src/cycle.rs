@@ -184,9 +184,7 @@ mod tests {
     use crate::element::{ElementKind, Section};
     use nalgebra::Vector2;
 
-    fn mesh(kind: ElementKind, ne: usize) -> Mesh {
-        Mesh::new(Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).unwrap(), kind, ne).unwrap()
-    }
+    use crate::bench_mesh as mesh;
 
     /// At rest the full problem is the symmetric one: its frequencies equal the symmetric ones
     /// to 1e-9 relative and every damping ratio is below 1e-9.

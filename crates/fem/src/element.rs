@@ -71,20 +71,31 @@ impl ElementKind {
     /// Shape functions of the element of length `len` (m): for each degree of freedom, its
     /// field and its polynomial in xi (coefficients of xi^0, xi^1, ...), the L^k scale included.
     pub fn shape_functions(&self, len: f64) -> Vec<(Field, Vec<f64>)> {
-        let nodes = self.node_dofs();
-        let mut out = Vec::with_capacity(self.dofs());
-        for node in 0..2 {
-            for &(field, order) in nodes {
-                // The highest derivative this field carries at a node fixes its Hermite degree.
-                let r = nodes.iter().filter(|(f, _)| *f == field).map(|(_, o)| *o).max().unwrap_or(0);
-                let mut h = hermite_basis(r, node, order);
-                for c in h.iter_mut() {
-                    *c *= len.powi(order as i32);
-                }
-                out.push((field, h));
-            }
-        }
-        out
+        let orders = self.node_dofs().iter().map(|d| d.1).cycle();
+        self.unit_shapes().iter().zip(orders).map(|((field, h), order)| (*field, h.iter().map(|c| c * len.powi(order as i32)).collect())).collect()
+    }
+
+    /// The shape functions on xi in [0, 1] before the L^k scale, solved once per kind: for each
+    /// degree of freedom, its field and its Hermite basis polynomial.
+    fn unit_shapes(&self) -> &'static [(Field, Vec<f64>)] {
+        static FRAME: std::sync::OnceLock<Vec<(Field, Vec<f64>)>> = std::sync::OnceLock::new();
+        static QUINTIC: std::sync::OnceLock<Vec<(Field, Vec<f64>)>> = std::sync::OnceLock::new();
+        let cell = match self {
+            ElementKind::Frame => &FRAME,
+            ElementKind::Quintic => &QUINTIC,
+        };
+        cell.get_or_init(|| {
+            let nodes = self.node_dofs();
+            (0..2)
+                .flat_map(|node| {
+                    nodes.iter().map(move |&(field, order)| {
+                        // The highest derivative this field carries at a node fixes its Hermite degree.
+                        let r = nodes.iter().filter(|(f, _)| *f == field).map(|(_, o)| *o).max().unwrap_or(0);
+                        (field, hermite_basis(r, node, order))
+                    })
+                })
+                .collect()
+        })
     }
 }
 
@@ -133,8 +144,9 @@ pub struct Section {
     pub inertia: f64,
 }
 
-/// The matrices of one element (lever frame, SI units of its degrees of freedom), see the
-/// module's documentation for their definitions.
+/// The matrices of one element, or assembled over the lever ([`crate::assembly::GlobalMatrices`])
+/// (lever frame, SI units of the degrees of freedom); see the module's documentation for their
+/// definitions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElementMatrices {
     /// Mass [m], kg.
@@ -156,17 +168,17 @@ pub struct ElementMatrices {
 }
 
 impl ElementMatrices {
+    /// All zero, for `n` degrees of freedom.
+    pub fn zeros(n: usize) -> Self {
+        ElementMatrices { m: DMatrix::zeros(n, n), s: DMatrix::zeros(n, n), k: DMatrix::zeros(n, n), m_o: DMatrix::zeros(n, 2), q_x: DVector::zeros(n), q_y: DVector::zeros(n) }
+    }
+
     /// The matrices of an element of length `len` (m) starting at lever coordinate `x0` (m).
     pub fn new(kind: ElementKind, section: &Section, len: f64, x0: f64) -> Self {
         let n = kind.dofs();
         let shapes = kind.shape_functions(len);
         let (ra, ea, ei) = (section.density * section.area, section.young * section.area, section.young * section.inertia);
-        let mut m = DMatrix::zeros(n, n);
-        let mut s = DMatrix::zeros(n, n);
-        let mut k = DMatrix::zeros(n, n);
-        let mut m_o = DMatrix::zeros(n, 2);
-        let mut q_x = DVector::zeros(n);
-        let mut q_y = DVector::zeros(n);
+        let ElementMatrices { mut m, mut s, mut k, mut m_o, mut q_x, mut q_y } = ElementMatrices::zeros(n);
         for (xi, w) in gauss_legendre(QUADRATURE_POINTS) {
             let wx = w * len;
             let x = x0 + xi * len;
@@ -223,7 +235,7 @@ pub fn distributed_load(kind: ElementKind, len: f64, load: &dyn Fn(f64) -> (f64,
 mod tests {
     use super::*;
 
-    const STEEL: Section = Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 };
+    const STEEL: Section = Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }; // crate::bench_lever()'s
 
     /// The frame element's matrices are the textbook ones (Przemieniecki): mass rho A L / 420
     /// [156, 22L, 54, -13L; ...] in bending and rho A L / 6 [2, 1; 1, 2] axially, stiffness

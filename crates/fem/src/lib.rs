@@ -34,6 +34,19 @@ pub use assembly::{Lever, Mesh, Supports};
 pub use element::{ElementKind, ElementMatrices};
 pub use loads::LeverInstant;
 
+/// The default bench's lever (pipelines/wind-pump.toml: l2 0.45 m, steel, 25 x 6 mm) for the
+/// unit tests; the pipeline reads it from the mechanism file.
+#[cfg(test)]
+pub(crate) fn bench_lever() -> Lever {
+    Lever::new(0.45, element::Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).expect("the bench's lever is valid")
+}
+
+/// `elements` equal elements of `kind` on [`bench_lever`], for the unit tests.
+#[cfg(test)]
+pub(crate) fn bench_mesh(kind: ElementKind, elements: usize) -> Mesh {
+    Mesh::new(bench_lever(), kind, elements).expect("a valid mesh")
+}
+
 /// What can go wrong in the finite-element stage.
 #[derive(Debug, thiserror::Error)]
 pub enum FemError {

@@ -146,11 +146,10 @@ pub fn mode_of(mesh: &Mesh, f: &dyn Fn(Field, usize, f64) -> f64) -> DVector<f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assembly::Lever;
-    use crate::element::{ElementKind, Section};
+    use crate::element::ElementKind;
 
     fn mesh(kind: ElementKind) -> Mesh {
-        Mesh::new(Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).unwrap(), kind, 10).unwrap()
+        crate::bench_mesh(kind, 10)
     }
 
     /// A lever spinning about B at constant omega, free at C': N(X) = rho A omega^2 (L^2 - X^2) / 2,

@@ -118,11 +118,9 @@ pub fn pinned_frequencies(mesh: &Mesh) -> Result<(Vec<f64>, Vec<f64>), FemError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::element::{ElementKind, Section};
+    use crate::element::ElementKind;
 
-    fn bench_lever() -> Lever {
-        Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).unwrap()
-    }
+    use crate::bench_lever;
 
     /// The reduced matrices of a mesh under `supports`.
     fn reduced(mesh: &Mesh, k: &DMatrix<f64>, m: &DMatrix<f64>, supports: Supports) -> (DMatrix<f64>, DMatrix<f64>) {

@@ -203,13 +203,10 @@ pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assembly::Lever;
-    use crate::element::{ElementKind, Section};
+    use crate::element::ElementKind;
     use crate::modal::symmetric_modes;
 
-    fn mesh(kind: ElementKind, ne: usize) -> Mesh {
-        Mesh::new(Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).unwrap(), kind, ne).unwrap()
-    }
+    use crate::bench_mesh as mesh;
 
     /// Constant rigid motion (omega, eps, a_O constant): started from the quasi-static
     /// solution, the lever stays on it (to 1e-9 of its size) whatever the step.

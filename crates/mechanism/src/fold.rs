@@ -196,9 +196,10 @@ impl Mechanism {
             }
             report.zones += 1;
             let ctx = Zone { t, obs, a, b: k, noise, s: &s, atlas: &atlas, w: &w };
-            blind.extend(self.blind_driver(&ctx, &qs));
+            let zone_blind = self.blind_driver(&ctx, &qs);
+            blind.extend(zone_blind);
             zones.push((a, k));
-            if self.resolve_fold(&ctx, &mut qs, &mut seen, &mut zs) {
+            if self.resolve_fold(&ctx, zone_blind, &mut qs, &mut seen, &mut zs) {
                 report.switched += 1;
             }
         }
@@ -221,9 +222,9 @@ impl Mechanism {
         Ok((qs, report))
     }
 
-    /// Decide the branch after one fold zone and bridge the zone; true when the fit's branch
-    /// was switched to the mirror's.
-    fn resolve_fold(&self, z: &Zone, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> bool {
+    /// Decide the branch after one fold zone and bridge the zone (`blind`: the driver the zone's
+    /// markers are blind to); true when the fit's branch was switched to the mirror's.
+    fn resolve_fold(&self, z: &Zone, blind: Option<usize>, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> bool {
         let (t, a, b) = (z.t, z.a, z.b);
         let n = qs.len();
         // The end of the segment: the next zone, gap or the recording's end.
@@ -239,7 +240,7 @@ impl Mechanism {
         self.bridge_zone(z, lo, &mut keep, &zs[lo..hi]);
         let before = (lo..a).filter(|&j| zs[j].is_some()).count();
         if before >= 3 && hi > b {
-            let mirror = self.blind_driver(z, qs).and_then(|d| self.second_root(qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
+            let mirror = blind.and_then(|d| self.second_root(qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
             if let Some(mirror) = mirror {
                 // The mirror's continuation is predicted from its own samples only.
                 let mut alt: Vec<Option<DVector<f64>>> = vec![None; end];

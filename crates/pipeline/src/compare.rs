@@ -36,13 +36,10 @@ fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
     let mut out_phi: Vec<f64> = Vec::new();
     for &i in &rows {
         let (Some(ti), Some(p)) = (t[i], phi[i]) else { continue };
-        let p = match out_phi.last() {
-            Some(last) => p + TAU * ((last - p) / TAU).round(),
-            None => p,
-        };
         out_t.push(ti);
         out_phi.push(p);
     }
+    crate::unwrap_angles(&mut out_phi);
     if out_t.len() < 2 {
         return Err(PipelineError::Input(format!("{}: no crank angles (rows of body 'crank' with t and phi): give the bodies table of `process`", bodies.display())));
     }
@@ -76,11 +73,8 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     let run = |mech: &flexbench_mechanism::Mechanism, per_turn: f64| -> Result<(flexbench_mechanism::simulate::Simulation, Vec<f64>, f64), PipelineError> {
         let cfg = SimConfig { duration: 1.5 * turn, rate: per_turn / turn, settle: 3.0, ..SimConfig::default() };
         let sim = mech.simulate(&cfg, &mut |_| {})?;
-        let mut phi: Vec<f64> = Vec::new();
-        for s in &sim.samples {
-            let p = s.q[3 * ci + 2];
-            phi.push(match phi.last() { Some(last) => p + TAU * ((last - p) / TAU).round(), None => p });
-        }
+        let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * ci + 2]).collect();
+        crate::unwrap_angles(&mut phi);
         let w = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &phi);
         Ok((sim, phi, w))
     };

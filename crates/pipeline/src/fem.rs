@@ -111,11 +111,7 @@ fn read_instants(bodies: &Path, forces: &Path, centroid: Vector2<f64>, gravity: 
         });
         crank_angle.push(crank.get(k).and_then(|&c| phi[c]).unwrap_or(f64::NAN));
     }
-    // The crank angle unwrapped from the first sample.
-    for k in 1..crank_angle.len() {
-        let d = crank_angle[k] - crank_angle[k - 1];
-        crank_angle[k] -= std::f64::consts::TAU * (d / std::f64::consts::TAU).round();
-    }
+    crate::unwrap_angles(&mut crank_angle);
     Ok((out, crank_angle))
 }
 

@@ -47,6 +47,15 @@ pub enum PipelineError {
     Io { path: String, reason: String },
 }
 
+/// Angles (rad) made continuous: each moved by whole turns to within half a turn of the one
+/// before it (a crank angle counted over the recording's turns).
+pub fn unwrap_angles(angles: &mut [f64]) {
+    for k in 1..angles.len() {
+        let d = angles[k] - angles[k - 1];
+        angles[k] -= std::f64::consts::TAU * (d / std::f64::consts::TAU).round();
+    }
+}
+
 /// Create the output directory (and parents) or say why not.
 pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     std::fs::create_dir_all(dir).map_err(|e| PipelineError::Io {
