@@ -3,9 +3,11 @@
 # Idempotent: only the missing packages are installed; run as root or with sudo available.
 #   libopencv-dev, clang, libclang-dev: the `opencv` crate (vision stage) binds Debian's OpenCV
 #   through libclang; pkg-config finds it. The numerical crates need none of them.
+#   chromium: the report's test loads the HTML report in headless Chromium (every figure must
+#   render) and takes a screenshot; `flexbench run` itself never needs it.
 set -euo pipefail
 
-packages=(pkg-config libopencv-dev clang libclang-dev)
+packages=(pkg-config libopencv-dev clang libclang-dev chromium)
 
 missing=()
 for p in "${packages[@]}"; do

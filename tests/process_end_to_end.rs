@@ -43,7 +43,8 @@ fn forces_at_b_and_c_from_positions_only() {
         assert!(out.join("forces.png").exists() && out.join("forces.svg").exists());
         let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
         assert!(summary["fit"]["rms"].as_f64().unwrap() < 1e-6, "the markers fit the loop: {}", summary["fit"]["rms"]);
-        assert!(summary["timing_s"]["inverse dynamics"].as_f64().is_some());
+        // No wall times in the outputs: two runs write the same bytes (they are printed instead).
+        assert!(summary.get("timing_s").is_none());
     }
 }
 

@@ -273,6 +273,27 @@ enum Command {
         #[arg(long)]
         video: PathBuf,
     },
+    /// The whole chain for a recording, from its video (or a tracks table) to the report:
+    /// calibrate -> track -> smooth -> process -> fem -> compare -> report, each stage's settings
+    /// from the pipeline file. A stage whose inputs and settings have not changed is not run
+    /// again. With several recordings (`[run] recordings` or --recordings), a batch run in
+    /// parallel with a summary table; a failed recording is reported and the others go on.
+    ///
+    /// Example: flexbench run pipelines/default.toml
+    Run {
+        /// Pipeline file (TOML): [run] mechanism and recording, and one table per stage.
+        pipeline: PathBuf,
+        /// Output directory (instead of [run] out).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Recording folders, or folders of recording folders: a batch (instead of [run]
+        /// recording and recordings).
+        #[arg(long, num_args = 1..)]
+        recordings: Vec<PathBuf>,
+        /// Recordings processed at once in a batch (default: [run] jobs, else the cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
     /// Check a mechanism file: parse, validate, assemble over a whole crank turn, and describe.
     ///
     /// Example: flexbench check --mechanism pipelines/wind-pump.toml
@@ -344,15 +365,8 @@ fn run(cli: Cli) -> Result<()> {
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
         Command::Calibrate { views, board, square, subpix_window, plane_view, origin, horizontal, clicks, out } => {
-            use flexbench_vision::calibrate::{bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow};
+            use flexbench_pipeline::calibrate::{calibrate, read_clicks, CalibrateRequest};
             let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6"))?;
-            let board = Board { cols, rows, square };
-            let window = subpix_window.map(SubPixWindow::Fixed).unwrap_or(SubPixWindow::Auto);
-            let files = image_files(&views)?;
-            if files.is_empty() {
-                anyhow::bail!("{}: no image files (png, jpg, bmp, tif) to calibrate from", views.display());
-            }
-            let mut cal = calibrate_views(&files, &board, window).context("calibrating the camera")?;
             let clicked = match (&clicks, &origin, &horizontal) {
                 (Some(c), _, _) => Some(read_clicks(c)?),
                 (None, Some(o), Some(h)) => Some((
@@ -362,30 +376,15 @@ fn run(cli: Cli) -> Result<()> {
                 (None, None, None) => None,
                 _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
             };
-            match (plane_view, clicked) {
-                (Some(pv), Some((o, h))) => {
-                    let img = read_grey(&pv).with_context(|| format!("{}: cannot be read as an image", pv.display()))?;
-                    cal.plane = Some(bench_plane(&cal.intrinsics, &img, &board, o, h).context("finding the bench plane")?);
-                }
-                (None, None) => {}
+            let plane = match (plane_view, clicked) {
+                (Some(pv), Some((o, h))) => Some((pv, o, h)),
+                (None, None) => None,
                 _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
-            }
-            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            }
-            cal.write(&out)?;
-            let i = cal.intrinsics;
-            println!("calibrated from {} of {} views: RMS reprojection error {:.4} px", cal.per_view.len(), files.len(), cal.rms);
-            println!("  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}", i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]);
-            if cal.std_intrinsics.len() >= 4 {
-                let s = &cal.std_intrinsics;
-                println!("  standard deviations: fx {:.3} fy {:.3} cx {:.3} cy {:.3} px", s[0], s[1], s[2], s[3]);
-            }
-            for (n, why) in &cal.rejected {
-                println!("  rejected {n}: {why}");
-            }
-            println!("  bench plane: {}", if cal.plane.is_some() { "calibrated" } else { "not given (intrinsics only)" });
-            println!("wrote {}", out.display());
+            };
+            let req = CalibrateRequest { views, board: flexbench_vision::calibrate::Board { cols, rows, square }, subpix_window, plane };
+            let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
+            print_calibration(&cal);
+            println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
         Command::Render { mechanism, camera, out } => {
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
@@ -488,6 +487,7 @@ fn run(cli: Cli) -> Result<()> {
                 p.time_span[0], p.time_span[1], p.frames_per_second
             );
         }
+        Command::Run { pipeline, out, recordings, jobs } => run_pipeline(&pipeline, out, recordings, jobs)?,
         Command::Check { mechanism } => {
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let m = &file.mechanism;
@@ -503,19 +503,112 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-/// Read `origin = [u, v]` and `horizontal = [u, v]` from a TOML file.
-fn read_clicks(path: &std::path::Path) -> Result<((f64, f64), (f64, f64))> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot be read", path.display()))?;
-    let t: toml::Table = toml::from_str(&text).with_context(|| format!("{}: not TOML", path.display()))?;
-    let get = |k: &str| -> Result<(f64, f64)> {
-        let a = t.get(k).and_then(|v| v.as_array()).ok_or_else(|| anyhow::anyhow!("{}: '{k}' is missing; give {k} = [u, v]", path.display()))?;
-        let n = |i: usize| a.get(i).and_then(|v| v.as_float().or_else(|| v.as_integer().map(|x| x as f64)));
-        match (n(0), n(1)) {
-            (Some(u), Some(v)) if a.len() == 2 => Ok((u, v)),
-            _ => anyhow::bail!("{}: '{k}' must be two numbers [u, v]", path.display()),
+/// `flexbench run`: one recording, or a batch.
+fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Vec<PathBuf>, jobs: Option<usize>) -> Result<()> {
+    use flexbench_pipeline::run::{clean_path, discover_recordings, run_batch, run_recording, PipelineFile, RecordingInputs, RunEvent};
+    let clock = std::time::Instant::now();
+    let file = PipelineFile::load(pipeline)?;
+    let base = pipeline.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")).to_path_buf();
+    let mechanism = clean_path(&base.join(file.run.mechanism.as_ref().ok_or_else(|| anyhow::anyhow!("{}: [run] mechanism is missing: give the mechanism file (e.g. mechanism = \"wind-pump.toml\")", pipeline.display()))?));
+    let stem = pipeline.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+    let out = out.or_else(|| file.run.out.as_ref().map(|o| clean_path(&base.join(o)))).unwrap_or_else(|| PathBuf::from("out").join(&stem));
+    let batch: Vec<PathBuf> = if !recordings.is_empty() { recordings } else { file.run.recordings.iter().map(|r| clean_path(&base.join(r))).collect() };
+    let style = ProgressStyle::with_template("{msg:40} [{bar:30}] {percent:>3}% {elapsed_precise}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ");
+    if batch.is_empty() {
+        let folder = file.run.recording.as_ref().map(|r| clean_path(&base.join(r)));
+        let name = folder.as_ref().and_then(|f| f.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| stem.clone());
+        let rec = RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, &base, &mechanism)?;
+        let mut pb: Option<ProgressBar> = None;
+        let mut label = String::new();
+        let summary = run_recording(&file, pipeline, &rec, &out, &mut |e| match e {
+            RunEvent::Stage { name, index, of } => {
+                label = format!("[{index}/{of}] {name}");
+                let b = ProgressBar::new(1000).with_style(style.clone());
+                b.set_message(label.clone());
+                pb = Some(b);
+            }
+            RunEvent::Progress(what, f) => {
+                if let Some(b) = &pb {
+                    b.set_message(format!("{label}: {what}"));
+                    b.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+                }
+            }
+            RunEvent::Warning(w) => match &pb {
+                Some(b) => b.suspend(|| eprintln!("warning: {w}")),
+                None => eprintln!("warning: {w}"),
+            },
+            RunEvent::Done(o) => {
+                if let Some(b) = pb.take() {
+                    b.finish_and_clear();
+                }
+                println!("{label:<22} {:>8.2} s  {}", o.seconds, if o.ran { "ran" } else { "unchanged: kept" });
+            }
+        })
+        .with_context(|| format!("running {} on recording {name}", pipeline.display()))?;
+        let ran = summary.outcomes.iter().filter(|o| o.ran).count();
+        println!("{} of {} stages ran in {:.2} s; report {}; manifest {}", ran, summary.outcomes.len(), clock.elapsed().as_secs_f64(), summary.report.display(), summary.manifest.display());
+        return Ok(());
+    }
+    let folders = discover_recordings(&batch)?;
+    let jobs = jobs.or(file.run.jobs).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let multi = indicatif::MultiProgress::new();
+    let bars: std::collections::BTreeMap<String, ProgressBar> = folders
+        .iter()
+        .map(|f| {
+            let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let b = multi.add(ProgressBar::new(1000).with_style(style.clone()));
+            b.set_message(format!("{name}: waiting"));
+            (name, b)
+        })
+        .collect();
+    let stage_of: std::sync::Mutex<std::collections::BTreeMap<String, String>> = Default::default();
+    let events = |name: &str, e: RunEvent| {
+        let Some(b) = bars.get(name) else { return };
+        match e {
+            RunEvent::Stage { name: stage, index, of } => {
+                let l = format!("{name}: [{index}/{of}] {stage}");
+                b.set_message(l.clone());
+                b.set_position(0);
+                if let Ok(mut m) = stage_of.lock() {
+                    m.insert(name.to_string(), l);
+                }
+            }
+            RunEvent::Progress(_, f) => b.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64),
+            RunEvent::Warning(w) => multi.suspend(|| eprintln!("warning: {name}: {w}")),
+            RunEvent::Done(_) => b.set_position(1000),
         }
     };
-    Ok((get("origin")?, get("horizontal")?))
+    let (items, files) = run_batch(&file, pipeline, &mechanism, &folders, &out, jobs, &events)?;
+    for b in bars.values() {
+        b.finish_and_clear();
+    }
+    let failed: Vec<&flexbench_pipeline::run::BatchItem> = items.iter().filter(|i| i.result.is_err()).collect();
+    for it in &items {
+        match &it.result {
+            Ok(r) => println!("{:<20} ok      {} stage(s) ran; report {}", it.folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), r.outcomes.iter().filter(|o| o.ran).count(), r.report.display()),
+            Err(e) => eprintln!("{:<20} FAILED  {e}", it.folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+        }
+    }
+    println!("{} recording(s), {} failed, in {:.2} s; summary {}", items.len(), failed.len(), clock.elapsed().as_secs_f64(), files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+    if !failed.is_empty() {
+        anyhow::bail!("{} of {} recordings failed (each error above and in the summary); the others' reports are written", failed.len(), items.len());
+    }
+    Ok(())
+}
+
+/// Print what a calibration found.
+fn print_calibration(cal: &flexbench_vision::Calibration) {
+    let i = cal.intrinsics;
+    println!("calibrated from {} of {} views: RMS reprojection error {:.4} px", cal.per_view.len(), cal.per_view.len() + cal.rejected.len(), cal.rms);
+    println!("  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}", i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]);
+    if cal.std_intrinsics.len() >= 4 {
+        let s = &cal.std_intrinsics;
+        println!("  standard deviations: fx {:.3} fy {:.3} cx {:.3} cy {:.3} px", s[0], s[1], s[2], s[3]);
+    }
+    for (n, why) in &cal.rejected {
+        println!("  rejected {n}: {why}");
+    }
+    println!("  bench plane: {}", if cal.plane.is_some() { "calibrated" } else { "not given (intrinsics only)" });
 }
 
 /// Parse "a<sep>b" into two numbers.

@@ -129,13 +129,22 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
         let k = t.partition_point(|x| *x < ti - 1e-9);
         (k < t.len() && (t[k] - ti).abs() <= 1e-9 * ti.abs().max(1.0)).then(|| crank[k])
     };
-    // (name, unit, simulated values per simulated sample, measured (angle, value) samples)
-    let mut quantities: Vec<(String, &str, Vec<f64>, Vec<(f64, f64)>)> = Vec::new();
+    // The measured standard deviations, where the processed tables have them (`<name>_sigma`).
+    let sigma_of = |df: &flexbench_tables::DataFrame, path: &Path, name: &str| -> Result<Vec<Option<f64>>, PipelineError> {
+        if flexbench_tables::has_column(df, &format!("{name}_sigma")) {
+            Ok(opt_f64(df, path, &format!("{name}_sigma"))?)
+        } else {
+            Ok(vec![None; df.height()])
+        }
+    };
+    let (sax, say) = (sigma_of(&mdf, &markers, "ax")?, sigma_of(&mdf, &markers, "ay")?);
+    // (name, unit, simulated values per simulated sample, measured (angle, value, sigma) samples)
+    let mut quantities: Vec<(String, &str, Vec<f64>, Vec<(f64, f64, Option<f64>)>)> = Vec::new();
     for (mi, m) in mech.markers.iter().enumerate() {
-        for (c, col) in [(4usize, &max_), (5, &may)] {
-            let meas: Vec<(f64, f64)> = (0..mname.len())
+        for (c, col, sig) in [(4usize, &max_, &sax), (5, &may, &say)] {
+            let meas: Vec<(f64, f64, Option<f64>)> = (0..mname.len())
                 .filter(|&i| mname[i].as_deref() == Some(m.name.as_str()))
-                .filter_map(|i| Some((angle_at(mt[i]?)?, col[i]?)))
+                .filter_map(|i| Some((angle_at(mt[i]?)?, col[i]?, sig[i])))
                 .collect();
             let simv: Vec<f64> = sim_marks.iter().map(|r| r[6 * mi + c]).collect();
             quantities.push((format!("{} {}", m.name, if c == 4 { "ax" } else { "ay" }), "m/s^2", simv, meas));
@@ -144,29 +153,40 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     for name in ["B_x", "B_y", "C_x", "C_y"] {
         let Some(j) = cols.iter().position(|c| c == name) else { continue };
         let col = opt_f64(&fdf, &forces, name)?;
-        let meas: Vec<(f64, f64)> = (0..ft.len()).filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?))).collect();
+        let sig = sigma_of(&fdf, &forces, name)?;
+        let meas: Vec<(f64, f64, Option<f64>)> = (0..ft.len()).filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?, sig[i]))).collect();
         quantities.push((name.to_string(), "N", sim_forces.iter().map(|r| r[j]).collect(), meas));
     }
     // Compare every quantity.
     let mut table_rows = Vec::new();
     let mut panels = Vec::new();
     let deg0 = crank[0];
+    let mut spectra: Vec<Panel> = Vec::new();
     for (name, unit, simv, meas) in &quantities {
         let simulated = PeriodicSeries::fit(&format!("simulated {name}"), &sim_phi, simv, harmonics).map_err(|e| PipelineError::Input(e.to_string()))?;
-        let (phi, val): (Vec<f64>, Vec<f64>) = meas.iter().copied().unzip();
+        let phi: Vec<f64> = meas.iter().map(|m| m.0).collect();
+        let val: Vec<f64> = meas.iter().map(|m| m.1).collect();
         let c = compare(&format!("measured {name}"), &phi, &val, &simulated).map_err(|e| PipelineError::Input(e.to_string()))?;
         let x: Vec<f64> = phi.iter().map(|p| (p - deg0).to_degrees()).collect();
-        if name.ends_with("ax") || name.ends_with("ay") || name.starts_with('B') || name.starts_with('C') {
-            panels.push(Panel {
-                title: format!("{name}: NRMSE {:.1} %, lag {:.1} deg", 100.0 * c.nrmse, c.phase_lag.to_degrees()),
-                y_label: format!("{name} ({unit})"),
-                curves: vec![
-                    Curve { label: "measured".into(), x: x.clone(), y: val.iter().map(|v| Some(*v)).collect(), band: Vec::new() },
-                    Curve { label: "simulated".into(), x, y: phi.iter().map(|p| Some(simulated.at(*p))).collect(), band: Vec::new() },
-                ],
-            });
-        }
-        table_rows.push((name.clone(), unit.to_string(), c, simulated.residual_rms));
+        let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) { meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect() } else { Vec::new() };
+        panels.push(Panel {
+            title: format!("{name}: NRMSE {:.1} %, lag {:.1} deg", 100.0 * c.nrmse, c.phase_lag.to_degrees()),
+            y_label: format!("{name} ({unit})"),
+            curves: vec![
+                Curve { label: if band.is_empty() { "measured".into() } else { "measured (band: 2 sigma)".into() }, x: x.clone(), y: val.iter().map(|v| Some(*v)).collect(), band },
+                Curve { label: "simulated".into(), x, y: phi.iter().map(|p| Some(simulated.at(*p))).collect(), band: Vec::new() },
+            ],
+        });
+        let k: Vec<f64> = (0..=harmonics).map(|k| k as f64).collect();
+        spectra.push(Panel {
+            title: format!("{name}: harmonic amplitudes"),
+            y_label: format!("amplitude ({unit})"),
+            curves: vec![
+                Curve { label: "measured".into(), x: k.clone(), y: (0..=harmonics).map(|h| Some(c.measured.amplitude(h))).collect(), band: Vec::new() },
+                Curve { label: "simulated".into(), x: k, y: (0..=harmonics).map(|h| Some(simulated.amplitude(h))).collect(), band: Vec::new() },
+            ],
+        });
+        table_rows.push((name.clone(), unit.to_string(), c, simulated));
     }
     let mut table = Table::new("comparison");
     table.push("quantity", Column::Str(table_rows.iter().map(|r| r.0.clone()).collect()))?;
@@ -180,10 +200,14 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     table.push("phase_lag_deg", Column::F64(table_rows.iter().map(|r| r.2.phase_lag.to_degrees()).collect()))?;
     table.push("rms_error_after_lag", Column::F64(table_rows.iter().map(|r| r.2.rms_error_after_lag).collect()))?;
     let (accel, force): (Vec<Panel>, Vec<Panel>) = panels.into_iter().partition(|p| p.y_label.contains("m/s^2"));
+    let (accel_spectra, force_spectra): (Vec<Panel>, Vec<Panel>) = spectra.into_iter().partition(|p| p.y_label.contains("m/s^2"));
     let x_label = "crank angle phi1 from the recording's first sample (deg)";
+    let k_label = "harmonic of the crank angle k (k = 1: once per turn)";
     let figures = [
         (Figure { caption: "Markers' accelerations, measured against simulated (bench frame)".into(), x_label: x_label.into(), panels: accel }, "accelerations"),
         (Figure { caption: "Liaison forces at B and C', measured against simulated (bench frame)".into(), x_label: x_label.into(), panels: force }, "forces"),
+        (Figure { caption: "Harmonic content of the markers' accelerations, measured and simulated".into(), x_label: k_label.into(), panels: accel_spectra }, "spectra-accelerations"),
+        (Figure { caption: "Harmonic content of the liaison forces at B and C', measured and simulated".into(), x_label: k_label.into(), panels: force_spectra }, "spectra-forces"),
     ];
     ensure_dir(out)?;
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, out, "comparison")?.to_vec();
@@ -211,8 +235,9 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
             "simulated_peak": r.2.simulated_peak.0, "simulated_peak_angle_deg": r.2.simulated_peak.1.to_degrees(),
             "measured_peak": r.2.measured_peak.0, "measured_peak_angle_deg": r.2.measured_peak.1.to_degrees(),
             "phase_lag_deg": r.2.phase_lag.to_degrees(), "rms_error_after_lag": r.2.rms_error_after_lag,
-            "simulated_series_residual_rms": r.3,
+            "simulated_series_residual_rms": r.3.residual_rms,
             "measured_harmonic_amplitudes": (0..=harmonics.min(10)).map(|k| r.2.measured.amplitude(k)).collect::<Vec<_>>(),
+            "simulated_harmonic_amplitudes": (0..=harmonics.min(10)).map(|k| r.3.amplitude(k)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "warnings": warnings,
     });

@@ -7,8 +7,12 @@
 
 #![warn(missing_docs)]
 
+pub mod calibrate;
 pub mod compare;
 pub mod fem;
+pub mod interchange;
+pub mod report;
+pub mod run;
 pub mod process;
 pub mod render;
 pub mod track;

@@ -350,7 +350,6 @@ pub fn process(
                 "toggle_samples": toggles.len(),
                 "toggle_times_s": toggles.iter().take(100).collect::<Vec<_>>(),
             },
-            "timing_s": timing.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
         }),
     )?);
     Ok(ProcessSummary { samples: n, fit: fit_report, toggles, max_condition, files, timing })

@@ -270,7 +270,7 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
     flexbench_contracts::atomic::write_bytes(&clicks, text.as_bytes()).map_err(|e| PipelineError::Io { path: clicks.display().to_string(), reason: e.to_string() })?;
     files.push(clicks);
     // The true camera.
-    let truth_cam = Calibration { intrinsics: intr, rms: 0.0, std_intrinsics: Vec::new(), per_view: Vec::new(), rejected: Vec::new(), plane: cam.plane(), distortion_model: None };
+    let truth_cam = Calibration { intrinsics: intr, rms: 0.0, std_intrinsics: Vec::new(), per_view: Vec::new(), rejected: Vec::new(), plane: cam.plane(), distortion_model: None, corners: Vec::new() };
     let truth_cam_path = out.join("truth").join("camera.yaml");
     truth_cam.write(&truth_cam_path).map_err(vision)?;
     files.push(truth_cam_path);

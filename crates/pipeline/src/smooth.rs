@@ -43,7 +43,7 @@ pub enum SmoothMethod {
 /// harmonics = 20          # rts: most harmonics of the periodic part (0: none)
 /// rigid_field = true      # also fit the markers as one rigid body (the lever)
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SmoothSettings {
     /// "rts" or "savgol".

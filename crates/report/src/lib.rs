@@ -176,7 +176,49 @@ where
     root.present().map_err(|e| e.to_string())
 }
 
-/// Draw `fig` as `<stem>.png` (1400 px wide) and `<stem>.svg`; returns both paths.
+/// The numbers behind a figure as a CSV table (long format: panel, curve, x, y, band), the x
+/// and y units in the header's names.
+pub fn figure_table(fig: &Figure) -> String {
+    let mut s = format!("panel,curve,x [{}],y,band_half_width\n", csv_field(&fig.x_label));
+    for p in &fig.panels {
+        for c in &p.curves {
+            for (i, x) in c.x.iter().enumerate() {
+                let y = c.y.get(i).copied().flatten().filter(|v| v.is_finite());
+                let b = c.band.get(i).copied().flatten().filter(|v| v.is_finite());
+                s.push_str(&format!(
+                    "{},{},{},{},{}\n",
+                    csv_field(&format!("{} [{}]", p.title, p.y_label)),
+                    csv_field(&c.label),
+                    num(*x),
+                    y.map(num).unwrap_or_default(),
+                    b.map(num).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    s
+}
+
+/// A number as the tables write it: shortest round-trip form.
+fn num(v: f64) -> String {
+    format!("{v}")
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a newline.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| ReportError::Draw { path: path.display().to_string(), reason: e.to_string() })
+}
+
+/// Draw `fig` as `<stem>.png` (1400 px wide) and `<stem>.svg`, and write the numbers behind it
+/// as `<stem>.figure.csv`; returns the PNG and SVG paths.
 pub fn write_figure(fig: &Figure, stem: &Path) -> Result<[PathBuf; 2], ReportError> {
     register_font();
     let has_data = fig.panels.iter().any(|p| p.curves.iter().any(|c| !segments(c).is_empty()));
@@ -193,6 +235,178 @@ pub fn write_figure(fig: &Figure, stem: &Path) -> Result<[PathBuf; 2], ReportErr
     };
     write_with(&png, |tmp| draw(BitMapBackend::new(tmp, (1400, height)).into_drawing_area(), fig)).map_err(|e| map(&png, e))?;
     write_with(&svg, |tmp| draw(SVGBackend::new(tmp, (1400, height)).into_drawing_area(), fig)).map_err(|e| map(&svg, e))?;
+    write_text(&stem.with_extension("figure.csv"), &figure_table(fig))?;
+    Ok([png, svg])
+}
+
+/// A figure of a plane drawn with equal scales on both axes (trajectories in the bench frame,
+/// points over an image): paths, and arrows for a vector field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaneFigure {
+    /// Caption at the top.
+    pub caption: String,
+    /// The x axis' label with its unit.
+    pub x_label: String,
+    /// The y axis' label with its unit.
+    pub y_label: String,
+    /// True when y grows downward (image rows).
+    pub y_down: bool,
+    /// Paths (a None breaks the line), each with a legend label.
+    pub paths: Vec<(String, Vec<Option<(f64, f64)>>)>,
+    /// Arrows: their groups' legend labels.
+    pub arrow_groups: Vec<String>,
+    /// Arrows: (group, x, y, vx, vy) with the vector in its own unit.
+    pub arrows: Vec<(usize, f64, f64, f64, f64)>,
+    /// Plot units per vector unit (e.g. m per m/s^2): an arrow is drawn `scale * (vx, vy)` long.
+    pub scale: f64,
+    /// The vector's unit, for the table (e.g. "m/s^2").
+    pub vector_unit: String,
+}
+
+fn draw_plane<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &PlaneFigure, xr: (f64, f64), yr: (f64, f64)) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root.titled(&fig.caption, ("sans-serif", 22)).map_err(|e| e.to_string())?;
+    let sign = if fig.y_down { -1.0 } else { 1.0 };
+    let (y0, y1) = if fig.y_down { (-yr.1, -yr.0) } else { yr };
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(46)
+        .y_label_area_size(76)
+        .build_cartesian_2d(xr.0..xr.1, y0..y1)
+        .map_err(|e| e.to_string())?;
+    // Tick labels with as many decimals as a tenth of the range needs.
+    let decimals = |lo: f64, hi: f64| (-(((hi - lo) / 10.0).abs().max(1e-300)).log10().floor()).max(0.0) as usize;
+    let dy = decimals(y0, y1);
+    let dx = decimals(xr.0, xr.1);
+    let yfmt = move |v: &f64| format!("{:.*}", dy, sign * *v);
+    let xfmt = move |v: &f64| format!("{:.*}", dx, *v);
+    chart
+        .configure_mesh()
+        .x_desc(&fig.x_label)
+        .y_desc(&fig.y_label)
+        .y_label_formatter(&yfmt)
+        .x_label_formatter(&xfmt)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (k, (label, pts)) in fig.paths.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let curve = Curve { label: label.clone(), x: pts.iter().map(|p| p.map(|p| p.0).unwrap_or(f64::NAN)).collect(), y: pts.iter().map(|p| p.map(|p| sign * p.1)).collect(), band: Vec::new() };
+        let mut first = true;
+        for seg in segments(&curve) {
+            let s = chart.draw_series(LineSeries::new(seg, color.stroke_width(2))).map_err(|e| e.to_string())?;
+            if first {
+                s.label(label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                first = false;
+            }
+        }
+    }
+    for (g, label) in fig.arrow_groups.iter().enumerate() {
+        let color = COLORS[(g + fig.paths.len()) % COLORS.len()];
+        let mut lines = Vec::new();
+        for &(_, x, y, vx, vy) in fig.arrows.iter().filter(|a| a.0 == g) {
+            let (dx, dy) = (fig.scale * vx, sign * fig.scale * vy);
+            let (x, y) = (x, sign * y);
+            let len = dx.hypot(dy);
+            if !(len.is_finite() && len > 0.0) {
+                continue;
+            }
+            let (tx, ty) = (x + dx, y + dy);
+            let head = 0.3 * len;
+            let back = (-dx / len, -dy / len);
+            let rot = |c: f64, s: f64| (back.0 * c - back.1 * s, back.0 * s + back.1 * c);
+            let (a, b) = (rot(0.94, 0.34), rot(0.94, -0.34));
+            lines.push(vec![(x, y), (tx, ty)]);
+            lines.push(vec![(tx + head * a.0, ty + head * a.1), (tx, ty), (tx + head * b.0, ty + head * b.1)]);
+        }
+        let mut first = true;
+        for l in lines {
+            let s = chart.draw_series(std::iter::once(PathElement::new(l, color.stroke_width(1)))).map_err(|e| e.to_string())?;
+            if first {
+                s.label(label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
+                first = false;
+            }
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The numbers behind a plane figure (CSV: kind, label, x, y, vx, vy).
+pub fn plane_table(fig: &PlaneFigure) -> String {
+    let mut s = format!("kind,label,x [{}],y [{}],vx [{u}],vy [{u}]\n", csv_field(&fig.x_label), csv_field(&fig.y_label), u = csv_field(&fig.vector_unit));
+    for (label, pts) in &fig.paths {
+        for p in pts {
+            match p {
+                Some((x, y)) => s.push_str(&format!("path,{},{},{},,\n", csv_field(label), num(*x), num(*y))),
+                None => s.push_str(&format!("path,{},,,,\n", csv_field(label))),
+            }
+        }
+    }
+    for &(g, x, y, vx, vy) in &fig.arrows {
+        s.push_str(&format!("arrow,{},{},{},{},{}\n", csv_field(fig.arrow_groups.get(g).map(String::as_str).unwrap_or("")), num(x), num(y), num(vx), num(vy)));
+    }
+    s
+}
+
+/// Draw a plane figure as `<stem>.png` and `<stem>.svg` with equal scales on both axes, and its
+/// numbers as `<stem>.figure.csv`; returns the PNG and SVG paths.
+pub fn write_plane_figure(fig: &PlaneFigure, stem: &Path) -> Result<[PathBuf; 2], ReportError> {
+    register_font();
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for (_, pts) in &fig.paths {
+        for (x, y) in pts.iter().flatten() {
+            xs.push(*x);
+            ys.push(*y);
+        }
+    }
+    for &(_, x, y, vx, vy) in &fig.arrows {
+        xs.extend([x, x + fig.scale * vx]);
+        ys.extend([y, y + fig.scale * vy]);
+    }
+    let (Some(mut xr), Some(mut yr)) = (range(xs.into_iter()), range(ys.into_iter())) else {
+        return Err(ReportError::Empty { path: png.display().to_string() });
+    };
+    // Equal scales: the plot area's aspect follows the data's, within limits, and the shorter
+    // range is widened to keep one unit the same length on both axes.
+    let width = 1400u32;
+    let (plot_w, margins_h) = (width as f64 - 76.0 - 24.0, 46.0 + 24.0 + 40.0);
+    let aspect = ((yr.1 - yr.0) / (xr.1 - xr.0)).clamp(0.3, 1.0);
+    let plot_h = plot_w * aspect;
+    let height = (plot_h + margins_h).round() as u32;
+    let (sx, sy) = ((xr.1 - xr.0) / plot_w, (yr.1 - yr.0) / plot_h);
+    if sx > sy {
+        let c = 0.5 * (yr.0 + yr.1);
+        let h = 0.5 * sx * plot_h;
+        yr = (c - h, c + h);
+    } else {
+        let c = 0.5 * (xr.0 + xr.1);
+        let w = 0.5 * sy * plot_w;
+        xr = (c - w, c + w);
+    }
+    let err = |p: &Path, reason: String| ReportError::Draw { path: p.display().to_string(), reason };
+    let map = |p: &Path, e: AtomicError<String>| match e {
+        AtomicError::Fill(r) => err(p, r),
+        AtomicError::Io(_, e) => err(p, e.to_string()),
+    };
+    write_with(&png, |tmp| draw_plane(BitMapBackend::new(tmp, (width, height)).into_drawing_area(), fig, xr, yr)).map_err(|e| map(&png, e))?;
+    write_with(&svg, |tmp| draw_plane(SVGBackend::new(tmp, (width, height)).into_drawing_area(), fig, xr, yr)).map_err(|e| map(&svg, e))?;
+    write_text(&stem.with_extension("figure.csv"), &plane_table(fig))?;
     Ok([png, svg])
 }
 

@@ -85,6 +85,14 @@ pub fn write_table(table: &Table, dir: &Path, stem: &str) -> Result<[PathBuf; 2]
     Ok([csv, pq])
 }
 
+/// A table as polars holds it (what [`read_frame`] returns).
+pub use polars::prelude::DataFrame;
+
+/// Whether the table has a column called `name`.
+pub fn has_column(df: &DataFrame, name: &str) -> bool {
+    df.get_column_names().iter().any(|c| c.as_str() == name)
+}
+
 /// Read a CSV or Parquet table (by extension) into a data frame.
 pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     let p = path.display().to_string();

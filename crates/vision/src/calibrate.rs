@@ -16,7 +16,7 @@ use nalgebra::{Matrix3, Vector3};
 use opencv::core::{Mat, Point2f, Point3f, Size, TermCriteria, TermCriteria_Type, Vector};
 use opencv::prelude::*;
 
-use crate::camera::{mat_values, BenchPlane, Calibration, Intrinsics};
+use crate::camera::{mat_values, BenchPlane, Calibration, CornerResidual, Intrinsics};
 use crate::{cv, VisionError};
 
 /// A chessboard: inner corners along its width and height, and the square's side (m).
@@ -108,6 +108,8 @@ struct Solved {
     rms: f64,
     std: Vec<f64>,
     per_view: Vec<f64>,
+    /// Per view, per corner: found (u, v) minus reprojected, px.
+    residuals: Vec<Vec<[f64; 4]>>,
 }
 
 fn solve(points: &[Vector<Point2f>], board: &Board, size: Size, flags: i32) -> Result<Solved, VisionError> {
@@ -130,11 +132,19 @@ fn solve(points: &[Vector<Point2f>], board: &Board, size: Size, flags: i32) -> R
     if kv.len() != 9 || dv.len() < 5 {
         return Err(VisionError::Calibration(format!("OpenCV returned {} camera-matrix and {} distortion values", kv.len(), dv.len())));
     }
+    let mut residuals = Vec::with_capacity(points.len());
+    for (i, found) in points.iter().enumerate() {
+        let mut projected = Vector::<Point2f>::new();
+        let (r, t) = (cv("rvec", rvecs.get(i))?, cv("tvec", tvecs.get(i))?);
+        cv("projectPoints", opencv::calib3d::project_points_def(&board.object_points(), &r, &t, &k, &d, &mut projected))?;
+        residuals.push(found.iter().zip(projected.iter()).map(|(f, p)| [f.x as f64, f.y as f64, (f.x - p.x) as f64, (f.y - p.y) as f64]).collect());
+    }
     Ok(Solved {
         intrinsics: Intrinsics { width: size.width, height: size.height, fx: kv[0], fy: kv[4], cx: kv[2], cy: kv[5], dist: [dv[0], dv[1], dv[2], dv[3], dv[4]] },
         rms,
         std: mat_values(&std_i)?.into_iter().take(9).collect(),
         per_view: mat_values(&per_view)?,
+        residuals,
     })
 }
 
@@ -228,6 +238,11 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
         rejected,
         plane: None,
         distortion_model: Some(model),
+        corners: kept
+            .iter()
+            .zip(&s.residuals)
+            .flat_map(|((name, _), r)| r.iter().map(move |c| CornerResidual { view: name.clone(), u: c[0], v: c[1], du: c[2], dv: c[3] }))
+            .collect(),
     })
 }
 

@@ -131,6 +131,24 @@ pub struct Calibration {
     pub plane: Option<BenchPlane>,
     /// The distortion model chosen and why, if calibrated here.
     pub distortion_model: Option<String>,
+    /// Every kept corner's reprojection residual, if calibrated here (not written to the file).
+    pub corners: Vec<CornerResidual>,
+}
+
+/// One chessboard corner of a calibration view: where it was found and its reprojection
+/// residual (found minus reprojected by the calibrated camera), image pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CornerResidual {
+    /// The view's file name.
+    pub view: String,
+    /// Found corner, px (u right, v down).
+    pub u: f64,
+    /// Found corner, px.
+    pub v: f64,
+    /// Residual along u, px.
+    pub du: f64,
+    /// Residual along v, px.
+    pub dv: f64,
 }
 
 fn mat3(m: &Matrix3<f64>) -> Result<Mat, VisionError> {
@@ -251,6 +269,7 @@ impl Calibration {
             rejected: Vec::new(),
             plane,
             distortion_model: if has("distortion_model") { cv("read", node("distortion_model")?.to_string()).ok() } else { None },
+            corners: Vec::new(),
         })
     }
 }

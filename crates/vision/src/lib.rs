@@ -10,7 +10,7 @@ pub mod camera;
 pub mod render;
 pub mod track;
 
-pub use camera::{BenchPlane, Calibration, Intrinsics};
+pub use camera::{BenchPlane, Calibration, CornerResidual, Intrinsics};
 
 /// Errors of the vision stage, each naming the file and what to do.
 #[allow(missing_docs)] // the fields are named in each variant's message
@@ -39,4 +39,9 @@ pub enum VisionError {
 /// Attach a context to an OpenCV error.
 pub(crate) fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, VisionError> {
     r.map_err(|e| VisionError::OpenCv { context: context.to_string(), message: e.message.clone() })
+}
+
+/// The version of the OpenCV library flexbench is linked with (e.g. "4.6.0").
+pub fn opencv_version() -> String {
+    opencv::core::get_version_string().unwrap_or_else(|_| "unknown".into())
 }

@@ -71,7 +71,9 @@ pub struct TrackSummary {
     pub file_timestamps: bool,
     /// Frames missing from the file's timestamp grid (dropped by the camera).
     pub dropped_frames: usize,
-    /// Frames per second of decoding and tracking together.
+    /// Frames per second of decoding and tracking together (a wall time: printed, never written,
+    /// so that two runs write the same bytes).
+    #[serde(skip)]
     pub frames_per_second: f64,
     /// Median standard deviation of the centres, px.
     pub median_sigma_px: f64,

@@ -1,0 +1,404 @@
+//! Interchange with other motion tools: a foreign tracks CSV imported (the wide format DLTdv and
+//! Tracker write: one row per frame, a pair of coordinate columns per marker, NaN or an empty
+//! cell for a gap), and the tracks and the markers' kinematics exported as TRC (OpenSim, Motion
+//! Analysis) and C3D (every biomechanics tool).
+
+use std::path::{Path, PathBuf};
+
+use flexbench_contracts::{TrackRow, Tracks};
+use flexbench_tables::{opt_f64, read_frame, read_tracks};
+use flexbench_vision::Calibration;
+
+use crate::run::Inputs;
+use crate::PipelineError;
+
+/// Metres per unit of a foreign table's coordinates (None for pixels).
+fn unit_factor(unit: &str) -> Result<Option<f64>, PipelineError> {
+    Ok(match unit {
+        "m" => Some(1.0),
+        "mm" => Some(1e-3),
+        "cm" => Some(1e-2),
+        "in" => Some(0.0254),
+        "px" => None,
+        other => return Err(PipelineError::Input(format!("tracks unit \"{other}\": use m, mm, cm, in (bench frame) or px (image pixels, with a calibration)"))),
+    })
+}
+
+/// The marker name and axis of a wide table's coordinate column: `M1_x`, `M1.y`, `M1 X`,
+/// `pt1_cam1_X` (DLTdv) -> (`pt1_cam1`, 'x').
+fn coordinate_column(name: &str) -> Option<(String, char)> {
+    let n = name.trim();
+    let axis = n.chars().last()?.to_ascii_lowercase();
+    if axis != 'x' && axis != 'y' {
+        return None;
+    }
+    let stem = n[..n.len() - 1].trim_end_matches(['_', '.', ' ', '-']);
+    (!stem.is_empty() && stem.len() < n.len() - 1).then(|| (stem.to_string(), axis))
+}
+
+/// A wide tracks table: its markers in column order with their x and y columns, and the time.
+/// Exposed for tests and for tools that read DLTdv or Tracker files.
+pub fn read_wide(path: &Path, unit: &str, fps: Option<f64>, rename: Option<&[String]>, calibration: Option<&Calibration>) -> Result<Tracks, PipelineError> {
+    let df = read_frame(path)?;
+    let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
+    let names: Vec<String> = df.get_column_names().iter().map(|c| c.to_string()).collect();
+    let mut markers: Vec<(String, Option<String>, Option<String>)> = Vec::new();
+    for c in &names {
+        if let Some((m, axis)) = coordinate_column(c) {
+            let k = match markers.iter().position(|e| e.0 == m) {
+                Some(k) => k,
+                None => {
+                    markers.push((m.clone(), None, None));
+                    markers.len() - 1
+                }
+            };
+            if axis == 'x' {
+                markers[k].1 = Some(c.clone());
+            } else {
+                markers[k].2 = Some(c.clone());
+            }
+        }
+    }
+    let markers: Vec<(String, String, String)> = markers
+        .into_iter()
+        .map(|(m, x, y)| match (x, y) {
+            (Some(x), Some(y)) => Ok((m, x, y)),
+            (x, _) => Err(bad(format!("marker {m} has a {} column but no {} column; each marker needs both", if x.is_some() { "x" } else { "y" }, if x.is_some() { "y" } else { "x" }))),
+        })
+        .collect::<Result<_, _>>()?;
+    if markers.is_empty() {
+        return Err(bad(format!(
+            "no marker coordinate columns (a pair <marker>_x, <marker>_y per marker, e.g. M1_x, M1_y or pt1_cam1_X, pt1_cam1_Y); the columns are {}",
+            names.join(", ")
+        )));
+    }
+    let labels: Vec<String> = match rename {
+        Some(r) if r.len() != markers.len() => {
+            return Err(bad(format!("tracks_markers names {} markers but the file has {} ({})", r.len(), markers.len(), markers.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", "))))
+        }
+        Some(r) => r.to_vec(),
+        None => markers.iter().map(|m| m.0.clone()).collect(),
+    };
+    let n = df.height();
+    let time_col = names.iter().find(|c| ["t", "time", "time_s", "t_s", "time (s)"].contains(&c.trim().to_lowercase().as_str()));
+    let frame_col = names.iter().find(|c| ["frame", "frame#", "frames"].contains(&c.trim().to_lowercase().as_str()));
+    let frames: Vec<i64> = match frame_col {
+        Some(c) => opt_f64(&df, path, c)?.iter().enumerate().map(|(i, f)| f.filter(|f| f.is_finite() && f.fract() == 0.0).map(|f| f as i64).ok_or_else(|| bad(format!("row {}: the {c} column needs a whole frame number", i + 2)))).collect::<Result<_, _>>()?,
+        None => (0..n as i64).collect(),
+    };
+    let t: Vec<f64> = match (time_col, fps) {
+        (Some(c), _) => opt_f64(&df, path, c)?.iter().enumerate().map(|(i, v)| v.filter(|v| v.is_finite()).ok_or_else(|| bad(format!("row {}: the {c} column needs a time in s", i + 2)))).collect::<Result<_, _>>()?,
+        (None, Some(fps)) if fps > 0.0 && fps.is_finite() => frames.iter().map(|&f| f as f64 / fps).collect(),
+        (None, Some(fps)) => return Err(bad(format!("tracks_fps = {fps}: give the frame rate in frames/s, a positive number"))),
+        (None, None) => return Err(bad("no time column (t or time, s): give the frame rate as [inputs] tracks_fps".into())),
+    };
+    let factor = unit_factor(unit)?;
+    let plane = match (factor, calibration) {
+        (Some(_), _) => None,
+        (None, Some(c)) => Some((c.intrinsics, c.plane.clone().ok_or_else(|| bad("the calibration has no bench plane, needed to map pixels to the bench".into()))?)),
+        (None, None) => return Err(bad("coordinates in px need a calibration with the bench plane: give [inputs] calibration or views".into())),
+    };
+    let mut rows = Vec::with_capacity(n * markers.len());
+    let cols: Vec<(Vec<Option<f64>>, Vec<Option<f64>>)> = markers.iter().map(|(_, x, y)| Ok((opt_f64(&df, path, x)?, opt_f64(&df, path, y)?))).collect::<Result<_, PipelineError>>()?;
+    for i in 0..n {
+        for (k, (xs, ys)) in cols.iter().enumerate() {
+            let (x, y) = (xs[i].filter(|v| v.is_finite()), ys[i].filter(|v| v.is_finite()));
+            let (u, v, x, y) = match (x, y, factor, &plane) {
+                (Some(a), Some(b), Some(f), _) => (None, None, Some(a * f), Some(b * f)),
+                (Some(a), Some(b), None, Some((intr, plane))) => {
+                    let (xn, yn) = intr.undistort_pixel(a, b);
+                    let (bx, by) = plane.to_bench(xn, yn);
+                    (Some(a), Some(b), Some(bx), Some(by))
+                }
+                _ => (None, None, None, None),
+            };
+            rows.push(TrackRow { frame: frames[i], t: t[i], marker: labels[k].clone(), u, v, x, y, sigma_px: None });
+        }
+    }
+    Ok(Tracks::new(rows).map_err(|e| bad(e.to_string()))?)
+}
+
+/// The track stage of a run on a tracks table: flexbench's long format (a `marker` column) is
+/// taken as it is (x, y in m); a wide table is read with the unit, frame rate and names of
+/// `inputs`. Writes `out` (.parquet) and the CSV beside it.
+pub fn import_tracks(path: &Path, inputs: &Inputs, calibration: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+    let df = read_frame(path)?;
+    let long = df.get_column_names().iter().any(|c| c.as_str() == "marker");
+    let tracks = if long {
+        if inputs.tracks_unit.as_deref().is_some_and(|u| u != "m") {
+            return Err(PipelineError::Input(format!("{}: a long tracks table (with a marker column) is in bench metres; remove [inputs] tracks_unit", path.display())));
+        }
+        read_tracks(path)?
+    } else {
+        let unit = inputs.tracks_unit.as_deref().ok_or_else(|| PipelineError::Input(format!("{}: a wide tracks table needs its unit: give [inputs] tracks_unit (m, mm, cm, in or px)", path.display())))?;
+        let cal = match calibration {
+            Some(c) => Some(Calibration::read(c).map_err(|e| PipelineError::Input(e.to_string()))?),
+            None => None,
+        };
+        read_wide(path, unit, inputs.tracks_fps, inputs.tracks_markers.as_deref(), cal.as_ref())?
+    };
+    let dir = out.parent().unwrap_or(Path::new("."));
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "tracks".into());
+    Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
+}
+
+/// Marker trajectories on a common frame grid, for export: names, frame rate, first frame, and
+/// per frame per marker the bench-frame position (m) or None in a gap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trajectories {
+    /// Marker names.
+    pub markers: Vec<String>,
+    /// Frames per second.
+    pub rate: f64,
+    /// Number of the first frame (1-based, as TRC and C3D count).
+    pub first_frame: usize,
+    /// `positions[frame][marker]`: (x, y) in m, bench frame.
+    pub positions: Vec<Vec<Option<(f64, f64)>>>,
+}
+
+impl Trajectories {
+    /// From a tracks table: the frame grid from the first to the last frame, the rate from the
+    /// median time step.
+    pub fn from_tracks(tracks: &Tracks) -> Result<Trajectories, PipelineError> {
+        let series = tracks.series()?;
+        let markers: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+        let s0 = &series[0];
+        let mut steps: Vec<f64> = s0.t.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).collect();
+        steps.sort_by(f64::total_cmp);
+        let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| PipelineError::Input("the tracks have fewer than two frames: nothing to export".into()))?;
+        let positions = (0..s0.t.len()).map(|k| series.iter().map(|s| s.present[k].then(|| (s.x[k], s.y[k]))).collect()).collect();
+        Ok(Trajectories { markers, rate: 1.0 / dt, first_frame: s0.frame[0].max(0) as usize + 1, positions })
+    }
+}
+
+/// Write a TRC file (tab-separated text: OpenSim's and Motion Analysis' marker format), in mm,
+/// bench frame x to the right, y up, z = 0 (the bench plane); a gap is an empty cell.
+pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let n = tr.positions.len();
+    let mut s = String::new();
+    s.push_str(&format!("PathFileType\t4\t(X/Y/Z)\t{name}\n"));
+    s.push_str("DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\tOrigDataStartFrame\tOrigNumFrames\n");
+    s.push_str(&format!("{:.6}\t{:.6}\t{n}\t{}\tmm\t{:.6}\t{}\t{n}\n", tr.rate, tr.rate, tr.markers.len(), tr.rate, tr.first_frame));
+    s.push_str("Frame#\tTime");
+    for m in &tr.markers {
+        s.push_str(&format!("\t{m}\t\t"));
+    }
+    s.push_str("\n\t");
+    for k in 1..=tr.markers.len() {
+        s.push_str(&format!("\tX{k}\tY{k}\tZ{k}"));
+    }
+    s.push_str("\n\n");
+    for (i, frame) in tr.positions.iter().enumerate() {
+        s.push_str(&format!("{}\t{:.6}", tr.first_frame + i, i as f64 / tr.rate));
+        for p in frame {
+            match p {
+                Some((x, y)) => s.push_str(&format!("\t{:.4}\t{:.4}\t0.0000", x * 1e3, y * 1e3)),
+                None => s.push_str("\t\t\t"),
+            }
+        }
+        s.push('\n');
+    }
+    flexbench_contracts::atomic::write_bytes(path, s.as_bytes()).map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    Ok(path.to_path_buf())
+}
+
+/// One C3D parameter: name, data type (-1 char, 2 int16, 4 float), dimensions, data bytes.
+struct C3dParam {
+    name: &'static str,
+    kind: i8,
+    dims: Vec<u8>,
+    data: Vec<u8>,
+}
+
+fn c3d_chars(values: &[String], width: usize) -> C3dParam {
+    let mut data = Vec::new();
+    for v in values {
+        let mut b: Vec<u8> = v.bytes().take(width).collect();
+        b.resize(width, b' ');
+        data.extend(b);
+    }
+    C3dParam { name: "", kind: -1, dims: if values.len() == 1 { vec![width as u8] } else { vec![width as u8, values.len() as u8] }, data }
+}
+
+/// Write a C3D file (Intel byte order, float data, points only): the markers in mm in the bench
+/// frame, z = 0; a gap is an invalid point (residual word -1), as every C3D reader expects.
+///
+/// Written here rather than with c3dio: its writer builds the residual word's sign from the
+/// camera-mask byte, which it caps at 7 bits, so it cannot mark a point invalid in float files.
+/// The file is checked by reading it back with c3dio (tests) and with Python's `c3d` package.
+pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {
+    let bad = |reason: String| PipelineError::Io { path: path.display().to_string(), reason };
+    let (n, m) = (tr.positions.len(), tr.markers.len());
+    let last = tr.first_frame + n.saturating_sub(1);
+    if n == 0 || m == 0 || last > u16::MAX as usize || m > 255 {
+        return Err(bad(format!("{n} frames of {m} markers from frame {} cannot be written as C3D (at most 65535 frames, 255 markers)", tr.first_frame)));
+    }
+    let width = tr.markers.iter().map(|s| s.len()).max().unwrap_or(4).clamp(4, 32);
+    let f32b = |v: f32| v.to_le_bytes().to_vec();
+    let i16b = |v: i16| v.to_le_bytes().to_vec();
+    // Parameters, in two groups: POINT (1) and ANALOG (2).
+    let build = |data_start: u16| -> Vec<u8> {
+        let point: Vec<C3dParam> = vec![
+            C3dParam { name: "USED", kind: 2, dims: vec![], data: i16b(m as i16) },
+            C3dParam { name: "FRAMES", kind: 2, dims: vec![], data: i16b(n.min(i16::MAX as usize) as i16) },
+            C3dParam { name: "SCALE", kind: 4, dims: vec![], data: f32b(-1.0) },
+            C3dParam { name: "RATE", kind: 4, dims: vec![], data: f32b(tr.rate as f32) },
+            C3dParam { name: "DATA_START", kind: 2, dims: vec![], data: i16b(data_start as i16) },
+            C3dParam { name: "UNITS", ..c3d_chars(&["mm".into()], 2) },
+            C3dParam { name: "LABELS", ..c3d_chars(&tr.markers, width) },
+            C3dParam { name: "DESCRIPTIONS", ..c3d_chars(&tr.markers.iter().map(|k| format!("{k}, bench frame")).collect::<Vec<_>>(), width.max(20)) },
+        ];
+        let analog: Vec<C3dParam> = vec![C3dParam { name: "USED", kind: 2, dims: vec![], data: i16b(0) }, C3dParam { name: "RATE", kind: 4, dims: vec![], data: f32b(tr.rate as f32) }];
+        let mut records: Vec<Vec<u8>> = Vec::new();
+        for (id, gname, desc, params) in [(1i8, "POINT", "3-D point parameters", point), (2, "ANALOG", "analog parameters", analog)] {
+            let mut g = vec![gname.len() as u8, (-id) as u8];
+            g.extend(gname.bytes());
+            g.extend(i16b(3 + desc.len() as i16));
+            g.push(desc.len() as u8);
+            g.extend(desc.bytes());
+            records.push(g);
+            for p in params {
+                let mut r = vec![p.name.len() as u8, id as u8];
+                r.extend(p.name.bytes());
+                let body_len = 1 + 1 + p.dims.len() + p.data.len() + 1;
+                r.extend(i16b(2 + body_len as i16));
+                r.push(p.kind as u8);
+                r.push(p.dims.len() as u8);
+                r.extend(&p.dims);
+                r.extend(&p.data);
+                r.push(0); // no description
+                records.push(r);
+            }
+        }
+        // The last record's offset is 0: the end of the parameters.
+        if let Some(r) = records.last_mut() {
+            let at = 2 + r[0] as usize;
+            r[at] = 0;
+            r[at + 1] = 0;
+        }
+        let mut bytes = vec![1u8, 0x50, 0, 84];
+        for r in records {
+            bytes.extend(r);
+        }
+        let blocks = bytes.len().div_ceil(512);
+        bytes[2] = blocks as u8;
+        bytes.resize(blocks * 512, 0);
+        bytes
+    };
+    let blocks = build(0).len() / 512;
+    let data_start = (2 + blocks) as u16;
+    let params = build(data_start);
+    let mut header = vec![0u8; 512];
+    header[0] = 2;
+    header[1] = 0x50;
+    let mut put = |word: usize, b: Vec<u8>| header[2 * (word - 1)..2 * (word - 1) + b.len()].copy_from_slice(&b);
+    put(2, i16b(m as i16));
+    put(3, i16b(0));
+    put(4, (tr.first_frame as u16).to_le_bytes().to_vec());
+    put(5, (last as u16).to_le_bytes().to_vec());
+    put(6, i16b(0));
+    put(7, f32b(-1.0));
+    put(9, data_start.to_le_bytes().to_vec());
+    put(10, i16b(0));
+    put(11, f32b(tr.rate as f32));
+    let mut data = Vec::with_capacity(n * m * 16);
+    for frame in &tr.positions {
+        for p in frame {
+            match p {
+                Some((x, y)) => {
+                    data.extend(f32b((x * 1e3) as f32));
+                    data.extend(f32b((y * 1e3) as f32));
+                    data.extend(f32b(0.0));
+                    data.extend(f32b(0.0));
+                }
+                None => {
+                    data.extend(f32b(0.0));
+                    data.extend(f32b(0.0));
+                    data.extend(f32b(0.0));
+                    data.extend(f32b(-1.0));
+                }
+            }
+        }
+    }
+    data.resize(data.len().div_ceil(512) * 512, 0);
+    let mut bytes = header;
+    bytes.extend(params);
+    bytes.extend(data);
+    flexbench_contracts::atomic::write_bytes(path, &bytes).map_err(|e| bad(e.to_string()))?;
+    Ok(path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Trajectories {
+        let positions = (0..50)
+            .map(|k| {
+                let t = k as f64 / 240.0;
+                vec![Some((0.1 + 0.01 * t, -0.02 * t)), if (10..14).contains(&k) { None } else { Some((0.3, 0.05 + t)) }]
+            })
+            .collect();
+        Trajectories { markers: vec!["M1".into(), "M2".into()], rate: 240.0, first_frame: 1, positions }
+    }
+
+    /// The C3D file read back by an independent reader (c3dio): labels, rate, frames, every
+    /// coordinate to f32 precision in mm, and the gap as invalid points.
+    #[test]
+    fn c3d_reads_back_with_c3dio() {
+        let dir = tempfile::tempdir().unwrap();
+        let tr = sample();
+        let p = write_c3d(&tr, &dir.path().join("t.c3d")).unwrap();
+        let c = c3dio::C3d::load_path(p).unwrap();
+        assert_eq!(c.points.labels.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>(), tr.markers);
+        assert_eq!(c.points.frame_rate, 240.0);
+        assert_eq!(c.points.size(), (50, 2));
+        for (k, frame) in tr.positions.iter().enumerate() {
+            for (j, p) in frame.iter().enumerate() {
+                let q = &c.points[(k, j)];
+                match p {
+                    Some((x, y)) => {
+                        assert!(q.residual >= 0.0, "frame {k} marker {j} valid");
+                        assert!((q.point[0] as f64 - x * 1e3).abs() < 1e-4 && (q.point[1] as f64 - y * 1e3).abs() < 1e-4, "frame {k} marker {j}: {:?}", q.point);
+                    }
+                    None => assert!(q.residual < 0.0, "frame {k} marker {j}: a gap is an invalid point"),
+                }
+            }
+        }
+    }
+
+    /// TRC: the header's counts and units, a gap as empty cells, positions in mm.
+    #[test]
+    fn trc_has_counts_units_and_empty_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write_trc(&sample(), &dir.path().join("t.trc")).unwrap();
+        let text = std::fs::read_to_string(p).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[2].split('\t').collect::<Vec<_>>()[..5], ["240.000000", "240.000000", "50", "2", "mm"]);
+        assert!(lines[3].starts_with("Frame#\tTime\tM1\t\t\tM2"));
+        let row = |k: usize| lines[6 + k].split('\t').map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(row(11)[5..8], ["", "", ""]);
+        assert_eq!(row(0)[2], "100.0000");
+        assert_eq!(row(0)[6], "50.0000");
+    }
+
+    /// A wide CSV as DLTdv writes it (pt1_cam1_X ...), in mm with NaN gaps and no time column.
+    #[test]
+    fn wide_csv_in_mm_with_nan_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dlt.csv");
+        std::fs::write(&p, "pt1_cam1_X,pt1_cam1_Y,pt2_cam1_X,pt2_cam1_Y\n100,5,300,50\nNaN,NaN,301,51\n102,7,302,52\n").unwrap();
+        let names = ["M1".to_string(), "M2".to_string()];
+        let t = read_wide(&p, "mm", Some(100.0), Some(&names), None).unwrap();
+        let s = t.series().unwrap();
+        assert_eq!(s[0].name, "M1");
+        assert_eq!(s[0].present, vec![true, false, true]);
+        assert!((s[1].x[1] - 0.301).abs() < 1e-12 && (s[0].t[2] - 0.02).abs() < 1e-12);
+        // Without a frame rate or a time column: refused by name.
+        let e = read_wide(&p, "mm", None, None, None).unwrap_err().to_string();
+        assert!(e.contains("tracks_fps"), "{e}");
+        let e = read_wide(&p, "furlong", Some(100.0), None, None).unwrap_err().to_string();
+        assert!(e.contains("furlong") && e.contains("mm"), "{e}");
+    }
+}

@@ -1,0 +1,949 @@
+//! `flexbench run PIPELINE.toml`: the whole chain for one recording, from its video (or a tracks
+//! table from any tool) to the report: calibrate (or reuse a calibration) -> track (or import)
+//! -> smooth -> process (kinematics, inverse dynamics) -> fem -> compare -> report.
+//!
+//! Every stage writes into its own folder of the run's output directory, first into a temporary
+//! folder that replaces the old one only when the stage succeeded, so a failure loses nothing.
+//! Each stage's folder holds `stage.json`: the key of the stage (SHA-256 over the flexbench
+//! build, the stage's parameters and the bytes of every input, earlier stages' outputs
+//! included) and the SHA-256 of each file it wrote. A stage whose key is unchanged and whose
+//! files are intact is not run again; a changed parameter reruns its stage, and the stages after
+//! it only where its outputs changed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::smooth::SmoothSettings;
+use crate::PipelineError;
+
+/// The pipeline file: one table per stage, every key optional but `[run] mechanism`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineFile {
+    /// What to run on and where to write.
+    pub run: RunSection,
+    /// Where the recording's files are, when not in a recording folder's usual places.
+    pub inputs: Inputs,
+    /// Camera calibration from chessboard views.
+    pub calibrate: CalibrateSection,
+    /// Marker tracking in the video.
+    pub track: TrackSection,
+    /// The signal stage on the markers alone (model-free velocities and accelerations).
+    pub smooth: SmoothSettings,
+    /// Kinematics of the mechanism and inverse dynamics.
+    pub process: ProcessSection,
+    /// The elastic lever: modes along the cycle, forced response.
+    pub fem: FemSection,
+    /// Measured against simulated.
+    pub compare: CompareSection,
+    /// The report.
+    pub report: ReportSection,
+}
+
+/// `[run]`: the mechanism, the recording(s) and the output directory. Paths are relative to the
+/// pipeline file's folder.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Mechanism file (TOML): the bench's bodies, joints, forces and markers.
+    pub mechanism: Option<PathBuf>,
+    /// A recording folder: `video.*`, `views/`, `plane-view.png`, `clicks.toml` (or a
+    /// `tracks.csv` / `tracks.parquet`), each replaceable by `[inputs]`.
+    pub recording: Option<PathBuf>,
+    /// A batch: recording folders, or folders holding recording folders.
+    pub recordings: Vec<PathBuf>,
+    /// Output directory (one sub-folder per recording in a batch); default `out/<file stem>`
+    /// beside the working directory.
+    pub out: Option<PathBuf>,
+    /// Recordings run at once in a batch; default: the machine's cores.
+    pub jobs: Option<usize>,
+}
+
+/// `[inputs]`: the recording's files where they are not in the recording folder's usual places
+/// (relative to the pipeline file's folder; in a batch, a `recording.toml` in each recording
+/// folder may hold an `[inputs]` table relative to that folder).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Inputs {
+    /// The video.
+    pub video: Option<PathBuf>,
+    /// A calibration file to reuse (OpenCV YAML with the bench plane): no calibrate stage.
+    pub calibration: Option<PathBuf>,
+    /// Folder of chessboard views.
+    pub views: Option<PathBuf>,
+    /// A view of the board lying in the lever's plane.
+    pub plane_view: Option<PathBuf>,
+    /// TOML with the pixels `origin = [u, v]` (A) and `horizontal = [u, v]`.
+    pub clicks: Option<PathBuf>,
+    /// A tracks table instead of the video: flexbench's long format (frame, t, marker, u, v, x,
+    /// y) or a wide CSV (one row per frame, `<marker>_x`, `<marker>_y` columns, NaN for gaps).
+    pub tracks: Option<PathBuf>,
+    /// Unit of a wide CSV's coordinates: m, mm, cm, in (bench frame) or px (image pixels,
+    /// mapped to the bench plane by the calibration).
+    pub tracks_unit: Option<String>,
+    /// Frame rate of a wide CSV without a time column, frames/s.
+    pub tracks_fps: Option<f64>,
+    /// The wide CSV's markers renamed to the mechanism's, in the file's column order.
+    pub tracks_markers: Option<Vec<String>>,
+}
+
+/// `[calibrate]`: the chessboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CalibrateSection {
+    /// Inner corners, "COLSxROWS".
+    pub board: String,
+    /// Side of a square, m.
+    pub square: Option<f64>,
+    /// cornerSubPix half-window, px (default: from the board's size in the image).
+    pub subpix_window: Option<i32>,
+}
+
+impl Default for CalibrateSection {
+    fn default() -> Self {
+        CalibrateSection { board: "9x6".into(), square: None, subpix_window: None }
+    }
+}
+
+/// `[track]`: the markers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackSection {
+    /// Marker names along the lever from B (default: the mechanism's markers).
+    pub markers: Option<Vec<String>>,
+    /// Segmentation threshold, grey level (default: halfway between median and maximum).
+    pub threshold: Option<f64>,
+}
+
+impl Default for TrackSection {
+    fn default() -> Self {
+        TrackSection { markers: None, threshold: None }
+    }
+}
+
+/// `[process]`: kinematics and inverse dynamics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProcessSection {
+    /// "smoother" (Kalman smoother on the driving coordinates) or "savgol".
+    pub method: String,
+    /// Drivers refitted as Fourier series of the crank angle (steady periodic motion).
+    pub periodic: bool,
+    /// The bench's horizontal refined from the motion.
+    pub refine_horizontal: bool,
+    /// Savitzky-Golay window (samples, odd), with method savgol.
+    pub window: Option<usize>,
+    /// Savitzky-Golay order, with method savgol.
+    pub order: usize,
+    /// Savitzky-Golay edges: interp, mirror, nearest, constant, wrap.
+    pub edges: String,
+    /// Condition number above which a sample is a toggle position.
+    pub max_condition: f64,
+}
+
+impl Default for ProcessSection {
+    fn default() -> Self {
+        let d = crate::ProcessConfig::default();
+        ProcessSection { method: "smoother".into(), periodic: true, refine_horizontal: true, window: None, order: d.order, edges: "interp".into(), max_condition: d.max_condition }
+    }
+}
+
+/// `[fem]`: the elastic lever.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FemSection {
+    /// Elements along the lever.
+    pub elements: usize,
+    /// "quintic" or "frame".
+    pub element: String,
+    /// "pinned", "clamped-free" or "free-free".
+    pub supports: String,
+    /// Modes followed along the cycle.
+    pub modes: usize,
+    /// Damping ratio of the forced response; 0 or less: no forced response.
+    pub damping: f64,
+    /// Longest integration step of the forced response, s.
+    pub step: f64,
+}
+
+impl Default for FemSection {
+    fn default() -> Self {
+        FemSection { elements: 10, element: "quintic".into(), supports: "pinned".into(), modes: 6, damping: crate::fem::DEFAULT_DAMPING, step: crate::fem::DEFAULT_STEP }
+    }
+}
+
+/// `[compare]`: measured against simulated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompareSection {
+    /// Harmonics of the crank angle kept for every quantity.
+    pub harmonics: usize,
+}
+
+impl Default for CompareSection {
+    fn default() -> Self {
+        CompareSection { harmonics: crate::compare::DEFAULT_HARMONICS }
+    }
+}
+
+/// `[report]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReportSection {
+    /// Title of the report (default: the recording's folder name).
+    pub title: Option<String>,
+}
+
+impl PipelineFile {
+    /// Read and check a pipeline file: unknown tables or keys and wrong types are refused by
+    /// name, with the keys that exist.
+    pub fn load(path: &Path) -> Result<PipelineFile, PipelineError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Input(format!("{}: cannot be read ({e}); give the pipeline file's path", path.display())))?;
+        toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))
+    }
+}
+
+/// One recording's files, resolved to paths that exist.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordingInputs {
+    /// Name of the recording (its folder's name).
+    pub name: String,
+    /// Where the tracks come from.
+    pub source: TracksSource,
+    /// The mechanism file.
+    pub mechanism: PathBuf,
+    /// Seed of a rendered recording (its `camera.toml`), recorded in the manifest.
+    pub seed: Option<u64>,
+}
+
+/// Where a run's tracks come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TracksSource {
+    /// A video tracked here, with a calibration made here or reused.
+    Video {
+        /// The video.
+        video: PathBuf,
+        /// The calibration.
+        calibration: CalibrationSource,
+    },
+    /// A tracks table made elsewhere (long contract format or wide CSV).
+    Table {
+        /// The table.
+        tracks: PathBuf,
+        /// A calibration, for a wide CSV in pixels.
+        calibration: Option<CalibrationSource>,
+    },
+}
+
+/// Where a run's calibration comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CalibrationSource {
+    /// A calibration file reused as it is.
+    File(PathBuf),
+    /// Chessboard views calibrated here, with the plane view and the clicked pixels.
+    Views {
+        /// Folder of views.
+        views: PathBuf,
+        /// The board in the lever's plane.
+        plane_view: PathBuf,
+        /// The clicked pixels of A and the horizontal.
+        clicks: PathBuf,
+    },
+}
+
+fn find_video(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let stem = p.file_stem().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
+            let ext = p.extension().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
+            stem == "video" && ["mp4", "avi", "mkv", "mov", "m4v", "webm"].contains(&ext.as_str())
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+impl RecordingInputs {
+    /// Resolve a recording's inputs: `inputs` (relative to `base`) first, then the recording
+    /// folder's usual files. Says which file is missing and how to give it.
+    pub fn resolve(name: &str, folder: Option<&Path>, inputs: &Inputs, base: &Path, mechanism: &Path) -> Result<RecordingInputs, PipelineError> {
+        let given = |p: &Option<PathBuf>| p.as_ref().map(|p| clean_path(&base.join(p)));
+        let usual = |f: &str| folder.map(|d| d.join(f)).filter(|p| p.exists());
+        let missing = |what: &str, key: &str, usual: &str| {
+            PipelineError::Input(format!(
+                "recording {name}: no {what}; put {usual} in the recording folder{} or give [inputs] {key} in the pipeline file",
+                folder.map(|d| format!(" ({})", d.display())).unwrap_or_default()
+            ))
+        };
+        let exists = |p: PathBuf, key: &str| -> Result<PathBuf, PipelineError> {
+            if p.exists() {
+                Ok(p)
+            } else {
+                Err(PipelineError::Input(format!("recording {name}: [inputs] {key} = {}: no such file or folder", p.display())))
+            }
+        };
+        let calibration = || -> Result<CalibrationSource, PipelineError> {
+            if let Some(c) = given(&inputs.calibration) {
+                return Ok(CalibrationSource::File(exists(c, "calibration")?));
+            }
+            let views = match given(&inputs.views) {
+                Some(v) => exists(v, "views")?,
+                None => match usual("views") {
+                    Some(v) => v,
+                    None => match usual("calibration.yaml") {
+                        Some(c) => return Ok(CalibrationSource::File(c)),
+                        None => return Err(missing("calibration", "calibration (a file) or views", "views/ (chessboard views) or calibration.yaml")),
+                    },
+                },
+            };
+            let plane_view = match given(&inputs.plane_view) {
+                Some(p) => exists(p, "plane_view")?,
+                None => usual("plane-view.png").ok_or_else(|| missing("view of the board in the lever's plane", "plane_view", "plane-view.png"))?,
+            };
+            let clicks = match given(&inputs.clicks) {
+                Some(p) => exists(p, "clicks")?,
+                None => usual("clicks.toml").ok_or_else(|| missing("clicked pixels of A and the horizontal", "clicks", "clicks.toml"))?,
+            };
+            Ok(CalibrationSource::Views { views, plane_view, clicks })
+        };
+        let tracks = match given(&inputs.tracks) {
+            Some(t) => Some(exists(t, "tracks")?),
+            None => None,
+        };
+        let video = match given(&inputs.video) {
+            Some(v) => Some(exists(v, "video")?),
+            None if tracks.is_none() => folder.and_then(find_video),
+            None => None,
+        };
+        let tracks = tracks.or_else(|| if video.is_none() { usual("tracks.parquet").or_else(|| usual("tracks.csv")) } else { None });
+        let source = match (video, tracks) {
+            (Some(video), _) => TracksSource::Video { video, calibration: calibration()? },
+            (None, Some(tracks)) => {
+                let px = inputs.tracks_unit.as_deref() == Some("px");
+                TracksSource::Table { tracks, calibration: if px { Some(calibration()?) } else { None } }
+            }
+            (None, None) => return Err(missing("video or tracks table", "video or tracks", "video.mp4 (or .avi, .mkv, .mov)")),
+        };
+        let seed = folder.and_then(|d| std::fs::read_to_string(d.join("camera.toml")).ok()).and_then(|t| toml::from_str::<toml::Table>(&t).ok()).and_then(|t| t.get("seed").and_then(|s| s.as_integer())).map(|s| s as u64);
+        Ok(RecordingInputs { name: name.to_string(), source, mechanism: mechanism.to_path_buf(), seed })
+    }
+}
+
+/// What a run reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// A stage begins (its index from 1, of how many).
+    Stage {
+        /// Stage name.
+        name: String,
+        /// Index, from 1.
+        index: usize,
+        /// Stages in the run.
+        of: usize,
+    },
+    /// The current stage's progress, 0..1, with what it is doing.
+    Progress(String, f64),
+    /// A stage ended: run, or skipped because its inputs had not changed.
+    Done(StageOutcome),
+    /// Something the user should know (the run goes on).
+    Warning(String),
+}
+
+/// How a stage ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageOutcome {
+    /// Stage name.
+    pub name: String,
+    /// False when skipped (its key and files unchanged).
+    pub ran: bool,
+    /// Wall time, s.
+    pub seconds: f64,
+    /// Its folder.
+    pub dir: PathBuf,
+}
+
+/// A path with its `.` and `name/..` components removed, lexically (`pipelines/../out` ->
+/// `out`), so that the manifest and the messages show the paths one would type.
+pub fn clean_path(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        PathBuf::from(".")
+    } else {
+        out.iter().collect()
+    }
+}
+
+/// SHA-256 of a byte string, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of a file's bytes, or of a folder's files (names and bytes, sorted by name), hex.
+pub fn hash_path(path: &Path) -> Result<String, PipelineError> {
+    let io = |e: std::io::Error| PipelineError::Io { path: path.display().to_string(), reason: format!("cannot be read to hash it ({e})") };
+    if path.is_dir() {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(path).map_err(io)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
+        names.sort();
+        let mut h = Sha256::new();
+        for p in names {
+            h.update(p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default().as_bytes());
+            h.update([0]);
+            h.update(hash_path(&p)?.as_bytes());
+        }
+        Ok(hex(&h.finalize()))
+    } else {
+        let bytes = std::fs::read(path).map_err(io)?;
+        Ok(sha256_hex(&bytes))
+    }
+}
+
+/// The identity of the running flexbench build: its version and the SHA-256 of its executable
+/// (a rebuilt flexbench reruns every stage).
+pub fn build_identity() -> String {
+    let exe = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map(|b| sha256_hex(&b)).unwrap_or_else(|| "unknown".into());
+    format!("flexbench {} {}", env!("CARGO_PKG_VERSION"), exe)
+}
+
+/// A stage's record in its folder (`stage.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageStamp {
+    /// Stage name.
+    pub stage: String,
+    /// SHA-256 over the build, the parameters and the inputs' bytes.
+    pub key: String,
+    /// The parameters, as resolved.
+    pub parameters: Value,
+    /// Inputs: a name and the SHA-256 of its bytes.
+    pub inputs: BTreeMap<String, String>,
+    /// Files written (relative to the stage folder) and their SHA-256.
+    pub outputs: BTreeMap<String, String>,
+}
+
+const STAMP: &str = "stage.json";
+
+/// Runs stages with their keys, into one output directory.
+pub struct Runner<'a> {
+    out: PathBuf,
+    build: String,
+    hashes: BTreeMap<PathBuf, String>,
+    events: &'a mut dyn FnMut(RunEvent),
+    /// Stages in the run (for the progress).
+    pub stages: usize,
+    /// The stamps of the stages run or kept, in order.
+    pub stamps: Vec<StageStamp>,
+    /// How each stage ended.
+    pub outcomes: Vec<StageOutcome>,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner writing into `out`, for a run of `stages` stages.
+    pub fn new(out: &Path, build: String, stages: usize, events: &'a mut dyn FnMut(RunEvent)) -> Runner<'a> {
+        Runner { out: out.to_path_buf(), build, hashes: BTreeMap::new(), events, stages, stamps: Vec::new(), outcomes: Vec::new() }
+    }
+
+    fn hash(&mut self, p: &Path) -> Result<String, PipelineError> {
+        if let Some(h) = self.hashes.get(p) {
+            return Ok(h.clone());
+        }
+        let h = hash_path(p)?;
+        self.hashes.insert(p.to_path_buf(), h.clone());
+        Ok(h)
+    }
+
+    /// Send an event.
+    pub fn event(&mut self, e: RunEvent) {
+        (self.events)(e)
+    }
+
+    /// Run (or keep) the stage `name` with `parameters` over the `inputs` (a name each; files or
+    /// folders). `body` writes into the folder it is given and reports progress 0..1; on success
+    /// that folder replaces the stage's, on failure the old folder stays as it was.
+    pub fn stage(
+        &mut self,
+        name: &str,
+        parameters: Value,
+        inputs: &[(&str, &Path)],
+        body: &mut dyn FnMut(&Path, &mut dyn FnMut(&str, f64)) -> Result<(), PipelineError>,
+    ) -> Result<PathBuf, PipelineError> {
+        let index = self.outcomes.len() + 1;
+        self.event(RunEvent::Stage { name: name.into(), index, of: self.stages });
+        let clock = Instant::now();
+        let mut hashed = BTreeMap::new();
+        for (n, p) in inputs {
+            hashed.insert(n.to_string(), self.hash(p)?);
+        }
+        let key = sha256_hex(serde_json::to_string(&json!({ "build": self.build, "stage": name, "parameters": parameters, "inputs": hashed })).unwrap_or_default().as_bytes());
+        let dir = self.out.join(name);
+        if let Some(stamp) = read_stamp(&dir).filter(|s| s.key == key) {
+            if stamp.outputs.iter().all(|(f, h)| hash_path(&dir.join(f)).ok().as_deref() == Some(h.as_str())) {
+                for (f, h) in &stamp.outputs {
+                    self.hashes.insert(dir.join(f), h.clone());
+                }
+                self.stamps.push(stamp);
+                return Ok(self.done(name, false, clock, dir));
+            }
+        }
+        // Run into a fresh temporary folder beside the stage's.
+        crate::ensure_dir(&self.out)?;
+        let tmp = self.out.join(format!(".{name}.partial"));
+        let io = |p: &Path, what: &str, e: std::io::Error| PipelineError::Io { path: p.display().to_string(), reason: format!("cannot {what} ({e})") };
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(|e| io(&tmp, "remove an earlier unfinished stage folder", e))?;
+        }
+        crate::ensure_dir(&tmp)?;
+        let events = &mut *self.events;
+        let result = body(&tmp, &mut |what: &str, f: f64| {
+            if let Some(w) = what.strip_prefix("warning: ") {
+                events(RunEvent::Warning(format!("{name}: {w}")));
+            } else {
+                events(RunEvent::Progress(what.to_string(), f));
+            }
+        });
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        let mut outputs = BTreeMap::new();
+        let mut files: Vec<PathBuf> = Vec::new();
+        list_files(&tmp, &mut files).map_err(|e| io(&tmp, "list the stage's files", e))?;
+        files.sort();
+        for f in files {
+            let rel = f.strip_prefix(&tmp).unwrap_or(&f).to_string_lossy().replace('\\', "/");
+            outputs.insert(rel, hash_path(&f)?);
+        }
+        let stamp = StageStamp { stage: name.into(), key, parameters, inputs: hashed, outputs };
+        crate::write_json(&tmp.join(STAMP), &serde_json::to_value(&stamp).unwrap_or_default())?;
+        // Swap: the old folder aside, the new one in, the old one removed.
+        let old = self.out.join(format!(".{name}.old"));
+        if old.exists() {
+            std::fs::remove_dir_all(&old).map_err(|e| io(&old, "remove", e))?;
+        }
+        if dir.exists() {
+            std::fs::rename(&dir, &old).map_err(|e| io(&dir, "move the earlier results aside", e))?;
+        }
+        std::fs::rename(&tmp, &dir).map_err(|e| io(&dir, "put the stage's results in place", e))?;
+        if old.exists() {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        for (f, h) in &stamp.outputs {
+            self.hashes.insert(dir.join(f), h.clone());
+        }
+        self.stamps.push(stamp);
+        Ok(self.done(name, true, clock, dir))
+    }
+
+    fn done(&mut self, name: &str, ran: bool, clock: Instant, dir: PathBuf) -> PathBuf {
+        let o = StageOutcome { name: name.into(), ran, seconds: clock.elapsed().as_secs_f64(), dir: dir.clone() };
+        self.outcomes.push(o.clone());
+        self.event(RunEvent::Done(o));
+        dir
+    }
+}
+
+fn read_stamp(dir: &Path) -> Option<StageStamp> {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(STAMP)).ok()?).ok()
+}
+
+fn list_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.is_dir() {
+            list_files(&p, out)?;
+        } else if p.file_name().is_some_and(|n| n != STAMP) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Names of a run's stages, in order.
+pub const STAGES: [&str; 7] = ["calibrate", "track", "smooth", "process", "fem", "compare", "report"];
+
+/// What one recording's run did.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// The recording's name.
+    pub name: String,
+    /// The run's output directory.
+    pub out: PathBuf,
+    /// How each stage ended.
+    pub outcomes: Vec<StageOutcome>,
+    /// The report (HTML).
+    pub report: PathBuf,
+    /// The manifest.
+    pub manifest: PathBuf,
+}
+
+fn params<T: Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).unwrap_or(Value::Null)
+}
+
+/// Run the whole chain for one recording into `out`. `file` and `pipeline_path` are the pipeline
+/// file (its path for the manifest).
+pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, out: &Path, events: &mut dyn FnMut(RunEvent)) -> Result<RunSummary, PipelineError> {
+    use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
+    let mech_file = flexbench_mechanism::file::load(&rec.mechanism)?;
+    let mech = &mech_file.mechanism;
+    let calibrating = matches!(&rec.source, TracksSource::Video { calibration: CalibrationSource::Views { .. }, .. } | TracksSource::Table { calibration: Some(CalibrationSource::Views { .. }), .. });
+    let stages = STAGES.len() - usize::from(!calibrating);
+    let mut runner = Runner::new(out, build_identity(), stages, events);
+    let mechanism = rec.mechanism.as_path();
+
+    // Calibrate, or reuse a calibration.
+    let cal_source = match &rec.source {
+        TracksSource::Video { calibration, .. } => Some(calibration),
+        TracksSource::Table { calibration, .. } => calibration.as_ref(),
+    };
+    let calibration: Option<PathBuf> = match cal_source {
+        None => None,
+        Some(CalibrationSource::File(p)) => Some(p.clone()),
+        Some(CalibrationSource::Views { views, plane_view, clicks }) => {
+            let c = &file.calibrate;
+            let square = c.square.ok_or_else(|| PipelineError::Input("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
+            let (cols, rows) = c
+                .board
+                .split_once('x')
+                .and_then(|(a, b)| Some((a.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)))
+                .ok_or_else(|| PipelineError::Input(format!("[calibrate] board = \"{}\": give the inner corners as \"COLSxROWS\", e.g. \"9x6\"", c.board)))?;
+            let (origin, horizontal) = read_clicks(clicks)?;
+            let req = CalibrateRequest { views: views.clone(), board: flexbench_vision::calibrate::Board { cols, rows, square }, subpix_window: c.subpix_window, plane: Some((plane_view.clone(), origin, horizontal)) };
+            let dir = runner.stage("calibrate", params(c), &[("views", views), ("plane_view", plane_view), ("clicks", clicks)], &mut |tmp, progress| {
+                progress("chessboard views", 0.0);
+                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+            })?;
+            Some(dir.join("calibration.yaml"))
+        }
+    };
+
+    // Track, or import a table.
+    let tracks = match &rec.source {
+        TracksSource::Video { video, .. } => {
+            let cal = calibration.clone().unwrap_or_default();
+            let markers = file.track.markers.clone().unwrap_or_else(|| mech.markers.iter().map(|m| m.name.clone()).collect());
+            let cfg = flexbench_vision::track::TrackConfig { markers: markers.clone(), threshold: file.track.threshold, ..Default::default() };
+            let dir = runner.stage("track", json!({ "markers": markers, "threshold": file.track.threshold }), &[("video", video), ("calibration", &cal)], &mut |tmp, progress| {
+                crate::track::track(video, &cal, &cfg, &tmp.join("tracks.parquet"), |k, n| progress("tracking", k as f64 / n.max(1) as f64)).map(|_| ())
+            })?;
+            dir.join("tracks.parquet")
+        }
+        TracksSource::Table { tracks, .. } => {
+            let inputs = &file.inputs;
+            let cal = calibration.clone();
+            let mut ins: Vec<(&str, &Path)> = vec![("tracks", tracks.as_path())];
+            if let Some(c) = &cal {
+                ins.push(("calibration", c.as_path()));
+            }
+            let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
+            let dir = runner.stage("track", p, &ins, &mut |tmp, progress| {
+                progress("importing the tracks table", 0.0);
+                crate::interchange::import_tracks(tracks, inputs, cal.as_deref(), &tmp.join("tracks.parquet")).map(|_| ())
+            })?;
+            dir.join("tracks.parquet")
+        }
+    };
+
+    // Smooth: the markers alone.
+    if file.smooth.unit.as_deref().is_some_and(|u| u != "m") {
+        return Err(PipelineError::Input("[smooth] unit: in a run the tracks are in metres (the track stage maps them); give a foreign table's unit as [inputs] tracks_unit".into()));
+    }
+    let (factor, method) = file.smooth.resolve()?;
+    let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
+    let smooth_dir = runner.stage("smooth", params(&file.smooth), &[("tracks", &tracks), ("mechanism", mechanism)], &mut |tmp, progress| {
+        progress("markers' velocities and accelerations", 0.0);
+        crate::smooth::smooth(&tracks, factor, method, Some(rigid.clone()), &tmp.join("markers.parquet")).map(|_| ())
+    })?;
+
+    // Process: kinematics and inverse dynamics.
+    let p = &file.process;
+    let edges = match p.edges.as_str() {
+        "interp" => flexbench_signal::EdgeMode::Interp,
+        "mirror" => flexbench_signal::EdgeMode::Mirror,
+        "nearest" => flexbench_signal::EdgeMode::Nearest,
+        "constant" => flexbench_signal::EdgeMode::Constant(0.0),
+        "wrap" => flexbench_signal::EdgeMode::Wrap,
+        other => return Err(PipelineError::Input(format!("[process] edges = \"{other}\": use interp, mirror, nearest, constant or wrap"))),
+    };
+    let smoother = match p.method.as_str() {
+        "smoother" => true,
+        "savgol" => false,
+        other => return Err(PipelineError::Input(format!("[process] method = \"{other}\": use smoother or savgol"))),
+    };
+    let cfg = crate::ProcessConfig { window: p.window, order: p.order, edges, max_condition: p.max_condition, smoother, periodic: p.periodic && smoother, refine_horizontal: p.refine_horizontal && smoother };
+    let process_dir = runner.stage("process", params(p), &[("tracks", &tracks), ("mechanism", mechanism)], &mut |tmp, progress| crate::process(&tracks, mech, &cfg, tmp, &mut *progress).map(|_| ()))?;
+
+    // FEM: the elastic lever.
+    let f = &file.fem;
+    let element = match f.element.as_str() {
+        "quintic" => flexbench_fem::ElementKind::Quintic,
+        "frame" => flexbench_fem::ElementKind::Frame,
+        other => return Err(PipelineError::Input(format!("[fem] element = \"{other}\": use quintic or frame"))),
+    };
+    let supports = match f.supports.as_str() {
+        "pinned" => flexbench_fem::Supports::Pinned,
+        "clamped-free" => flexbench_fem::Supports::ClampedFree,
+        "free-free" => flexbench_fem::Supports::FreeFree,
+        other => return Err(PipelineError::Input(format!("[fem] supports = \"{other}\": use pinned, clamped-free or free-free"))),
+    };
+    let (bodies, forces, residuals) = (process_dir.join("bodies.parquet"), process_dir.join("forces.parquet"), process_dir.join("fit_residuals.parquet"));
+    let fem_cfg = crate::fem::FemConfig { element, elements: f.elements, supports, modes: f.modes, damping: (f.damping > 0.0).then_some(f.damping), max_step: f.step, measured: Some(residuals.clone()) };
+    let fem_dir = runner.stage("fem", params(f), &[("bodies", &bodies), ("forces", &forces), ("fit_residuals", &residuals), ("mechanism", mechanism)], &mut |tmp, progress| {
+        crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| progress("modes along the cycle", k as f64 / n.max(1) as f64)).map(|_| ())
+    })?;
+
+    // Compare: measured against simulated.
+    let markers = process_dir.join("markers.parquet");
+    let harmonics = file.compare.harmonics;
+    let compare_dir = runner.stage("compare", params(&file.compare), &[("bodies", &bodies), ("markers", &markers), ("forces", &forces), ("mechanism", mechanism)], &mut |tmp, progress| {
+        progress("simulating the bench", 0.0);
+        crate::compare::compare_run(&process_dir, mechanism, harmonics, tmp).map(|_| ())
+    })?;
+
+    // Report.
+    let title = file.report.title.clone().unwrap_or_else(|| format!("flexbench: recording {}", rec.name));
+    let dirs = crate::report::StageDirs { calibrate: calibration.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)).filter(|_| calibrating), track: tracks.parent().map(Path::to_path_buf).unwrap_or_default(), smooth: smooth_dir.clone(), process: process_dir.clone(), fem: fem_dir.clone(), compare: compare_dir.clone() };
+    let manifest = manifest(file, pipeline_path, rec, &runner)?;
+    let mut ins: Vec<(&str, &Path)> = vec![("track", &dirs.track), ("smooth", &smooth_dir), ("process", &process_dir), ("fem", &fem_dir), ("compare", &compare_dir)];
+    if let Some(c) = &dirs.calibrate {
+        ins.push(("calibrate", c));
+    }
+    let report_dir = runner.stage("report", json!({ "title": title, "manifest": manifest }), &ins, &mut |tmp, progress| {
+        crate::report::report(&title, &dirs, mech, &manifest, tmp, &mut *progress).map(|_| ())
+    })?;
+    let manifest_path = crate::write_json(&out.join("manifest.json"), &with_stages(manifest, &runner.stamps))?;
+    Ok(RunSummary { name: rec.name.clone(), out: out.to_path_buf(), outcomes: runner.outcomes, report: report_dir.join("report.html"), manifest: manifest_path })
+}
+
+/// The manifest before the stages: build, inputs' hashes, parameters, seed. Everything needed to
+/// repeat the run exactly, and nothing that changes between two runs (no dates, no wall times).
+fn manifest(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, runner: &Runner) -> Result<Value, PipelineError> {
+    let mut inputs = serde_json::Map::new();
+    let mut add = |k: &str, p: &Path| -> Result<(), PipelineError> {
+        inputs.insert(k.into(), json!({ "path": p.display().to_string(), "sha256": hash_path(p)? }));
+        Ok(())
+    };
+    add("pipeline_file", pipeline_path)?;
+    add("mechanism", &rec.mechanism)?;
+    match &rec.source {
+        TracksSource::Video { video, calibration } => {
+            add("video", video)?;
+            match calibration {
+                CalibrationSource::File(p) => add("calibration", p)?,
+                CalibrationSource::Views { views, plane_view, clicks } => {
+                    add("views", views)?;
+                    add("plane_view", plane_view)?;
+                    add("clicks", clicks)?;
+                }
+            }
+        }
+        TracksSource::Table { tracks, calibration } => {
+            add("tracks", tracks)?;
+            if let Some(CalibrationSource::File(p)) = calibration {
+                add("calibration", p)?;
+            }
+        }
+    }
+    Ok(json!({
+        "flexbench": env!("CARGO_PKG_VERSION"),
+        "build": runner.build,
+        "opencv": flexbench_vision::opencv_version(),
+        "recording": rec.name,
+        "inputs": inputs,
+        "parameters": params(file),
+        "seed": rec.seed,
+        "repeat": format!("flexbench run {}", pipeline_path.display()),
+    }))
+}
+
+fn with_stages(mut manifest: Value, stamps: &[StageStamp]) -> Value {
+    manifest["stages"] = json!(stamps.iter().map(|s| json!({ "stage": s.stage, "key": s.key, "inputs": s.inputs, "outputs": s.outputs })).collect::<Vec<_>>());
+    manifest
+}
+
+/// Whether a folder is a recording (a video or a tracks table in it).
+fn is_recording(dir: &Path) -> bool {
+    find_video(dir).is_some() || dir.join("tracks.parquet").exists() || dir.join("tracks.csv").exists()
+}
+
+/// The recording folders named by `paths`: each a recording folder, or a folder of them (its
+/// sub-folders that hold a video or a tracks table, sorted by name).
+pub fn discover_recordings(paths: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            return Err(PipelineError::Input(format!("{}: not a folder; give recording folders (video.mp4, views/, plane-view.png, clicks.toml) or a folder of them", p.display())));
+        }
+        if is_recording(p) {
+            out.push(p.clone());
+            continue;
+        }
+        let mut subs: Vec<PathBuf> = std::fs::read_dir(p).map_err(|e| PipelineError::Io { path: p.display().to_string(), reason: e.to_string() })?.filter_map(|e| e.ok().map(|e| e.path())).filter(|d| d.is_dir()).collect();
+        subs.sort();
+        let before = out.len();
+        // A sub-folder is taken when it looks like a recording; a broken one is still taken (it
+        // fails with its own message), so only folders with no file at all are passed over.
+        for s in subs {
+            if is_recording(&s) || std::fs::read_dir(&s).map(|mut r| r.next().is_some()).unwrap_or(false) {
+                out.push(s);
+            }
+        }
+        if out.len() == before {
+            return Err(PipelineError::Input(format!("{}: no recording in it (a folder with video.mp4 or tracks.csv)", p.display())));
+        }
+    }
+    Ok(out)
+}
+
+/// One recording of a batch: its run or its error.
+#[derive(Debug)]
+pub struct BatchItem {
+    /// The recording folder.
+    pub folder: PathBuf,
+    /// The run's summary, or why it failed.
+    pub result: Result<RunSummary, String>,
+}
+
+/// The per-recording `[inputs]` of a batch: a `recording.toml` in the recording folder, paths
+/// relative to it; none: the folder's usual files.
+fn recording_inputs(folder: &Path) -> Result<Inputs, PipelineError> {
+    let f = folder.join("recording.toml");
+    if !f.exists() {
+        return Ok(Inputs::default());
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RecordingFile {
+        #[serde(default)]
+        inputs: Inputs,
+    }
+    let text = std::fs::read_to_string(&f).map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
+    let r: RecordingFile = toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
+    Ok(r.inputs)
+}
+
+/// Run one recording folder of a batch into `out/<folder name>`.
+pub fn run_folder(file: &PipelineFile, pipeline_path: &Path, mechanism: &Path, folder: &Path, out: &Path, events: &mut dyn FnMut(RunEvent)) -> Result<RunSummary, PipelineError> {
+    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "recording".into());
+    let inputs = recording_inputs(folder)?;
+    let rec = RecordingInputs::resolve(&name, Some(folder), &inputs, folder, mechanism)?;
+    let mut file = file.clone();
+    file.inputs = inputs;
+    run_recording(&file, pipeline_path, &rec, &out.join(&name), events)
+}
+
+/// Run every recording folder with `jobs` at once (each recording's stages in order); a failed
+/// recording is reported and the others go on. `events` gets each recording's events with its
+/// name. Writes the batch summary (`batch-summary.csv`, `.json`, `.html`) into `out`.
+pub fn run_batch(
+    file: &PipelineFile,
+    pipeline_path: &Path,
+    mechanism: &Path,
+    folders: &[PathBuf],
+    out: &Path,
+    jobs: usize,
+    events: &(dyn Fn(&str, RunEvent) + Sync),
+) -> Result<(Vec<BatchItem>, Vec<PathBuf>), PipelineError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    crate::ensure_dir(out)?;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<RunSummary, String>>>> = Mutex::new((0..folders.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, folders.len().max(1)) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::SeqCst);
+                let Some(folder) = folders.get(k) else { break };
+                let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let r = run_folder(file, pipeline_path, mechanism, folder, out, &mut |e| events(&name, e)).map_err(|e| e.to_string());
+                if let Ok(mut all) = results.lock() {
+                    all[k] = Some(r);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().unwrap_or_default();
+    let items: Vec<BatchItem> = folders.iter().zip(results).map(|(f, r)| BatchItem { folder: f.clone(), result: r.unwrap_or_else(|| Err("not run".into())) }).collect();
+    let files = batch_summary(&items, out)?;
+    Ok((items, files))
+}
+
+/// The batch summary: one row per recording (its key numbers, or its error).
+fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+    use flexbench_report::csv_field;
+    let cols = [
+        ("frame_rate_hz", "frame rate (Hz)", 1.0, 1),
+        ("crank_speed_rpm", "crank speed (rpm)", 1.0, 2),
+        ("largest_acceleration_m_s2", "largest |a| (m/s^2)", 1.0, 2),
+        ("peak_force_B_n", "peak |B| (N)", 1.0, 1),
+        ("peak_force_C_n", "peak |C'| (N)", 1.0, 1),
+        ("acceleration_nrmse_mean", "accel. NRMSE mean (%)", 100.0, 2),
+        ("acceleration_nrmse_max", "accel. NRMSE max (%)", 100.0, 2),
+        ("force_nrmse_max", "force NRMSE max (%)", 100.0, 2),
+        ("fit_rms_mm", "fit RMS (mm)", 1.0, 3),
+    ];
+    let mut csv = String::from("recording,status,");
+    csv.push_str(&cols.iter().map(|c| c.0).collect::<Vec<_>>().join(","));
+    csv.push_str(",mode1_hz_min,mode1_hz_max,mode3_hz_min,mode3_hz_max,report,error\n");
+    let mut html = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>flexbench batch summary</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}td:first-child,td.err{text-align:left}.err{color:#a00}</style></head><body><h1>Batch summary</h1><table><tr><th>recording</th><th>status</th>");
+    for c in &cols {
+        html.push_str(&format!("<th>{}</th>", crate::report::esc(c.1)));
+    }
+    html.push_str("<th>mode 1 (Hz)</th><th>mode 3 (Hz)</th><th>report / error</th></tr>\n");
+    let mut rows = Vec::new();
+    for it in items {
+        let name = it.folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match &it.result {
+            Ok(r) => {
+                let k: Value = std::fs::read_to_string(r.report.with_file_name("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null);
+                let modes = |m: usize, e: usize| k["mode_frequency_ranges_hz"][m][e].as_f64();
+                let rel = r.report.strip_prefix(out).unwrap_or(&r.report).to_string_lossy().into_owned();
+                csv.push_str(&format!("{},ok,", csv_field(&name)));
+                html.push_str(&format!("<tr><td>{}</td><td>ok</td>", crate::report::esc(&name)));
+                for c in &cols {
+                    let v = k[c.0].as_f64().map(|v| v * c.2);
+                    csv.push_str(&format!("{},", v.map(|v| v.to_string()).unwrap_or_default()));
+                    html.push_str(&format!("<td>{}</td>", v.map(|v| format!("{v:.*}", c.3)).unwrap_or_else(|| "-".into())));
+                }
+                let f = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+                csv.push_str(&format!("{},{},{},{},{},\n", f(modes(0, 0)), f(modes(0, 1)), f(modes(2, 0)), f(modes(2, 1)), csv_field(&rel)));
+                let range = |m: usize| match (modes(m, 0), modes(m, 1)) {
+                    (Some(a), Some(b)) => format!("{a:.1}-{b:.1}"),
+                    _ => "-".into(),
+                };
+                html.push_str(&format!("<td>{}</td><td>{}</td><td><a href=\"{}\">report</a></td></tr>\n", range(0), range(2), crate::report::esc(&rel)));
+                rows.push(json!({ "recording": name, "status": "ok", "report": rel, "summary": k }));
+            }
+            Err(e) => {
+                csv.push_str(&format!("{},failed,{}{}\n", csv_field(&name), ",".repeat(cols.len() + 5), csv_field(e)));
+                html.push_str(&format!("<tr><td>{}</td><td class=\"err\">failed</td><td class=\"err\" colspan=\"{}\">{}</td></tr>\n", crate::report::esc(&name), cols.len() + 3, crate::report::esc(e)));
+                rows.push(json!({ "recording": name, "status": "failed", "error": e }));
+            }
+        }
+    }
+    html.push_str("</table></body></html>\n");
+    let w = |p: PathBuf, b: &str| -> Result<PathBuf, PipelineError> {
+        flexbench_contracts::atomic::write_bytes(&p, b.as_bytes()).map_err(|e| PipelineError::Io { path: p.display().to_string(), reason: e.to_string() })?;
+        Ok(p)
+    };
+    Ok(vec![w(out.join("batch-summary.csv"), &csv)?, w(out.join("batch-summary.html"), &html)?, crate::write_json(&out.join("batch-summary.json"), &json!({ "recordings": rows }))?])
+}
