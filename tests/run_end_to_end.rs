@@ -1,0 +1,239 @@
+//! `flexbench run`: the whole chain from a video to the report, its stage keys (a rerun with
+//! nothing changed does no work; a changed parameter reruns only the stages after it), byte-
+//! identical outputs, the report in headless Chromium, a batch with a broken recording, and a
+//! foreign wide tracks CSV.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{flexbench, read_csv, root};
+
+/// A pipeline file for the shipped recording (or `recording`), with the horizontal not refined
+/// (the refinement's scan is 85 % of a run's time; `make demo` runs it).
+fn pipeline(dir: &Path, recording: Option<&Path>, extra: &str) -> PathBuf {
+    let p = dir.join("pipeline.toml");
+    let rec = recording.map(Path::to_path_buf).unwrap_or_else(|| root().join("recordings/default"));
+    let text = format!(
+        "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n\n[calibrate]\nboard = \"9x6\"\nsquare = 0.03\n\n[process]\nrefine_horizontal = false\n{extra}",
+        root().join("pipelines/wind-pump.toml").display(),
+        rec.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Run and return the stages that ran (from the printed lines "[k/n] stage ... ran").
+fn run(pipeline: &Path, out: &Path) -> Vec<String> {
+    let o = flexbench(&["run", pipeline.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "run failed:\n{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    text.lines().filter(|l| l.trim_end().ends_with(" ran")).filter_map(|l| l.split_whitespace().nth(1).map(str::to_string)).collect()
+}
+
+/// Every file under `dir` (relative path) with its bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(d: &Path, base: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, base, out);
+            } else {
+                out.push((p.strip_prefix(base).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// The shipped video to the report: every stage runs, the report names its inputs and holds
+/// its figures; a rerun does no work; changing the FEM's modes reruns fem and report only (the
+/// comparison does not read the FEM); a second run from nothing writes the same bytes in every
+/// file; and the report loads in headless Chromium with every figure rendered.
+#[test]
+fn video_to_report_with_stage_keys_and_identical_reruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline(dir.path(), None, "");
+    let out = dir.path().join("out");
+    let ran = run(&p, &out);
+    assert_eq!(ran, ["calibrate", "track", "smooth", "process", "fem", "compare", "report"]);
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    for input in ["video", "views", "plane_view", "clicks", "mechanism", "pipeline_file"] {
+        assert_eq!(manifest["inputs"][input]["sha256"].as_str().map(str::len), Some(64), "{input}");
+    }
+    assert_eq!(manifest["seed"], 1, "the rendered recording's seed");
+    assert_eq!(manifest["stages"].as_array().unwrap().len(), 7);
+    let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    assert!(html.contains("data:image/svg+xml;base64,") && !html.contains("src=\"http") && !html.contains("src=\"file"), "figures inline, nothing fetched");
+    for fig in ["trajectories", "acceleration-field", "forces-cycle", "tracking-quality", "calibration-residuals"] {
+        assert!(out.join(format!("report/{fig}.svg")).exists() && out.join(format!("report/{fig}.figure.csv")).exists(), "{fig}");
+    }
+    for f in ["tracks.trc", "tracks.c3d"] {
+        assert!(out.join("report").join(f).exists(), "{f}");
+    }
+
+    // Nothing changed: nothing runs.
+    assert!(run(&p, &out).is_empty());
+    // One FEM parameter changed: fem and the report only.
+    let p2 = pipeline(dir.path(), None, "\n[fem]\nmodes = 4\n");
+    assert_eq!(run(&p2, &out), ["fem", "report"]);
+    let modal = read_csv(&out.join("fem/modal.csv"));
+    assert_eq!(modal["mode"].iter().max_by_key(|m| m.parse::<i32>().unwrap()).unwrap(), "4");
+
+    // From nothing again, with the first file: the same bytes everywhere.
+    let first = dir.path().join("first");
+    let p = pipeline(dir.path(), None, "");
+    run(&p, &out);
+    std::fs::rename(&out, &first).unwrap();
+    run(&p, &out);
+    let (a, b) = (tree(&first), tree(&out));
+    assert_eq!(a.iter().map(|f| &f.0).collect::<Vec<_>>(), b.iter().map(|f| &f.0).collect::<Vec<_>>());
+    for (fa, fb) in a.iter().zip(&b) {
+        assert!(fa.1 == fb.1, "{} differs between two runs", fa.0);
+    }
+
+    // The report in headless Chromium: it loads, every figure decodes and renders, and a
+    // screenshot is taken.
+    let chromium = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let chromium = chromium.expect("headless Chromium is needed for the report test: run scripts/install-deps.sh (it installs Debian's chromium)");
+    let page = format!("file://{}", out.join("report/report.html").display());
+    let flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--virtual-time-budget=20000"];
+    let profile = |n: &str| format!("--user-data-dir={}", dir.path().join(n).display());
+    let dom = Command::new(chromium).args(flags).arg(profile("p1")).arg("--dump-dom").arg(&page).output().unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let attr = |name: &str| -> usize {
+        let k = dom.find(&format!("{name}=\"")).unwrap_or_else(|| panic!("the page's load script did not run ({name} missing)"));
+        dom[k + name.len() + 2..].split('"').next().unwrap().parse().unwrap()
+    };
+    let (figures, rendered) = (attr("data-figures"), attr("data-rendered"));
+    assert!(figures >= 12, "{figures} figures in the report");
+    assert_eq!(rendered, figures, "every figure renders");
+    let shot = dir.path().join("report.png");
+    let o = Command::new(chromium).args(flags).arg(profile("p2")).args(["--hide-scrollbars", "--window-size=1200,3000", &format!("--screenshot={}", shot.display()), &page]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    assert!(png.len() > 50_000, "a screenshot with content: {} bytes", png.len());
+}
+
+/// A foreign tracks table (the shipped recording's truth written as a wide CSV in mm, one row
+/// per frame, NaN for gaps, DLTdv's column names, no time column) runs through the chain with
+/// its unit, frame rate and marker names from the pipeline file, and the comparison finds the
+/// simulated bench: every acceleration within 1 % NRMSE.
+#[test]
+fn wide_csv_from_another_tool_runs_to_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = read_csv(&root().join("recordings/default/truth/tracks.csv"));
+    let names = ["M1", "M2", "M3", "M4", "M5"];
+    let frames: usize = truth["frame"].iter().map(|f| f.parse::<usize>().unwrap()).max().unwrap() + 1;
+    let mut grid = vec![vec![(f64::NAN, f64::NAN); names.len()]; frames];
+    for i in 0..truth["frame"].len() {
+        let (f, m) = (truth["frame"][i].parse::<usize>().unwrap(), names.iter().position(|n| *n == truth["marker"][i]).unwrap());
+        if let (Ok(x), Ok(y)) = (truth["x"][i].parse::<f64>(), truth["y"][i].parse::<f64>()) {
+            // A gap in M3 over frames 100-104.
+            if !(m == 2 && (100..105).contains(&f)) {
+                grid[f][m] = (x * 1e3, y * 1e3);
+            }
+        }
+    }
+    let mut text = (1..=5).map(|k| format!("pt{k}_cam1_X,pt{k}_cam1_Y")).collect::<Vec<_>>().join(",") + "\n";
+    for row in &grid {
+        text += &row.iter().map(|(x, y)| format!("{x},{y}")).collect::<Vec<_>>().join(",");
+        text += "\n";
+    }
+    let wide = dir.path().join("dlt.csv");
+    std::fs::write(&wide, text).unwrap();
+    let p = dir.path().join("pipeline.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[run]\nmechanism = \"{}\"\n\n[inputs]\ntracks = \"{}\"\ntracks_unit = \"mm\"\ntracks_fps = 240.0\ntracks_markers = [\"M1\", \"M2\", \"M3\", \"M4\", \"M5\"]\n\n[process]\nrefine_horizontal = false\n",
+            root().join("pipelines/wind-pump.toml").display(),
+            wide.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    assert_eq!(run(&p, &out), ["track", "smooth", "process", "fem", "compare", "report"]);
+    let tracks = read_csv(&out.join("track/tracks.csv"));
+    let gaps = (0..tracks["marker"].len()).filter(|&i| tracks["marker"][i] == "M3" && tracks["x"][i].is_empty()).count();
+    assert_eq!(gaps, 5, "the gap kept as a gap");
+    let cmp = read_csv(&out.join("compare/comparison.csv"));
+    for (i, q) in cmp["quantity"].iter().enumerate() {
+        let nrmse: f64 = cmp["nrmse"][i].parse().unwrap();
+        if q.ends_with("ax") || q.ends_with("ay") {
+            assert!(nrmse < 0.01, "{q}: NRMSE {nrmse}");
+        }
+    }
+    // The wide table without its unit is refused by name.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, std::fs::read_to_string(&p).unwrap().replace("tracks_unit = \"mm\"\n", "")).unwrap();
+    let o = flexbench(&["run", bad.to_str().unwrap(), "--out", dir.path().join("bad-out").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("tracks_unit"), "{err}");
+}
+
+/// Render a recording of the bench at `rpm` filmed at `fps` for `duration` s into `dir`.
+fn render(dir: &Path, name: &str, fps: f64, rpm: f64, duration: f64) -> PathBuf {
+    let mech = std::fs::read_to_string(root().join("pipelines/wind-pump.toml")).unwrap().replace("omega_ref_rpm = 140.0", &format!("omega_ref_rpm = {rpm:.1}"));
+    let mp = dir.join(format!("{name}.mechanism.toml"));
+    std::fs::write(&mp, mech).unwrap();
+    let cam = std::fs::read_to_string(root().join("recordings/default/camera.toml"))
+        .unwrap()
+        .replace("fps = 240.0", &format!("fps = {fps:.1}"))
+        .replace("duration = 2.0", &format!("duration = {duration}"))
+        .replace("frames = [200, 211]", "frames = [100, 105]");
+    let cp = dir.join(format!("{name}.camera.toml"));
+    std::fs::write(&cp, cam).unwrap();
+    let out = dir.join("recordings").join(name);
+    common::ok(&["render", "--mechanism", mp.to_str().unwrap(), "--camera", cp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    out
+}
+
+/// A batch of four recordings (240 and 120 frames/s; 140 and 120 rpm) of which one is broken
+/// (its video is not a video): three reports, one clear error naming the video, every
+/// recording in the summary table, and a non-zero exit. The recordings run two at a time.
+#[test]
+fn batch_of_four_with_one_broken() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = render(dir.path(), "a-240fps-140rpm", 240.0, 140.0, 1.5);
+    render(dir.path(), "b-120fps-140rpm", 120.0, 140.0, 2.0);
+    render(dir.path(), "c-240fps-120rpm", 240.0, 120.0, 1.5);
+    let broken = dir.path().join("recordings/d-broken");
+    std::fs::create_dir_all(broken.join("views")).unwrap();
+    for f in ["clicks.toml", "plane-view.png"] {
+        std::fs::copy(a.join(f), broken.join(f)).unwrap();
+    }
+    for e in std::fs::read_dir(a.join("views")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, broken.join("views").join(p.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(broken.join("video.mp4"), b"this is not a video file").unwrap();
+    let p = pipeline(dir.path(), None, "");
+    let out = dir.path().join("batch");
+    let o = flexbench(&["run", p.to_str().unwrap(), "--recordings", dir.path().join("recordings").to_str().unwrap(), "--jobs", "2", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(!o.status.success(), "a failed recording makes the batch exit non-zero");
+    assert!(stderr.contains("1 of 4 recordings failed") && stderr.contains("d-broken") && stderr.contains("video.mp4"), "{stderr}");
+    let summary = read_csv(&out.join("batch-summary.csv"));
+    assert_eq!(summary["recording"], ["a-240fps-140rpm", "b-120fps-140rpm", "c-240fps-120rpm", "d-broken"]);
+    assert_eq!(summary["status"], ["ok", "ok", "ok", "failed"]);
+    assert!(summary["error"][3].contains("video.mp4"), "{}", summary["error"][3]);
+    for (i, rpm, fps) in [(0, 140.0, 240.0), (1, 140.0, 120.0), (2, 120.0, 240.0)] {
+        let name = &summary["recording"][i];
+        assert!(out.join(name).join("report/report.html").exists(), "{name}: {stdout}");
+        let speed: f64 = summary["crank_speed_rpm"][i].parse().unwrap();
+        let rate: f64 = summary["frame_rate_hz"][i].parse().unwrap();
+        assert!((speed - rpm).abs() < 0.02 * rpm, "{name}: crank speed {speed} rpm");
+        assert!((rate - fps).abs() < 1e-6 * fps, "{name}: frame rate {rate}");
+        let worst: f64 = summary["acceleration_nrmse_max"][i].parse().unwrap();
+        assert!(worst < 5.0, "{name}: accelerations within 5 % NRMSE of the simulated bench ({worst} %)");
+    }
+    assert!(!out.join("d-broken/report").exists());
+    let html = std::fs::read_to_string(out.join("batch-summary.html")).unwrap();
+    assert!(html.contains("d-broken") && html.contains("failed"));
+}
