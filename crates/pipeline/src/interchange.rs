@@ -249,7 +249,8 @@ pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineErro
             C3dParam { name: "LABELS", ..c3d_chars(&tr.markers, width) },
             C3dParam { name: "DESCRIPTIONS", ..c3d_chars(&tr.markers.iter().map(|k| format!("{k}, bench frame")).collect::<Vec<_>>(), width.max(20)) },
         ];
-        let analog: Vec<C3dParam> = vec![C3dParam { name: "USED", kind: 2, dims: vec![], data: i16b(0) }, C3dParam { name: "RATE", kind: 4, dims: vec![], data: f32b(tr.rate as f32) }];
+        // No analog channels: ANALOG:RATE 0, consistent with the header's 0 samples per frame.
+        let analog: Vec<C3dParam> = vec![C3dParam { name: "USED", kind: 2, dims: vec![], data: i16b(0) }, C3dParam { name: "RATE", kind: 4, dims: vec![], data: f32b(0.0) }];
         let mut records: Vec<Vec<u8>> = Vec::new();
         for (id, gname, desc, params) in [(1i8, "POINT", "3-D point parameters", point), (2, "ANALOG", "analog parameters", analog)] {
             let mut g = vec![gname.len() as u8, (-id) as u8];

@@ -149,6 +149,7 @@ pub fn process(
         .collect();
     let (mut fit, mut fit_report) = mech.fit_markers(&t, &obs, &sg)?;
     let mut smoother_report = None;
+    let mut bands_from_smoother_before_periodic = false;
     let mut periodic_report = None;
     let mut covariances: Option<Vec<nalgebra::DMatrix<f64>>> = None;
     let mut horizontal: Option<f64> = None;
@@ -229,8 +230,10 @@ pub fn process(
             if cfg.periodic {
                 let (f3, pr) = mech.periodic_refit(&t, &raw, &fit)?;
                 fit = f3;
-                // The periodic fit's uncertainty is not calibrated (periodic_refit): no bands.
-                covariances = None;
+                // The periodic fit's own uncertainty is not calibrated (periodic_refit); the bands
+                // stay the smoother's, per sample, carried at the periodic fit's states: wider
+                // than the periodic fit's, which pools every turn (a conservative band).
+                bands_from_smoother_before_periodic = true;
                 fit_report.rms = pr.rms;
                 if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
                     fit_report.warnings.push(format!(
@@ -317,7 +320,11 @@ pub fn process(
     for (table, stem) in [(&markers_table, "markers"), (&bodies, "bodies"), (&forces, "forces"), (&residuals, "fit_residuals")] {
         files.extend(write_table(table, out, stem)?);
     }
-    let band_note = if sigmas.is_some() { " (bands: 2 sigma)" } else { "" };
+    let band_note = match (sigmas.is_some(), bands_from_smoother_before_periodic) {
+        (true, true) => " (bands: 2 sigma of the smoother, before the periodic refit)",
+        (true, false) => " (bands: 2 sigma)",
+        _ => "",
+    };
     files.extend(forces_figure(
         &t,
         &mech.force_columns(),
@@ -342,6 +349,11 @@ pub fn process(
             "fit": fit_report,
             "smoother": smoother_report,
             "periodic": periodic_report,
+            "bands": match (sigmas.is_some(), bands_from_smoother_before_periodic) {
+                (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
+                (true, false) => "2 sigma of the Kalman smoother",
+                _ => "none",
+            },
             "horizontal_correction_rad": horizontal,
             "unfitted_samples": unfitted,
             "inverse_dynamics": {

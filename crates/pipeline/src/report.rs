@@ -225,7 +225,11 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
             stem: out.join("forces-cycle"),
             caption: format!(
                 "Liaison forces at B (crank on lever) and C' (rocker on lever) in the bench frame against the crank angle, every turn of the recording overlaid; {}",
-                if banded { "shaded: 2 sigma from the smoother's covariance carried through the inverse dynamics." } else { "no bands: the process stage's periodic refit (the default) gives no calibrated uncertainty; set [process] periodic = false for bands from the smoother." }
+                if banded {
+                    format!("shaded: {} carried through the inverse dynamics.", read_json(&dirs.process.join("summary.json"))["bands"].as_str().unwrap_or("2 sigma"))
+                } else {
+                    "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
+                }
             ),
         });
         notes.push(("Peak forces".into(), format!("<table><tr><th>joint</th><th>peak |F| (N)</th><th>crank angle (deg)</th><th>t (s)</th></tr>{peak_rows}</table>")));

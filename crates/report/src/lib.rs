@@ -281,7 +281,7 @@ where
     let decimals = |lo: f64, hi: f64| (-(((hi - lo) / 10.0).abs().max(1e-300)).log10().floor()).max(0.0) as usize;
     let dy = decimals(y0, y1);
     let dx = decimals(xr.0, xr.1);
-    let yfmt = move |v: &f64| format!("{:.*}", dy, sign * *v);
+    let yfmt = move |v: &f64| format!("{:.*}", dy, sign * *v + 0.0);
     let xfmt = move |v: &f64| format!("{:.*}", dx, *v);
     chart
         .configure_mesh()
