@@ -255,3 +255,37 @@ fn video_bad_input() {
     expect_error(&["track", "--video", v, "--calibration", c, "--out", dir.path().join("t.xlsx").to_str().unwrap()], &[".csv or .parquet"]);
     assert!(!out.exists(), "no tracks written by a failed run");
 }
+
+/// `flexbench run` refuses a pipeline file with a wrong key, a missing mechanism, an impossible
+/// setting or a recording that lacks its calibration: by name, before any stage runs (the output
+/// directory gets no stage folder).
+#[test]
+fn run_bad_pipeline_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = common::root();
+    let mech = root.join("pipelines/wind-pump.toml");
+    let rec = root.join("recordings/default");
+    let head = format!("[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n[calibrate]\nsquare = 0.03\n", mech.display(), rec.display());
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let p = write(dir.path(), "typo.toml", &format!("{head}[fem]\nelement_count = 4\n"));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["typo.toml", "element_count", "elements"]);
+    let p = write(dir.path(), "table.toml", &format!("{head}[fems]\nelements = 4\n"));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["fems"]);
+    let p = write(dir.path(), "nomech.toml", &format!("[run]\nrecording = \"{}\"\n", rec.display()));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["[run] mechanism is missing"]);
+    let p = write(dir.path(), "element.toml", &format!("{head}[fem]\nelement = \"cubic\"\n"));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["[fem] element = \"cubic\"", "quintic or frame"]);
+    let p = write(dir.path(), "square.toml", &format!("[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n", mech.display(), rec.display()));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["[calibrate] square is missing"]);
+    let p = write(dir.path(), "damping.toml", &format!("{head}[fem]\ndamping = 1.5\n"));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["damping", "below 1"]);
+    // A recording folder with a video but no calibration.
+    let bare = dir.path().join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::fs::copy(rec.join("video.mp4"), bare.join("video.mp4")).unwrap();
+    let p = write(dir.path(), "bare.toml", &format!("[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n", mech.display(), bare.display()));
+    expect_error(&["run", p.to_str().unwrap(), "--out", o], &["no calibration", "views/", "[inputs] calibration"]);
+    expect_error(&["run", dir.path().join("absent.toml").to_str().unwrap()], &["absent.toml", "cannot be read"]);
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "no stage ran");
+}

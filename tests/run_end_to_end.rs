@@ -72,7 +72,7 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     for fig in ["trajectories", "acceleration-field", "forces-cycle", "tracking-quality", "calibration-residuals"] {
         assert!(out.join(format!("report/{fig}.svg")).exists() && out.join(format!("report/{fig}.figure.csv")).exists(), "{fig}");
     }
-    for f in ["tracks.trc", "tracks.c3d"] {
+    for f in ["tracks.trc", "tracks.c3d", "markers.trc", "markers.c3d"] {
         assert!(out.join("report").join(f).exists(), "{f}");
     }
 
@@ -169,6 +169,15 @@ fn wide_csv_from_another_tool_runs_to_the_report() {
             assert!(nrmse < 0.01, "{q}: NRMSE {nrmse}");
         }
     }
+    // A stage that fails leaves the earlier results as they were: a frame rate of -1 fails the
+    // track stage; every file of the run is unchanged and no partial folder is left.
+    let before = tree(&out);
+    let broken = dir.path().join("negative-fps.toml");
+    std::fs::write(&broken, std::fs::read_to_string(&p).unwrap().replace("tracks_fps = 240.0", "tracks_fps = -1.0")).unwrap();
+    let o = flexbench(&["run", broken.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("tracks_fps = -1"), "{err}");
+    assert!(tree(&out) == before, "a failed stage changed the earlier results");
     // The wide table without its unit is refused by name.
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, std::fs::read_to_string(&p).unwrap().replace("tracks_unit = \"mm\"\n", "")).unwrap();

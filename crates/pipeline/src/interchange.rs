@@ -171,6 +171,39 @@ impl Trajectories {
     }
 }
 
+impl Trajectories {
+    /// From a markers table (`t, marker, x, y, ...`, as `process` and `smooth` write it): the
+    /// markers' fitted or smoothed positions, on the table's time grid.
+    pub fn from_markers_table(path: &Path) -> Result<Trajectories, PipelineError> {
+        let df = read_frame(path)?;
+        let (t, names, x, y) = (opt_f64(&df, path, "t")?, flexbench_tables::strings(&df, path, "marker")?, opt_f64(&df, path, "x")?, opt_f64(&df, path, "y")?);
+        let mut markers: Vec<String> = Vec::new();
+        let mut times: Vec<f64> = Vec::new();
+        for i in 0..names.len() {
+            if let Some(n) = &names[i] {
+                if !markers.contains(n) {
+                    markers.push(n.clone());
+                }
+            }
+            if let Some(ti) = t[i] {
+                if times.last().is_none_or(|l| ti > *l) {
+                    times.push(ti);
+                }
+            }
+        }
+        let mut steps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        steps.sort_by(f64::total_cmp);
+        let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| PipelineError::Input(format!("{}: fewer than two samples: nothing to export", path.display())))?;
+        let mut positions = vec![vec![None; markers.len()]; times.len()];
+        for i in 0..names.len() {
+            let (Some(n), Some(ti)) = (&names[i], t[i]) else { continue };
+            let (Ok(k), Some(j)) = (times.binary_search_by(|v| v.total_cmp(&ti)), markers.iter().position(|m| m == n)) else { continue };
+            positions[k][j] = x[i].zip(y[i]);
+        }
+        Ok(Trajectories { markers, rate: 1.0 / dt, first_frame: 1, positions })
+    }
+}
+
 /// Write a TRC file (tab-separated text: OpenSim's and Motion Analysis' marker format), in mm,
 /// bench frame x to the right, y up, z = 0 (the bench plane); a gap is an empty cell.
 pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {

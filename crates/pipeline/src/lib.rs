@@ -60,6 +60,35 @@ pub fn unwrap_angles(angles: &mut [f64]) {
     }
 }
 
+/// `f` applied to every item on the machine's cores (scoped threads taking the next item in
+/// turn), the results in the items' order: deterministic whatever the scheduling.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    parallel_map_on(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), items, f)
+}
+
+/// [`parallel_map`] on at most `threads` threads.
+pub fn parallel_map_on<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let threads = threads.min(items.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::SeqCst);
+                let Some(item) = items.get(k) else { break };
+                let r = f(item);
+                if let Ok(mut o) = out.lock() {
+                    o[k] = Some(r);
+                }
+            });
+        }
+    });
+    // Every index below len was taken by exactly one thread and stored before the scope ended.
+    out.into_inner().unwrap_or_default().into_iter().flatten().collect()
+}
+
 /// Create the output directory (and parents) or say why not.
 pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     std::fs::create_dir_all(dir).map_err(|e| PipelineError::Io {

@@ -186,16 +186,15 @@ pub fn process(
             for (step, half) in [(HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE), (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP)] {
                 let count = (half / step).round() as i32;
                 let around = centre;
-                for i in -count..=count {
-                    let angle = around + i as f64 * step;
-                    if angle == centre || angle == 0.0 {
-                        continue;
-                    }
-                    if let Ok(cand) = run(angle) {
+                let angles: Vec<f64> = (-count..=count).map(|i| around + i as f64 * step).filter(|a| *a != around && *a != 0.0).collect();
+                // The candidates are independent: evaluated on every core, then taken in order
+                // (the same choice as one after the other).
+                for (angle, cand) in angles.iter().zip(crate::parallel_map(&angles, |a| run(*a))) {
+                    if let Ok(cand) = cand {
                         if cand.4.log_likelihood > top {
                             top = cand.4.log_likelihood;
-                            turned = Some((angle, cand));
-                            centre = angle;
+                            turned = Some((*angle, cand));
+                            centre = *angle;
                         }
                     }
                 }

@@ -422,6 +422,9 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     let traj = crate::interchange::Trajectories::from_tracks(&tracks)?;
     files.push(crate::interchange::write_trc(&traj, &out.join("tracks.trc"))?);
     files.push(crate::interchange::write_c3d(&traj, &out.join("tracks.c3d"))?);
+    let fitted = crate::interchange::Trajectories::from_markers_table(&dirs.process.join("markers.parquet"))?;
+    files.push(crate::interchange::write_trc(&fitted, &out.join("markers.trc"))?);
+    files.push(crate::interchange::write_c3d(&fitted, &out.join("markers.c3d"))?);
 
     // The run's key numbers (the batch summary reads them).
     let nrmse = |unit: &str| -> Vec<f64> { compare_summary["quantities"].as_array().into_iter().flatten().filter(|q| q["unit"].as_str() == Some(unit)).filter_map(|q| q["nrmse"].as_f64()).collect() };

@@ -599,6 +599,93 @@ fn params<T: Serialize>(t: &T) -> Value {
     serde_json::to_value(t).unwrap_or(Value::Null)
 }
 
+/// A pipeline file's settings, checked and turned into the stages' configurations.
+pub struct Settings {
+    /// The chessboard (when calibrating).
+    pub board: Option<flexbench_vision::calibrate::Board>,
+    /// Metres per unit of the tracks for the smooth stage (1: a run's tracks are in m).
+    pub factor: f64,
+    /// The smooth stage's method.
+    pub method: crate::smooth::SmoothMethod,
+    /// The lever's marker layout for the rigid field.
+    pub rigid: crate::smooth::RigidRequest,
+    /// The process stage's configuration.
+    pub process: crate::ProcessConfig,
+    /// The FEM's element.
+    pub element: flexbench_fem::ElementKind,
+    /// The FEM's supports.
+    pub supports: flexbench_fem::Supports,
+}
+
+impl Settings {
+    /// Check every table of `file` against the mechanism; `calibrating`: the run calibrates
+    /// (so the board must be complete).
+    pub fn resolve(file: &PipelineFile, mech: &flexbench_mechanism::Mechanism, calibrating: bool) -> Result<Settings, PipelineError> {
+        let bad = |m: String| Err(PipelineError::Input(m));
+        let board = if calibrating {
+            let c = &file.calibrate;
+            let square = c.square.ok_or_else(|| PipelineError::Input("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
+            if !(square.is_finite() && square > 0.0) {
+                return bad(format!("[calibrate] square = {square}: give the side of a square in m, a positive number (e.g. 0.03)"));
+            }
+            let (cols, rows) = c
+                .board
+                .split_once('x')
+                .and_then(|(a, b)| Some((a.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)))
+                .filter(|(a, b)| *a >= 2 && *b >= 2)
+                .ok_or_else(|| PipelineError::Input(format!("[calibrate] board = \"{}\": give the inner corners as \"COLSxROWS\", each at least 2, e.g. \"9x6\"", c.board)))?;
+            Some(flexbench_vision::calibrate::Board { cols, rows, square })
+        } else {
+            None
+        };
+        if file.smooth.unit.as_deref().is_some_and(|u| u != "m") {
+            return bad("[smooth] unit: in a run the tracks are in metres (the track stage maps them); give a foreign table's unit as [inputs] tracks_unit".into());
+        }
+        let (factor, method) = file.smooth.resolve()?;
+        let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
+        let p = &file.process;
+        let edges = match p.edges.as_str() {
+            "interp" => flexbench_signal::EdgeMode::Interp,
+            "mirror" => flexbench_signal::EdgeMode::Mirror,
+            "nearest" => flexbench_signal::EdgeMode::Nearest,
+            "constant" => flexbench_signal::EdgeMode::Constant(0.0),
+            "wrap" => flexbench_signal::EdgeMode::Wrap,
+            other => return bad(format!("[process] edges = \"{other}\": use interp, mirror, nearest, constant or wrap")),
+        };
+        let smoother = match p.method.as_str() {
+            "smoother" => true,
+            "savgol" => false,
+            other => return bad(format!("[process] method = \"{other}\": use smoother or savgol")),
+        };
+        if !(p.max_condition.is_finite() && p.max_condition > 1.0) {
+            return bad(format!("[process] max_condition = {}: give a condition number above 1 (default 1e8)", p.max_condition));
+        }
+        let process = crate::ProcessConfig { window: p.window, order: p.order, edges, max_condition: p.max_condition, smoother, periodic: p.periodic && smoother, refine_horizontal: p.refine_horizontal && smoother };
+        let f = &file.fem;
+        let element = match f.element.as_str() {
+            "quintic" => flexbench_fem::ElementKind::Quintic,
+            "frame" => flexbench_fem::ElementKind::Frame,
+            other => return bad(format!("[fem] element = \"{other}\": use quintic or frame")),
+        };
+        let supports = match f.supports.as_str() {
+            "pinned" => flexbench_fem::Supports::Pinned,
+            "clamped-free" => flexbench_fem::Supports::ClampedFree,
+            "free-free" => flexbench_fem::Supports::FreeFree,
+            other => return bad(format!("[fem] supports = \"{other}\": use pinned, clamped-free or free-free")),
+        };
+        if f.elements < 1 || f.modes < 1 {
+            return bad(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", f.elements, f.modes));
+        }
+        if !(f.step.is_finite() && f.step > 0.0) || !f.damping.is_finite() || f.damping >= 1.0 {
+            return bad(format!("[fem] step = {} s, damping = {}: give a positive step (default 5e-5 s) and a damping ratio below 1 (0: modes only)", f.step, f.damping));
+        }
+        if file.compare.harmonics < 1 {
+            return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
+        }
+        Ok(Settings { board, factor, method, rigid, process, element, supports })
+    }
+}
+
 /// Run the whole chain for one recording into `out`. `file` and `pipeline_path` are the pipeline
 /// file (its path for the manifest).
 pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, out: &Path, events: &mut dyn FnMut(RunEvent)) -> Result<RunSummary, PipelineError> {
@@ -606,6 +693,10 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
     let mech_file = flexbench_mechanism::file::load(&rec.mechanism)?;
     let mech = &mech_file.mechanism;
     let calibrating = matches!(&rec.source, TracksSource::Video { calibration: CalibrationSource::Views { .. }, .. } | TracksSource::Table { calibration: Some(CalibrationSource::Views { .. }), .. });
+    // Every setting checked before any stage runs: a wrong value late in the file is reported
+    // at once, not after the stages before it.
+    let settings = Settings::resolve(file, mech, calibrating)?;
+    let (factor, method, rigid, cfg, element, supports) = (settings.factor, settings.method, settings.rigid.clone(), settings.process, settings.element, settings.supports);
     let stages = STAGES.len() - usize::from(!calibrating);
     let mut runner = Runner::new(out, build_identity(), stages, events);
     let mechanism = rec.mechanism.as_path();
@@ -620,14 +711,9 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
         Some(CalibrationSource::File(p)) => Some(p.clone()),
         Some(CalibrationSource::Views { views, plane_view, clicks }) => {
             let c = &file.calibrate;
-            let square = c.square.ok_or_else(|| PipelineError::Input("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
-            let (cols, rows) = c
-                .board
-                .split_once('x')
-                .and_then(|(a, b)| Some((a.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)))
-                .ok_or_else(|| PipelineError::Input(format!("[calibrate] board = \"{}\": give the inner corners as \"COLSxROWS\", e.g. \"9x6\"", c.board)))?;
+            let board = settings.board.ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
             let (origin, horizontal) = read_clicks(clicks)?;
-            let req = CalibrateRequest { views: views.clone(), board: flexbench_vision::calibrate::Board { cols, rows, square }, subpix_window: c.subpix_window, plane: Some((plane_view.clone(), origin, horizontal)) };
+            let req = CalibrateRequest { views: views.clone(), board, subpix_window: c.subpix_window, plane: Some((plane_view.clone(), origin, horizontal)) };
             let dir = runner.stage("calibrate", params(c), &[("views", views), ("plane_view", plane_view), ("clicks", clicks)], &mut |tmp, progress| {
                 progress("chessboard views", 0.0);
                 calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
@@ -664,11 +750,6 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
     };
 
     // Smooth: the markers alone.
-    if file.smooth.unit.as_deref().is_some_and(|u| u != "m") {
-        return Err(PipelineError::Input("[smooth] unit: in a run the tracks are in metres (the track stage maps them); give a foreign table's unit as [inputs] tracks_unit".into()));
-    }
-    let (factor, method) = file.smooth.resolve()?;
-    let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
     let smooth_dir = runner.stage("smooth", params(&file.smooth), &[("tracks", &tracks), ("mechanism", mechanism)], &mut |tmp, progress| {
         progress("markers' velocities and accelerations", 0.0);
         crate::smooth::smooth(&tracks, factor, method, Some(rigid.clone()), &tmp.join("markers.parquet")).map(|_| ())
@@ -676,35 +757,10 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
 
     // Process: kinematics and inverse dynamics.
     let p = &file.process;
-    let edges = match p.edges.as_str() {
-        "interp" => flexbench_signal::EdgeMode::Interp,
-        "mirror" => flexbench_signal::EdgeMode::Mirror,
-        "nearest" => flexbench_signal::EdgeMode::Nearest,
-        "constant" => flexbench_signal::EdgeMode::Constant(0.0),
-        "wrap" => flexbench_signal::EdgeMode::Wrap,
-        other => return Err(PipelineError::Input(format!("[process] edges = \"{other}\": use interp, mirror, nearest, constant or wrap"))),
-    };
-    let smoother = match p.method.as_str() {
-        "smoother" => true,
-        "savgol" => false,
-        other => return Err(PipelineError::Input(format!("[process] method = \"{other}\": use smoother or savgol"))),
-    };
-    let cfg = crate::ProcessConfig { window: p.window, order: p.order, edges, max_condition: p.max_condition, smoother, periodic: p.periodic && smoother, refine_horizontal: p.refine_horizontal && smoother };
     let process_dir = runner.stage("process", params(p), &[("tracks", &tracks), ("mechanism", mechanism)], &mut |tmp, progress| crate::process(&tracks, mech, &cfg, tmp, &mut *progress).map(|_| ()))?;
 
     // FEM: the elastic lever.
     let f = &file.fem;
-    let element = match f.element.as_str() {
-        "quintic" => flexbench_fem::ElementKind::Quintic,
-        "frame" => flexbench_fem::ElementKind::Frame,
-        other => return Err(PipelineError::Input(format!("[fem] element = \"{other}\": use quintic or frame"))),
-    };
-    let supports = match f.supports.as_str() {
-        "pinned" => flexbench_fem::Supports::Pinned,
-        "clamped-free" => flexbench_fem::Supports::ClampedFree,
-        "free-free" => flexbench_fem::Supports::FreeFree,
-        other => return Err(PipelineError::Input(format!("[fem] supports = \"{other}\": use pinned, clamped-free or free-free"))),
-    };
     let (bodies, forces, residuals) = (process_dir.join("bodies.parquet"), process_dir.join("forces.parquet"), process_dir.join("fit_residuals.parquet"));
     let fem_cfg = crate::fem::FemConfig { element, elements: f.elements, supports, modes: f.modes, damping: (f.damping > 0.0).then_some(f.damping), max_step: f.step, measured: Some(residuals.clone()) };
     let fem_dir = runner.stage("fem", params(f), &[("bodies", &bodies), ("forces", &forces), ("fit_residuals", &residuals), ("mechanism", mechanism)], &mut |tmp, progress| {
@@ -863,26 +919,12 @@ pub fn run_batch(
     jobs: usize,
     events: &(dyn Fn(&str, RunEvent) + Sync),
 ) -> Result<(Vec<BatchItem>, Vec<PathBuf>), PipelineError> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
     crate::ensure_dir(out)?;
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RunSummary, String>>>> = Mutex::new((0..folders.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, folders.len().max(1)) {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                let Some(folder) = folders.get(k) else { break };
-                let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let r = run_folder(file, pipeline_path, mechanism, folder, out, &mut |e| events(&name, e)).map_err(|e| e.to_string());
-                if let Ok(mut all) = results.lock() {
-                    all[k] = Some(r);
-                }
-            });
-        }
+    let results = crate::parallel_map_on(jobs, folders, |folder| {
+        let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        run_folder(file, pipeline_path, mechanism, folder, out, &mut |e| events(&name, e)).map_err(|e| e.to_string())
     });
-    let results = results.into_inner().unwrap_or_default();
-    let items: Vec<BatchItem> = folders.iter().zip(results).map(|(f, r)| BatchItem { folder: f.clone(), result: r.unwrap_or_else(|| Err("not run".into())) }).collect();
+    let items: Vec<BatchItem> = folders.iter().zip(results).map(|(f, result)| BatchItem { folder: f.clone(), result }).collect();
     let files = batch_summary(&items, out)?;
     Ok((items, files))
 }
