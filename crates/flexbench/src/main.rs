@@ -332,15 +332,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
         Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, savgol, periodic, refine_horizontal } => {
-            use flexbench_signal::EdgeMode;
-            let edges = match edges.as_str() {
-                "interp" => EdgeMode::Interp,
-                "mirror" => EdgeMode::Mirror,
-                "nearest" => EdgeMode::Nearest,
-                "constant" => EdgeMode::Constant(0.0),
-                "wrap" => EdgeMode::Wrap,
-                other => anyhow::bail!("--edges {other}: use interp, mirror, nearest, constant or wrap"),
-            };
+            let edges = flexbench_pipeline::parse_edges(&edges).ok_or_else(|| anyhow::anyhow!("--edges {edges}: use interp, mirror, nearest, constant or wrap"))?;
             let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let _ = smoother;
             let cfg = ProcessConfig { window, order, edges, max_condition, smoother: !savgol, periodic, refine_horizontal };
@@ -417,18 +409,8 @@ fn run(cli: Cli) -> Result<()> {
             println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
         }
         Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, damping, step, no_response, measured, out } => {
-            use flexbench_fem::{ElementKind, Supports};
-            let element = match element.as_str() {
-                "quintic" => ElementKind::Quintic,
-                "frame" => ElementKind::Frame,
-                other => anyhow::bail!("--element {other}: use quintic or frame"),
-            };
-            let supports = match supports.as_str() {
-                "pinned" => Supports::Pinned,
-                "clamped-free" => Supports::ClampedFree,
-                "free-free" => Supports::FreeFree,
-                other => anyhow::bail!("--supports {other}: use pinned, clamped-free or free-free"),
-            };
+            let element = flexbench_pipeline::parse_element(&element).ok_or_else(|| anyhow::anyhow!("--element {element}: use quintic or frame"))?;
+            let supports = flexbench_pipeline::parse_supports(&supports).ok_or_else(|| anyhow::anyhow!("--supports {supports}: use pinned, clamped-free or free-free"))?;
             let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes, damping: (!no_response).then_some(damping), max_step: step, measured };
             let pb = bar(1);
             pb.set_message("modes along the cycle");

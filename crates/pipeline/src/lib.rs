@@ -89,6 +89,38 @@ pub fn parallel_map_on<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn
     out.into_inner().unwrap_or_default().into_iter().flatten().collect()
 }
 
+/// A Savitzky-Golay edge mode by name (scipy's): interp, mirror, nearest, constant (zero), wrap.
+pub fn parse_edges(name: &str) -> Option<flexbench_signal::EdgeMode> {
+    use flexbench_signal::EdgeMode;
+    Some(match name {
+        "interp" => EdgeMode::Interp,
+        "mirror" => EdgeMode::Mirror,
+        "nearest" => EdgeMode::Nearest,
+        "constant" => EdgeMode::Constant(0.0),
+        "wrap" => EdgeMode::Wrap,
+        _ => return None,
+    })
+}
+
+/// The lever's finite element by name: quintic or frame.
+pub fn parse_element(name: &str) -> Option<flexbench_fem::ElementKind> {
+    match name {
+        "quintic" => Some(flexbench_fem::ElementKind::Quintic),
+        "frame" => Some(flexbench_fem::ElementKind::Frame),
+        _ => None,
+    }
+}
+
+/// The lever's supports by name: pinned (B and C'), clamped-free, free-free.
+pub fn parse_supports(name: &str) -> Option<flexbench_fem::Supports> {
+    match name {
+        "pinned" => Some(flexbench_fem::Supports::Pinned),
+        "clamped-free" => Some(flexbench_fem::Supports::ClampedFree),
+        "free-free" => Some(flexbench_fem::Supports::FreeFree),
+        _ => None,
+    }
+}
+
 /// Create the output directory (and parents) or say why not.
 pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     std::fs::create_dir_all(dir).map_err(|e| PipelineError::Io {

@@ -644,13 +644,8 @@ impl Settings {
         let (factor, method) = file.smooth.resolve()?;
         let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
         let p = &file.process;
-        let edges = match p.edges.as_str() {
-            "interp" => flexbench_signal::EdgeMode::Interp,
-            "mirror" => flexbench_signal::EdgeMode::Mirror,
-            "nearest" => flexbench_signal::EdgeMode::Nearest,
-            "constant" => flexbench_signal::EdgeMode::Constant(0.0),
-            "wrap" => flexbench_signal::EdgeMode::Wrap,
-            other => return bad(format!("[process] edges = \"{other}\": use interp, mirror, nearest, constant or wrap")),
+        let Some(edges) = crate::parse_edges(&p.edges) else {
+            return bad(format!("[process] edges = \"{}\": use interp, mirror, nearest, constant or wrap", p.edges));
         };
         let smoother = match p.method.as_str() {
             "smoother" => true,
@@ -662,16 +657,11 @@ impl Settings {
         }
         let process = crate::ProcessConfig { window: p.window, order: p.order, edges, max_condition: p.max_condition, smoother, periodic: p.periodic && smoother, refine_horizontal: p.refine_horizontal && smoother };
         let f = &file.fem;
-        let element = match f.element.as_str() {
-            "quintic" => flexbench_fem::ElementKind::Quintic,
-            "frame" => flexbench_fem::ElementKind::Frame,
-            other => return bad(format!("[fem] element = \"{other}\": use quintic or frame")),
+        let Some(element) = crate::parse_element(&f.element) else {
+            return bad(format!("[fem] element = \"{}\": use quintic or frame", f.element));
         };
-        let supports = match f.supports.as_str() {
-            "pinned" => flexbench_fem::Supports::Pinned,
-            "clamped-free" => flexbench_fem::Supports::ClampedFree,
-            "free-free" => flexbench_fem::Supports::FreeFree,
-            other => return bad(format!("[fem] supports = \"{other}\": use pinned, clamped-free or free-free")),
+        let Some(supports) = crate::parse_supports(&f.supports) else {
+            return bad(format!("[fem] supports = \"{}\": use pinned, clamped-free or free-free", f.supports));
         };
         if f.elements < 1 || f.modes < 1 {
             return bad(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", f.elements, f.modes));

@@ -109,6 +109,40 @@ fn range(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     Some((lo - pad, hi + pad))
 }
 
+/// A chart over f64 ranges on both axes.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// Polylines in one colour, with one legend entry for them all.
+fn draw_labelled<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, lines: Vec<Vec<(f64, f64)>>, label: &str, color: RGBColor, width: u32) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut first = true;
+    for l in lines {
+        let s = chart.draw_series(LineSeries::new(l, color.stroke_width(width))).map_err(|e| e.to_string())?;
+        if first {
+            s.label(label.to_string()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(width)));
+            first = false;
+        }
+    }
+    Ok(())
+}
+
+/// The legend box, upper right.
+fn draw_legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -155,23 +189,9 @@ where
                 }
             }
             flush(&mut run, &mut chart)?;
-            let mut first = true;
-            for seg in segments(c) {
-                let s = chart.draw_series(LineSeries::new(seg, color.stroke_width(2))).map_err(|e| e.to_string())?;
-                if first {
-                    s.label(c.label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-                    first = false;
-                }
-            }
+            draw_labelled(&mut chart, segments(c), &c.label, color, 2)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| e.to_string())?;
+        draw_legend(&mut chart)?;
     }
     root.present().map_err(|e| e.to_string())
 }
@@ -297,14 +317,7 @@ where
     for (k, (label, pts)) in fig.paths.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let curve = Curve { label: label.clone(), x: pts.iter().map(|p| p.map(|p| p.0).unwrap_or(f64::NAN)).collect(), y: pts.iter().map(|p| p.map(|p| sign * p.1)).collect(), band: Vec::new() };
-        let mut first = true;
-        for seg in segments(&curve) {
-            let s = chart.draw_series(LineSeries::new(seg, color.stroke_width(2))).map_err(|e| e.to_string())?;
-            if first {
-                s.label(label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-                first = false;
-            }
-        }
+        draw_labelled(&mut chart, segments(&curve), label, color, 2)?;
     }
     for (g, label) in fig.arrow_groups.iter().enumerate() {
         let color = COLORS[(g + fig.paths.len()) % COLORS.len()];
@@ -324,23 +337,9 @@ where
             lines.push(vec![(x, y), (tx, ty)]);
             lines.push(vec![(tx + head * a.0, ty + head * a.1), (tx, ty), (tx + head * b.0, ty + head * b.1)]);
         }
-        let mut first = true;
-        for l in lines {
-            let s = chart.draw_series(std::iter::once(PathElement::new(l, color.stroke_width(1)))).map_err(|e| e.to_string())?;
-            if first {
-                s.label(label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
-                first = false;
-            }
-        }
+        draw_labelled(&mut chart, lines, label, color, 1)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    draw_legend(&mut chart)?;
     root.present().map_err(|e| e.to_string())
 }
 
