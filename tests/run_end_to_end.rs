@@ -72,6 +72,8 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     for fig in ["trajectories", "acceleration-field", "forces-cycle", "tracking-quality", "calibration-residuals"] {
         assert!(out.join(format!("report/{fig}.svg")).exists() && out.join(format!("report/{fig}.figure.csv")).exists(), "{fig}");
     }
+    // The tracking table counts the occlusion of M3 (12 frames) as one gap of 12 frames.
+    assert!(html.contains("<tr><td>M3</td><td>468</td><td>12</td><td>12</td>"), "M3's gap in the tracking table");
     for f in ["tracks.trc", "tracks.c3d", "markers.trc", "markers.c3d"] {
         assert!(out.join("report").join(f).exists(), "{f}");
     }

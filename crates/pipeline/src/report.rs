@@ -239,7 +239,9 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     progress("tracking quality", 0.5);
     let tp = dirs.track.join("tracks.parquet");
     let tdf = read_frame(&tp)?;
-    let (tt, tn, tx) = (opt_f64(&tdf, &tp, "t")?, strings(&tdf, &tp, "marker")?, opt_f64(&tdf, &tp, "x")?);
+    let (tt, tn, tx, tf) = (opt_f64(&tdf, &tp, "t")?, strings(&tdf, &tp, "marker")?, opt_f64(&tdf, &tp, "x")?, opt_f64(&tdf, &tp, "frame")?);
+    // The recording's frames (a marker's gap may be a row without x, y or no row at all).
+    let all_frames: std::collections::BTreeSet<i64> = tf.iter().flatten().map(|f| *f as i64).collect();
     let tsig = if has_column(&tdf, "sigma_px") { opt_f64(&tdf, &tp, "sigma_px")? } else { vec![None; tdf.height()] };
     let tb = by_marker(&tn);
     let smooth_summary = read_json(&dirs.smooth.join("markers.summary.json"));
@@ -250,7 +252,8 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     let mut curves = Vec::new();
     for (k, rows) in tb.rows.iter().enumerate() {
         let name = &tb.names[k];
-        let seen: Vec<bool> = rows.iter().map(|&i| tx[i].is_some()).collect();
+        let seen_frames: std::collections::BTreeSet<i64> = rows.iter().filter(|&&i| tx[i].is_some()).filter_map(|&i| tf[i].map(|f| f as i64)).collect();
+        let seen: Vec<bool> = all_frames.iter().map(|f| seen_frames.contains(f)).collect();
         let gaps = seen.iter().filter(|s| !**s).count();
         let (mut longest, mut run) = (0usize, 0usize);
         for s in &seen {
