@@ -13,7 +13,8 @@ impl Gauss {
         Gauss { state: seed }
     }
 
-    fn uniform(&mut self) -> f64 {
+    /// The next uniform number in (0, 1).
+    pub fn uniform(&mut self) -> f64 {
         self.state ^= self.state << 13;
         self.state ^= self.state >> 7;
         self.state ^= self.state << 17;

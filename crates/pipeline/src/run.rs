@@ -534,18 +534,8 @@ impl<'a> Runner<'a> {
         }
         let stamp = StageStamp { stage: name.into(), key, parameters, inputs: hashed, outputs };
         crate::write_json(&tmp.join(STAMP), &serde_json::to_value(&stamp).unwrap_or_default())?;
-        // Swap: the old folder aside, the new one in, the old one removed.
-        let old = self.out.join(format!(".{name}.old"));
-        if old.exists() {
-            std::fs::remove_dir_all(&old).map_err(|e| io(&old, "remove", e))?;
-        }
-        if dir.exists() {
-            std::fs::rename(&dir, &old).map_err(|e| io(&dir, "move the earlier results aside", e))?;
-        }
-        std::fs::rename(&tmp, &dir).map_err(|e| io(&dir, "put the stage's results in place", e))?;
-        if old.exists() {
-            let _ = std::fs::remove_dir_all(&old);
-        }
+        // The whole new folder in the place of the old one, atomically.
+        flexbench_contracts::atomic::replace_dir(&tmp, &dir).map_err(|e| io(&dir, "put the stage's results in place", e))?;
         for (f, h) in &stamp.outputs {
             self.hashes.insert(dir.join(f), h.clone());
         }
