@@ -532,7 +532,7 @@ fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Ve
         return Ok(());
     }
     let folders = discover_recordings(&batch)?;
-    let jobs = jobs.or(file.run.jobs).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = jobs.or(file.run.jobs).unwrap_or_else(flexbench_pipeline::threads);
     let multi = indicatif::MultiProgress::new();
     let bars: std::collections::BTreeMap<String, ProgressBar> = folders
         .iter()

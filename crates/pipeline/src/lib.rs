@@ -63,7 +63,13 @@ pub fn unwrap_angles(angles: &mut [f64]) {
 /// `f` applied to every item on the machine's cores (scoped threads taking the next item in
 /// turn), the results in the items' order: deterministic whatever the scheduling.
 pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    parallel_map_on(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), items, f)
+    parallel_map_on(threads(), items, f)
+}
+
+/// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else the
+/// machine's cores. Results do not depend on it (each item is computed alone, taken in order).
+pub fn threads() -> usize {
+    std::env::var("FLEXBENCH_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 /// [`parallel_map`] on at most `threads` threads.
