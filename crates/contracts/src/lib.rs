@@ -31,6 +31,9 @@ pub enum ContractError {
     /// A value that must be finite is NaN or infinite.
     #[error("table '{table}', row {row} (marker {marker}): column '{column}' is {value}, not a finite number; remove the row or leave the position empty to mark a gap")]
     NotFinite { table: String, row: usize, marker: String, column: String, value: f64 },
+    /// A coordinate so large that no unit makes it a bench position (beyond [`MAX_COORDINATE`]).
+    #[error("table '{table}', row {row} (marker {marker}): column '{column}' is {value:e}, beyond any bench position in any unit; check the column and the unit")]
+    Absurd { table: String, row: usize, marker: String, column: String, value: f64 },
     /// Time does not increase strictly for one marker.
     #[error("table '{table}', row {row}: time of marker {marker} goes from {previous} s to {current} s; times must increase strictly per marker (sort the table by time and remove duplicated frames)")]
     UnsortedTime { table: String, row: usize, marker: String, previous: f64, current: f64 },

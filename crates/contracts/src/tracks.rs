@@ -51,6 +51,11 @@ pub struct MarkerSeries {
     pub present: Vec<bool>,
 }
 
+/// The largest coordinate a tracks table may hold, in its own unit (metres, millimetres or
+/// pixels): a bench position beyond it is a wrong column or a wrong unit, and would overflow the
+/// smoothing's squares.
+pub const MAX_COORDINATE: f64 = 1e9;
+
 fn check_finite(
     table: &str,
     row: usize,
@@ -60,6 +65,13 @@ fn check_finite(
 ) -> Result<(), ContractError> {
     match value {
         Some(v) if !v.is_finite() => Err(ContractError::NotFinite {
+            table: table.into(),
+            row,
+            marker: marker.into(),
+            column: column.into(),
+            value: v,
+        }),
+        Some(v) if v.abs() > MAX_COORDINATE && column != "sigma_px" => Err(ContractError::Absurd {
             table: table.into(),
             row,
             marker: marker.into(),

@@ -141,10 +141,15 @@ fn key_err(key: &str, reason: impl Into<String>) -> MechanismError {
     MechanismError::Key { key: key.into(), reason: reason.into() }
 }
 
+/// The largest magnitude of any value in a mechanism file (SI units): beyond it (a Young's
+/// modulus is 2.1e11 Pa) a value is a typo or a wrong unit, and would overflow the dynamics.
+pub const MAX_VALUE: f64 = 1e13;
+
 fn need(v: Option<f64>, key: &str, what: &str) -> Result<f64, MechanismError> {
     match v {
         None => Err(key_err(key, format!("missing: give {what}"))),
         Some(x) if !x.is_finite() => Err(key_err(key, format!("{x} is not a finite number ({what})"))),
+        Some(x) if x.abs() > MAX_VALUE => Err(key_err(key, format!("{x:e} is beyond any bench's value ({what}); check the unit"))),
         Some(x) => Ok(x),
     }
 }

@@ -203,7 +203,10 @@ impl PipelineFile {
     /// Read and check a pipeline file: unknown tables or keys and wrong types are refused by
     /// name, with the keys that exist.
     pub fn load(path: &Path) -> Result<PipelineFile, PipelineError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Input(format!("{}: cannot be read ({e}); give the pipeline file's path", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => PipelineError::Input(format!("{}: not UTF-8 text; save the pipeline file as UTF-8", path.display())),
+            _ => PipelineError::Input(format!("{}: cannot be read ({e}); give the pipeline file's path", path.display())),
+        })?;
         toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))
     }
 }
@@ -274,6 +277,9 @@ impl RecordingInputs {
     /// Resolve a recording's inputs: `inputs` (relative to `base`) first, then the recording
     /// folder's usual files. Says which file is missing and how to give it.
     pub fn resolve(name: &str, folder: Option<&Path>, inputs: &Inputs, base: &Path, mechanism: &Path) -> Result<RecordingInputs, PipelineError> {
+        if let Some(d) = folder.filter(|d| !d.is_dir()) {
+            return Err(PipelineError::Input(format!("recording {name}: the recording folder {} does not exist; check [run] recording (paths are relative to the pipeline file)", d.display())));
+        }
         let given = |p: &Option<PathBuf>| p.as_ref().map(|p| clean_path(&base.join(p)));
         let usual = |f: &str| folder.map(|d| d.join(f)).filter(|p| p.exists());
         let missing = |what: &str, key: &str, usual: &str| {

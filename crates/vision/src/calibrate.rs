@@ -54,7 +54,7 @@ pub enum SubPixWindow {
 
 /// Image files of a folder (png, jpg, jpeg, bmp, tif, tiff), sorted by name.
 pub fn image_files(dir: &Path) -> Result<Vec<PathBuf>, VisionError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io { path: dir.display().to_string(), reason: format!("cannot list the views ({e})") })?;
+    let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io { path: dir.display().to_string(), reason: format!("cannot list the views ({e}); give --views the folder of chessboard images") })?;
     let mut files: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {

@@ -233,8 +233,11 @@ impl Calibration {
         let values = |key: &str, len: usize| -> Result<Vec<f64>, VisionError> {
             let m = cv("read", node(key)?.mat()).map_err(|_| bad(format!("'{key}' is not a matrix")))?;
             let v = mat_values(&m)?;
-            if v.len() != len || !v.iter().all(|x| x.is_finite()) {
-                return Err(bad(format!("'{key}' must hold {len} finite numbers, it holds {} ({v:?})", v.len())));
+            if v.len() != len {
+                return Err(bad(format!("'{key}' must hold {len} numbers, it holds {} ({v:?}); calibrate again", v.len())));
+            }
+            if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+                return Err(bad(format!("'{key}' holds {} at position {}, not a finite number ({v:?}); calibrate again", v[k], k + 1)));
             }
             Ok(v)
         };
