@@ -13,7 +13,7 @@ DEMO := out/demo
 MECH := pipelines/wind-pump.toml
 REC := recordings/default
 
-.PHONY: deps build test demo batch recording clean bench
+.PHONY: deps build test demo batch recording clean bench fuzz
 
 deps:
 	@bash scripts/install-deps.sh
@@ -53,3 +53,7 @@ bench: deps
 	$(CARGO) bench --locked -p flexbench-benches
 	bash benches/signal-scipy.sh
 	bash benches/fem-scipy.sh
+
+# Fuzz every reader of user input for 10 minutes each (nightly + cargo-fuzz; not part of test).
+fuzz:
+	bash scripts/fuzz.sh 600 2

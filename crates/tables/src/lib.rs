@@ -93,6 +93,37 @@ pub fn has_column(df: &DataFrame, name: &str) -> bool {
     df.get_column_names().iter().any(|c| c.as_str() == name)
 }
 
+/// Guarded reads under way (see [`guarded`]).
+static GUARDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The last panic message seen while a guarded read was under way.
+static LAST_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+static HOOK: std::sync::Once = std::sync::Once::new();
+
+/// Run a polars reader so that a panic inside it (polars panics on some damaged Parquet files,
+/// in its worker threads; found by fuzzing) becomes an error naming the damage instead of a
+/// crash. While a guarded read is under way the panic hook keeps quiet (it records the message);
+/// otherwise it is the hook that was there before.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    use std::sync::atomic::Ordering;
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.load(Ordering::SeqCst) > 0 {
+                let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+                if let Ok(mut last) = LAST_PANIC.lock() {
+                    *last = Some(msg);
+                }
+            } else {
+                previous(info)
+            }
+        }));
+    });
+    GUARDED.fetch_add(1, Ordering::SeqCst);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.fetch_sub(1, Ordering::SeqCst);
+    r.map_err(|_| LAST_PANIC.lock().ok().and_then(|mut l| l.take()).unwrap_or_else(|| "the reader failed".into()))
+}
+
 /// Read a CSV or Parquet table (by extension) into a data frame.
 pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     let p = path.display().to_string();
@@ -101,16 +132,20 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     }
     let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
     let fmt = |format: &str, e: PolarsError| TableError::Format { path: p.clone(), format: format.into(), reason: e.to_string() };
+    let damaged = |format: &str, reason: String| TableError::Format { path: p.clone(), format: format.into(), reason: format!("the file is damaged: {reason}") };
     match ext.as_str() {
-        "csv" => CsvReadOptions::default()
-            .with_has_header(true)
-            .with_infer_schema_length(None)
-            .try_into_reader_with_file_path(Some(path.to_path_buf()))
-            .and_then(|r| r.finish())
-            .map_err(|e| fmt("CSV", e)),
+        "csv" => guarded(|| {
+            CsvReadOptions::default()
+                .with_has_header(true)
+                .with_infer_schema_length(None)
+                .try_into_reader_with_file_path(Some(path.to_path_buf()))
+                .and_then(|r| r.finish())
+        })
+        .map_err(|r| damaged("CSV", r))?
+        .map_err(|e| fmt("CSV", e)),
         "parquet" | "pq" => {
             let f = File::open(path).map_err(|e| io_err(path, e))?;
-            ParquetReader::new(f).finish().map_err(|e| fmt("Parquet", e))
+            guarded(|| ParquetReader::new(f).finish()).map_err(|r| damaged("Parquet", r))?.map_err(|e| fmt("Parquet", e))
         }
         other => Err(TableError::Extension { path: p, ext: other.into() }),
     }
@@ -191,6 +226,25 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (fuzzing): a damaged Parquet file read at a path where a good one was read
+    /// before, in the same process, made polars panic in its worker threads; it is an error
+    /// naming the file now, whatever the reader does inside.
+    #[test]
+    fn damaged_parquet_at_a_reused_path_is_an_error() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let good = std::fs::read(root.join("recordings/default/truth/tracks.parquet")).unwrap();
+        let bad = std::fs::read(root.join("tests/bad-input/fuzz/tracks-parquet-1.parquet")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tracks.parquet");
+        for _ in 0..20 {
+            std::fs::write(&p, &good).unwrap();
+            assert!(read_tracks(&p).is_ok());
+            std::fs::write(&p, &bad).unwrap();
+            let e = read_tracks(&p).unwrap_err().to_string();
+            assert!(e.contains("tracks.parquet") && e.contains("Parquet"), "{e}");
+        }
+    }
 
     #[test]
     fn tracks_round_trip_through_both_formats_keeping_gaps() {
