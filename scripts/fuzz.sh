@@ -35,7 +35,7 @@ run() {
   local log="$root/fuzz/logs/$t.log"
   mkdir -p "$root/fuzz/logs"
   if cargo +nightly fuzz run -O "$t" -- -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 > "$log" 2>&1; then
-    echo "$t: no crash in $seconds s ($(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$log" | tail -1 | awk '{print $2}') runs)"
+    echo "$t: no crash in $seconds s ($(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#') inputs run)"
   else
     echo "$t: CRASH, see $log and fuzz/artifacts/$t/"
   fi
