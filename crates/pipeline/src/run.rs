@@ -283,10 +283,10 @@ impl RecordingInputs {
         let given = |p: &Option<PathBuf>| p.as_ref().map(|p| clean_path(&base.join(p)));
         let usual = |f: &str| folder.map(|d| d.join(f)).filter(|p| p.exists());
         let missing = |what: &str, key: &str, usual: &str| {
-            PipelineError::Input(format!(
-                "recording {name}: no {what}; put {usual} in the recording folder{} or give [inputs] {key} in the pipeline file",
-                folder.map(|d| format!(" ({})", d.display())).unwrap_or_default()
-            ))
+            PipelineError::Input(match folder {
+                Some(d) => format!("recording {name}: no {what}; put {usual} in the recording folder ({}) or give [inputs] {key} in the pipeline file", d.display()),
+                None => format!("recording {name}: no {what}; give [run] recording (a folder with {usual}) or [inputs] {key} in the pipeline file"),
+            })
         };
         let exists = |p: PathBuf, key: &str| -> Result<PathBuf, PipelineError> {
             if p.exists() {
