@@ -155,6 +155,8 @@ FUZZ = [
     # polars panicked in its worker threads decoding this damaged file (in the fuzzing process,
     # after other inputs at the same path); every polars read is guarded now.
     ("fuzz: damaged Parquet (polars panicked)", "fuzz/tracks-parquet-1.parquet", SMOOTH, ["tracks-parquet-1.parquet", "not a readable Parquet table"]),
+    # `rows: data3` made OpenCV try to allocate 51 GB; matrix sizes are checked first now.
+    ("fuzz: damaged matrix size in a calibration", "fuzz/calibration-yaml-1.yaml", TRACK, ["rows: data3", "not a matrix size", "calibrate again"]),
 ]
 for name, rel, command, expect in FUZZ:
     assert os.path.exists(os.path.join(OUT, rel)), rel

@@ -218,6 +218,19 @@ impl Calibration {
             return Err(VisionError::Io { path: p, reason: "no such file; run `flexbench calibrate` first or check the path".into() });
         }
         let bad = |reason: String| VisionError::CalibrationFile { path: p.clone(), reason };
+        // Every matrix size checked before OpenCV reads the file: a damaged `rows:` makes it
+        // try to allocate tens of gigabytes (found by fuzzing). A calibration's matrices are
+        // at most 3 x 3 or 1 x 14.
+        if let Ok(text) = std::fs::read(path) {
+            for (k, line) in String::from_utf8_lossy(&text).lines().enumerate() {
+                let t = line.trim();
+                if let Some((key, value)) = t.split_once(':').filter(|(k, _)| *k == "rows" || *k == "cols") {
+                    if !value.trim().parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)) {
+                        return Err(bad(format!("line {}: '{key}: {}' is not a matrix size (1 to 64); the file is damaged: calibrate again", k + 1, value.trim())));
+                    }
+                }
+            }
+        }
         let fs = FileStorage::new(&p, opencv::core::FileStorage_Mode::READ as i32, "")
             .map_err(|e| bad(format!("not a readable OpenCV FileStorage file ({})", e.message)))?;
         if !cv("open", fs.is_opened())? {
