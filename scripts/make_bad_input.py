@@ -157,6 +157,8 @@ FUZZ = [
     ("fuzz: damaged Parquet (polars panicked)", "fuzz/tracks-parquet-1.parquet", SMOOTH, ["tracks-parquet-1.parquet", "not a readable Parquet table"]),
     # `rows: data3` made OpenCV try to allocate 51 GB; matrix sizes are checked first now.
     ("fuzz: damaged matrix size in a calibration", "fuzz/calibration-yaml-1.yaml", TRACK, ["rows: data3", "not a matrix size", "calibrate again"]),
+    # OpenCV's YAML parser spun for minutes on this one (binary bytes in it).
+    ("fuzz: binary bytes in a calibration", "fuzz/calibration-yaml-2.yaml", TRACK, ["calibration-yaml-2.yaml", "not UTF-8 text", "calibrate again"]),
 ]
 for name, rel, command, expect in FUZZ:
     assert os.path.exists(os.path.join(OUT, rel)), rel

@@ -221,8 +221,14 @@ impl Calibration {
         // Every matrix size checked before OpenCV reads the file: a damaged `rows:` makes it
         // try to allocate tens of gigabytes (found by fuzzing). A calibration's matrices are
         // at most 3 x 3 or 1 x 14.
-        if let Ok(text) = std::fs::read(path) {
-            for (k, line) in String::from_utf8_lossy(&text).lines().enumerate() {
+        if let Ok(bytes) = std::fs::read(path) {
+            // A calibration file is UTF-8 text (OpenCV's parser spun for minutes on a damaged
+            // one with binary bytes in it: found by fuzzing).
+            let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text (a byte at {} is not); the file is damaged: calibrate again", e.utf8_error().valid_up_to())))?;
+            if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+                return Err(bad("holds control characters; the file is damaged: calibrate again".into()));
+            }
+            for (k, line) in text.lines().enumerate() {
                 let t = line.trim();
                 if let Some((key, value)) = t.split_once(':').filter(|(k, _)| *k == "rows" || *k == "cols") {
                     if !value.trim().parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)) {
