@@ -26,8 +26,9 @@ pub const DEFAULT_HARMONICS: usize = 20;
 /// the simulation then does not run the bench the recording ran.
 pub const SPEED_WARNING: f64 = 0.01;
 
-/// The crank angle per sample (rad, unwrapped) and the times, from a bodies table.
-fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
+/// The times and the crank angle per sample (rad, unwrapped), from a bodies table (rows of body
+/// `crank`); at least two samples.
+pub(crate) fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
     let df = read_frame(bodies)?;
     let names = strings(&df, bodies, "body")?;
     let (t, phi) = (opt_f64(&df, bodies, "t")?, opt_f64(&df, bodies, "phi")?);
@@ -44,6 +45,13 @@ fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
         return Err(PipelineError::Input(format!("{}: no crank angles (rows of body 'crank' with t and phi): give the bodies table of `process`", bodies.display())));
     }
     Ok((out_t, out_phi))
+}
+
+/// The crank angle at time `ti` (s) from the samples (`t`, `phi`): the sample at that time
+/// (within 1e-9 relative), or None when there is none.
+pub(crate) fn angle_at(t: &[f64], phi: &[f64], ti: f64) -> Option<f64> {
+    let k = t.partition_point(|x| *x < ti - 1e-9);
+    (k < t.len() && (t[k] - ti).abs() <= 1e-9 * ti.abs().max(1.0)).then(|| phi[k])
 }
 
 /// Least-squares slope of y against x.
@@ -125,10 +133,7 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     let (mt, mname, max_, may) = (opt_f64(&mdf, &markers, "t")?, strings(&mdf, &markers, "marker")?, opt_f64(&mdf, &markers, "ax")?, opt_f64(&mdf, &markers, "ay")?);
     let fdf = read_frame(&forces)?;
     let ft = opt_f64(&fdf, &forces, "t")?;
-    let angle_at = |ti: f64| -> Option<f64> {
-        let k = t.partition_point(|x| *x < ti - 1e-9);
-        (k < t.len() && (t[k] - ti).abs() <= 1e-9 * ti.abs().max(1.0)).then(|| crank[k])
-    };
+    let angle_at = |ti: f64| angle_at(&t, &crank, ti);
     // The measured standard deviations, where the processed tables have them (`<name>_sigma`).
     let sigma_of = |df: &flexbench_tables::DataFrame, path: &Path, name: &str| -> Result<Vec<Option<f64>>, PipelineError> {
         if flexbench_tables::has_column(df, &format!("{name}_sigma")) {

@@ -66,29 +66,6 @@ fn by_marker(names: &[Option<String>]) -> ByMarker {
     out
 }
 
-/// The crank angle (rad, unwrapped) at each time of the bodies table.
-fn crank_angles(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
-    let df = read_frame(bodies)?;
-    let (names, t, phi) = (strings(&df, bodies, "body")?, opt_f64(&df, bodies, "t")?, opt_f64(&df, bodies, "phi")?);
-    let mut tt = Vec::new();
-    let mut pp = Vec::new();
-    for i in 0..names.len() {
-        if names[i].as_deref() == Some("crank") {
-            if let (Some(a), Some(b)) = (t[i], phi[i]) {
-                tt.push(a);
-                pp.push(b);
-            }
-        }
-    }
-    crate::unwrap_angles(&mut pp);
-    Ok((tt, pp))
-}
-
-fn angle_at(t: &[f64], phi: &[f64], ti: f64) -> Option<f64> {
-    let k = t.partition_point(|x| *x < ti - 1e-9);
-    (k < t.len() && (t[k] - ti).abs() <= 1e-9 * ti.abs().max(1.0)).then(|| phi[k])
-}
-
 /// The largest acceleration of the markers: (|a| in m/s^2, marker, t in s).
 fn largest_acceleration(names: &ByMarker, t: &[Option<f64>], ax: &[Option<f64>], ay: &[Option<f64>]) -> Option<(f64, String, f64)> {
     let mut best: Option<(f64, String, f64)> = None;
@@ -119,11 +96,11 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     let (t, names) = (opt_f64(&df, &sm, "t")?, strings(&df, &sm, "marker")?);
     let (x, y, ax, ay) = (opt_f64(&df, &sm, "x")?, opt_f64(&df, &sm, "y")?, opt_f64(&df, &sm, "ax")?, opt_f64(&df, &sm, "ay")?);
     let bm = by_marker(&names);
-    let (ct, cphi) = crank_angles(&dirs.process.join("bodies.parquet"))?;
+    let (ct, cphi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
     // One crank turn from the recording's first sample, for the field.
     let turn_end = cphi.first().map(|p| p + TAU * cphi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
     let in_first_turn = |ti: f64| -> bool {
-        match (angle_at(&ct, &cphi, ti), cphi.first(), turn_end) {
+        match (crate::compare::angle_at(&ct, &cphi, ti), cphi.first(), turn_end) {
             (Some(p), Some(p0), Some(pe)) => (p - p0).abs() <= (pe - p0).abs(),
             _ => false,
         }
@@ -180,7 +157,7 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     let fpath = dirs.process.join("forces.parquet");
     let fdf = read_frame(&fpath)?;
     let ft = opt_f64(&fdf, &fpath, "t")?;
-    let deg: Vec<f64> = ft.iter().map(|ti| ti.and_then(|ti| angle_at(&ct, &cphi, ti)).map(|p| (p - cphi[0]).to_degrees().rem_euclid(360.0)).unwrap_or(f64::NAN)).collect();
+    let deg: Vec<f64> = ft.iter().map(|ti| ti.and_then(|ti| crate::compare::angle_at(&ct, &cphi, ti)).map(|p| (p - cphi[0]).to_degrees().rem_euclid(360.0)).unwrap_or(f64::NAN)).collect();
     let mut panels = Vec::new();
     let mut peak_rows = String::new();
     let mut peaks = serde_json::Map::new();
