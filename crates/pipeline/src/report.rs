@@ -33,8 +33,10 @@ pub struct StageDirs {
     pub compare: PathBuf,
 }
 
-/// One figure of the report: where its SVG is, its caption, and its table.
+/// One figure of the report: the stage folder it is in (its name in the run), where its SVG
+/// is, its caption.
 struct Fig {
+    stage: &'static str,
     stem: PathBuf,
     caption: String,
 }
@@ -92,6 +94,7 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     // the forces and the comparison): trajectories and the acceleration field.
     progress("trajectories and acceleration field", 0.0);
     let sm = dirs.process.join("markers.parquet");
+    let process_summary = read_json(&dirs.process.join("summary.json"));
     let df = read_frame(&sm)?;
     let (t, names) = (opt_f64(&df, &sm, "t")?, strings(&df, &sm, "marker")?);
     let (x, y, ax, ay) = (opt_f64(&df, &sm, "x")?, opt_f64(&df, &sm, "y")?, opt_f64(&df, &sm, "ax")?, opt_f64(&df, &sm, "ay")?);
@@ -118,7 +121,7 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         vector_unit: "m/s^2".into(),
     };
     files.extend(flexbench_report::write_plane_figure(&fig5, &out.join("trajectories"))?);
-    figs.push(Fig { stem: out.join("trajectories"), caption: "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).".into() });
+    figs.push(Fig { stage: "report", stem: out.join("trajectories"), caption: "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).".into() });
 
     let best = largest_acceleration(&bm, &t, &ax, &ay);
     let (amax, amax_marker, amax_t) = best.clone().unwrap_or((f64::NAN, String::new(), f64::NAN));
@@ -144,6 +147,7 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     };
     files.extend(flexbench_report::write_plane_figure(&fig6, &out.join("acceleration-field"))?);
     figs.push(Fig {
+        stage: "report",
         stem: out.join("acceleration-field"),
         caption: format!(
             "The markers' accelerations as vectors along their trajectories over the recording's first crank turn (bench frame; an arrow of {:.3} m is 10 m/s^2). The largest acceleration of any marker over the recording is {amax:.2} m/s^2 ({amax_marker} at t = {amax_t:.3} s); seed 001 Fig. 6 states 14.33 m/s^2 for its bench.",
@@ -199,11 +203,12 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         let fig = Figure { caption: "Liaison forces at B and C' over the crank turn (bench frame)".into(), x_label: "crank angle phi1 from the recording's first sample, modulo 360 (deg)".into(), panels };
         files.extend(flexbench_report::write_figure(&fig, &out.join("forces-cycle"))?);
         figs.push(Fig {
+            stage: "report",
             stem: out.join("forces-cycle"),
             caption: format!(
                 "Liaison forces at B (crank on lever) and C' (rocker on lever) in the bench frame against the crank angle, every turn of the recording overlaid; {}",
                 if banded {
-                    format!("shaded: {} carried through the inverse dynamics.", read_json(&dirs.process.join("summary.json"))["bands"].as_str().unwrap_or("2 sigma"))
+                    format!("shaded: {} carried through the inverse dynamics.", process_summary["bands"].as_str().unwrap_or("2 sigma"))
                 } else {
                     "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
                 }
@@ -259,7 +264,7 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
             panels: vec![Panel { title: "standard deviation of the marker's image centre".into(), y_label: "sigma (px)".into(), curves }],
         };
         files.extend(flexbench_report::write_figure(&fig, &out.join("tracking-quality"))?);
-        figs.push(Fig { stem: out.join("tracking-quality"), caption: "Standard deviation of each marker's sub-pixel centre as the tracker estimates it from the blob's intensity, frame by frame; a break in a line is a gap (the marker not seen: marked, never invented).".into() });
+        figs.push(Fig { stage: "report", stem: out.join("tracking-quality"), caption: "Standard deviation of each marker's sub-pixel centre as the tracker estimates it from the blob's intensity, frame by frame; a break in a line is a gap (the marker not seen: marked, never invented).".into() });
     }
     let track_summary = read_json(&dirs.track.join("tracks.summary.json"));
     notes.push((
@@ -295,6 +300,7 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         };
         files.extend(flexbench_report::write_plane_figure(&fig, &out.join("calibration-residuals"))?);
         figs.push(Fig {
+            stage: "report",
             stem: out.join("calibration-residuals"),
             caption: format!("Reprojection residual of every chessboard corner kept for the calibration, drawn where the corner lies in the image, magnified {scale:.0} times; RMS {rms:.3} px, largest {rmax:.3} px. A pattern (rather than scatter) would show a distortion model too poor for the lens."),
         });
@@ -311,24 +317,23 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     }
 
     // The earlier stages' figures.
-    for (dir, stem, caption) in [
-        (&dirs.compare, "accelerations", "The markers' accelerations measured (process stage, from the fitted motion) against the rigid bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title."),
-        (&dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
-        (&dirs.compare, "spectra-accelerations", "Harmonic content (amplitude of each harmonic of the crank angle) of the markers' accelerations, measured and simulated."),
-        (&dirs.compare, "spectra-forces", "Harmonic content of the liaison forces at B and C', measured and simulated."),
-        (&dirs.fem, "modes-3-6", "Eigenfrequencies of the lever's modes 3 to 6 along the cycle (seed 001 Fig. 8), symmetric problem and full problem with the gyroscopic and skew terms."),
-        (&dirs.fem, "modes-1-2", "Eigenfrequencies of the lever's modes 1 and 2 along the cycle (seed 000 Fig. 6)."),
-        (&dirs.fem, "mode-shapes", "Shapes of the followed modes at the recording's first sample."),
-        (&dirs.fem, "deflection", "The lever's deflection at the markers: forced response of the FEM model against the measured residual of the rigid fit (each detrended by its best-fit line)."),
-        (&dirs.process, "forces", "Liaison forces at B and C' over time, from the inverse dynamics of the measured motion."),
+    for (stage, dir, stem, caption) in [
+        ("compare", &dirs.compare, "accelerations", "The markers' accelerations measured (process stage, from the fitted motion) against the rigid bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title."),
+        ("compare", &dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
+        ("compare", &dirs.compare, "spectra-accelerations", "Harmonic content (amplitude of each harmonic of the crank angle) of the markers' accelerations, measured and simulated."),
+        ("compare", &dirs.compare, "spectra-forces", "Harmonic content of the liaison forces at B and C', measured and simulated."),
+        ("fem", &dirs.fem, "modes-3-6", "Eigenfrequencies of the lever's modes 3 to 6 along the cycle (seed 001 Fig. 8), symmetric problem and full problem with the gyroscopic and skew terms."),
+        ("fem", &dirs.fem, "modes-1-2", "Eigenfrequencies of the lever's modes 1 and 2 along the cycle (seed 000 Fig. 6)."),
+        ("fem", &dirs.fem, "mode-shapes", "Shapes of the followed modes at the recording's first sample."),
+        ("fem", &dirs.fem, "deflection", "The lever's deflection at the markers: forced response of the FEM model against the measured residual of the rigid fit (each detrended by its best-fit line)."),
+        ("process", &dirs.process, "forces", "Liaison forces at B and C' over time, from the inverse dynamics of the measured motion."),
     ] {
         if dir.join(format!("{stem}.svg")).exists() {
-            figs.push(Fig { stem: dir.join(stem), caption: caption.into() });
+            figs.push(Fig { stage, stem: dir.join(stem), caption: caption.into() });
         }
     }
 
     // Tables from the stages' summaries.
-    let process_summary = read_json(&dirs.process.join("summary.json"));
     let fit = &process_summary["fit"];
     let per_marker: String = fit["rms_per_marker"].as_array().into_iter().flatten().map(|r| format!("{} {:.3} mm", r[0].as_str().unwrap_or(""), r[1].as_f64().unwrap_or(f64::NAN) * 1e3)).collect::<Vec<_>>().join(", ");
     notes.push((
@@ -488,21 +493,14 @@ figcaption{{font-size:.9em;color:#333;margin-top:.3em}}code,pre{{font-size:.85em
         let bytes = std::fs::read(&svg).map_err(|e| PipelineError::Io { path: svg.display().to_string(), reason: format!("cannot read the figure ({e})") })?;
         let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let table = f.stem.with_extension("figure.csv");
-        let table_note = if table.exists() { format!(" Numbers: <code>{}</code>.", esc(&rel(&table))) } else { String::new() };
+        let table_note = match table.file_name().filter(|_| table.exists()) {
+            Some(name) => format!(" Numbers: <code>{}/{}</code>.", f.stage, esc(&name.to_string_lossy())),
+            None => String::new(),
+        };
         let _ = write!(h, "<figure id=\"fig{n}\"><img alt=\"Figure {n}\" src=\"data:image/svg+xml;base64,{b64}\"><figcaption><b>Figure {n}.</b> {}{table_note}</figcaption></figure>\n", esc(&f.caption), n = k + 1);
     }
     // Lets a headless browser (and the test) see that every figure decoded and rendered.
     h.push_str("<script>window.addEventListener('load',function(){var im=document.images,ok=0;for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0)ok++;}document.body.setAttribute('data-figures',im.length);document.body.setAttribute('data-rendered',ok);});</script>\n");
     h.push_str("</body></html>\n");
     Ok(h)
-}
-
-/// A figure table's path from the run's folder (stage/file).
-fn rel(p: &Path) -> String {
-    let mut parts: Vec<String> = p.iter().rev().take(2).map(|s| s.to_string_lossy().into_owned()).collect();
-    parts.reverse();
-    if parts.first().is_some_and(|d| d.starts_with('.') && d.ends_with(".partial")) {
-        parts[0] = parts[0].trim_start_matches('.').trim_end_matches(".partial").to_string();
-    }
-    parts.join("/")
 }

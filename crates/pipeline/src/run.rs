@@ -427,8 +427,15 @@ pub fn hash_path(path: &Path) -> Result<String, PipelineError> {
 /// The identity of the running flexbench build: its version and the SHA-256 of its executable
 /// (a rebuilt flexbench reruns every stage).
 pub fn build_identity() -> String {
-    let exe = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map(|b| sha256_hex(&b)).unwrap_or_else(|| "unknown".into());
-    format!("flexbench {} {}", env!("CARGO_PKG_VERSION"), exe)
+    // Hashed once per process: a debug executable is hundreds of megabytes, and a batch asks
+    // once per recording.
+    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    IDENTITY
+        .get_or_init(|| {
+            let exe = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map(|b| sha256_hex(&b)).unwrap_or_else(|| "unknown".into());
+            format!("flexbench {} {}", env!("CARGO_PKG_VERSION"), exe)
+        })
+        .clone()
 }
 
 /// A stage's record in its folder (`stage.json`).
@@ -764,7 +771,7 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
     // Report.
     let title = file.report.title.clone().unwrap_or_else(|| format!("flexbench: recording {}", rec.name));
     let dirs = crate::report::StageDirs { calibrate: calibration.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)).filter(|_| calibrating), track: tracks.parent().map(Path::to_path_buf).unwrap_or_default(), smooth: smooth_dir.clone(), process: process_dir.clone(), fem: fem_dir.clone(), compare: compare_dir.clone() };
-    let manifest = manifest(file, pipeline_path, rec, &runner)?;
+    let manifest = manifest(file, pipeline_path, rec, &mut runner)?;
     let mut ins: Vec<(&str, &Path)> = vec![("track", &dirs.track), ("smooth", &smooth_dir), ("process", &process_dir), ("fem", &fem_dir), ("compare", &compare_dir)];
     if let Some(c) = &dirs.calibrate {
         ins.push(("calibrate", c));
@@ -778,10 +785,11 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
 
 /// The manifest before the stages: build, inputs' hashes, parameters, seed. Everything needed to
 /// repeat the run exactly, and nothing that changes between two runs (no dates, no wall times).
-fn manifest(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, runner: &Runner) -> Result<Value, PipelineError> {
+fn manifest(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, runner: &mut Runner) -> Result<Value, PipelineError> {
     let mut inputs = serde_json::Map::new();
+    // The stages' own hashes of their inputs, reused (the video and the views are read once).
     let mut add = |k: &str, p: &Path| -> Result<(), PipelineError> {
-        inputs.insert(k.into(), json!({ "path": p.display().to_string(), "sha256": hash_path(p)? }));
+        inputs.insert(k.into(), json!({ "path": p.display().to_string(), "sha256": runner.hash(p)? }));
         Ok(())
     };
     add("pipeline_file", pipeline_path)?;
