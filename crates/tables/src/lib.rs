@@ -14,6 +14,8 @@ use flexbench_contracts::atomic::{write_with, AtomicError};
 use flexbench_contracts::{Column as FbColumn, ContractError, Table, TrackRow, Tracks};
 use polars::prelude::*;
 
+mod parquet_footer;
+
 /// Errors of table input and output.
 #[derive(Debug, thiserror::Error)]
 #[allow(missing_docs)] // the fields are named in each variant's message
@@ -144,7 +146,8 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
         .map_err(|r| damaged("CSV", r))?
         .map_err(|e| fmt("CSV", e)),
         "parquet" | "pq" => {
-            let f = File::open(path).map_err(|e| io_err(path, e))?;
+            let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+            parquet_footer::check(&mut f).map_err(|reason| TableError::Format { path: p.clone(), format: "Parquet".into(), reason })?;
             guarded(|| ParquetReader::new(f).finish()).map_err(|r| damaged("Parquet", r))?.map_err(|e| fmt("Parquet", e))
         }
         other => Err(TableError::Extension { path: p, ext: other.into() }),
