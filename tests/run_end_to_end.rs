@@ -26,7 +26,17 @@ fn pipeline(dir: &Path, recording: Option<&Path>, extra: &str) -> PathBuf {
 
 /// Run and return the stages that ran (from the printed lines "[k/n] stage ... ran").
 fn run(pipeline: &Path, out: &Path) -> Vec<String> {
-    let o = flexbench(&["run", pipeline.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    run_on(pipeline, out, None)
+}
+
+/// [`run`] on `threads` threads (RAYON_NUM_THREADS, FLEXBENCH_THREADS unset), or the default.
+fn run_on(pipeline: &Path, out: &Path, threads: Option<&str>) -> Vec<String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flexbench"));
+    cmd.args(["run", pipeline.to_str().unwrap(), "--out", out.to_str().unwrap()]).current_dir(root()).env_remove("FLEXBENCH_THREADS").env_remove("POLARS_MAX_THREADS");
+    if let Some(n) = threads {
+        cmd.env("RAYON_NUM_THREADS", n);
+    }
+    let o = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "run failed:\n{text}\n{}", String::from_utf8_lossy(&o.stderr));
     text.lines().filter(|l| l.trim_end().ends_with(" ran")).filter_map(|l| l.split_whitespace().nth(1).map(str::to_string)).collect()
@@ -52,8 +62,8 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// The shipped video to the report: every stage runs, the report names its inputs and holds
 /// its figures; a rerun does no work; changing the FEM's modes reruns fem and report only (the
-/// comparison does not read the FEM); a second run from nothing writes the same bytes in every
-/// file; and the report loads in headless Chromium with every figure rendered.
+/// comparison does not read the FEM); two runs from nothing, on one thread and on two, write
+/// the same bytes in every file; and the report loads in headless Chromium with every figure rendered.
 #[test]
 fn video_to_report_with_stage_keys_and_identical_reruns() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,16 +96,20 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     let modal = read_csv(&out.join("fem/modal.csv"));
     assert_eq!(modal["mode"].iter().max_by_key(|m| m.parse::<i32>().unwrap()).unwrap(), "4");
 
-    // From nothing again, with the first file: the same bytes everywhere.
+    // From nothing again, with the first file, on one thread and then on two
+    // (RAYON_NUM_THREADS): the same bytes in every table, figure and page.
     let first = dir.path().join("first");
     let p = pipeline(dir.path(), None, "");
-    run(&p, &out);
+    run_on(&p, &out, Some("1"));
     std::fs::rename(&out, &first).unwrap();
-    run(&p, &out);
+    run_on(&p, &out, Some("2"));
     let (a, b) = (tree(&first), tree(&out));
     assert_eq!(a.iter().map(|f| &f.0).collect::<Vec<_>>(), b.iter().map(|f| &f.0).collect::<Vec<_>>());
     for (fa, fb) in a.iter().zip(&b) {
-        assert!(fa.1 == fb.1, "{} differs between two runs", fa.0);
+        assert!(fa.1 == fb.1, "{} differs between two runs (one thread, then two)", fa.0);
+    }
+    for kind in [".csv", ".parquet", ".png", ".svg", ".html"] {
+        assert!(a.iter().any(|f| f.0.ends_with(kind)), "the runs wrote {kind} files");
     }
 
     // The report in headless Chromium: it loads, every figure decodes and renders, and a
@@ -250,7 +264,8 @@ fn batch_of_four_with_one_broken() {
 }
 
 /// Determinism across thread counts: `process` with the horizontal's refinement (its candidate
-/// angles computed in parallel) on one thread and on two writes the same bytes in every file.
+/// angles computed in parallel) on one thread and on two (RAYON_NUM_THREADS) writes the same
+/// bytes in every file.
 #[test]
 fn same_bytes_on_one_thread_and_two() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,7 +274,9 @@ fn same_bytes_on_one_thread_and_two() {
     for threads in ["1", "2"] {
         let out = dir.path().join(format!("threads-{threads}"));
         let o = Command::new(env!("CARGO_BIN_EXE_flexbench"))
-            .env("FLEXBENCH_THREADS", threads)
+            .env_remove("FLEXBENCH_THREADS")
+            .env_remove("POLARS_MAX_THREADS")
+            .env("RAYON_NUM_THREADS", threads)
             .args(["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", root().join("pipelines/wind-pump.toml").to_str().unwrap(), "--out", out.to_str().unwrap(), "--smoother", "--periodic", "--refine-horizontal"])
             .output()
             .unwrap();

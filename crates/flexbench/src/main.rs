@@ -602,6 +602,11 @@ fn parse_pair<T: std::str::FromStr>(text: &str, sep: char) -> Result<(T, T)> {
 }
 
 fn main() -> ExitCode {
+    // polars' thread pool (table reading and writing) follows flexbench's thread count unless
+    // POLARS_MAX_THREADS says otherwise; set before any thread exists and before polars reads it.
+    if std::env::var_os("POLARS_MAX_THREADS").is_none() {
+        std::env::set_var("POLARS_MAX_THREADS", flexbench_pipeline::threads().to_string());
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

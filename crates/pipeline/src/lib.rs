@@ -66,10 +66,12 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
     parallel_map_on(threads(), items, f)
 }
 
-/// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else the
-/// machine's cores. Results do not depend on it (each item is computed alone, taken in order).
+/// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else
+/// `RAYON_NUM_THREADS` (the variable Rust's thread pools read), else the machine's cores.
+/// Results do not depend on it (each item is computed alone, taken in order).
 pub fn threads() -> usize {
-    std::env::var("FLEXBENCH_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0);
+    var("FLEXBENCH_THREADS").or_else(|| var("RAYON_NUM_THREADS")).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 /// [`parallel_map`] on at most `threads` threads.
