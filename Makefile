@@ -13,7 +13,7 @@ DEMO := out/demo
 MECH := pipelines/wind-pump.toml
 REC := recordings/default
 
-.PHONY: deps build test demo batch recording clean bench fuzz
+.PHONY: deps build test demo batch recording clean bench criterion fuzz
 
 deps:
 	@bash scripts/install-deps.sh
@@ -47,12 +47,15 @@ recording: build
 clean:
 	rm -rf out
 
-# Benchmarks (not part of the tests): criterion on the signal stage beside the same work in
-# scipy, and the tracker's throughput against decoding alone.
-bench: deps
+# Benchmarks (not part of the tests). `make bench`: flexbench against its peers (scipy, numpy,
+# Python + OpenCV) on the same inputs, as ratios, into docs/benchmarks.md with the machine's
+# description. `make criterion`: criterion's statistics on the signal and fem kernels.
+bench:
+	@bash scripts/install-deps.sh bench
+	bash benches/peers.sh
+
+criterion: deps
 	$(CARGO) bench --locked -p flexbench-benches
-	bash benches/signal-scipy.sh
-	bash benches/fem-scipy.sh
 
 # Fuzz every reader of user input for 10 minutes each (nightly + cargo-fuzz; not part of test).
 fuzz:

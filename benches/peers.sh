@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make bench`: flexbench against its peers on the same inputs, as ratios, into docs/benchmarks.md.
+# Installs what it needs: a venv of its own with numpy, scipy and opencv-python-headless
+# (benches/venv.sh), a release build of flexbench and of the kernels' side
+# (benches/criterion/examples/peers.rs), and the bench rendered for 10 s and for 100 s (once, kept
+# under the build directory: about 2 and 15 minutes). Then benches/peers.py times the peers and
+# writes the table.
+#   usage: benches/peers.sh [OUT.md]   (default docs/benchmarks.md)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out="${1:-docs/benchmarks.md}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/flexbench/target}"
+source benches/venv.sh
+"$python" -c "import cv2" 2>/dev/null || "$venv/bin/pip" install --quiet opencv-python-headless
+cargo build --locked --release -q -p flexbench
+bin="$CARGO_TARGET_DIR/release/flexbench"
+long="$CARGO_TARGET_DIR/bench-long"
+render() { # seconds folder: the default recording's camera for that long, no calibration views
+  if [ ! -f "$2/rec/video.mp4" ]; then
+    mkdir -p "$2"
+    sed "s/^duration = .*/duration = $1/; s/^views = .*/views = 0/" recordings/default/camera.toml > "$2/camera.toml"
+    echo "rendering $1 s of the bench (once; kept in $2)"
+    "$bin" render --mechanism pipelines/wind-pump.toml --camera "$2/camera.toml" --out "$2/rec" > /dev/null
+  fi
+}
+render 10.0 "$long"
+render 100.0 "$CARGO_TARGET_DIR/bench-100s"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# Kernels on one thread on both sides.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+cargo run --locked --release -q -p flexbench-benches --example peers -- "$work"
+"$python" benches/peers.py "$work" "$bin" "$long/rec/video.mp4" "$long/rec/truth/tracks.csv" "$CARGO_TARGET_DIR/bench-100s/rec/video.mp4" "$root/$out"
