@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{flexbench, ok};
+use common::{flexbench, ok, root};
 
 fn expect_error(args: &[&str], needles: &[&str]) -> String {
     let out = flexbench(args);
@@ -288,4 +288,29 @@ fn run_bad_pipeline_files() {
     expect_error(&["run", p.to_str().unwrap(), "--out", o], &["no calibration", "views/", "[inputs] calibration"]);
     expect_error(&["run", dir.path().join("absent.toml").to_str().unwrap()], &["absent.toml", "cannot be read"]);
     assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "no stage ran");
+}
+
+/// A reader of flexbench's output that stops reading (`flexbench probe ... | head -0`): the
+/// command ends quietly, no panic ("failed printing to stdout"), and the files it wrote are whole.
+#[test]
+fn closed_standard_output_is_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tracks.parquet");
+    let video = root().join("recordings/default/video.mp4");
+    let cal = root().join("recordings/default/truth/camera.yaml");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flexbench"))
+        .args(["track", "--video", video.to_str().unwrap(), "--calibration", cal.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before anything is printed
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(o.status.code() != Some(101), "not a panic's exit code");
+    // Whatever it managed to write is whole: the tracks table reads.
+    if out.exists() {
+        flexbench_tables::read_tracks(&out).unwrap();
+    }
 }

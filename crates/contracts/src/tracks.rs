@@ -234,6 +234,39 @@ impl Tracks {
         Ok(out)
     }
 
+    /// The table in contract column order, the rows consumed as the columns are filled (a long
+    /// recording's tracks are not held twice).
+    pub fn into_table(self) -> Table {
+        let n = self.rows.len();
+        let (mut frame, mut t, mut marker) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut opt: [Vec<Option<f64>>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
+        for r in self.rows {
+            frame.push(r.frame);
+            t.push(r.t);
+            marker.push(r.marker);
+            for (c, v) in opt.iter_mut().zip([r.u, r.v, r.x, r.y, r.sigma_px]) {
+                c.push(v);
+            }
+        }
+        let [u, v, x, y, sigma] = opt;
+        let mut table = Table::new("tracks");
+        let cols = [
+            ("frame", Column::I64(frame)),
+            ("t", Column::F64(t)),
+            ("marker", Column::Str(marker)),
+            ("u", Column::OptF64(u)),
+            ("v", Column::OptF64(v)),
+            ("x", Column::OptF64(x)),
+            ("y", Column::OptF64(y)),
+            ("sigma_px", Column::OptF64(sigma)),
+        ];
+        for (name, c) in cols {
+            // Equal lengths by construction.
+            let _ = table.push(name, c);
+        }
+        table
+    }
+
     /// The table in contract column order.
     pub fn to_table(&self) -> Table {
         let mut t = Table::new("tracks");
@@ -259,6 +292,12 @@ impl Tracks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn into_table_is_to_table() {
+        let t = Tracks::new(vec![row(0, 0.0, "M1", Some(0.1)), row(0, 0.0, "M2", None), row(1, 0.01, "M1", Some(0.2))]).unwrap();
+        assert_eq!(t.to_table(), t.clone().into_table());
+    }
 
     fn row(frame: i64, t: f64, m: &str, x: Option<f64>) -> TrackRow {
         TrackRow { frame, t, marker: m.into(), u: None, v: None, x, y: x, sigma_px: None }

@@ -602,6 +602,14 @@ fn parse_pair<T: std::str::FromStr>(text: &str, sep: char) -> Result<(T, T)> {
 }
 
 fn main() -> ExitCode {
+    // A closed standard output (`flexbench probe ... | head -1`) ends the process quietly, as
+    // any Unix tool, instead of a panic at the next line printed. Outputs are written to
+    // temporary files and renamed, so an end at any moment loses no earlier result.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // polars' thread pool (table reading and writing) follows flexbench's thread count unless
     // POLARS_MAX_THREADS says otherwise; set before any thread exists and before polars reads it.
     if std::env::var_os("POLARS_MAX_THREADS").is_none() {

@@ -18,11 +18,11 @@ pub fn track(video: &Path, calibration: &Path, cfg: &TrackConfig, out: &Path, pr
         return Err(PipelineError::Input(format!("{}: the tracks table must end in .csv or .parquet", out.display())));
     }
     let (rows, summary) = track_video(video, &cal, cfg, progress).map_err(vision)?;
-    let tracks = flexbench_contracts::Tracks::new(rows)?;
+    let table = flexbench_contracts::Tracks::new(rows)?.into_table();
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     crate::ensure_dir(dir)?;
     let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "tracks".into());
-    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec();
+    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
     let mut s = serde_json::to_value(&summary).map_err(|e| PipelineError::Input(e.to_string()))?;
     s["video"] = serde_json::json!(video.display().to_string());
     s["calibration"] = serde_json::json!(calibration.display().to_string());

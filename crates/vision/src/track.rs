@@ -512,9 +512,11 @@ pub fn track_video(
     } else {
         (0..per_frame.len()).map(|k| k as f64 / f).collect()
     };
-    let mut rows = Vec::new();
-    for (k, assigned) in per_frame.iter().enumerate() {
-        for (m, a) in assigned.iter().enumerate() {
+    let frames = per_frame.len();
+    let mut rows = Vec::with_capacity(frames * cfg.markers.len());
+    // Consumed frame by frame: a long recording's detections are not held twice.
+    for (k, assigned) in per_frame.into_iter().enumerate() {
+        for (m, a) in assigned.into_iter().enumerate() {
             if let Some(b) = a {
                 let (xn, yn) = cal.intrinsics.undistort_pixel(b.u, b.v);
                 let (x, y) = plane.to_bench(xn, yn);
@@ -523,12 +525,12 @@ pub fn track_video(
             }
         }
     }
-    summary.frames = per_frame.len();
+    summary.frames = frames;
     summary.detections = rows.len();
-    summary.frames_per_second = per_frame.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
     sigmas.sort_by(|a, b| a.total_cmp(b));
     summary.median_sigma_px = sigmas.get(sigmas.len() / 2).copied().unwrap_or(f64::NAN);
-    progress(per_frame.len(), per_frame.len());
+    progress(frames, frames);
     Ok((rows, summary))
 }
 
