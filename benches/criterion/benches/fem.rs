@@ -1,7 +1,7 @@
 //! The lever's modes over one crank turn of the simulated bench at 1000 samples, 10 quintic
 //! elements (51 free degrees of freedom): the symmetric problem alone, and with the full problem
-//! for the lowest six modes. The same matrices go to scipy's eigh and eig in
-//! benches/fem_scipy.py (`make bench`), which also checks the frequencies against them.
+//! for the lowest six modes, with criterion's statistics (`make criterion`). The same matrices go
+//! to scipy's eigh and eig in `make bench` (benches/peers.sh), which also checks the frequencies.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use flexbench_benches::fem_cycle;

@@ -1,8 +1,8 @@
 //! The signal stage on 5 markers x 100,000 samples (10 coordinates, 240 samples/s, a bench-like
 //! periodic motion at 2.33 Hz with 0.1 mm of white noise): Savitzky-Golay (window 21, order 5,
 //! value, rate and acceleration) and the automatic Kalman/RTS smoother (parameters by maximum
-//! likelihood, periodic part included). `make bench` runs it beside the same work in scipy
-//! (benches/signal_scipy.py).
+//! likelihood, periodic part included), with criterion's statistics (`make criterion`). The
+//! side-by-side with scipy on the same inputs is `make bench` (benches/peers.sh).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use flexbench_benches::signal_coordinates;
