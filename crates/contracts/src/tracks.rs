@@ -269,23 +269,7 @@ impl Tracks {
 
     /// The table in contract column order.
     pub fn to_table(&self) -> Table {
-        let mut t = Table::new("tracks");
-        let r = &self.rows;
-        let cols = [
-            ("frame", Column::I64(r.iter().map(|r| r.frame).collect())),
-            ("t", Column::F64(r.iter().map(|r| r.t).collect())),
-            ("marker", Column::Str(r.iter().map(|r| r.marker.clone()).collect())),
-            ("u", Column::OptF64(r.iter().map(|r| r.u).collect())),
-            ("v", Column::OptF64(r.iter().map(|r| r.v).collect())),
-            ("x", Column::OptF64(r.iter().map(|r| r.x).collect())),
-            ("y", Column::OptF64(r.iter().map(|r| r.y).collect())),
-            ("sigma_px", Column::OptF64(r.iter().map(|r| r.sigma_px).collect())),
-        ];
-        for (name, c) in cols {
-            // Equal lengths by construction.
-            let _ = t.push(name, c);
-        }
-        t
+        self.clone().into_table()
     }
 }
 
@@ -293,10 +277,15 @@ impl Tracks {
 mod tests {
     use super::*;
 
+    /// The table has the contract's columns in order, one row per track row, gaps kept.
     #[test]
-    fn into_table_is_to_table() {
-        let t = Tracks::new(vec![row(0, 0.0, "M1", Some(0.1)), row(0, 0.0, "M2", None), row(1, 0.01, "M1", Some(0.2))]).unwrap();
-        assert_eq!(t.to_table(), t.clone().into_table());
+    fn table_in_contract_order_with_gaps() {
+        let t = Tracks::new(vec![row(0, 0.0, "M1", Some(0.1)), row(0, 0.0, "M2", None), row(1, 0.01, "M1", Some(0.2))]).unwrap().into_table();
+        let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]);
+        assert_eq!(t.column("marker"), Some(&Column::Str(vec!["M1".into(), "M2".into(), "M1".into()])));
+        assert_eq!(t.column("x"), Some(&Column::OptF64(vec![Some(0.1), None, Some(0.2)])));
+        assert_eq!(t.column("t"), Some(&Column::F64(vec![0.0, 0.0, 0.01])));
     }
 
     fn row(frame: i64, t: f64, m: &str, x: Option<f64>) -> TrackRow {
