@@ -11,7 +11,7 @@ seconds=${1:-600}
 jobs=${2:-2}
 shift $(( $# > 2 ? 2 : $# )) || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(tracks_csv tracks_parquet wide_csv mechanism_toml pipeline_toml calibration_yaml)
+[ ${#targets[@]} -gt 0 ] || targets=(tracks_csv tracks_parquet wide_csv mechanism_toml pipeline_toml calibration_yaml video view_image)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || { echo "fuzz: the nightly toolchain is needed (rustup toolchain install nightly)" >&2; exit 1; }
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$HOME/.cache/flexbench/fuzz-target}
@@ -30,6 +30,8 @@ seed wide_csv "$b/pipeline/wide.csv" "$b"/tracks/*.csv
 seed mechanism_toml "$root"/pipelines/wind-pump.toml "$root"/pipelines/slider-crank.toml "$root"/pipelines/four-bar.toml "$b"/mechanism/*.toml
 seed pipeline_toml "$root/pipelines/default.toml" "$b"/pipeline/*.toml
 seed calibration_yaml "$root/calibration/default.yaml" "$b"/calibration/*.yaml
+seed video "$root/recordings/default/video.mp4" "$b"/video/*.mp4
+seed view_image "$root/recordings/default/views/view01.png" "$root/recordings/default/plane-view.png" "$b"/views/*/*
 run() {
   local t=$1
   local log="$root/fuzz/logs/$t.log"
