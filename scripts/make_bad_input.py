@@ -161,6 +161,9 @@ FUZZ = [
     # A footer declaring a list longer than the file made polars-parquet ask for 123 GB and abort;
     # the footer's declared lengths are checked before polars reads it now.
     ("fuzz: Parquet footer declaring 123 GB", "fuzz/tracks-parquet-2.parquet", SMOOTH, ["tracks-parquet-2.parquet", "footer", "declares", "check that the file is complete"]),
+    # FFmpeg takes these 11 bytes for one frame of 60880 x 4107 px: 1.8 GB and 7 s to decode;
+    # frame sizes beyond any camera are refused when the video is opened now.
+    ("fuzz: 11 bytes declaring a 250 Mpx frame", "fuzz/video-1.mp4", TRACKV, ["video-1.mp4", "60880 x 4107", "beyond any camera", "export the recording again"]),
     ("fuzz: binary bytes in a calibration", "fuzz/calibration-yaml-2.yaml", TRACK, ["calibration-yaml-2.yaml", "not UTF-8 text", "calibrate again"]),
 ]
 for name, rel, command, expect in FUZZ:

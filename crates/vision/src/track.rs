@@ -325,18 +325,11 @@ pub fn track_video(
 ) -> Result<(Vec<TrackRow>, TrackSummary), VisionError> {
     let p = path.display().to_string();
     let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
-    if !path.exists() {
-        return Err(video_err("no such file; check the path".into()));
-    }
     let plane = cal.plane.ok_or_else(|| VisionError::CalibrationFile {
         path: "(calibration)".into(),
         reason: "it has no bench plane ('bench_homography'); calibrate with --plane-view, --origin and --horizontal".into(),
     })?;
-    let cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
-        .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
-    if !cv("open", cap.is_opened())? {
-        return Err(video_err("cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into()));
-    }
+    let cap = open_video(path)?;
     let fps = cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?;
     let total = cv("frame count", cap.get(opencv::videoio::CAP_PROP_FRAME_COUNT))?.max(0.0) as usize;
     let nm = cfg.markers.len();
@@ -648,18 +641,39 @@ pub struct Probe {
     pub frames_per_second: f64,
 }
 
-/// Decode every frame of a video and nothing else.
-pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
-    let p = path.display().to_string();
-    let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
+/// Largest frame side accepted, px (beyond any camera's sensor: 16K video is 15360 px wide).
+pub const MAX_FRAME_SIDE: i32 = 16384;
+/// Largest frame accepted, px (about 8K video; a 64 Mpx colour frame is 200 MB decoded).
+pub const MAX_FRAME_PIXELS: i64 = 64 << 20;
+
+/// Open a video with OpenCV's FFmpeg backend, refusing what no camera films before a frame is
+/// decoded: fuzzing found an 11-byte file that FFmpeg takes for one frame of 60880 x 4107 px,
+/// whose decoding took 1.8 GB and 7 s.
+pub fn open_video(path: &Path) -> Result<opencv::videoio::VideoCapture, VisionError> {
+    let video_err = |reason: String| VisionError::Video { path: path.display().to_string(), reason };
     if !path.exists() {
         return Err(video_err("no such file; check the path".into()));
     }
-    let mut cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
+    let cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
         .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
     if !cv("open", cap.is_opened())? {
         return Err(video_err("cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into()));
     }
+    let (w, h) = (cv("width", cap.get(opencv::videoio::CAP_PROP_FRAME_WIDTH))?, cv("height", cap.get(opencv::videoio::CAP_PROP_FRAME_HEIGHT))?);
+    if !(w >= 1.0 && h >= 1.0 && w <= MAX_FRAME_SIDE as f64 && h <= MAX_FRAME_SIDE as f64 && (w * h) as i64 <= MAX_FRAME_PIXELS) {
+        return Err(video_err(format!(
+            "declares frames of {w} x {h} px, beyond any camera (at most {MAX_FRAME_SIDE} px a side and {} Mpx): the file is damaged or not a video; export the recording again",
+            MAX_FRAME_PIXELS >> 20
+        )));
+    }
+    Ok(cap)
+}
+
+/// Decode every frame of a video and nothing else.
+pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
+    let p = path.display().to_string();
+    let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
+    let mut cap = open_video(path)?;
     let start = Instant::now();
     let mut frame = Mat::default();
     let mut out = Probe { fps: cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?, ..Default::default() };
