@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::{Column, Table};
-use flexbench_fem::cycle::{cycle_modes, track, InstantModes};
+use flexbench_fem::cycle::{cycle_modes_keeping, track, InstantModes};
 use flexbench_fem::element::Section;
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_report::{Curve, Figure, Panel};
@@ -137,10 +137,11 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
         worst_balance = worst_balance.max(r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300));
     }
     let total = if cfg.damping.is_some() { 2 * instants.len() } else { instants.len() };
-    let modes: Vec<InstantModes> = cycle_modes(&mesh, &g, &instants, cfg.supports, cfg.modes, &mut |k, _| progress(k, total)).map_err(|e| PipelineError::Input(format!("the lever's modes: {e}")))?;
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
     let count = cfg.modes.min(free.len());
+    // The shapes of the lowest 2 count modes are all that following `count` modes reads.
+    let modes: Vec<InstantModes> = cycle_modes_keeping(&mesh, &g, &instants, cfg.supports, cfg.modes, 2 * count, &mut |k, _| progress(k, total)).map_err(|e| PipelineError::Input(format!("the lever's modes: {e}")))?;
     let (labels, worst_mac) = track(&modes, &m_free, count);
     // The modal table: one row per sample and followed mode.
     let (mut t, mut ca, mut mode, mut freq, mut full, mut zeta, mut kind) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
