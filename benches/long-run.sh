@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole chain (track, smooth, process, fem, compare, report; the calibration given) on the
+# bench rendered for 10 s and for 100 s (made by benches/peers.sh, or here when missing): peak
+# resident memory (GNU time) and wall time of each run. About 2 and 20 minutes on 2 cores.
+#   usage: benches/long-run.sh [SECONDS...]   (default: 10 100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/flexbench/target}"
+cargo build --locked --release -q -p flexbench
+bin="$CARGO_TARGET_DIR/release/flexbench"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+for s in "${@:-10 100}"; do
+  for seconds in $s; do
+    rec="$CARGO_TARGET_DIR/bench-${seconds}s/rec"
+    [ "$seconds" = 10 ] && rec="$CARGO_TARGET_DIR/bench-long/rec"
+    if [ ! -f "$rec/video.mp4" ]; then
+      mkdir -p "$(dirname "$rec")"
+      sed "s/^duration = .*/duration = $seconds.0/; s/^views = .*/views = 0/" recordings/default/camera.toml > "$(dirname "$rec")/camera.toml"
+      echo "rendering $seconds s of the bench (once)"
+      "$bin" render --mechanism pipelines/wind-pump.toml --camera "$(dirname "$rec")/camera.toml" --out "$rec" > /dev/null
+    fi
+    cat > "$work/p$seconds.toml" <<TOML
+[run]
+mechanism = "$(pwd)/pipelines/wind-pump.toml"
+recording = "$rec"
+
+[inputs]
+calibration = "$rec/truth/camera.yaml"
+
+[process]  # as pipelines/default.toml
+method = "smoother"
+periodic = true
+refine_horizontal = true
+TOML
+    /usr/bin/time -f "%M %e" -o "$work/time" "$bin" run "$work/p$seconds.toml" --out "$work/out$seconds" > "$work/log$seconds" 2>&1
+    read -r kb wall < "$work/time"
+    echo "$seconds s of video: whole run $wall s, peak resident memory $((kb / 1024)) MB"
+    grep -E '^\[[0-9]/[0-9]\]' "$work/log$seconds" | sed 's/^/  /'
+  done
+done
