@@ -10,16 +10,13 @@ cargo build --locked --release -q -p flexbench
 bin="$CARGO_TARGET_DIR/release/flexbench"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+source benches/render.sh
 for s in "${@:-10 100}"; do
   for seconds in $s; do
-    rec="$CARGO_TARGET_DIR/bench-${seconds}s/rec"
-    [ "$seconds" = 10 ] && rec="$CARGO_TARGET_DIR/bench-long/rec"
-    if [ ! -f "$rec/video.mp4" ]; then
-      mkdir -p "$(dirname "$rec")"
-      sed "s/^duration = .*/duration = $seconds.0/; s/^views = .*/views = 0/" recordings/default/camera.toml > "$(dirname "$rec")/camera.toml"
-      echo "rendering $seconds s of the bench (once)"
-      "$bin" render --mechanism pipelines/wind-pump.toml --camera "$(dirname "$rec")/camera.toml" --out "$rec" > /dev/null
-    fi
+    folder="$CARGO_TARGET_DIR/bench-${seconds}s"
+    [ "$seconds" = 10 ] && folder="$CARGO_TARGET_DIR/bench-long" # the name benches/peers.sh gives it
+    render "$seconds.0" "$folder"
+    rec="$folder/rec"
     cat > "$work/p$seconds.toml" <<TOML
 [run]
 mechanism = "$(pwd)/pipelines/wind-pump.toml"

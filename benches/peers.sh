@@ -16,14 +16,7 @@ source benches/venv.sh
 cargo build --locked --release -q -p flexbench
 bin="$CARGO_TARGET_DIR/release/flexbench"
 long="$CARGO_TARGET_DIR/bench-long"
-render() { # seconds folder: the default recording's camera for that long, no calibration views
-  if [ ! -f "$2/rec/video.mp4" ]; then
-    mkdir -p "$2"
-    sed "s/^duration = .*/duration = $1/; s/^views = .*/views = 0/" recordings/default/camera.toml > "$2/camera.toml"
-    echo "rendering $1 s of the bench (once; kept in $2)"
-    "$bin" render --mechanism pipelines/wind-pump.toml --camera "$2/camera.toml" --out "$2/rec" > /dev/null
-  fi
-}
+source benches/render.sh
 render 10.0 "$long"
 render 100.0 "$CARGO_TARGET_DIR/bench-100s"
 work="$(mktemp -d)"
