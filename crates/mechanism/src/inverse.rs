@@ -146,22 +146,24 @@ impl Mechanism {
         let (a, rhs) = self.inverse_dynamics_system(q, qd, qdd)?;
         // Consistent units for the condition number.
         let lref = self.reference_length();
-        let cols = self.force_columns();
-        let mut scaled = a.clone();
+        // Which unknowns are couples (N m), decided once for the scaling and the unscaling.
+        let couple: Vec<bool> = self
+            .force_columns()
+            .iter()
+            .map(|name| {
+                self.forces.iter().any(|f| {
+                    f.actuator
+                        && &f.name == name
+                        && matches!(f.kind, crate::model::ForceKind::Motor { .. } | crate::model::ForceKind::Torque { .. })
+                }) || name.ends_with("_moment")
+            })
+            .collect();
+        let mut scaled = a; // A itself is not needed again: the scaled system is the one solved
         for i in 0..self.bodies.len() {
             scaled.row_mut(3 * i + 2).scale_mut(1.0 / lref);
         }
-        let couple_col = |name: &str| -> bool {
-            self.forces.iter().any(|f| {
-                f.actuator
-                    && f.name == name
-                    && matches!(f.kind, crate::model::ForceKind::Motor { .. } | crate::model::ForceKind::Torque { .. })
-            }) || name.ends_with("_moment")
-        };
-        for (c, name) in cols.iter().enumerate() {
-            if couple_col(name) {
-                scaled.column_mut(c).scale_mut(lref);
-            }
+        for (c, _) in couple.iter().enumerate().filter(|(_, is)| **is) {
+            scaled.column_mut(c).scale_mut(lref);
         }
         // One LU factorisation of the scaled system S = R A C (R: moment rows / lref, C: couple
         // columns x lref) gives both its exact 1-norm condition number ||S||_1 ||S^-1||_1 (S^-1
@@ -183,10 +185,8 @@ impl Mechanism {
         }
         match lu.solve(&rb) {
             Some(mut y) => {
-                for (c, name) in cols.iter().enumerate() {
-                    if couple_col(name) {
-                        y[c] *= lref;
-                    }
+                for (c, _) in couple.iter().enumerate().filter(|(_, is)| **is) {
+                    y[c] *= lref;
                 }
                 Ok(InverseSample::Solved { forces: y.iter().copied().collect(), condition })
             }
