@@ -199,7 +199,7 @@ fn crank_length_disagreement_is_reported_with_its_size() {
 fn calibration_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cal.yaml");
-    let views = common::root().join("../shared/data/opencv-left-chessboard");
+    let views = common::root().join("calibration/opencv-left-chessboard");
     let v = views.to_str().unwrap();
     let o = out.to_str().unwrap();
     expect_error(&["calibrate", "--views", v, "--board", "7x7", "--square", "0.025", "--out", o], &["7x7 board was found in none of the 13 views", "check --board"]);

@@ -1,7 +1,7 @@
-//! Calibration on real photos: OpenCV's own sample views (`shared/data/opencv-left-chessboard`,
+//! Calibration on real photos: OpenCV's own sample views (`calibration/opencv-left-chessboard`,
 //! 13 photos from a real camera, 9 x 6 inner corners), with the reference's protocol
 //! (cornerSubPix half-window 11 px). The reference is OpenCV's Python
-//! `calibrateCamera` on all 13 views (shared/data/README.md): RMS 0.4087 px, fx 536.073,
+//! `calibrateCamera` on all 13 views (calibration/opencv-left-chessboard/README.md): RMS 0.4087 px, fx 536.073,
 //! fy 536.016, cx 342.370, cy 235.537, with k3 free. Tolerances: 0.1 % on fx, fy, cx, cy, 2 % on
 //! the RMS (the criterion). flexbench chooses the distortion model by BIC, and on these
 //! photos the k3 of OpenCV's default (0.25) does not pay for itself: with k3 fixed at 0 the RMS is
@@ -14,8 +14,8 @@ use flexbench_vision::calibrate::{calibrate_views, image_files, Board, SubPixWin
 
 #[test]
 fn matches_opencv_python_on_real_photos() {
-    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../../../shared/data/opencv-left-chessboard");
-    let files = image_files(&dir).expect("shared/data is beside the repository");
+    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../../calibration/opencv-left-chessboard");
+    let files = image_files(&dir).expect("the sample photos are in the repository");
     assert_eq!(files.len(), 13);
     let cal = calibrate_views(&files, &Board { cols: 9, rows: 6, square: 1.0 }, SubPixWindow::Fixed(11)).unwrap();
     let i = cal.intrinsics;

@@ -1,4 +1,4 @@
-//! The data contracts of flexbench (bench-model.md section 6): the long tables that flow
+//! The data contracts of flexbench (docs/bench.md section 6): the long tables that flow
 //! between stages, their exact column names, and the invariants a table checks when it is built
 //! (finite values, strictly increasing time per marker), in the manner of OpenSim's
 //! `TimeSeriesTable`. This crate has no dependencies on the heavy stacks (polars, OpenCV) so that

@@ -1,4 +1,4 @@
-//! The `tracks` table (bench-model.md section 6): long format `frame, t, marker, u, v, x, y`,
+//! The `tracks` table (docs/bench.md section 6): long format `frame, t, marker, u, v, x, y`,
 //! u, v in image pixels, x, y in bench-frame metres. A marker not seen in a frame has no row or
 //! empty x, y: a gap, never an invented value.
 

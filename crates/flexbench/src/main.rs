@@ -94,7 +94,7 @@ enum Command {
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
     /// bench plane. Written as OpenCV FileStorage YAML.
     ///
-    /// Example: flexbench calibrate --views ../shared/data/opencv-left-chessboard --board 9x6 --square 0.025 --out calibration/left.yaml
+    /// Example: flexbench calibrate --views calibration/opencv-left-chessboard --board 9x6 --square 0.025 --out calibration/left.yaml
     Calibrate {
         /// Folder of chessboard views (png, jpg, bmp, tif).
         #[arg(long)]

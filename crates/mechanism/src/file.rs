@@ -1,4 +1,4 @@
-//! The mechanism file (TOML): the bench's flat form (bench-model.md section 6) and a general
+//! The mechanism file (TOML): the bench's flat form (docs/bench.md section 6) and a general
 //! form for any planar linkage. Unknown keys, missing keys, non-physical values and joints that
 //! name points that do not exist are refused with the key and the reason.
 //!
@@ -62,7 +62,7 @@ use crate::model::{
 };
 use crate::{rot, MechanismError};
 
-/// The flat form of the wind-pump bench (bench-model.md section 3 and 6), every value a key.
+/// The flat form of the wind-pump bench (docs/bench.md section 3 and 6), every value a key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]

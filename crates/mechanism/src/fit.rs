@@ -1,5 +1,5 @@
 //! The mechanism's motion that best explains the measured markers, the closed loop satisfied
-//! exactly (bench-model.md section 4, stage 4).
+//! exactly (docs/bench.md section 4, stage 4).
 //!
 //! Position: minimise sum_m |r_m(q) - p_m|^2 subject to Phi(q) = 0, by Gauss-Newton on the KKT
 //! system

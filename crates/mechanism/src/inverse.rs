@@ -1,5 +1,5 @@
 //! Inverse dynamics by Newton-Euler, one square linear system per sample (seed 000, Appendix B;
-//! bench-model.md section 4, stage 5).
+//! docs/bench.md section 4, stage 5).
 //!
 //! For every body, with its centroid acceleration a_G and angular acceleration eps,
 //!
@@ -13,7 +13,7 @@
 //! force). Gravity and the other force elements are known from their laws. For the bench:
 //! 4 bodies x 3 equations = 12 unknowns (A, B, C', D: 8; motor torque, pump force, slide normal
 //! force; and the slide's reaction couple, which is zero because every force on the slide acts
-//! at its centroid D: the 11 x 11 system of bench-model.md plus one trivially decoupled row).
+//! at its centroid D: the 11 x 11 system of docs/bench.md plus one trivially decoupled row).
 //!
 //! A sample whose system is near-singular (a toggle position) is detected by the 1-norm
 //! condition number of the system scaled to consistent units (moment rows divided by a reference

@@ -1,7 +1,7 @@
 //! The planar multibody model of the bench and of other linkages, and what is computed on it.
 //!
 //! - [`model`]: bodies, joints, forces, markers and the initial state, validated.
-//! - [`file`]: the mechanism file (TOML), in the bench's flat form (bench-model.md section 6) or
+//! - [`file`]: the mechanism file (TOML), in the bench's flat form (docs/bench.md section 6) or
 //!   the general form for any planar linkage.
 //! - [`constraints`]: the joints' constraint equations Phi(q) = 0 in absolute coordinates, their
 //!   Jacobian and the acceleration right-hand side.

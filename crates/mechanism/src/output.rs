@@ -1,4 +1,4 @@
-//! The contract tables (bench-model.md section 6) built from the mechanism's states.
+//! The contract tables (docs/bench.md section 6) built from the mechanism's states.
 
 use flexbench_contracts::{Column, Table, TrackRow, Tracks, BODY_COLUMNS, MARKER_COLUMNS};
 use nalgebra::DVector;

@@ -362,7 +362,7 @@ mod tests {
     use crate::inverse::InverseSample;
 
     /// The default bench: drift at round-off, energy balanced to 1e-6 of the gross work over
-    /// one crank turn (0.43 s at 140 rpm), and the bench-model.md section 3 ranges.
+    /// one crank turn (0.43 s at 140 rpm), and the docs/bench.md section 3 ranges.
     #[test]
     fn default_bench_settles_into_the_documented_motion() {
         let m = wind_pump_default();

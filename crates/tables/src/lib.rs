@@ -24,7 +24,7 @@ pub enum TableError {
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
     /// The file is not a readable CSV or Parquet table.
-    #[error("{path}: not a readable {format} table ({reason}); check that the file is complete and in the contract format (bench-model.md section 6)")]
+    #[error("{path}: not a readable {format} table ({reason}); check that the file is complete and in the contract format (docs/bench.md section 6)")]
     Format { path: String, format: String, reason: String },
     /// The extension names no known format.
     #[error("{path}: unknown table format '{ext}'; use .csv or .parquet")]

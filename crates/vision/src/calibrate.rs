@@ -3,7 +3,7 @@
 //!
 //! Corners: `findChessboardCorners` (adaptive threshold, normalized image) refined by
 //! `cornerSubPix` (half-window 11 px, 30 iterations or 0.001 px), as in OpenCV's tutorial and the
-//! reference result of `shared/data/opencv-left-chessboard`; the window shrinks for boards whose
+//! reference result of `calibration/opencv-left-chessboard`; the window shrinks for boards whose
 //! squares are smaller than 24 px, so that it never takes in the next corner. Views where the board is not found
 //! are rejected with that reason; after a first calibration, views whose RMS reprojection error
 //! exceeds five times the median and 2 px (a misdetected board, a blurred or moved view; a good
