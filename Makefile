@@ -13,7 +13,7 @@ DEMO := out/demo
 MECH := pipelines/wind-pump.toml
 REC := recordings/default
 
-.PHONY: deps build test demo batch recording clean bench criterion fuzz
+.PHONY: deps build test lint demo batch recording clean bench criterion fuzz
 
 deps:
 	@bash scripts/install-deps.sh
@@ -21,8 +21,14 @@ deps:
 build: deps
 	$(CARGO) build --locked -p flexbench
 
-test: deps
+# The tests, after the code policy: rustfmt's formatting (rustfmt.toml) and clippy with every
+# warning an error, on every target of the workspace (tests and benchmarks included).
+test: deps lint
 	$(CARGO) test --locked --workspace --exclude flexbench-benches
+
+lint: deps
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
 # The shipped recording (rendered by `make recording`), from its video to the report, every
 # stage's settings in pipelines/default.toml: calibrate -> track -> smooth -> process (Kalman

@@ -42,3 +42,17 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "install-deps: cargo is not on PATH; install the Rust toolchain (rustup, Rust >= 1.85) and run again" >&2
   exit 1
 fi
+
+# make test checks formatting and lints: rustfmt and clippy must be there (rustup installs them
+# with the default profile; `rustup component add rustfmt clippy` otherwise).
+for tool in fmt clippy; do
+  if ! cargo "$tool" --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+      echo "install-deps: adding the Rust component for cargo $tool"
+      rustup component add "$([ "$tool" = fmt ] && echo rustfmt || echo clippy)"
+    else
+      echo "install-deps: cargo $tool is missing; install the rustfmt and clippy components of the Rust toolchain" >&2
+      exit 1
+    fi
+  fi
+done

@@ -23,8 +23,13 @@ struct Case {
 fn every_bad_input_is_refused_by_name() {
     let root = common::root();
     let corpus_dir = root.join("tests/bad-input");
-    let corpus: Corpus = toml::from_str(&std::fs::read_to_string(corpus_dir.join("cases.toml")).unwrap()).unwrap();
-    assert!(corpus.case.len() >= 40, "the corpus has {} cases", corpus.case.len());
+    let corpus: Corpus =
+        toml::from_str(&std::fs::read_to_string(corpus_dir.join("cases.toml")).unwrap()).unwrap();
+    assert!(
+        corpus.case.len() >= 40,
+        "the corpus has {} cases",
+        corpus.case.len()
+    );
     let scratch = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     for (k, c) in corpus.case.iter().enumerate() {
@@ -36,19 +41,44 @@ fn every_bad_input_is_refused_by_name() {
             if let Ok(text) = std::fs::read_to_string(&input) {
                 if text.contains("{root}") {
                     let copy = out.join(input.file_name().unwrap());
-                    std::fs::write(&copy, text.replace("{root}", &root.display().to_string())).unwrap();
+                    std::fs::write(&copy, text.replace("{root}", &root.display().to_string()))
+                        .unwrap();
                     input = copy;
                 }
             }
         }
-        let fill = |a: &str| a.replace("{file}", &input.display().to_string()).replace("{root}", &root.display().to_string()).replace("{out}", &out.display().to_string());
+        let fill = |a: &str| {
+            a.replace("{file}", &input.display().to_string())
+                .replace("{root}", &root.display().to_string())
+                .replace("{out}", &out.display().to_string())
+        };
         let args: Vec<String> = c.command.iter().map(|a| fill(a)).collect();
-        let o = Command::new(env!("CARGO_BIN_EXE_flexbench")).args(&args).current_dir(&out).output().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_flexbench"))
+            .args(&args)
+            .current_dir(&out)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
-        let missing: Vec<&String> = c.expect.iter().filter(|e| !err.contains(e.as_str())).collect();
+        let missing: Vec<&String> = c
+            .expect
+            .iter()
+            .filter(|e| !err.contains(e.as_str()))
+            .collect();
         if o.status.success() || err.contains("panicked") || !missing.is_empty() {
-            failures.push(format!("- {} (exit {:?}): missing {:?}\n    {}", c.name, o.status.code(), missing, err.trim().replace('\n', "\n    ")));
+            failures.push(format!(
+                "- {} (exit {:?}): missing {:?}\n    {}",
+                c.name,
+                o.status.code(),
+                missing,
+                err.trim().replace('\n', "\n    ")
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), corpus.case.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        corpus.case.len(),
+        failures.join("\n")
+    );
 }

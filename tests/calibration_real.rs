@@ -14,13 +14,30 @@ use flexbench_vision::calibrate::{calibrate_views, image_files, Board, SubPixWin
 
 #[test]
 fn matches_opencv_python_on_real_photos() {
-    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../../calibration/opencv-left-chessboard");
+    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test"))
+        .join("../../calibration/opencv-left-chessboard");
     let files = image_files(&dir).expect("the sample photos are in the repository");
     assert_eq!(files.len(), 13);
-    let cal = calibrate_views(&files, &Board { cols: 9, rows: 6, square: 1.0 }, SubPixWindow::Fixed(11)).unwrap();
+    let cal = calibrate_views(
+        &files,
+        &Board {
+            cols: 9,
+            rows: 6,
+            square: 1.0,
+        },
+        SubPixWindow::Fixed(11),
+    )
+    .unwrap();
     let i = cal.intrinsics;
-    eprintln!("rms {:.4} fx {:.3} fy {:.3} cx {:.3} cy {:.3} dist {:?} rejected {:?}", cal.rms, i.fx, i.fy, i.cx, i.cy, i.dist, cal.rejected);
-    assert!(cal.rejected.is_empty(), "all 13 views are good: {:?}", cal.rejected);
+    eprintln!(
+        "rms {:.4} fx {:.3} fy {:.3} cx {:.3} cy {:.3} dist {:?} rejected {:?}",
+        cal.rms, i.fx, i.fy, i.cx, i.cy, i.dist, cal.rejected
+    );
+    assert!(
+        cal.rejected.is_empty(),
+        "all 13 views are good: {:?}",
+        cal.rejected
+    );
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
     assert!(rel(i.fx, 536.073) < 1e-3, "fx {}", i.fx);
     assert!(rel(i.fy, 536.016) < 1e-3, "fy {}", i.fy);
@@ -28,10 +45,25 @@ fn matches_opencv_python_on_real_photos() {
     assert!(rel(i.cy, 235.537) < 1e-3, "cy {}", i.cy);
     assert!(rel(cal.rms, 0.4087) < 0.02, "rms {}", cal.rms);
     assert_eq!(cal.std_intrinsics.len(), 9);
-    assert!(cal.std_intrinsics.iter().all(|s| s.is_finite() && *s >= 0.0));
+    assert!(cal
+        .std_intrinsics
+        .iter()
+        .all(|s| s.is_finite() && *s >= 0.0));
     // flexbench's default window (shrunk where squares are small) fits these photos better.
-    let auto = calibrate_views(&files, &Board { cols: 9, rows: 6, square: 1.0 }, SubPixWindow::Auto).unwrap();
-    eprintln!("default window: rms {:.4} px, fx {:.3}", auto.rms, auto.intrinsics.fx);
+    let auto = calibrate_views(
+        &files,
+        &Board {
+            cols: 9,
+            rows: 6,
+            square: 1.0,
+        },
+        SubPixWindow::Auto,
+    )
+    .unwrap();
+    eprintln!(
+        "default window: rms {:.4} px, fx {:.3}",
+        auto.rms, auto.intrinsics.fx
+    );
     assert!(auto.rms < cal.rms);
     // The file round-trips.
     let tmp = tempfile::tempdir().unwrap();
@@ -39,6 +71,12 @@ fn matches_opencv_python_on_real_photos() {
     cal.write(&path).unwrap();
     let back = flexbench_vision::Calibration::read(&path).unwrap();
     assert_eq!(back.intrinsics, cal.intrinsics);
-    assert!(back.distortion_model.as_deref().is_some_and(|m| m.contains("BIC")), "{:?}", back.distortion_model);
+    assert!(
+        back.distortion_model
+            .as_deref()
+            .is_some_and(|m| m.contains("BIC")),
+        "{:?}",
+        back.distortion_model
+    );
     assert!(std::fs::read_to_string(&path).unwrap().contains("%YAML"));
 }

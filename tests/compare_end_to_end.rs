@@ -16,12 +16,29 @@ fn truth_against_simulation() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
     let truth = common::root().join("recordings/default/truth");
-    ok(&["compare", "--processed", truth.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()]);
+    ok(&[
+        "compare",
+        "--processed",
+        truth.to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let t = read_csv(&out.join("comparison.csv"));
     let (nrmse, lag) = (num(&t, "nrmse"), num(&t, "phase_lag_deg"));
-    assert_eq!(nrmse.len(), 14, "10 marker components and 4 force components");
+    assert_eq!(
+        nrmse.len(),
+        14,
+        "10 marker components and 4 force components"
+    );
     for (i, q) in t["quantity"].iter().enumerate() {
-        assert!(nrmse[i] < 0.005 && lag[i].abs() < 0.05, "{q}: NRMSE {} lag {} deg", nrmse[i], lag[i]);
+        assert!(
+            nrmse[i] < 0.005 && lag[i].abs() < 0.05,
+            "{q}: NRMSE {} lag {} deg",
+            nrmse[i],
+            lag[i]
+        );
     }
     // The crank angles read 5 degrees low: the measurement leads by 5 deg.
     let shifted = dir.path().join("shifted");
@@ -33,7 +50,10 @@ fn truth_against_simulation() {
     let mut lines = text.lines();
     let header = lines.next().unwrap();
     let cols: Vec<&str> = header.split(',').collect();
-    let (ib, ip) = (cols.iter().position(|c| *c == "body").unwrap(), cols.iter().position(|c| *c == "phi").unwrap());
+    let (ib, ip) = (
+        cols.iter().position(|c| *c == "body").unwrap(),
+        cols.iter().position(|c| *c == "phi").unwrap(),
+    );
     let mut outl = vec![header.to_string()];
     for l in lines {
         let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
@@ -44,7 +64,15 @@ fn truth_against_simulation() {
     }
     std::fs::write(shifted.join("bodies.csv"), outl.join("\n")).unwrap();
     let out2 = dir.path().join("cmp2");
-    ok(&["compare", "--processed", shifted.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out2.to_str().unwrap()]);
+    ok(&[
+        "compare",
+        "--processed",
+        shifted.to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
     let t2 = read_csv(&out2.join("comparison.csv"));
     for l in num(&t2, "phase_lag_deg") {
         assert!((l + 5.0).abs() < 0.05, "lag {l} deg");
@@ -56,7 +84,15 @@ fn truth_against_simulation() {
 fn missing_tables_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
-    let o = flexbench(&["compare", "--processed", dir.path().to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()]);
+    let o = flexbench(&[
+        "compare",
+        "--processed",
+        dir.path().to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("bodies") && e.contains("no such file"), "{e}");
@@ -73,14 +109,34 @@ fn simulated_at_the_recordings_speed() {
     let text = std::fs::read_to_string(common::root().join("pipelines/wind-pump.toml")).unwrap();
     assert!(text.contains("omega_ref_rpm = 140.0"));
     let fast = dir.path().join("fast.toml");
-    std::fs::write(&fast, text.replace("omega_ref_rpm = 140.0", "omega_ref_rpm = 150.0")).unwrap();
+    std::fs::write(
+        &fast,
+        text.replace("omega_ref_rpm = 140.0", "omega_ref_rpm = 150.0"),
+    )
+    .unwrap();
     let out = dir.path().join("cmp");
     let truth = common::root().join("recordings/default/truth");
-    ok(&["compare", "--processed", truth.to_str().unwrap(), "--mechanism", fast.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    ok(&[
+        "compare",
+        "--processed",
+        truth.to_str().unwrap(),
+        "--mechanism",
+        fast.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["motor_reference_rpm_in_file"].as_f64().unwrap(), 150.0);
-    assert!((s["motor_reference_rpm_simulated"].as_f64().unwrap() - 140.0).abs() < 0.1, "{}", s["motor_reference_rpm_simulated"]);
-    let (m, w) = (s["measured_crank_speed_rpm"].as_f64().unwrap(), s["simulated_crank_speed_rpm"].as_f64().unwrap());
+    assert!(
+        (s["motor_reference_rpm_simulated"].as_f64().unwrap() - 140.0).abs() < 0.1,
+        "{}",
+        s["motor_reference_rpm_simulated"]
+    );
+    let (m, w) = (
+        s["measured_crank_speed_rpm"].as_f64().unwrap(),
+        s["simulated_crank_speed_rpm"].as_f64().unwrap(),
+    );
     assert!((w / m - 1.0).abs() < 1e-5, "{m} vs {w}");
     for q in s["quantities"].as_array().unwrap() {
         assert!(q["nrmse"].as_f64().unwrap() < 0.005, "{q}");

@@ -17,7 +17,11 @@ fn assert_whole(out: &Path, when: &str) {
     for stage in flexbench_pipeline::run::STAGES {
         let dir = out.join(stage);
         assert!(dir.is_dir(), "{when}: the {stage} folder is gone");
-        let stamp: flexbench_pipeline::run::StageStamp = serde_json::from_str(&std::fs::read_to_string(dir.join("stage.json")).unwrap_or_else(|e| panic!("{when}: {stage}/stage.json: {e}"))).unwrap_or_else(|e| panic!("{when}: {stage}/stage.json does not parse: {e}"));
+        let stamp: flexbench_pipeline::run::StageStamp = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("stage.json"))
+                .unwrap_or_else(|e| panic!("{when}: {stage}/stage.json: {e}")),
+        )
+        .unwrap_or_else(|e| panic!("{when}: {stage}/stage.json does not parse: {e}"));
         let mut files = Vec::new();
         fn walk(d: &Path, base: &Path, out: &mut Vec<String>) {
             for e in std::fs::read_dir(d).unwrap() {
@@ -33,13 +37,21 @@ fn assert_whole(out: &Path, when: &str) {
         files.retain(|f| f != "stage.json");
         files.sort();
         let listed: Vec<String> = stamp.outputs.keys().cloned().collect();
-        assert_eq!(files, listed, "{when}: {stage} holds files its stamp does not list (or lacks some)");
+        assert_eq!(
+            files, listed,
+            "{when}: {stage} holds files its stamp does not list (or lacks some)"
+        );
         for (f, h) in &stamp.outputs {
-            assert_eq!(&flexbench_pipeline::run::hash_path(&dir.join(f)).unwrap(), h, "{when}: {stage}/{f} is not the file its stage wrote");
+            assert_eq!(
+                &flexbench_pipeline::run::hash_path(&dir.join(f)).unwrap(),
+                h,
+                "{when}: {stage}/{f} is not the file its stage wrote"
+            );
         }
     }
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
-    serde_json::from_str::<serde_json::Value>(&manifest).unwrap_or_else(|e| panic!("{when}: manifest.json does not parse: {e}"));
+    serde_json::from_str::<serde_json::Value>(&manifest)
+        .unwrap_or_else(|e| panic!("{when}: manifest.json does not parse: {e}"));
 }
 
 fn pipeline(dir: &Path, k: usize) -> std::path::PathBuf {
@@ -62,12 +74,32 @@ fn killed_runs_leave_every_stage_whole() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let bin = env!("CARGO_BIN_EXE_flexbench");
-    let first = Command::new(bin).args(["run", pipeline(dir.path(), 0).to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let first = Command::new(bin)
+        .args([
+            "run",
+            pipeline(dir.path(), 0).to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     assert_whole(&out, "after the first run");
     // How long the stages after track take, to spread the kills over them.
     let clock = Instant::now();
-    let full = Command::new(bin).args(["run", pipeline(dir.path(), 1).to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let full = Command::new(bin)
+        .args([
+            "run",
+            pipeline(dir.path(), 1).to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     assert!(full.status.success());
     let span = clock.elapsed().as_secs_f64();
     let mut rng = common::gauss::Gauss::new(0x5DEECE66D);
@@ -76,7 +108,17 @@ fn killed_runs_leave_every_stage_whole() {
         // A moment uniformly within the run.
         let u = rng.uniform();
         let at = Duration::from_secs_f64(0.2 + u * (span - 0.2));
-        let mut child = Command::new(bin).args(["run", pipeline(dir.path(), k).to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = Command::new(bin)
+            .args([
+                "run",
+                pipeline(dir.path(), k).to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let start = Instant::now();
         while start.elapsed() < at {
             if child.try_wait().unwrap().is_some() {
@@ -89,10 +131,28 @@ fn killed_runs_leave_every_stage_whole() {
             kills += 1;
         }
         child.wait().unwrap();
-        assert_whole(&out, &format!("killed at {:.2} s (run {k})", at.as_secs_f64()));
+        assert_whole(
+            &out,
+            &format!("killed at {:.2} s (run {k})", at.as_secs_f64()),
+        );
     }
-    assert!(kills >= 4, "only {kills} runs were killed before they finished");
-    let last = Command::new(bin).args(["run", pipeline(dir.path(), 8).to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
-    assert!(last.status.success(), "a run after the kills: {}", String::from_utf8_lossy(&last.stderr));
+    assert!(
+        kills >= 4,
+        "only {kills} runs were killed before they finished"
+    );
+    let last = Command::new(bin)
+        .args([
+            "run",
+            pipeline(dir.path(), 8).to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        last.status.success(),
+        "a run after the kills: {}",
+        String::from_utf8_lossy(&last.stderr)
+    );
     assert_whole(&out, "after a run to the end");
 }

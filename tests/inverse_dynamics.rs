@@ -13,27 +13,55 @@ use flexbench_mechanism::inverse::InverseSample;
 use flexbench_mechanism::simulate::SimConfig;
 
 fn check(file: &str) {
-    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
+    let root =
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
     let m = load(&root.join(file)).unwrap().mechanism;
-    let cfg = SimConfig { duration: 0.6, rate: 500.0, settle: 1.0, ..Default::default() };
+    let cfg = SimConfig {
+        duration: 0.6,
+        rate: 500.0,
+        settle: 1.0,
+        ..Default::default()
+    };
     let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
     let cols = m.force_columns();
-    let truth: Vec<Vec<f64>> = sim.samples.iter().map(|s| m.forces_from_multipliers(s)).collect();
+    let truth: Vec<Vec<f64>> = sim
+        .samples
+        .iter()
+        .map(|s| m.forces_from_multipliers(s))
+        .collect();
     let solved: Vec<Vec<f64>> = sim
         .samples
         .iter()
-        .map(|s| match m.inverse_dynamics(&s.q, &s.qd, &s.qdd, 1e8).unwrap() {
-            InverseSample::Solved { forces, .. } => forces,
-            InverseSample::Toggle { condition } => panic!("{file}: toggle at t = {} (condition {condition})", s.t),
-        })
+        .map(
+            |s| match m.inverse_dynamics(&s.q, &s.qd, &s.qdd, 1e8).unwrap() {
+                InverseSample::Solved { forces, .. } => forces,
+                InverseSample::Toggle { condition } => {
+                    panic!("{file}: toggle at t = {} (condition {condition})", s.t)
+                }
+            },
+        )
         .collect();
-    let peaks: Vec<f64> = (0..cols.len()).map(|c| truth.iter().map(|r| r[c].abs()).fold(0.0, f64::max)).collect();
+    let peaks: Vec<f64> = (0..cols.len())
+        .map(|c| truth.iter().map(|r| r[c].abs()).fold(0.0, f64::max))
+        .collect();
     let largest = peaks.iter().cloned().fold(0.0, f64::max);
     for (c, name) in cols.iter().enumerate() {
-        let err = truth.iter().zip(&solved).map(|(a, b)| (a[c] - b[c]).abs()).fold(0.0, f64::max);
+        let err = truth
+            .iter()
+            .zip(&solved)
+            .map(|(a, b)| (a[c] - b[c]).abs())
+            .fold(0.0, f64::max);
         let scale = peaks[c].max(1e-3 * largest);
-        eprintln!("{file}: {name:14} peak {:10.4} max error {err:.2e} ({:.1e} of scale)", peaks[c], err / scale);
-        assert!(err <= 1e-6 * scale, "{file}: {name} differs by {err} (peak {})", peaks[c]);
+        eprintln!(
+            "{file}: {name:14} peak {:10.4} max error {err:.2e} ({:.1e} of scale)",
+            peaks[c],
+            err / scale
+        );
+        assert!(
+            err <= 1e-6 * scale,
+            "{file}: {name} differs by {err} (peak {})",
+            peaks[c]
+        );
     }
 }
 
@@ -66,22 +94,39 @@ fn four_bar() {
 /// as the actuator) cannot turn the crank at dead centre, where the crank and the rod align.
 #[test]
 fn dead_centre_is_reported_as_a_toggle() {
-    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
+    let root =
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
     let text = std::fs::read_to_string(root.join("pipelines/slider-crank.toml")).unwrap();
     let text = text
-        .replace("omega_ref_rpm = 300.0\nactuator = true", "omega_ref_rpm = 300.0\nactuator = false")
-        .replace("fr = 2.0\nvr = 0.01", "fr = 2.0\nvr = 0.01\nactuator = true");
-    let m = flexbench_mechanism::file::parse(&text, "piston-driven slider-crank").unwrap().mechanism;
+        .replace(
+            "omega_ref_rpm = 300.0\nactuator = true",
+            "omega_ref_rpm = 300.0\nactuator = false",
+        )
+        .replace(
+            "fr = 2.0\nvr = 0.01",
+            "fr = 2.0\nvr = 0.01\nactuator = true",
+        );
+    let m = flexbench_mechanism::file::parse(&text, "piston-driven slider-crank")
+        .unwrap()
+        .mechanism;
     let at = |phi: f64| {
         let q = m.assemble_at(&[phi]).unwrap();
         let qd = m.velocities_at(&q, &[20.0]).unwrap();
         let qdd = m.accelerations_at(&q, &qd, &[0.0]).unwrap();
         m.inverse_dynamics(&q, &qd, &qdd, 1e8).unwrap()
     };
-    assert!(matches!(at(0.0), InverseSample::Toggle { .. }), "dead centre must be a toggle");
-    assert!(matches!(at(std::f64::consts::PI), InverseSample::Toggle { .. }), "inner dead centre too");
+    assert!(
+        matches!(at(0.0), InverseSample::Toggle { .. }),
+        "dead centre must be a toggle"
+    );
+    assert!(
+        matches!(at(std::f64::consts::PI), InverseSample::Toggle { .. }),
+        "inner dead centre too"
+    );
     match at(1.0) {
-        InverseSample::Solved { condition, .. } => assert!(condition < 1e3, "condition {condition}"),
+        InverseSample::Solved { condition, .. } => {
+            assert!(condition < 1e3, "condition {condition}")
+        }
         other => panic!("expected a solution away from dead centre, got {other:?}"),
     }
 }

@@ -9,7 +9,14 @@ use common::{num, ok, read_csv};
 
 fn rms_error_of_peak(truth: &[f64], got: &[f64], peak: f64) -> f64 {
     let n = truth.len() as f64;
-    (truth.iter().zip(got).map(|(a, b)| (a - b).powi(2)).sum::<f64>() / n).sqrt() / peak
+    (truth
+        .iter()
+        .zip(got)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        / n)
+        .sqrt()
+        / peak
 }
 
 #[test]
@@ -17,9 +24,19 @@ fn forces_at_b_and_c_from_positions_only() {
     let dir = tempfile::tempdir().unwrap();
     let sim = common::simulated_default_bench(dir.path());
     for (format, method) in [("csv", None), ("parquet", None), ("csv", Some("--savgol"))] {
-        let out = dir.path().join(format!("process-{format}-{}", method.unwrap_or("smoother")));
+        let out = dir
+            .path()
+            .join(format!("process-{format}-{}", method.unwrap_or("smoother")));
         let tracks = sim.join(format!("tracks.{format}"));
-        let mut args = vec!["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()];
+        let mut args = vec![
+            "process",
+            "--tracks",
+            tracks.to_str().unwrap(),
+            "--mechanism",
+            "pipelines/wind-pump.toml",
+            "--out",
+            out.to_str().unwrap(),
+        ];
         args.extend(method);
         let stdout = ok(&args);
         assert!(stdout.contains("0 toggle sample(s)"), "{stdout}");
@@ -30,19 +47,35 @@ fn forces_at_b_and_c_from_positions_only() {
             let ty = num(&truth, &format!("{joint}_y"));
             let gx = num(&got, &format!("{joint}_x"));
             let gy = num(&got, &format!("{joint}_y"));
-            assert!(gx.iter().chain(&gy).all(|v| v.is_finite()), "every sample solved");
-            let peak = tx.iter().zip(&ty).map(|(x, y)| x.hypot(*y)).fold(0.0, f64::max);
+            assert!(
+                gx.iter().chain(&gy).all(|v| v.is_finite()),
+                "every sample solved"
+            );
+            let peak = tx
+                .iter()
+                .zip(&ty)
+                .map(|(x, y)| x.hypot(*y))
+                .fold(0.0, f64::max);
             let ex = rms_error_of_peak(&tx, &gx, peak);
             let ey = rms_error_of_peak(&ty, &gy, peak);
             eprintln!("{format} {method:?}: {joint} peak {peak:.1} N, RMS error x {:.3} %, y {:.3} % of the peak", ex * 100.0, ey * 100.0);
             assert!(ex < 0.005 && ey < 0.005, "{joint}: {ex} {ey}");
         }
         for f in ["markers", "bodies", "forces", "fit_residuals"] {
-            assert!(out.join(format!("{f}.csv")).exists() && out.join(format!("{f}.parquet")).exists(), "{f}");
+            assert!(
+                out.join(format!("{f}.csv")).exists() && out.join(format!("{f}.parquet")).exists(),
+                "{f}"
+            );
         }
         assert!(out.join("forces.png").exists() && out.join("forces.svg").exists());
-        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-        assert!(summary["fit"]["rms"].as_f64().unwrap() < 1e-6, "the markers fit the loop: {}", summary["fit"]["rms"]);
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert!(
+            summary["fit"]["rms"].as_f64().unwrap() < 1e-6,
+            "the markers fit the loop: {}",
+            summary["fit"]["rms"]
+        );
         // No wall times in the outputs: two runs write the same bytes (they are printed instead).
         assert!(summary.get("timing_s").is_none());
     }
@@ -55,8 +88,28 @@ fn slider_crank_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let sim = dir.path().join("sim");
     let out = dir.path().join("proc");
-    ok(&["simulate", "--mechanism", "pipelines/slider-crank.toml", "--duration", "1", "--rate", "1000", "--settle", "1", "--out", sim.to_str().unwrap()]);
-    ok(&["process", "--tracks", sim.join("tracks.csv").to_str().unwrap(), "--mechanism", "pipelines/slider-crank.toml", "--out", out.to_str().unwrap()]);
+    ok(&[
+        "simulate",
+        "--mechanism",
+        "pipelines/slider-crank.toml",
+        "--duration",
+        "1",
+        "--rate",
+        "1000",
+        "--settle",
+        "1",
+        "--out",
+        sim.to_str().unwrap(),
+    ]);
+    ok(&[
+        "process",
+        "--tracks",
+        sim.join("tracks.csv").to_str().unwrap(),
+        "--mechanism",
+        "pipelines/slider-crank.toml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let truth = read_csv(&sim.join("forces.csv"));
     let got = read_csv(&out.join("forces.csv"));
     for col in ["A_x", "A_y", "motor_torque"] {
@@ -64,7 +117,10 @@ fn slider_crank_end_to_end() {
         let g = num(&got, col);
         let peak = t.iter().fold(0.0f64, |a, v| a.max(v.abs()));
         let e = rms_error_of_peak(&t, &g, peak);
-        eprintln!("slider-crank {col}: RMS error {:.3} % of peak {peak:.2}", e * 100.0);
+        eprintln!(
+            "slider-crank {col}: RMS error {:.3} % of peak {peak:.2}",
+            e * 100.0
+        );
         assert!(e < 0.005, "{col}: {e}");
     }
 }
@@ -77,18 +133,34 @@ fn a_failed_run_keeps_the_earlier_outputs() {
     let sim = common::simulated_default_bench(dir.path());
     let out = dir.path().join("proc");
     let out_s = out.to_str().unwrap();
-    ok(&["process", "--tracks", sim.join("tracks.csv").to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out_s]);
+    ok(&[
+        "process",
+        "--tracks",
+        sim.join("tracks.csv").to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out_s,
+    ]);
     let before: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
         .collect();
     // Tracks in millimetres.
     let text = std::fs::read_to_string(sim.join("tracks.csv")).unwrap();
     let mut lines = text.lines();
     let header = lines.next().unwrap().to_string();
     let cols: Vec<&str> = header.split(',').collect();
-    let (ix, iy) = (cols.iter().position(|c| *c == "x").unwrap(), cols.iter().position(|c| *c == "y").unwrap());
+    let (ix, iy) = (
+        cols.iter().position(|c| *c == "x").unwrap(),
+        cols.iter().position(|c| *c == "y").unwrap(),
+    );
     let mut mm = vec![header.clone()];
     for l in lines {
         let mut f: Vec<String> = l.split(',').map(|s| s.to_string()).collect();
@@ -99,14 +171,30 @@ fn a_failed_run_keeps_the_earlier_outputs() {
     }
     let bad = dir.path().join("tracks-mm.csv");
     std::fs::write(&bad, mm.join("\n")).unwrap();
-    let res = common::flexbench(&["process", "--tracks", bad.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out_s]);
+    let res = common::flexbench(&[
+        "process",
+        "--tracks",
+        bad.to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out_s,
+    ]);
     assert!(!res.status.success());
     let err = String::from_utf8_lossy(&res.stderr);
-    assert!(err.contains("millimetres") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("millimetres") && !err.contains("panicked"),
+        "{err}"
+    );
     let after: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
         .collect();
     assert_eq!(before.len(), after.len(), "no file added or removed");
     for (name, bytes) in &before {
@@ -129,19 +217,46 @@ fn a_failed_run_keeps_the_earlier_outputs() {
 fn smoother_on_noise_free_and_noisy_tracks() {
     let dir = tempfile::tempdir().unwrap();
     let vector_error = |truth: &std::path::Path, got: &std::path::Path, joint: &str| -> f64 {
-        let (t, g) = (read_csv(&truth.join("forces.csv")), read_csv(&got.join("forces.csv")));
-        let (tx, ty, gx, gy) = (num(&t, &format!("{joint}_x")), num(&t, &format!("{joint}_y")), num(&g, &format!("{joint}_x")), num(&g, &format!("{joint}_y")));
-        let peak = tx.iter().zip(&ty).map(|(a, b)| a.hypot(*b)).fold(0.0, f64::max);
-        let e: Vec<f64> = (0..tx.len()).filter(|&i| gx[i].is_finite()).map(|i| (tx[i] - gx[i]).powi(2) + (ty[i] - gy[i]).powi(2)).collect();
+        let (t, g) = (
+            read_csv(&truth.join("forces.csv")),
+            read_csv(&got.join("forces.csv")),
+        );
+        let (tx, ty, gx, gy) = (
+            num(&t, &format!("{joint}_x")),
+            num(&t, &format!("{joint}_y")),
+            num(&g, &format!("{joint}_x")),
+            num(&g, &format!("{joint}_y")),
+        );
+        let peak = tx
+            .iter()
+            .zip(&ty)
+            .map(|(a, b)| a.hypot(*b))
+            .fold(0.0, f64::max);
+        let e: Vec<f64> = (0..tx.len())
+            .filter(|&i| gx[i].is_finite())
+            .map(|i| (tx[i] - gx[i]).powi(2) + (ty[i] - gy[i]).powi(2))
+            .collect();
         assert!(e.len() + 2 >= tx.len(), "samples solved");
         (e.iter().sum::<f64>() / e.len() as f64).sqrt() / peak
     };
     let sim = common::simulated_default_bench(dir.path());
     let out = dir.path().join("smooth-1k");
-    ok(&["process", "--tracks", sim.join("tracks.csv").to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap(), "--smoother"]);
+    ok(&[
+        "process",
+        "--tracks",
+        sim.join("tracks.csv").to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--smoother",
+    ]);
     for j in ["B", "C"] {
         let e = vector_error(&sim, &out, j);
-        eprintln!("smoother, 1 kHz noise-free: force at {j} within {:.3} % RMS of its peak", e * 100.0);
+        eprintln!(
+            "smoother, 1 kHz noise-free: force at {j} within {:.3} % RMS of its peak",
+            e * 100.0
+        );
         assert!(e < 0.005);
     }
     // The recording's truth tracks at 240 Hz with 10 um and with 140 um of noise (a fixed
@@ -149,16 +264,32 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     // leaves). The limits: the smoother 2 %, 5 % and 6 %, with the periodic refit 1 %, 4 % and
     // 4.5 %, Savitzky-Golay (window 15, order 3) 8 %, 9 % and 9 % (measured in the doc above).
     let truth = common::root().join("recordings/default/truth");
-    for (sigma, smoother_limit, periodic_limit, sg_limit) in [(1e-5, 0.02, 0.01, 0.08), (1e-4, 0.05, 0.04, 0.09), (1.4e-4, 0.06, 0.045, 0.09)] {
+    for (sigma, smoother_limit, periodic_limit, sg_limit) in [
+        (1e-5, 0.02, 0.01, 0.08),
+        (1e-4, 0.05, 0.04, 0.09),
+        (1.4e-4, 0.06, 0.045, 0.09),
+    ] {
         let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
         std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
         for (name, extra, limit) in [
             ("smoother", vec!["--smoother"], smoother_limit),
             ("periodic", vec!["--smoother", "--periodic"], periodic_limit),
-            ("Savitzky-Golay", vec!["--savgol", "--window", "15", "--order", "3"], sg_limit),
+            (
+                "Savitzky-Golay",
+                vec!["--savgol", "--window", "15", "--order", "3"],
+                sg_limit,
+            ),
         ] {
             let out = dir.path().join(format!("out-{sigma}-{name}"));
-            let mut args = vec!["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()];
+            let mut args = vec![
+                "process",
+                "--tracks",
+                tracks.to_str().unwrap(),
+                "--mechanism",
+                "pipelines/wind-pump.toml",
+                "--out",
+                out.to_str().unwrap(),
+            ];
             args.extend(extra);
             ok(&args);
             for j in ["B", "C"] {
@@ -170,12 +301,27 @@ fn smoother_on_noise_free_and_noisy_tracks() {
                 // Its bands: at least 90 % of the true components within 2 sigma (with white
                 // noise the bands are conservative: 99.8 % at 10 and 140 um, about 1.8 sigma per
                 // error sigma; on the video, with its coloured errors, 95 %: video_chain.rs).
-                let (tf, pf) = (read_csv(&truth.join("forces.csv")), read_csv(&out.join("forces.csv")));
+                let (tf, pf) = (
+                    read_csv(&truth.join("forces.csv")),
+                    read_csv(&out.join("forces.csv")),
+                );
                 for col in ["B_x", "B_y", "C_x", "C_y"] {
-                    let (tv, gv, sv) = (num(&tf, col), num(&pf, col), num(&pf, &format!("{col}_sigma")));
-                    let z: Vec<f64> = (0..tv.len()).filter(|&i| gv[i].is_finite() && sv[i] > 0.0).map(|i| (gv[i] - tv[i]) / sv[i]).collect();
-                    let inside = z.iter().filter(|v| v.abs() <= 2.0).count() as f64 / z.len() as f64;
-                    eprintln!("{name}, {:.0} um: {col} within 2 sigma in {:.1} % of the samples", sigma * 1e6, inside * 100.0);
+                    let (tv, gv, sv) = (
+                        num(&tf, col),
+                        num(&pf, col),
+                        num(&pf, &format!("{col}_sigma")),
+                    );
+                    let z: Vec<f64> = (0..tv.len())
+                        .filter(|&i| gv[i].is_finite() && sv[i] > 0.0)
+                        .map(|i| (gv[i] - tv[i]) / sv[i])
+                        .collect();
+                    let inside =
+                        z.iter().filter(|v| v.abs() <= 2.0).count() as f64 / z.len() as f64;
+                    eprintln!(
+                        "{name}, {:.0} um: {col} within 2 sigma in {:.1} % of the samples",
+                        sigma * 1e6,
+                        inside * 100.0
+                    );
                     assert!(inside >= 0.9, "{col}: {inside}");
                 }
             }
@@ -199,14 +345,34 @@ fn periodic_refit_needs_two_turns() {
     let cols: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     let it = cols.iter().position(|c| *c == "t").unwrap();
     // The first 0.6 s: about 1.4 turns at 140 rpm.
-    let short: Vec<&str> = text.lines().enumerate().filter(|(i, l)| *i == 0 || l.split(',').nth(it).unwrap().parse::<f64>().unwrap() < 0.6).map(|(_, l)| l).collect();
+    let short: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || l.split(',').nth(it).unwrap().parse::<f64>().unwrap() < 0.6)
+        .map(|(_, l)| l)
+        .collect();
     let tracks = dir.path().join("short.csv");
     std::fs::write(&tracks, short.join("\n")).unwrap();
     let out = dir.path().join("out");
-    let res = common::flexbench(&["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap(), "--smoother", "--periodic"]);
+    let res = common::flexbench(&[
+        "process",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--smoother",
+        "--periodic",
+    ]);
     let err = String::from_utf8_lossy(&res.stderr);
     assert!(!res.status.success(), "{err}");
-    assert!(err.contains("at least two turns of the crank angle") && err.contains("cover 1.") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("at least two turns of the crank angle")
+            && err.contains("cover 1.")
+            && !err.contains("panicked"),
+        "{err}"
+    );
     assert!(!out.join("forces.csv").exists());
 }
 
@@ -222,8 +388,17 @@ fn horizontal_refined_from_the_motion() {
     let dir = tempfile::tempdir().unwrap();
     let truth = common::root().join("recordings/default/truth");
     let noisy = noisy_tracks(&truth.join("tracks.csv"), 1.4e-4);
-    let cols: Vec<String> = noisy.lines().next().unwrap().split(',').map(|s| s.to_string()).collect();
-    let (ix, iy) = (cols.iter().position(|c| c == "x").unwrap(), cols.iter().position(|c| c == "y").unwrap());
+    let cols: Vec<String> = noisy
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|s| s.to_string())
+        .collect();
+    let (ix, iy) = (
+        cols.iter().position(|c| c == "x").unwrap(),
+        cols.iter().position(|c| c == "y").unwrap(),
+    );
     let turn = 1e-3f64;
     let (c, s) = (turn.cos(), turn.sin());
     let mut turned = vec![noisy.lines().next().unwrap().to_string()];
@@ -234,22 +409,60 @@ fn horizontal_refined_from_the_motion() {
         f[iy] = format!("{}", s * x + c * y);
         turned.push(f.join(","));
     }
-    for (name, text, expect) in [("turned", turned.join("\n"), -turn), ("untouched", noisy.clone(), 0.0)] {
+    for (name, text, expect) in [
+        ("turned", turned.join("\n"), -turn),
+        ("untouched", noisy.clone(), 0.0),
+    ] {
         let tracks = dir.path().join(format!("{name}.csv"));
         std::fs::write(&tracks, text).unwrap();
         let out = dir.path().join(name);
-        ok(&["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap(), "--smoother", "--periodic", "--refine-horizontal"]);
-        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        ok(&[
+            "process",
+            "--tracks",
+            tracks.to_str().unwrap(),
+            "--mechanism",
+            "pipelines/wind-pump.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--smoother",
+            "--periodic",
+            "--refine-horizontal",
+        ]);
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
         let found = summary["horizontal_correction_rad"].as_f64().unwrap();
-        eprintln!("{name}: horizontal corrected by {:.2} mrad (expected {:.2})", found * 1e3, expect * 1e3);
+        eprintln!(
+            "{name}: horizontal corrected by {:.2} mrad (expected {:.2})",
+            found * 1e3,
+            expect * 1e3
+        );
         assert!((found - expect).abs() <= 1.5e-4, "{name}: {found}");
-        let (tf, pf) = (read_csv(&truth.join("forces.csv")), read_csv(&out.join("forces.csv")));
+        let (tf, pf) = (
+            read_csv(&truth.join("forces.csv")),
+            read_csv(&out.join("forces.csv")),
+        );
         for j in ["B", "C"] {
-            let (tx, ty, px, py) = (num(&tf, &format!("{j}_x")), num(&tf, &format!("{j}_y")), num(&pf, &format!("{j}_x")), num(&pf, &format!("{j}_y")));
-            let peak = tx.iter().zip(&ty).map(|(a, b)| a.hypot(*b)).fold(0.0, f64::max);
-            let e: Vec<f64> = (0..tx.len()).filter(|&i| px[i].is_finite()).map(|i| (tx[i] - px[i]).powi(2) + (ty[i] - py[i]).powi(2)).collect();
+            let (tx, ty, px, py) = (
+                num(&tf, &format!("{j}_x")),
+                num(&tf, &format!("{j}_y")),
+                num(&pf, &format!("{j}_x")),
+                num(&pf, &format!("{j}_y")),
+            );
+            let peak = tx
+                .iter()
+                .zip(&ty)
+                .map(|(a, b)| a.hypot(*b))
+                .fold(0.0, f64::max);
+            let e: Vec<f64> = (0..tx.len())
+                .filter(|&i| px[i].is_finite())
+                .map(|i| (tx[i] - px[i]).powi(2) + (ty[i] - py[i]).powi(2))
+                .collect();
             let rms = (e.iter().sum::<f64>() / e.len() as f64).sqrt() / peak;
-            eprintln!("{name}: force at {j} within {:.2} % RMS of its peak", rms * 100.0);
+            eprintln!(
+                "{name}: force at {j} within {:.2} % RMS of its peak",
+                rms * 100.0
+            );
             assert!(rms < 0.045, "{name} {j}: {rms}");
         }
     }
@@ -271,25 +484,57 @@ fn slide_on_its_true_side_at_60_fps() {
     for (r, settle) in ["3.0", "3.137", "3.291"].iter().enumerate() {
         let sim = common::simulate_bench(dir.path(), &format!("sim{r}"), "2", "60", settle);
         let tracks = dir.path().join(format!("tracks{r}.csv"));
-        std::fs::write(&tracks, common::noisy_tracks(&sim.join("tracks.csv"), 3e-4, 17 + r as u64, 1.0, &|_, _| false)).unwrap();
+        std::fs::write(
+            &tracks,
+            common::noisy_tracks(
+                &sim.join("tracks.csv"),
+                3e-4,
+                17 + r as u64,
+                1.0,
+                &|_, _| false,
+            ),
+        )
+        .unwrap();
         let truth = read_csv(&sim.join("bodies.csv"));
         let slide_x = |t: &std::collections::HashMap<String, Vec<String>>| -> Vec<f64> {
             let x = num(t, "x");
-            t["body"].iter().zip(x).filter(|(b, _)| *b == "slide").map(|(_, x)| x).collect()
+            t["body"]
+                .iter()
+                .zip(x)
+                .filter(|(b, _)| *b == "slide")
+                .map(|(_, x)| x)
+                .collect()
         };
         let want = slide_x(&truth);
-        for (name, extra) in [("smoother", vec![]), ("crank-angle mode", vec!["--periodic"])] {
+        for (name, extra) in [
+            ("smoother", vec![]),
+            ("crank-angle mode", vec!["--periodic"]),
+        ] {
             let out = dir.path().join(format!("out{r}-{}", extra.len()));
-            let mut args = vec!["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", "pipelines/wind-pump.toml", "--out", out.to_str().unwrap()];
+            let mut args = vec![
+                "process",
+                "--tracks",
+                tracks.to_str().unwrap(),
+                "--mechanism",
+                "pipelines/wind-pump.toml",
+                "--out",
+                out.to_str().unwrap(),
+            ];
             args.extend(extra);
             ok(&args);
             let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
-            assert!(!summary.contains("drop --periodic"), "{name}, recording {r}: the periodic fit warned");
+            assert!(
+                !summary.contains("drop --periodic"),
+                "{name}, recording {r}: the periodic fit warned"
+            );
             let got = slide_x(&read_csv(&out.join("bodies.csv")));
             assert_eq!(got.len(), want.len());
             let errors: Vec<f64> = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).collect();
             let worst = errors.iter().fold(0.0, |a: f64, b| a.max(*b));
-            eprintln!("{name}, recording {r}: slide within {:.1} mm at every sample", worst * 1e3);
+            eprintln!(
+                "{name}, recording {r}: slide within {:.1} mm at every sample",
+                worst * 1e3
+            );
             let off = errors.windows(2).position(|w| w.iter().all(|e| *e > 0.010));
             assert!(off.is_none(), "{name}, recording {r}: the slide more than 10 mm off from sample {off:?} on (worst {:.0} mm)", worst * 1e3);
         }

@@ -14,12 +14,21 @@ use flexbench_mechanism::simulate::SimConfig;
 
 #[test]
 fn andrews_squeezer_matches_the_reference_solution() {
-    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
+    let root =
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
     let file = load(&root.join("tests/mechanisms/andrews-squeezer.toml")).unwrap();
     let m = file.mechanism;
-    let reference: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("tests/mechanisms/andrews-squeezer.reference.json")).unwrap()).unwrap();
-    let cfg = SimConfig { duration: 0.03, rate: 10_000.0, settle: 0.0, ..Default::default() };
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tests/mechanisms/andrews-squeezer.reference.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let cfg = SimConfig {
+        duration: 0.03,
+        rate: 10_000.0,
+        settle: 0.0,
+        ..Default::default()
+    };
     let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
     // The test set's relative angles from the bodies' absolute angles (scripts/make_andrews.py).
     let angles = |q: &nalgebra::DVector<f64>| -> [(&str, f64); 7] {
@@ -49,7 +58,10 @@ fn andrews_squeezer_matches_the_reference_solution() {
         let range = hi[k] - lo[k];
         let err = (v - r).abs();
         eprintln!("{name:8} flexbench {v:+.12} reference {r:+.12} error {err:.2e} ({:.2e} of its range {range:.4})", err / range);
-        assert!(err <= 1e-6 * range, "{name}: error {err:e} exceeds 1e-6 of its range {range}");
+        assert!(
+            err <= 1e-6 * range,
+            "{name}: error {err:e} exceeds 1e-6 of its range {range}"
+        );
     }
     assert!(sim.report.max_drift_before_projection < 1e-9);
 }

@@ -11,32 +11,70 @@ use flexbench_vision::Intrinsics;
 
 #[test]
 fn recovers_the_rendering_camera() {
-    let truth = Intrinsics { width: 640, height: 480, fx: 700.0, fy: 702.0, cx: 324.0, cy: 236.0, dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0] };
-    let board = Board { cols: 9, rows: 6, square: 0.03 };
-    let look = Look { background: 110.0, lighting: 0.2, noise: 1.5 };
+    let truth = Intrinsics {
+        width: 640,
+        height: 480,
+        fx: 700.0,
+        fy: 702.0,
+        cx: 324.0,
+        cy: 236.0,
+        dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
+    };
+    let board = Board {
+        cols: 9,
+        rows: 6,
+        square: 0.03,
+    };
+    let look = Look {
+        background: 110.0,
+        lighting: 0.2,
+        noise: 1.5,
+    };
     let mut rng = opencv::core::RNG::new(7).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     let mut quads: Vec<[(f64, f64); 4]> = Vec::new();
     let renderer = BoardRenderer::new(&truth);
-    for (k, (r, t)) in board_poses(&truth, &board, 27, &mut rng).unwrap().iter().enumerate() {
-        let (w, h) = ((board.cols - 1) as f64 * board.square, (board.rows - 1) as f64 * board.square);
+    for (k, (r, t)) in board_poses(&truth, &board, 27, &mut rng)
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let (w, h) = (
+            (board.cols - 1) as f64 * board.square,
+            (board.rows - 1) as f64 * board.square,
+        );
         let corner = |x: f64, y: f64| {
             let p = r * nalgebra::Vector3::new(x, y, 0.0) + t;
             truth.project_normalized(p.x / p.z, p.y / p.z)
         };
-        quads.push([corner(0.0, 0.0), corner(w, 0.0), corner(w, h), corner(0.0, h)]);
+        quads.push([
+            corner(0.0, 0.0),
+            corner(w, 0.0),
+            corner(w, h),
+            corner(0.0, h),
+        ]);
         let img = renderer.render(&board, r, t, &look, &mut rng).unwrap();
         let p = dir.path().join(format!("view{k:02}.png"));
-        assert!(opencv::imgcodecs::imwrite(p.as_os_str(), &img, &opencv::core::Vector::new()).unwrap());
+        assert!(
+            opencv::imgcodecs::imwrite(p.as_os_str(), &img, &opencv::core::Vector::new()).unwrap()
+        );
         files.push(p);
     }
     let cal = calibrate_views(&files, &board, SubPixWindow::Auto).unwrap();
     let e = cal.intrinsics;
     eprintln!("std fx fy cx cy {:?}", &cal.std_intrinsics[..4]);
-    eprintln!("rms {:.4} px; fx {:.3} fy {:.3} cx {:.3} cy {:.3} dist {:?}; rejected {:?}", cal.rms, e.fx, e.fy, e.cx, e.cy, e.dist, cal.rejected);
+    eprintln!(
+        "rms {:.4} px; fx {:.3} fy {:.3} cx {:.3} cy {:.3} dist {:?}; rejected {:?}",
+        cal.rms, e.fx, e.fy, e.cx, e.cy, e.dist, cal.rejected
+    );
     let rel = |a: f64, b: f64| (a - b).abs() / b;
-    for (name, a, b) in [("fx", e.fx, truth.fx), ("fy", e.fy, truth.fy), ("cx", e.cx, truth.cx), ("cy", e.cy, truth.cy)] {
+    for (name, a, b) in [
+        ("fx", e.fx, truth.fx),
+        ("fy", e.fy, truth.fy),
+        ("cx", e.cx, truth.cx),
+        ("cy", e.cy, truth.cy),
+    ] {
         eprintln!("{name}: {a:.3} vs {b:.3} ({:.3} %)", rel(a, b) * 100.0);
         assert!(rel(a, b) < 2e-3, "{name}");
     }
@@ -45,10 +83,12 @@ fn recovers_the_rendering_camera() {
     // estimated against true, over a grid covering the image.
     let inside = |u: f64, v: f64| {
         quads.iter().any(|q| {
-            let s: Vec<f64> = (0..4).map(|i| {
-                let (a, b) = (q[i], q[(i + 1) % 4]);
-                (b.0 - a.0) * (v - a.1) - (b.1 - a.1) * (u - a.0)
-            }).collect();
+            let s: Vec<f64> = (0..4)
+                .map(|i| {
+                    let (a, b) = (q[i], q[(i + 1) % 4]);
+                    (b.0 - a.0) * (v - a.1) - (b.1 - a.1) * (u - a.0)
+                })
+                .collect();
             s.iter().all(|x| *x >= 0.0) || s.iter().all(|x| *x <= 0.0)
         })
     };
@@ -60,7 +100,10 @@ fn recovers_the_rendering_camera() {
             let (x, y) = truth.undistort_pixel(u as f64, v as f64);
             let (ut, vt) = truth.project_normalized(x, y);
             let (ue, ve) = e.project_normalized(x, y);
-            let dt = (ut - (truth.fx * x + truth.cx), vt - (truth.fy * y + truth.cy));
+            let dt = (
+                ut - (truth.fx * x + truth.cx),
+                vt - (truth.fy * y + truth.cy),
+            );
             let de = (ue - (e.fx * x + e.cx), ve - (e.fy * y + e.cy));
             let d = (dt.0 - de.0).hypot(dt.1 - de.1);
             worst = worst.max(d);
@@ -74,7 +117,10 @@ fn recovers_the_rendering_camera() {
     eprintln!(
         "distortion effect differs by at most {worst_covered:.4} px over the {covered} of {total} grid points the boards cover, {worst:.4} px over the whole image"
     );
-    assert!(worst_covered < 0.1 && worst < 0.1, "{worst_covered} px where covered, {worst} px over the image");
+    assert!(
+        worst_covered < 0.1 && worst < 0.1,
+        "{worst_covered} px where covered, {worst} px over the image"
+    );
 }
 
 /// The bench plane from one rendered view of the board lying in the lever's plane, with the
@@ -84,15 +130,39 @@ fn recovers_the_rendering_camera() {
 #[test]
 fn bench_plane_from_a_board_in_the_lever_plane() {
     use flexbench_vision::render::CameraTruth;
-    let intr = Intrinsics { width: 640, height: 480, fx: 700.0, fy: 702.0, cx: 324.0, cy: 236.0, dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0] };
+    let intr = Intrinsics {
+        width: 640,
+        height: 480,
+        fx: 700.0,
+        fy: 702.0,
+        cx: 324.0,
+        cy: 236.0,
+        dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
+    };
     let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
-    let board = Board { cols: 9, rows: 6, square: 0.03 };
+    let board = Board {
+        cols: 9,
+        rows: 6,
+        square: 0.03,
+    };
     // Board frame: x along bench X, y along bench -Y, origin (first inner corner) at (0.05, 0.05).
     let m = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
     let r = cam.r * m;
     let t = cam.r * nalgebra::Vector3::new(0.05, 0.05, 0.0) + cam.t;
     let mut rng = opencv::core::RNG::new(3).unwrap();
-    let img = BoardRenderer::new(&intr).render(&board, &r, &t, &Look { background: 110.0, lighting: 0.2, noise: 1.5 }, &mut rng).unwrap();
+    let img = BoardRenderer::new(&intr)
+        .render(
+            &board,
+            &r,
+            &t,
+            &Look {
+                background: 110.0,
+                lighting: 0.2,
+                noise: 1.5,
+            },
+            &mut rng,
+        )
+        .unwrap();
     let a = cam.project(0.0, 0.0);
     let h = cam.project(0.3, 0.0);
     let plane = flexbench_vision::calibrate::bench_plane(&intr, &img, &board, a, h).unwrap();

@@ -14,7 +14,9 @@ use common::{flexbench, read_csv, root};
 /// (the refinement's scan is 85 % of a run's time; `make demo` runs it).
 fn pipeline(dir: &Path, recording: Option<&Path>, extra: &str) -> PathBuf {
     let p = dir.join("pipeline.toml");
-    let rec = recording.map(Path::to_path_buf).unwrap_or_else(|| root().join("recordings/default"));
+    let rec = recording
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root().join("recordings/default"));
     let text = format!(
         "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n\n[calibrate]\nboard = \"9x6\"\nsquare = 0.03\n\n[process]\nrefine_horizontal = false\n{extra}",
         root().join("pipelines/wind-pump.toml").display(),
@@ -32,14 +34,29 @@ fn run(pipeline: &Path, out: &Path) -> Vec<String> {
 /// [`run`] on `threads` threads (RAYON_NUM_THREADS, FLEXBENCH_THREADS unset), or the default.
 fn run_on(pipeline: &Path, out: &Path, threads: Option<&str>) -> Vec<String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_flexbench"));
-    cmd.args(["run", pipeline.to_str().unwrap(), "--out", out.to_str().unwrap()]).current_dir(root()).env_remove("FLEXBENCH_THREADS").env_remove("POLARS_MAX_THREADS");
+    cmd.args([
+        "run",
+        pipeline.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .current_dir(root())
+    .env_remove("FLEXBENCH_THREADS")
+    .env_remove("POLARS_MAX_THREADS");
     if let Some(n) = threads {
         cmd.env("RAYON_NUM_THREADS", n);
     }
     let o = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "run failed:\n{text}\n{}", String::from_utf8_lossy(&o.stderr));
-    text.lines().filter(|l| l.trim_end().ends_with(" ran")).filter_map(|l| l.split_whitespace().nth(1).map(str::to_string)).collect()
+    assert!(
+        o.status.success(),
+        "run failed:\n{text}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text.lines()
+        .filter(|l| l.trim_end().ends_with(" ran"))
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect()
 }
 
 /// Every file under `dir` (relative path) with its bytes.
@@ -50,7 +67,10 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 walk(&p, base, out);
             } else {
-                out.push((p.strip_prefix(base).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+                out.push((
+                    p.strip_prefix(base).unwrap().display().to_string(),
+                    std::fs::read(&p).unwrap(),
+                ));
             }
         }
     }
@@ -70,20 +90,61 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     let p = pipeline(dir.path(), None, "");
     let out = dir.path().join("out");
     let ran = run(&p, &out);
-    assert_eq!(ran, ["calibrate", "track", "smooth", "process", "fem", "compare", "report"]);
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    for input in ["video", "views", "plane_view", "clicks", "mechanism", "pipeline_file"] {
-        assert_eq!(manifest["inputs"][input]["sha256"].as_str().map(str::len), Some(64), "{input}");
+    assert_eq!(
+        ran,
+        [
+            "calibrate",
+            "track",
+            "smooth",
+            "process",
+            "fem",
+            "compare",
+            "report"
+        ]
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    for input in [
+        "video",
+        "views",
+        "plane_view",
+        "clicks",
+        "mechanism",
+        "pipeline_file",
+    ] {
+        assert_eq!(
+            manifest["inputs"][input]["sha256"].as_str().map(str::len),
+            Some(64),
+            "{input}"
+        );
     }
     assert_eq!(manifest["seed"], 1, "the rendered recording's seed");
     assert_eq!(manifest["stages"].as_array().unwrap().len(), 7);
     let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
-    assert!(html.contains("data:image/svg+xml;base64,") && !html.contains("src=\"http") && !html.contains("src=\"file"), "figures inline, nothing fetched");
-    for fig in ["trajectories", "acceleration-field", "forces-cycle", "tracking-quality", "calibration-residuals"] {
-        assert!(out.join(format!("report/{fig}.svg")).exists() && out.join(format!("report/{fig}.figure.csv")).exists(), "{fig}");
+    assert!(
+        html.contains("data:image/svg+xml;base64,")
+            && !html.contains("src=\"http")
+            && !html.contains("src=\"file"),
+        "figures inline, nothing fetched"
+    );
+    for fig in [
+        "trajectories",
+        "acceleration-field",
+        "forces-cycle",
+        "tracking-quality",
+        "calibration-residuals",
+    ] {
+        assert!(
+            out.join(format!("report/{fig}.svg")).exists()
+                && out.join(format!("report/{fig}.figure.csv")).exists(),
+            "{fig}"
+        );
     }
     // The tracking table counts the occlusion of M3 (12 frames) as one gap of 12 frames.
-    assert!(html.contains("<tr><td>M3</td><td>468</td><td>12</td><td>12</td>"), "M3's gap in the tracking table");
+    assert!(
+        html.contains("<tr><td>M3</td><td>468</td><td>12</td><td>12</td>"),
+        "M3's gap in the tracking table"
+    );
     for f in ["tracks.trc", "tracks.c3d", "markers.trc", "markers.c3d"] {
         assert!(out.join("report").join(f).exists(), "{f}");
     }
@@ -94,7 +155,13 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     let p2 = pipeline(dir.path(), None, "\n[fem]\nmodes = 4\n");
     assert_eq!(run(&p2, &out), ["fem", "report"]);
     let modal = read_csv(&out.join("fem/modal.csv"));
-    assert_eq!(modal["mode"].iter().max_by_key(|m| m.parse::<i32>().unwrap()).unwrap(), "4");
+    assert_eq!(
+        modal["mode"]
+            .iter()
+            .max_by_key(|m| m.parse::<i32>().unwrap())
+            .unwrap(),
+        "4"
+    );
 
     // From nothing again, with the first file, on one thread and then on two
     // (RAYON_NUM_THREADS): the same bytes in every table, figure and page.
@@ -104,36 +171,90 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     std::fs::rename(&out, &first).unwrap();
     run_on(&p, &out, Some("2"));
     let (a, b) = (tree(&first), tree(&out));
-    assert_eq!(a.iter().map(|f| &f.0).collect::<Vec<_>>(), b.iter().map(|f| &f.0).collect::<Vec<_>>());
+    assert_eq!(
+        a.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        b.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     for (fa, fb) in a.iter().zip(&b) {
-        assert!(fa.1 == fb.1, "{} differs between two runs (one thread, then two)", fa.0);
+        assert!(
+            fa.1 == fb.1,
+            "{} differs between two runs (one thread, then two)",
+            fa.0
+        );
     }
     for kind in [".csv", ".parquet", ".png", ".svg", ".html"] {
-        assert!(a.iter().any(|f| f.0.ends_with(kind)), "the runs wrote {kind} files");
+        assert!(
+            a.iter().any(|f| f.0.ends_with(kind)),
+            "the runs wrote {kind} files"
+        );
     }
 
     // The report in headless Chromium: it loads, every figure decodes and renders, and a
     // screenshot is taken.
-    let chromium = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
     let chromium = chromium.expect("headless Chromium is needed for the report test: run scripts/install-deps.sh (it installs Debian's chromium)");
     let page = format!("file://{}", out.join("report/report.html").display());
-    let flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--virtual-time-budget=20000"];
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--virtual-time-budget=20000",
+    ];
     let profile = |n: &str| format!("--user-data-dir={}", dir.path().join(n).display());
-    let dom = Command::new(chromium).args(flags).arg(profile("p1")).arg("--dump-dom").arg(&page).output().unwrap();
+    let dom = Command::new(chromium)
+        .args(flags)
+        .arg(profile("p1"))
+        .arg("--dump-dom")
+        .arg(&page)
+        .output()
+        .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
     let attr = |name: &str| -> usize {
-        let k = dom.find(&format!("{name}=\"")).unwrap_or_else(|| panic!("the page's load script did not run ({name} missing)"));
-        dom[k + name.len() + 2..].split('"').next().unwrap().parse().unwrap()
+        let k = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("the page's load script did not run ({name} missing)"));
+        dom[k + name.len() + 2..]
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     let (figures, rendered) = (attr("data-figures"), attr("data-rendered"));
     assert!(figures >= 12, "{figures} figures in the report");
     assert_eq!(rendered, figures, "every figure renders");
     let shot = dir.path().join("report.png");
-    let o = Command::new(chromium).args(flags).arg(profile("p2")).args(["--hide-scrollbars", "--window-size=1200,3000", &format!("--screenshot={}", shot.display()), &page]).output().unwrap();
+    let o = Command::new(chromium)
+        .args(flags)
+        .arg(profile("p2"))
+        .args([
+            "--hide-scrollbars",
+            "--window-size=1200,3000",
+            &format!("--screenshot={}", shot.display()),
+            &page,
+        ])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let png = std::fs::read(&shot).unwrap();
     assert_eq!(&png[1..4], b"PNG");
-    assert!(png.len() > 50_000, "a screenshot with content: {} bytes", png.len());
+    assert!(
+        png.len() > 50_000,
+        "a screenshot with content: {} bytes",
+        png.len()
+    );
 }
 
 /// A foreign tracks table (the shipped recording's truth written as a wide CSV in mm, one row
@@ -141,14 +262,23 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
 /// its unit, frame rate and marker names from the pipeline file, and the comparison finds the
 /// simulated bench: every acceleration within 1 % NRMSE.
 #[test]
+#[allow(clippy::needless_range_loop)] // i is a row index into several columns of the CSV
 fn wide_csv_from_another_tool_runs_to_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let truth = read_csv(&root().join("recordings/default/truth/tracks.csv"));
     let names = ["M1", "M2", "M3", "M4", "M5"];
-    let frames: usize = truth["frame"].iter().map(|f| f.parse::<usize>().unwrap()).max().unwrap() + 1;
+    let frames: usize = truth["frame"]
+        .iter()
+        .map(|f| f.parse::<usize>().unwrap())
+        .max()
+        .unwrap()
+        + 1;
     let mut grid = vec![vec![(f64::NAN, f64::NAN); names.len()]; frames];
     for i in 0..truth["frame"].len() {
-        let (f, m) = (truth["frame"][i].parse::<usize>().unwrap(), names.iter().position(|n| *n == truth["marker"][i]).unwrap());
+        let (f, m) = (
+            truth["frame"][i].parse::<usize>().unwrap(),
+            names.iter().position(|n| *n == truth["marker"][i]).unwrap(),
+        );
         if let (Ok(x), Ok(y)) = (truth["x"][i].parse::<f64>(), truth["y"][i].parse::<f64>()) {
             // A gap in M3 over frames 100-104.
             if !(m == 2 && (100..105).contains(&f)) {
@@ -156,9 +286,17 @@ fn wide_csv_from_another_tool_runs_to_the_report() {
             }
         }
     }
-    let mut text = (1..=5).map(|k| format!("pt{k}_cam1_X,pt{k}_cam1_Y")).collect::<Vec<_>>().join(",") + "\n";
+    let mut text = (1..=5)
+        .map(|k| format!("pt{k}_cam1_X,pt{k}_cam1_Y"))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n";
     for row in &grid {
-        text += &row.iter().map(|(x, y)| format!("{x},{y}")).collect::<Vec<_>>().join(",");
+        text += &row
+            .iter()
+            .map(|(x, y)| format!("{x},{y}"))
+            .collect::<Vec<_>>()
+            .join(",");
         text += "\n";
     }
     let wide = dir.path().join("dlt.csv");
@@ -174,9 +312,14 @@ fn wide_csv_from_another_tool_runs_to_the_report() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    assert_eq!(run(&p, &out), ["track", "smooth", "process", "fem", "compare", "report"]);
+    assert_eq!(
+        run(&p, &out),
+        ["track", "smooth", "process", "fem", "compare", "report"]
+    );
     let tracks = read_csv(&out.join("track/tracks.csv"));
-    let gaps = (0..tracks["marker"].len()).filter(|&i| tracks["marker"][i] == "M3" && tracks["x"][i].is_empty()).count();
+    let gaps = (0..tracks["marker"].len())
+        .filter(|&i| tracks["marker"][i] == "M3" && tracks["x"][i].is_empty())
+        .count();
     assert_eq!(gaps, 5, "the gap kept as a gap");
     let cmp = read_csv(&out.join("compare/comparison.csv"));
     for (i, q) in cmp["quantity"].iter().enumerate() {
@@ -189,22 +332,55 @@ fn wide_csv_from_another_tool_runs_to_the_report() {
     // track stage; every file of the run is unchanged and no partial folder is left.
     let before = tree(&out);
     let broken = dir.path().join("negative-fps.toml");
-    std::fs::write(&broken, std::fs::read_to_string(&p).unwrap().replace("tracks_fps = 240.0", "tracks_fps = -1.0")).unwrap();
-    let o = flexbench(&["run", broken.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    std::fs::write(
+        &broken,
+        std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("tracks_fps = 240.0", "tracks_fps = -1.0"),
+    )
+    .unwrap();
+    let o = flexbench(&[
+        "run",
+        broken.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("tracks_fps = -1"), "{err}");
-    assert!(tree(&out) == before, "a failed stage changed the earlier results");
+    assert!(
+        !o.status.success() && err.contains("tracks_fps = -1"),
+        "{err}"
+    );
+    assert!(
+        tree(&out) == before,
+        "a failed stage changed the earlier results"
+    );
     // The wide table without its unit is refused by name.
     let bad = dir.path().join("bad.toml");
-    std::fs::write(&bad, std::fs::read_to_string(&p).unwrap().replace("tracks_unit = \"mm\"\n", "")).unwrap();
-    let o = flexbench(&["run", bad.to_str().unwrap(), "--out", dir.path().join("bad-out").to_str().unwrap()]);
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("tracks_unit = \"mm\"\n", ""),
+    )
+    .unwrap();
+    let o = flexbench(&[
+        "run",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.path().join("bad-out").to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("tracks_unit"), "{err}");
 }
 
 /// Render a recording of the bench at `rpm` filmed at `fps` for `duration` s into `dir`.
 fn render(dir: &Path, name: &str, fps: f64, rpm: f64, duration: f64) -> PathBuf {
-    let mech = std::fs::read_to_string(root().join("pipelines/wind-pump.toml")).unwrap().replace("omega_ref_rpm = 140.0", &format!("omega_ref_rpm = {rpm:.1}"));
+    let mech = std::fs::read_to_string(root().join("pipelines/wind-pump.toml"))
+        .unwrap()
+        .replace(
+            "omega_ref_rpm = 140.0",
+            &format!("omega_ref_rpm = {rpm:.1}"),
+        );
     let mp = dir.join(format!("{name}.mechanism.toml"));
     std::fs::write(&mp, mech).unwrap();
     let cam = std::fs::read_to_string(root().join("recordings/default/camera.toml"))
@@ -215,7 +391,15 @@ fn render(dir: &Path, name: &str, fps: f64, rpm: f64, duration: f64) -> PathBuf 
     let cp = dir.join(format!("{name}.camera.toml"));
     std::fs::write(&cp, cam).unwrap();
     let out = dir.join("recordings").join(name);
-    common::ok(&["render", "--mechanism", mp.to_str().unwrap(), "--camera", cp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    common::ok(&[
+        "render",
+        "--mechanism",
+        mp.to_str().unwrap(),
+        "--camera",
+        cp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     out
 }
 
@@ -240,23 +424,64 @@ fn batch_of_four_with_one_broken() {
     std::fs::write(broken.join("video.mp4"), b"this is not a video file").unwrap();
     let p = pipeline(dir.path(), None, "");
     let out = dir.path().join("batch");
-    let o = flexbench(&["run", p.to_str().unwrap(), "--recordings", dir.path().join("recordings").to_str().unwrap(), "--jobs", "2", "--out", out.to_str().unwrap()]);
-    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(!o.status.success(), "a failed recording makes the batch exit non-zero");
-    assert!(stderr.contains("1 of 4 recordings failed") && stderr.contains("d-broken") && stderr.contains("video.mp4"), "{stderr}");
+    let o = flexbench(&[
+        "run",
+        p.to_str().unwrap(),
+        "--recordings",
+        dir.path().join("recordings").to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(
+        !o.status.success(),
+        "a failed recording makes the batch exit non-zero"
+    );
+    assert!(
+        stderr.contains("1 of 4 recordings failed")
+            && stderr.contains("d-broken")
+            && stderr.contains("video.mp4"),
+        "{stderr}"
+    );
     let summary = read_csv(&out.join("batch-summary.csv"));
-    assert_eq!(summary["recording"], ["a-240fps-140rpm", "b-120fps-140rpm", "c-240fps-120rpm", "d-broken"]);
+    assert_eq!(
+        summary["recording"],
+        [
+            "a-240fps-140rpm",
+            "b-120fps-140rpm",
+            "c-240fps-120rpm",
+            "d-broken"
+        ]
+    );
     assert_eq!(summary["status"], ["ok", "ok", "ok", "failed"]);
-    assert!(summary["error"][3].contains("video.mp4"), "{}", summary["error"][3]);
+    assert!(
+        summary["error"][3].contains("video.mp4"),
+        "{}",
+        summary["error"][3]
+    );
     for (i, rpm, fps) in [(0, 140.0, 240.0), (1, 140.0, 120.0), (2, 120.0, 240.0)] {
         let name = &summary["recording"][i];
-        assert!(out.join(name).join("report/report.html").exists(), "{name}: {stdout}");
+        assert!(
+            out.join(name).join("report/report.html").exists(),
+            "{name}: {stdout}"
+        );
         let speed: f64 = summary["crank_speed_rpm"][i].parse().unwrap();
         let rate: f64 = summary["frame_rate_hz"][i].parse().unwrap();
-        assert!((speed - rpm).abs() < 0.02 * rpm, "{name}: crank speed {speed} rpm");
+        assert!(
+            (speed - rpm).abs() < 0.02 * rpm,
+            "{name}: crank speed {speed} rpm"
+        );
         assert!((rate - fps).abs() < 1e-6 * fps, "{name}: frame rate {rate}");
         let worst: f64 = summary["acceleration_nrmse_max"][i].parse().unwrap();
-        assert!(worst < 5.0, "{name}: accelerations within 5 % NRMSE of the simulated bench ({worst} %)");
+        assert!(
+            worst < 5.0,
+            "{name}: accelerations within 5 % NRMSE of the simulated bench ({worst} %)"
+        );
     }
     assert!(!out.join("d-broken/report").exists());
     let html = std::fs::read_to_string(out.join("batch-summary.html")).unwrap();
@@ -277,13 +502,27 @@ fn same_bytes_on_one_thread_and_two() {
             .env_remove("FLEXBENCH_THREADS")
             .env_remove("POLARS_MAX_THREADS")
             .env("RAYON_NUM_THREADS", threads)
-            .args(["process", "--tracks", tracks.to_str().unwrap(), "--mechanism", root().join("pipelines/wind-pump.toml").to_str().unwrap(), "--out", out.to_str().unwrap(), "--smoother", "--periodic", "--refine-horizontal"])
+            .args([
+                "process",
+                "--tracks",
+                tracks.to_str().unwrap(),
+                "--mechanism",
+                root().join("pipelines/wind-pump.toml").to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--smoother",
+                "--periodic",
+                "--refine-horizontal",
+            ])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         trees.push(tree(&out));
     }
-    assert_eq!(trees[0].iter().map(|f| &f.0).collect::<Vec<_>>(), trees[1].iter().map(|f| &f.0).collect::<Vec<_>>());
+    assert_eq!(
+        trees[0].iter().map(|f| &f.0).collect::<Vec<_>>(),
+        trees[1].iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     for (a, b) in trees[0].iter().zip(&trees[1]) {
         assert!(a.1 == b.1, "{} differs between one thread and two", a.0);
     }

@@ -17,13 +17,30 @@ fn smooth_noisy_tracks_in_millimetres() {
     let dir = tempfile::tempdir().unwrap();
     let truth = root().join("recordings/default/truth");
     // M3 hidden for 12 frames (a gap), positions in millimetres.
-    let text = common::noisy_tracks(&truth.join("tracks.csv"), 1.4e-4, 0x5DEECE66D, 1e3, &|m, frame| m == "M3" && (200..212).contains(&frame));
+    let text = common::noisy_tracks(
+        &truth.join("tracks.csv"),
+        1.4e-4,
+        0x5DEECE66D,
+        1e3,
+        &|m, frame| m == "M3" && (200..212).contains(&frame),
+    );
     let tracks = dir.path().join("noisy-mm.csv");
     std::fs::write(&tracks, text).unwrap();
     let markers = dir.path().join("out/markers.csv");
-    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", markers.to_str().unwrap(), "--unit", "mm"]);
+    ok(&[
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        markers.to_str().unwrap(),
+        "--unit",
+        "mm",
+    ]);
     assert!(dir.path().join("out/markers.parquet").exists());
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/markers.summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/markers.summary.json")).unwrap(),
+    )
+    .unwrap();
     let params = summary["parameters"].as_array().unwrap();
     assert_eq!(params.len(), 10, "x and y of five markers");
     for p in params {
@@ -33,9 +50,12 @@ fn smooth_noisy_tracks_in_millimetres() {
     let got = read_csv(&markers);
     let want = read_csv(&truth.join("markers.csv"));
     let key = |t: &str, m: &str| format!("{:.6}/{m}", t.parse::<f64>().unwrap());
-    let index: HashMap<String, usize> = (0..want["t"].len()).map(|i| (key(&want["t"][i], &want["marker"][i]), i)).collect();
+    let index: HashMap<String, usize> = (0..want["t"].len())
+        .map(|i| (key(&want["t"][i], &want["marker"][i]), i))
+        .collect();
     for m in ["M1", "M2", "M3", "M4", "M5"] {
-        let (mut e2, mut peak, mut inside, mut measured, mut rejected) = (0.0, 0.0f64, 0usize, 0usize, 0usize);
+        let (mut e2, mut peak, mut inside, mut measured, mut rejected) =
+            (0.0, 0.0f64, 0usize, 0usize, 0usize);
         let mut n = 0usize;
         for i in (0..got["t"].len()).filter(|&i| got["marker"][i] == m) {
             if got["provenance"][i] == "rejected" {
@@ -63,13 +83,25 @@ fn smooth_noisy_tracks_in_millimetres() {
         assert!(cover >= 0.9, "{m}: {cover}");
         assert_eq!(rejected, if m == "M3" { 12 } else { 0 }, "{m}");
     }
-    for (args, needle) in [(vec!["--unit", "furlong"], "--unit 'furlong'"), (vec!["--method", "magic"], "--method 'magic'")] {
+    for (args, needle) in [
+        (vec!["--unit", "furlong"], "--unit 'furlong'"),
+        (vec!["--method", "magic"], "--method 'magic'"),
+    ] {
         let bad = dir.path().join("bad/m.csv");
-        let mut a = vec!["smooth", "--tracks", tracks.to_str().unwrap(), "--out", bad.to_str().unwrap()];
+        let mut a = vec![
+            "smooth",
+            "--tracks",
+            tracks.to_str().unwrap(),
+            "--out",
+            bad.to_str().unwrap(),
+        ];
         a.extend(args);
         let res = flexbench(&a);
         let err = String::from_utf8_lossy(&res.stderr);
-        assert!(!res.status.success() && err.contains(needle) && !err.contains("panicked"), "{err}");
+        assert!(
+            !res.status.success() && err.contains(needle) && !err.contains("panicked"),
+            "{err}"
+        );
         assert!(!dir.path().join("bad/m.csv").exists());
     }
 }
@@ -83,25 +115,55 @@ fn smooth_noisy_tracks_in_millimetres() {
 fn rigid_field_of_the_lever() {
     let dir = tempfile::tempdir().unwrap();
     let truth = root().join("recordings/default/truth");
-    let text = common::noisy_tracks(&truth.join("tracks.csv"), 1e-4, 0x2545F4914F6CDD1D, 1.0, &|_, _| false);
+    let text = common::noisy_tracks(
+        &truth.join("tracks.csv"),
+        1e-4,
+        0x2545F4914F6CDD1D,
+        1.0,
+        &|_, _| false,
+    );
     let tracks = dir.path().join("noisy.csv");
     std::fs::write(&tracks, text).unwrap();
     let markers = dir.path().join("out/markers.csv");
     let mech = root().join("pipelines/wind-pump.toml");
-    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", markers.to_str().unwrap(), "--rigid-field", "--mechanism", mech.to_str().unwrap()]);
+    ok(&[
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        markers.to_str().unwrap(),
+        "--rigid-field",
+        "--mechanism",
+        mech.to_str().unwrap(),
+    ]);
     let field = read_csv(&dir.path().join("out/markers.rigid.csv"));
     let bodies = read_csv(&truth.join("bodies.csv"));
-    let lever: Vec<usize> = (0..bodies["t"].len()).filter(|&i| bodies["body"][i] == "lever").collect();
+    let lever: Vec<usize> = (0..bodies["t"].len())
+        .filter(|&i| bodies["body"][i] == "lever")
+        .collect();
     assert_eq!(lever.len(), field["t"].len());
     let f = |m: &HashMap<String, Vec<String>>, c: &str, i: usize| m[c][i].parse::<f64>().unwrap();
-    let (mut ea, mut peak_a, mut ee, mut peak_e, mut ew, mut peak_w, mut inside, mut n) = (0.0, 0.0f64, 0.0, 0.0f64, 0.0, 0.0f64, 0usize, 0usize);
+    let (mut ea, mut peak_a, mut ee, mut peak_e, mut ew, mut peak_w, mut inside, mut n) =
+        (0.0, 0.0f64, 0.0, 0.0f64, 0.0, 0.0f64, 0usize, 0usize);
     for (k, &i) in lever.iter().enumerate() {
-        let (phi, w, eps) = (f(&bodies, "phi", i), f(&bodies, "omega", i), f(&bodies, "epsilon", i));
+        let (phi, w, eps) = (
+            f(&bodies, "phi", i),
+            f(&bodies, "omega", i),
+            f(&bodies, "epsilon", i),
+        );
         // B - G in the bench frame: the centroid is at a2 l2 = 0.225 m from B along the lever.
         let (c, s) = (phi.cos(), phi.sin());
         let r = (-0.225 * c, -0.225 * s);
-        let ab = (f(&bodies, "ax", i) - eps * r.1 - w * w * r.0, f(&bodies, "ay", i) + eps * r.0 - w * w * r.1);
-        let (gx, gy, ge, gw) = (f(&field, "ax", k), f(&field, "ay", k), f(&field, "epsilon", k), f(&field, "omega", k));
+        let ab = (
+            f(&bodies, "ax", i) - eps * r.1 - w * w * r.0,
+            f(&bodies, "ay", i) + eps * r.0 - w * w * r.1,
+        );
+        let (gx, gy, ge, gw) = (
+            f(&field, "ax", k),
+            f(&field, "ay", k),
+            f(&field, "epsilon", k),
+            f(&field, "omega", k),
+        );
         ea += (gx - ab.0).powi(2) + (gy - ab.1).powi(2);
         peak_a = peak_a.max((ab.0 * ab.0 + ab.1 * ab.1).sqrt());
         ee += (ge - eps).powi(2);
@@ -111,11 +173,21 @@ fn rigid_field_of_the_lever() {
         inside += usize::from((ge - eps).abs() <= 2.0 * f(&field, "epsilon_sigma", k));
         n += 1;
     }
-    let (ra, re, rw) = ((ea / n as f64).sqrt() / peak_a, (ee / n as f64).sqrt() / peak_e, (ew / n as f64).sqrt() / peak_w);
+    let (ra, re, rw) = (
+        (ea / n as f64).sqrt() / peak_a,
+        (ee / n as f64).sqrt() / peak_e,
+        (ew / n as f64).sqrt() / peak_w,
+    );
     let cover = inside as f64 / n as f64;
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/markers.summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/markers.summary.json")).unwrap(),
+    )
+    .unwrap();
     let rf = &summary["rigid_field"];
-    let (res, sig) = (rf["rms_normal_residual_m_s2"].as_f64().unwrap(), rf["rms_normal_sigma_m_s2"].as_f64().unwrap());
+    let (res, sig) = (
+        rf["rms_normal_residual_m_s2"].as_f64().unwrap(),
+        rf["rms_normal_sigma_m_s2"].as_f64().unwrap(),
+    );
     eprintln!(
         "rigid field: a_B within {:.2} % RMS of its peak {peak_a:.1} m/s^2, epsilon {:.2} % of {peak_e:.1} rad/s^2 ({:.1} % inside 2 sigma), omega {:.3} % of {peak_w:.2} rad/s; normal residual {res:.3} m/s^2 RMS against the markers' sigma {sig:.3}",
         100.0 * ra, 100.0 * re, 100.0 * cover, 100.0 * rw
@@ -132,11 +204,22 @@ fn rigid_field_of_the_lever() {
 /// a recording too short for the method. Each refused with a message that names the problem and
 /// the way out, a non-zero exit, no panic, nothing written.
 #[test]
+#[allow(clippy::needless_range_loop)] // i is a row index into several columns of the CSV
 fn recording_defects() {
     let dir = tempfile::tempdir().unwrap();
     let w = std::f64::consts::TAU * 2.3;
-    let pos = |m: usize, t: f64| (0.1 * m as f64 + 0.05 * (w * t + m as f64).cos(), 0.03 * (w * t).sin() + 0.01 * (2.0 * w * t).cos());
-    let acc = |m: usize, t: f64| (-0.05 * w * w * (w * t + m as f64).cos(), -0.03 * w * w * (w * t).sin() - 0.04 * w * w * (2.0 * w * t).cos());
+    let pos = |m: usize, t: f64| {
+        (
+            0.1 * m as f64 + 0.05 * (w * t + m as f64).cos(),
+            0.03 * (w * t).sin() + 0.01 * (2.0 * w * t).cos(),
+        )
+    };
+    let acc = |m: usize, t: f64| {
+        (
+            -0.05 * w * w * (w * t + m as f64).cos(),
+            -0.03 * w * w * (w * t).sin() - 0.04 * w * w * (2.0 * w * t).cos(),
+        )
+    };
     let mut g = common::gauss::Gauss::new(0xDEADBEEF);
     let mut lines = vec!["frame,t,marker,u,v,x,y".to_string()];
     let mut times = Vec::new();
@@ -149,13 +232,24 @@ fn recording_defects() {
         times.push((k, t));
         for m in 0..5 {
             let (x, y) = pos(m, t);
-            lines.push(format!("{k},{t},M{},,,{},{}", m + 1, x + 1e-4 * g.next(), y + 1e-4 * g.next()));
+            lines.push(format!(
+                "{k},{t},M{},,,{},{}",
+                m + 1,
+                x + 1e-4 * g.next(),
+                y + 1e-4 * g.next()
+            ));
         }
     }
     let tracks = dir.path().join("jitter.csv");
     std::fs::write(&tracks, lines.join("\n")).unwrap();
     let out = dir.path().join("out/markers.csv");
-    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    ok(&[
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let got = read_csv(&out);
     assert_eq!(got["t"].len(), 5 * 479, "no row for the dropped frame");
     let (mut e2, mut peak, mut n) = (0.0, 0.0f64, 0usize);
@@ -168,7 +262,10 @@ fn recording_defects() {
         peak = peak.max(ax.abs()).max(ay.abs());
         n += 2;
         if (t - 249.0 / 240.0).abs() < 0.5 / 240.0 || (t - 251.0 / 240.0).abs() < 0.5 / 240.0 {
-            assert_eq!(got["provenance"][i], "measured", "the dropped frame's neighbours at {t} s");
+            assert_eq!(
+                got["provenance"][i], "measured",
+                "the dropped frame's neighbours at {t} s"
+            );
         }
     }
     let rms = (e2 / n as f64).sqrt() / peak;
@@ -184,7 +281,15 @@ fn recording_defects() {
     };
     let bad_out = dir.path().join("bad/m.csv");
     refused(
-        &["smooth", "--tracks", tracks.to_str().unwrap(), "--out", bad_out.to_str().unwrap(), "--method", "savgol"],
+        &[
+            "smooth",
+            "--tracks",
+            tracks.to_str().unwrap(),
+            "--out",
+            bad_out.to_str().unwrap(),
+            "--method",
+            "savgol",
+        ],
         &["Savitzky-Golay needs uniform sampling", "--method rts"],
     );
     let nan = dir.path().join("nan.csv");
@@ -192,15 +297,46 @@ fn recording_defects() {
     let f: Vec<&str> = l[3].split(',').collect();
     l[3] = format!("{},{},{},,,NaN,{}", f[0], f[1], f[2], f[6]);
     std::fs::write(&nan, l.join("\n")).unwrap();
-    refused(&["smooth", "--tracks", nan.to_str().unwrap(), "--out", bad_out.to_str().unwrap()], &["NaN"]);
+    refused(
+        &[
+            "smooth",
+            "--tracks",
+            nan.to_str().unwrap(),
+            "--out",
+            bad_out.to_str().unwrap(),
+        ],
+        &["NaN"],
+    );
     let short = dir.path().join("short.csv");
     std::fs::write(&short, lines[..26].join("\n")).unwrap();
-    refused(&["smooth", "--tracks", short.to_str().unwrap(), "--out", bad_out.to_str().unwrap()], &["no run of at least 8", "too short"]);
     refused(
-        &["smooth", "--tracks", short.to_str().unwrap(), "--out", bad_out.to_str().unwrap(), "--method", "savgol", "--window", "21"],
+        &[
+            "smooth",
+            "--tracks",
+            short.to_str().unwrap(),
+            "--out",
+            bad_out.to_str().unwrap(),
+        ],
+        &["no run of at least 8", "too short"],
+    );
+    refused(
+        &[
+            "smooth",
+            "--tracks",
+            short.to_str().unwrap(),
+            "--out",
+            bad_out.to_str().unwrap(),
+            "--method",
+            "savgol",
+            "--window",
+            "21",
+        ],
         &["no run of at least 21", "shorter --window"],
     );
-    assert!(!bad_out.exists() && !dir.path().join("bad").join("m.parquet").exists(), "nothing written");
+    assert!(
+        !bad_out.exists() && !dir.path().join("bad").join("m.parquet").exists(),
+        "nothing written"
+    );
 }
 
 /// The signal stage's settings from a pipeline file's [smooth] table, the command line winning:
@@ -213,23 +349,84 @@ fn settings_from_a_pipeline_file() {
     let tracks = root().join("recordings/default/truth/tracks.csv");
     let out = dir.path().join("a/markers.csv");
     let shipped = root().join("pipelines/default.toml");
-    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out.to_str().unwrap(), "--pipeline", shipped.to_str().unwrap()]);
-    let summary = |p: &std::path::Path| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(p.with_file_name("markers.summary.json")).unwrap()).unwrap() };
-    assert!(summary(&out)["method"].as_str().unwrap().starts_with("Kalman/RTS"));
+    ok(&[
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pipeline",
+        shipped.to_str().unwrap(),
+    ]);
+    let summary = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(p.with_file_name("markers.summary.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    assert!(summary(&out)["method"]
+        .as_str()
+        .unwrap()
+        .starts_with("Kalman/RTS"));
     let file = dir.path().join("sg.toml");
-    std::fs::write(&file, "[smooth]\nmethod = \"savgol\"\nwindow = 15\norder = 3\n\n[other_stage]\nanything = 1\n").unwrap();
+    std::fs::write(
+        &file,
+        "[smooth]\nmethod = \"savgol\"\nwindow = 15\norder = 3\n\n[other_stage]\nanything = 1\n",
+    )
+    .unwrap();
     let out_b = dir.path().join("b/markers.csv");
-    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out_b.to_str().unwrap(), "--pipeline", file.to_str().unwrap()]);
-    assert_eq!(summary(&out_b)["method"], "Savitzky-Golay, window 15, order 3");
+    ok(&[
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        out_b.to_str().unwrap(),
+        "--pipeline",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        summary(&out_b)["method"],
+        "Savitzky-Golay, window 15, order 3"
+    );
     let out_c = dir.path().join("c/markers.csv");
-    ok(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", out_c.to_str().unwrap(), "--pipeline", file.to_str().unwrap(), "--method", "rts"]);
-    assert!(summary(&out_c)["method"].as_str().unwrap().starts_with("Kalman/RTS"));
-    for (text, needle) in [("[smooth]\nwindw = 15\n", "unknown field `windw`"), ("[smooth]\nnoise_m = -1.0\n", "noise_m -1 must be a positive number")] {
+    ok(&[
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        out_c.to_str().unwrap(),
+        "--pipeline",
+        file.to_str().unwrap(),
+        "--method",
+        "rts",
+    ]);
+    assert!(summary(&out_c)["method"]
+        .as_str()
+        .unwrap()
+        .starts_with("Kalman/RTS"));
+    for (text, needle) in [
+        ("[smooth]\nwindw = 15\n", "unknown field `windw`"),
+        (
+            "[smooth]\nnoise_m = -1.0\n",
+            "noise_m -1 must be a positive number",
+        ),
+    ] {
         std::fs::write(&file, text).unwrap();
         let bad = dir.path().join("d/markers.csv");
-        let res = flexbench(&["smooth", "--tracks", tracks.to_str().unwrap(), "--out", bad.to_str().unwrap(), "--pipeline", file.to_str().unwrap()]);
+        let res = flexbench(&[
+            "smooth",
+            "--tracks",
+            tracks.to_str().unwrap(),
+            "--out",
+            bad.to_str().unwrap(),
+            "--pipeline",
+            file.to_str().unwrap(),
+        ]);
         let err = String::from_utf8_lossy(&res.stderr);
-        assert!(!res.status.success() && err.contains(needle) && !err.contains("panicked"), "{err}");
+        assert!(
+            !res.status.success() && err.contains(needle) && !err.contains("panicked"),
+            "{err}"
+        );
         assert!(!bad.exists());
     }
 }

@@ -41,7 +41,11 @@ fn tracked_files(root: &Path) -> Vec<PathBuf> {
         .current_dir(root)
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git ls-files failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git ls-files failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
         .split(|b| *b == 0)
         .filter(|s| !s.is_empty())
@@ -135,7 +139,11 @@ fn check_line(root: &Path, bases: &[PathBuf], file: &Path, line: &str) -> Vec<St
 fn no_tracked_file_refers_outside_the_repository() {
     let root = root();
     let files = tracked_files(&root);
-    assert!(files.len() > 100, "git ls-files listed only {} files", files.len());
+    assert!(
+        files.len() > 100,
+        "git ls-files listed only {} files",
+        files.len()
+    );
     let bases = bases(&files);
     let this_file = Path::new("tests/stand_alone.rs");
     let mut findings = Vec::new();
@@ -143,8 +151,12 @@ fn no_tracked_file_refers_outside_the_repository() {
         if file == this_file {
             continue;
         }
-        let Ok(bytes) = std::fs::read(root.join(file)) else { continue };
-        let Ok(text) = String::from_utf8(bytes) else { continue };
+        let Ok(bytes) = std::fs::read(root.join(file)) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
         for (n, line) in text.lines().enumerate() {
             for p in check_line(&root, &bases, file, line) {
                 findings.push(format!("{}:{}: {p}", file.display(), n + 1));
@@ -167,7 +179,12 @@ fn the_checker_finds_outside_paths_and_passes_inside_ones() {
     let files = tracked_files(&root);
     let bases = bases(&files);
     let file = Path::new("crates/flexbench/src/main.rs");
-    let bad = check_line(&root, &bases, file, "let p = \"../../../elsewhere/photos\";");
+    let bad = check_line(
+        &root,
+        &bases,
+        file,
+        "let p = \"../../../elsewhere/photos\";",
+    );
     assert_eq!(bad.len(), 1, "{bad:?}");
     // Two names of the shelf and a path leading nowhere inside.
     let bad = check_line(&root, &bases, file, "see ../shared/data/README.md");
@@ -176,6 +193,11 @@ fn the_checker_finds_outside_paths_and_passes_inside_ones() {
     assert_eq!(bad.len(), 1, "{bad:?}");
     let ok = check_line(&root, &bases, file, "path = \"../../tests/stand_alone.rs\"");
     assert!(ok.is_empty(), "{ok:?}");
-    let ok = check_line(&root, &bases, Path::new("docs/bench.md"), "[fem](../docs/fem.md).");
+    let ok = check_line(
+        &root,
+        &bases,
+        Path::new("docs/bench.md"),
+        "[fem](../docs/fem.md).",
+    );
     assert!(ok.is_empty(), "{ok:?}");
 }

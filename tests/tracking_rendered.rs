@@ -22,14 +22,22 @@ fn spec(codec: &str, blur: usize, exposure: f64, noise: f64) -> RenderSpec {
 }
 
 fn run(spec: &RenderSpec, max_rms_px: f64) {
-    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
-    let mech = load(&root.join("pipelines/wind-pump.toml")).unwrap().mechanism;
+    let root =
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
+    let mech = load(&root.join("pipelines/wind-pump.toml"))
+        .unwrap()
+        .mechanism;
     let dir = tempfile::tempdir().unwrap();
     let out = render(&mech, spec, dir.path(), |_, _| {}).unwrap();
     let cal = Calibration::read(&dir.path().join("truth/camera.yaml")).unwrap();
-    let (rows, summary) = track_video(&out.video, &cal, &TrackConfig::default(), |_, _| {}).unwrap();
+    let (rows, summary) =
+        track_video(&out.video, &cal, &TrackConfig::default(), |_, _| {}).unwrap();
     let truth = flexbench_tables::read_tracks(&dir.path().join("truth/tracks.csv")).unwrap();
-    let by: HashMap<(i64, String), _> = truth.rows().iter().map(|r| ((r.frame, r.marker.clone()), r)).collect();
+    let by: HashMap<(i64, String), _> = truth
+        .rows()
+        .iter()
+        .map(|r| ((r.frame, r.marker.clone()), r))
+        .collect();
     let (mut e2, mut m2, mut worst) = (0.0, 0.0, 0.0f64);
     for r in &rows {
         let t = by[&(r.frame, r.marker.clone())];
@@ -47,9 +55,17 @@ fn run(spec: &RenderSpec, max_rms_px: f64) {
     assert!(rms <= max_rms_px, "RMS {rms} px");
     assert!(worst < 1.5, "no identity swap: worst {worst} px");
     // Exactly the occluded frames of M3 are gaps.
-    let seen: Vec<i64> = rows.iter().filter(|r| r.marker == "M3").map(|r| r.frame).collect();
+    let seen: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.marker == "M3")
+        .map(|r| r.frame)
+        .collect();
     for f in 0..summary.frames as i64 {
-        assert_eq!(seen.contains(&f), !(20..=25).contains(&f), "M3 in frame {f}");
+        assert_eq!(
+            seen.contains(&f),
+            !(20..=25).contains(&f),
+            "M3 in frame {f}"
+        );
     }
     assert_eq!(summary.gaps, 6);
     assert_eq!(summary.detections, summary.frames * 5 - 6);

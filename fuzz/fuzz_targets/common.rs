@@ -9,7 +9,11 @@ pub fn scratch(data: &[u8], ext: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let p = std::env::temp_dir().join(format!("flexbench-fuzz-{}-{k}.{ext}", std::process::id()));
-    let _ = std::fs::remove_file(std::env::temp_dir().join(format!("flexbench-fuzz-{}-{}.{ext}", std::process::id(), k.wrapping_sub(1))));
+    let _ = std::fs::remove_file(std::env::temp_dir().join(format!(
+        "flexbench-fuzz-{}-{}.{ext}",
+        std::process::id(),
+        k.wrapping_sub(1)
+    )));
     std::fs::write(&p, data).expect("the scratch file can be written");
     p
 }

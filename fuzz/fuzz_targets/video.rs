@@ -11,8 +11,14 @@ fuzz_target!(|data: &[u8]| {
     }
     static CAL: std::sync::OnceLock<flexbench_vision::Calibration> = std::sync::OnceLock::new();
     let cal = CAL.get_or_init(|| {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings/default/truth/camera.yaml");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../recordings/default/truth/camera.yaml");
         flexbench_vision::Calibration::read(&path).expect("the shipped calibration")
     });
-    let _ = flexbench_vision::track::track_video(&p, cal, &flexbench_vision::track::TrackConfig::default(), |_, _| {});
+    let _ = flexbench_vision::track::track_video(
+        &p,
+        cal,
+        &flexbench_vision::track::TrackConfig::default(),
+        |_, _| {},
+    );
 });

@@ -15,13 +15,21 @@ pub fn root() -> PathBuf {
 
 /// Run the flexbench binary with `args`.
 pub fn flexbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flexbench")).args(args).current_dir(root()).output().expect("the flexbench binary runs")
+    Command::new(env!("CARGO_BIN_EXE_flexbench"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the flexbench binary runs")
 }
 
 /// Run and require success, returning stdout.
 pub fn ok(args: &[&str]) -> String {
     let out = flexbench(args);
-    assert!(out.status.success(), "flexbench {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "flexbench {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -29,11 +37,19 @@ pub fn ok(args: &[&str]) -> String {
 pub fn read_csv(path: &Path) -> HashMap<String, Vec<String>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap_or_default().split(',').map(|s| s.to_string()).collect();
-    let mut cols: HashMap<String, Vec<String>> = header.iter().map(|h| (h.clone(), Vec::new())).collect();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.to_string())
+        .collect();
+    let mut cols: HashMap<String, Vec<String>> =
+        header.iter().map(|h| (h.clone(), Vec::new())).collect();
     for line in lines {
         for (h, v) in header.iter().zip(line.split(',')) {
-            cols.get_mut(h).map(|c| c.push(v.to_string()));
+            if let Some(c) = cols.get_mut(h) {
+                c.push(v.to_string())
+            }
         }
     }
     cols
@@ -41,7 +57,11 @@ pub fn read_csv(path: &Path) -> HashMap<String, Vec<String>> {
 
 /// A numeric column (empty cells as NaN).
 pub fn num(cols: &HashMap<String, Vec<String>>, name: &str) -> Vec<f64> {
-    cols.get(name).unwrap_or_else(|| panic!("no column {name}")).iter().map(|s| s.parse().unwrap_or(f64::NAN)).collect()
+    cols.get(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .iter()
+        .map(|s| s.parse().unwrap_or(f64::NAN))
+        .collect()
 }
 
 /// Simulate the default bench once per test binary into a directory kept for the run.
@@ -53,7 +73,19 @@ pub fn simulated_default_bench(dir: &Path) -> PathBuf {
 /// after `settle` s; the output directory.
 pub fn simulate_bench(dir: &Path, name: &str, duration: &str, rate: &str, settle: &str) -> PathBuf {
     let out = dir.join(name);
-    ok(&["simulate", "--mechanism", "pipelines/wind-pump.toml", "--duration", duration, "--rate", rate, "--settle", settle, "--out", out.to_str().unwrap_or_default()]);
+    ok(&[
+        "simulate",
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--duration",
+        duration,
+        "--rate",
+        rate,
+        "--settle",
+        settle,
+        "--out",
+        out.to_str().unwrap_or_default(),
+    ]);
     out
 }
 
@@ -61,12 +93,22 @@ pub fn simulate_bench(dir: &Path, name: &str, duration: &str, rate: &str, settle
 /// and y (Box-Muller on the fixed xorshift sequence of `seed`, so the same every run), the
 /// positions then multiplied by `scale` (1e3 writes millimetres), the rows for which
 /// `drop(marker, frame)` holds left out (a gap).
-pub fn noisy_tracks(path: &Path, sigma: f64, seed: u64, scale: f64, drop: &dyn Fn(&str, usize) -> bool) -> String {
+pub fn noisy_tracks(
+    path: &Path,
+    sigma: f64,
+    seed: u64,
+    scale: f64,
+    drop: &dyn Fn(&str, usize) -> bool,
+) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
     let cols: Vec<&str> = header.split(',').collect();
-    let pos = |n: &str| cols.iter().position(|c| *c == n).unwrap_or_else(|| panic!("no column {n}"));
+    let pos = |n: &str| {
+        cols.iter()
+            .position(|c| *c == n)
+            .unwrap_or_else(|| panic!("no column {n}"))
+    };
     let (ifr, im, ix, iy) = (pos("frame"), pos("marker"), pos("x"), pos("y"));
     let mut g = gauss::Gauss::new(seed);
     let mut out = vec![header.to_string()];
@@ -77,7 +119,10 @@ pub fn noisy_tracks(path: &Path, sigma: f64, seed: u64, scale: f64, drop: &dyn F
             continue;
         }
         for i in [ix, iy] {
-            f[i] = format!("{}", (f[i].parse::<f64>().expect("a position") + sigma * g.next()) * scale);
+            f[i] = format!(
+                "{}",
+                (f[i].parse::<f64>().expect("a position") + sigma * g.next()) * scale
+            );
         }
         out.push(f.join(","));
     }

@@ -12,8 +12,16 @@ fn cycle(c: &mut Criterion) {
     let (mesh, g, instants) = fem_cycle(1000);
     let mut group = c.benchmark_group("fem_cycle_1000_samples_10_quintic");
     group.sample_size(10);
-    group.bench_function("symmetric", |b| b.iter(|| cycle_modes(&mesh, &g, &instants, Supports::Pinned, 0, &mut |_, _| {}).expect("modes")));
-    group.bench_function("symmetric_and_full_6", |b| b.iter(|| cycle_modes(&mesh, &g, &instants, Supports::Pinned, 6, &mut |_, _| {}).expect("modes")));
+    group.bench_function("symmetric", |b| {
+        b.iter(|| {
+            cycle_modes(&mesh, &g, &instants, Supports::Pinned, 0, &mut |_, _| {}).expect("modes")
+        })
+    });
+    group.bench_function("symmetric_and_full_6", |b| {
+        b.iter(|| {
+            cycle_modes(&mesh, &g, &instants, Supports::Pinned, 6, &mut |_, _| {}).expect("modes")
+        })
+    });
     group.finish();
 }
 

@@ -27,10 +27,18 @@ fn signal(c: &mut Criterion) {
     });
     g.bench_function("rts automatic (ML, periodic part)", |b| {
         b.iter(|| {
-            let pairs: Vec<(&[f64], &[bool])> = coords.iter().map(|x| (x.as_slice(), present.as_slice())).collect();
+            let pairs: Vec<(&[f64], &[bool])> = coords
+                .iter()
+                .map(|x| (x.as_slice(), present.as_slice()))
+                .collect();
             let f0 = flexbench_signal::rts::fundamental(&t, &pairs);
             for x in &coords {
-                black_box(RtsSmoother::automatic().with_frequency(f0).smooth("x", &t, x, &present).expect("smooths"));
+                black_box(
+                    RtsSmoother::automatic()
+                        .with_frequency(f0)
+                        .smooth("x", &t, x, &present)
+                        .expect("smooths"),
+                );
             }
         })
     });

@@ -39,7 +39,9 @@ fn write(path: &Path, values: impl IntoIterator<Item = f64>) {
 }
 
 fn row_major(a: &DMatrix<f64>) -> Vec<f64> {
-    (0..a.nrows()).flat_map(|i| (0..a.ncols()).map(move |j| a[(i, j)])).collect()
+    (0..a.nrows())
+        .flat_map(|i| (0..a.ncols()).map(move |j| a[(i, j)]))
+        .collect()
 }
 
 /// The shortest of `runs` wall times of `f` (s), and its last result.
@@ -64,14 +66,30 @@ fn main() {
     let (t, coords) = signal_coordinates(SG_SAMPLES);
     let present = vec![true; SG_SAMPLES];
     let sg = SavGol::new(21, 5).expect("a valid window");
-    let (t_sg, d) = best(5, || coords.iter().map(|x| sg.differentiate("x", &t, x, &present).expect("smooths")).collect::<Vec<_>>());
+    let (t_sg, d) = best(5, || {
+        coords
+            .iter()
+            .map(|x| sg.differentiate("x", &t, x, &present).expect("smooths"))
+            .collect::<Vec<_>>()
+    });
     write(&dir.join("sg_t.f64"), t.iter().copied());
     write(&dir.join("sg_x.f64"), coords.iter().flatten().copied());
     for (name, pick) in [("value", 0), ("rate", 1), ("accel", 2)] {
-        write(&dir.join(format!("sg_{name}.f64")), d.iter().flat_map(|d| [&d.value, &d.rate, &d.accel][pick].iter().copied()));
+        write(
+            &dir.join(format!("sg_{name}.f64")),
+            d.iter()
+                .flat_map(|d| [&d.value, &d.rate, &d.accel][pick].iter().copied()),
+        );
     }
-    meta.push(format!("\"sg_s\": {t_sg}, \"sg_samples\": {SG_SAMPLES}, \"sg_coordinates\": {}", coords.len()));
-    println!("savgol 21/5, derivatives 0-2, {} x {SG_SAMPLES}: {:.1} ms", coords.len(), t_sg * 1e3);
+    meta.push(format!(
+        "\"sg_s\": {t_sg}, \"sg_samples\": {SG_SAMPLES}, \"sg_coordinates\": {}",
+        coords.len()
+    ));
+    println!(
+        "savgol 21/5, derivatives 0-2, {} x {SG_SAMPLES}: {:.1} ms",
+        coords.len(),
+        t_sg * 1e3
+    );
 
     // Inverse dynamics over 100 turns.
     let (file, turn) = bench_cycle(TURN);
@@ -80,20 +98,56 @@ fn main() {
     let (t_full, forces) = best(3, || {
         samples
             .iter()
-            .map(|s| match mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION).expect("a square system") {
-                InverseSample::Solved { forces, .. } => forces,
-                InverseSample::Toggle { .. } => panic!("no toggle on the default bench"),
+            .map(|s| {
+                match mech
+                    .inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION)
+                    .expect("a square system")
+                {
+                    InverseSample::Solved { forces, .. } => forces,
+                    InverseSample::Toggle { .. } => panic!("no toggle on the default bench"),
+                }
             })
             .collect::<Vec<_>>()
     });
-    let (t_assemble, systems) = best(3, || samples.iter().map(|s| mech.inverse_dynamics_system(&s.q, &s.qd, &s.qdd).expect("a square system")).collect::<Vec<_>>());
-    let (t_solve, solved) = best(3, || systems.iter().map(|(a, b)| a.clone().lu().solve(b).expect("regular")).collect::<Vec<_>>());
-    let worst = forces.iter().zip(&solved).flat_map(|(f, x)| f.iter().zip(x.iter()).map(|(a, b)| (a - b).abs())).fold(0.0, f64::max);
-    assert!(worst < 1e-9, "the solve alone gives the inverse dynamics' forces ({worst:e} N)");
+    let (t_assemble, systems) = best(3, || {
+        samples
+            .iter()
+            .map(|s| {
+                mech.inverse_dynamics_system(&s.q, &s.qd, &s.qdd)
+                    .expect("a square system")
+            })
+            .collect::<Vec<_>>()
+    });
+    let (t_solve, solved) = best(3, || {
+        systems
+            .iter()
+            .map(|(a, b)| a.clone().lu().solve(b).expect("regular"))
+            .collect::<Vec<_>>()
+    });
+    let worst = forces
+        .iter()
+        .zip(&solved)
+        .flat_map(|(f, x)| f.iter().zip(x.iter()).map(|(a, b)| (a - b).abs()))
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 1e-9,
+        "the solve alone gives the inverse dynamics' forces ({worst:e} N)"
+    );
     let n = systems[0].0.nrows();
-    write(&dir.join("id_a.f64"), systems[..TURN].iter().flat_map(|(a, _)| row_major(a)));
-    write(&dir.join("id_b.f64"), systems[..TURN].iter().flat_map(|(_, b)| b.iter().copied().collect::<Vec<_>>()));
-    write(&dir.join("id_x.f64"), forces[..TURN].iter().flatten().copied());
+    write(
+        &dir.join("id_a.f64"),
+        systems[..TURN].iter().flat_map(|(a, _)| row_major(a)),
+    );
+    write(
+        &dir.join("id_b.f64"),
+        systems[..TURN]
+            .iter()
+            .flat_map(|(_, b)| b.iter().copied().collect::<Vec<_>>()),
+    );
+    write(
+        &dir.join("id_x.f64"),
+        forces[..TURN].iter().flatten().copied(),
+    );
     meta.push(format!("\"id_full_s\": {t_full}, \"id_assemble_s\": {t_assemble}, \"id_solve_s\": {t_solve}, \"id_turn\": {TURN}, \"id_turns\": {TURNS}, \"id_n\": {n}"));
     println!(
         "inverse dynamics, {} samples, {n} unknowns: whole (system, condition number, LU) {:.1} ms; system alone {:.1} ms; LU solve alone {:.1} ms",
@@ -109,14 +163,38 @@ fn main() {
     let nf = mats[0].m.nrows();
     write(&dir.join("fem_m.f64"), row_major(&mats[0].m));
     for (name, pick) in [("k", 0usize), ("gyroscopic", 1), ("skew", 2)] {
-        write(&dir.join(format!("fem_{name}.f64")), mats.iter().flat_map(|x| row_major([&x.k, &x.gyroscopic, &x.skew][pick])));
+        write(
+            &dir.join(format!("fem_{name}.f64")),
+            mats.iter()
+                .flat_map(|x| row_major([&x.k, &x.gyroscopic, &x.skew][pick])),
+        );
     }
-    let (t_eigh, _) = best(3, || mats.iter().map(|x| symmetric_modes(&x.k, &x.m).expect("modes")).collect::<Vec<_>>());
-    let (t_sym, sym) = best(3, || cycle_modes(&mesh, &g, &instants, Supports::Pinned, 0, &mut |_, _| {}).expect("modes"));
-    let (t_fullm, full) = best(3, || cycle_modes(&mesh, &g, &instants, Supports::Pinned, 6, &mut |_, _| {}).expect("modes"));
-    write(&dir.join("fem_freq_symmetric.f64"), sym.iter().flat_map(|m| (0..6).map(move |i| m.modes.frequency_hz(i))));
-    write(&dir.join("fem_freq_full.f64"), full.iter().flat_map(|m| m.full.iter().map(|f| f.map_or(f64::NAN, |x| x.0))));
-    write(&dir.join("fem_zeta_full.f64"), full.iter().flat_map(|m| m.full.iter().map(|f| f.map_or(f64::NAN, |x| x.1))));
+    let (t_eigh, _) = best(3, || {
+        mats.iter()
+            .map(|x| symmetric_modes(&x.k, &x.m).expect("modes"))
+            .collect::<Vec<_>>()
+    });
+    let (t_sym, sym) = best(3, || {
+        cycle_modes(&mesh, &g, &instants, Supports::Pinned, 0, &mut |_, _| {}).expect("modes")
+    });
+    let (t_fullm, full) = best(3, || {
+        cycle_modes(&mesh, &g, &instants, Supports::Pinned, 6, &mut |_, _| {}).expect("modes")
+    });
+    write(
+        &dir.join("fem_freq_symmetric.f64"),
+        sym.iter()
+            .flat_map(|m| (0..6).map(move |i| m.modes.frequency_hz(i))),
+    );
+    write(
+        &dir.join("fem_freq_full.f64"),
+        full.iter()
+            .flat_map(|m| m.full.iter().map(|f| f.map_or(f64::NAN, |x| x.0))),
+    );
+    write(
+        &dir.join("fem_zeta_full.f64"),
+        full.iter()
+            .flat_map(|m| m.full.iter().map(|f| f.map_or(f64::NAN, |x| x.1))),
+    );
     meta.push(format!("\"fem_samples\": {}, \"fem_n\": {nf}, \"fem_eigh_s\": {t_eigh}, \"fem_symmetric_s\": {t_sym}, \"fem_full_s\": {t_fullm}", mats.len()));
     println!(
         "modes along the cycle, {} samples, {nf} degrees of freedom: generalized symmetric eigenproblem alone {:.1} ms; symmetric (matrices, modes, shapes' classes) {:.1} ms; symmetric + full (6 modes) {:.1} ms",

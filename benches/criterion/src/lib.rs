@@ -12,11 +12,23 @@ use nalgebra::Vector2;
 /// `samples` samples: the mechanism file and the samples (configuration, velocities,
 /// accelerations in the bench frame).
 pub fn bench_cycle(samples: usize) -> (flexbench_mechanism::file::MechanismFile, Vec<Sample>) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
     let file = flexbench_mechanism::file::load(&root).expect("the default bench");
     let turn = 60.0 / 140.0;
     let rate = samples as f64 / turn;
-    let sim = file.mechanism.simulate(&SimConfig { duration: (samples as f64 - 0.5) / rate, rate, settle: 3.0, ..SimConfig::default() }, &mut |_| {}).expect("the simulation");
+    let sim = file
+        .mechanism
+        .simulate(
+            &SimConfig {
+                duration: (samples as f64 - 0.5) / rate,
+                rate,
+                settle: 3.0,
+                ..SimConfig::default()
+            },
+            &mut |_| {},
+        )
+        .expect("the simulation");
     let samples = sim.samples.into_iter().take(samples).collect();
     (file, samples)
 }
@@ -28,7 +40,16 @@ pub fn fem_cycle(samples: usize) -> (Mesh, GlobalMatrices, Vec<LeverInstant>) {
     let (file, sim) = bench_cycle(samples);
     let mech = file.mechanism;
     let sec = file.lever.expect("the lever's section");
-    let lever = Lever::new(sec.length, Section { young: sec.e, density: sec.rho, area: sec.area, inertia: sec.inertia }).expect("the lever");
+    let lever = Lever::new(
+        sec.length,
+        Section {
+            young: sec.e,
+            density: sec.rho,
+            area: sec.area,
+            inertia: sec.inertia,
+        },
+    )
+    .expect("the lever");
     let mesh = Mesh::new(lever, ElementKind::Quintic, 10).expect("the mesh");
     let g = mesh.assemble();
     let li = mech.body_index("lever").expect("a lever");
@@ -38,9 +59,20 @@ pub fn fem_cycle(samples: usize) -> (Mesh, GlobalMatrices, Vec<LeverInstant>) {
     let instants = sim
         .iter()
         .map(|s| {
-            let InverseSample::Solved { forces, .. } = mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION).expect("inverse dynamics") else { panic!("toggle") };
+            let InverseSample::Solved { forces, .. } = mech
+                .inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION)
+                .expect("inverse dynamics")
+            else {
+                panic!("toggle")
+            };
             let (phi, omega, eps) = (s.q[3 * li + 2], s.qd[3 * li + 2], s.qdd[3 * li + 2]);
-            let a_b = LeverInstant::origin_acceleration(Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]), phi, omega, eps, centroid);
+            let a_b = LeverInstant::origin_acceleration(
+                Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]),
+                phi,
+                omega,
+                eps,
+                centroid,
+            );
             LeverInstant {
                 t: s.t,
                 phi,
@@ -76,7 +108,14 @@ pub fn signal_coordinates(n: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
     let coords = (0..10)
         .map(|c| {
             let (a, ph) = (0.02 + 0.005 * c as f64, 0.3 * c as f64);
-            t.iter().map(|&x| a * (w * x + ph).sin() + 0.2 * a * (2.0 * w * x + 2.0 * ph).cos() + 0.05 * a * (3.0 * w * x).sin() + 1e-4 * gauss()).collect()
+            t.iter()
+                .map(|&x| {
+                    a * (w * x + ph).sin()
+                        + 0.2 * a * (2.0 * w * x + 2.0 * ph).cos()
+                        + 0.05 * a * (3.0 * w * x).sin()
+                        + 1e-4 * gauss()
+                })
+                .collect()
         })
         .collect();
     (t, coords)

@@ -33,7 +33,9 @@ pub enum CompareError {
         harmonics: usize,
     },
     /// A value or a crank angle that is not finite.
-    #[error("{what}: sample {index} is not finite (crank angle {angle}, value {value}); drop it first")]
+    #[error(
+        "{what}: sample {index} is not finite (crank angle {angle}, value {value}); drop it first"
+    )]
     NotFinite {
         /// The quantity.
         what: String,
@@ -63,16 +65,35 @@ pub struct PeriodicSeries {
 impl PeriodicSeries {
     /// The least-squares series with `harmonics` harmonics through the samples (crank angle
     /// phi in rad, value). Needs the samples to spread over the whole turn.
-    pub fn fit(what: &str, phi: &[f64], value: &[f64], harmonics: usize) -> Result<Self, CompareError> {
+    pub fn fit(
+        what: &str,
+        phi: &[f64],
+        value: &[f64],
+        harmonics: usize,
+    ) -> Result<Self, CompareError> {
         for (i, (p, v)) in phi.iter().zip(value).enumerate() {
             if !(p.is_finite() && v.is_finite()) {
-                return Err(CompareError::NotFinite { what: what.into(), index: i, angle: *p, value: *v });
+                return Err(CompareError::NotFinite {
+                    what: what.into(),
+                    index: i,
+                    angle: *p,
+                    value: *v,
+                });
             }
         }
         let n = phi.len().min(value.len());
         let p = 1 + 2 * harmonics;
-        let turns = if n > 1 { (phi[n - 1] - phi[0]).abs() / TAU } else { 0.0 };
-        let under = || CompareError::Underdetermined { what: what.into(), samples: n, turns, harmonics };
+        let turns = if n > 1 {
+            (phi[n - 1] - phi[0]).abs() / TAU
+        } else {
+            0.0
+        };
+        let under = || CompareError::Underdetermined {
+            what: what.into(),
+            samples: n,
+            turns,
+            harmonics,
+        };
         // Coverage: every one of 4 K + 4 equal sectors of the turn holds a sample.
         let sectors = 4 * harmonics + 4;
         let mut seen = vec![false; sectors];
@@ -84,7 +105,11 @@ impl PeriodicSeries {
         }
         let a = DMatrix::from_fn(n, p, |i, j| basis(phi[i], j));
         let y = DVector::from_column_slice(&value[..n]);
-        let coef = a.clone().svd(true, true).solve(&y, 1e-12).map_err(|_| under())?;
+        let coef = a
+            .clone()
+            .svd(true, true)
+            .solve(&y, 1e-12)
+            .map_err(|_| under())?;
         let residual = &y - &a * &coef;
         Ok(PeriodicSeries {
             mean: coef[0],
@@ -96,10 +121,17 @@ impl PeriodicSeries {
 
     /// The series' value at crank angle phi (rad).
     pub fn at(&self, phi: f64) -> f64 {
-        self.mean + self.cos.iter().zip(&self.sin).enumerate().map(|(k, (a, b))| {
-            let x = (k + 1) as f64 * phi;
-            a * x.cos() + b * x.sin()
-        }).sum::<f64>()
+        self.mean
+            + self
+                .cos
+                .iter()
+                .zip(&self.sin)
+                .enumerate()
+                .map(|(k, (a, b))| {
+                    let x = (k + 1) as f64 * phi;
+                    a * x.cos() + b * x.sin()
+                })
+                .sum::<f64>()
     }
 
     /// Amplitude of harmonic k (1-based), sqrt(a_k^2 + b_k^2); the mean for k = 0.
@@ -107,7 +139,10 @@ impl PeriodicSeries {
         if k == 0 {
             return self.mean.abs();
         }
-        self.cos.get(k - 1).zip(self.sin.get(k - 1)).map_or(0.0, |(a, b)| a.hypot(*b))
+        self.cos
+            .get(k - 1)
+            .zip(self.sin.get(k - 1))
+            .map_or(0.0, |(a, b)| a.hypot(*b))
     }
 
     /// The series' peak (largest |value|) over the turn and the crank angle where it is
@@ -115,10 +150,20 @@ impl PeriodicSeries {
     pub fn peak(&self, grid: usize) -> (f64, f64) {
         let g = grid.max(8);
         let vals: Vec<f64> = (0..g).map(|i| self.at(TAU * i as f64 / g as f64)).collect();
-        let i = (0..g).max_by(|&a, &b| vals[a].abs().total_cmp(&vals[b].abs())).unwrap_or(0);
-        let (l, c, r) = (vals[(i + g - 1) % g].abs(), vals[i].abs(), vals[(i + 1) % g].abs());
+        let i = (0..g)
+            .max_by(|&a, &b| vals[a].abs().total_cmp(&vals[b].abs()))
+            .unwrap_or(0);
+        let (l, c, r) = (
+            vals[(i + g - 1) % g].abs(),
+            vals[i].abs(),
+            vals[(i + 1) % g].abs(),
+        );
         let denom = l - 2.0 * c + r;
-        let shift = if denom.abs() > 0.0 { (0.5 * (l - r) / denom).clamp(-0.5, 0.5) } else { 0.0 };
+        let shift = if denom.abs() > 0.0 {
+            (0.5 * (l - r) / denom).clamp(-0.5, 0.5)
+        } else {
+            0.0
+        };
         let angle = (TAU * (i as f64 + shift) / g as f64).rem_euclid(TAU);
         (self.at(angle), angle)
     }
@@ -143,7 +188,11 @@ fn basis(phi: f64, j: usize) -> f64 {
         return 1.0;
     }
     let k = j.div_ceil(2) as f64;
-    if j % 2 == 1 { (k * phi).cos() } else { (k * phi).sin() }
+    if j % 2 == 1 {
+        (k * phi).cos()
+    } else {
+        (k * phi).sin()
+    }
 }
 
 /// Measured samples against a simulated series.
@@ -168,28 +217,53 @@ pub struct Comparison {
 
 /// Compare measured samples (crank angle phi in rad, value) with the simulated series,
 /// the measured harmonic content up to the simulated series' number of harmonics.
-pub fn compare(what: &str, phi: &[f64], value: &[f64], simulated: &PeriodicSeries) -> Result<Comparison, CompareError> {
+pub fn compare(
+    what: &str,
+    phi: &[f64],
+    value: &[f64],
+    simulated: &PeriodicSeries,
+) -> Result<Comparison, CompareError> {
     let harmonics = simulated.cos.len();
     let measured = PeriodicSeries::fit(what, phi, value, harmonics)?;
     let n = phi.len().min(value.len());
-    let rms = |s: &PeriodicSeries| (phi[..n].iter().zip(&value[..n]).map(|(p, v)| (v - s.at(*p)).powi(2)).sum::<f64>() / n as f64).sqrt();
+    let rms = |s: &PeriodicSeries| {
+        (phi[..n]
+            .iter()
+            .zip(&value[..n])
+            .map(|(p, v)| (v - s.at(*p)).powi(2))
+            .sum::<f64>()
+            / n as f64)
+            .sqrt()
+    };
     let grid = 720;
-    let sim_vals: Vec<f64> = (0..grid).map(|i| simulated.at(TAU * i as f64 / grid as f64)).collect();
-    let range = sim_vals.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b)) - sim_vals.iter().fold(f64::INFINITY, |a, b| a.min(*b));
+    let sim_vals: Vec<f64> = (0..grid)
+        .map(|i| simulated.at(TAU * i as f64 / grid as f64))
+        .collect();
+    let range = sim_vals.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b))
+        - sim_vals.iter().fold(f64::INFINITY, |a, b| a.min(*b));
     let rms_error = rms(simulated);
     // The lag: the shift of the simulated series closest to the measured series (their
     // difference's L2 norm over the turn, from the coefficients), on a grid then golden section.
     let misfit = |lag: f64| -> f64 {
         let s = simulated.shifted(lag);
-        (0..harmonics).map(|k| (s.cos[k] - measured.cos[k]).powi(2) + (s.sin[k] - measured.sin[k]).powi(2)).sum()
+        (0..harmonics)
+            .map(|k| (s.cos[k] - measured.cos[k]).powi(2) + (s.sin[k] - measured.sin[k]).powi(2))
+            .sum()
     };
     let steps = 720;
-    let mut best = (0..steps).map(|i| -std::f64::consts::PI + TAU * i as f64 / steps as f64).min_by(|a, b| misfit(*a).total_cmp(&misfit(*b))).unwrap_or(0.0);
+    let mut best = (0..steps)
+        .map(|i| -std::f64::consts::PI + TAU * i as f64 / steps as f64)
+        .min_by(|a, b| misfit(*a).total_cmp(&misfit(*b)))
+        .unwrap_or(0.0);
     let (mut lo, mut hi) = (best - TAU / steps as f64, best + TAU / steps as f64);
     let gr = (5f64.sqrt() - 1.0) / 2.0;
     for _ in 0..60 {
         let (a, b) = (hi - gr * (hi - lo), lo + gr * (hi - lo));
-        if misfit(a) < misfit(b) { hi = b } else { lo = a }
+        if misfit(a) < misfit(b) {
+            hi = b
+        } else {
+            lo = a
+        }
         best = 0.5 * (lo + hi);
     }
     let phase_lag = (best + std::f64::consts::PI).rem_euclid(TAU) - std::f64::consts::PI;
@@ -216,11 +290,17 @@ mod tests {
     /// spaced; the amplitude of harmonic 2 is 4, of 5 is 1.5, of the absent 3 zero.
     #[test]
     fn fit_recovers_harmonics() {
-        let phi: Vec<f64> = (0..300).map(|i| 0.1 + 2.3 * TAU * (i as f64 / 300.0).powf(1.1)).collect();
+        let phi: Vec<f64> = (0..300)
+            .map(|i| 0.1 + 2.3 * TAU * (i as f64 / 300.0).powf(1.1))
+            .collect();
         let v: Vec<f64> = phi.iter().map(|p| signal(*p)).collect();
         let s = PeriodicSeries::fit("test", &phi, &v, 8).unwrap();
         assert!((s.mean - 3.0).abs() < 1e-12 && (s.amplitude(1) - 10.0).abs() < 1e-12);
-        assert!((s.amplitude(2) - 4.0).abs() < 1e-12 && (s.amplitude(5) - 1.5).abs() < 1e-12 && s.amplitude(3) < 1e-12);
+        assert!(
+            (s.amplitude(2) - 4.0).abs() < 1e-12
+                && (s.amplitude(5) - 1.5).abs() < 1e-12
+                && s.amplitude(3) < 1e-12
+        );
         assert!(s.residual_rms < 1e-12);
         for p in [0.0, 1.0, 4.0] {
             assert!((s.at(p) - signal(p)).abs() < 1e-11);
@@ -233,7 +313,13 @@ mod tests {
     #[test]
     fn lag_and_errors() {
         let sim_phi: Vec<f64> = (0..720).map(|i| TAU * i as f64 / 720.0).collect();
-        let sim = PeriodicSeries::fit("sim", &sim_phi, &sim_phi.iter().map(|p| signal(*p)).collect::<Vec<_>>(), 8).unwrap();
+        let sim = PeriodicSeries::fit(
+            "sim",
+            &sim_phi,
+            &sim_phi.iter().map(|p| signal(*p)).collect::<Vec<_>>(),
+            8,
+        )
+        .unwrap();
         let mut state = 12345u64;
         let mut noise = || {
             // xorshift + Box-Muller
@@ -246,13 +332,25 @@ mod tests {
             let (a, b) = (u().max(1e-300), u());
             (-2.0 * a.ln()).sqrt() * (TAU * b).cos()
         };
-        let phi: Vec<f64> = (0..1000).map(|i| 0.05 + 4.5 * TAU * i as f64 / 1000.0).collect();
-        let v: Vec<f64> = phi.iter().map(|p| signal(p - 0.3) + 0.1 * noise()).collect();
+        let phi: Vec<f64> = (0..1000)
+            .map(|i| 0.05 + 4.5 * TAU * i as f64 / 1000.0)
+            .collect();
+        let v: Vec<f64> = phi
+            .iter()
+            .map(|p| signal(p - 0.3) + 0.1 * noise())
+            .collect();
         let c = compare("test", &phi, &v, &sim).unwrap();
         assert!((c.phase_lag - 0.3).abs() < 2e-3, "{}", c.phase_lag);
-        assert!((c.rms_error_after_lag - 0.1).abs() < 0.01, "{}", c.rms_error_after_lag);
+        assert!(
+            (c.rms_error_after_lag - 0.1).abs() < 0.01,
+            "{}",
+            c.rms_error_after_lag
+        );
         assert!(c.rms_error > 2.0, "{}", c.rms_error);
-        assert!(((c.measured_peak.1 - c.simulated_peak.1 - 0.3 + 1.0).rem_euclid(TAU) - 1.0).abs() < 0.01);
+        assert!(
+            ((c.measured_peak.1 - c.simulated_peak.1 - 0.3 + 1.0).rem_euclid(TAU) - 1.0).abs()
+                < 0.01
+        );
         assert!((c.measured_peak.0 - c.simulated_peak.0).abs() < 0.05);
     }
 
@@ -261,11 +359,16 @@ mod tests {
     fn bad_input() {
         let phi: Vec<f64> = (0..50).map(|i| 0.02 * i as f64).collect();
         let v = vec![1.0; 50];
-        let e = PeriodicSeries::fit("B_x", &phi, &v, 4).unwrap_err().to_string();
+        let e = PeriodicSeries::fit("B_x", &phi, &v, 4)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("B_x") && e.contains("whole turn"), "{e}");
         let mut v2: Vec<f64> = (0..400).map(|i| i as f64).collect();
         v2[7] = f64::NAN;
         let p2: Vec<f64> = (0..400).map(|i| TAU * i as f64 / 100.0).collect();
-        assert!(PeriodicSeries::fit("ax", &p2, &v2, 4).unwrap_err().to_string().contains("sample 7"));
+        assert!(PeriodicSeries::fit("ax", &p2, &v2, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("sample 7"));
     }
 }

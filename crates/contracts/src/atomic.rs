@@ -10,8 +10,14 @@ use std::path::{Path, PathBuf};
 /// The temporary path used while writing `target`: hidden, in the same directory, keeping the
 /// extension last (some writers, like image encoders, choose the format from it).
 pub fn temporary_path(target: &Path) -> PathBuf {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let ext = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = target
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     let tmp = format!(".{name}.partial-{}{ext}", std::process::id());
     target.with_file_name(tmp)
 }
@@ -59,7 +65,13 @@ pub fn replace_dir(new: &Path, target: &Path) -> io::Result<()> {
     }
     if target.exists() {
         // No atomic exchange here: the old folder aside, the new one in, the old one removed.
-        let old = target.with_file_name(format!(".{}.old", target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+        let old = target.with_file_name(format!(
+            ".{}.old",
+            target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
         if old.exists() {
             fs::remove_dir_all(&old)?;
         }
@@ -75,11 +87,22 @@ pub fn replace_dir(new: &Path, target: &Path) -> io::Result<()> {
 fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e));
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    };
     let (ca, cb) = (c(a)?, c(b)?);
     // SAFETY: both are valid NUL-terminated paths that outlive the call; renameat2 reads them
     // only during the call and touches no memory of ours.
-    let r = unsafe { libc::renameat2(libc::AT_FDCWD, ca.as_ptr(), libc::AT_FDCWD, cb.as_ptr(), libc::RENAME_EXCHANGE) };
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
     if r == 0 {
         return Ok(true);
     }
@@ -135,7 +158,10 @@ mod tests {
         fs::write(target.join("old.csv"), b"old").unwrap();
         fs::write(new.join("new.csv"), b"new").unwrap();
         replace_dir(&new, &target).unwrap();
-        let names: Vec<String> = fs::read_dir(&target).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = fs::read_dir(&target)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         assert_eq!(names, ["new.csv"]);
         assert!(!new.exists(), "the old folder removed");
         // Into a place that is empty: a plain rename.

@@ -18,8 +18,9 @@ pub const TRACKS_COLUMNS: [&str; 7] = ["frame", "t", "marker", "u", "v", "x", "y
 /// Column names of the markers' kinematics table (bench frame, SI units).
 pub const MARKER_COLUMNS: [&str; 8] = ["t", "marker", "x", "y", "vx", "vy", "ax", "ay"];
 /// Column names of the bodies' centroid kinematics table (bench frame, SI units, rad).
-pub const BODY_COLUMNS: [&str; 11] =
-    ["t", "body", "x", "y", "phi", "vx", "vy", "omega", "ax", "ay", "epsilon"];
+pub const BODY_COLUMNS: [&str; 11] = [
+    "t", "body", "x", "y", "phi", "vx", "vy", "omega", "ax", "ay", "epsilon",
+];
 
 /// A violated contract: which table, which row or marker, which value, and what to do about it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -27,28 +28,66 @@ pub const BODY_COLUMNS: [&str; 11] =
 pub enum ContractError {
     /// A required column is absent.
     #[error("table '{table}' has no column '{column}' (expected columns: {expected}); rename the column or export the table in the contract format")]
-    MissingColumn { table: String, column: String, expected: String },
+    MissingColumn {
+        table: String,
+        column: String,
+        expected: String,
+    },
     /// A value that must be finite is NaN or infinite.
     #[error("table '{table}', row {row} (marker {marker}): column '{column}' is {value}, not a finite number; remove the row or leave the position empty to mark a gap")]
-    NotFinite { table: String, row: usize, marker: String, column: String, value: f64 },
+    NotFinite {
+        table: String,
+        row: usize,
+        marker: String,
+        column: String,
+        value: f64,
+    },
     /// A coordinate so large that no unit makes it a bench position (beyond [`MAX_COORDINATE`]).
     #[error("table '{table}', row {row} (marker {marker}): column '{column}' is {value:e}, beyond any bench position in any unit; check the column and the unit")]
-    Absurd { table: String, row: usize, marker: String, column: String, value: f64 },
+    Absurd {
+        table: String,
+        row: usize,
+        marker: String,
+        column: String,
+        value: f64,
+    },
     /// Time does not increase strictly for one marker.
     #[error("table '{table}', row {row}: time of marker {marker} goes from {previous} s to {current} s; times must increase strictly per marker (sort the table by time and remove duplicated frames)")]
-    UnsortedTime { table: String, row: usize, marker: String, previous: f64, current: f64 },
+    UnsortedTime {
+        table: String,
+        row: usize,
+        marker: String,
+        previous: f64,
+        current: f64,
+    },
     /// Two rows of the same marker share a frame number.
     #[error("table '{table}', row {row}: frame {frame} of marker {marker} appears twice; remove the duplicate")]
-    DuplicateFrame { table: String, row: usize, marker: String, frame: i64 },
+    DuplicateFrame {
+        table: String,
+        row: usize,
+        marker: String,
+        frame: i64,
+    },
     /// A row has only one of a coordinate pair.
     #[error("table '{table}', row {row} (marker {marker}): '{present}' is given but '{missing}' is empty; a marker position needs both coordinates, or neither for a gap")]
-    HalfPosition { table: String, row: usize, marker: String, present: String, missing: String },
+    HalfPosition {
+        table: String,
+        row: usize,
+        marker: String,
+        present: String,
+        missing: String,
+    },
     /// A table with no usable rows.
     #[error("table '{table}' has no rows with a position; it needs at least one marker seen in some frame")]
     Empty { table: String },
     /// Columns of different lengths in one table.
     #[error("table '{table}': column '{column}' has {len} rows, expected {expected}")]
-    RaggedColumn { table: String, column: String, len: usize, expected: usize },
+    RaggedColumn {
+        table: String,
+        column: String,
+        len: usize,
+        expected: usize,
+    },
     /// Marker names differ from what the mechanism expects.
     #[error("{0}")]
     Markers(String),

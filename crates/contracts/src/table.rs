@@ -45,7 +45,10 @@ pub struct Table {
 impl Table {
     /// An empty table called `name`.
     pub fn new(name: &str) -> Self {
-        Table { name: name.to_string(), columns: Vec::new() }
+        Table {
+            name: name.to_string(),
+            columns: Vec::new(),
+        }
     }
     /// Append a column; its length must equal the existing columns'.
     pub fn push(&mut self, name: &str, column: Column) -> Result<(), ContractError> {
@@ -75,7 +78,12 @@ impl Table {
         let missing = || ContractError::MissingColumn {
             table: self.name.clone(),
             column: name.to_string(),
-            expected: self.columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "),
+            expected: self
+                .columns
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         match self.column(name) {
             Some(Column::F64(v)) => Ok(v.clone()),

@@ -121,7 +121,13 @@ impl Tracks {
                     value: r.t,
                 });
             }
-            for (name, val) in [("u", r.u), ("v", r.v), ("x", r.x), ("y", r.y), ("sigma_px", r.sigma_px)] {
+            for (name, val) in [
+                ("u", r.u),
+                ("v", r.v),
+                ("x", r.x),
+                ("y", r.y),
+                ("sigma_px", r.sigma_px),
+            ] {
                 check_finite(T, row, &r.marker, name, val)?;
             }
             check_pair(T, row, &r.marker, ("u", r.u), ("v", r.v))?;
@@ -206,8 +212,11 @@ impl Tracks {
             }
             prev = Some((f, t));
         }
-        let index: BTreeMap<i64, usize> =
-            frame_time.keys().enumerate().map(|(k, &f)| (f, k)).collect();
+        let index: BTreeMap<i64, usize> = frame_time
+            .keys()
+            .enumerate()
+            .map(|(k, &f)| (f, k))
+            .collect();
         let n = frame_time.len();
         let frames: Vec<i64> = frame_time.keys().copied().collect();
         let times: Vec<f64> = frame_time.values().copied().collect();
@@ -238,7 +247,11 @@ impl Tracks {
     /// recording's tracks are not held twice).
     pub fn into_table(self) -> Table {
         let n = self.rows.len();
-        let (mut frame, mut t, mut marker) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut frame, mut t, mut marker) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         let mut opt: [Vec<Option<f64>>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
         for r in self.rows {
             frame.push(r.frame);
@@ -280,16 +293,40 @@ mod tests {
     /// The table has the contract's columns in order, one row per track row, gaps kept.
     #[test]
     fn table_in_contract_order_with_gaps() {
-        let t = Tracks::new(vec![row(0, 0.0, "M1", Some(0.1)), row(0, 0.0, "M2", None), row(1, 0.01, "M1", Some(0.2))]).unwrap().into_table();
+        let t = Tracks::new(vec![
+            row(0, 0.0, "M1", Some(0.1)),
+            row(0, 0.0, "M2", None),
+            row(1, 0.01, "M1", Some(0.2)),
+        ])
+        .unwrap()
+        .into_table();
         let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]);
-        assert_eq!(t.column("marker"), Some(&Column::Str(vec!["M1".into(), "M2".into(), "M1".into()])));
-        assert_eq!(t.column("x"), Some(&Column::OptF64(vec![Some(0.1), None, Some(0.2)])));
+        assert_eq!(
+            names,
+            ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]
+        );
+        assert_eq!(
+            t.column("marker"),
+            Some(&Column::Str(vec!["M1".into(), "M2".into(), "M1".into()]))
+        );
+        assert_eq!(
+            t.column("x"),
+            Some(&Column::OptF64(vec![Some(0.1), None, Some(0.2)]))
+        );
         assert_eq!(t.column("t"), Some(&Column::F64(vec![0.0, 0.0, 0.01])));
     }
 
     fn row(frame: i64, t: f64, m: &str, x: Option<f64>) -> TrackRow {
-        TrackRow { frame, t, marker: m.into(), u: None, v: None, x, y: x, sigma_px: None }
+        TrackRow {
+            frame,
+            t,
+            marker: m.into(),
+            u: None,
+            v: None,
+            x,
+            y: x,
+            sigma_px: None,
+        }
     }
 
     #[test]
@@ -310,13 +347,22 @@ mod tests {
 
     #[test]
     fn unsorted_and_nan_are_named() {
-        let e = Tracks::new(vec![row(0, 0.1, "M1", Some(1.0)), row(1, 0.05, "M1", Some(1.0))])
-            .unwrap_err();
-        assert!(e.to_string().contains("row 2") && e.to_string().contains("sort"), "{e}");
+        let e = Tracks::new(vec![
+            row(0, 0.1, "M1", Some(1.0)),
+            row(1, 0.05, "M1", Some(1.0)),
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("row 2") && e.to_string().contains("sort"),
+            "{e}"
+        );
         let e = Tracks::new(vec![row(0, 0.0, "M1", Some(f64::NAN))]).unwrap_err();
         assert!(e.to_string().contains("'x' is NaN"), "{e}");
-        let e = Tracks::new(vec![row(0, 0.0, "M1", Some(1.0)), row(0, 0.1, "M1", Some(1.0))])
-            .unwrap_err();
+        let e = Tracks::new(vec![
+            row(0, 0.0, "M1", Some(1.0)),
+            row(0, 0.1, "M1", Some(1.0)),
+        ])
+        .unwrap_err();
         assert!(e.to_string().contains("appears twice"), "{e}");
     }
 }

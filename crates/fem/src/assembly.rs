@@ -3,7 +3,9 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::element::{distributed_load, geometric_stiffness, ElementKind, ElementMatrices, Field, Section};
+use crate::element::{
+    distributed_load, geometric_stiffness, ElementKind, ElementMatrices, Field, Section,
+};
 use crate::FemError;
 
 /// The elastic lever BC' as a straight uniform beam (lever frame: B at x = 0, C' at x = length).
@@ -18,9 +20,17 @@ pub struct Lever {
 impl Lever {
     /// A lever after checking that every property is finite and positive.
     pub fn new(length: f64, section: Section) -> Result<Self, FemError> {
-        for (name, v) in [("length l2", length), ("Young's modulus E", section.young), ("density rho", section.density), ("area", section.area), ("inertia", section.inertia)] {
+        for (name, v) in [
+            ("length l2", length),
+            ("Young's modulus E", section.young),
+            ("density rho", section.density),
+            ("area", section.area),
+            ("inertia", section.inertia),
+        ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(FemError::Model(format!("the lever's {name} is {v}; it must be a positive number")));
+                return Err(FemError::Model(format!(
+                    "the lever's {name} is {v}; it must be a positive number"
+                )));
             }
         }
         Ok(Lever { length, section })
@@ -74,9 +84,15 @@ impl Mesh {
     /// A mesh of `elements` equal elements of `kind`.
     pub fn new(lever: Lever, kind: ElementKind, elements: usize) -> Result<Self, FemError> {
         if elements == 0 {
-            return Err(FemError::Model("the lever needs at least one element".into()));
+            return Err(FemError::Model(
+                "the lever needs at least one element".into(),
+            ));
         }
-        Ok(Mesh { lever, kind, elements })
+        Ok(Mesh {
+            lever,
+            kind,
+            elements,
+        })
     }
 
     /// Element length, m.
@@ -102,13 +118,17 @@ impl Mesh {
 
     /// The nodes' lever coordinates, m.
     pub fn node_positions(&self) -> Vec<f64> {
-        (0..=self.elements).map(|i| i as f64 * self.element_length()).collect()
+        (0..=self.elements)
+            .map(|i| i as f64 * self.element_length())
+            .collect()
     }
 
     /// Each element's matrices.
     pub fn element_matrices(&self) -> Vec<ElementMatrices> {
         let l = self.element_length();
-        (0..self.elements).map(|e| ElementMatrices::new(self.kind, &self.lever.section, l, e as f64 * l)).collect()
+        (0..self.elements)
+            .map(|e| ElementMatrices::new(self.kind, &self.lever.section, l, e as f64 * l))
+            .collect()
     }
 
     /// The global matrices by scatter-add of the element matrices.
@@ -173,7 +193,11 @@ impl Mesh {
     /// for an axial force N(X) = n0 + n1 X + n2 X^2 (the lever's, [`crate::LeverInstant::axial_polynomial`]),
     /// [K_g] = n0 G_0 + n1 G_1 + n2 G_2, exactly (the quadrature is exact to degree 15).
     pub fn geometric_stiffness_moments(&self) -> [DMatrix<f64>; 3] {
-        [self.geometric_stiffness(&|_| 1.0), self.geometric_stiffness(&|x| x), self.geometric_stiffness(&|x| x * x)]
+        [
+            self.geometric_stiffness(&|_| 1.0),
+            self.geometric_stiffness(&|x| x),
+            self.geometric_stiffness(&|x| x * x),
+        ]
     }
 
     /// The consistent global load of a distributed load (p_x, p_y)(X), N/m, lever frame.
@@ -210,7 +234,11 @@ impl Mesh {
     /// The global index of node `node`'s degree of freedom (field, derivative order), if the
     /// element has it.
     pub fn dof_of(&self, node: usize, field: Field, order: usize) -> Option<usize> {
-        self.kind.node_dofs().iter().position(|&(f, o)| f == field && o == order).map(|i| node * self.node_dofs() + i)
+        self.kind
+            .node_dofs()
+            .iter()
+            .position(|&(f, o)| f == field && o == order)
+            .map(|i| node * self.node_dofs() + i)
     }
 
     /// The free degrees of freedom under `supports`, ascending.
@@ -219,11 +247,22 @@ impl Mesh {
         let held: Vec<usize> = match supports {
             Supports::Pinned => [0, last]
                 .iter()
-                .flat_map(|&node| [Field::Axial, Field::Transverse].into_iter().filter_map(move |f| self.dof_of(node, f, 0)))
+                .flat_map(|&node| {
+                    [Field::Axial, Field::Transverse]
+                        .into_iter()
+                        .filter_map(move |f| self.dof_of(node, f, 0))
+                })
                 .collect(),
             // Clamped: displacement and slope held; the higher derivatives of the quintic
             // element (axial strain u', curvature v'') are not kinematic and stay free.
-            Supports::ClampedFree => [(Field::Axial, 0), (Field::Transverse, 0), (Field::Transverse, 1)].iter().filter_map(|&(f, o)| self.dof_of(0, f, o)).collect(),
+            Supports::ClampedFree => [
+                (Field::Axial, 0),
+                (Field::Transverse, 0),
+                (Field::Transverse, 1),
+            ]
+            .iter()
+            .filter_map(|&(f, o)| self.dof_of(0, f, o))
+            .collect(),
             Supports::FreeFree => Vec::new(),
         };
         (0..self.dofs()).filter(|d| !held.contains(d)).collect()
@@ -231,7 +270,12 @@ impl Mesh {
 
     /// The static deflection {d} (all degrees of freedom, held ones zero) of K d = f on the
     /// free degrees of freedom: `k` the global stiffness (elastic plus any geometric part).
-    pub fn solve_static(&self, k: &DMatrix<f64>, f: &DVector<f64>, supports: Supports) -> Result<DVector<f64>, FemError> {
+    pub fn solve_static(
+        &self,
+        k: &DMatrix<f64>,
+        f: &DVector<f64>,
+        supports: Supports,
+    ) -> Result<DVector<f64>, FemError> {
         let free = self.free_dofs(supports);
         let kr = k.select_rows(&free).select_columns(&free);
         let fr = f.select_rows(&free);
@@ -242,7 +286,10 @@ impl Mesh {
         if pivots.is_empty() || pivots.min().is_nan() || pivots.min() <= 1e-13 * pivots.max() {
             return Err(FemError::Singular(supports.name().into()));
         }
-        let d = lu.solve(&fr).filter(|d| d.iter().all(|v| v.is_finite())).ok_or_else(|| FemError::Singular(supports.name().into()))?;
+        let d = lu
+            .solve(&fr)
+            .filter(|d| d.iter().all(|v| v.is_finite()))
+            .ok_or_else(|| FemError::Singular(supports.name().into()))?;
         let mut out = DVector::zeros(self.dofs());
         for (i, &g) in free.iter().enumerate() {
             out[g] = d[i];
@@ -277,10 +324,15 @@ mod tests {
             for (name, global) in [("m", &g.m), ("s", &g.s), ("k", &g.k)] {
                 let mut block = DMatrix::zeros(mesh.elements * ne, mesh.elements * ne);
                 for (e, em) in els.iter().enumerate() {
-                    block.view_mut((e * ne, e * ne), (ne, ne)).copy_from(&pick(em, name));
+                    block
+                        .view_mut((e * ne, e * ne), (ne, ne))
+                        .copy_from(&pick(em, name));
                 }
                 let maggi = a.transpose() * block * &a;
-                assert!((maggi - global).amax() <= 1e-15 * global.amax(), "{kind:?} {name}");
+                assert!(
+                    (maggi - global).amax() <= 1e-15 * global.amax(),
+                    "{kind:?} {name}"
+                );
             }
         }
     }
@@ -291,7 +343,11 @@ mod tests {
     #[test]
     fn uniform_load_deflection_is_exact_at_the_nodes() {
         let lever = bench_lever();
-        let (l, ei, p) = (lever.length, lever.section.young * lever.section.inertia, 100.0);
+        let (l, ei, p) = (
+            lever.length,
+            lever.section.young * lever.section.inertia,
+            100.0,
+        );
         for kind in [ElementKind::Frame, ElementKind::Quintic] {
             let mesh = Mesh::new(lever, kind, 6).unwrap();
             let g = mesh.assemble();
@@ -301,10 +357,15 @@ mod tests {
             for (node, x) in mesh.node_positions().into_iter().enumerate() {
                 let want = p * x * (l.powi(3) - 2.0 * l * x * x + x.powi(3)) / (24.0 * ei);
                 let got = d[mesh.dof_of(node, Field::Transverse, 0).unwrap()];
-                assert!((got - want).abs() < 1e-10 * peak, "{kind:?} node {node}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() < 1e-10 * peak,
+                    "{kind:?} node {node}: {got} vs {want}"
+                );
             }
             let theta0 = d[mesh.dof_of(0, Field::Transverse, 1).unwrap()];
-            assert!((theta0 - p * l.powi(3) / (24.0 * ei)).abs() < 1e-10 * p * l.powi(3) / (24.0 * ei));
+            assert!(
+                (theta0 - p * l.powi(3) / (24.0 * ei)).abs() < 1e-10 * p * l.powi(3) / (24.0 * ei)
+            );
         }
     }
 
@@ -315,7 +376,12 @@ mod tests {
     #[test]
     fn angular_acceleration_load_deflection_is_exact_at_the_nodes() {
         let lever = bench_lever();
-        let (l, ei, ra, eps) = (lever.length, lever.section.young * lever.section.inertia, lever.line_density(), 300.0);
+        let (l, ei, ra, eps) = (
+            lever.length,
+            lever.section.young * lever.section.inertia,
+            lever.line_density(),
+            300.0,
+        );
         for kind in [ElementKind::Frame, ElementKind::Quintic] {
             let mesh = Mesh::new(lever, kind, 5).unwrap();
             let g = mesh.assemble();
@@ -324,9 +390,13 @@ mod tests {
             let d = mesh.solve_static(&g.k, &f, Supports::Pinned).unwrap();
             let q0 = -ra * eps * l;
             for (node, x) in mesh.node_positions().into_iter().enumerate() {
-                let want = q0 * x * (7.0 * l.powi(4) - 10.0 * l * l * x * x + 3.0 * x.powi(4)) / (360.0 * ei * l);
+                let want = q0 * x * (7.0 * l.powi(4) - 10.0 * l * l * x * x + 3.0 * x.powi(4))
+                    / (360.0 * ei * l);
                 let got = d[mesh.dof_of(node, Field::Transverse, 0).unwrap()];
-                assert!((got - want).abs() < 1e-10 * (q0 * l.powi(4) / ei).abs(), "{kind:?} node {node}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() < 1e-10 * (q0 * l.powi(4) / ei).abs(),
+                    "{kind:?} node {node}: {got} vs {want}"
+                );
             }
         }
     }
@@ -337,16 +407,29 @@ mod tests {
     #[test]
     fn displacement_between_nodes() {
         let lever = bench_lever();
-        let (l, ei, p) = (lever.length, lever.section.young * lever.section.inertia, 100.0);
+        let (l, ei, p) = (
+            lever.length,
+            lever.section.young * lever.section.inertia,
+            100.0,
+        );
         for (kind, tol) in [(ElementKind::Frame, 1e-3), (ElementKind::Quintic, 1e-9)] {
             let mesh = Mesh::new(lever, kind, 6).unwrap();
-            let d = mesh.solve_static(&mesh.assemble().k, &mesh.distributed_load(&|_| (0.0, p)), Supports::Pinned).unwrap();
+            let d = mesh
+                .solve_static(
+                    &mesh.assemble().k,
+                    &mesh.distributed_load(&|_| (0.0, p)),
+                    Supports::Pinned,
+                )
+                .unwrap();
             let peak = 5.0 * p * l.powi(4) / (384.0 * ei);
             for k in 0..6 {
                 let x = (k as f64 + 0.5) * l / 6.0;
                 let want = p * x * (l.powi(3) - 2.0 * l * x * x + x.powi(3)) / (24.0 * ei);
                 let (u, v) = mesh.displacement_at(&d, x);
-                assert!(u.abs() < 1e-15 && (v - want).abs() < tol * peak, "{kind:?} x {x}: {v} vs {want}");
+                assert!(
+                    u.abs() < 1e-15 && (v - want).abs() < tol * peak,
+                    "{kind:?} x {x}: {v} vs {want}"
+                );
             }
         }
     }
@@ -359,6 +442,17 @@ mod tests {
         let f = mesh.distributed_load(&|_| (0.0, 1.0));
         let e = mesh.solve_static(&g.k, &f, Supports::FreeFree).unwrap_err();
         assert!(e.to_string().contains("free-free"), "{e}");
-        assert!(Lever::new(0.45, Section { young: f64::NAN, density: 1.0, area: 1.0, inertia: 1.0 }).unwrap_err().to_string().contains("Young"));
+        assert!(Lever::new(
+            0.45,
+            Section {
+                young: f64::NAN,
+                density: 1.0,
+                area: 1.0,
+                inertia: 1.0
+            }
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("Young"));
     }
 }

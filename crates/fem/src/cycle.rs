@@ -6,9 +6,9 @@
 use nalgebra::{Complex, DMatrix, DVector};
 
 use crate::assembly::{GlobalMatrices, Mesh, Supports};
-use crate::response::Reduced;
 use crate::loads::LeverInstant;
 use crate::modal::{symmetric_modes, Modes};
+use crate::response::Reduced;
 use crate::FemError;
 
 /// Modes of the symmetric problem kept in the full problem's modal basis, at least (the
@@ -35,20 +35,35 @@ pub struct InstantModes {
 /// mu by the Schur decomposition; each mu with Im mu > 0 assigned to the symmetric mode that
 /// dominates its eigenvector (one step of inverse iteration), weighed by the energy of each
 /// modal coordinate.
-pub fn instant_modes(mesh: &Mesh, g: &GlobalMatrices, inst: &LeverInstant, supports: Supports, full: usize) -> Result<InstantModes, FemError> {
+pub fn instant_modes(
+    mesh: &Mesh,
+    g: &GlobalMatrices,
+    inst: &LeverInstant,
+    supports: Supports,
+    full: usize,
+) -> Result<InstantModes, FemError> {
     let free = mesh.free_dofs(supports);
     instant_modes_reduced(mesh, &Reduced::new(mesh, g, &free), inst, full)
 }
 
 /// [`instant_modes`] with the lever's matrices already reduced to the free degrees of freedom
 /// (formed once for a whole cycle).
-pub(crate) fn instant_modes_reduced(mesh: &Mesh, red: &Reduced, inst: &LeverInstant, full: usize) -> Result<InstantModes, FemError> {
+pub(crate) fn instant_modes_reduced(
+    mesh: &Mesh,
+    red: &Reduced,
+    inst: &LeverInstant,
+    full: usize,
+) -> Result<InstantModes, FemError> {
     let (k, c, _) = red.instant(mesh, inst);
     let e = red.skew() * inst.epsilon;
     let m = red.mass().clone();
     let modes = symmetric_modes(&k, &m)?;
     if full == 0 {
-        return Ok(InstantModes { t: inst.t, modes, full: Vec::new() });
+        return Ok(InstantModes {
+            t: inst.t,
+            modes,
+            full: Vec::new(),
+        });
     }
     let n = modes.eigenvalues.len();
     let nb = n.min((3 * full).max(FULL_BASIS));
@@ -58,7 +73,9 @@ pub(crate) fn instant_modes_reduced(mesh: &Mesh, red: &Reduced, inst: &LeverInst
     // State (S eta, eta'), S = diag(sqrt|lambda_i|): every entry of the state matrix is then of
     // the size of a frequency, which keeps the Schur decomposition's error at rounding of the
     // highest frequency rather than of the highest eigenvalue.
-    let sc: Vec<f64> = (0..nb).map(|i| modes.eigenvalues[i].abs().sqrt().max(1e-6)).collect();
+    let sc: Vec<f64> = (0..nb)
+        .map(|i| modes.eigenvalues[i].abs().sqrt().max(1e-6))
+        .collect();
     let mut a = DMatrix::<f64>::zeros(2 * nb, 2 * nb);
     for i in 0..nb {
         a[(i, nb + i)] = sc[i];
@@ -73,29 +90,67 @@ pub(crate) fn instant_modes_reduced(mesh: &Mesh, red: &Reduced, inst: &LeverInst
     let mus = a.clone().complex_eigenvalues();
     let ac: DMatrix<Complex<f64>> = a.map(|v| Complex::new(v, 0.0));
     let mut best: Vec<Option<(f64, f64, f64)>> = vec![None; full.min(nb)];
-    let top = modes.eigenvalues.get(full.min(nb).saturating_sub(1)).copied().unwrap_or(0.0).max(0.0).sqrt();
-    for mu in mus.iter().filter(|mu| mu.im > 0.0 && mu.norm() <= 1.5 * top + 1.0) {
+    let top = modes
+        .eigenvalues
+        .get(full.min(nb).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0)
+        .max(0.0)
+        .sqrt();
+    for mu in mus
+        .iter()
+        .filter(|mu| mu.im > 0.0 && mu.norm() <= 1.5 * top + 1.0)
+    {
         // One step of inverse iteration from a fixed start: the eigenvector's modal part.
         let shift = mu * Complex::new(1.0 + 1e-10, 1e-10);
         let mut b = ac.clone();
         for i in 0..2 * nb {
             b[(i, i)] -= shift;
         }
-        let start = DVector::<Complex<f64>>::from_fn(2 * nb, |i, _| Complex::new(1.0 + 0.1 * i as f64, 0.3));
-        let Some(x) = b.lu().solve(&start) else { continue };
+        let start = DVector::<Complex<f64>>::from_fn(2 * nb, |i, _| {
+            Complex::new(1.0 + 0.1 * i as f64, 0.3)
+        });
+        let Some(x) = b.lu().solve(&start) else {
+            continue;
+        };
         // The modal displacement eta_i = x_i / s_i, weighed by its energy lambda_i eta_i^2 ~ x_i^2.
         let weights: Vec<f64> = (0..nb).map(|i| x[i].norm_sqr()).collect();
         let total: f64 = weights.iter().sum();
-        let Some((j, w)) = weights.iter().copied().enumerate().max_by(|p, q| p.1.total_cmp(&q.1)) else { continue };
+        let Some((j, w)) = weights
+            .iter()
+            .copied()
+            .enumerate()
+            .max_by(|p, q| p.1.total_cmp(&q.1))
+        else {
+            continue;
+        };
         if j < best.len() && best[j].as_ref().is_none_or(|b| w / total > b.2) {
-            best[j] = Some((mu.norm() / std::f64::consts::TAU, -mu.re / mu.norm(), w / total));
+            best[j] = Some((
+                mu.norm() / std::f64::consts::TAU,
+                -mu.re / mu.norm(),
+                w / total,
+            ));
         }
     }
-    Ok(InstantModes { t: inst.t, modes, full: best.into_iter().map(|b| b.map(|(f, z, _)| (f, z))).collect() })
+    Ok(InstantModes {
+        t: inst.t,
+        modes,
+        full: best
+            .into_iter()
+            .map(|b| b.map(|(f, z, _)| (f, z)))
+            .collect(),
+    })
 }
 
 /// The lever's modes at every instant of a cycle (the matrices reduced once).
-pub fn cycle_modes(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports, full: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<InstantModes>, FemError> {
+pub fn cycle_modes(
+    mesh: &Mesh,
+    g: &GlobalMatrices,
+    instants: &[LeverInstant],
+    supports: Supports,
+    full: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<InstantModes>, FemError> {
     cycle_modes_keeping(mesh, g, instants, supports, full, usize::MAX, progress)
 }
 
@@ -103,7 +158,15 @@ pub fn cycle_modes(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], s
 /// kept): what [`track`] needs for `count` modes is the lowest 2 count. A long recording's
 /// instants then hold 51 x 12 numbers each instead of 51 x 51 (100 s at 240 samples/s: 120 MB
 /// instead of 500 MB).
-pub fn cycle_modes_keeping(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports, full: usize, keep: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<InstantModes>, FemError> {
+pub fn cycle_modes_keeping(
+    mesh: &Mesh,
+    g: &GlobalMatrices,
+    instants: &[LeverInstant],
+    supports: Supports,
+    full: usize,
+    keep: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<InstantModes>, FemError> {
     let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
     let mut out = Vec::with_capacity(instants.len());
     for (k, inst) in instants.iter().enumerate() {
@@ -132,13 +195,23 @@ pub struct InstantMatrices {
 }
 
 /// The matrices of every instant (the lever's matrices reduced once).
-pub fn cycle_matrices(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports) -> Vec<InstantMatrices> {
+pub fn cycle_matrices(
+    mesh: &Mesh,
+    g: &GlobalMatrices,
+    instants: &[LeverInstant],
+    supports: Supports,
+) -> Vec<InstantMatrices> {
     let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
     instants
         .iter()
         .map(|inst| {
             let (k, c, _) = red.instant(mesh, inst);
-            InstantMatrices { m: red.mass().clone(), k, gyroscopic: c, skew: red.skew() * inst.epsilon }
+            InstantMatrices {
+                m: red.mass().clone(),
+                k,
+                gyroscopic: c,
+                skew: red.skew() * inst.epsilon,
+            }
         })
         .collect()
 }
@@ -171,7 +244,11 @@ pub fn track(instants: &[InstantModes], m: &DMatrix<f64>, count: usize) -> (Vec<
         for (label, &pi) in prev_idx.iter().enumerate() {
             let a = prev.modes.shapes.column(pi).into_owned();
             for j in 0..pool {
-                pairs.push((mac(&a, &inst.modes.shapes.column(j).into_owned(), m), label, j));
+                pairs.push((
+                    mac(&a, &inst.modes.shapes.column(j).into_owned(), m),
+                    label,
+                    j,
+                ));
             }
         }
         pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
@@ -204,16 +281,21 @@ mod tests {
     fn keeping_the_lowest_shapes_changes_nothing_followed() {
         let m = mesh(ElementKind::Quintic, 6);
         let g = m.assemble();
-        let instants: Vec<LeverInstant> = (0..12).map(|i| LeverInstant::prescribed(0.3 * i as f64, 15.0, Vector2::new(0.0, 11.0))).collect();
+        let instants: Vec<LeverInstant> = (0..12)
+            .map(|i| LeverInstant::prescribed(0.3 * i as f64, 15.0, Vector2::new(0.0, 11.0)))
+            .collect();
         let all = cycle_modes(&m, &g, &instants, Supports::Pinned, 4, &mut |_, _| {}).unwrap();
-        let kept = cycle_modes_keeping(&m, &g, &instants, Supports::Pinned, 4, 8, &mut |_, _| {}).unwrap();
+        let kept =
+            cycle_modes_keeping(&m, &g, &instants, Supports::Pinned, 4, 8, &mut |_, _| {}).unwrap();
         for (a, k) in all.iter().zip(&kept) {
             assert_eq!(a.modes.eigenvalues, k.modes.eigenvalues);
             assert_eq!(a.full, k.full);
             assert_eq!(k.modes.shapes.ncols(), 8);
             assert_eq!(a.modes.shapes.columns(0, 8), k.modes.shapes.columns(0, 8));
         }
-        let mr = g.m.select_rows(&m.free_dofs(Supports::Pinned)).select_columns(&m.free_dofs(Supports::Pinned));
+        let mr =
+            g.m.select_rows(&m.free_dofs(Supports::Pinned))
+                .select_columns(&m.free_dofs(Supports::Pinned));
         assert_eq!(track(&all, &mr, 4), track(&kept, &mr, 4));
     }
 
@@ -227,7 +309,10 @@ mod tests {
         let im = instant_modes(&m, &g, &inst, Supports::Pinned, 8).unwrap();
         for (i, f) in im.full.iter().enumerate() {
             let (freq, zeta) = f.expect("every mode found");
-            assert!((freq / im.modes.frequency_hz(i) - 1.0).abs() < 1e-9, "mode {i}");
+            assert!(
+                (freq / im.modes.frequency_hz(i) - 1.0).abs() < 1e-9,
+                "mode {i}"
+            );
             assert!(zeta.abs() < 1e-9);
         }
     }
@@ -248,7 +333,9 @@ mod tests {
             df = df.max((freq / im.modes.frequency_hz(i) - 1.0).abs());
             dz = dz.max(zeta.abs());
         }
-        eprintln!("full vs symmetric: frequencies within {df:.1e}, |damping ratio| at most {dz:.1e}");
+        eprintln!(
+            "full vs symmetric: frequencies within {df:.1e}, |damping ratio| at most {dz:.1e}"
+        );
         assert!(df < 1e-5 && dz < 5e-7);
     }
 
@@ -259,7 +346,16 @@ mod tests {
     /// changes on the way.
     #[test]
     fn tracking_through_a_crossing() {
-        let deep = Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-3, inertia: 4.5e-7 }).unwrap();
+        let deep = Lever::new(
+            0.45,
+            Section {
+                young: 210e9,
+                density: 7850.0,
+                area: 1.5e-3,
+                inertia: 4.5e-7,
+            },
+        )
+        .unwrap();
         let m = Mesh::new(deep, ElementKind::Frame, 8).unwrap();
         let g = m.assemble();
         let free = m.free_dofs(Supports::Pinned);
@@ -275,13 +371,27 @@ mod tests {
             .collect();
         let (labels, worst) = track(&instants, &mr, 6);
         assert!(worst > 0.9, "{worst}");
-        let share = |s: usize, j: usize| crate::modal::transverse_share(&m, &mr, &free, &instants[s].modes.shapes.column(j).into_owned());
+        let share = |s: usize, j: usize| {
+            crate::modal::transverse_share(
+                &m,
+                &mr,
+                &free,
+                &instants[s].modes.shapes.column(j).into_owned(),
+            )
+        };
         for label in 0..6 {
             let kind0 = share(0, labels[0][label]) > 0.5;
-            for s in 1..instants.len() {
-                assert_eq!(share(s, labels[s][label]) > 0.5, kind0, "label {label} changed kind at instant {s}");
+            for (s, at) in labels.iter().enumerate().skip(1) {
+                assert_eq!(
+                    share(s, at[label]) > 0.5,
+                    kind0,
+                    "label {label} changed kind at instant {s}"
+                );
             }
         }
-        assert!((0..6).any(|l| labels.iter().any(|ix| ix[l] != labels[0][l])), "no crossing happened");
+        assert!(
+            (0..6).any(|l| labels.iter().any(|ix| ix[l] != labels[0][l])),
+            "no crossing happened"
+        );
     }
 }

@@ -50,8 +50,18 @@ impl ElementKind {
     /// The degrees of freedom of one node, in order: (field, order of the x-derivative).
     pub fn node_dofs(&self) -> &'static [(Field, usize)] {
         match self {
-            ElementKind::Frame => &[(Field::Axial, 0), (Field::Transverse, 0), (Field::Transverse, 1)],
-            ElementKind::Quintic => &[(Field::Axial, 0), (Field::Axial, 1), (Field::Transverse, 0), (Field::Transverse, 1), (Field::Transverse, 2)],
+            ElementKind::Frame => &[
+                (Field::Axial, 0),
+                (Field::Transverse, 0),
+                (Field::Transverse, 1),
+            ],
+            ElementKind::Quintic => &[
+                (Field::Axial, 0),
+                (Field::Axial, 1),
+                (Field::Transverse, 0),
+                (Field::Transverse, 1),
+                (Field::Transverse, 2),
+            ],
         }
     }
 
@@ -72,7 +82,16 @@ impl ElementKind {
     /// field and its polynomial in xi (coefficients of xi^0, xi^1, ...), the L^k scale included.
     pub fn shape_functions(&self, len: f64) -> Vec<(Field, Vec<f64>)> {
         let orders = self.node_dofs().iter().map(|d| d.1).cycle();
-        self.unit_shapes().iter().zip(orders).map(|((field, h), order)| (*field, h.iter().map(|c| c * len.powi(order as i32)).collect())).collect()
+        self.unit_shapes()
+            .iter()
+            .zip(orders)
+            .map(|((field, h), order)| {
+                (
+                    *field,
+                    h.iter().map(|c| c * len.powi(order as i32)).collect(),
+                )
+            })
+            .collect()
     }
 
     /// The shape functions on xi in [0, 1] before the L^k scale, solved once per kind: for each
@@ -90,7 +109,12 @@ impl ElementKind {
                 .flat_map(|node| {
                     nodes.iter().map(move |&(field, order)| {
                         // The highest derivative this field carries at a node fixes its Hermite degree.
-                        let r = nodes.iter().filter(|(f, _)| *f == field).map(|(_, o)| *o).max().unwrap_or(0);
+                        let r = nodes
+                            .iter()
+                            .filter(|(f, _)| *f == field)
+                            .map(|(_, o)| *o)
+                            .max()
+                            .unwrap_or(0);
                         (field, hermite_basis(r, node, order))
                     })
                 })
@@ -117,7 +141,10 @@ fn hermite_basis(r: usize, node: usize, order: usize) -> Vec<f64> {
     }
     let mut b = DVector::<f64>::zeros(n);
     b[node * (r + 1) + order] = 1.0;
-    a.lu().solve(&b).map(|c| c.iter().copied().collect()).unwrap_or_default()
+    a.lu()
+        .solve(&b)
+        .map(|c| c.iter().copied().collect())
+        .unwrap_or_default()
 }
 
 /// Value of the polynomial `c` (coefficients of xi^0, xi^1, ...) and of its derivative of
@@ -170,15 +197,33 @@ pub struct ElementMatrices {
 impl ElementMatrices {
     /// All zero, for `n` degrees of freedom.
     pub fn zeros(n: usize) -> Self {
-        ElementMatrices { m: DMatrix::zeros(n, n), s: DMatrix::zeros(n, n), k: DMatrix::zeros(n, n), m_o: DMatrix::zeros(n, 2), q_x: DVector::zeros(n), q_y: DVector::zeros(n) }
+        ElementMatrices {
+            m: DMatrix::zeros(n, n),
+            s: DMatrix::zeros(n, n),
+            k: DMatrix::zeros(n, n),
+            m_o: DMatrix::zeros(n, 2),
+            q_x: DVector::zeros(n),
+            q_y: DVector::zeros(n),
+        }
     }
 
     /// The matrices of an element of length `len` (m) starting at lever coordinate `x0` (m).
     pub fn new(kind: ElementKind, section: &Section, len: f64, x0: f64) -> Self {
         let n = kind.dofs();
         let shapes = kind.shape_functions(len);
-        let (ra, ea, ei) = (section.density * section.area, section.young * section.area, section.young * section.inertia);
-        let ElementMatrices { mut m, mut s, mut k, mut m_o, mut q_x, mut q_y } = ElementMatrices::zeros(n);
+        let (ra, ea, ei) = (
+            section.density * section.area,
+            section.young * section.area,
+            section.young * section.inertia,
+        );
+        let ElementMatrices {
+            mut m,
+            mut s,
+            mut k,
+            mut m_o,
+            mut q_x,
+            mut q_y,
+        } = ElementMatrices::zeros(n);
         for (xi, w) in gauss_legendre(QUADRATURE_POINTS) {
             let wx = w * len;
             let x = x0 + xi * len;
@@ -193,26 +238,66 @@ impl ElementMatrices {
             q_x += &nu * (ra * x * wx);
             q_y += &nv * (ra * x * wx);
         }
-        ElementMatrices { m, s, k, m_o, q_x, q_y }
+        ElementMatrices {
+            m,
+            s,
+            k,
+            m_o,
+            q_x,
+            q_y,
+        }
     }
 }
 
 /// The shape-function columns at xi: Nu, Nv, Nu' = dNu/dx, Nv'' = d^2Nv/dx^2.
-fn values(shapes: &[(Field, Vec<f64>)], xi: f64, len: f64) -> (DVector<f64>, DVector<f64>, DVector<f64>, DVector<f64>) {
+fn values(
+    shapes: &[(Field, Vec<f64>)],
+    xi: f64,
+    len: f64,
+) -> (DVector<f64>, DVector<f64>, DVector<f64>, DVector<f64>) {
     let n = shapes.len();
-    let pick = |field: Field, k: usize| DVector::from_iterator(n, shapes.iter().map(|(f, c)| if *f == field { poly_derivative(c, k, xi) / len.powi(k as i32) } else { 0.0 }));
-    (pick(Field::Axial, 0), pick(Field::Transverse, 0), pick(Field::Axial, 1), pick(Field::Transverse, 2))
+    let pick = |field: Field, k: usize| {
+        DVector::from_iterator(
+            n,
+            shapes.iter().map(|(f, c)| {
+                if *f == field {
+                    poly_derivative(c, k, xi) / len.powi(k as i32)
+                } else {
+                    0.0
+                }
+            }),
+        )
+    };
+    (
+        pick(Field::Axial, 0),
+        pick(Field::Transverse, 0),
+        pick(Field::Axial, 1),
+        pick(Field::Transverse, 2),
+    )
 }
 
 /// The geometric stiffness [k_g] = int N(x) Nv'^T Nv' dx of an element of length `len` (m)
 /// under the axial force `axial(x)` (N, tension positive, x local in [0, len]): exact for a
 /// polynomial N(x) of degree up to 15 - 2 (2p - 2), p the bending degree (3 or 5).
-pub fn geometric_stiffness(kind: ElementKind, len: f64, axial: &dyn Fn(f64) -> f64) -> DMatrix<f64> {
+pub fn geometric_stiffness(
+    kind: ElementKind,
+    len: f64,
+    axial: &dyn Fn(f64) -> f64,
+) -> DMatrix<f64> {
     let n = kind.dofs();
     let shapes = kind.shape_functions(len);
     let mut kg = DMatrix::zeros(n, n);
     for (xi, w) in gauss_legendre(QUADRATURE_POINTS) {
-        let dv = DVector::from_iterator(n, shapes.iter().map(|(f, c)| if *f == Field::Transverse { poly_derivative(c, 1, xi) / len } else { 0.0 }));
+        let dv = DVector::from_iterator(
+            n,
+            shapes.iter().map(|(f, c)| {
+                if *f == Field::Transverse {
+                    poly_derivative(c, 1, xi) / len
+                } else {
+                    0.0
+                }
+            }),
+        );
         kg += &dv * dv.transpose() * (axial(xi * len) * w * len);
     }
     kg
@@ -220,7 +305,11 @@ pub fn geometric_stiffness(kind: ElementKind, len: f64, axial: &dyn Fn(f64) -> f
 
 /// The consistent nodal load {f} = int (Nu^T p_x(x) + Nv^T p_y(x)) dx of a distributed load
 /// (p_x, p_y)(x) (N/m, lever frame, x local in [0, len]).
-pub fn distributed_load(kind: ElementKind, len: f64, load: &dyn Fn(f64) -> (f64, f64)) -> DVector<f64> {
+pub fn distributed_load(
+    kind: ElementKind,
+    len: f64,
+    load: &dyn Fn(f64) -> (f64, f64),
+) -> DVector<f64> {
     let shapes = kind.shape_functions(len);
     let mut f = DVector::zeros(kind.dofs());
     for (xi, w) in gauss_legendre(QUADRATURE_POINTS) {
@@ -235,7 +324,12 @@ pub fn distributed_load(kind: ElementKind, len: f64, load: &dyn Fn(f64) -> (f64,
 mod tests {
     use super::*;
 
-    const STEEL: Section = Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }; // crate::bench_lever()'s
+    const STEEL: Section = Section {
+        young: 210e9,
+        density: 7850.0,
+        area: 1.5e-4,
+        inertia: 4.5e-10,
+    }; // crate::bench_lever()'s
 
     /// The frame element's matrices are the textbook ones (Przemieniecki): mass rho A L / 420
     /// [156, 22L, 54, -13L; ...] in bending and rho A L / 6 [2, 1; 1, 2] axially, stiffness
@@ -245,17 +339,33 @@ mod tests {
         let l = 0.045;
         let e = ElementMatrices::new(ElementKind::Frame, &STEEL, l, 0.0);
         let ra = STEEL.density * STEEL.area;
-        let mb = [[156.0, 22.0 * l, 54.0, -13.0 * l], [22.0 * l, 4.0 * l * l, 13.0 * l, -3.0 * l * l], [54.0, 13.0 * l, 156.0, -22.0 * l], [-13.0 * l, -3.0 * l * l, -22.0 * l, 4.0 * l * l]];
+        let mb = [
+            [156.0, 22.0 * l, 54.0, -13.0 * l],
+            [22.0 * l, 4.0 * l * l, 13.0 * l, -3.0 * l * l],
+            [54.0, 13.0 * l, 156.0, -22.0 * l],
+            [-13.0 * l, -3.0 * l * l, -22.0 * l, 4.0 * l * l],
+        ];
         let ei = STEEL.young * STEEL.inertia;
-        let kb = [[12.0, 6.0 * l, -12.0, 6.0 * l], [6.0 * l, 4.0 * l * l, -6.0 * l, 2.0 * l * l], [-12.0, -6.0 * l, 12.0, -6.0 * l], [6.0 * l, 2.0 * l * l, -6.0 * l, 4.0 * l * l]];
+        let kb = [
+            [12.0, 6.0 * l, -12.0, 6.0 * l],
+            [6.0 * l, 4.0 * l * l, -6.0 * l, 2.0 * l * l],
+            [-12.0, -6.0 * l, 12.0, -6.0 * l],
+            [6.0 * l, 2.0 * l * l, -6.0 * l, 4.0 * l * l],
+        ];
         // Degrees of freedom u1 v1 t1 u2 v2 t2: bending 1, 2, 4, 5; axial 0, 3.
         let bi = [1, 2, 4, 5];
         for i in 0..4 {
             for j in 0..4 {
                 let want_m = ra * l / 420.0 * mb[i][j];
                 let want_k = ei / l.powi(3) * kb[i][j];
-                assert!((e.m[(bi[i], bi[j])] - want_m).abs() <= 1e-12 * want_m.abs(), "m {i} {j}");
-                assert!((e.k[(bi[i], bi[j])] - want_k).abs() <= 1e-12 * want_k.abs(), "k {i} {j}");
+                assert!(
+                    (e.m[(bi[i], bi[j])] - want_m).abs() <= 1e-12 * want_m.abs(),
+                    "m {i} {j}"
+                );
+                assert!(
+                    (e.k[(bi[i], bi[j])] - want_k).abs() <= 1e-12 * want_k.abs(),
+                    "k {i} {j}"
+                );
             }
         }
         let ea = STEEL.young * STEEL.area;
@@ -287,17 +397,43 @@ mod tests {
             // Null space counted on the Jacobi-scaled matrix (the degrees of freedom are in m, rad
             // and 1/m, so the raw eigenvalues span many decades).
             let d = e.k.diagonal().map(|v| 1.0 / v.sqrt());
-            let scaled = DMatrix::from_fn(e.k.nrows(), e.k.ncols(), |i, j| e.k[(i, j)] * d[i] * d[j]);
+            let scaled =
+                DMatrix::from_fn(e.k.nrows(), e.k.ncols(), |i, j| e.k[(i, j)] * d[i] * d[j]);
             let eig = scaled.symmetric_eigen();
             let zero = eig.eigenvalues.iter().filter(|v| v.abs() < 1e-10).count();
             assert_eq!(zero, 3, "{kind:?}");
             // The nodal values of the rigid modes: u = 1; v = 1; v = x (v' = 1).
             let nd = kind.node_dofs();
-            let rigid = |f: &dyn Fn(Field, usize, f64) -> f64| DVector::from_iterator(kind.dofs(), (0..2).flat_map(|node| nd.iter().map(move |&(fi, o)| (fi, o, node as f64 * l))).map(|(fi, o, x)| f(fi, o, x)));
+            let rigid = |f: &dyn Fn(Field, usize, f64) -> f64| {
+                DVector::from_iterator(
+                    kind.dofs(),
+                    (0..2)
+                        .flat_map(|node| nd.iter().map(move |&(fi, o)| (fi, o, node as f64 * l)))
+                        .map(|(fi, o, x)| f(fi, o, x)),
+                )
+            };
             for mode in [
-                rigid(&|f, o, _| if f == Field::Axial && o == 0 { 1.0 } else { 0.0 }),
-                rigid(&|f, o, _| if f == Field::Transverse && o == 0 { 1.0 } else { 0.0 }),
-                rigid(&|f, o, x| if f == Field::Transverse { [x, 1.0, 0.0][o] } else { 0.0 }),
+                rigid(&|f, o, _| {
+                    if f == Field::Axial && o == 0 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }),
+                rigid(&|f, o, _| {
+                    if f == Field::Transverse && o == 0 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }),
+                rigid(&|f, o, x| {
+                    if f == Field::Transverse {
+                        [x, 1.0, 0.0][o]
+                    } else {
+                        0.0
+                    }
+                }),
             ] {
                 assert!((&e.k * &mode).amax() < 1e-9 * e.k.amax());
             }
@@ -314,7 +450,15 @@ mod tests {
             let e = ElementMatrices::new(kind, &STEEL, l, x0);
             let ra = STEEL.density * STEEL.area;
             let nd = kind.node_dofs();
-            let unit = |field: Field| DVector::from_iterator(kind.dofs(), (0..2).flat_map(|_| nd.iter().map(move |&(f, o)| if f == field && o == 0 { 1.0 } else { 0.0 })));
+            let unit = |field: Field| {
+                DVector::from_iterator(
+                    kind.dofs(),
+                    (0..2).flat_map(|_| {
+                        nd.iter()
+                            .map(move |&(f, o)| if f == field && o == 0 { 1.0 } else { 0.0 })
+                    }),
+                )
+            };
             let (ux, uy) = (unit(Field::Axial), unit(Field::Transverse));
             assert!((ux.dot(&(&e.m * &ux)) - ra * l).abs() < 1e-14);
             assert!((uy.dot(&(&e.m * &uy)) - ra * l).abs() < 1e-14);

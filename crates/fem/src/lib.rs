@@ -38,7 +38,16 @@ pub use loads::LeverInstant;
 /// unit tests; the pipeline reads it from the mechanism file.
 #[cfg(test)]
 pub(crate) fn bench_lever() -> Lever {
-    Lever::new(0.45, element::Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).expect("the bench's lever is valid")
+    Lever::new(
+        0.45,
+        element::Section {
+            young: 210e9,
+            density: 7850.0,
+            area: 1.5e-4,
+            inertia: 4.5e-10,
+        },
+    )
+    .expect("the bench's lever is valid")
 }
 
 /// `elements` equal elements of `kind` on [`bench_lever`], for the unit tests.

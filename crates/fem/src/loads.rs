@@ -55,13 +55,28 @@ impl LeverInstant {
     /// omega and eps and the origin's acceleration a_O (lever frame), for checks against
     /// published rotating-beam results.
     pub fn prescribed(omega: f64, epsilon: f64, a_o: Vector2<f64>) -> Self {
-        LeverInstant { t: 0.0, phi: 0.0, omega, epsilon, a_b: a_o, force_b: Vector2::zeros(), force_c: Vector2::zeros(), gravity: Vector2::zeros() }
+        LeverInstant {
+            t: 0.0,
+            phi: 0.0,
+            omega,
+            epsilon,
+            a_b: a_o,
+            force_b: Vector2::zeros(),
+            force_c: Vector2::zeros(),
+            gravity: Vector2::zeros(),
+        }
     }
 
     /// The acceleration of B (m/s^2, bench frame) from the lever centroid's `a_g` and the
     /// lever's angle, omega and eps: B = G - R c, c the centroid in the lever frame (m), so
     /// a_B = a_G - (eps J - omega^2)(R c).
-    pub fn origin_acceleration(a_g: Vector2<f64>, phi: f64, omega: f64, epsilon: f64, centroid: Vector2<f64>) -> Vector2<f64> {
+    pub fn origin_acceleration(
+        a_g: Vector2<f64>,
+        phi: f64,
+        omega: f64,
+        epsilon: f64,
+        centroid: Vector2<f64>,
+    ) -> Vector2<f64> {
         let rc = rotation(phi) * centroid;
         a_g - Vector2::new(-rc.y, rc.x) * epsilon + rc * (omega * omega)
     }
@@ -83,9 +98,17 @@ impl LeverInstant {
     pub fn axial_polynomial(&self, mesh: &Mesh) -> [f64; 3] {
         let l = mesh.lever.length;
         let ra = mesh.lever.line_density();
-        let (a_o, g, f_c) = (self.to_lever(&self.a_b), self.to_lever(&self.gravity), self.to_lever(&self.force_c));
+        let (a_o, g, f_c) = (
+            self.to_lever(&self.a_b),
+            self.to_lever(&self.gravity),
+            self.to_lever(&self.force_c),
+        );
         let (c, w2) = (g.x - a_o.x, self.omega * self.omega);
-        [f_c.x + ra * (c * l + w2 * l * l / 2.0), -ra * c, -ra * w2 / 2.0]
+        [
+            f_c.x + ra * (c * l + w2 * l * l / 2.0),
+            -ra * c,
+            -ra * w2 / 2.0,
+        ]
     }
 
     /// The rigid motion's load on the free lever, N (generalized): [M_O] (g_L - a_O) -
@@ -93,7 +116,8 @@ impl LeverInstant {
     pub fn rigid_load(&self, g: &GlobalMatrices) -> DVector<f64> {
         let (a_o, grav) = (self.to_lever(&self.a_b), self.to_lever(&self.gravity));
         let rel = grav - a_o;
-        &g.m_o * DVector::from_column_slice(rel.as_slice()) - &g.q_y * self.epsilon + &g.q_x * (self.omega * self.omega)
+        &g.m_o * DVector::from_column_slice(rel.as_slice()) - &g.q_y * self.epsilon
+            + &g.q_x * (self.omega * self.omega)
     }
 
     /// The liaison forces at B and C' as nodal loads (lever frame, on u and v of the end nodes).
@@ -101,7 +125,10 @@ impl LeverInstant {
         let mut f = DVector::zeros(mesh.dofs());
         for (node, force) in [(0, self.force_b), (mesh.elements, self.force_c)] {
             let fl = self.to_lever(&force);
-            if let (Some(u), Some(v)) = (mesh.dof_of(node, Field::Axial, 0), mesh.dof_of(node, Field::Transverse, 0)) {
+            if let (Some(u), Some(v)) = (
+                mesh.dof_of(node, Field::Axial, 0),
+                mesh.dof_of(node, Field::Transverse, 0),
+            ) {
                 f[u] += fl.x;
                 f[v] += fl.y;
             }
@@ -119,9 +146,27 @@ impl LeverInstant {
         let liaison = self.liaison_load(mesh);
         let l = mesh.lever.length;
         let modes: Vec<DVector<f64>> = vec![
-            mode_of(mesh, &|f, o, _| if f == Field::Axial && o == 0 { 1.0 } else { 0.0 }),
-            mode_of(mesh, &|f, o, _| if f == Field::Transverse && o == 0 { 1.0 } else { 0.0 }),
-            mode_of(mesh, &|f, o, x| if f == Field::Transverse { [x, 1.0, 0.0].get(o).copied().unwrap_or(0.0) } else { 0.0 }),
+            mode_of(mesh, &|f, o, _| {
+                if f == Field::Axial && o == 0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }),
+            mode_of(mesh, &|f, o, _| {
+                if f == Field::Transverse && o == 0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }),
+            mode_of(mesh, &|f, o, x| {
+                if f == Field::Transverse {
+                    [x, 1.0, 0.0].get(o).copied().unwrap_or(0.0)
+                } else {
+                    0.0
+                }
+            }),
         ];
         let mut out = [0.0; 3];
         let mut scale: f64 = 0.0;
@@ -140,7 +185,11 @@ impl LeverInstant {
 pub fn mode_of(mesh: &Mesh, f: &dyn Fn(Field, usize, f64) -> f64) -> DVector<f64> {
     let xs = mesh.node_positions();
     let nd = mesh.kind.node_dofs();
-    DVector::from_iterator(mesh.dofs(), xs.iter().flat_map(|&x| nd.iter().map(move |&(fi, o)| f(fi, o, x))))
+    DVector::from_iterator(
+        mesh.dofs(),
+        xs.iter()
+            .flat_map(|&x| nd.iter().map(move |&(fi, o)| f(fi, o, x))),
+    )
 }
 
 #[cfg(test)]
@@ -169,7 +218,10 @@ mod tests {
         }
         let g = m.assemble();
         let (r, scale) = inst.rigid_balance(&m, &g);
-        assert!(r.iter().all(|v| v.abs() < 1e-12 * scale), "{r:?} of {scale}");
+        assert!(
+            r.iter().all(|v| v.abs() < 1e-12 * scale),
+            "{r:?} of {scale}"
+        );
     }
 
     /// The load of a uniform origin acceleration a_O = (0, a) equals the distributed load

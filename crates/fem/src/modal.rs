@@ -21,7 +21,13 @@ pub struct Modes {
 impl Modes {
     /// Natural frequency of mode i (from 0), Hz: sqrt(lambda) / (2 pi); NaN where lambda < 0.
     pub fn frequency_hz(&self, i: usize) -> f64 {
-        self.eigenvalues.get(i).map_or(f64::NAN, |l| if *l >= 0.0 { l.sqrt() / std::f64::consts::TAU } else { f64::NAN })
+        self.eigenvalues.get(i).map_or(f64::NAN, |l| {
+            if *l >= 0.0 {
+                l.sqrt() / std::f64::consts::TAU
+            } else {
+                f64::NAN
+            }
+        })
     }
 }
 
@@ -71,14 +77,18 @@ pub fn symmetric_modes(k: &DMatrix<f64>, m: &DMatrix<f64>) -> Result<Modes, FemE
     for (j, &i) in order.iter().enumerate() {
         shapes.set_column(j, &x.column(i).component_mul(&d));
     }
-    Ok(Modes { eigenvalues, shapes })
+    Ok(Modes {
+        eigenvalues,
+        shapes,
+    })
 }
 
 /// Bending frequency n of the pinned-pinned lever at rest, n^2 pi / (2 L^2) sqrt(EI / rho A),
 /// Hz (Euler-Bernoulli).
 pub fn pinned_bending_exact(lever: &Lever, n: usize) -> f64 {
     let s = &lever.section;
-    (n * n) as f64 * std::f64::consts::PI / (2.0 * lever.length.powi(2)) * (s.young * s.inertia / (s.density * s.area)).sqrt()
+    (n * n) as f64 * std::f64::consts::PI / (2.0 * lever.length.powi(2))
+        * (s.young * s.inertia / (s.density * s.area)).sqrt()
 }
 
 /// Axial frequency n of the lever held axially at both ends, n / (2 L) sqrt(E / rho), Hz.
@@ -92,7 +102,13 @@ pub fn pinned_axial_exact(lever: &Lever, n: usize) -> f64 {
 pub fn transverse_share(mesh: &Mesh, m: &DMatrix<f64>, free: &[usize], phi: &DVector<f64>) -> f64 {
     let mask = DVector::from_iterator(
         free.len(),
-        free.iter().map(|&g| if mesh.kind.node_dofs()[g % mesh.node_dofs()].0 == Field::Transverse { 1.0 } else { 0.0 }),
+        free.iter().map(|&g| {
+            if mesh.kind.node_dofs()[g % mesh.node_dofs()].0 == Field::Transverse {
+                1.0
+            } else {
+                0.0
+            }
+        }),
     );
     let pt = phi.component_mul(&mask);
     pt.dot(&(m * &pt)) / phi.dot(&(m * phi))
@@ -104,7 +120,10 @@ pub fn transverse_share(mesh: &Mesh, m: &DMatrix<f64>, free: &[usize], phi: &DVe
 pub fn pinned_frequencies(mesh: &Mesh) -> Result<(Vec<f64>, Vec<f64>), FemError> {
     let g = mesh.assemble();
     let free = mesh.free_dofs(Supports::Pinned);
-    let (k, m) = (g.k.select_rows(&free).select_columns(&free), g.m.select_rows(&free).select_columns(&free));
+    let (k, m) = (
+        g.k.select_rows(&free).select_columns(&free),
+        g.m.select_rows(&free).select_columns(&free),
+    );
     let modes = symmetric_modes(&k, &m)?;
     let (mut bending, mut axial) = (Vec::new(), Vec::new());
     for i in 0..modes.eigenvalues.len() {
@@ -126,9 +145,17 @@ mod tests {
     use crate::bench_lever;
 
     /// The reduced matrices of a mesh under `supports`.
-    fn reduced(mesh: &Mesh, k: &DMatrix<f64>, m: &DMatrix<f64>, supports: Supports) -> (DMatrix<f64>, DMatrix<f64>) {
+    fn reduced(
+        mesh: &Mesh,
+        k: &DMatrix<f64>,
+        m: &DMatrix<f64>,
+        supports: Supports,
+    ) -> (DMatrix<f64>, DMatrix<f64>) {
         let free = mesh.free_dofs(supports);
-        (k.select_rows(&free).select_columns(&free), m.select_rows(&free).select_columns(&free))
+        (
+            k.select_rows(&free).select_columns(&free),
+            m.select_rows(&free).select_columns(&free),
+        )
     }
 
     /// Modes are [M]-orthonormal (all of them, to 1e-10) and the lowest twelve (to about
@@ -147,7 +174,10 @@ mod tests {
         for i in 0..12 {
             let phi = p.column(i);
             let r = &k * phi - &m * phi * modes.eigenvalues[i];
-            assert!(r.amax() < 1e-9 * modes.eigenvalues[i] * (&m * phi).amax(), "mode {i}");
+            assert!(
+                r.amax() < 1e-9 * modes.eigenvalues[i] * (&m * phi).amax(),
+                "mode {i}"
+            );
         }
         assert!(modes.frequency_hz(11) < 3e4, "{}", modes.frequency_hz(11));
     }
@@ -158,16 +188,26 @@ mod tests {
     #[test]
     fn pinned_lever_frequencies() {
         let lever = bench_lever();
-        let (b, a) = pinned_frequencies(&Mesh::new(lever, ElementKind::Quintic, 10).unwrap()).unwrap();
+        let (b, a) =
+            pinned_frequencies(&Mesh::new(lever, ElementKind::Quintic, 10).unwrap()).unwrap();
         for (n, f) in b.iter().enumerate() {
             let want = pinned_bending_exact(&lever, n + 1);
-            assert!((f / want - 1.0).abs() < 1e-5, "quintic bending {}: {f} vs {want}", n + 1);
+            assert!(
+                (f / want - 1.0).abs() < 1e-5,
+                "quintic bending {}: {f} vs {want}",
+                n + 1
+            );
         }
         for (n, f) in a.iter().enumerate() {
             let want = pinned_axial_exact(&lever, n + 1);
-            assert!((f / want - 1.0).abs() < 1e-5, "quintic axial {}: {f} vs {want}", n + 1);
+            assert!(
+                (f / want - 1.0).abs() < 1e-5,
+                "quintic axial {}: {f} vs {want}",
+                n + 1
+            );
         }
-        let (b, a) = pinned_frequencies(&Mesh::new(lever, ElementKind::Frame, 10).unwrap()).unwrap();
+        let (b, a) =
+            pinned_frequencies(&Mesh::new(lever, ElementKind::Frame, 10).unwrap()).unwrap();
         assert_eq!((b.len(), a.len()), (6, 2));
         for (n, f) in b.iter().enumerate() {
             assert!((f / pinned_bending_exact(&lever, n + 1) - 1.0).abs() < 0.02);
@@ -188,17 +228,31 @@ mod tests {
         let order = |kind: ElementKind, coarse: usize, mode: usize, bending: bool| -> f64 {
             let err = |ne: usize| {
                 let (b, a) = pinned_frequencies(&Mesh::new(lever, kind, ne).unwrap()).unwrap();
-                if bending { b[mode] / pinned_bending_exact(&lever, mode + 1) - 1.0 } else { a[mode] / pinned_axial_exact(&lever, mode + 1) - 1.0 }
+                if bending {
+                    b[mode] / pinned_bending_exact(&lever, mode + 1) - 1.0
+                } else {
+                    a[mode] / pinned_axial_exact(&lever, mode + 1) - 1.0
+                }
             };
             (err(coarse) / err(2 * coarse)).abs().log2()
         };
-        for (kind, coarse, bend_order, axial_order) in [(ElementKind::Frame, 8, 4.0, 2.0), (ElementKind::Quintic, 4, 8.0, 6.0)] {
+        for (kind, coarse, bend_order, axial_order) in [
+            (ElementKind::Frame, 8, 4.0, 2.0),
+            (ElementKind::Quintic, 4, 8.0, 6.0),
+        ] {
             for mode in [0, 2] {
                 let p = order(kind, coarse, mode, true);
-                assert!((p - bend_order).abs() < 0.3, "{kind:?} bending mode {}: order {p}", mode + 1);
+                assert!(
+                    (p - bend_order).abs() < 0.3,
+                    "{kind:?} bending mode {}: order {p}",
+                    mode + 1
+                );
             }
             let p = order(kind, coarse, 0, false);
-            assert!((p - axial_order).abs() < 0.3, "{kind:?} axial mode 1: order {p}");
+            assert!(
+                (p - axial_order).abs() < 0.3,
+                "{kind:?} axial mode 1: order {p}"
+            );
         }
     }
 
@@ -217,10 +271,15 @@ mod tests {
         let p_cr = std::f64::consts::PI.powi(2) * ei / lever.length.powi(2);
         let bending_at = |p: f64| -> Vec<f64> {
             let k = &g.k + mesh.geometric_stiffness(&|_| p);
-            let (kr, mr) = (k.select_rows(&free).select_columns(&free), g.m.select_rows(&free).select_columns(&free));
+            let (kr, mr) = (
+                k.select_rows(&free).select_columns(&free),
+                g.m.select_rows(&free).select_columns(&free),
+            );
             let modes = symmetric_modes(&kr, &mr).unwrap();
             (0..modes.eigenvalues.len())
-                .filter(|&i| transverse_share(&mesh, &mr, &free, &modes.shapes.column(i).into_owned()) > 0.5)
+                .filter(|&i| {
+                    transverse_share(&mesh, &mr, &free, &modes.shapes.column(i).into_owned()) > 0.5
+                })
                 .map(|i| modes.eigenvalues[i])
                 .take(3)
                 .collect()
@@ -231,11 +290,18 @@ mod tests {
             for n in 1..=3usize {
                 let want = (1.0 + factor / (n * n) as f64).sqrt();
                 let got = (loaded[n - 1] / rest[n - 1]).sqrt();
-                assert!((got - want).abs() < 1e-6, "P = {factor} P_cr, mode {n}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() < 1e-6,
+                    "P = {factor} P_cr, mode {n}: {got} vs {want}"
+                );
             }
         }
         let near = bending_at(-0.999 * p_cr);
-        assert!(((near[0] / rest[0]).sqrt() / 0.001f64.sqrt() - 1.0).abs() < 1e-3, "{}", (near[0] / rest[0]).sqrt());
+        assert!(
+            ((near[0] / rest[0]).sqrt() / 0.001f64.sqrt() - 1.0).abs() < 1e-3,
+            "{}",
+            (near[0] / rest[0]).sqrt()
+        );
         assert!(bending_at(-1.01 * p_cr)[0] < 0.0);
     }
 }

@@ -43,7 +43,10 @@ mod tests {
             assert_eq!(rule.len(), n);
             for k in 0..2 * n {
                 let got: f64 = rule.iter().map(|(x, w)| w * x.powi(k as i32)).sum();
-                assert!((got - 1.0 / (k as f64 + 1.0)).abs() < 1e-15, "n {n} degree {k}: {got}");
+                assert!(
+                    (got - 1.0 / (k as f64 + 1.0)).abs() < 1e-15,
+                    "n {n} degree {k}: {got}"
+                );
             }
             // and not beyond: x^(2n) is off
             let got: f64 = rule.iter().map(|(x, w)| w * x.powi(2 * n as i32)).sum();

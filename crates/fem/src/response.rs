@@ -34,7 +34,10 @@ impl Damping {
     /// f_a and f_b (Hz): zeta(f) = alpha / (2 w) + beta w / 2, w = 2 pi f.
     pub fn from_ratio(zeta: f64, f_a: f64, f_b: f64) -> Self {
         let (wa, wb) = (std::f64::consts::TAU * f_a, std::f64::consts::TAU * f_b);
-        Damping { alpha: 2.0 * zeta * wa * wb / (wa + wb), beta: 2.0 * zeta / (wa + wb) }
+        Damping {
+            alpha: 2.0 * zeta * wa * wb / (wa + wb),
+            beta: 2.0 * zeta / (wa + wb),
+        }
     }
 
     /// The damping ratio at frequency f (Hz).
@@ -79,16 +82,39 @@ struct Local {
 
 impl Local {
     fn of(i: &LeverInstant) -> Self {
-        Local { omega: i.omega, epsilon: i.epsilon, a_o: i.to_lever(&i.a_b), g: i.to_lever(&i.gravity), f_b: i.to_lever(&i.force_b), f_c: i.to_lever(&i.force_c) }
+        Local {
+            omega: i.omega,
+            epsilon: i.epsilon,
+            a_o: i.to_lever(&i.a_b),
+            g: i.to_lever(&i.gravity),
+            f_b: i.to_lever(&i.force_b),
+            f_c: i.to_lever(&i.force_c),
+        }
     }
     fn lerp(&self, o: &Local, s: f64) -> Local {
         let l = |a: f64, b: f64| a + (b - a) * s;
         let v = |a: &Vector2<f64>, b: &Vector2<f64>| a + (b - a) * s;
-        Local { omega: l(self.omega, o.omega), epsilon: l(self.epsilon, o.epsilon), a_o: v(&self.a_o, &o.a_o), g: v(&self.g, &o.g), f_b: v(&self.f_b, &o.f_b), f_c: v(&self.f_c, &o.f_c) }
+        Local {
+            omega: l(self.omega, o.omega),
+            epsilon: l(self.epsilon, o.epsilon),
+            a_o: v(&self.a_o, &o.a_o),
+            g: v(&self.g, &o.g),
+            f_b: v(&self.f_b, &o.f_b),
+            f_c: v(&self.f_c, &o.f_c),
+        }
     }
     /// As an instant in the lever frame (phi = 0).
     fn instant(&self, t: f64) -> LeverInstant {
-        LeverInstant { t, phi: 0.0, omega: self.omega, epsilon: self.epsilon, a_b: self.a_o, force_b: self.f_b, force_c: self.f_c, gravity: self.g }
+        LeverInstant {
+            t,
+            phi: 0.0,
+            omega: self.omega,
+            epsilon: self.epsilon,
+            a_b: self.a_o,
+            force_b: self.f_b,
+            force_c: self.f_c,
+            gravity: self.g,
+        }
     }
 }
 
@@ -108,18 +134,32 @@ impl Reduced {
     pub(crate) fn new(mesh: &Mesh, g: &GlobalMatrices, free: &[usize]) -> Self {
         let pick = |a: &DMatrix<f64>| a.select_rows(free).select_columns(free);
         let [g0, g1, g2] = mesh.geometric_stiffness_moments();
-        Reduced { m: pick(&g.m), k: pick(&g.k), s: pick(&g.s), kg: [pick(&g0), pick(&g1), pick(&g2)], m_o: g.m_o.select_rows(free), q_x: g.q_x.select_rows(free), q_y: g.q_y.select_rows(free) }
+        Reduced {
+            m: pick(&g.m),
+            k: pick(&g.k),
+            s: pick(&g.s),
+            kg: [pick(&g0), pick(&g1), pick(&g2)],
+            m_o: g.m_o.select_rows(free),
+            q_x: g.q_x.select_rows(free),
+            q_y: g.q_y.select_rows(free),
+        }
     }
 
     /// The instant's symmetric stiffness [K] + [K_g(N)] - omega^2 [M] (the skew eps [S] is
     /// the caller's to add), gyroscopic matrix 2 omega [S], and rigid-motion load (liaison
     /// forces on free degrees of freedom added by the caller), on the free degrees of freedom.
-    pub(crate) fn instant(&self, mesh: &Mesh, inst: &LeverInstant) -> (DMatrix<f64>, DMatrix<f64>, DVector<f64>) {
+    pub(crate) fn instant(
+        &self,
+        mesh: &Mesh,
+        inst: &LeverInstant,
+    ) -> (DMatrix<f64>, DMatrix<f64>, DVector<f64>) {
         let [n0, n1, n2] = inst.axial_polynomial(mesh);
-        let k = &self.k + &self.kg[0] * n0 + &self.kg[1] * n1 + &self.kg[2] * n2 - &self.m * (inst.omega * inst.omega);
+        let k = &self.k + &self.kg[0] * n0 + &self.kg[1] * n1 + &self.kg[2] * n2
+            - &self.m * (inst.omega * inst.omega);
         let (a_o, grav) = (inst.to_lever(&inst.a_b), inst.to_lever(&inst.gravity));
         let rel = grav - a_o;
-        let f = &self.m_o * DVector::from_column_slice(rel.as_slice()) - &self.q_y * inst.epsilon + &self.q_x * (inst.omega * inst.omega);
+        let f = &self.m_o * DVector::from_column_slice(rel.as_slice()) - &self.q_y * inst.epsilon
+            + &self.q_x * (inst.omega * inst.omega);
         (k, &self.s * (2.0 * inst.omega), f)
     }
 
@@ -135,20 +175,40 @@ impl Reduced {
 }
 
 /// The forced response of the lever along `instants` (at least two, time increasing).
-pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant], supports: Supports, cfg: &ResponseConfig, progress: &mut dyn FnMut(usize, usize)) -> Result<Response, FemError> {
+pub fn forced_response(
+    mesh: &Mesh,
+    g: &GlobalMatrices,
+    instants: &[LeverInstant],
+    supports: Supports,
+    cfg: &ResponseConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Response, FemError> {
     if instants.len() < 2 {
-        return Err(FemError::Model(format!("the forced response needs at least two samples; got {}", instants.len())));
+        return Err(FemError::Model(format!(
+            "the forced response needs at least two samples; got {}",
+            instants.len()
+        )));
     }
-    if !(cfg.max_step > 0.0 && cfg.max_step.is_finite() && cfg.damping.alpha >= 0.0 && cfg.damping.beta >= 0.0) {
+    if !(cfg.max_step > 0.0
+        && cfg.max_step.is_finite()
+        && cfg.damping.alpha >= 0.0
+        && cfg.damping.beta >= 0.0)
+    {
         return Err(FemError::Model(format!("the response's step ({} s) must be positive and its Rayleigh coefficients ({}, {}) not negative", cfg.max_step, cfg.damping.alpha, cfg.damping.beta)));
     }
     let free = mesh.free_dofs(supports);
     let red = Reduced::new(mesh, g, &free);
     let m = red.mass().clone();
-    let cr = (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta).select_rows(&free).select_columns(&free);
+    let cr = (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta)
+        .select_rows(&free)
+        .select_columns(&free);
     let system = |inst: &LeverInstant| {
         let (k, c, f) = red.instant(mesh, inst);
-        (k + red.skew() * inst.epsilon, c + &cr, f + inst.liaison_load(mesh).select_rows(&free))
+        (
+            k + red.skew() * inst.epsilon,
+            c + &cr,
+            f + inst.liaison_load(mesh).select_rows(&free),
+        )
     };
     let local: Vec<Local> = instants.iter().map(Local::of).collect();
     let full = |r: &DVector<f64>| {
@@ -158,7 +218,12 @@ pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant
         }
         out
     };
-    let solve = |a: DMatrix<f64>, b: DVector<f64>| -> Result<DVector<f64>, FemError> { a.lu().solve(&b).filter(|x| x.iter().all(|v| v.is_finite())).ok_or_else(|| FemError::Singular(supports.name().into())) };
+    let solve = |a: DMatrix<f64>, b: DVector<f64>| -> Result<DVector<f64>, FemError> {
+        a.lu()
+            .solve(&b)
+            .filter(|x| x.iter().all(|v| v.is_finite()))
+            .ok_or_else(|| FemError::Singular(supports.name().into()))
+    };
     let quasi = |inst: &LeverInstant| -> Result<DVector<f64>, FemError> {
         let (k, _, f) = system(inst);
         solve(k, f)
@@ -171,18 +236,28 @@ pub fn forced_response(mesh: &Mesh, g: &GlobalMatrices, instants: &[LeverInstant
     let mut v = (&q1 - &q0) / (instants[1].t - t0);
     let (k0, c0, f0) = system(&local[0].instant(t0));
     let mut a = solve(m.clone(), f0 - &c0 * &v - &k0 * &d)?;
-    let mut out = Response { t: vec![t0], d: vec![full(&d)], quasi_static: vec![full(&q0)], steps: 0 };
+    let mut out = Response {
+        t: vec![t0],
+        d: vec![full(&d)],
+        quasi_static: vec![full(&q0)],
+        steps: 0,
+    };
     let (gamma, beta) = (0.5, 0.25);
     for s in 1..instants.len() {
         let (ta, tb) = (instants[s - 1].t, instants[s].t);
         if tb.is_nan() || tb <= ta {
-            return Err(FemError::Model(format!("time is not increasing at sample {} (t = {tb} s after {ta} s)", s + 1)));
+            return Err(FemError::Model(format!(
+                "time is not increasing at sample {} (t = {tb} s after {ta} s)",
+                s + 1
+            )));
         }
         let n = ((tb - ta) / cfg.max_step).ceil().max(1.0) as usize;
         let dt = (tb - ta) / n as f64;
         for j in 1..=n {
             let frac = j as f64 / n as f64;
-            let inst = local[s - 1].lerp(&local[s], frac).instant(ta + frac * (tb - ta));
+            let inst = local[s - 1]
+                .lerp(&local[s], frac)
+                .instant(ta + frac * (tb - ta));
             let (k, c, f) = system(&inst);
             let d_pred = &d + &v * dt + &a * (dt * dt * (0.5 - beta));
             let v_pred = &v + &a * (dt * (1.0 - gamma));
@@ -221,7 +296,21 @@ mod tests {
                 inst
             })
             .collect();
-        let r = forced_response(&m, &g, &ts, Supports::Pinned, &ResponseConfig { damping: Damping { alpha: 0.0, beta: 0.0 }, max_step: 1e-3 }, &mut |_, _| {}).unwrap();
+        let r = forced_response(
+            &m,
+            &g,
+            &ts,
+            Supports::Pinned,
+            &ResponseConfig {
+                damping: Damping {
+                    alpha: 0.0,
+                    beta: 0.0,
+                },
+                max_step: 1e-3,
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
         let size = r.quasi_static[0].amax();
         assert!(size > 0.0);
         for (d, q) in r.d.iter().zip(&r.quasi_static) {
@@ -246,15 +335,25 @@ mod tests {
         let instants: Vec<LeverInstant> = (0..=1000)
             .map(|i| {
                 let t = i as f64 * 1e-4;
-                let mut inst = LeverInstant::prescribed(0.0, 0.0, Vector2::new(0.0, amp * (w_f * t).sin()));
+                let mut inst =
+                    LeverInstant::prescribed(0.0, 0.0, Vector2::new(0.0, amp * (w_f * t).sin()));
                 inst.t = t;
                 inst
             })
             .collect();
-        let cfg = ResponseConfig { damping: Damping { alpha: 0.0, beta: 0.0 }, max_step: 2e-5 };
+        let cfg = ResponseConfig {
+            damping: Damping {
+                alpha: 0.0,
+                beta: 0.0,
+            },
+            max_step: 2e-5,
+        };
         let r = forced_response(&m, &g, &instants, Supports::Pinned, &cfg, &mut |_, _| {}).unwrap();
         // Exact: modes of (K, M); load p = -[M_O] (0, 1) * amp sin(W t) on the free dofs.
-        let (k, mm) = (g.k.select_rows(&free).select_columns(&free), g.m.select_rows(&free).select_columns(&free));
+        let (k, mm) = (
+            g.k.select_rows(&free).select_columns(&free),
+            g.m.select_rows(&free).select_columns(&free),
+        );
         let modes = symmetric_modes(&k, &mm).unwrap();
         let load = -(g.m_o.column(1).select_rows(&free)) * amp;
         let mut worst: f64 = 0.0;
@@ -265,14 +364,19 @@ mod tests {
                 let phi = modes.shapes.column(n);
                 let (wn, pn) = (modes.eigenvalues[n].sqrt(), phi.dot(&load));
                 // eta(0) = 0, eta'(0) = p W / w^2 (the quasi-static rate)
-                let eta = pn / (wn * wn - w_f * w_f) * ((w_f * t).sin() - w_f / wn * (wn * t).sin()) + pn * w_f / wn.powi(3) * (wn * t).sin();
+                let eta = pn / (wn * wn - w_f * w_f)
+                    * ((w_f * t).sin() - w_f / wn * (wn * t).sin())
+                    + pn * w_f / wn.powi(3) * (wn * t).sin();
                 exact += phi * eta;
             }
             let got = r.d[i].select_rows(&free);
             worst = worst.max((&got - &exact).amax());
             size = size.max(exact.amax());
         }
-        eprintln!("harmonic forcing: within {:.1e} of the largest deflection", worst / size);
+        eprintln!(
+            "harmonic forcing: within {:.1e} of the largest deflection",
+            worst / size
+        );
         assert!(worst < 2e-4 * size, "{worst} of {size}");
     }
 
@@ -280,7 +384,9 @@ mod tests {
     #[test]
     fn rayleigh_ratios() {
         let d = Damping::from_ratio(0.01, 70.0, 2500.0);
-        assert!((d.ratio_at(70.0) - 0.01).abs() < 1e-15 && (d.ratio_at(2500.0) - 0.01).abs() < 1e-15);
+        assert!(
+            (d.ratio_at(70.0) - 0.01).abs() < 1e-15 && (d.ratio_at(2500.0) - 0.01).abs() < 1e-15
+        );
         assert!(d.ratio_at(600.0) < 0.01);
     }
 }

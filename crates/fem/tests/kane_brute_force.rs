@@ -10,7 +10,12 @@ use flexbench_fem::quadrature::gauss_legendre;
 use flexbench_fem::{ElementKind, ElementMatrices};
 use nalgebra::{DVector, Matrix2, Vector2};
 
-const STEEL: Section = Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 };
+const STEEL: Section = Section {
+    young: 210e9,
+    density: 7850.0,
+    area: 1.5e-4,
+    inertia: 4.5e-10,
+};
 const LEN: f64 = 0.09;
 const X0: f64 = 0.18;
 
@@ -21,7 +26,10 @@ struct Motion {
 
 impl Motion {
     fn origin(&self, t: f64) -> Vector2<f64> {
-        Vector2::new(0.03 + 0.4 * t - 3.0 * t * t + 5.0 * t.powi(3), -0.02 + 0.7 * t + 2.0 * t * t - 4.0 * t.powi(3))
+        Vector2::new(
+            0.03 + 0.4 * t - 3.0 * t * t + 5.0 * t.powi(3),
+            -0.02 + 0.7 * t + 2.0 * t * t - 4.0 * t.powi(3),
+        )
     }
     fn angle(&self, t: f64) -> f64 {
         0.3 + 14.0 * t + 40.0 * t * t - 90.0 * t.powi(3)
@@ -31,7 +39,9 @@ impl Motion {
     fn nodal(&self, t: f64) -> DVector<f64> {
         DVector::from_fn(self.n, |i, _| {
             let a = (i as f64 + 1.0) * 1e-3;
-            a * (1.0 + (0.5 + 0.1 * i as f64) * 30.0 * t - 400.0 * t * t * (1.0 - 0.2 * (i % 3) as f64) + 2000.0 * t.powi(3))
+            a * (1.0 + (0.5 + 0.1 * i as f64) * 30.0 * t
+                - 400.0 * t * t * (1.0 - 0.2 * (i % 3) as f64)
+                + 2000.0 * t.powi(3))
         })
     }
 }
@@ -49,8 +59,22 @@ fn poly(c: &[f64], xi: f64) -> f64 {
 fn shape_rows(kind: ElementKind, xi: f64) -> (DVector<f64>, DVector<f64>) {
     let shapes = kind.shape_functions(LEN);
     let n = shapes.len();
-    let nu = DVector::from_iterator(n, shapes.iter().map(|(f, c)| if *f == Field::Axial { poly(c, xi) } else { 0.0 }));
-    let nv = DVector::from_iterator(n, shapes.iter().map(|(f, c)| if *f == Field::Transverse { poly(c, xi) } else { 0.0 }));
+    let nu = DVector::from_iterator(
+        n,
+        shapes
+            .iter()
+            .map(|(f, c)| if *f == Field::Axial { poly(c, xi) } else { 0.0 }),
+    );
+    let nv = DVector::from_iterator(
+        n,
+        shapes.iter().map(|(f, c)| {
+            if *f == Field::Transverse {
+                poly(c, xi)
+            } else {
+                0.0
+            }
+        }),
+    );
     (nu, nv)
 }
 
@@ -61,22 +85,48 @@ fn position(kind: ElementKind, m: &Motion, xi: f64, t: f64, d: &DVector<f64>) ->
 }
 
 /// Fourth-order central differences of f at t, first and second derivatives.
-fn d1<T: std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T> + Clone>(f: &dyn Fn(f64) -> T, t: f64, h: f64) -> T {
-    (f(t - 2.0 * h) * (1.0 / 12.0) - f(t - h) * (8.0 / 12.0) + f(t + h) * (8.0 / 12.0) - f(t + 2.0 * h) * (1.0 / 12.0)) * (1.0 / h)
+fn d1<
+    T: std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T> + Clone,
+>(
+    f: &dyn Fn(f64) -> T,
+    t: f64,
+    h: f64,
+) -> T {
+    (f(t - 2.0 * h) * (1.0 / 12.0) - f(t - h) * (8.0 / 12.0) + f(t + h) * (8.0 / 12.0)
+        - f(t + 2.0 * h) * (1.0 / 12.0))
+        * (1.0 / h)
 }
-fn d2<T: std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T> + Clone>(f: &dyn Fn(f64) -> T, t: f64, h: f64) -> T {
-    (f(t - 2.0 * h) * (-1.0 / 12.0) + f(t - h) * (16.0 / 12.0) - f(t) * (30.0 / 12.0) + f(t + h) * (16.0 / 12.0) - f(t + 2.0 * h) * (1.0 / 12.0)) * (1.0 / (h * h))
+fn d2<
+    T: std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T> + Clone,
+>(
+    f: &dyn Fn(f64) -> T,
+    t: f64,
+    h: f64,
+) -> T {
+    (f(t - 2.0 * h) * (-1.0 / 12.0) + f(t - h) * (16.0 / 12.0) - f(t) * (30.0 / 12.0)
+        + f(t + h) * (16.0 / 12.0)
+        - f(t + 2.0 * h) * (1.0 / 12.0))
+        * (1.0 / (h * h))
 }
 
 /// The element equation's inertia side from Kane's matrices, at time t.
 fn kane_side(kind: ElementKind, m: &Motion, t: f64) -> DVector<f64> {
     let e = ElementMatrices::new(kind, &STEEL, LEN, X0);
     let h = 1e-4;
-    let (d, dd, ddd) = (m.nodal(t), d1(&|s| m.nodal(s), t, h), d2(&|s| m.nodal(s), t, h));
+    let (d, dd, ddd) = (
+        m.nodal(t),
+        d1(&|s| m.nodal(s), t, h),
+        d2(&|s| m.nodal(s), t, h),
+    );
     let omega = d1(&|s| m.angle(s), t, h);
     let eps = d2(&|s| m.angle(s), t, h);
     let a_o = rot(m.angle(t)).transpose() * d2(&|s| m.origin(s), t, h);
-    &e.m * ddd + &e.s * dd * (2.0 * omega) + (&e.s * eps - &e.m * (omega * omega)) * &d + &e.m_o * DVector::from_column_slice(a_o.as_slice()) + &e.q_y * eps - &e.q_x * (omega * omega)
+    &e.m * ddd
+        + &e.s * dd * (2.0 * omega)
+        + (&e.s * eps - &e.m * (omega * omega)) * &d
+        + &e.m_o * DVector::from_column_slice(a_o.as_slice())
+        + &e.q_y * eps
+        - &e.q_x * (omega * omega)
 }
 
 fn rho_a() -> f64 {
@@ -111,7 +161,9 @@ fn brute_lagrange(kind: ElementKind, m: &Motion, t: f64) -> DVector<f64> {
                 let om = d1(&|u| m.angle(u), s, 1e-4);
                 let r = rot(m.angle(s));
                 let local = Vector2::new(X0 + xi * LEN + nu.dot(d), nv.dot(d));
-                let vel = d1(&|u| m.origin(u), s, 1e-4) + r * (Vector2::new(-local.y, local.x) * om) + r * Vector2::new(nu.dot(dd), nv.dot(dd));
+                let vel = d1(&|u| m.origin(u), s, 1e-4)
+                    + r * (Vector2::new(-local.y, local.x) * om)
+                    + r * Vector2::new(nu.dot(dd), nv.dot(dd));
                 0.5 * rho_a() * vel.norm_squared() * w * LEN
             })
             .sum()
@@ -120,12 +172,15 @@ fn brute_lagrange(kind: ElementKind, m: &Motion, t: f64) -> DVector<f64> {
     let step = 1e-3;
     let p_i = |i: usize, s: f64| -> f64 {
         let (d, dd) = (m.nodal(s), d1(&|u| m.nodal(u), s, 1e-4));
-        (energy(&d, &(&dd + unit(i) * step), s) - energy(&d, &(&dd - unit(i) * step), s)) / (2.0 * step)
+        (energy(&d, &(&dd + unit(i) * step), s) - energy(&d, &(&dd - unit(i) * step), s))
+            / (2.0 * step)
     };
     DVector::from_fn(n, |i, _| {
         let dt_p = d1(&|s| p_i(i, s), t, 1e-3);
         let (d, dd) = (m.nodal(t), d1(&|u| m.nodal(u), t, 1e-4));
-        let dt_d = (energy(&(&d + unit(i) * step), &dd, t) - energy(&(&d - unit(i) * step), &dd, t)) / (2.0 * step);
+        let dt_d = (energy(&(&d + unit(i) * step), &dd, t)
+            - energy(&(&d - unit(i) * step), &dd, t))
+            / (2.0 * step);
         dt_p - dt_d
     })
 }
@@ -142,9 +197,15 @@ fn kane_matrices_equal_brute_force() {
             let kane = kane_side(kind, &m, t);
             let scale = kane.amax();
             let brute = brute_kane(kind, &m, t);
-            assert!((&kane - &brute).amax() < 1e-7 * scale, "{kind:?} t {t}: Kane {kane} vs definition {brute}");
+            assert!(
+                (&kane - &brute).amax() < 1e-7 * scale,
+                "{kind:?} t {t}: Kane {kane} vs definition {brute}"
+            );
             let lagrange = brute_lagrange(kind, &m, t);
-            assert!((&kane - &lagrange).amax() < 1e-6 * scale, "{kind:?} t {t}: Kane {kane} vs Lagrange {lagrange}");
+            assert!(
+                (&kane - &lagrange).amax() < 1e-6 * scale,
+                "{kind:?} t {t}: Kane {kane} vs Lagrange {lagrange}"
+            );
         }
     }
 }

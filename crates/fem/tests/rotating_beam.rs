@@ -19,9 +19,24 @@ use nalgebra::Vector2;
 /// asserted below 5e-3).
 #[test]
 fn rotating_cantilever_matches_the_reference() {
-    let golden: serde_json::Value = serde_json::from_str(include_str!("../../../tests/golden/rotating_beam.json")).expect("the reference");
-    let lever = Lever::new(0.45, Section { young: 210e9, density: 7850.0, area: 1.5e-4, inertia: 4.5e-10 }).unwrap();
-    let (ei, ra, l) = (lever.section.young * lever.section.inertia, lever.line_density(), lever.length);
+    let golden: serde_json::Value =
+        serde_json::from_str(include_str!("../../../tests/golden/rotating_beam.json"))
+            .expect("the reference");
+    let lever = Lever::new(
+        0.45,
+        Section {
+            young: 210e9,
+            density: 7850.0,
+            area: 1.5e-4,
+            inertia: 4.5e-10,
+        },
+    )
+    .unwrap();
+    let (ei, ra, l) = (
+        lever.section.young * lever.section.inertia,
+        lever.line_density(),
+        lever.length,
+    );
     let scale = l * l * (ra / ei).sqrt();
     for (kind, tol) in [(ElementKind::Quintic, 1e-7), (ElementKind::Frame, 2e-3)] {
         let mesh = Mesh::new(lever, kind, 10).unwrap();
@@ -35,7 +50,13 @@ fn rotating_cantilever_matches_the_reference() {
             let omega = eta / scale;
             let inst = LeverInstant::prescribed(omega, 0.0, Vector2::zeros());
             let im = instant_modes(&mesh, &g, &inst, Supports::ClampedFree, 8).unwrap();
-            let bending: Vec<usize> = (0..im.modes.eigenvalues.len()).filter(|&i| transverse_share(&mesh, &m, &free, &im.modes.shapes.column(i).into_owned()) > 0.5).take(4).collect();
+            let bending: Vec<usize> = (0..im.modes.eigenvalues.len())
+                .filter(|&i| {
+                    transverse_share(&mesh, &m, &free, &im.modes.shapes.column(i).into_owned())
+                        > 0.5
+                })
+                .take(4)
+                .collect();
             for (n, &i) in bending.iter().enumerate() {
                 let mu_f = row["mu"][n].as_f64().unwrap();
                 let want = (mu_f * mu_f - eta * eta).sqrt();
@@ -43,7 +64,8 @@ fn rotating_cantilever_matches_the_reference() {
                 worst = worst.max((got / want - 1.0).abs());
                 if n == 0 {
                     if let Some(Some((f, _))) = im.full.get(i) {
-                        coriolis = coriolis.max((f * std::f64::consts::TAU * scale / got - 1.0).abs());
+                        coriolis =
+                            coriolis.max((f * std::f64::consts::TAU * scale / got - 1.0).abs());
                     }
                 }
             }

@@ -13,15 +13,38 @@ use nalgebra::Vector2;
 /// elements and 10 elements (the projection on the rigid modes is exact for any mesh).
 #[test]
 fn liaison_forces_balance_the_lever_rigid_motion() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
     let file = flexbench_mechanism::file::load(&root).expect("the default bench");
     let mech = file.mechanism;
     let sec = file.lever.expect("the bench's lever section");
-    let lever = Lever::new(sec.length, Section { young: sec.e, density: sec.rho, area: sec.area, inertia: sec.inertia }).unwrap();
-    let sim = mech.simulate(&SimConfig { duration: 0.5, rate: 200.0, settle: 1.0, ..SimConfig::default() }, &mut |_| {}).expect("the simulation");
+    let lever = Lever::new(
+        sec.length,
+        Section {
+            young: sec.e,
+            density: sec.rho,
+            area: sec.area,
+            inertia: sec.inertia,
+        },
+    )
+    .unwrap();
+    let sim = mech
+        .simulate(
+            &SimConfig {
+                duration: 0.5,
+                rate: 200.0,
+                settle: 1.0,
+                ..SimConfig::default()
+            },
+            &mut |_| {},
+        )
+        .expect("the simulation");
     let li = mech.body_index("lever").expect("a lever body");
     let body = &mech.bodies[li];
-    assert!((body.mass - lever.line_density() * lever.length).abs() < 1e-12, "the lever's mass in the mechanism is rho A l2");
+    assert!(
+        (body.mass - lever.line_density() * lever.length).abs() < 1e-12,
+        "the lever's mass in the mechanism is rho A l2"
+    );
     let cols = mech.force_columns();
     let col = |n: &str| cols.iter().position(|c| c == n).expect("a force column");
     let (bx, by, cx, cy) = (col("B_x"), col("B_y"), col("C_x"), col("C_y"));
@@ -30,11 +53,20 @@ fn liaison_forces_balance_the_lever_rigid_motion() {
         let g = mesh.assemble();
         let mut worst: f64 = 0.0;
         for s in &sim.samples {
-            let InverseSample::Solved { forces, .. } = mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION).expect("inverse dynamics") else {
+            let InverseSample::Solved { forces, .. } = mech
+                .inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION)
+                .expect("inverse dynamics")
+            else {
                 panic!("toggle at t = {}", s.t)
             };
             let (phi, omega, eps) = (s.q[3 * li + 2], s.qd[3 * li + 2], s.qdd[3 * li + 2]);
-            let a_b = LeverInstant::origin_acceleration(Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]), phi, omega, eps, body.centroid);
+            let a_b = LeverInstant::origin_acceleration(
+                Vector2::new(s.qdd[3 * li], s.qdd[3 * li + 1]),
+                phi,
+                omega,
+                eps,
+                body.centroid,
+            );
             let inst = LeverInstant {
                 t: s.t,
                 phi,
@@ -50,9 +82,17 @@ fn liaison_forces_balance_the_lever_rigid_motion() {
             // and the axial force by statics from either end agrees
             let n0 = inst.axial_force(&mesh, 0.0);
             let fb = inst.to_lever(&inst.force_b);
-            assert!((n0 + fb.x).abs() < 1e-9 * scale, "t {}: N(0) {n0} vs -F_Bx {}", s.t, -fb.x);
+            assert!(
+                (n0 + fb.x).abs() < 1e-9 * scale,
+                "t {}: N(0) {n0} vs -F_Bx {}",
+                s.t,
+                -fb.x
+            );
         }
-        eprintln!("{kind:?}: rigid balance within {worst:.1e} of the largest term over {} samples", sim.samples.len());
+        eprintln!(
+            "{kind:?}: rigid balance within {worst:.1e} of the largest term over {} samples",
+            sim.samples.len()
+        );
         assert!(worst < 1e-9, "{kind:?}: {worst}");
     }
 }

@@ -307,22 +307,40 @@ enum Command {
 fn bar(len: u64) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg:20} [{bar:40}] {percent:>3}% {elapsed_precise}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} {msg:20} [{bar:40}] {percent:>3}% {elapsed_precise}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
     );
     pb
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Simulate { mechanism, duration, rate, settle, rtol, out } => {
-            let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = SimConfig { duration, rate, settle, rtol, ..Default::default() };
+        Command::Simulate {
+            mechanism,
+            duration,
+            rate,
+            settle,
+            rtol,
+            out,
+        } => {
+            let file = load(&mechanism)
+                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+            let cfg = SimConfig {
+                duration,
+                rate,
+                settle,
+                rtol,
+                ..Default::default()
+            };
             let pb = bar(1000);
             pb.set_message("simulating");
-            let s = simulate(&file.mechanism, &cfg, &out, |f| pb.set_position((f * 1000.0) as u64))
-                .with_context(|| format!("simulating {}", mechanism.display()))?;
+            let s = simulate(&file.mechanism, &cfg, &out, |f| {
+                pb.set_position((f * 1000.0) as u64)
+            })
+            .with_context(|| format!("simulating {}", mechanism.display()))?;
             pb.finish_and_clear();
             println!(
                 "simulated {} samples in {:.2} s: {} steps ({} rejected), drift {:.1e} m before projection, energy balance {:.1e} relative ({:.2e} J of {:.3} J gross work)",
@@ -331,11 +349,34 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Process { tracks, mechanism, out, window, order, max_condition, edges, smoother, savgol, periodic, refine_horizontal } => {
-            let edges = flexbench_pipeline::parse_edges(&edges).ok_or_else(|| anyhow::anyhow!("--edges {edges}: use interp, mirror, nearest, constant or wrap"))?;
-            let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+        Command::Process {
+            tracks,
+            mechanism,
+            out,
+            window,
+            order,
+            max_condition,
+            edges,
+            smoother,
+            savgol,
+            periodic,
+            refine_horizontal,
+        } => {
+            let edges = flexbench_pipeline::parse_edges(&edges).ok_or_else(|| {
+                anyhow::anyhow!("--edges {edges}: use interp, mirror, nearest, constant or wrap")
+            })?;
+            let file = load(&mechanism)
+                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let _ = smoother;
-            let cfg = ProcessConfig { window, order, edges, max_condition, smoother: !savgol, periodic, refine_horizontal };
+            let cfg = ProcessConfig {
+                window,
+                order,
+                edges,
+                max_condition,
+                smoother: !savgol,
+                periodic,
+                refine_horizontal,
+            };
             let pb = bar(1000);
             let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
                 if let Some(w) = stage.strip_prefix("warning: ") {
@@ -356,14 +397,28 @@ fn run(cli: Cli) -> Result<()> {
             }
             println!("wrote {} files into {}", s.files.len(), out.display());
         }
-        Command::Calibrate { views, board, square, subpix_window, plane_view, origin, horizontal, clicks, out } => {
+        Command::Calibrate {
+            views,
+            board,
+            square,
+            subpix_window,
+            plane_view,
+            origin,
+            horizontal,
+            clicks,
+            out,
+        } => {
             use flexbench_pipeline::calibrate::{calibrate, read_clicks, CalibrateRequest};
-            let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6"))?;
+            let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| {
+                format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6")
+            })?;
             let clicked = match (&clicks, &origin, &horizontal) {
                 (Some(c), _, _) => Some(read_clicks(c)?),
                 (None, Some(o), Some(h)) => Some((
-                    parse_pair::<f64>(o, ',').with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
-                    parse_pair::<f64>(h, ',').with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
+                    parse_pair::<f64>(o, ',')
+                        .with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
+                    parse_pair::<f64>(h, ',')
+                        .with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
                 )),
                 (None, None, None) => None,
                 _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
@@ -373,13 +428,30 @@ fn run(cli: Cli) -> Result<()> {
                 (None, None) => None,
                 _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
             };
-            let req = CalibrateRequest { views, board: flexbench_vision::calibrate::Board { cols, rows, square }, subpix_window, plane };
+            let req = CalibrateRequest {
+                views,
+                board: flexbench_vision::calibrate::Board { cols, rows, square },
+                subpix_window,
+                plane,
+            };
             let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
             print_calibration(&cal);
-            println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+            println!(
+                "wrote {}",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
-        Command::Render { mechanism, camera, out } => {
-            let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+        Command::Render {
+            mechanism,
+            camera,
+            out,
+        } => {
+            let file = load(&mechanism)
+                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let spec = flexbench_pipeline::render::RenderSpec::load(&camera)?;
             let pb = bar(1000);
             let s = flexbench_pipeline::render::render(&file.mechanism, &spec, &out, |stage, f| {
@@ -388,77 +460,195 @@ fn run(cli: Cli) -> Result<()> {
             })
             .with_context(|| format!("rendering into {}", out.display()))?;
             pb.finish_and_clear();
-            println!("rendered {} frames into {} ({} files in {})", s.frames, s.video.display(), s.files.len(), out.display());
+            println!(
+                "rendered {} frames into {} ({} files in {})",
+                s.frames,
+                s.video.display(),
+                s.files.len(),
+                out.display()
+            );
         }
-        Command::Track { video, calibration, out, markers, threshold } => {
-            let names: Vec<String> = markers.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
-            let cfg = flexbench_vision::track::TrackConfig { markers: names, threshold, ..Default::default() };
+        Command::Track {
+            video,
+            calibration,
+            out,
+            markers,
+            threshold,
+        } => {
+            let names: Vec<String> = markers
+                .split(',')
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty())
+                .collect();
+            let cfg = flexbench_vision::track::TrackConfig {
+                markers: names,
+                threshold,
+                ..Default::default()
+            };
             let pb = bar(1);
             pb.set_message("tracking");
-            let (s, files) = flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {
-                pb.set_length(n.max(k).max(1) as u64);
-                pb.set_position(k as u64);
-            })
-            .with_context(|| format!("tracking {}", video.display()))?;
+            let (s, files) =
+                flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {
+                    pb.set_length(n.max(k).max(1) as u64);
+                    pb.set_position(k as u64);
+                })
+                .with_context(|| format!("tracking {}", video.display()))?;
             pb.finish_and_clear();
             println!(
                 "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, locked at frame {}, median sigma {:.3} px, {} timestamps",
                 s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
                 if s.file_timestamps { "file" } else { "frame-rate" }
             );
-            println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+            println!(
+                "wrote {}",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
-        Command::Fem { kinematics, forces, mechanism, elements, element, supports, modes, damping, step, no_response, measured, out } => {
-            let element = flexbench_pipeline::parse_element(&element).ok_or_else(|| anyhow::anyhow!("--element {element}: use quintic or frame"))?;
-            let supports = flexbench_pipeline::parse_supports(&supports).ok_or_else(|| anyhow::anyhow!("--supports {supports}: use pinned, clamped-free or free-free"))?;
-            let cfg = flexbench_pipeline::fem::FemConfig { element, elements, supports, modes, damping: (!no_response).then_some(damping), max_step: step, measured };
+        Command::Fem {
+            kinematics,
+            forces,
+            mechanism,
+            elements,
+            element,
+            supports,
+            modes,
+            damping,
+            step,
+            no_response,
+            measured,
+            out,
+        } => {
+            let element = flexbench_pipeline::parse_element(&element)
+                .ok_or_else(|| anyhow::anyhow!("--element {element}: use quintic or frame"))?;
+            let supports = flexbench_pipeline::parse_supports(&supports).ok_or_else(|| {
+                anyhow::anyhow!("--supports {supports}: use pinned, clamped-free or free-free")
+            })?;
+            let cfg = flexbench_pipeline::fem::FemConfig {
+                element,
+                elements,
+                supports,
+                modes,
+                damping: (!no_response).then_some(damping),
+                max_step: step,
+                measured,
+            };
             let pb = bar(1);
             pb.set_message("modes along the cycle");
-            let files = flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, |k, n| {
-                pb.set_length(n as u64);
-                pb.set_position(k as u64);
-            })
+            let files = flexbench_pipeline::fem::fem(
+                &kinematics,
+                &forces,
+                &mechanism,
+                &cfg,
+                &out,
+                |k, n| {
+                    pb.set_length(n as u64);
+                    pb.set_position(k as u64);
+                },
+            )
             .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
             pb.finish_and_clear();
-            let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap_or_default()).unwrap_or_default();
+            let summary: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(out.join("summary.json")).unwrap_or_default(),
+            )
+            .unwrap_or_default();
             for w in summary["warnings"].as_array().into_iter().flatten() {
                 eprintln!("warning: {}", w.as_str().unwrap_or_default());
             }
-            println!("{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}", summary["samples"], summary["modes"], summary["smallest_mac_along_the_cycle"].as_f64().unwrap_or(f64::NAN), files.len(), out.display());
+            println!(
+                "{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}",
+                summary["samples"],
+                summary["modes"],
+                summary["smallest_mac_along_the_cycle"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
+                files.len(),
+                out.display()
+            );
         }
-        Command::Compare { processed, mechanism, harmonics, out } => {
-            let files = flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out).with_context(|| format!("comparing {} with the simulated bench", processed.display()))?;
-            let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap_or_default()).unwrap_or_default();
+        Command::Compare {
+            processed,
+            mechanism,
+            harmonics,
+            out,
+        } => {
+            let files =
+                flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out)
+                    .with_context(|| {
+                    format!("comparing {} with the simulated bench", processed.display())
+                })?;
+            let summary: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(out.join("summary.json")).unwrap_or_default(),
+            )
+            .unwrap_or_default();
             for w in summary["warnings"].as_array().into_iter().flatten() {
                 eprintln!("warning: {}", w.as_str().unwrap_or_default());
             }
             for q in summary["quantities"].as_array().into_iter().flatten() {
-                println!("{:8} NRMSE {:5.2} %  lag {:6.2} deg", q["quantity"].as_str().unwrap_or_default(), 100.0 * q["nrmse"].as_f64().unwrap_or(f64::NAN), q["phase_lag_deg"].as_f64().unwrap_or(f64::NAN));
+                println!(
+                    "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
+                    q["quantity"].as_str().unwrap_or_default(),
+                    100.0 * q["nrmse"].as_f64().unwrap_or(f64::NAN),
+                    q["phase_lag_deg"].as_f64().unwrap_or(f64::NAN)
+                );
             }
             println!("wrote {} files into {}", files.len(), out.display());
         }
-        Command::Smooth { tracks, out, method, unit, window, order, pipeline, rigid_field, mechanism } => {
+        Command::Smooth {
+            tracks,
+            out,
+            method,
+            unit,
+            window,
+            order,
+            pipeline,
+            rigid_field,
+            mechanism,
+        } => {
             use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
             let file = match &pipeline {
-                Some(p) => SmoothSettings::from_pipeline_file(p).with_context(|| format!("reading the pipeline file {}", p.display()))?,
+                Some(p) => SmoothSettings::from_pipeline_file(p)
+                    .with_context(|| format!("reading the pipeline file {}", p.display()))?,
                 None => SmoothSettings::default(),
             };
-            let cli_settings = SmoothSettings { method, unit, window, order, rigid_field: rigid_field.then_some(true), ..Default::default() };
+            let cli_settings = SmoothSettings {
+                method,
+                unit,
+                window,
+                order,
+                rigid_field: rigid_field.then_some(true),
+                ..Default::default()
+            };
             let settings = file.overridden_by(&cli_settings);
             let (factor, method) = settings.resolve()?;
             let rigid = if settings.rigid_field.unwrap_or(false) || mechanism.is_some() {
                 Some(match &mechanism {
                     Some(m) => {
-                        let f = load(m).with_context(|| format!("loading the mechanism {}", m.display()))?;
+                        let f = load(m)
+                            .with_context(|| format!("loading the mechanism {}", m.display()))?;
                         RigidRequest::from_mechanism(&f.mechanism)?
                     }
-                    None => RigidRequest { layout: None, reference: "markers' centroid".into() },
+                    None => RigidRequest {
+                        layout: None,
+                        reference: "markers' centroid".into(),
+                    },
                 })
             } else {
                 None
             };
-            let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out).with_context(|| format!("smoothing {}", tracks.display()))?;
-            println!("wrote {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+            let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
+                .with_context(|| format!("smoothing {}", tracks.display()))?;
+            println!(
+                "wrote {}",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         Command::Probe { video } => {
             let p = flexbench_vision::track::probe_video(&video)?;
@@ -469,37 +659,94 @@ fn run(cli: Cli) -> Result<()> {
                 p.time_span[0], p.time_span[1], p.frames_per_second
             );
         }
-        Command::Run { pipeline, out, recordings, jobs } => run_pipeline(&pipeline, out, recordings, jobs)?,
+        Command::Run {
+            pipeline,
+            out,
+            recordings,
+            jobs,
+        } => run_pipeline(&pipeline, out, recordings, jobs)?,
         Command::Check { mechanism } => {
-            let file = load(&mechanism).with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+            let file = load(&mechanism)
+                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let m = &file.mechanism;
-            println!("{}: {} bodies, {} joints, {} degrees of freedom, {} markers", m.name, m.bodies.len(), m.joints.len(), m.dof(), m.markers.len());
+            println!(
+                "{}: {} bodies, {} joints, {} degrees of freedom, {} markers",
+                m.name,
+                m.bodies.len(),
+                m.joints.len(),
+                m.dof(),
+                m.markers.len()
+            );
             for b in &m.bodies {
                 println!("  body {:<8} mass {:.4} kg, inertia {:.6} kg m^2 about its centroid ({:.4}, {:.4}) m", b.name, b.mass, b.inertia, b.centroid.x, b.centroid.y);
             }
-            println!("  forces table columns: t, {}", m.force_columns().join(", "));
-            let worst = m.check_full_turn().context("turning the first driver a whole turn")?;
-            println!("  assembles over a whole turn of the {}; worst condition number {:.1}", m.drivers[0].name, worst);
+            println!(
+                "  forces table columns: t, {}",
+                m.force_columns().join(", ")
+            );
+            let worst = m
+                .check_full_turn()
+                .context("turning the first driver a whole turn")?;
+            println!(
+                "  assembles over a whole turn of the {}; worst condition number {:.1}",
+                m.drivers[0].name, worst
+            );
         }
     }
     Ok(())
 }
 
 /// `flexbench run`: one recording, or a batch.
-fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Vec<PathBuf>, jobs: Option<usize>) -> Result<()> {
-    use flexbench_pipeline::run::{clean_path, discover_recordings, run_batch, run_recording, PipelineFile, RecordingInputs, RunEvent};
+fn run_pipeline(
+    pipeline: &std::path::Path,
+    out: Option<PathBuf>,
+    recordings: Vec<PathBuf>,
+    jobs: Option<usize>,
+) -> Result<()> {
+    use flexbench_pipeline::run::{
+        clean_path, discover_recordings, run_batch, run_recording, PipelineFile, RecordingInputs,
+        RunEvent,
+    };
     let clock = std::time::Instant::now();
     let file = PipelineFile::load(pipeline)?;
-    let base = pipeline.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")).to_path_buf();
+    let base = pipeline
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
     let mechanism = clean_path(&base.join(file.run.mechanism.as_ref().ok_or_else(|| anyhow::anyhow!("{}: [run] mechanism is missing: give the mechanism file (e.g. mechanism = \"wind-pump.toml\")", pipeline.display()))?));
-    let stem = pipeline.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
-    let out = out.or_else(|| file.run.out.as_ref().map(|o| clean_path(&base.join(o)))).unwrap_or_else(|| PathBuf::from("out").join(&stem));
-    let batch: Vec<PathBuf> = if !recordings.is_empty() { recordings } else { file.run.recordings.iter().map(|r| clean_path(&base.join(r))).collect() };
-    let style = ProgressStyle::with_template("{msg:40} [{bar:30}] {percent:>3}% {elapsed_precise}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ");
+    let stem = pipeline
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".into());
+    let out = out
+        .or_else(|| file.run.out.as_ref().map(|o| clean_path(&base.join(o))))
+        .unwrap_or_else(|| PathBuf::from("out").join(&stem));
+    let batch: Vec<PathBuf> = if !recordings.is_empty() {
+        recordings
+    } else {
+        file.run
+            .recordings
+            .iter()
+            .map(|r| clean_path(&base.join(r)))
+            .collect()
+    };
+    let style = ProgressStyle::with_template("{msg:40} [{bar:30}] {percent:>3}% {elapsed_precise}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
     if batch.is_empty() {
-        let folder = file.run.recording.as_ref().map(|r| clean_path(&base.join(r)));
-        let name = folder.as_ref().and_then(|f| f.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| stem.clone());
-        let rec = RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, &base, &mechanism)?;
+        let folder = file
+            .run
+            .recording
+            .as_ref()
+            .map(|r| clean_path(&base.join(r)));
+        let name = folder
+            .as_ref()
+            .and_then(|f| f.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| stem.clone());
+        let rec =
+            RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, &base, &mechanism)?;
         let mut pb: Option<ProgressBar> = None;
         let mut label = String::new();
         let summary = run_recording(&file, pipeline, &rec, &out, &mut |e| match e {
@@ -523,21 +770,37 @@ fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Ve
                 if let Some(b) = pb.take() {
                     b.finish_and_clear();
                 }
-                println!("{label:<22} {:>8.2} s  {}", o.seconds, if o.ran { "ran" } else { "unchanged: kept" });
+                println!(
+                    "{label:<22} {:>8.2} s  {}",
+                    o.seconds,
+                    if o.ran { "ran" } else { "unchanged: kept" }
+                );
             }
         })
         .with_context(|| format!("running {} on recording {name}", pipeline.display()))?;
         let ran = summary.outcomes.iter().filter(|o| o.ran).count();
-        println!("{} of {} stages ran in {:.2} s; report {}; manifest {}", ran, summary.outcomes.len(), clock.elapsed().as_secs_f64(), summary.report.display(), summary.manifest.display());
+        println!(
+            "{} of {} stages ran in {:.2} s; report {}; manifest {}",
+            ran,
+            summary.outcomes.len(),
+            clock.elapsed().as_secs_f64(),
+            summary.report.display(),
+            summary.manifest.display()
+        );
         return Ok(());
     }
     let folders = discover_recordings(&batch)?;
-    let jobs = jobs.or(file.run.jobs).unwrap_or_else(flexbench_pipeline::threads);
+    let jobs = jobs
+        .or(file.run.jobs)
+        .unwrap_or_else(flexbench_pipeline::threads);
     let multi = indicatif::MultiProgress::new();
     let bars: std::collections::BTreeMap<String, ProgressBar> = folders
         .iter()
         .map(|f| {
-            let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let b = multi.add(ProgressBar::new(1000).with_style(style.clone()));
             b.set_message(format!("{name}: waiting"));
             (name, b)
@@ -547,7 +810,11 @@ fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Ve
     let events = |name: &str, e: RunEvent| {
         let Some(b) = bars.get(name) else { return };
         match e {
-            RunEvent::Stage { name: stage, index, of } => {
+            RunEvent::Stage {
+                name: stage,
+                index,
+                of,
+            } => {
                 let l = format!("{name}: [{index}/{of}] {stage}");
                 b.set_message(l.clone());
                 b.set_position(0);
@@ -564,14 +831,39 @@ fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Ve
     for b in bars.values() {
         b.finish_and_clear();
     }
-    let failed: Vec<&flexbench_pipeline::run::BatchItem> = items.iter().filter(|i| i.result.is_err()).collect();
+    let failed: Vec<&flexbench_pipeline::run::BatchItem> =
+        items.iter().filter(|i| i.result.is_err()).collect();
     for it in &items {
         match &it.result {
-            Ok(r) => println!("{:<20} ok      {} stage(s) ran; report {}", it.folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), r.outcomes.iter().filter(|o| o.ran).count(), r.report.display()),
-            Err(e) => eprintln!("{:<20} FAILED  {e}", it.folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+            Ok(r) => println!(
+                "{:<20} ok      {} stage(s) ran; report {}",
+                it.folder
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                r.outcomes.iter().filter(|o| o.ran).count(),
+                r.report.display()
+            ),
+            Err(e) => eprintln!(
+                "{:<20} FAILED  {e}",
+                it.folder
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ),
         }
     }
-    println!("{} recording(s), {} failed, in {:.2} s; summary {}", items.len(), failed.len(), clock.elapsed().as_secs_f64(), files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));
+    println!(
+        "{} recording(s), {} failed, in {:.2} s; summary {}",
+        items.len(),
+        failed.len(),
+        clock.elapsed().as_secs_f64(),
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if !failed.is_empty() {
         anyhow::bail!("{} of {} recordings failed (each error above and in the summary); the others' reports are written", failed.len(), items.len());
     }
@@ -581,23 +873,49 @@ fn run_pipeline(pipeline: &std::path::Path, out: Option<PathBuf>, recordings: Ve
 /// Print what a calibration found.
 fn print_calibration(cal: &flexbench_vision::Calibration) {
     let i = cal.intrinsics;
-    println!("calibrated from {} of {} views: RMS reprojection error {:.4} px", cal.per_view.len(), cal.per_view.len() + cal.rejected.len(), cal.rms);
-    println!("  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}", i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]);
+    println!(
+        "calibrated from {} of {} views: RMS reprojection error {:.4} px",
+        cal.per_view.len(),
+        cal.per_view.len() + cal.rejected.len(),
+        cal.rms
+    );
+    println!(
+        "  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}",
+        i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
+    );
     if cal.std_intrinsics.len() >= 4 {
         let s = &cal.std_intrinsics;
-        println!("  standard deviations: fx {:.3} fy {:.3} cx {:.3} cy {:.3} px", s[0], s[1], s[2], s[3]);
+        println!(
+            "  standard deviations: fx {:.3} fy {:.3} cx {:.3} cy {:.3} px",
+            s[0], s[1], s[2], s[3]
+        );
     }
     for (n, why) in &cal.rejected {
         println!("  rejected {n}: {why}");
     }
-    println!("  bench plane: {}", if cal.plane.is_some() { "calibrated" } else { "not given (intrinsics only)" });
+    println!(
+        "  bench plane: {}",
+        if cal.plane.is_some() {
+            "calibrated"
+        } else {
+            "not given (intrinsics only)"
+        }
+    );
 }
 
 /// Parse "a<sep>b" into two numbers.
 fn parse_pair<T: std::str::FromStr>(text: &str, sep: char) -> Result<(T, T)> {
-    let (a, b) = text.split_once(sep).ok_or_else(|| anyhow::anyhow!("'{text}' has no '{sep}'"))?;
-    let a = a.trim().parse::<T>().map_err(|_| anyhow::anyhow!("'{a}' is not a number"))?;
-    let b = b.trim().parse::<T>().map_err(|_| anyhow::anyhow!("'{b}' is not a number"))?;
+    let (a, b) = text
+        .split_once(sep)
+        .ok_or_else(|| anyhow::anyhow!("'{text}' has no '{sep}'"))?;
+    let a = a
+        .trim()
+        .parse::<T>()
+        .map_err(|_| anyhow::anyhow!("'{a}' is not a number"))?;
+    let b = b
+        .trim()
+        .parse::<T>()
+        .map_err(|_| anyhow::anyhow!("'{b}' is not a number"))?;
     Ok((a, b))
 }
 
@@ -613,7 +931,10 @@ fn main() -> ExitCode {
     // polars' thread pool (table reading and writing) follows flexbench's thread count unless
     // POLARS_MAX_THREADS says otherwise; set before any thread exists and before polars reads it.
     if std::env::var_os("POLARS_MAX_THREADS").is_none() {
-        std::env::set_var("POLARS_MAX_THREADS", flexbench_pipeline::threads().to_string());
+        std::env::set_var(
+            "POLARS_MAX_THREADS",
+            flexbench_pipeline::threads().to_string(),
+        );
     }
     let cli = Cli::parse();
     match run(cli) {

@@ -21,7 +21,8 @@ pub fn driven_jacobian(m: &Mechanism, q: &DVector<f64>) -> DMatrix<f64> {
     let mut jac = DMatrix::zeros(n, n);
     jac.rows_mut(0, nc).copy_from(&m.phi_q(q));
     for (k, d) in m.drivers.iter().enumerate() {
-        jac.row_mut(nc + k).copy_from(&d.coordinate.gradient(q, n).transpose());
+        jac.row_mut(nc + k)
+            .copy_from(&d.coordinate.gradient(q, n).transpose());
     }
     jac
 }
@@ -65,7 +66,11 @@ impl Mechanism {
     }
 
     /// Newton-Raphson assembly from `q0` with the driving coordinates at `values`.
-    pub fn assemble_from(&self, q0: &DVector<f64>, values: &[f64]) -> Result<DVector<f64>, MechanismError> {
+    pub fn assemble_from(
+        &self,
+        q0: &DVector<f64>,
+        values: &[f64],
+    ) -> Result<DVector<f64>, MechanismError> {
         let mut q = q0.clone();
         for _ in 0..60 {
             let r = self.driven_residual(&q, values);
@@ -100,7 +105,9 @@ impl Mechanism {
             .iter()
             .zip(values)
             .map(|(d, v)| match d.coordinate {
-                crate::model::Coordinate::Angle { .. } => format!("{} = {:.2} deg", d.name, v.to_degrees()),
+                crate::model::Coordinate::Angle { .. } => {
+                    format!("{} = {:.2} deg", d.name, v.to_degrees())
+                }
                 _ => format!("{} = {:.5} m", d.name, v),
             })
             .collect::<Vec<_>>()
@@ -135,23 +142,30 @@ impl Mechanism {
             .max(1);
         for s in 1..=steps {
             let f = s as f64 / steps as f64;
-            let v: Vec<f64> = start.iter().zip(values).map(|(a, b)| a + f * (b - a)).collect();
+            let v: Vec<f64> = start
+                .iter()
+                .zip(values)
+                .map(|(a, b)| a + f * (b - a))
+                .collect();
             q = self.assemble_from(&q, &v)?;
         }
         Ok(q)
     }
 
     /// Velocities q' from the driving coordinates' rates.
-    pub fn velocities_at(&self, q: &DVector<f64>, rates: &[f64]) -> Result<DVector<f64>, MechanismError> {
+    pub fn velocities_at(
+        &self,
+        q: &DVector<f64>,
+        rates: &[f64],
+    ) -> Result<DVector<f64>, MechanismError> {
         let nc = self.nconstraints();
         let mut rhs = DVector::zeros(self.ncoords());
         for (k, r) in rates.iter().enumerate() {
             rhs[nc + k] = *r;
         }
-        driven_jacobian(self, q)
-            .lu()
-            .solve(&rhs)
-            .ok_or_else(|| MechanismError::Assembly("singular velocity analysis (toggle position)".into()))
+        driven_jacobian(self, q).lu().solve(&rhs).ok_or_else(|| {
+            MechanismError::Assembly("singular velocity analysis (toggle position)".into())
+        })
     }
 
     /// Accelerations q'' from the driving coordinates' second derivatives.
@@ -167,10 +181,9 @@ impl Mechanism {
         for (k, d) in self.drivers.iter().enumerate() {
             rhs[nc + k] = accs[k] - d.coordinate.quadratic(q, qd);
         }
-        driven_jacobian(self, q)
-            .lu()
-            .solve(&rhs)
-            .ok_or_else(|| MechanismError::Assembly("singular acceleration analysis (toggle position)".into()))
+        driven_jacobian(self, q).lu().solve(&rhs).ok_or_else(|| {
+            MechanismError::Assembly("singular acceleration analysis (toggle position)".into())
+        })
     }
 
     /// Turn the first driving coordinate through a whole turn (2 pi) from its initial value, the

@@ -31,7 +31,12 @@ pub fn body_point(q: &DVector<f64>, i: usize, s: Vector2<f64>) -> Vector2<f64> {
 }
 
 /// Bench-frame velocity of point `s` of body `i`, m/s.
-pub fn body_point_vel(q: &DVector<f64>, qd: &DVector<f64>, i: usize, s: Vector2<f64>) -> Vector2<f64> {
+pub fn body_point_vel(
+    q: &DVector<f64>,
+    qd: &DVector<f64>,
+    i: usize,
+    s: Vector2<f64>,
+) -> Vector2<f64> {
     Vector2::new(qd[3 * i], qd[3 * i + 1]) + rot_d(q[3 * i + 2], s) * qd[3 * i + 2]
 }
 
@@ -45,7 +50,8 @@ pub fn body_point_acc(
 ) -> Vector2<f64> {
     let phi = q[3 * i + 2];
     let w = qd[3 * i + 2];
-    Vector2::new(qdd[3 * i], qdd[3 * i + 1]) + rot_d(phi, s) * qdd[3 * i + 2] - rot(phi, s) * (w * w)
+    Vector2::new(qdd[3 * i], qdd[3 * i + 1]) + rot_d(phi, s) * qdd[3 * i + 2]
+        - rot(phi, s) * (w * w)
 }
 
 fn add_point_jac(jac: &mut DMatrix<f64>, row: usize, q: &DVector<f64>, p: &PointRef, sign: f64) {
@@ -86,7 +92,13 @@ impl Mechanism {
                     out[r] = d.x;
                     out[r + 1] = d.y;
                 }
-                JointKind::Slide { body, point, origin, angle, body_angle } => {
+                JointKind::Slide {
+                    body,
+                    point,
+                    origin,
+                    angle,
+                    body_angle,
+                } => {
                     let (_, n) = slide_axes(*angle);
                     out[r] = n.dot(&(body_point(q, *body, *point) - origin));
                     out[r + 1] = q[3 * body + 2] - body_angle;
@@ -107,7 +119,9 @@ impl Mechanism {
                     add_point_jac(&mut jac, r, q, a, 1.0);
                     add_point_jac(&mut jac, r, q, b, -1.0);
                 }
-                JointKind::Slide { body, point, angle, .. } => {
+                JointKind::Slide {
+                    body, point, angle, ..
+                } => {
                     let (_, n) = slide_axes(*angle);
                     let i = *body;
                     jac[(r, 3 * i)] = n.x;
@@ -132,7 +146,9 @@ impl Mechanism {
                     out[r] = g.x;
                     out[r + 1] = g.y;
                 }
-                JointKind::Slide { body, point, angle, .. } => {
+                JointKind::Slide {
+                    body, point, angle, ..
+                } => {
                     let (_, n) = slide_axes(*angle);
                     let w = qd[3 * body + 2];
                     out[r] = n.dot(&rot(q[3 * body + 2], *point)) * w * w;
@@ -205,7 +221,12 @@ mod tests {
             qm[c] -= h;
             let fd = (m.phi(&qp) - m.phi(&qm)) / (2.0 * h);
             for r in 0..m.nconstraints() {
-                assert!((fd[r] - jac[(r, c)]).abs() < 1e-8, "({r},{c}) {} vs {}", fd[r], jac[(r, c)]);
+                assert!(
+                    (fd[r] - jac[(r, c)]).abs() < 1e-8,
+                    "({r},{c}) {} vs {}",
+                    fd[r],
+                    jac[(r, c)]
+                );
             }
         }
     }
@@ -221,7 +242,12 @@ mod tests {
         let expect = -(dj * &qd);
         let g = m.gamma(&q, &qd);
         for r in 0..m.nconstraints() {
-            assert!((expect[r] - g[r]).abs() < 1e-6, "row {r}: {} vs {}", expect[r], g[r]);
+            assert!(
+                (expect[r] - g[r]).abs() < 1e-6,
+                "row {r}: {} vs {}",
+                expect[r],
+                g[r]
+            );
         }
     }
 }

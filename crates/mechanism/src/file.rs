@@ -58,7 +58,8 @@ use nalgebra::Vector2;
 use serde::Deserialize;
 
 use crate::model::{
-    Body, BodyRef, Coordinate, Driver, ForceElement, ForceKind, Joint, JointKind, Marker, Mechanism, PointRef,
+    Body, BodyRef, Coordinate, Driver, ForceElement, ForceKind, Joint, JointKind, Marker,
+    Mechanism, PointRef,
 };
 use crate::{rot, MechanismError};
 
@@ -138,7 +139,10 @@ pub struct WindPumpFile {
 }
 
 fn key_err(key: &str, reason: impl Into<String>) -> MechanismError {
-    MechanismError::Key { key: key.into(), reason: reason.into() }
+    MechanismError::Key {
+        key: key.into(),
+        reason: reason.into(),
+    }
 }
 
 /// The largest magnitude of any value in a mechanism file (SI units): beyond it (a Young's
@@ -148,8 +152,13 @@ pub const MAX_VALUE: f64 = 1e13;
 fn need(v: Option<f64>, key: &str, what: &str) -> Result<f64, MechanismError> {
     match v {
         None => Err(key_err(key, format!("missing: give {what}"))),
-        Some(x) if !x.is_finite() => Err(key_err(key, format!("{x} is not a finite number ({what})"))),
-        Some(x) if x.abs() > MAX_VALUE => Err(key_err(key, format!("{x:e} is beyond any bench's value ({what}); check the unit"))),
+        Some(x) if !x.is_finite() => {
+            Err(key_err(key, format!("{x} is not a finite number ({what})")))
+        }
+        Some(x) if x.abs() > MAX_VALUE => Err(key_err(
+            key,
+            format!("{x:e} is beyond any bench's value ({what}); check the unit"),
+        )),
         Some(x) => Ok(x),
     }
 }
@@ -173,7 +182,10 @@ fn non_negative(v: Option<f64>, key: &str, what: &str) -> Result<f64, MechanismE
 fn vec2(v: Option<[f64; 2]>, key: &str, what: &str) -> Result<Vector2<f64>, MechanismError> {
     let a = v.ok_or_else(|| key_err(key, format!("missing: give {what} as [x, y]")))?;
     if !a.iter().all(|x| x.is_finite()) {
-        return Err(key_err(key, format!("{a:?} is not a pair of finite numbers ({what})")));
+        return Err(key_err(
+            key,
+            format!("{a:?} is not a pair of finite numbers ({what})"),
+        ));
     }
     Ok(Vector2::new(a[0], a[1]))
 }
@@ -199,24 +211,47 @@ impl WindPumpFile {
     /// and the slide along y = e; the motor torque and the pump force as actuators.
     pub fn build(&self) -> Result<(Mechanism, LeverSection), MechanismError> {
         let l1 = positive(self.l1, "l1", "the crank length A-B in m")?;
-        let c1 = need(self.c1, "c1", "the crank's centroid along A-B in m (0 for a balanced disc)")?;
+        let c1 = need(
+            self.c1,
+            "c1",
+            "the crank's centroid along A-B in m (0 for a balanced disc)",
+        )?;
         let m1 = positive(self.m1, "m1", "the crank's mass in kg")?;
-        let j1 = positive(self.J1, "J1", "the crank's inertia about its centroid in kg m^2")?;
+        let j1 = positive(
+            self.J1,
+            "J1",
+            "the crank's inertia about its centroid in kg m^2",
+        )?;
         let l2 = positive(self.l2, "l2", "the lever length B-C' in m")?;
-        let a2 = need(self.a2, "a2", "the lever's centroid as a fraction of l2 from B")?;
+        let a2 = need(
+            self.a2,
+            "a2",
+            "the lever's centroid as a fraction of l2 from B",
+        )?;
         if !(0.0..=1.0).contains(&a2) {
-            return Err(key_err("a2", format!("{a2} is outside [0, 1]: the centroid must lie on the lever")));
+            return Err(key_err(
+                "a2",
+                format!("{a2} is outside [0, 1]: the centroid must lie on the lever"),
+            ));
         }
         let young = positive(self.E, "E", "the lever's Young's modulus in Pa")?;
         let rho = positive(self.rho, "rho", "the lever's density in kg/m^3")?;
         let area = positive(self.area, "area", "the lever's cross-section area in m^2")?;
-        let inertia = positive(self.inertia, "inertia", "the lever's in-plane second moment of area in m^4")?;
+        let inertia = positive(
+            self.inertia,
+            "inertia",
+            "the lever's in-plane second moment of area in m^4",
+        )?;
         let m2 = match self.m2 {
             Some(_) => positive(self.m2, "m2", "the lever's mass in kg")?,
             None => rho * area * l2,
         };
         let j2 = match self.J2 {
-            Some(_) => non_negative(self.J2, "J2", "the lever's inertia about its centroid in kg m^2")?,
+            Some(_) => non_negative(
+                self.J2,
+                "J2",
+                "the lever's inertia about its centroid in kg m^2",
+            )?,
             None => m2 * l2 * l2 / 12.0,
         };
         let s = self
@@ -224,19 +259,37 @@ impl WindPumpFile {
             .clone()
             .ok_or_else(|| key_err("markers", "missing: give the markers' positions along the lever as fractions of l2, e.g. [0.1, 0.3, 0.5, 0.7, 0.9]"))?;
         if s.len() < 2 {
-            return Err(key_err("markers", format!("{} marker(s): the lever's motion needs at least two", s.len())));
+            return Err(key_err(
+                "markers",
+                format!(
+                    "{} marker(s): the lever's motion needs at least two",
+                    s.len()
+                ),
+            ));
         }
         for (i, &v) in s.iter().enumerate() {
             if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                return Err(key_err("markers", format!("marker {} at {v}: positions are fractions of l2 in [0, 1]", i + 1)));
+                return Err(key_err(
+                    "markers",
+                    format!(
+                        "marker {} at {v}: positions are fractions of l2 in [0, 1]",
+                        i + 1
+                    ),
+                ));
             }
             if s[..i].iter().any(|&w| (w - v).abs() < 1e-9) {
-                return Err(key_err("markers", format!("marker {} at {v} duplicates another", i + 1)));
+                return Err(key_err(
+                    "markers",
+                    format!("marker {} at {v} duplicates another", i + 1),
+                ));
             }
         }
         let names = match &self.marker_names {
             Some(n) if n.len() != s.len() => {
-                return Err(key_err("marker_names", format!("{} names for {} markers", n.len(), s.len())))
+                return Err(key_err(
+                    "marker_names",
+                    format!("{} names for {} markers", n.len(), s.len()),
+                ))
             }
             Some(n) => n.clone(),
             None => (1..=s.len()).map(|i| format!("M{i}")).collect(),
@@ -245,9 +298,17 @@ impl WindPumpFile {
         let l4 = need(self.l4, "l4", "the rocker offset C-D in m")?;
         let m3 = positive(self.m3, "m3", "the rocker arm's mass in kg")?;
         let g3 = vec2(self.g3, "g3", "the rocker arm's centroid in its frame, m")?;
-        let j3 = non_negative(self.J3, "J3", "the rocker arm's inertia about its centroid in kg m^2")?;
+        let j3 = non_negative(
+            self.J3,
+            "J3",
+            "the rocker arm's inertia about its centroid in kg m^2",
+        )?;
         let mw = non_negative(self.mw, "mw", "the adjustable weight's mass in kg")?;
-        let w3 = vec2(self.w3, "w3", "the adjustable weight's position in the rocker frame, m")?;
+        let w3 = vec2(
+            self.w3,
+            "w3",
+            "the adjustable weight's position in the rocker frame, m",
+        )?;
         let e = need(self.e, "e", "the height of the slide line y = e in m")?;
         let md = positive(self.mD, "mD", "the slide's mass in kg")?;
         let k = non_negative(self.k, "k", "the pump spring's stiffness in N/m")?;
@@ -256,10 +317,22 @@ impl WindPumpFile {
         let fr = non_negative(self.Fr, "Fr", "the pump's friction force in N")?;
         let vr = positive(self.vr, "vr", "the friction's regularising speed in m/s")?;
         let km = non_negative(self.Km, "Km", "the motor's torque constant in N m s")?;
-        let rpm = need(self.omega_ref_rpm, "omega_ref_rpm", "the motor's reference speed in rpm")?;
+        let rpm = need(
+            self.omega_ref_rpm,
+            "omega_ref_rpm",
+            "the motor's reference speed in rpm",
+        )?;
         let g = non_negative(self.gravity.or(Some(9.81)), "gravity", "gravity in m/s^2")?;
-        let phi1 = need(self.phi1_start.or(Some(0.0)), "phi1_start", "the initial crank angle in rad")?;
-        let xd = need(self.xD_start.or(Some(xd0)), "xD_start", "the initial slide position in m")?;
+        let phi1 = need(
+            self.phi1_start.or(Some(0.0)),
+            "phi1_start",
+            "the initial crank angle in rad",
+        )?;
+        let xd = need(
+            self.xD_start.or(Some(xd0)),
+            "xD_start",
+            "the initial slide position in m",
+        )?;
         let omega = rpm * std::f64::consts::PI / 30.0;
 
         // Rocker with its weight: one rigid body (parallel-axis theorem).
@@ -268,17 +341,43 @@ impl WindPumpFile {
         let j_r = j3 + m3 * (g3 - g_r).norm_squared() + mw * (w3 - g_r).norm_squared();
 
         let pts = |list: &[(&str, f64, f64)]| -> BTreeMap<String, Vector2<f64>> {
-            list.iter().map(|(n, x, y)| (n.to_string(), Vector2::new(*x, *y))).collect()
+            list.iter()
+                .map(|(n, x, y)| (n.to_string(), Vector2::new(*x, *y)))
+                .collect()
         };
         let mut lever_points = pts(&[("B", 0.0, 0.0), ("C'", l2, 0.0)]);
         for (n, &sk) in names.iter().zip(&s) {
             lever_points.insert(n.clone(), Vector2::new(sk * l2, 0.0));
         }
         let bodies = vec![
-            Body { name: "crank".into(), mass: m1, inertia: j1, centroid: Vector2::new(c1, 0.0), points: pts(&[("A", 0.0, 0.0), ("B", l1, 0.0)]) },
-            Body { name: "lever".into(), mass: m2, inertia: j2, centroid: Vector2::new(a2 * l2, 0.0), points: lever_points },
-            Body { name: "rocker".into(), mass: m_r, inertia: j_r, centroid: g_r, points: pts(&[("C'", 0.0, 0.0), ("C", l3, 0.0), ("D", l3, l4)]) },
-            Body { name: "slide".into(), mass: md, inertia: 0.0, centroid: Vector2::zeros(), points: pts(&[("D", 0.0, 0.0)]) },
+            Body {
+                name: "crank".into(),
+                mass: m1,
+                inertia: j1,
+                centroid: Vector2::new(c1, 0.0),
+                points: pts(&[("A", 0.0, 0.0), ("B", l1, 0.0)]),
+            },
+            Body {
+                name: "lever".into(),
+                mass: m2,
+                inertia: j2,
+                centroid: Vector2::new(a2 * l2, 0.0),
+                points: lever_points,
+            },
+            Body {
+                name: "rocker".into(),
+                mass: m_r,
+                inertia: j_r,
+                centroid: g_r,
+                points: pts(&[("C'", 0.0, 0.0), ("C", l3, 0.0), ("D", l3, l4)]),
+            },
+            Body {
+                name: "slide".into(),
+                mass: md,
+                inertia: 0.0,
+                centroid: Vector2::zeros(),
+                points: pts(&[("D", 0.0, 0.0)]),
+            },
         ];
         let pr = |b: usize, n: &str| PointRef {
             body: BodyRef::Body(b),
@@ -286,24 +385,101 @@ impl WindPumpFile {
             local: bodies[b].point_rel(n).unwrap_or_else(Vector2::zeros),
         };
         let joints = vec![
-            Joint { name: "A".into(), kind: JointKind::Revolute { a: PointRef { body: BodyRef::Ground, name: "A".into(), local: Vector2::zeros() }, b: pr(0, "A") } },
-            Joint { name: "B".into(), kind: JointKind::Revolute { a: pr(0, "B"), b: pr(1, "B") } },
-            Joint { name: "C".into(), kind: JointKind::Revolute { a: pr(2, "C'"), b: pr(1, "C'") } },
-            Joint { name: "D".into(), kind: JointKind::Revolute { a: pr(3, "D"), b: pr(2, "D") } },
-            Joint { name: "slide".into(), kind: JointKind::Slide { body: 3, point: Vector2::zeros(), origin: Vector2::new(0.0, e), angle: 0.0, body_angle: 0.0 } },
+            Joint {
+                name: "A".into(),
+                kind: JointKind::Revolute {
+                    a: PointRef {
+                        body: BodyRef::Ground,
+                        name: "A".into(),
+                        local: Vector2::zeros(),
+                    },
+                    b: pr(0, "A"),
+                },
+            },
+            Joint {
+                name: "B".into(),
+                kind: JointKind::Revolute {
+                    a: pr(0, "B"),
+                    b: pr(1, "B"),
+                },
+            },
+            Joint {
+                name: "C".into(),
+                kind: JointKind::Revolute {
+                    a: pr(2, "C'"),
+                    b: pr(1, "C'"),
+                },
+            },
+            Joint {
+                name: "D".into(),
+                kind: JointKind::Revolute {
+                    a: pr(3, "D"),
+                    b: pr(2, "D"),
+                },
+            },
+            Joint {
+                name: "slide".into(),
+                kind: JointKind::Slide {
+                    body: 3,
+                    point: Vector2::zeros(),
+                    origin: Vector2::new(0.0, e),
+                    angle: 0.0,
+                    body_angle: 0.0,
+                },
+            },
         ];
         let forces = vec![
-            ForceElement { name: "motor_torque".into(), kind: ForceKind::Motor { body: 0, reaction: BodyRef::Ground, km, omega_ref: omega }, actuator: true },
-            ForceElement { name: "pump_force".into(), kind: ForceKind::Pump { body: 3, point: Vector2::zeros(), angle: 0.0, k, s0: xd0, c: cd, fr, vr }, actuator: true },
+            ForceElement {
+                name: "motor_torque".into(),
+                kind: ForceKind::Motor {
+                    body: 0,
+                    reaction: BodyRef::Ground,
+                    km,
+                    omega_ref: omega,
+                },
+                actuator: true,
+            },
+            ForceElement {
+                name: "pump_force".into(),
+                kind: ForceKind::Pump {
+                    body: 3,
+                    point: Vector2::zeros(),
+                    angle: 0.0,
+                    k,
+                    s0: xd0,
+                    c: cd,
+                    fr,
+                    vr,
+                },
+                actuator: true,
+            },
         ];
         let markers = names
             .iter()
             .zip(&s)
-            .map(|(n, &sk)| Marker { name: n.clone(), body: 1, local: Vector2::new(sk * l2 - a2 * l2, 0.0), local_frame: Vector2::new(sk * l2, 0.0) })
+            .map(|(n, &sk)| Marker {
+                name: n.clone(),
+                body: 1,
+                local: Vector2::new(sk * l2 - a2 * l2, 0.0),
+                local_frame: Vector2::new(sk * l2, 0.0),
+            })
             .collect();
         let drivers = vec![
-            Driver { name: "crank angle".into(), coordinate: Coordinate::Angle { body: 0 }, value: phi1, rate: omega },
-            Driver { name: "slide position x_D".into(), coordinate: Coordinate::PointX { body: 3, point: Vector2::zeros() }, value: xd, rate: 0.0 },
+            Driver {
+                name: "crank angle".into(),
+                coordinate: Coordinate::Angle { body: 0 },
+                value: phi1,
+                rate: omega,
+            },
+            Driver {
+                name: "slide position x_D".into(),
+                coordinate: Coordinate::PointX {
+                    body: 3,
+                    point: Vector2::zeros(),
+                },
+                value: xd,
+                rate: 0.0,
+            },
         ];
         // Assembly guess by construction: C' is where the circles about B (radius l2) and D
         // (radius |(l3, l4)|) meet, on the side below the line B-D.
@@ -338,7 +514,10 @@ impl WindPumpFile {
             [xd, e, 0.0],
         ];
         let mech = Mechanism {
-            name: self.name.clone().unwrap_or_else(|| "wind-pump bench".into()),
+            name: self
+                .name
+                .clone()
+                .unwrap_or_else(|| "wind-pump bench".into()),
             bodies,
             joints,
             forces,
@@ -348,7 +527,16 @@ impl WindPumpFile {
             guess,
         };
         mech.validate()?;
-        Ok((mech, LeverSection { e: young, rho, area, inertia, length: l2 }))
+        Ok((
+            mech,
+            LeverSection {
+                e: young,
+                rho,
+                area,
+                inertia,
+                length: l2,
+            },
+        ))
     }
 }
 
@@ -550,12 +738,23 @@ impl GeneralFile {
             if self.bodies[..i].iter().any(|o| o.name == b.name) {
                 return Err(key_err(&key, "two bodies share this name"));
             }
-            positive(Some(b.mass), &format!("{key}.mass"), "the body's mass in kg")?;
-            non_negative(Some(b.inertia), &format!("{key}.inertia"), "the inertia about the centroid in kg m^2")?;
+            positive(
+                Some(b.mass),
+                &format!("{key}.mass"),
+                "the body's mass in kg",
+            )?;
+            non_negative(
+                Some(b.inertia),
+                &format!("{key}.inertia"),
+                "the inertia about the centroid in kg m^2",
+            )?;
             let centroid = vec2(Some(b.centroid), &format!("{key}.centroid"), "the centroid")?;
             let mut points = BTreeMap::new();
             for (n, p) in &b.points {
-                points.insert(n.clone(), vec2(Some(*p), &format!("{key}.points.{n}"), "a point")?);
+                points.insert(
+                    n.clone(),
+                    vec2(Some(*p), &format!("{key}.points.{n}"), "a point")?,
+                );
             }
             if !b.pose.iter().all(|x| x.is_finite()) {
                 return Err(key_err(&format!("{key}.pose"), "not finite"));
@@ -563,7 +762,13 @@ impl GeneralFile {
             let o = Vector2::new(b.pose[0], b.pose[1]);
             let g = o + rot(b.pose[2], centroid);
             guess.push([g.x, g.y, b.pose[2]]);
-            bodies.push(Body { name: b.name.clone(), mass: b.mass, inertia: b.inertia, centroid, points });
+            bodies.push(Body {
+                name: b.name.clone(),
+                mass: b.mass,
+                inertia: b.inertia,
+                centroid,
+                points,
+            });
         }
         let body_ref = |name: &str, key: &str| -> Result<BodyRef, MechanismError> {
             if name == "ground" {
@@ -573,7 +778,19 @@ impl GeneralFile {
                 .iter()
                 .position(|b| b.name == name)
                 .map(BodyRef::Body)
-                .ok_or_else(|| key_err(key, format!("no body called '{name}' (bodies: ground, {})", bodies.iter().map(|b| b.name.as_str()).collect::<Vec<_>>().join(", "))))
+                .ok_or_else(|| {
+                    key_err(
+                        key,
+                        format!(
+                            "no body called '{name}' (bodies: ground, {})",
+                            bodies
+                                .iter()
+                                .map(|b| b.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })
         };
         let moving = |name: &str, key: &str| -> Result<usize, MechanismError> {
             match body_ref(name, key)? {
@@ -582,9 +799,9 @@ impl GeneralFile {
             }
         };
         let point_ref = |spec: &str, key: &str| -> Result<PointRef, MechanismError> {
-            let (b, p) = spec
-                .split_once(':')
-                .ok_or_else(|| key_err(key, format!("'{spec}' is not of the form \"body:point\"")))?;
+            let (b, p) = spec.split_once(':').ok_or_else(|| {
+                key_err(key, format!("'{spec}' is not of the form \"body:point\""))
+            })?;
             let body = body_ref(b, key)?;
             let local = match body {
                 BodyRef::Ground => self.ground.get(p).map(|a| Vector2::new(a[0], a[1])),
@@ -595,66 +812,130 @@ impl GeneralFile {
                     BodyRef::Ground => self.ground.keys().cloned().collect(),
                     BodyRef::Body(i) => bodies[i].points.keys().cloned().collect(),
                 };
-                key_err(key, format!("body '{b}' has no point '{p}' (its points: {})", known.join(", ")))
+                key_err(
+                    key,
+                    format!(
+                        "body '{b}' has no point '{p}' (its points: {})",
+                        known.join(", ")
+                    ),
+                )
             })?;
-            Ok(PointRef { body, name: p.into(), local })
+            Ok(PointRef {
+                body,
+                name: p.into(),
+                local,
+            })
         };
         let mut joints = Vec::new();
         for (i, j) in self.joints.iter().enumerate() {
             let joint = match j {
-                JointEntry::Revolute { name, first, second } => {
+                JointEntry::Revolute {
+                    name,
+                    first,
+                    second,
+                } => {
                     let key = format!("joints[{i}] ({name})");
                     let a = point_ref(first, &format!("{key}.first"))?;
                     let b = point_ref(second, &format!("{key}.second"))?;
                     if a.body == b.body {
                         return Err(key_err(&key, "a joint must connect two different bodies"));
                     }
-                    Joint { name: name.clone(), kind: JointKind::Revolute { a, b } }
+                    Joint {
+                        name: name.clone(),
+                        kind: JointKind::Revolute { a, b },
+                    }
                 }
-                JointEntry::Slide { name, point, origin, angle } => {
+                JointEntry::Slide {
+                    name,
+                    point,
+                    origin,
+                    angle,
+                } => {
                     let key = format!("joints[{i}] ({name})");
                     let p = point_ref(point, &format!("{key}.point"))?;
                     let BodyRef::Body(body) = p.body else {
-                        return Err(key_err(&format!("{key}.point"), "the sliding point must be on a moving body"));
+                        return Err(key_err(
+                            &format!("{key}.point"),
+                            "the sliding point must be on a moving body",
+                        ));
                     };
                     Joint {
                         name: name.clone(),
                         kind: JointKind::Slide {
                             body,
                             point: p.local,
-                            origin: vec2(Some(*origin), &format!("{key}.origin"), "a point of the line")?,
-                            angle: need(Some(*angle), &format!("{key}.angle"), "the line's direction")?,
+                            origin: vec2(
+                                Some(*origin),
+                                &format!("{key}.origin"),
+                                "a point of the line",
+                            )?,
+                            angle: need(
+                                Some(*angle),
+                                &format!("{key}.angle"),
+                                "the line's direction",
+                            )?,
                             body_angle: guess[body][2],
                         },
                     }
                 }
             };
             if joints.iter().any(|o: &Joint| o.name == joint.name) {
-                return Err(key_err(&format!("joints[{i}]"), format!("two joints are called '{}'", joint.name)));
+                return Err(key_err(
+                    &format!("joints[{i}]"),
+                    format!("two joints are called '{}'", joint.name),
+                ));
             }
             joints.push(joint);
         }
         let mut forces = Vec::new();
         for (i, f) in self.forces.iter().enumerate() {
             let fe = match f {
-                ForceEntry::Motor { name, body, reaction, km, omega_ref_rpm, actuator } => {
+                ForceEntry::Motor {
+                    name,
+                    body,
+                    reaction,
+                    km,
+                    omega_ref_rpm,
+                    actuator,
+                } => {
                     let key = format!("forces[{i}] ({name})");
                     ForceElement {
                         name: name.clone(),
                         kind: ForceKind::Motor {
                             body: moving(body, &format!("{key}.body"))?,
-                            reaction: body_ref(reaction.as_deref().unwrap_or("ground"), &format!("{key}.reaction"))?,
+                            reaction: body_ref(
+                                reaction.as_deref().unwrap_or("ground"),
+                                &format!("{key}.reaction"),
+                            )?,
                             km: non_negative(Some(*km), &format!("{key}.km"), "N m s")?,
-                            omega_ref: need(Some(*omega_ref_rpm), &format!("{key}.omega_ref_rpm"), "rpm")? * std::f64::consts::PI / 30.0,
+                            omega_ref: need(
+                                Some(*omega_ref_rpm),
+                                &format!("{key}.omega_ref_rpm"),
+                                "rpm",
+                            )? * std::f64::consts::PI
+                                / 30.0,
                         },
                         actuator: *actuator,
                     }
                 }
-                ForceEntry::Pump { name, point, angle, k, s0, c, fr, vr, actuator } => {
+                ForceEntry::Pump {
+                    name,
+                    point,
+                    angle,
+                    k,
+                    s0,
+                    c,
+                    fr,
+                    vr,
+                    actuator,
+                } => {
                     let key = format!("forces[{i}] ({name})");
                     let p = point_ref(point, &format!("{key}.point"))?;
                     let BodyRef::Body(body) = p.body else {
-                        return Err(key_err(&format!("{key}.point"), "the pump acts on a moving body"));
+                        return Err(key_err(
+                            &format!("{key}.point"),
+                            "the pump acts on a moving body",
+                        ));
                     };
                     ForceElement {
                         name: name.clone(),
@@ -671,7 +952,14 @@ impl GeneralFile {
                         actuator: *actuator,
                     }
                 }
-                ForceEntry::Spring { name, first, second, k, c, rest } => {
+                ForceEntry::Spring {
+                    name,
+                    first,
+                    second,
+                    k,
+                    c,
+                    rest,
+                } => {
                     let key = format!("forces[{i}] ({name})");
                     ForceElement {
                         name: name.clone(),
@@ -680,18 +968,31 @@ impl GeneralFile {
                             b: point_ref(second, &format!("{key}.second"))?,
                             k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
                             c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
-                            rest: non_negative(Some(*rest), &format!("{key}.rest"), "the rest length in m")?,
+                            rest: non_negative(
+                                Some(*rest),
+                                &format!("{key}.rest"),
+                                "the rest length in m",
+                            )?,
                         },
                         actuator: false,
                     }
                 }
-                ForceEntry::Torque { name, body, reaction, torque, actuator } => {
+                ForceEntry::Torque {
+                    name,
+                    body,
+                    reaction,
+                    torque,
+                    actuator,
+                } => {
                     let key = format!("forces[{i}] ({name})");
                     ForceElement {
                         name: name.clone(),
                         kind: ForceKind::Torque {
                             body: moving(body, &format!("{key}.body"))?,
-                            reaction: body_ref(reaction.as_deref().unwrap_or("ground"), &format!("{key}.reaction"))?,
+                            reaction: body_ref(
+                                reaction.as_deref().unwrap_or("ground"),
+                                &format!("{key}.reaction"),
+                            )?,
                             torque: need(Some(*torque), &format!("{key}.torque"), "N m")?,
                         },
                         actuator: *actuator,
@@ -704,25 +1005,55 @@ impl GeneralFile {
         for (i, mk) in self.markers.iter().enumerate() {
             let key = format!("markers[{i}] ({})", mk.name);
             let b = moving(&mk.body, &format!("{key}.body"))?;
-            let at = vec2(Some(mk.at), &format!("{key}.at"), "the marker's local position")?;
+            let at = vec2(
+                Some(mk.at),
+                &format!("{key}.at"),
+                "the marker's local position",
+            )?;
             if markers.iter().any(|m: &Marker| m.name == mk.name) {
                 return Err(key_err(&key, "two markers share this name"));
             }
-            markers.push(Marker { name: mk.name.clone(), body: b, local: at - bodies[b].centroid, local_frame: at });
+            markers.push(Marker {
+                name: mk.name.clone(),
+                body: b,
+                local: at - bodies[b].centroid,
+                local_frame: at,
+            });
         }
         let mut drivers = Vec::new();
         for (i, d) in self.drivers.iter().enumerate() {
             let key = format!("drivers[{i}] ({})", d.name);
             let body = moving(&d.body, &format!("{key}.body"))?;
             let point = || -> Result<Vector2<f64>, MechanismError> {
-                let p = d.point.as_deref().ok_or_else(|| key_err(&format!("{key}.point"), "missing: x and y coordinates need a point"))?;
-                bodies[body].point_rel(p).ok_or_else(|| key_err(&format!("{key}.point"), format!("body '{}' has no point '{p}'", d.body)))
+                let p = d.point.as_deref().ok_or_else(|| {
+                    key_err(
+                        &format!("{key}.point"),
+                        "missing: x and y coordinates need a point",
+                    )
+                })?;
+                bodies[body].point_rel(p).ok_or_else(|| {
+                    key_err(
+                        &format!("{key}.point"),
+                        format!("body '{}' has no point '{p}'", d.body),
+                    )
+                })
             };
             let coordinate = match d.coordinate.as_str() {
                 "angle" => Coordinate::Angle { body },
-                "x" => Coordinate::PointX { body, point: point()? },
-                "y" => Coordinate::PointY { body, point: point()? },
-                other => return Err(key_err(&format!("{key}.coordinate"), format!("'{other}' is not one of angle, x, y"))),
+                "x" => Coordinate::PointX {
+                    body,
+                    point: point()?,
+                },
+                "y" => Coordinate::PointY {
+                    body,
+                    point: point()?,
+                },
+                other => {
+                    return Err(key_err(
+                        &format!("{key}.coordinate"),
+                        format!("'{other}' is not one of angle, x, y"),
+                    ))
+                }
             };
             drivers.push(Driver {
                 name: d.name.clone(),
@@ -731,7 +1062,11 @@ impl GeneralFile {
                 rate: need(Some(d.rate), &format!("{key}.rate"), "rad/s or m/s")?,
             });
         }
-        let gravity = vec2(Some(self.gravity.unwrap_or([0.0, -9.81])), "gravity", "gravity in m/s^2")?;
+        let gravity = vec2(
+            Some(self.gravity.unwrap_or([0.0, -9.81])),
+            "gravity",
+            "gravity in m/s^2",
+        )?;
         let mech = Mechanism {
             name: self.name.clone().unwrap_or_else(|| "mechanism".into()),
             bodies,
@@ -760,7 +1095,10 @@ pub struct MechanismFile {
 /// bench's flat form. The geometry is then checked over a whole turn of the first driver when
 /// that driver is an angle.
 pub fn parse(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> {
-    let file_err = |reason: String| MechanismError::File { path: origin.into(), reason };
+    let file_err = |reason: String| MechanismError::File {
+        path: origin.into(),
+        reason,
+    };
     let value: toml::Table = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
     let (mechanism, lever) = if value.contains_key("bodies") {
         let f: GeneralFile = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
@@ -807,7 +1145,20 @@ mod tests {
         let m = wind_pump_default();
         assert_eq!(
             m.force_columns(),
-            ["A_x", "A_y", "B_x", "B_y", "C_x", "C_y", "D_x", "D_y", "motor_torque", "pump_force", "slide_normal", "slide_moment"]
+            [
+                "A_x",
+                "A_y",
+                "B_x",
+                "B_y",
+                "C_x",
+                "C_y",
+                "D_x",
+                "D_y",
+                "motor_torque",
+                "pump_force",
+                "slide_normal",
+                "slide_moment"
+            ]
         );
         let lever = &m.bodies[1];
         assert!((lever.mass - 0.529875).abs() < 1e-12);

@@ -119,14 +119,21 @@ fn driver_jacobian(m: &Mechanism, q: &DVector<f64>, w: &[f64]) -> DMatrix<f64> {
     let n = m.ncoords();
     let mut jd = DMatrix::zeros(m.drivers.len(), n);
     for (k, d) in m.drivers.iter().enumerate() {
-        jd.row_mut(k).copy_from(&(d.coordinate.gradient(q, n) * w[k]).transpose());
+        jd.row_mut(k)
+            .copy_from(&(d.coordinate.gradient(q, n) * w[k]).transpose());
     }
     jd
 }
 
 /// Solve the equality-constrained least squares min |A x - b|^2 s.t. Phi_q x = c by its KKT
 /// system; None when the system is singular (the markers do not determine the motion).
-fn constrained_lsq(m: &Mechanism, q: &DVector<f64>, a: &DMatrix<f64>, b: &DVector<f64>, c: &DVector<f64>) -> Option<DVector<f64>> {
+fn constrained_lsq(
+    m: &Mechanism,
+    q: &DVector<f64>,
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    c: &DVector<f64>,
+) -> Option<DVector<f64>> {
     let n = m.ncoords();
     let nc = m.nconstraints();
     let mut k = DMatrix::zeros(n + nc, n + nc);
@@ -138,10 +145,17 @@ fn constrained_lsq(m: &Mechanism, q: &DVector<f64>, a: &DMatrix<f64>, b: &DVecto
     rhs.rows_mut(0, n).copy_from(&(a.transpose() * b));
     rhs.rows_mut(n, nc).copy_from(c);
     let sol = k.lu().solve(&rhs)?;
-    sol.iter().all(|v| v.is_finite()).then(|| sol.rows(0, n).into_owned())
+    sol.iter()
+        .all(|v| v.is_finite())
+        .then(|| sol.rows(0, n).into_owned())
 }
 
-fn stack(a: &DMatrix<f64>, b: &DVector<f64>, a2: &DMatrix<f64>, b2: &DVector<f64>) -> (DMatrix<f64>, DVector<f64>) {
+fn stack(
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    a2: &DMatrix<f64>,
+    b2: &DVector<f64>,
+) -> (DMatrix<f64>, DVector<f64>) {
     let mut sa = DMatrix::zeros(a.nrows() + a2.nrows(), a.ncols());
     sa.rows_mut(0, a.nrows()).copy_from(a);
     sa.rows_mut(a.nrows(), a2.nrows()).copy_from(a2);
@@ -165,10 +179,15 @@ pub(crate) fn refine(
     iters: usize,
 ) -> Option<(DVector<f64>, f64)> {
     let nd = m.drivers.len();
-    let drivers = |q: &DVector<f64>| -> Vec<f64> { m.drivers.iter().map(|d| d.coordinate.value(q)).collect() };
+    let drivers = |q: &DVector<f64>| -> Vec<f64> {
+        m.drivers.iter().map(|d| d.coordinate.value(q)).collect()
+    };
     let cost = |q: &DVector<f64>, d: &[f64]| -> f64 {
         let (_, r) = marker_system(m, q, obs);
-        r.norm_squared() + (0..nd).map(|k| (w[k] * (d[k] - targets[k])).powi(2)).sum::<f64>()
+        r.norm_squared()
+            + (0..nd)
+                .map(|k| (w[k] * (d[k] - targets[k])).powi(2))
+                .sum::<f64>()
     };
     let mut d = drivers(q0);
     let mut q = m.assemble_from(q0, &d).ok()?;
@@ -234,7 +253,11 @@ pub(crate) fn fold_ratio(m: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerSt
     let js = &jm * &sens;
     let eig = (js.transpose() * &js).symmetric_eigenvalues();
     let (lo, hi) = (eig.min(), eig.max());
-    if hi > 0.0 { lo / hi } else { 0.0 }
+    if hi > 0.0 {
+        lo / hi
+    } else {
+        0.0
+    }
 }
 
 impl Mechanism {
@@ -244,9 +267,18 @@ impl Mechanism {
     /// the motion's trend), then assembled from the last configuration (same assembly branch).
     /// Carrying the trend of the well-seen samples through a fold keeps noise from flipping the
     /// motion onto the mirror solution there.
-    pub(crate) fn predict(&self, t: &[f64], k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> Option<DVector<f64>> {
+    pub(crate) fn predict(
+        &self,
+        t: &[f64],
+        k: usize,
+        qs: &[Option<DVector<f64>>],
+        seen: &[f64],
+    ) -> Option<DVector<f64>> {
         let last = qs.get(k.checked_sub(1)?)?.as_ref()?;
-        let hist: Vec<usize> = (k.saturating_sub(12)..k).rev().take_while(|&j| qs[j].is_some()).collect();
+        let hist: Vec<usize> = (k.saturating_sub(12)..k)
+            .rev()
+            .take_while(|&j| qs[j].is_some())
+            .collect();
         if hist.len() < 3 {
             return Some(match hist.len() {
                 2 => last * 2.0 - qs[k - 2].as_ref()?,
@@ -317,10 +349,16 @@ impl Mechanism {
     ) -> Result<(Vec<FitSample>, FitReport), MechanismError> {
         let nm = self.markers.len();
         if nm == 0 {
-            return Err(MechanismError::Fit("the mechanism file declares no markers".into()));
+            return Err(MechanismError::Fit(
+                "the mechanism file declares no markers".into(),
+            ));
         }
         if t.len() != obs.len() {
-            return Err(MechanismError::Fit(format!("{} times for {} samples", t.len(), obs.len())));
+            return Err(MechanismError::Fit(format!(
+                "{} times for {} samples",
+                t.len(),
+                obs.len()
+            )));
         }
         let mut report = FitReport::default();
         self.check_scale(obs)?;
@@ -336,11 +374,19 @@ impl Mechanism {
         let mut driver_rates: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = Vec::with_capacity(nd);
         for d in &self.drivers {
             let present: Vec<bool> = qs.iter().map(|q| q.is_some()).collect();
-            let vals: Vec<f64> = qs.iter().map(|q| q.as_ref().map_or(f64::NAN, |q| d.coordinate.value(q))).collect();
+            let vals: Vec<f64> = qs
+                .iter()
+                .map(|q| q.as_ref().map_or(f64::NAN, |q| d.coordinate.value(q)))
+                .collect();
             let der = diff
                 .differentiate(&d.name, t, &vals, &present)
                 .map_err(|e| MechanismError::Fit(format!("differentiating the {}: {e}", d.name)))?;
-            let ok: Vec<bool> = der.rate.iter().zip(&der.accel).map(|(a, b)| a.is_finite() && b.is_finite()).collect();
+            let ok: Vec<bool> = der
+                .rate
+                .iter()
+                .zip(&der.accel)
+                .map(|(a, b)| a.is_finite() && b.is_finite())
+                .collect();
             driver_rates.push((der.rate, der.accel, ok));
         }
 
@@ -349,13 +395,18 @@ impl Mechanism {
         let mut sum2 = vec![0.0; nm];
         let mut cnt = vec![0usize; nm];
         for (k, o) in obs.iter().enumerate() {
-            let unfitted = FitSample { state: None, residual: vec![None; nm] };
+            let unfitted = FitSample {
+                state: None,
+                residual: vec![None; nm],
+            };
             let Some(q) = qs[k].clone() else {
                 report.unfitted_samples += 1;
                 out.push(unfitted);
                 continue;
             };
-            let wk: Vec<f64> = (0..nd).map(|j| if driver_rates[j].2[k] { w_rate[j] } else { 0.0 }).collect();
+            let wk: Vec<f64> = (0..nd)
+                .map(|j| if driver_rates[j].2[k] { w_rate[j] } else { 0.0 })
+                .collect();
             let (jac, r) = marker_system(self, &q, o);
             let jd = driver_jacobian(self, &q, &wk);
             let present: Vec<usize> = (0..nm).filter(|&i| o[i].is_some()).collect();
@@ -366,9 +417,19 @@ impl Mechanism {
                     vel[2 * row + 1] = s.v.y;
                 }
             }
-            let vd = DVector::from_iterator(nd, (0..nd).map(|j| if wk[j] > 0.0 { wk[j] * driver_rates[j].0[k] } else { 0.0 }));
+            let vd = DVector::from_iterator(
+                nd,
+                (0..nd).map(|j| {
+                    if wk[j] > 0.0 {
+                        wk[j] * driver_rates[j].0[k]
+                    } else {
+                        0.0
+                    }
+                }),
+            );
             let (a, b) = stack(&jac, &vel, &jd, &vd);
-            let Some(qd) = constrained_lsq(self, &q, &a, &b, &DVector::zeros(self.nconstraints())) else {
+            let Some(qd) = constrained_lsq(self, &q, &a, &b, &DVector::zeros(self.nconstraints()))
+            else {
                 report.unfitted_samples += 1;
                 out.push(unfitted);
                 continue;
@@ -386,7 +447,11 @@ impl Mechanism {
             let ad = DVector::from_iterator(
                 nd,
                 self.drivers.iter().enumerate().map(|(j, d)| {
-                    if wk[j] > 0.0 { wk[j] * (driver_rates[j].1[k] - d.coordinate.quadratic(&q, &qd)) } else { 0.0 }
+                    if wk[j] > 0.0 {
+                        wk[j] * (driver_rates[j].1[k] - d.coordinate.quadratic(&q, &qd))
+                    } else {
+                        0.0
+                    }
                 }),
             );
             let (a, b) = stack(&jac, &acc, &jd, &ad);
@@ -402,14 +467,30 @@ impl Mechanism {
                 cnt[i] += 1;
                 residual[i] = Some(d);
             }
-            out.push(FitSample { state: Some((q, qd, qdd)), residual });
+            out.push(FitSample {
+                state: Some((q, qd, qdd)),
+                residual,
+            });
         }
-        let rms = |s: f64, c: usize| if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };
-        report.rms_per_marker = self.markers.iter().enumerate().map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i]))).collect();
+        let rms = |s: f64, c: usize| {
+            if c > 0 {
+                (s / c as f64).sqrt()
+            } else {
+                f64::NAN
+            }
+        };
+        report.rms_per_marker = self
+            .markers
+            .iter()
+            .enumerate()
+            .map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i])))
+            .collect();
         report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
         self.free_fit_diagnostics(obs, &mut report);
         if report.unfitted_samples == obs.len() {
-            return Err(MechanismError::Fit("no sample could be fitted: too few markers are measured at any time".into()));
+            return Err(MechanismError::Fit(
+                "no sample could be fitted: too few markers are measured at any time".into(),
+            ));
         }
         Ok((out, report))
     }
@@ -419,7 +500,9 @@ impl Mechanism {
     /// model's within 5 %.
     fn check_scale(&self, obs: &[Vec<Option<MarkerState>>]) -> Result<(), MechanismError> {
         for b in 0..self.bodies.len() {
-            let idx: Vec<usize> = (0..self.markers.len()).filter(|&i| self.markers[i].body == b).collect();
+            let idx: Vec<usize> = (0..self.markers.len())
+                .filter(|&i| self.markers[i].body == b)
+                .collect();
             let mut ratios = Vec::new();
             let mut model_sum = 0.0;
             for (a, &i) in idx.iter().enumerate() {
@@ -437,7 +520,9 @@ impl Mechanism {
                 let mut s = 0.0;
                 for (a, &i) in idx.iter().enumerate() {
                     for &j in &idx[a + 1..] {
-                        s += (o[i].map(|m| m.p).unwrap_or_default() - o[j].map(|m| m.p).unwrap_or_default()).norm();
+                        s += (o[i].map(|m| m.p).unwrap_or_default()
+                            - o[j].map(|m| m.p).unwrap_or_default())
+                        .norm();
                     }
                 }
                 ratios.push(s / model_sum);
@@ -484,7 +569,11 @@ impl Mechanism {
                     }
                 }
             }
-            if c > 0 { (s / c as f64).sqrt() } else { 0.0 }
+            if c > 0 {
+                (s / c as f64).sqrt()
+            } else {
+                0.0
+            }
         };
         let base = cost(&|i| i);
         if base < 1e-3 {
@@ -497,8 +586,16 @@ impl Mechanism {
                 if self.markers[i].body != self.markers[j].body {
                     continue;
                 }
-                let c = cost(&|k| if k == i { j } else if k == j { i } else { k });
-                if best.map_or(true, |b| c < b.2) {
+                let c = cost(&|k| {
+                    if k == i {
+                        j
+                    } else if k == j {
+                        i
+                    } else {
+                        k
+                    }
+                });
+                if best.is_none_or(|b| c < b.2) {
                     best = Some((i, j, c));
                 }
             }
@@ -520,7 +617,12 @@ impl Mechanism {
     /// Free rigid fit (2-D Procrustes) of body b's markers at one sample, with the measured
     /// position of model marker i taken from marker perm(i). Returns the residual sum of squares
     /// and the marker count, and the fitted pose (origin-free: centroid position and angle).
-    pub(crate) fn free_body_fit(&self, b: usize, o: &[Option<MarkerState>], perm: &dyn Fn(usize) -> usize) -> Option<(f64, usize)> {
+    pub(crate) fn free_body_fit(
+        &self,
+        b: usize,
+        o: &[Option<MarkerState>],
+        perm: &dyn Fn(usize) -> usize,
+    ) -> Option<(f64, usize)> {
         let (rss, k, _) = self.free_body_pose(b, o, perm)?;
         Some((rss, k))
     }
@@ -552,7 +654,10 @@ impl Mechanism {
         }
         let phi = ss.atan2(sc);
         let r = cm - rot(phi, cl);
-        let rss: f64 = pairs.iter().map(|(l, mp)| (r + rot(phi, *l) - mp).norm_squared()).sum();
+        let rss: f64 = pairs
+            .iter()
+            .map(|(l, mp)| (r + rot(phi, *l) - mp).norm_squared())
+            .sum();
         Some((rss, pairs.len(), (r, phi)))
     }
 
@@ -592,23 +697,39 @@ impl Mechanism {
     fn free_fit_diagnostics(&self, obs: &[Vec<Option<MarkerState>>], report: &mut FitReport) {
         let id = |i: usize| i;
         report.rms_free = self.free_fit_rms(obs).unwrap_or(f64::NAN);
-        report.loop_excess_rms = (report.rms.powi(2) - report.rms_free.powi(2)).max(0.0).sqrt();
+        report.loop_excess_rms = (report.rms.powi(2) - report.rms_free.powi(2))
+            .max(0.0)
+            .sqrt();
         // Pins of marker-carrying bodies on bodies that turn about a ground pin (B on the crank).
         let has_markers = |b: usize| self.markers.iter().any(|m| m.body == b);
         for j in &self.joints {
-            let JointKind::Revolute { a, b } = &j.kind else { continue };
+            let JointKind::Revolute { a, b } = &j.kind else {
+                continue;
+            };
             for (meas, other) in [(a, b), (b, a)] {
-                let (BodyRef::Body(mb), BodyRef::Body(ob)) = (meas.body, other.body) else { continue };
+                let (BodyRef::Body(mb), BodyRef::Body(ob)) = (meas.body, other.body) else {
+                    continue;
+                };
                 if !has_markers(mb) || has_markers(ob) {
                     continue;
                 }
                 // The other body's ground pin.
                 let ground_pin = self.joints.iter().find_map(|g| match &g.kind {
-                    JointKind::Revolute { a: ga, b: gb } if ga.body == BodyRef::Ground && gb.body == BodyRef::Body(ob) => Some((ga.local, gb.local)),
-                    JointKind::Revolute { a: ga, b: gb } if gb.body == BodyRef::Ground && ga.body == BodyRef::Body(ob) => Some((gb.local, ga.local)),
+                    JointKind::Revolute { a: ga, b: gb }
+                        if ga.body == BodyRef::Ground && gb.body == BodyRef::Body(ob) =>
+                    {
+                        Some((ga.local, gb.local))
+                    }
+                    JointKind::Revolute { a: ga, b: gb }
+                        if gb.body == BodyRef::Ground && ga.body == BodyRef::Body(ob) =>
+                    {
+                        Some((gb.local, ga.local))
+                    }
                     _ => None,
                 });
-                let Some((ground, pin_on_other)) = ground_pin else { continue };
+                let Some((ground, pin_on_other)) = ground_pin else {
+                    continue;
+                };
                 let length = (other.local - pin_on_other).norm();
                 let mut dev: Vec<f64> = obs
                     .iter()

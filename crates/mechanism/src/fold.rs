@@ -27,8 +27,9 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::fit::{driver_weights, fold_ratio, marker_system, refine, MarkerState, PRIOR_WEIGHT};
 use crate::model::{Coordinate, Mechanism};
-use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, LinearObs, ORDER};
+use crate::smoother::NoiseModel;
 use crate::MechanismError;
+use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, LinearObs, ORDER};
 
 /// Below this ratio of the extreme eigenvalues of the markers' normal matrix in the driving
 /// coordinates (see [`FOLD_RATIO`]) a sample lies in a fold's zone: on the bench, within about
@@ -58,6 +59,9 @@ pub const FOLD_SIDE: usize = 24;
 /// covariance from the markers, m^2; None where they are not fitted or not trusted.
 type DriverObs = Option<(DVector<f64>, DMatrix<f64>)>;
 
+/// The mechanism's configuration q at each sample (None where not fitted).
+pub type Configurations = Vec<Option<DVector<f64>>>;
+
 /// What the fold resolution found, for the run's summary.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct FoldReport {
@@ -73,10 +77,19 @@ pub struct FoldReport {
     pub jerk_density: Vec<f64>,
 }
 
+/// A driver's smoothed values and their covariance at one sample.
+type DriverEstimate = (DVector<f64>, DMatrix<f64>);
+
 /// Log-likelihood of driver observations under the white-jerk model with density `s`, and,
 /// when `smooth`, the Rauch-Tung-Striebel smoothed driver values and their covariances. The
 /// first observation is the prior (its rates diffuse) and adds nothing to the likelihood.
-fn driver_filter(t: &[f64], zs: &[DriverObs], nd: usize, s: &[f64], smooth: bool) -> Option<(f64, Vec<Option<(DVector<f64>, DMatrix<f64>)>>)> {
+fn driver_filter(
+    t: &[f64],
+    zs: &[DriverObs],
+    nd: usize,
+    s: &[f64],
+    smooth: bool,
+) -> Option<(f64, Vec<Option<DriverEstimate>>)> {
     let first = zs.iter().position(|z| z.is_some())?;
     let (z0, r0) = zs[first].as_ref()?;
     let (x0, p0) = diffuse_prior(z0, r0);
@@ -89,7 +102,11 @@ fn driver_filter(t: &[f64], zs: &[DriverObs], nd: usize, s: &[f64], smooth: bool
         .enumerate()
         .map(|(k, z)| {
             let (v, c) = z.as_ref().filter(|_| k > 0)?;
-            Some(LinearObs { h: sel.clone(), z: v.clone(), r: c.clone() })
+            Some(LinearObs {
+                h: sel.clone(),
+                z: v.clone(),
+                r: c.clone(),
+            })
         })
         .collect();
     let est = kalman_rts(&t[first..], &obs, nd, s, (x0, p0), smooth)?;
@@ -118,21 +135,28 @@ impl Mechanism {
         atlas: &[DVector<f64>],
         w: &[f64],
     ) -> (Option<DVector<f64>>, f64) {
-        let targets_of = |q: &DVector<f64>| -> Vec<f64> { self.drivers.iter().map(|d| d.coordinate.value(q)).collect() };
+        let targets_of = |q: &DVector<f64>| -> Vec<f64> {
+            self.drivers.iter().map(|d| d.coordinate.value(q)).collect()
+        };
         let fitted = match self.predict(t, k, qs, seen) {
             Some(p) => refine(self, &p, o, &targets_of(&p), w, 30),
-            None => atlas.iter().filter_map(|q| refine(self, q, o, &targets_of(q), w, 30)).min_by(|a, b| a.1.total_cmp(&b.1)).map(|(mut q, c)| {
-                // Started afresh from the atlas (its angles within one turn): each body's angle
-                // unwrapped to the nearest turn of the last fitted sample's, so that the crank
-                // angle does not jump by whole turns.
-                if let Some(last) = qs[..k].iter().rev().flatten().next() {
-                    for b in 0..self.bodies.len() {
-                        let i = 3 * b + 2;
-                        q[i] += std::f64::consts::TAU * ((last[i] - q[i]) / std::f64::consts::TAU).round();
+            None => atlas
+                .iter()
+                .filter_map(|q| refine(self, q, o, &targets_of(q), w, 30))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(mut q, c)| {
+                    // Started afresh from the atlas (its angles within one turn): each body's angle
+                    // unwrapped to the nearest turn of the last fitted sample's, so that the crank
+                    // angle does not jump by whole turns.
+                    if let Some(last) = qs[..k].iter().rev().flatten().next() {
+                        for b in 0..self.bodies.len() {
+                            let i = 3 * b + 2;
+                            q[i] += std::f64::consts::TAU
+                                * ((last[i] - q[i]) / std::f64::consts::TAU).round();
+                        }
                     }
-                }
-                (q, c)
-            }),
+                    (q, c)
+                }),
         };
         let ratio = fitted.as_ref().map_or(0.0, |(q, _)| fold_ratio(self, q, o));
         (fitted.map(|f| f.0), ratio)
@@ -149,7 +173,13 @@ impl Mechanism {
         }
         let js = &jm * &sens;
         let cov = (js.transpose() * &js).try_inverse()? * (noise * noise);
-        let v = DVector::from_iterator(self.drivers.len(), self.drivers.iter().zip(&scale).map(|(d, s)| d.coordinate.value(q) * s));
+        let v = DVector::from_iterator(
+            self.drivers.len(),
+            self.drivers
+                .iter()
+                .zip(&scale)
+                .map(|(d, s)| d.coordinate.value(q) * s),
+        );
         (cov.iter().all(|c| c.is_finite()) && v.iter().all(|c| c.is_finite())).then_some((v, cov))
     }
 
@@ -157,29 +187,46 @@ impl Mechanism {
     /// own assembly branch through every fold (see the module's documentation). Each sample is
     /// fitted from the quadratic extrapolation of the earlier ones, the first from the best of a
     /// whole turn of the assembly branch; then each fold's zone is resolved in time order.
-    pub fn fit_positions(&self, t: &[f64], obs: &[Vec<Option<MarkerState>>]) -> Result<(Vec<Option<DVector<f64>>>, FoldReport), MechanismError> {
+    pub fn fit_positions(
+        &self,
+        t: &[f64],
+        obs: &[Vec<Option<MarkerState>>],
+    ) -> Result<(Configurations, FoldReport), MechanismError> {
         let w = driver_weights(self, PRIOR_WEIGHT);
         let atlas = self.branch_atlas(72)?;
         let n = obs.len();
         let mut qs: Vec<Option<DVector<f64>>> = Vec::with_capacity(n);
         let mut seen: Vec<f64> = Vec::with_capacity(n);
-        for k in 0..n {
-            let (q, r) = self.fit_next(t, k, &obs[k], &qs, &seen, &atlas, &w);
+        for (k, o) in obs.iter().enumerate() {
+            let (q, r) = self.fit_next(t, k, o, &qs, &seen, &atlas, &w);
             qs.push(q);
             seen.push(r);
         }
         let mut report = FoldReport::default();
-        let in_zone = |k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]| qs[k].is_some() && seen[k] < FOLD_ZONE_RATIO;
+        let in_zone = |k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]| {
+            qs[k].is_some() && seen[k] < FOLD_ZONE_RATIO
+        };
         if !(0..n).any(|k| in_zone(k, &qs, &seen)) {
             return Ok((qs, report));
         }
         let noise = self.marker_noise(obs).unwrap_or(0.0).max(1e-7);
         let nd = self.drivers.len();
-        let mut zs: Vec<DriverObs> =
-            (0..n).map(|k| if in_zone(k, &qs, &seen) { None } else { qs[k].as_ref().and_then(|q| self.driver_obs(q, &obs[k], noise)) }).collect();
+        let mut zs: Vec<DriverObs> = (0..n)
+            .map(|k| {
+                if in_zone(k, &qs, &seen) {
+                    None
+                } else {
+                    qs[k]
+                        .as_ref()
+                        .and_then(|q| self.driver_obs(q, &obs[k], noise))
+                }
+            })
+            .collect();
         // The motion model's jerk density by maximum likelihood over a logarithmic grid.
         let (s, _) = ml_jerk_densities(nd, |s| Some(driver_filter(t, &zs, nd, s, false)?.0))
-            .ok_or_else(|| MechanismError::Fit("the drivers' motion model fits no jerk density".into()))?;
+            .ok_or_else(|| {
+                MechanismError::Fit("the drivers' motion model fits no jerk density".into())
+            })?;
         report.jerk_density = s.clone();
         // The driver each zone's markers are blind to (on the bench, the slide).
         let mut blind: Vec<usize> = Vec::new();
@@ -195,7 +242,16 @@ impl Mechanism {
                 k += 1;
             }
             report.zones += 1;
-            let ctx = Zone { t, obs, a, b: k, noise, s: &s, atlas: &atlas, w: &w };
+            let ctx = Zone {
+                t,
+                obs,
+                a,
+                b: k,
+                noise,
+                s: &s,
+                atlas: &atlas,
+                w: &w,
+            };
             let zone_blind = self.blind_driver(&ctx, &qs);
             blind.extend(zone_blind);
             zones.push((a, k));
@@ -204,16 +260,37 @@ impl Mechanism {
             }
         }
         // The most frequent blind driver: the one whose two roots the path chooses between.
-        if let Some(b) = (0..nd).max_by_key(|&d| blind.iter().filter(|&&x| x == d).count()).filter(|_| !blind.is_empty()) {
+        if let Some(b) = (0..nd)
+            .max_by_key(|&d| blind.iter().filter(|&&x| x == d).count())
+            .filter(|_| !blind.is_empty())
+        {
             report.relabelled = self.branch_path(t, obs, &mut qs, &seen, b, noise, &w);
         }
         if report.relabelled > 0 {
             // The zones bridged anew between the path's sides.
             for &(a, b) in &zones {
-                let ctx = Zone { t, obs, a, b, noise, s: &s, atlas: &atlas, w: &w };
+                let ctx = Zone {
+                    t,
+                    obs,
+                    a,
+                    b,
+                    noise,
+                    s: &s,
+                    atlas: &atlas,
+                    w: &w,
+                };
                 let (lo, hi) = (a.saturating_sub(FOLD_SIDE), (b + FOLD_SIDE).min(n));
-                let window: Vec<DriverObs> =
-                    (lo..hi).map(|j| if in_zone(j, &qs, &seen) { None } else { qs[j].as_ref().and_then(|q| self.driver_obs(q, &obs[j], noise)) }).collect();
+                let window: Vec<DriverObs> = (lo..hi)
+                    .map(|j| {
+                        if in_zone(j, &qs, &seen) {
+                            None
+                        } else {
+                            qs[j]
+                                .as_ref()
+                                .and_then(|q| self.driver_obs(q, &obs[j], noise))
+                        }
+                    })
+                    .collect();
                 let mut path = qs[lo..hi].to_vec();
                 self.bridge_zone(&ctx, lo, &mut path, &window);
                 qs[a..b].clone_from_slice(&path[a - lo..b - lo]);
@@ -224,7 +301,14 @@ impl Mechanism {
 
     /// Decide the branch after one fold zone and bridge the zone (`blind`: the driver the zone's
     /// markers are blind to); true when the fit's branch was switched to the mirror's.
-    fn resolve_fold(&self, z: &Zone, blind: Option<usize>, qs: &mut [Option<DVector<f64>>], seen: &mut [f64], zs: &mut [DriverObs]) -> bool {
+    fn resolve_fold(
+        &self,
+        z: &Zone,
+        blind: Option<usize>,
+        qs: &mut [Option<DVector<f64>>],
+        seen: &mut [f64],
+        zs: &mut [DriverObs],
+    ) -> bool {
         let (t, a, b) = (z.t, z.a, z.b);
         let n = qs.len();
         // The end of the segment: the next zone, gap or the recording's end.
@@ -240,7 +324,8 @@ impl Mechanism {
         self.bridge_zone(z, lo, &mut keep, &zs[lo..hi]);
         let before = (lo..a).filter(|&j| zs[j].is_some()).count();
         if before >= 3 && hi > b {
-            let mirror = blind.and_then(|d| self.second_root(qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
+            let mirror =
+                blind.and_then(|d| self.second_root(qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
             if let Some(mirror) = mirror {
                 // The mirror's continuation is predicted from its own samples only.
                 let mut alt: Vec<Option<DVector<f64>>> = vec![None; end];
@@ -257,7 +342,9 @@ impl Mechanism {
                     let mut other_zs: Vec<DriverObs> = zs[lo..hi].to_vec();
                     for j in b..hi {
                         other[j - lo] = alt[j].clone();
-                        other_zs[j - lo] = alt[j].as_ref().and_then(|q| self.driver_obs(q, &z.obs[j], z.noise));
+                        other_zs[j - lo] = alt[j]
+                            .as_ref()
+                            .and_then(|q| self.driver_obs(q, &z.obs[j], z.noise));
                     }
                     self.bridge_zone(z, lo, &mut other, &other_zs);
                     let score_keep = self.window_score(z, lo, &keep);
@@ -269,16 +356,16 @@ impl Mechanism {
                             for j in b..end {
                                 qs[j] = alt[j].take();
                                 seen[j] = alt_seen[j];
-                                zs[j] = qs[j].as_ref().and_then(|q| self.driver_obs(q, &z.obs[j], z.noise));
+                                zs[j] = qs[j]
+                                    .as_ref()
+                                    .and_then(|q| self.driver_obs(q, &z.obs[j], z.noise));
                             }
                         }
                     }
                 }
             }
         }
-        for j in a..b {
-            qs[j] = keep[j - lo].clone();
-        }
+        qs[a..b].clone_from_slice(&keep[(a - lo)..(b - lo)]);
         switched
     }
 
@@ -286,16 +373,33 @@ impl Mechanism {
     /// through both sides by the RTS smoother of the drivers, then refit each zone sample to its
     /// markers with the bridge as its prior, weighted by the bridge's own uncertainty: each
     /// sample lands on the root of its markers' equations next to the motion through the zone.
-    fn bridge_zone(&self, z: &Zone, lo: usize, path: &mut [Option<DVector<f64>>], zs: &[DriverObs]) {
+    fn bridge_zone(
+        &self,
+        z: &Zone,
+        lo: usize,
+        path: &mut [Option<DVector<f64>>],
+        zs: &[DriverObs],
+    ) {
         let nd = self.drivers.len();
         let hi = lo + path.len();
-        let Some((_, bridge)) = driver_filter(&z.t[lo..hi], zs, nd, z.s, true) else { return };
+        let Some((_, bridge)) = driver_filter(&z.t[lo..hi], zs, nd, z.s, true) else {
+            return;
+        };
         let scale = driver_weights(self, 1.0);
         for j in z.a..z.b {
-            let Some((v, c)) = bridge[j - lo].as_ref() else { continue };
+            let Some((v, c)) = bridge[j - lo].as_ref() else {
+                continue;
+            };
             let targets: Vec<f64> = (0..nd).map(|i| v[i] / scale[i]).collect();
-            let w: Vec<f64> = (0..nd).map(|i| scale[i] * z.noise / c[(i, i)].max(1e-30).sqrt()).collect();
-            let Some(start) = path[j - lo].as_ref().and_then(|q| self.assemble_from(q, &targets).ok()) else { continue };
+            let w: Vec<f64> = (0..nd)
+                .map(|i| scale[i] * z.noise / c[(i, i)].max(1e-30).sqrt())
+                .collect();
+            let Some(start) = path[j - lo]
+                .as_ref()
+                .and_then(|q| self.assemble_from(q, &targets).ok())
+            else {
+                continue;
+            };
             if let Some((q, _)) = refine(self, &start, &z.obs[j], &targets, &w, 30) {
                 path[j - lo] = Some(q);
             }
@@ -320,9 +424,22 @@ impl Mechanism {
             .drivers
             .iter()
             .zip(&scale)
-            .map(|(d, sc)| (!matches!(d.coordinate, Coordinate::Angle { .. })).then(|| (d.value * sc, (spread * sc).powi(2))))
+            .map(|(d, sc)| {
+                (!matches!(d.coordinate, Coordinate::Angle { .. }))
+                    .then(|| (d.value * sc, (spread * sc).powi(2)))
+            })
             .collect();
-        let (est, _, _) = self.gauss_newton(&z.t[lo..hi], &z.obs[lo..hi], &mut lin, z.noise, z.s, &rest, 6)?;
+        let (est, _, _) = self.gauss_newton(
+            &z.t[lo..hi],
+            &z.obs[lo..hi],
+            &mut lin,
+            &NoiseModel {
+                sigma: z.noise,
+                s: z.s,
+                rest: &rest,
+            },
+            6,
+        )?;
         Some(est.loglik)
     }
 
@@ -333,7 +450,11 @@ impl Mechanism {
         let scale = driver_weights(self, 1.0);
         let nd = self.drivers.len();
         let (kf, qf) = (z.a..z.b)
-            .filter_map(|j| qs[j].as_ref().map(|q| (j, q, fold_ratio(self, q, &z.obs[j]))))
+            .filter_map(|j| {
+                qs[j]
+                    .as_ref()
+                    .map(|q| (j, q, fold_ratio(self, q, &z.obs[j])))
+            })
             .min_by(|x, y| x.2.total_cmp(&y.2))
             .map(|x| (x.0, x.1))?;
         let sens = crate::assembly::driver_sensitivity(self, qf, &scale)?;
@@ -353,7 +474,14 @@ impl Mechanism {
     /// every driver free ([`Mechanism::distinct_root`]). None when there is no second root.
     /// (A reflection across the fold, which this replaced, missed the second root at 60
     /// frames/s, where the sample after a zone lies far from the fold.)
-    fn second_root(&self, q: &DVector<f64>, obs: &[Option<MarkerState>], blind: usize, w: &[f64], noise: f64) -> Option<DVector<f64>> {
+    fn second_root(
+        &self,
+        q: &DVector<f64>,
+        obs: &[Option<MarkerState>],
+        blind: usize,
+        w: &[f64],
+        noise: f64,
+    ) -> Option<DVector<f64>> {
         let scale = driver_weights(self, 1.0);
         let (_, r0) = marker_system(self, q, obs);
         // The blind driver held (to a micrometre of its scaled value), the others weakly as in
@@ -371,8 +499,12 @@ impl Mechanism {
                 let last = &profile[profile.len() - 1].0;
                 let mut values = self.driver_values(last);
                 values[blind] = zero + side * step * i as f64;
-                let Ok(start) = self.assemble_from(last, &values) else { break };
-                let Some((p, _)) = refine(self, &start, obs, &values, &held, 10) else { break };
+                let Ok(start) = self.assemble_from(last, &values) else {
+                    break;
+                };
+                let Some((p, _)) = refine(self, &start, obs, &values, &held, 10) else {
+                    break;
+                };
                 let (_, r) = marker_system(self, &p, obs);
                 profile.push((p, r.norm_squared()));
             }
@@ -393,14 +525,26 @@ impl Mechanism {
     /// `start`, with its markers' residual sum of squares, when it explains the markers as well
     /// as the fitted root `q` does (within 3 sigma per coordinate) and lies clearly apart from
     /// it (by more than [`MIRROR_STEP`] of the reference length in the `blind` driver).
-    fn distinct_root(&self, start: &DVector<f64>, q: &DVector<f64>, obs: &[Option<MarkerState>], blind: usize, w: &[f64], noise: f64) -> Option<(DVector<f64>, f64)> {
+    fn distinct_root(
+        &self,
+        start: &DVector<f64>,
+        q: &DVector<f64>,
+        obs: &[Option<MarkerState>],
+        blind: usize,
+        w: &[f64],
+        noise: f64,
+    ) -> Option<(DVector<f64>, f64)> {
         let scale = driver_weights(self, 1.0);
         let (_, r0) = marker_system(self, q, obs);
         let allowed = r0.norm_squared() + 9.0 * noise * noise * r0.len() as f64;
         let (p, _) = refine(self, start, obs, &self.driver_values(start), w, 30)?;
         let (_, r) = marker_system(self, &p, obs);
-        let distance = ((self.drivers[blind].coordinate.value(&p) - self.drivers[blind].coordinate.value(q)) * scale[blind]).abs();
-        (distance > MIRROR_STEP * self.reference_length() && r.norm_squared() <= allowed).then(|| (p, r.norm_squared()))
+        let distance = ((self.drivers[blind].coordinate.value(&p)
+            - self.drivers[blind].coordinate.value(q))
+            * scale[blind])
+            .abs();
+        (distance > MIRROR_STEP * self.reference_length() && r.norm_squared() <= allowed)
+            .then(|| (p, r.norm_squared()))
     }
 
     /// The driving coordinates' values at configuration q (rad or m).
@@ -422,7 +566,16 @@ impl Mechanism {
     /// every fold is smooth throughout and only the rest prior, summed over the recording,
     /// tells it from the true one. Returns how many samples changed root.
     #[allow(clippy::too_many_arguments)]
-    fn branch_path(&self, t: &[f64], obs: &[Vec<Option<MarkerState>>], qs: &mut [Option<DVector<f64>>], seen: &[f64], blind: usize, noise: f64, w: &[f64]) -> usize {
+    fn branch_path(
+        &self,
+        t: &[f64],
+        obs: &[Vec<Option<MarkerState>>],
+        qs: &mut [Option<DVector<f64>>],
+        seen: &[f64],
+        blind: usize,
+        noise: f64,
+        w: &[f64],
+    ) -> usize {
         let n = qs.len();
         let nd = self.drivers.len();
         let scale = driver_weights(self, 1.0);
@@ -452,17 +605,29 @@ impl Mechanism {
         for run in &runs {
             for (p, &k) in run.iter().enumerate() {
                 let Some(q) = qs[k].clone() else { continue };
-                let prev: Vec<&DVector<f64>> = run[p.saturating_sub(2)..p].iter().rev().map_while(|&j| roots[j].get(1)).collect();
+                let prev: Vec<&DVector<f64>> = run[p.saturating_sub(2)..p]
+                    .iter()
+                    .rev()
+                    .map_while(|&j| roots[j].get(1))
+                    .collect();
                 let guess = match prev.as_slice() {
                     [a, b, ..] => {
-                        let values: Vec<f64> = self.driver_values(a).iter().zip(self.driver_values(b)).map(|(x, y)| 2.0 * x - y).collect();
+                        let values: Vec<f64> = self
+                            .driver_values(a)
+                            .iter()
+                            .zip(self.driver_values(b))
+                            .map(|(x, y)| 2.0 * x - y)
+                            .collect();
                         self.assemble_from(a, &values).ok()
                     }
                     [a] => Some((*a).clone()),
                     [] => None,
                 };
                 let found = guess
-                    .and_then(|g| self.distinct_root(&g, &q, &obs[k], blind, w, noise).map(|x| x.0))
+                    .and_then(|g| {
+                        self.distinct_root(&g, &q, &obs[k], blind, w, noise)
+                            .map(|x| x.0)
+                    })
                     .or_else(|| self.second_root(&q, &obs[k], blind, w, noise));
                 roots[k] = std::iter::once(q).chain(found).collect();
             }
@@ -474,8 +639,15 @@ impl Mechanism {
                 roots[k]
                     .iter()
                     .map(|q| {
-                        let v = DVector::from_iterator(nd, self.driver_values(q).iter().zip(&scale).map(|(v, s)| v * s));
-                        let var = self.driver_obs(q, &obs[k], noise).map_or(DVector::from_element(nd, f64::INFINITY), |(_, c)| c.diagonal());
+                        let v = DVector::from_iterator(
+                            nd,
+                            self.driver_values(q).iter().zip(&scale).map(|(v, s)| v * s),
+                        );
+                        let var = self
+                            .driver_obs(q, &obs[k], noise)
+                            .map_or(DVector::from_element(nd, f64::INFINITY), |(_, c)| {
+                                c.diagonal()
+                            });
                         (v, var)
                     })
                     .collect()
@@ -487,14 +659,20 @@ impl Mechanism {
             let mut e = DVector::zeros(nd);
             let mut var = DVector::zeros(nd);
             for i in 0..4 {
-                let c = 6.0 / (0..4).filter(|&j| j != i).map(|j| t[ks[i]] - t[ks[j]]).product::<f64>();
+                let c = 6.0
+                    / (0..4)
+                        .filter(|&j| j != i)
+                        .map(|j| t[ks[i]] - t[ks[j]])
+                        .product::<f64>();
                 let (v, vv) = &stats[ks[i]][idx[i]];
                 e += v * c;
                 var += vv * (c * c);
             }
             (e, var)
         };
-        let quads = |run: &[usize]| -> Vec<[usize; 4]> { run.windows(4).map(|w| [w[0], w[1], w[2], w[3]]).collect() };
+        let quads = |run: &[usize]| -> Vec<[usize; 4]> {
+            run.windows(4).map(|w| [w[0], w[1], w[2], w[3]]).collect()
+        };
         // The motion's own jerk variance per driver along the fitted path: the square of 1.4826
         // times the jerk's median absolute value, less the median variance the noise gives it
         // (at least a tenth of that square).
@@ -504,11 +682,16 @@ impl Mechanism {
         };
         let mut jerk_var = vec![0.0; nd];
         for (j, jv) in jerk_var.iter_mut().enumerate() {
-            let all: Vec<(f64, f64)> = runs.iter().flat_map(|r| quads(r)).map(|ks| jerk(ks, [0; 4])).map(|(e, v)| (e[j].abs(), v[j])).collect();
+            let all: Vec<(f64, f64)> = runs
+                .iter()
+                .flat_map(|r| quads(r))
+                .map(|ks| jerk(ks, [0; 4]))
+                .map(|(e, v)| (e[j].abs(), v[j]))
+                .collect();
             let spread2 = (1.4826 * median(all.iter().map(|x| x.0).collect())).powi(2);
             *jv = (spread2 - median(all.iter().map(|x| x.1).collect())).max(0.1 * spread2);
         }
-        if jerk_var.iter().any(|s| !(*s > 0.0)) {
+        if jerk_var.iter().any(|s| s.is_nan() || *s <= 0.0) {
             return 0;
         }
         let rest = |k: usize, i: usize| -> f64 {
@@ -532,15 +715,21 @@ impl Mechanism {
                         next[i] = rest(k, i);
                         continue;
                     }
-                    for prev in 0..8 {
-                        if !cost[prev].is_finite() {
+                    for (prev, &prev_cost) in cost.iter().enumerate() {
+                        if !prev_cost.is_finite() {
                             continue;
                         }
                         let (x, a, b) = (prev >> 2, (prev >> 1) & 1, prev & 1);
-                        let mut c = cost[prev] + rest(k, i);
+                        let mut c = prev_cost + rest(k, i);
                         if p >= 3 {
-                            let (e, var) = jerk([run[p - 3], run[p - 2], run[p - 1], k], [x, a, b, i]);
-                            c += (0..nd).map(|d| 0.5 * (e[d] * e[d] / (jerk_var[d] + var[d]) + (jerk_var[d] + var[d]).ln())).sum::<f64>();
+                            let (e, var) =
+                                jerk([run[p - 3], run[p - 2], run[p - 1], k], [x, a, b, i]);
+                            c += (0..nd)
+                                .map(|d| {
+                                    0.5 * (e[d] * e[d] / (jerk_var[d] + var[d])
+                                        + (jerk_var[d] + var[d]).ln())
+                                })
+                                .sum::<f64>();
                         }
                         let state = ((a << 2) | (b << 1) | i) & 7;
                         if c < next[state] {
@@ -553,7 +742,12 @@ impl Mechanism {
                 back.push(from);
             }
             // Backtrack.
-            let Some(mut state) = (0..8).filter(|&s| cost[s].is_finite()).min_by(|&x, &y| cost[x].total_cmp(&cost[y])) else { continue };
+            let Some(mut state) = (0..8)
+                .filter(|&s| cost[s].is_finite())
+                .min_by(|&x, &y| cost[x].total_cmp(&cost[y]))
+            else {
+                continue;
+            };
             for (p, &k) in run.iter().enumerate().rev() {
                 let i = state & 1;
                 if i != 0 {

@@ -28,7 +28,9 @@ use crate::{cross, rot, MechanismError};
 
 /// The 1-norm of a matrix: its largest column sum of absolute values.
 fn norm1(a: &DMatrix<f64>) -> f64 {
-    a.column_iter().map(|c| c.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max)
+    a.column_iter()
+        .map(|c| c.iter().map(|v| v.abs()).sum::<f64>())
+        .fold(0.0, f64::max)
 }
 
 /// Default condition number (1-norm, of the scaled system) above which a sample is reported as
@@ -53,6 +55,10 @@ pub enum InverseSample {
     },
 }
 
+/// A quantity computed from a state (q, q', q''), None where it cannot be.
+type StateFunction<'a> =
+    dyn Fn(&DVector<f64>, &DVector<f64>, &DVector<f64>) -> Option<DVector<f64>> + 'a;
+
 impl Mechanism {
     /// A reference length, m: the largest distance of any named point from its body's centroid.
     pub fn reference_length(&self) -> f64 {
@@ -69,7 +75,11 @@ impl Mechanism {
         let ncol = self.force_columns().len();
         let mut a = DMatrix::zeros(self.ncoords(), ncol);
         let arm = |b: usize, s: Vector2<f64>| rot(q[3 * b + 2], s);
-        let put = |a: &mut DMatrix<f64>, col: usize, body: BodyRef, arm: Vector2<f64>, f: Vector2<f64>| {
+        let put = |a: &mut DMatrix<f64>,
+                   col: usize,
+                   body: BodyRef,
+                   arm: Vector2<f64>,
+                   f: Vector2<f64>| {
             if let BodyRef::Body(i) = body {
                 a[(3 * i, col)] += f.x;
                 a[(3 * i + 1, col)] += f.y;
@@ -79,9 +89,20 @@ impl Mechanism {
         let mut col = 0;
         for j in &self.joints {
             if let JointKind::Revolute { a: pa, b: pb } = &j.kind {
-                let arm_a = if let BodyRef::Body(i) = pa.body { arm(i, pa.local) } else { Vector2::zeros() };
-                let arm_b = if let BodyRef::Body(i) = pb.body { arm(i, pb.local) } else { Vector2::zeros() };
-                for (c, e) in [Vector2::new(1.0, 0.0), Vector2::new(0.0, 1.0)].into_iter().enumerate() {
+                let arm_a = if let BodyRef::Body(i) = pa.body {
+                    arm(i, pa.local)
+                } else {
+                    Vector2::zeros()
+                };
+                let arm_b = if let BodyRef::Body(i) = pb.body {
+                    arm(i, pb.local)
+                } else {
+                    Vector2::zeros()
+                };
+                for (c, e) in [Vector2::new(1.0, 0.0), Vector2::new(0.0, 1.0)]
+                    .into_iter()
+                    .enumerate()
+                {
                     put(&mut a, col + c, pb.body, arm_b, e);
                     put(&mut a, col + c, pa.body, arm_a, -e);
                 }
@@ -97,7 +118,10 @@ impl Mechanism {
             col += 1;
         }
         for j in &self.joints {
-            if let JointKind::Slide { body, point, angle, .. } = &j.kind {
+            if let JointKind::Slide {
+                body, point, angle, ..
+            } = &j.kind
+            {
                 let (_, n) = slide_axes(*angle);
                 put(&mut a, col, BodyRef::Body(*body), arm(*body, *point), n);
                 a[(3 * body + 2, col + 1)] += 1.0;
@@ -110,7 +134,12 @@ impl Mechanism {
     /// The inverse dynamics' linear system at one sample, `A f = b`: A the Newton-Euler matrix
     /// (bodies' x, y, moment equations by force columns), b = M qdd minus the known loads
     /// (gravity and the force elements that are not actuators), N and N m, bench frame.
-    pub fn inverse_dynamics_system(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>) -> Result<(DMatrix<f64>, DVector<f64>), MechanismError> {
+    pub fn inverse_dynamics_system(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        qdd: &DVector<f64>,
+    ) -> Result<(DMatrix<f64>, DVector<f64>), MechanismError> {
         let a = self.newton_euler_matrix(q);
         if a.nrows() != a.ncols() {
             return Err(MechanismError::Model(format!(
@@ -154,7 +183,11 @@ impl Mechanism {
                 self.forces.iter().any(|f| {
                     f.actuator
                         && &f.name == name
-                        && matches!(f.kind, crate::model::ForceKind::Motor { .. } | crate::model::ForceKind::Torque { .. })
+                        && matches!(
+                            f.kind,
+                            crate::model::ForceKind::Motor { .. }
+                                | crate::model::ForceKind::Torque { .. }
+                        )
                 }) || name.ends_with("_moment")
             })
             .collect();
@@ -173,10 +206,12 @@ impl Mechanism {
         let norm_s = norm1(&scaled);
         let lu = scaled.lu();
         let Some(inverse) = lu.try_inverse() else {
-            return Ok(InverseSample::Toggle { condition: f64::INFINITY });
+            return Ok(InverseSample::Toggle {
+                condition: f64::INFINITY,
+            });
         };
         let condition = norm_s * norm1(&inverse);
-        if !(condition < max_condition) {
+        if condition.is_nan() || condition >= max_condition {
             return Ok(InverseSample::Toggle { condition });
         }
         let mut rb = rhs;
@@ -188,9 +223,14 @@ impl Mechanism {
                 for (c, _) in couple.iter().enumerate().filter(|(_, is)| **is) {
                     y[c] *= lref;
                 }
-                Ok(InverseSample::Solved { forces: y.iter().copied().collect(), condition })
+                Ok(InverseSample::Solved {
+                    forces: y.iter().copied().collect(),
+                    condition,
+                })
             }
-            None => Ok(InverseSample::Toggle { condition: f64::INFINITY }),
+            None => Ok(InverseSample::Toggle {
+                condition: f64::INFINITY,
+            }),
         }
     }
 
@@ -200,8 +240,18 @@ impl Mechanism {
     /// gives it): first-order propagation, sigma_F^2 = diag(J C J^T), J the forces' Jacobian in
     /// those quantities by central differences (steps of 1 % of each one's standard deviation;
     /// the forces are linear in the accelerations, smooth in the rest). None at a toggle.
-    pub fn forces_sigma(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>, cov: &DMatrix<f64>, max_condition: f64) -> Option<Vec<f64>> {
-        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| match self.inverse_dynamics(q1, qd1, qdd1, max_condition).ok()? {
+    pub fn forces_sigma(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        qdd: &DVector<f64>,
+        cov: &DMatrix<f64>,
+        max_condition: f64,
+    ) -> Option<Vec<f64>> {
+        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| match self
+            .inverse_dynamics(q1, qd1, qdd1, max_condition)
+            .ok()?
+        {
             InverseSample::Solved { forces, .. } => Some(DVector::from_vec(forces)),
             InverseSample::Toggle { .. } => None,
         })
@@ -209,7 +259,12 @@ impl Mechanism {
 
     /// The markers' kinematics at one sample from the mechanism's state: per marker (in the
     /// mechanism's order) x, y (m), vx, vy (m/s), ax, ay (m/s^2), bench frame.
-    pub fn marker_kinematics(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>) -> Vec<f64> {
+    pub fn marker_kinematics(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        qdd: &DVector<f64>,
+    ) -> Vec<f64> {
         use crate::constraints::{body_point, body_point_acc, body_point_vel};
         let mut out = Vec::with_capacity(6 * self.markers.len());
         for m in &self.markers {
@@ -223,8 +278,16 @@ impl Mechanism {
 
     /// Standard deviations of [`Mechanism::marker_kinematics`] at one sample from the drivers'
     /// covariance `cov` (as in [`Mechanism::forces_sigma`]).
-    pub fn marker_kinematics_sigma(&self, q: &DVector<f64>, qd: &DVector<f64>, qdd: &DVector<f64>, cov: &DMatrix<f64>) -> Option<Vec<f64>> {
-        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| Some(DVector::from_vec(self.marker_kinematics(q1, qd1, qdd1))))
+    pub fn marker_kinematics_sigma(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        qdd: &DVector<f64>,
+        cov: &DMatrix<f64>,
+    ) -> Option<Vec<f64>> {
+        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| {
+            Some(DVector::from_vec(self.marker_kinematics(q1, qd1, qdd1)))
+        })
     }
 
     /// First-order propagation of the drivers' covariance `cov` (3 nd x 3 nd: d_j, d_j', d_j''
@@ -237,7 +300,7 @@ impl Mechanism {
         qd: &DVector<f64>,
         qdd: &DVector<f64>,
         cov: &DMatrix<f64>,
-        f: &dyn Fn(&DVector<f64>, &DVector<f64>, &DVector<f64>) -> Option<DVector<f64>>,
+        f: &StateFunction<'_>,
     ) -> Option<Vec<f64>> {
         let nd = self.drivers.len();
         let n = q.len();
@@ -247,7 +310,11 @@ impl Mechanism {
         let mut x = Vec::with_capacity(3 * nd);
         for d in &self.drivers {
             let g = d.coordinate.gradient(q, n);
-            x.extend([d.coordinate.value(q), g.dot(qd), g.dot(qdd) + d.coordinate.quadratic(q, qd)]);
+            x.extend([
+                d.coordinate.value(q),
+                g.dot(qd),
+                g.dot(qdd) + d.coordinate.quadratic(q, qd),
+            ]);
         }
         let eval = |x: &[f64]| -> Option<DVector<f64>> {
             let values: Vec<f64> = (0..nd).map(|j| x[3 * j]).collect();

@@ -29,7 +29,11 @@ pub struct Load {
 impl Load {
     /// Its generalized force on (x, y, phi) of its body.
     pub fn generalized(&self) -> [f64; 3] {
-        [self.force.x, self.force.y, cross(self.arm, self.force) + self.couple]
+        [
+            self.force.x,
+            self.force.y,
+            cross(self.arm, self.force) + self.couple,
+        ]
     }
     /// Its power at the velocities qd (W).
     pub fn power(&self, qd: &DVector<f64>) -> f64 {
@@ -40,9 +44,19 @@ impl Load {
 }
 
 fn couple_loads(body: usize, reaction: BodyRef) -> Vec<Load> {
-    let mut v = vec![Load { body, force: Vector2::zeros(), arm: Vector2::zeros(), couple: 1.0 }];
+    let mut v = vec![Load {
+        body,
+        force: Vector2::zeros(),
+        arm: Vector2::zeros(),
+        couple: 1.0,
+    }];
     if let BodyRef::Body(r) = reaction {
-        v.push(Load { body: r, force: Vector2::zeros(), arm: Vector2::zeros(), couple: -1.0 });
+        v.push(Load {
+            body: r,
+            force: Vector2::zeros(),
+            arm: Vector2::zeros(),
+            couple: -1.0,
+        });
     }
     v
 }
@@ -68,9 +82,16 @@ impl ForceElement {
             ForceKind::Motor { body, reaction, .. } | ForceKind::Torque { body, reaction, .. } => {
                 couple_loads(*body, *reaction)
             }
-            ForceKind::Pump { body, point, angle, .. } => {
+            ForceKind::Pump {
+                body, point, angle, ..
+            } => {
                 let (u, _) = slide_axes(*angle);
-                vec![Load { body: *body, force: u, arm: rot(q[3 * body + 2], *point), couple: 0.0 }]
+                vec![Load {
+                    body: *body,
+                    force: u,
+                    arm: rot(q[3 * body + 2], *point),
+                    couple: 0.0,
+                }]
             }
             ForceKind::Spring { a, b, .. } => {
                 let d = point_pos(q, b) - point_pos(q, a);
@@ -79,10 +100,20 @@ impl ForceElement {
                 // Positive tension pulls a towards b and b towards a.
                 let mut v = Vec::new();
                 if let Some((i, arm)) = arm_of(q, a) {
-                    v.push(Load { body: i, force: u, arm, couple: 0.0 });
+                    v.push(Load {
+                        body: i,
+                        force: u,
+                        arm,
+                        couple: 0.0,
+                    });
                 }
                 if let Some((i, arm)) = arm_of(q, b) {
-                    v.push(Load { body: i, force: -u, arm, couple: 0.0 });
+                    v.push(Load {
+                        body: i,
+                        force: -u,
+                        arm,
+                        couple: 0.0,
+                    });
                 }
                 v
             }
@@ -93,7 +124,12 @@ impl ForceElement {
     /// along u (N), spring tension (N), constant torque (N m).
     pub fn magnitude(&self, q: &DVector<f64>, qd: &DVector<f64>) -> f64 {
         match &self.kind {
-            ForceKind::Motor { body, reaction, km, omega_ref } => {
+            ForceKind::Motor {
+                body,
+                reaction,
+                km,
+                omega_ref,
+            } => {
                 let w_r = match reaction {
                     BodyRef::Ground => 0.0,
                     BodyRef::Body(r) => qd[3 * r + 2],
@@ -101,7 +137,16 @@ impl ForceElement {
                 km * (omega_ref - (qd[3 * body + 2] - w_r))
             }
             ForceKind::Torque { torque, .. } => *torque,
-            ForceKind::Pump { body, point, angle, k, s0, c, fr, vr } => {
+            ForceKind::Pump {
+                body,
+                point,
+                angle,
+                k,
+                s0,
+                c,
+                fr,
+                vr,
+            } => {
                 let (u, _) = slide_axes(*angle);
                 let p = crate::constraints::body_point(q, *body, *point);
                 let v = body_point_vel(q, qd, *body, *point);
@@ -112,7 +157,11 @@ impl ForceElement {
             ForceKind::Spring { a, b, k, c, rest } => {
                 let d = point_pos(q, b) - point_pos(q, a);
                 let l = d.norm();
-                let ld = if l > 0.0 { d.dot(&(point_vel(q, qd, b) - point_vel(q, qd, a))) / l } else { 0.0 };
+                let ld = if l > 0.0 {
+                    d.dot(&(point_vel(q, qd, b) - point_vel(q, qd, a))) / l
+                } else {
+                    0.0
+                };
                 k * (l - rest) + c * ld
             }
         }
@@ -125,7 +174,12 @@ impl Mechanism {
         self.bodies
             .iter()
             .enumerate()
-            .map(|(i, b)| Load { body: i, force: self.gravity * b.mass, arm: Vector2::zeros(), couple: 0.0 })
+            .map(|(i, b)| Load {
+                body: i,
+                force: self.gravity * b.mass,
+                arm: Vector2::zeros(),
+                couple: 0.0,
+            })
             .collect()
     }
 
@@ -170,7 +224,8 @@ impl Mechanism {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                0.5 * b.mass * (qd[3 * i].powi(2) + qd[3 * i + 1].powi(2)) + 0.5 * b.inertia * qd[3 * i + 2].powi(2)
+                0.5 * b.mass * (qd[3 * i].powi(2) + qd[3 * i + 1].powi(2))
+                    + 0.5 * b.inertia * qd[3 * i + 2].powi(2)
             })
             .sum()
     }

@@ -16,6 +16,9 @@ fn push_all(table: &mut Table, cols: Vec<(&str, Column)>) {
     }
 }
 
+/// A state of the mechanism by reference: q, q', q'' (absolute coordinates, SI).
+pub type StateRef<'a> = (&'a DVector<f64>, &'a DVector<f64>, &'a DVector<f64>);
+
 impl Mechanism {
     /// The bodies table: per sample and body, the centroid's position (m), angle (rad),
     /// velocity (m/s), angular velocity (rad/s), acceleration (m/s^2), angular acceleration
@@ -26,7 +29,18 @@ impl Mechanism {
         for (t, q, qd, qdd) in states {
             for (i, b) in self.bodies.iter().enumerate() {
                 names.push(b.name.clone());
-                let vals = [*t, q[3 * i], q[3 * i + 1], q[3 * i + 2], qd[3 * i], qd[3 * i + 1], qd[3 * i + 2], qdd[3 * i], qdd[3 * i + 1], qdd[3 * i + 2]];
+                let vals = [
+                    *t,
+                    q[3 * i],
+                    q[3 * i + 1],
+                    q[3 * i + 2],
+                    qd[3 * i],
+                    qd[3 * i + 1],
+                    qd[3 * i + 2],
+                    qdd[3 * i],
+                    qdd[3 * i + 1],
+                    qdd[3 * i + 2],
+                ];
                 for (c, v) in cols.iter_mut().zip(vals) {
                     c.push(v);
                 }
@@ -34,7 +48,10 @@ impl Mechanism {
         }
         let mut table = Table::new("bodies");
         let mut it = cols.into_iter();
-        let mut v = vec![(BODY_COLUMNS[0], Column::F64(it.next().unwrap_or_default())), (BODY_COLUMNS[1], Column::Str(names))];
+        let mut v = vec![
+            (BODY_COLUMNS[0], Column::F64(it.next().unwrap_or_default())),
+            (BODY_COLUMNS[1], Column::Str(names)),
+        ];
         for name in &BODY_COLUMNS[2..] {
             v.push((name, Column::F64(it.next().unwrap_or_default())));
         }
@@ -60,7 +77,13 @@ impl Mechanism {
         }
         let mut table = Table::new("markers");
         let mut it = cols.into_iter();
-        let mut v = vec![(MARKER_COLUMNS[0], Column::F64(it.next().unwrap_or_default())), (MARKER_COLUMNS[1], Column::Str(names))];
+        let mut v = vec![
+            (
+                MARKER_COLUMNS[0],
+                Column::F64(it.next().unwrap_or_default()),
+            ),
+            (MARKER_COLUMNS[1], Column::Str(names)),
+        ];
         for name in &MARKER_COLUMNS[2..] {
             v.push((name, Column::F64(it.next().unwrap_or_default())));
         }
@@ -78,7 +101,7 @@ impl Mechanism {
     pub fn fitted_markers_table(
         &self,
         t: &[f64],
-        states: &[Option<(&DVector<f64>, &DVector<f64>, &DVector<f64>)>],
+        states: &[Option<StateRef<'_>>],
         sigma: Option<&[Option<Vec<f64>>]>,
         seen: &[Vec<bool>],
     ) -> Table {
@@ -87,23 +110,40 @@ impl Mechanism {
         let mut sig: Vec<Vec<Option<f64>>> = vec![Vec::new(); 6];
         let (mut tt, mut names, mut prov) = (Vec::new(), Vec::new(), Vec::new());
         for (k, &tk) in t.iter().enumerate() {
-            let kin = states.get(k).copied().flatten().map(|(q, qd, qdd)| self.marker_kinematics(q, qd, qdd));
+            let kin = states
+                .get(k)
+                .copied()
+                .flatten()
+                .map(|(q, qd, qdd)| self.marker_kinematics(q, qd, qdd));
             let sd = sigma.and_then(|s| s.get(k).cloned().flatten());
             for (m, mk) in self.markers.iter().enumerate() {
                 tt.push(tk);
                 names.push(mk.name.clone());
-                prov.push(match (&kin, seen.get(k).and_then(|s| s.get(m)).copied().unwrap_or(false)) {
-                    (None, _) => "rejected",
-                    (Some(_), true) => "measured",
-                    (Some(_), false) => "inferred",
-                }.to_string());
+                prov.push(
+                    match (
+                        &kin,
+                        seen.get(k).and_then(|s| s.get(m)).copied().unwrap_or(false),
+                    ) {
+                        (None, _) => "rejected",
+                        (Some(_), true) => "measured",
+                        (Some(_), false) => "inferred",
+                    }
+                    .to_string(),
+                );
                 for c in 0..6 {
                     cols[c].push(kin.as_ref().map(|v| v[6 * m + c]));
-                    sig[c].push(sd.as_ref().filter(|v| v.len() == 6 * nm).map(|v| v[6 * m + c]));
+                    sig[c].push(
+                        sd.as_ref()
+                            .filter(|v| v.len() == 6 * nm)
+                            .map(|v| v[6 * m + c]),
+                    );
                 }
             }
         }
-        let mut v = vec![(MARKER_COLUMNS[0].to_string(), Column::F64(tt)), (MARKER_COLUMNS[1].to_string(), Column::Str(names))];
+        let mut v = vec![
+            (MARKER_COLUMNS[0].to_string(), Column::F64(tt)),
+            (MARKER_COLUMNS[1].to_string(), Column::Str(names)),
+        ];
         for (name, c) in MARKER_COLUMNS[2..].iter().zip(cols) {
             v.push((name.to_string(), Column::OptF64(c)));
         }
@@ -121,12 +161,24 @@ impl Mechanism {
     }
 
     /// The tracks the markers would give (frame k, t, marker, x, y; no image coordinates).
-    pub fn tracks(&self, states: &[(f64, &DVector<f64>)]) -> Result<Tracks, flexbench_contracts::ContractError> {
+    pub fn tracks(
+        &self,
+        states: &[(f64, &DVector<f64>)],
+    ) -> Result<Tracks, flexbench_contracts::ContractError> {
         let mut rows = Vec::new();
         for (k, (t, q)) in states.iter().enumerate() {
             for mk in &self.markers {
                 let p = body_point(q, mk.body, mk.local);
-                rows.push(TrackRow { frame: k as i64, t: *t, marker: mk.name.clone(), u: None, v: None, x: Some(p.x), y: Some(p.y), sigma_px: None });
+                rows.push(TrackRow {
+                    frame: k as i64,
+                    t: *t,
+                    marker: mk.name.clone(),
+                    u: None,
+                    v: None,
+                    x: Some(p.x),
+                    y: Some(p.y),
+                    sigma_px: None,
+                });
             }
         }
         Tracks::new(rows)
@@ -140,16 +192,27 @@ impl Mechanism {
 
     /// The forces table with, when given, each force's standard deviation per sample in a
     /// column named after it with `_sigma` (same unit).
-    pub fn forces_table_with_sigma(&self, t: &[f64], rows: &[Option<Vec<f64>>], sigma: Option<&[Option<Vec<f64>>]>) -> Table {
+    pub fn forces_table_with_sigma(
+        &self,
+        t: &[f64],
+        rows: &[Option<Vec<f64>>],
+        sigma: Option<&[Option<Vec<f64>>]>,
+    ) -> Table {
         let names = self.force_columns();
         let mut table = Table::new("forces");
         let mut v = vec![("t".to_string(), Column::F64(t.to_vec()))];
         for (c, n) in names.iter().enumerate() {
-            v.push((n.clone(), Column::OptF64(rows.iter().map(|r| r.as_ref().map(|r| r[c])).collect())));
+            v.push((
+                n.clone(),
+                Column::OptF64(rows.iter().map(|r| r.as_ref().map(|r| r[c])).collect()),
+            ));
         }
         if let Some(sig) = sigma {
             for (c, n) in names.iter().enumerate() {
-                v.push((format!("{n}_sigma"), Column::OptF64(sig.iter().map(|r| r.as_ref().map(|r| r[c])).collect())));
+                v.push((
+                    format!("{n}_sigma"),
+                    Column::OptF64(sig.iter().map(|r| r.as_ref().map(|r| r[c])).collect()),
+                ));
             }
         }
         for (n, c) in v {

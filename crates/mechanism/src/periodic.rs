@@ -67,14 +67,12 @@ struct CrankFit {
     coef: DVector<f64>,
 }
 
-
 impl CrankFit {
     /// (theta, theta', theta'') at time t.
     fn at(&self, t: f64) -> (f64, f64, f64) {
         let [b, b1, b2] = trend_harmonic_basis(t - self.t0, self.speed, self.harmonics);
         (b.dot(&self.coef), b1.dot(&self.coef), b2.dot(&self.coef))
     }
-
 }
 
 /// The most harmonics a series in the crank angle may have given the samples per turn: a
@@ -100,9 +98,25 @@ fn series_fit(bases: &[DVector<f64>], values: &[f64]) -> Option<(DVector<f64>, f
         atb += b * *v;
     }
     let c = ata.cholesky()?.solve(&atb);
-    let rss = bases.iter().zip(values).map(|(b, v)| (v - b.dot(&c)).powi(2)).sum::<f64>();
+    let rss = bases
+        .iter()
+        .zip(values)
+        .map(|(b, v)| (v - b.dot(&c)).powi(2))
+        .sum::<f64>();
     Some((c, rss))
 }
+
+/// The crank angle and its first two time derivatives at a sample (rad, rad/s, rad/s^2).
+type CrankAngle = (f64, f64, f64);
+
+/// A sequence of vectors, one per sample: configurations q, or a series' coefficients.
+type Trajectory = Vec<DVector<f64>>;
+
+/// The residual vector at the configurations (None when it cannot be formed).
+type Target<'a> = dyn Fn(&[DVector<f64>]) -> Option<DVector<f64>> + 'a;
+
+/// The configurations reached from the previous ones for new coefficients (None on failure).
+type Assemble<'a> = dyn Fn(&[DVector<f64>], &DVector<f64>) -> Option<Vec<DVector<f64>>> + 'a;
 
 /// Gauss-Newton on series coefficients `coef` (every series laid end to end) for the markers:
 /// at most `iters` steps towards `target(qs)` (the linearised least-squares solution about the
@@ -113,10 +127,10 @@ fn damped_gauss_newton(
     mut coef: DVector<f64>,
     mut qs: Vec<DVector<f64>>,
     iters: usize,
-    target: &dyn Fn(&[DVector<f64>]) -> Option<DVector<f64>>,
-    assemble: &dyn Fn(&[DVector<f64>], &DVector<f64>) -> Option<Vec<DVector<f64>>>,
+    target: &Target<'_>,
+    assemble: &Assemble<'_>,
     rss_at: &dyn Fn(&[DVector<f64>]) -> f64,
-) -> Option<(DVector<f64>, Vec<DVector<f64>>)> {
+) -> Option<(DVector<f64>, Trajectory)> {
     let mut last = rss_at(&qs);
     for _ in 0..iters {
         let c = target(&qs)?;
@@ -161,13 +175,19 @@ impl Mechanism {
         start: &[FitSample],
     ) -> Result<(Vec<FitSample>, PeriodicReport), MechanismError> {
         if t.len() != start.len() {
-            return Err(MechanismError::Fit(format!("the periodic fit got {} times for {} samples", t.len(), start.len())));
+            return Err(MechanismError::Fit(format!(
+                "the periodic fit got {} times for {} samples",
+                t.len(),
+                start.len()
+            )));
         }
         let nd = self.drivers.len();
         if nd < 2 || !matches!(self.drivers[0].coordinate, Coordinate::Angle { .. }) {
             return Err(MechanismError::Fit("the periodic fit needs a first driving coordinate that is an angle (the crank) and at least one other".into()));
         }
-        let idx: Vec<usize> = (0..start.len()).filter(|&k| start[k].state.is_some()).collect();
+        let idx: Vec<usize> = (0..start.len())
+            .filter(|&k| start[k].state.is_some())
+            .collect();
         let state = |k: usize| start[k].state.as_ref().map(|s| (&s.0, &s.1, &s.2));
         let c0 = &self.drivers[0].coordinate;
         let theta: Vec<(f64, f64, f64)> = idx
@@ -175,13 +195,24 @@ impl Mechanism {
             .filter_map(|&k| {
                 let (q, qd, qdd) = state(k)?;
                 let n = q.len();
-                Some((c0.value(q), c0.gradient(q, n).dot(qd), c0.gradient(q, n).dot(qdd) + c0.quadratic(q, qd)))
+                Some((
+                    c0.value(q),
+                    c0.gradient(q, n).dot(qd),
+                    c0.gradient(q, n).dot(qdd) + c0.quadratic(q, qd),
+                ))
             })
             .collect();
-        let (lo, hi) = theta.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x.0), b.max(x.0)));
+        let (lo, hi) = theta
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x.0), b.max(x.0))
+            });
         let turns = (hi - lo) / std::f64::consts::TAU;
         if turns < 2.0 {
-            return Err(MechanismError::Fit(format!("the periodic fit needs at least two turns of the {}; the samples cover {turns:.2}", self.drivers[0].name)));
+            return Err(MechanismError::Fit(format!(
+                "the periodic fit needs at least two turns of the {}; the samples cover {turns:.2}",
+                self.drivers[0].name
+            )));
         }
         let rss_of = |qs: &[DVector<f64>]| -> (f64, usize) {
             let mut s = 0.0;
@@ -193,13 +224,21 @@ impl Mechanism {
             }
             (s, n)
         };
-        let start_q: Vec<DVector<f64>> = idx.iter().filter_map(|&k| state(k).map(|s| s.0.clone())).collect();
+        let start_q: Vec<DVector<f64>> = idx
+            .iter()
+            .filter_map(|&k| state(k).map(|s| s.0.clone()))
+            .collect();
         let (rss0, ncoord) = rss_of(&start_q);
         // The crank first: its angle as a steady turn with a periodic ripple in time.
         let times: Vec<f64> = idx.iter().map(|&k| t[k]).collect();
         let (theta, start_q, crank) = self
             .crank_refit(obs, &idx, &times, &start_q, &theta, ncoord)
-            .ok_or_else(|| MechanismError::Fit(format!("the periodic fit of the {} did not converge", self.drivers[0].name)))?;
+            .ok_or_else(|| {
+                MechanismError::Fit(format!(
+                    "the periodic fit of the {} did not converge",
+                    self.drivers[0].name
+                ))
+            })?;
         // The number of harmonics by BIC on the markers linearised about the smoothed motion;
         // then Gauss-Newton at that number.
         // Two starts: the smoother's drivers, and every non-first driver at rest (its value in
@@ -217,26 +256,32 @@ impl Mechanism {
             .collect();
         let k_cap = resolvable_harmonics(idx.len(), turns);
         let n = ncoord as f64;
-        let mut chosen: Option<(f64, usize, Vec<DVector<f64>>, Vec<DVector<f64>>)> = None;
+        let mut chosen: Option<(f64, usize, Trajectory, Trajectory)> = None;
         for from in [Some(start_q.clone()), rest_q].into_iter().flatten() {
-            let Ok(lin) = self.periodic_normals(obs, &idx, &from) else { continue };
+            let Ok(lin) = self.periodic_normals(obs, &idx, &from) else {
+                continue;
+            };
             let mut best: Option<(f64, usize)> = None;
             for k in (2..=MAX_HARMONICS.min(k_cap)).step_by(2) {
                 let p = 2 * k + 1;
                 if p * (nd - 1) * 4 > ncoord {
                     break;
                 }
-                let Some((_, rss)) = lin.solve(&theta, k) else { continue };
+                let Some((_, rss)) = lin.solve(&theta, k) else {
+                    continue;
+                };
                 let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
-                if best.map_or(true, |b| bic < b.0) {
+                if best.is_none_or(|b| bic < b.0) {
                     best = Some((bic, k));
                 }
             }
             let Some((_, k)) = best else { continue };
-            let Some((coefs, qs)) = self.periodic_gauss_newton(obs, &idx, &from, &theta, k) else { continue };
+            let Some((coefs, qs)) = self.periodic_gauss_newton(obs, &idx, &from, &theta, k) else {
+                continue;
+            };
             let (rss, _) = rss_of(&qs);
             let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
-            if chosen.as_ref().map_or(true, |c| bic < c.0) {
+            if chosen.as_ref().is_none_or(|c| bic < c.0) {
                 chosen = Some((bic, k, coefs, qs));
             }
         }
@@ -258,19 +303,42 @@ impl Mechanism {
             let (_, r) = marker_system(self, &q, &obs[s]);
             rss += r.norm_squared();
             let mut residual = vec![None; self.markers.len()];
-            let present: Vec<usize> = (0..self.markers.len()).filter(|&m| obs[s][m].is_some()).collect();
+            let present: Vec<usize> = (0..self.markers.len())
+                .filter(|&m| obs[s][m].is_some())
+                .collect();
             for (row, &m) in present.iter().enumerate() {
                 residual[m] = Some(nalgebra::Vector2::new(r[2 * row], r[2 * row + 1]));
             }
-            out[s] = FitSample { state: Some((q, qd, qdd)), residual };
+            out[s] = FitSample {
+                state: Some((q, qd, qdd)),
+                residual,
+            };
         }
         let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
-        Ok((out, PeriodicReport { harmonics: k, crank_harmonics: crank.harmonics, crank_speed: crank.coef[1], turns, rms: rms(rss), rms_start: rms(rss0) }))
+        Ok((
+            out,
+            PeriodicReport {
+                harmonics: k,
+                crank_harmonics: crank.harmonics,
+                crank_speed: crank.coef[1],
+                turns,
+                rms: rms(rss),
+                rms_start: rms(rss0),
+            },
+        ))
     }
 
     /// The markers' residual sum of squares of configurations `qs` at the samples `idx`.
-    fn markers_rss(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>]) -> f64 {
-        idx.iter().enumerate().map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared()).sum()
+    fn markers_rss(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        idx: &[usize],
+        qs: &[DVector<f64>],
+    ) -> f64 {
+        idx.iter()
+            .enumerate()
+            .map(|(i, &k)| marker_system(self, &qs[i], &obs[k]).1.norm_squared())
+            .sum()
     }
 
     /// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's
@@ -285,13 +353,18 @@ impl Mechanism {
         start_q: &[DVector<f64>],
         theta: &[(f64, f64, f64)],
         ncoord: usize,
-    ) -> Option<(Vec<(f64, f64, f64)>, Vec<DVector<f64>>, CrankFit)> {
+    ) -> Option<(Vec<CrankAngle>, Trajectory, CrankFit)> {
         let nd = self.drivers.len();
         let t0 = *times.first()?;
         let n = times.len() as f64;
-        let (su, sth) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| (a + (t - t0), b + th.0));
+        let (su, sth) = times
+            .iter()
+            .zip(theta)
+            .fold((0.0, 0.0), |(a, b), (t, th)| (a + (t - t0), b + th.0));
         let (mu, mth) = (su / n, sth / n);
-        let (num, den) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| (a + (t - t0 - mu) * (th.0 - mth), b + (t - t0 - mu).powi(2)));
+        let (num, den) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| {
+            (a + (t - t0 - mu) * (th.0 - mth), b + (t - t0 - mu).powi(2))
+        });
         let mut speed = num / den;
         if !speed.is_finite() || speed == 0.0 {
             return None;
@@ -305,10 +378,15 @@ impl Mechanism {
             if 4 * p > ncoord {
                 break;
             }
-            let bases: Vec<DVector<f64>> = times.iter().map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone()).collect();
-            let Some((_, rss, _)) = lin.solve_basis(&bases) else { continue };
+            let bases: Vec<DVector<f64>> = times
+                .iter()
+                .map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone())
+                .collect();
+            let Some((_, rss, _)) = lin.solve_basis(&bases) else {
+                continue;
+            };
             let bic = nc * (rss.max(1e-300) / nc).ln() + p as f64 * nc.ln();
-            if best.map_or(true, |b| bic < b.0) {
+            if best.is_none_or(|b| bic < b.0) {
                 best = Some((bic, k));
             }
         }
@@ -317,7 +395,10 @@ impl Mechanism {
         let mut fit = None;
         let rss_at = |qs: &[DVector<f64>]| self.markers_rss(obs, idx, qs);
         for _round in 0..2 {
-            let bases: Vec<DVector<f64>> = times.iter().map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone()).collect();
+            let bases: Vec<DVector<f64>> = times
+                .iter()
+                .map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone())
+                .collect();
             let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
                 qs.iter()
                     .zip(&bases)
@@ -340,7 +421,12 @@ impl Mechanism {
             };
             let (coef, reached) = damped_gauss_newton(start, qs, 12, &target, &assemble, &rss_at)?;
             qs = reached;
-            fit = Some(CrankFit { t0, speed, harmonics: k, coef });
+            fit = Some(CrankFit {
+                t0,
+                speed,
+                harmonics: k,
+                coef,
+            });
             // The fitted trend is the mean speed: rebuild the ripple's basis on it.
             let f = fit.as_ref()?;
             if (f.coef[1] - speed).abs() <= 1e-9 * speed.abs() {
@@ -357,21 +443,42 @@ impl Mechanism {
     /// qs[i]: G_i = J_s^T J_s and h_i = G_i d_i - J_s^T r_i (J_s the markers' Jacobian in those
     /// drivers, r_i the residuals, d_i the drivers), and e_i^T e_i with e_i = J_s d_i - r_i:
     /// the linear model r_i(d) = r_i + J_s (d - d_i).
-    fn periodic_normals(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>]) -> Result<Normals, MechanismError> {
+    fn periodic_normals(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        idx: &[usize],
+        qs: &[DVector<f64>],
+    ) -> Result<Normals, MechanismError> {
         self.driver_normals(obs, idx, qs, 1..self.drivers.len())
     }
 
     /// As [`Mechanism::periodic_normals`] for the drivers `cols` (the others held).
-    fn driver_normals(&self, obs: &[Vec<Option<MarkerState>>], idx: &[usize], qs: &[DVector<f64>], cols: std::ops::Range<usize>) -> Result<Normals, MechanismError> {
+    fn driver_normals(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        idx: &[usize],
+        qs: &[DVector<f64>],
+        cols: std::ops::Range<usize>,
+    ) -> Result<Normals, MechanismError> {
         let nd = self.drivers.len();
         let unit = vec![1.0; nd];
-        let mut out = Normals { g: Vec::with_capacity(qs.len()), h: Vec::with_capacity(qs.len()), ee: 0.0 };
+        let mut out = Normals {
+            g: Vec::with_capacity(qs.len()),
+            h: Vec::with_capacity(qs.len()),
+            ee: 0.0,
+        };
         for (i, &s) in idx.iter().enumerate() {
             let (jm, r) = marker_system(self, &qs[i], &obs[s]);
-            let sens = crate::assembly::driver_sensitivity(self, &qs[i], &unit)
-                .ok_or_else(|| MechanismError::Fit("the periodic fit met a toggle position".into()))?;
+            let sens =
+                crate::assembly::driver_sensitivity(self, &qs[i], &unit).ok_or_else(|| {
+                    MechanismError::Fit("the periodic fit met a toggle position".into())
+                })?;
             let js = (&jm * sens).columns(cols.start, cols.len()).into_owned();
-            let d = DVector::from_iterator(cols.len(), cols.clone().map(|j| self.drivers[j].coordinate.value(&qs[i])));
+            let d = DVector::from_iterator(
+                cols.len(),
+                cols.clone()
+                    .map(|j| self.drivers[j].coordinate.value(&qs[i])),
+            );
             let e = &js * &d - &r;
             out.ee += e.norm_squared();
             out.g.push(js.transpose() * &js);
@@ -390,13 +497,17 @@ impl Mechanism {
         start_q: &[DVector<f64>],
         theta: &[(f64, f64, f64)],
         k: usize,
-    ) -> Option<(Vec<DVector<f64>>, Vec<DVector<f64>>)> {
+    ) -> Option<(Trajectory, Trajectory)> {
         let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
         let nd = self.drivers.len();
         let p = 2 * k + 1;
         // The non-first drivers' series laid end to end, p coefficients each.
-        let split = |c: &DVector<f64>| -> Vec<DVector<f64>> { (0..nd - 1).map(|j| c.rows(j * p, p).into_owned()).collect() };
-        let join = |cs: Vec<DVector<f64>>| -> DVector<f64> { DVector::from_iterator((nd - 1) * p, cs.iter().flat_map(|c| c.iter().copied())) };
+        let split = |c: &DVector<f64>| -> Vec<DVector<f64>> {
+            (0..nd - 1).map(|j| c.rows(j * p, p).into_owned()).collect()
+        };
+        let join = |cs: Vec<DVector<f64>>| -> DVector<f64> {
+            DVector::from_iterator((nd - 1) * p, cs.iter().flat_map(|c| c.iter().copied()))
+        };
         let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
             let coefs = split(c);
             bases
@@ -415,13 +526,25 @@ impl Mechanism {
         let mut qs: Vec<DVector<f64>> = start_q.to_vec();
         let start = join(
             (1..nd)
-                .map(|j| series_fit(&bases, &qs.iter().map(|q| self.drivers[j].coordinate.value(q)).collect::<Vec<_>>()).map(|f| f.0))
+                .map(|j| {
+                    series_fit(
+                        &bases,
+                        &qs.iter()
+                            .map(|q| self.drivers[j].coordinate.value(q))
+                            .collect::<Vec<_>>(),
+                    )
+                    .map(|f| f.0)
+                })
                 .collect::<Option<Vec<_>>>()?,
         );
         if let Some(q) = assemble(&qs, &start) {
             qs = q;
         }
-        let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> { Some(join(self.periodic_normals(obs, idx, qs).ok()?.solve(theta, k)?.0)) };
+        let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> {
+            Some(join(
+                self.periodic_normals(obs, idx, qs).ok()?.solve(theta, k)?.0,
+            ))
+        };
         let rss_at = |qs: &[DVector<f64>]| self.markers_rss(obs, idx, qs);
         let (coef, qs) = damped_gauss_newton(start, qs, 20, &target, &assemble, &rss_at)?;
         Some((split(&coef), qs))
@@ -446,14 +569,21 @@ impl Normals {
 
     /// As [`Normals::solve`], with the inverse of the normal matrix H (the coefficients'
     /// covariance per unit noise variance, coefficients driver by driver).
-    fn solve_full(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
+    fn solve_full(
+        &self,
+        theta: &[(f64, f64, f64)],
+        k: usize,
+    ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
         let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
         self.solve_basis(&bases)
     }
 
     /// As [`Normals::solve_full`] with any basis: `bases[i]` the basis functions' values at
     /// sample i (the same functions for every driver of the normals).
-    fn solve_basis(&self, bases: &[DVector<f64>]) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
+    fn solve_basis(
+        &self,
+        bases: &[DVector<f64>],
+    ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
         let m = self.h.first()?.len();
         let p = bases.first()?.len();
         let np = p * m;
@@ -475,6 +605,10 @@ impl Normals {
         let chol = hm.clone().cholesky()?;
         let c = chol.solve(&g);
         let rss = (self.ee - 2.0 * c.dot(&g) + c.dot(&(&hm * &c))).max(0.0);
-        Some(((0..m).map(|j| c.rows(j * p, p).into_owned()).collect(), rss, chol.inverse()))
+        Some((
+            (0..m).map(|j| c.rows(j * p, p).into_owned()).collect(),
+            rss,
+            chol.inverse(),
+        ))
     }
 }

@@ -35,7 +35,13 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { duration: 2.0, rate: 1000.0, settle: 3.0, rtol: 1e-10, atol: 1e-11 }
+        SimConfig {
+            duration: 2.0,
+            rate: 1000.0,
+            settle: 3.0,
+            rtol: 1e-10,
+            atol: 1e-11,
+        }
     }
 }
 
@@ -87,7 +93,11 @@ pub struct Simulation {
 
 impl Mechanism {
     /// Accelerations and multipliers at (q, q'): the augmented system's solution.
-    pub fn forward(&self, q: &DVector<f64>, qd: &DVector<f64>) -> Result<(DVector<f64>, DVector<f64>), MechanismError> {
+    pub fn forward(
+        &self,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+    ) -> Result<(DVector<f64>, DVector<f64>), MechanismError> {
         let n = self.ncoords();
         let nc = self.nconstraints();
         let mut a = DMatrix::zeros(n + nc, n + nc);
@@ -110,7 +120,11 @@ impl Mechanism {
 
     /// Project q onto Phi(q) = 0 and q' onto Phi_q q' = 0 (minimum-norm corrections); returns
     /// the violation before the projection.
-    pub fn project(&self, q: &mut DVector<f64>, qd: &mut DVector<f64>) -> Result<f64, MechanismError> {
+    pub fn project(
+        &self,
+        q: &mut DVector<f64>,
+        qd: &mut DVector<f64>,
+    ) -> Result<f64, MechanismError> {
         let before = self.phi(q).amax();
         for _ in 0..10 {
             let r = self.phi(q);
@@ -119,10 +133,14 @@ impl Mechanism {
             }
             let jac = self.phi_q(q);
             let jjt = &jac * jac.transpose();
-            let y = jjt.lu().solve(&r).ok_or_else(|| MechanismError::Simulation {
-                t: f64::NAN,
-                reason: "singular constraint Jacobian during projection (toggle position)".into(),
-            })?;
+            let y = jjt
+                .lu()
+                .solve(&r)
+                .ok_or_else(|| MechanismError::Simulation {
+                    t: f64::NAN,
+                    reason: "singular constraint Jacobian during projection (toggle position)"
+                        .into(),
+                })?;
             *q -= jac.transpose() * y;
         }
         let jac = self.phi_q(q);
@@ -136,8 +154,17 @@ impl Mechanism {
 
     /// Simulate: settle, then record `duration` s at `rate` Hz. `progress` is told the fraction
     /// done (0..1) now and then.
-    pub fn simulate(&self, cfg: &SimConfig, progress: &mut dyn FnMut(f64)) -> Result<Simulation, MechanismError> {
-        if !(cfg.duration > 0.0 && cfg.rate > 0.0 && cfg.settle >= 0.0 && cfg.duration.is_finite() && cfg.settle.is_finite()) {
+    pub fn simulate(
+        &self,
+        cfg: &SimConfig,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<Simulation, MechanismError> {
+        if !(cfg.duration > 0.0
+            && cfg.rate > 0.0
+            && cfg.settle >= 0.0
+            && cfg.duration.is_finite()
+            && cfg.settle.is_finite())
+        {
             return Err(MechanismError::Model(format!(
                 "simulation needs a positive duration and rate and a non-negative settling time (got duration {} s, rate {} Hz, settle {} s)",
                 cfg.duration, cfg.rate, cfg.settle
@@ -201,7 +228,11 @@ impl Mechanism {
             let hh = h.min(target - t);
             let (ynew, err) = dopri5_step(&deriv, &y, hh, cfg).map_err(|e| with_time(e, t))?;
             if err <= 1.0 {
-                t = if (target - (t + hh)).abs() < 1e-12 { target } else { t + hh };
+                t = if (target - (t + hh)).abs() < 1e-12 {
+                    target
+                } else {
+                    t + hh
+                };
                 y = ynew;
                 let mut q = y.rows(0, n).into_owned();
                 let mut qd = y.rows(n, n).into_owned();
@@ -217,14 +248,26 @@ impl Mechanism {
             } else {
                 report.rejected += 1;
             }
-            let factor = if err == 0.0 { 5.0 } else { (0.9 * err.powf(-0.2)).clamp(0.2, 5.0) };
+            let factor = if err == 0.0 {
+                5.0
+            } else {
+                (0.9 * err.powf(-0.2)).clamp(0.2, 5.0)
+            };
             // Keep the full step length h when the step was only shortened to land on a sample.
-            h = (hh * factor).max(if err <= 1.0 { h.min(hh * 5.0) } else { 0.0 }).min(0.01);
+            h = (hh * factor)
+                .max(if err <= 1.0 { h.min(hh * 5.0) } else { 0.0 })
+                .min(0.01);
             if h < 1e-12 {
-                return Err(MechanismError::Simulation { t, reason: "step size underflow: the motion is too stiff or singular here".into() });
+                return Err(MechanismError::Simulation {
+                    t,
+                    reason: "step size underflow: the motion is too stiff or singular here".into(),
+                });
             }
             if report.steps > 50_000_000 {
-                return Err(MechanismError::Simulation { t, reason: "too many steps".into() });
+                return Err(MechanismError::Simulation {
+                    t,
+                    reason: "too many steps".into(),
+                });
             }
         }
         progress(1.0);
@@ -243,14 +286,21 @@ impl Mechanism {
             let w: f64 = s.work.iter().sum();
             worst = worst.max((e - e0 - w).abs());
             if k > 0 {
-                for (g, (a, b)) in gross.iter_mut().zip(s.work.iter().zip(&samples[k - 1].work)) {
+                for (g, (a, b)) in gross
+                    .iter_mut()
+                    .zip(s.work.iter().zip(&samples[k - 1].work))
+                {
                     *g += (a - b).abs();
                 }
             }
         }
         report.energy_error_j = worst;
         report.gross_work_j = gross.iter().sum();
-        report.energy_error_relative = if report.gross_work_j > 0.0 { worst / report.gross_work_j } else { worst };
+        report.energy_error_relative = if report.gross_work_j > 0.0 {
+            worst / report.gross_work_j
+        } else {
+            worst
+        };
     }
 
     /// Column names of the forces table: for each revolute joint `<name>_x, <name>_y` (force of
@@ -265,7 +315,12 @@ impl Mechanism {
                 out.push(format!("{}_y", j.name));
             }
         }
-        out.extend(self.forces.iter().filter(|f| f.actuator).map(|f| f.name.clone()));
+        out.extend(
+            self.forces
+                .iter()
+                .filter(|f| f.actuator)
+                .map(|f| f.name.clone()),
+        );
         for j in &self.joints {
             if matches!(j.kind, JointKind::Slide { .. }) {
                 out.push(format!("{}_normal", j.name));
@@ -287,7 +342,11 @@ impl Mechanism {
                 JointKind::Slide { .. } => slide.extend([-l1, -l2]),
             }
         }
-        let acts = self.forces.iter().filter(|f| f.actuator).map(|f| f.magnitude(&s.q, &s.qd));
+        let acts = self
+            .forces
+            .iter()
+            .filter(|f| f.actuator)
+            .map(|f| f.magnitude(&s.q, &s.qd));
         rev.into_iter().chain(acts).chain(slide).collect()
     }
 }
@@ -311,9 +370,30 @@ fn dopri5_step(
         [1.0 / 5.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         [3.0 / 40.0, 9.0 / 40.0, 0.0, 0.0, 0.0, 0.0],
         [44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0.0, 0.0, 0.0],
-        [19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0, 0.0, 0.0],
-        [9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0, 0.0],
-        [35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0],
+        [
+            19372.0 / 6561.0,
+            -25360.0 / 2187.0,
+            64448.0 / 6561.0,
+            -212.0 / 729.0,
+            0.0,
+            0.0,
+        ],
+        [
+            9017.0 / 3168.0,
+            -355.0 / 33.0,
+            46732.0 / 5247.0,
+            49.0 / 176.0,
+            -5103.0 / 18656.0,
+            0.0,
+        ],
+        [
+            35.0 / 384.0,
+            0.0,
+            500.0 / 1113.0,
+            125.0 / 192.0,
+            -2187.0 / 6784.0,
+            11.0 / 84.0,
+        ],
     ];
     const E: [f64; 7] = [
         71.0 / 57600.0,
@@ -366,20 +446,43 @@ mod tests {
     #[test]
     fn default_bench_settles_into_the_documented_motion() {
         let m = wind_pump_default();
-        let cfg = SimConfig { duration: 0.45, rate: 1000.0, settle: 3.0, ..Default::default() };
+        let cfg = SimConfig {
+            duration: 0.45,
+            rate: 1000.0,
+            settle: 3.0,
+            ..Default::default()
+        };
         let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
         let r = &sim.report;
         eprintln!("{r:?}");
-        assert!(r.max_drift_before_projection < 1e-9, "drift {}", r.max_drift_before_projection);
-        assert!(r.energy_error_relative < 1e-6, "energy {}", r.energy_error_relative);
-        let rpm: Vec<f64> = sim.samples.iter().map(|s| s.qd[2] * 30.0 / std::f64::consts::PI).collect();
-        let (lo, hi) = rpm.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        assert!(
+            r.max_drift_before_projection < 1e-9,
+            "drift {}",
+            r.max_drift_before_projection
+        );
+        assert!(
+            r.energy_error_relative < 1e-6,
+            "energy {}",
+            r.energy_error_relative
+        );
+        let rpm: Vec<f64> = sim
+            .samples
+            .iter()
+            .map(|s| s.qd[2] * 30.0 / std::f64::consts::PI)
+            .collect();
+        let (lo, hi) = rpm
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
         eprintln!("crank speed {lo:.1} .. {hi:.1} rpm");
         let xd: Vec<f64> = sim.samples.iter().map(|s| s.q[9]).collect();
-        let (xlo, xhi) = xd.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        let (xlo, xhi) = xd
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
         eprintln!("slide {xlo:.4} .. {xhi:.4} m");
         let ph: Vec<f64> = sim.samples.iter().map(|s| s.q[8]).collect();
-        let (plo, phi) = ph.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        let (plo, phi) = ph
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
         eprintln!("rocker swing {:.1} deg", (phi - plo).to_degrees());
         let mut amax: f64 = 0.0;
         for s in &sim.samples {
@@ -393,7 +496,11 @@ mod tests {
         for s in &sim.samples {
             let f = m.forces_from_multipliers(s);
             fmax = fmax.max(f[2].hypot(f[3]));
-            let InverseSample::Solved { forces, condition } = m.inverse_dynamics(&s.q, &s.qd, &s.qdd, 1e8).unwrap() else { panic!() };
+            let InverseSample::Solved { forces, condition } =
+                m.inverse_dynamics(&s.q, &s.qd, &s.qdd, 1e8).unwrap()
+            else {
+                panic!()
+            };
             for (a, b) in f.iter().zip(&forces) {
                 assert!((a - b).abs() < 1e-6 * 100.0, "{a} vs {b}, cond {condition}");
             }

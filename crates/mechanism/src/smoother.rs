@@ -25,7 +25,9 @@ use nalgebra::{DMatrix, DVector, Vector2};
 use crate::fit::{driver_weights, marker_system, FitReport, FitSample, MarkerState};
 use crate::model::Mechanism;
 use crate::MechanismError;
-use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, Estimate, LinearObs, ORDER};
+use flexbench_signal::kalman::{
+    diffuse_prior, kalman_rts, ml_jerk_densities, Estimate, LinearObs, ORDER,
+};
 
 /// What the smoother chose and found.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -47,10 +49,24 @@ pub struct SmootherReport {
 /// Most Gauss-Newton iterations of the smoother.
 pub const SMOOTHER_ITERATIONS: usize = 12;
 
+/// The smoother's model of the drivers and the markers: the markers' noise (m), the drivers'
+/// white-snap densities (scaled), and each driver's rest prior (mean, variance; scaled) if any.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NoiseModel<'a> {
+    pub sigma: f64,
+    pub s: &'a [f64],
+    pub rest: &'a [Option<(f64, f64)>],
+}
+
 impl Mechanism {
     /// The markers' residuals at q and their Jacobian with respect to the state (the scaled
     /// drivers' values; zero for their rates).
-    fn measurement(&self, q: &DVector<f64>, o: &[Option<MarkerState>], scale: &[f64]) -> Option<(DMatrix<f64>, DVector<f64>)> {
+    fn measurement(
+        &self,
+        q: &DVector<f64>,
+        o: &[Option<MarkerState>],
+        scale: &[f64],
+    ) -> Option<(DMatrix<f64>, DVector<f64>)> {
         let nd = self.drivers.len();
         let (jm, r) = marker_system(self, q, o);
         let sens = crate::assembly::driver_sensitivity(self, q, scale)?;
@@ -62,14 +78,24 @@ impl Mechanism {
     }
 
     fn drivers_scaled(&self, q: &DVector<f64>, scale: &[f64]) -> Vec<f64> {
-        self.drivers.iter().zip(scale).map(|(d, s)| d.coordinate.value(q) * s).collect()
+        self.drivers
+            .iter()
+            .zip(scale)
+            .map(|(d, s)| d.coordinate.value(q) * s)
+            .collect()
     }
 
     /// The markers linearised about the configurations `lin`: z~ = H x_bar - r = H x + v with
     /// x_bar the scaled drivers of lin (Gauss-Newton's linear model of the measurement).
     /// `rest[j]`, when given, adds to every sample the weak observation that scaled driver j is
     /// near a value (mean, variance).
-    fn linearised(&self, obs: &[Vec<Option<MarkerState>>], lin: &[DVector<f64>], sigma: f64, rest: &[Option<(f64, f64)>]) -> Vec<Option<LinearObs>> {
+    fn linearised(
+        &self,
+        obs: &[Vec<Option<MarkerState>>],
+        lin: &[DVector<f64>],
+        sigma: f64,
+        rest: &[Option<(f64, f64)>],
+    ) -> Vec<Option<LinearObs>> {
         let nd = self.drivers.len();
         let scale = driver_weights(self, 1.0);
         obs.iter()
@@ -102,7 +128,10 @@ impl Mechanism {
     fn smoother_prior(&self, q: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
         let nd = self.drivers.len();
         let scale = driver_weights(self, 1.0);
-        diffuse_prior(&DVector::from_vec(self.drivers_scaled(q, &scale)), &(DMatrix::identity(nd, nd) * 1e-2))
+        diffuse_prior(
+            &DVector::from_vec(self.drivers_scaled(q, &scale)),
+            &(DMatrix::identity(nd, nd) * 1e-2),
+        )
     }
 
     /// Gauss-Newton on the trajectory `lin` (updated in place): up to `iters` linear filter and
@@ -114,11 +143,10 @@ impl Mechanism {
         t: &[f64],
         obs: &[Vec<Option<MarkerState>>],
         lin: &mut [DVector<f64>],
-        sigma: f64,
-        s: &[f64],
-        rest: &[Option<(f64, f64)>],
+        noise: &NoiseModel,
         iters: usize,
     ) -> Option<(Estimate, usize, f64)> {
+        let NoiseModel { sigma, s, rest } = *noise;
         let nd = self.drivers.len();
         let scale = driver_weights(self, 1.0);
         let mut out = None;
@@ -127,11 +155,17 @@ impl Mechanism {
             let e = kalman_rts(t, &lobs, nd, s, self.smoother_prior(&lin[0]), true)?;
             let mut step: f64 = 0.0;
             for (k, q) in lin.iter_mut().enumerate() {
-                let d: Vec<f64> = (0..nd).map(|j| e.states[k].0[ORDER * j] / scale[j]).collect();
+                let d: Vec<f64> = (0..nd)
+                    .map(|j| e.states[k].0[ORDER * j] / scale[j])
+                    .collect();
                 if let Ok(qn) = self.assemble_from(q, &d) {
                     let old = self.drivers_scaled(q, &scale);
                     let new = self.drivers_scaled(&qn, &scale);
-                    step = old.iter().zip(&new).map(|(a, b)| (a - b).abs()).fold(step, f64::max);
+                    step = old
+                        .iter()
+                        .zip(&new)
+                        .map(|(a, b)| (a - b).abs())
+                        .fold(step, f64::max);
                     *q = qn;
                 }
             }
@@ -158,7 +192,8 @@ impl Mechanism {
         obs: &[Vec<Option<MarkerState>>],
         init: &[Option<DVector<f64>>],
     ) -> Result<(Vec<FitSample>, FitReport, SmootherReport), MechanismError> {
-        self.smooth_markers_with_covariance(t, obs, init).map(|(f, r, s, _)| (f, r, s))
+        self.smooth_markers_with_covariance(t, obs, init)
+            .map(|(f, r, s, _)| (f, r, s))
     }
 
     /// [`Mechanism::smooth_markers`], with each sample's covariance of the driving coordinates,
@@ -171,26 +206,48 @@ impl Mechanism {
         t: &[f64],
         obs: &[Vec<Option<MarkerState>>],
         init: &[Option<DVector<f64>>],
-    ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), MechanismError> {
+    ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), MechanismError>
+    {
         let nd = self.drivers.len();
         let nm = self.markers.len();
         let n = t.len();
         let scale = driver_weights(self, 1.0);
         let sigma = self.marker_noise(obs).map_or(1e-4, |s| s.max(1e-7));
         // Linearisation points: the fit, gaps filled from the nearest fitted sample.
-        let first = init.iter().find_map(|q| q.clone()).ok_or_else(|| MechanismError::Fit("the smoother has no fitted sample to start from".into()))?;
+        let first = init.iter().find_map(|q| q.clone()).ok_or_else(|| {
+            MechanismError::Fit("the smoother has no fitted sample to start from".into())
+        })?;
         let mut lin: Vec<DVector<f64>> = Vec::with_capacity(n);
         for q in init {
-            let next = q.clone().or_else(|| lin.last().cloned()).unwrap_or_else(|| first.clone());
+            let next = q
+                .clone()
+                .or_else(|| lin.last().cloned())
+                .unwrap_or_else(|| first.clone());
             lin.push(next);
         }
         let prior = |lin: &[DVector<f64>]| self.smoother_prior(&lin[0]);
         let lobs = self.linearised(obs, &lin, sigma, &vec![None; nd]);
-        let (s, _) = ml_jerk_densities(nd, |s| Some(kalman_rts(t, &lobs, nd, s, prior(&lin), false)?.loglik))
-            .ok_or_else(|| MechanismError::Fit("the smoother failed for every jerk density".into()))?;
+        let (s, _) = ml_jerk_densities(nd, |s| {
+            Some(kalman_rts(t, &lobs, nd, s, prior(&lin), false)?.loglik)
+        })
+        .ok_or_else(|| MechanismError::Fit("the smoother failed for every jerk density".into()))?;
         let (est, iterations, step) = self
-            .gauss_newton(t, obs, &mut lin, sigma, &s, &vec![None; nd], SMOOTHER_ITERATIONS)
-            .ok_or_else(|| MechanismError::Fit("the smoother's innovation covariance lost positive definiteness".into()))?;
+            .gauss_newton(
+                t,
+                obs,
+                &mut lin,
+                &NoiseModel {
+                    sigma,
+                    s: &s,
+                    rest: &vec![None; nd],
+                },
+                SMOOTHER_ITERATIONS,
+            )
+            .ok_or_else(|| {
+                MechanismError::Fit(
+                    "the smoother's innovation covariance lost positive definiteness".into(),
+                )
+            })?;
         let mut out = Vec::with_capacity(n);
         let mut report = FitReport::default();
         let (mut sum2, mut cnt) = (vec![0.0; nm], vec![0usize; nm]);
@@ -206,7 +263,10 @@ impl Mechanism {
             })();
             let Some((q, qd, qdd)) = state else {
                 report.unfitted_samples += 1;
-                out.push(FitSample { state: None, residual: vec![None; nm] });
+                out.push(FitSample {
+                    state: None,
+                    residual: vec![None; nm],
+                });
                 continue;
             };
             let mut residual = vec![None; nm];
@@ -218,10 +278,24 @@ impl Mechanism {
                     residual[i] = Some(Vector2::new(r.x, r.y));
                 }
             }
-            out.push(FitSample { state: Some((q, qd, qdd)), residual });
+            out.push(FitSample {
+                state: Some((q, qd, qdd)),
+                residual,
+            });
         }
-        let rms = |s: f64, c: usize| if c > 0 { (s / c as f64).sqrt() } else { f64::NAN };
-        report.rms_per_marker = self.markers.iter().enumerate().map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i]))).collect();
+        let rms = |s: f64, c: usize| {
+            if c > 0 {
+                (s / c as f64).sqrt()
+            } else {
+                f64::NAN
+            }
+        };
+        report.rms_per_marker = self
+            .markers
+            .iter()
+            .enumerate()
+            .map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i])))
+            .collect();
         report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
         report.rms_free = self.free_fit_rms(obs).unwrap_or(f64::NAN);
         let covariances = est
@@ -234,6 +308,17 @@ impl Mechanism {
                 })
             })
             .collect();
-        Ok((out, report, SmootherReport { sigma_m: sigma, jerk_density: s, log_likelihood: est.loglik, iterations, last_step: step }, covariances))
+        Ok((
+            out,
+            report,
+            SmootherReport {
+                sigma_m: sigma,
+                jerk_density: s,
+                log_likelihood: est.loglik,
+                iterations,
+                last_step: step,
+            },
+            covariances,
+        ))
     }
 }

@@ -4,10 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
-use flexbench_vision::calibrate::{bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow};
+use flexbench_vision::calibrate::{
+    bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow,
+};
 use flexbench_vision::Calibration;
 
 use crate::PipelineError;
+
+/// A pixel of an image: (u, v), px.
+pub type Pixel = (f64, f64);
 
 /// What to calibrate from.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +25,7 @@ pub struct CalibrateRequest {
     pub subpix_window: Option<i32>,
     /// A view of the board lying in the lever's plane and the pixels of the bench origin A and
     /// of a second point on the horizontal through A (u, v), for the bench plane.
-    pub plane: Option<(PathBuf, (f64, f64), (f64, f64))>,
+    pub plane: Option<(PathBuf, Pixel, Pixel)>,
 }
 
 fn vision(e: flexbench_vision::VisionError) -> PipelineError {
@@ -29,39 +34,69 @@ fn vision(e: flexbench_vision::VisionError) -> PipelineError {
 
 /// Calibrate and write `out` (YAML) and `<stem>.corners.csv` beside it; returns the calibration
 /// and the files written. Nothing is written unless the whole calibration succeeds.
-pub fn calibrate(req: &CalibrateRequest, out: &Path) -> Result<(Calibration, Vec<PathBuf>), PipelineError> {
+pub fn calibrate(
+    req: &CalibrateRequest,
+    out: &Path,
+) -> Result<(Calibration, Vec<PathBuf>), PipelineError> {
     let files = image_files(&req.views).map_err(vision)?;
     if files.is_empty() {
-        return Err(PipelineError::Input(format!("{}: no image files (png, jpg, bmp, tif) to calibrate from", req.views.display())));
+        return Err(PipelineError::Input(format!(
+            "{}: no image files (png, jpg, bmp, tif) to calibrate from",
+            req.views.display()
+        )));
     }
-    let window = req.subpix_window.map(SubPixWindow::Fixed).unwrap_or(SubPixWindow::Auto);
+    let window = req
+        .subpix_window
+        .map(SubPixWindow::Fixed)
+        .unwrap_or(SubPixWindow::Auto);
     let mut cal = calibrate_views(&files, &req.board, window).map_err(vision)?;
     if let Some((view, origin, horizontal)) = &req.plane {
-        let img = read_grey(view).ok_or_else(|| PipelineError::Input(format!("{}: cannot be read as an image (the plane view)", view.display())))?;
-        cal.plane = Some(bench_plane(&cal.intrinsics, &img, &req.board, *origin, *horizontal).map_err(vision)?);
+        let img = read_grey(view).ok_or_else(|| {
+            PipelineError::Input(format!(
+                "{}: cannot be read as an image (the plane view)",
+                view.display()
+            ))
+        })?;
+        cal.plane = Some(
+            bench_plane(&cal.intrinsics, &img, &req.board, *origin, *horizontal).map_err(vision)?,
+        );
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::ensure_dir(dir)?;
     }
     let mut csv = String::from("view,u_px,v_px,du_px,dv_px\n");
     for c in &cal.corners {
-        csv.push_str(&format!("{},{:.4},{:.4},{:.5},{:.5}\n", c.view, c.u, c.v, c.du, c.dv));
+        csv.push_str(&format!(
+            "{},{:.4},{:.4},{:.5},{:.5}\n",
+            c.view, c.u, c.v, c.du, c.dv
+        ));
     }
     let corners = out.with_extension("corners.csv");
     cal.write(out).map_err(vision)?;
-    flexbench_contracts::atomic::write_bytes(&corners, csv.as_bytes()).map_err(|e| PipelineError::Io { path: corners.display().to_string(), reason: e.to_string() })?;
+    flexbench_contracts::atomic::write_bytes(&corners, csv.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: corners.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
     Ok((cal, vec![out.to_path_buf(), corners]))
 }
 
 /// Read `origin = [u, v]` and `horizontal = [u, v]` (pixels of the bench origin A and of a second
 /// point on the horizontal through A) from a TOML file.
-pub fn read_clicks(path: &Path) -> Result<((f64, f64), (f64, f64)), PipelineError> {
+pub fn read_clicks(path: &Path) -> Result<(Pixel, Pixel), PipelineError> {
     let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
     let t: toml::Table = toml::from_str(&text).map_err(|e| bad(format!("not TOML ({e})")))?;
     let get = |k: &str| -> Result<(f64, f64), PipelineError> {
-        let a = t.get(k).and_then(|v| v.as_array()).ok_or_else(|| bad(format!("'{k}' is missing; give {k} = [u, v]")))?;
-        let n = |i: usize| a.get(i).and_then(|v| v.as_float().or_else(|| v.as_integer().map(|x| x as f64)));
+        let a = t
+            .get(k)
+            .and_then(|v| v.as_array())
+            .ok_or_else(|| bad(format!("'{k}' is missing; give {k} = [u, v]")))?;
+        let n = |i: usize| {
+            a.get(i)
+                .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|x| x as f64)))
+        };
         match (n(0), n(1)) {
             (Some(u), Some(v)) if a.len() == 2 => Ok((u, v)),
             _ => Err(bad(format!("'{k}' must be two numbers [u, v]"))),

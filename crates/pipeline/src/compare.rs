@@ -17,6 +17,10 @@ use serde_json::json;
 
 use crate::{ensure_dir, write_json, PipelineError};
 
+/// One compared quantity: its name, its unit, the simulated values per simulated sample, and
+/// the measured (crank angle, value, sigma) samples.
+type Quantity<'a> = (String, &'a str, Vec<f64>, Vec<(f64, f64, Option<f64>)>);
+
 /// Harmonics of the crank angle kept for every quantity: the bench's accelerations and forces
 /// hold less than 1e-4 of their power beyond the 20th (the simulated series' residual is
 /// written in the summary).
@@ -32,11 +36,15 @@ pub(crate) fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), Pipelin
     let df = read_frame(bodies)?;
     let names = strings(&df, bodies, "body")?;
     let (t, phi) = (opt_f64(&df, bodies, "t")?, opt_f64(&df, bodies, "phi")?);
-    let rows: Vec<usize> = (0..names.len()).filter(|&i| names[i].as_deref() == Some("crank")).collect();
+    let rows: Vec<usize> = (0..names.len())
+        .filter(|&i| names[i].as_deref() == Some("crank"))
+        .collect();
     let mut out_t = Vec::new();
     let mut out_phi: Vec<f64> = Vec::new();
     for &i in &rows {
-        let (Some(ti), Some(p)) = (t[i], phi[i]) else { continue };
+        let (Some(ti), Some(p)) = (t[i], phi[i]) else {
+            continue;
+        };
         out_t.push(ti);
         out_phi.push(p);
     }
@@ -58,28 +66,53 @@ pub(crate) fn angle_at(t: &[f64], phi: &[f64], ti: f64) -> Option<f64> {
 fn slope(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len() as f64;
     let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>() / x.iter().map(|a| (a - mx).powi(2)).sum::<f64>()
+    x.iter()
+        .zip(y)
+        .map(|(a, b)| (a - mx) * (b - my))
+        .sum::<f64>()
+        / x.iter().map(|a| (a - mx).powi(2)).sum::<f64>()
 }
 
 /// Run the `compare` job on the processed directory `processed` (bodies, markers, forces
 /// tables as `process` writes them) against a simulation of `mechanism`; write the comparison
 /// table, the figures and summary.json into `out`.
-pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+pub fn compare_run(
+    processed: &Path,
+    mechanism: &Path,
+    harmonics: usize,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
     let file = flexbench_mechanism::file::load(mechanism)?;
     let mech = file.mechanism;
     let pick = |stem: &str| -> PathBuf {
         let pq = processed.join(format!("{stem}.parquet"));
-        if pq.exists() { pq } else { processed.join(format!("{stem}.csv")) }
+        if pq.exists() {
+            pq
+        } else {
+            processed.join(format!("{stem}.csv"))
+        }
     };
     let (bodies, markers, forces) = (pick("bodies"), pick("markers"), pick("forces"));
     let (t, crank) = crank_angle(&bodies)?;
     let speed = slope(&t, &crank);
-    let ci = mech.body_index("crank").ok_or_else(|| PipelineError::Input(format!("{}: no body named 'crank'", mechanism.display())))?;
+    let ci = mech.body_index("crank").ok_or_else(|| {
+        PipelineError::Input(format!("{}: no body named 'crank'", mechanism.display()))
+    })?;
     let turn = TAU / speed.abs().max(1e-9);
     // A settled turn and a half of the bench at `per_turn` samples a turn: the samples, the
     // crank angle unwrapped, the mean crank speed.
-    let run = |mech: &flexbench_mechanism::Mechanism, per_turn: f64| -> Result<(flexbench_mechanism::simulate::Simulation, Vec<f64>, f64), PipelineError> {
-        let cfg = SimConfig { duration: 1.5 * turn, rate: per_turn / turn, settle: 3.0, ..SimConfig::default() };
+    let run = |mech: &flexbench_mechanism::Mechanism,
+               per_turn: f64|
+     -> Result<
+        (flexbench_mechanism::simulate::Simulation, Vec<f64>, f64),
+        PipelineError,
+    > {
+        let cfg = SimConfig {
+            duration: 1.5 * turn,
+            rate: per_turn / turn,
+            settle: 3.0,
+            ..SimConfig::default()
+        };
         let sim = mech.simulate(&cfg, &mut |_| {})?;
         let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * ci + 2]).collect();
         crate::unwrap_angles(&mut phi);
@@ -89,9 +122,14 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     // The motor's reference speed set so that the simulated bench turns at the recording's mean
     // crank speed (secant iterations, to 1e-5 of it); the file's as it is when it has no motor.
     let mut mech = mech;
-    let motor = mech.forces.iter().position(|f| matches!(f.kind, flexbench_mechanism::model::ForceKind::Motor { .. }));
+    let motor = mech
+        .forces
+        .iter()
+        .position(|f| matches!(f.kind, flexbench_mechanism::model::ForceKind::Motor { .. }));
     let set_ref = |mech: &mut flexbench_mechanism::Mechanism, w: f64| {
-        if let Some(flexbench_mechanism::model::ForceKind::Motor { omega_ref, .. }) = motor.map(|i| &mut mech.forces[i].kind) {
+        if let Some(flexbench_mechanism::model::ForceKind::Motor { omega_ref, .. }) =
+            motor.map(|i| &mut mech.forces[i].kind)
+        {
             *omega_ref = w;
         }
     };
@@ -121,30 +159,50 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     let sim_forces: Vec<Vec<f64>> = sim
         .samples
         .iter()
-        .map(|s| match mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION) {
-            Ok(InverseSample::Solved { forces, .. }) => Ok(forces),
-            Ok(InverseSample::Toggle { condition }) => Err(PipelineError::Input(format!("the simulated bench passes a toggle at t = {} s (condition {condition:.1e})", s.t))),
-            Err(e) => Err(e.into()),
-        })
+        .map(
+            |s| match mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION) {
+                Ok(InverseSample::Solved { forces, .. }) => Ok(forces),
+                Ok(InverseSample::Toggle { condition }) => Err(PipelineError::Input(format!(
+                    "the simulated bench passes a toggle at t = {} s (condition {condition:.1e})",
+                    s.t
+                ))),
+                Err(e) => Err(e.into()),
+            },
+        )
         .collect::<Result<_, _>>()?;
-    let sim_marks: Vec<Vec<f64>> = sim.samples.iter().map(|s| mech.marker_kinematics(&s.q, &s.qd, &s.qdd)).collect();
+    let sim_marks: Vec<Vec<f64>> = sim
+        .samples
+        .iter()
+        .map(|s| mech.marker_kinematics(&s.q, &s.qd, &s.qdd))
+        .collect();
     // The measured quantities.
     let mdf = read_frame(&markers)?;
-    let (mt, mname, max_, may) = (opt_f64(&mdf, &markers, "t")?, strings(&mdf, &markers, "marker")?, opt_f64(&mdf, &markers, "ax")?, opt_f64(&mdf, &markers, "ay")?);
+    let (mt, mname, max_, may) = (
+        opt_f64(&mdf, &markers, "t")?,
+        strings(&mdf, &markers, "marker")?,
+        opt_f64(&mdf, &markers, "ax")?,
+        opt_f64(&mdf, &markers, "ay")?,
+    );
     let fdf = read_frame(&forces)?;
     let ft = opt_f64(&fdf, &forces, "t")?;
     let angle_at = |ti: f64| angle_at(&t, &crank, ti);
     // The measured standard deviations, where the processed tables have them (`<name>_sigma`).
-    let sigma_of = |df: &flexbench_tables::DataFrame, path: &Path, name: &str| -> Result<Vec<Option<f64>>, PipelineError> {
+    let sigma_of = |df: &flexbench_tables::DataFrame,
+                    path: &Path,
+                    name: &str|
+     -> Result<Vec<Option<f64>>, PipelineError> {
         if flexbench_tables::has_column(df, &format!("{name}_sigma")) {
             Ok(opt_f64(df, path, &format!("{name}_sigma"))?)
         } else {
             Ok(vec![None; df.height()])
         }
     };
-    let (sax, say) = (sigma_of(&mdf, &markers, "ax")?, sigma_of(&mdf, &markers, "ay")?);
+    let (sax, say) = (
+        sigma_of(&mdf, &markers, "ax")?,
+        sigma_of(&mdf, &markers, "ay")?,
+    );
     // (name, unit, simulated values per simulated sample, measured (angle, value, sigma) samples)
-    let mut quantities: Vec<(String, &str, Vec<f64>, Vec<(f64, f64, Option<f64>)>)> = Vec::new();
+    let mut quantities: Vec<Quantity<'_>> = Vec::new();
     for (mi, m) in mech.markers.iter().enumerate() {
         for (c, col, sig) in [(4usize, &max_, &sax), (5, &may, &say)] {
             let meas: Vec<(f64, f64, Option<f64>)> = (0..mname.len())
@@ -152,15 +210,29 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
                 .filter_map(|i| Some((angle_at(mt[i]?)?, col[i]?, sig[i])))
                 .collect();
             let simv: Vec<f64> = sim_marks.iter().map(|r| r[6 * mi + c]).collect();
-            quantities.push((format!("{} {}", m.name, if c == 4 { "ax" } else { "ay" }), "m/s^2", simv, meas));
+            quantities.push((
+                format!("{} {}", m.name, if c == 4 { "ax" } else { "ay" }),
+                "m/s^2",
+                simv,
+                meas,
+            ));
         }
     }
     for name in ["B_x", "B_y", "C_x", "C_y"] {
-        let Some(j) = cols.iter().position(|c| c == name) else { continue };
+        let Some(j) = cols.iter().position(|c| c == name) else {
+            continue;
+        };
         let col = opt_f64(&fdf, &forces, name)?;
         let sig = sigma_of(&fdf, &forces, name)?;
-        let meas: Vec<(f64, f64, Option<f64>)> = (0..ft.len()).filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?, sig[i]))).collect();
-        quantities.push((name.to_string(), "N", sim_forces.iter().map(|r| r[j]).collect(), meas));
+        let meas: Vec<(f64, f64, Option<f64>)> = (0..ft.len())
+            .filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?, sig[i])))
+            .collect();
+        quantities.push((
+            name.to_string(),
+            "N",
+            sim_forces.iter().map(|r| r[j]).collect(),
+            meas,
+        ));
     }
     // Compare every quantity.
     let mut table_rows = Vec::new();
@@ -168,18 +240,43 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
     let deg0 = crank[0];
     let mut spectra: Vec<Panel> = Vec::new();
     for (name, unit, simv, meas) in &quantities {
-        let simulated = PeriodicSeries::fit(&format!("simulated {name}"), &sim_phi, simv, harmonics).map_err(|e| PipelineError::Input(e.to_string()))?;
+        let simulated =
+            PeriodicSeries::fit(&format!("simulated {name}"), &sim_phi, simv, harmonics)
+                .map_err(|e| PipelineError::Input(e.to_string()))?;
         let phi: Vec<f64> = meas.iter().map(|m| m.0).collect();
         let val: Vec<f64> = meas.iter().map(|m| m.1).collect();
-        let c = compare(&format!("measured {name}"), &phi, &val, &simulated).map_err(|e| PipelineError::Input(e.to_string()))?;
+        let c = compare(&format!("measured {name}"), &phi, &val, &simulated)
+            .map_err(|e| PipelineError::Input(e.to_string()))?;
         let x: Vec<f64> = phi.iter().map(|p| (p - deg0).to_degrees()).collect();
-        let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) { meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect() } else { Vec::new() };
+        let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) {
+            meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect()
+        } else {
+            Vec::new()
+        };
         panels.push(Panel {
-            title: format!("{name}: NRMSE {:.1} %, lag {:.1} deg", 100.0 * c.nrmse, c.phase_lag.to_degrees()),
+            title: format!(
+                "{name}: NRMSE {:.1} %, lag {:.1} deg",
+                100.0 * c.nrmse,
+                c.phase_lag.to_degrees()
+            ),
             y_label: format!("{name} ({unit})"),
             curves: vec![
-                Curve { label: if band.is_empty() { "measured".into() } else { "measured (band: 2 sigma)".into() }, x: x.clone(), y: val.iter().map(|v| Some(*v)).collect(), band },
-                Curve { label: "simulated".into(), x, y: phi.iter().map(|p| Some(simulated.at(*p))).collect(), band: Vec::new() },
+                Curve {
+                    label: if band.is_empty() {
+                        "measured".into()
+                    } else {
+                        "measured (band: 2 sigma)".into()
+                    },
+                    x: x.clone(),
+                    y: val.iter().map(|v| Some(*v)).collect(),
+                    band,
+                },
+                Curve {
+                    label: "simulated".into(),
+                    x,
+                    y: phi.iter().map(|p| Some(simulated.at(*p))).collect(),
+                    band: Vec::new(),
+                },
             ],
         });
         let k: Vec<f64> = (0..=harmonics).map(|k| k as f64).collect();
@@ -187,35 +284,131 @@ pub fn compare_run(processed: &Path, mechanism: &Path, harmonics: usize, out: &P
             title: format!("{name}: harmonic amplitudes"),
             y_label: format!("amplitude ({unit})"),
             curves: vec![
-                Curve { label: "measured".into(), x: k.clone(), y: (0..=harmonics).map(|h| Some(c.measured.amplitude(h))).collect(), band: Vec::new() },
-                Curve { label: "simulated".into(), x: k, y: (0..=harmonics).map(|h| Some(simulated.amplitude(h))).collect(), band: Vec::new() },
+                Curve {
+                    label: "measured".into(),
+                    x: k.clone(),
+                    y: (0..=harmonics)
+                        .map(|h| Some(c.measured.amplitude(h)))
+                        .collect(),
+                    band: Vec::new(),
+                },
+                Curve {
+                    label: "simulated".into(),
+                    x: k,
+                    y: (0..=harmonics)
+                        .map(|h| Some(simulated.amplitude(h)))
+                        .collect(),
+                    band: Vec::new(),
+                },
             ],
         });
         table_rows.push((name.clone(), unit.to_string(), c, simulated));
     }
     let mut table = Table::new("comparison");
-    table.push("quantity", Column::Str(table_rows.iter().map(|r| r.0.clone()).collect()))?;
-    table.push("unit", Column::Str(table_rows.iter().map(|r| r.1.clone()).collect()))?;
-    table.push("nrmse", Column::F64(table_rows.iter().map(|r| r.2.nrmse).collect()))?;
-    table.push("rms_error", Column::F64(table_rows.iter().map(|r| r.2.rms_error).collect()))?;
-    table.push("simulated_peak", Column::F64(table_rows.iter().map(|r| r.2.simulated_peak.0).collect()))?;
-    table.push("simulated_peak_angle_deg", Column::F64(table_rows.iter().map(|r| r.2.simulated_peak.1.to_degrees()).collect()))?;
-    table.push("measured_peak", Column::F64(table_rows.iter().map(|r| r.2.measured_peak.0).collect()))?;
-    table.push("measured_peak_angle_deg", Column::F64(table_rows.iter().map(|r| r.2.measured_peak.1.to_degrees()).collect()))?;
-    table.push("phase_lag_deg", Column::F64(table_rows.iter().map(|r| r.2.phase_lag.to_degrees()).collect()))?;
-    table.push("rms_error_after_lag", Column::F64(table_rows.iter().map(|r| r.2.rms_error_after_lag).collect()))?;
-    let (accel, force): (Vec<Panel>, Vec<Panel>) = panels.into_iter().partition(|p| p.y_label.contains("m/s^2"));
-    let (accel_spectra, force_spectra): (Vec<Panel>, Vec<Panel>) = spectra.into_iter().partition(|p| p.y_label.contains("m/s^2"));
+    table.push(
+        "quantity",
+        Column::Str(table_rows.iter().map(|r| r.0.clone()).collect()),
+    )?;
+    table.push(
+        "unit",
+        Column::Str(table_rows.iter().map(|r| r.1.clone()).collect()),
+    )?;
+    table.push(
+        "nrmse",
+        Column::F64(table_rows.iter().map(|r| r.2.nrmse).collect()),
+    )?;
+    table.push(
+        "rms_error",
+        Column::F64(table_rows.iter().map(|r| r.2.rms_error).collect()),
+    )?;
+    table.push(
+        "simulated_peak",
+        Column::F64(table_rows.iter().map(|r| r.2.simulated_peak.0).collect()),
+    )?;
+    table.push(
+        "simulated_peak_angle_deg",
+        Column::F64(
+            table_rows
+                .iter()
+                .map(|r| r.2.simulated_peak.1.to_degrees())
+                .collect(),
+        ),
+    )?;
+    table.push(
+        "measured_peak",
+        Column::F64(table_rows.iter().map(|r| r.2.measured_peak.0).collect()),
+    )?;
+    table.push(
+        "measured_peak_angle_deg",
+        Column::F64(
+            table_rows
+                .iter()
+                .map(|r| r.2.measured_peak.1.to_degrees())
+                .collect(),
+        ),
+    )?;
+    table.push(
+        "phase_lag_deg",
+        Column::F64(
+            table_rows
+                .iter()
+                .map(|r| r.2.phase_lag.to_degrees())
+                .collect(),
+        ),
+    )?;
+    table.push(
+        "rms_error_after_lag",
+        Column::F64(table_rows.iter().map(|r| r.2.rms_error_after_lag).collect()),
+    )?;
+    let (accel, force): (Vec<Panel>, Vec<Panel>) = panels
+        .into_iter()
+        .partition(|p| p.y_label.contains("m/s^2"));
+    let (accel_spectra, force_spectra): (Vec<Panel>, Vec<Panel>) = spectra
+        .into_iter()
+        .partition(|p| p.y_label.contains("m/s^2"));
     let x_label = "crank angle phi1 from the recording's first sample (deg)";
     let k_label = "harmonic of the crank angle k (k = 1: once per turn)";
     let figures = [
-        (Figure { caption: "Markers' accelerations, measured against simulated (bench frame)".into(), x_label: x_label.into(), panels: accel }, "accelerations"),
-        (Figure { caption: "Liaison forces at B and C', measured against simulated (bench frame)".into(), x_label: x_label.into(), panels: force }, "forces"),
-        (Figure { caption: "Harmonic content of the markers' accelerations, measured and simulated".into(), x_label: k_label.into(), panels: accel_spectra }, "spectra-accelerations"),
-        (Figure { caption: "Harmonic content of the liaison forces at B and C', measured and simulated".into(), x_label: k_label.into(), panels: force_spectra }, "spectra-forces"),
+        (
+            Figure {
+                caption: "Markers' accelerations, measured against simulated (bench frame)".into(),
+                x_label: x_label.into(),
+                panels: accel,
+            },
+            "accelerations",
+        ),
+        (
+            Figure {
+                caption: "Liaison forces at B and C', measured against simulated (bench frame)"
+                    .into(),
+                x_label: x_label.into(),
+                panels: force,
+            },
+            "forces",
+        ),
+        (
+            Figure {
+                caption: "Harmonic content of the markers' accelerations, measured and simulated"
+                    .into(),
+                x_label: k_label.into(),
+                panels: accel_spectra,
+            },
+            "spectra-accelerations",
+        ),
+        (
+            Figure {
+                caption:
+                    "Harmonic content of the liaison forces at B and C', measured and simulated"
+                        .into(),
+                x_label: k_label.into(),
+                panels: force_spectra,
+            },
+            "spectra-forces",
+        ),
     ];
     ensure_dir(out)?;
-    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, out, "comparison")?.to_vec();
+    let mut files: Vec<PathBuf> =
+        flexbench_tables::write_table(&table, out, "comparison")?.to_vec();
     for (fig, stem) in &figures {
         if !fig.panels.is_empty() {
             files.extend(flexbench_report::write_figure(fig, &out.join(stem))?);

@@ -52,25 +52,55 @@ pub struct FemConfig {
 
 impl Default for FemConfig {
     fn default() -> Self {
-        FemConfig { element: ElementKind::Quintic, elements: 10, supports: Supports::Pinned, modes: 6, damping: Some(DEFAULT_DAMPING), max_step: DEFAULT_STEP, measured: None }
+        FemConfig {
+            element: ElementKind::Quintic,
+            elements: 10,
+            supports: Supports::Pinned,
+            modes: 6,
+            damping: Some(DEFAULT_DAMPING),
+            max_step: DEFAULT_STEP,
+            measured: None,
+        }
     }
 }
 
 /// The lever's motion and loads read from the tables, one instant per sample, with the crank
 /// angle (rad, unwrapped) of each.
-fn read_instants(bodies: &Path, forces: &Path, centroid: Vector2<f64>, gravity: Vector2<f64>) -> Result<(Vec<LeverInstant>, Vec<f64>), PipelineError> {
+fn read_instants(
+    bodies: &Path,
+    forces: &Path,
+    centroid: Vector2<f64>,
+    gravity: Vector2<f64>,
+) -> Result<(Vec<LeverInstant>, Vec<f64>), PipelineError> {
     let df = read_frame(bodies)?;
     let names = strings(&df, bodies, "body")?;
     let col = |n: &str| opt_f64(&df, bodies, n);
-    let (t, phi, omega, ax, ay, eps) = (col("t")?, col("phi")?, col("omega")?, col("ax")?, col("ay")?, col("epsilon")?);
-    let rows = |body: &str| -> Vec<usize> { (0..names.len()).filter(|&i| names[i].as_deref() == Some(body)).collect() };
+    let (t, phi, omega, ax, ay, eps) = (
+        col("t")?,
+        col("phi")?,
+        col("omega")?,
+        col("ax")?,
+        col("ay")?,
+        col("epsilon")?,
+    );
+    let rows = |body: &str| -> Vec<usize> {
+        (0..names.len())
+            .filter(|&i| names[i].as_deref() == Some(body))
+            .collect()
+    };
     let (lever, crank) = (rows("lever"), rows("crank"));
     if lever.is_empty() {
         return Err(PipelineError::Input(format!("{}: no rows for body 'lever': give the bodies table that `process` or `simulate` wrote", bodies.display())));
     }
     let ff = read_frame(forces)?;
     let fcol = |n: &str| opt_f64(&ff, forces, n);
-    let (tf, bx, by, cx, cy) = (fcol("t")?, fcol("B_x")?, fcol("B_y")?, fcol("C_x")?, fcol("C_y")?);
+    let (tf, bx, by, cx, cy) = (
+        fcol("t")?,
+        fcol("B_x")?,
+        fcol("B_y")?,
+        fcol("C_x")?,
+        fcol("C_y")?,
+    );
     if tf.len() != lever.len() {
         return Err(PipelineError::Input(format!(
             "{} has {} samples and {} has {} of the lever: give the forces and the bodies of the same run",
@@ -93,11 +123,22 @@ fn read_instants(bodies: &Path, forces: &Path, centroid: Vector2<f64>, gravity: 
             return Err(PipelineError::Input(format!("sample {}: t = {ti} s in {} but {tfi} s in {}: give the forces and the bodies of the same run", k + 1, bodies.display(), forces.display())));
         }
         if ti <= last_t {
-            return Err(PipelineError::Input(format!("{}: time is not increasing at sample {} (t = {ti} s after {last_t} s)", bodies.display(), k + 1)));
+            return Err(PipelineError::Input(format!(
+                "{}: time is not increasing at sample {} (t = {ti} s after {last_t} s)",
+                bodies.display(),
+                k + 1
+            )));
         }
         last_t = ti;
-        let (p, w, e) = (need(phi[i], "lever phi", bodies)?, need(omega[i], "lever omega", bodies)?, need(eps[i], "lever epsilon", bodies)?);
-        let a_g = Vector2::new(need(ax[i], "lever ax", bodies)?, need(ay[i], "lever ay", bodies)?);
+        let (p, w, e) = (
+            need(phi[i], "lever phi", bodies)?,
+            need(omega[i], "lever omega", bodies)?,
+            need(eps[i], "lever epsilon", bodies)?,
+        );
+        let a_g = Vector2::new(
+            need(ax[i], "lever ax", bodies)?,
+            need(ay[i], "lever ay", bodies)?,
+        );
         let a_b = LeverInstant::origin_acceleration(a_g, p, w, e, centroid);
         out.push(LeverInstant {
             t: ti,
@@ -117,15 +158,38 @@ fn read_instants(bodies: &Path, forces: &Path, centroid: Vector2<f64>, gravity: 
 
 /// Run the `fem` job: read, compute every instant's modes, follow them, then write the modal
 /// table, the figures and summary.json into `out` (nothing is written when a step fails).
-pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out: &Path, mut progress: impl FnMut(usize, usize)) -> Result<Vec<PathBuf>, PipelineError> {
+pub fn fem(
+    bodies: &Path,
+    forces: &Path,
+    mechanism: &Path,
+    cfg: &FemConfig,
+    out: &Path,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Vec<PathBuf>, PipelineError> {
     let file = flexbench_mechanism::file::load(mechanism)?;
     let sec = file.lever.ok_or_else(|| {
         PipelineError::Input(format!("{}: no elastic lever (keys E, rho, area, inertia, l2 of the bench form): the FEM needs the lever's section", mechanism.display()))
     })?;
     let mech = file.mechanism;
-    let body = mech.bodies.iter().find(|b| b.name == "lever").ok_or_else(|| PipelineError::Input(format!("{}: no body named 'lever'", mechanism.display())))?;
-    let lever = Lever::new(sec.length, Section { young: sec.e, density: sec.rho, area: sec.area, inertia: sec.inertia }).map_err(|e| PipelineError::Input(format!("{}: {e}", mechanism.display())))?;
-    let mesh = Mesh::new(lever, cfg.element, cfg.elements).map_err(|e| PipelineError::Input(e.to_string()))?;
+    let body = mech
+        .bodies
+        .iter()
+        .find(|b| b.name == "lever")
+        .ok_or_else(|| {
+            PipelineError::Input(format!("{}: no body named 'lever'", mechanism.display()))
+        })?;
+    let lever = Lever::new(
+        sec.length,
+        Section {
+            young: sec.e,
+            density: sec.rho,
+            area: sec.area,
+            inertia: sec.inertia,
+        },
+    )
+    .map_err(|e| PipelineError::Input(format!("{}: {e}", mechanism.display())))?;
+    let mesh = Mesh::new(lever, cfg.element, cfg.elements)
+        .map_err(|e| PipelineError::Input(e.to_string()))?;
     if cfg.modes == 0 {
         return Err(PipelineError::Input("--modes must be at least 1".into()));
     }
@@ -134,17 +198,32 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
     let mut worst_balance: f64 = 0.0;
     for inst in &instants {
         let (r, scale) = inst.rigid_balance(&mesh, &g);
-        worst_balance = worst_balance.max(r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300));
+        worst_balance =
+            worst_balance.max(r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300));
     }
-    let total = if cfg.damping.is_some() { 2 * instants.len() } else { instants.len() };
+    let total = if cfg.damping.is_some() {
+        2 * instants.len()
+    } else {
+        instants.len()
+    };
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
     let count = cfg.modes.min(free.len());
     // The shapes of the lowest 2 count modes are all that following `count` modes reads.
-    let modes: Vec<InstantModes> = cycle_modes_keeping(&mesh, &g, &instants, cfg.supports, cfg.modes, 2 * count, &mut |k, _| progress(k, total)).map_err(|e| PipelineError::Input(format!("the lever's modes: {e}")))?;
+    let modes: Vec<InstantModes> = cycle_modes_keeping(
+        &mesh,
+        &g,
+        &instants,
+        cfg.supports,
+        cfg.modes,
+        2 * count,
+        &mut |k, _| progress(k, total),
+    )
+    .map_err(|e| PipelineError::Input(format!("the lever's modes: {e}")))?;
     let (labels, worst_mac) = track(&modes, &m_free, count);
     // The modal table: one row per sample and followed mode.
-    let (mut t, mut ca, mut mode, mut freq, mut full, mut zeta, mut kind) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut t, mut ca, mut mode, mut freq, mut full, mut zeta, mut kind) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut per_mode: Vec<Vec<Option<f64>>> = vec![Vec::new(); count];
     let (mut max_gap, mut max_zeta): (f64, f64) = (0.0, 0.0);
     for (s, im) in modes.iter().enumerate() {
@@ -157,8 +236,17 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
             freq.push(f.is_finite().then_some(f));
             full.push(fl.map(|x| x.0));
             zeta.push(fl.map(|x| x.1));
-            let share = flexbench_fem::modal::transverse_share(&mesh, &m_free, &free, &im.modes.shapes.column(j).into_owned());
-            kind.push(if share > 0.5 { "bending".to_string() } else { "axial".to_string() });
+            let share = flexbench_fem::modal::transverse_share(
+                &mesh,
+                &m_free,
+                &free,
+                &im.modes.shapes.column(j).into_owned(),
+            );
+            kind.push(if share > 0.5 {
+                "bending".to_string()
+            } else {
+                "axial".to_string()
+            });
             per_mode[label].push(f.is_finite().then_some(f));
             if let Some((ff, z)) = fl {
                 max_gap = max_gap.max((ff / f - 1.0).abs());
@@ -178,48 +266,120 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
     let response = match cfg.damping {
         None => None,
         Some(zeta) => {
-            let f_top = modes[0].modes.frequency_hz(labels[0].iter().copied().max().unwrap_or(0));
-            let damping = flexbench_fem::response::Damping::from_ratio(zeta, modes[0].modes.frequency_hz(labels[0][0]), f_top);
-            let rcfg = flexbench_fem::response::ResponseConfig { damping, max_step: cfg.max_step };
+            let f_top = modes[0]
+                .modes
+                .frequency_hz(labels[0].iter().copied().max().unwrap_or(0));
+            let damping = flexbench_fem::response::Damping::from_ratio(
+                zeta,
+                modes[0].modes.frequency_hz(labels[0][0]),
+                f_top,
+            );
+            let rcfg = flexbench_fem::response::ResponseConfig {
+                damping,
+                max_step: cfg.max_step,
+            };
             let n = instants.len();
-            let r = flexbench_fem::response::forced_response(&mesh, &g, &instants, cfg.supports, &rcfg, &mut |k, _| progress(n + k, total)).map_err(|e| PipelineError::Input(format!("forced response: {e}")))?;
+            let r = flexbench_fem::response::forced_response(
+                &mesh,
+                &g,
+                &instants,
+                cfg.supports,
+                &rcfg,
+                &mut |k, _| progress(n + k, total),
+            )
+            .map_err(|e| PipelineError::Input(format!("forced response: {e}")))?;
             Some((r, damping))
         }
     };
     let lever_index = mech.bodies.iter().position(|b| b.name == "lever");
-    let markers: Vec<(String, f64)> = mech.markers.iter().filter(|m| Some(m.body) == lever_index).map(|m| (m.name.clone(), m.local_frame.x)).collect();
+    let markers: Vec<(String, f64)> = mech
+        .markers
+        .iter()
+        .filter(|m| Some(m.body) == lever_index)
+        .map(|m| (m.name.clone(), m.local_frame.x))
+        .collect();
     let measured = match (&cfg.measured, &response) {
         (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
-        (Some(_), None) => return Err(PipelineError::Input("--measured needs the forced response (drop --no-response)".into())),
+        (Some(_), None) => {
+            return Err(PipelineError::Input(
+                "--measured needs the forced response (drop --no-response)".into(),
+            ))
+        }
         _ => None,
     };
-    let deflection = response.as_ref().map(|(r, _)| deflection_table(&mesh, r, &markers, measured.as_ref())).transpose()?;
+    let deflection = response
+        .as_ref()
+        .map(|(r, _)| deflection_table(&mesh, r, &markers, measured.as_ref()))
+        .transpose()?;
     // Figures, built before anything is written.
     let deg: Vec<f64> = crank.iter().map(|a| (a - crank[0]).to_degrees()).collect();
     let x_label = "crank angle phi1 from the first sample (deg)";
     let panel = |label: usize| Panel {
         title: format!("mode {}", label + 1),
         y_label: "frequency (Hz)".into(),
-        curves: vec![Curve { label: format!("f{} (symmetric problem)", label + 1), x: deg.clone(), y: per_mode[label].clone(), band: Vec::new() }],
+        curves: vec![Curve {
+            label: format!("f{} (symmetric problem)", label + 1),
+            x: deg.clone(),
+            y: per_mode[label].clone(),
+            band: Vec::new(),
+        }],
     };
-    let caption = format!("{} {} elements, {}: ", cfg.elements, cfg.element.name(), cfg.supports.name());
-    let high = Figure { caption: format!("{caption}eigenfrequencies 3-6 of the lever along the cycle (seed 001 Fig. 8)"), x_label: x_label.into(), panels: (2..count.min(6)).map(panel).collect() };
-    let low = Figure { caption: format!("{caption}the first two eigenfrequencies along the cycle (seed 000 Fig. 6)"), x_label: x_label.into(), panels: (0..count.min(2)).map(panel).collect() };
-    let shapes = shapes_figure(&mesh, &modes[0], &labels[0], &free, &format!("{caption}mode shapes at t = {:.3} s", modes[0].t));
+    let caption = format!(
+        "{} {} elements, {}: ",
+        cfg.elements,
+        cfg.element.name(),
+        cfg.supports.name()
+    );
+    let high = Figure {
+        caption: format!(
+            "{caption}eigenfrequencies 3-6 of the lever along the cycle (seed 001 Fig. 8)"
+        ),
+        x_label: x_label.into(),
+        panels: (2..count.min(6)).map(panel).collect(),
+    };
+    let low = Figure {
+        caption: format!(
+            "{caption}the first two eigenfrequencies along the cycle (seed 000 Fig. 6)"
+        ),
+        x_label: x_label.into(),
+        panels: (0..count.min(2)).map(panel).collect(),
+    };
+    let shapes = shapes_figure(
+        &mesh,
+        &modes[0],
+        &labels[0],
+        &free,
+        &format!("{caption}mode shapes at t = {:.3} s", modes[0].t),
+    );
     ensure_dir(out)?;
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, out, "modal")?.to_vec();
     if !high.panels.is_empty() {
-        files.extend(flexbench_report::write_figure(&high, &out.join("modes-3-6"))?);
+        files.extend(flexbench_report::write_figure(
+            &high,
+            &out.join("modes-3-6"),
+        )?);
     }
-    files.extend(flexbench_report::write_figure(&low, &out.join("modes-1-2"))?);
-    files.extend(flexbench_report::write_figure(&shapes, &out.join("mode-shapes"))?);
+    files.extend(flexbench_report::write_figure(
+        &low,
+        &out.join("modes-1-2"),
+    )?);
+    files.extend(flexbench_report::write_figure(
+        &shapes,
+        &out.join("mode-shapes"),
+    )?);
     if let (Some(table), Some((r, _))) = (&deflection, &response) {
         files.extend(flexbench_tables::write_table(table, out, "deflection")?);
-        files.extend(flexbench_report::write_figure(&deflection_figure(&mesh, r, &markers, &caption), &out.join("deflection"))?);
+        files.extend(flexbench_report::write_figure(
+            &deflection_figure(&mesh, r, &markers, &caption),
+            &out.join("deflection"),
+        )?);
     }
     let range = |v: &[Option<f64>]| -> serde_json::Value {
         let f: Vec<f64> = v.iter().flatten().copied().collect();
-        json!([f.iter().copied().fold(f64::INFINITY, f64::min), f.iter().copied().fold(f64::NEG_INFINITY, f64::max)])
+        json!([
+            f.iter().copied().fold(f64::INFINITY, f64::min),
+            f.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        ])
     };
     let summary = json!({
         "job": "fem",
@@ -264,7 +424,13 @@ pub fn fem(bodies: &Path, forces: &Path, mechanism: &Path, cfg: &FemConfig, out:
 
 /// The first instant's followed modes: the transverse and axial displacement of each along the
 /// lever, at the nodes, scaled to a largest component of 1.
-fn shapes_figure(mesh: &Mesh, im: &InstantModes, idx: &[usize], free: &[usize], caption: &str) -> Figure {
+fn shapes_figure(
+    mesh: &Mesh,
+    im: &InstantModes,
+    idx: &[usize],
+    free: &[usize],
+    caption: &str,
+) -> Figure {
     let mut panels = Vec::new();
     for (label, &j) in idx.iter().enumerate() {
         let mut full = vec![0.0; mesh.dofs()];
@@ -273,26 +439,53 @@ fn shapes_figure(mesh: &Mesh, im: &InstantModes, idx: &[usize], free: &[usize], 
         }
         let full = nalgebra::DVector::from_vec(full);
         // Ten points per element, by the shape functions.
-        let xs: Vec<f64> = (0..=10 * mesh.elements).map(|i| mesh.lever.length * i as f64 / (10 * mesh.elements) as f64).collect();
-        let (u, v): (Vec<f64>, Vec<f64>) = xs.iter().map(|&x| mesh.displacement_at(&full, x)).unzip();
-        let peak = u.iter().chain(&v).fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
+        let xs: Vec<f64> = (0..=10 * mesh.elements)
+            .map(|i| mesh.lever.length * i as f64 / (10 * mesh.elements) as f64)
+            .collect();
+        let (u, v): (Vec<f64>, Vec<f64>) =
+            xs.iter().map(|&x| mesh.displacement_at(&full, x)).unzip();
+        let peak = u
+            .iter()
+            .chain(&v)
+            .fold(0.0f64, |a, b| a.max(b.abs()))
+            .max(1e-300);
         panels.push(Panel {
             title: format!("mode {}: {:.1} Hz", label + 1, im.modes.frequency_hz(j)),
             y_label: "displacement / largest (1)".into(),
             curves: vec![
-                Curve { label: "v, across the lever".into(), x: xs.clone(), y: v.iter().map(|a| Some(a / peak)).collect(), band: Vec::new() },
-                Curve { label: "u, along the lever".into(), x: xs.clone(), y: u.iter().map(|a| Some(a / peak)).collect(), band: Vec::new() },
+                Curve {
+                    label: "v, across the lever".into(),
+                    x: xs.clone(),
+                    y: v.iter().map(|a| Some(a / peak)).collect(),
+                    band: Vec::new(),
+                },
+                Curve {
+                    label: "u, along the lever".into(),
+                    x: xs.clone(),
+                    y: u.iter().map(|a| Some(a / peak)).collect(),
+                    band: Vec::new(),
+                },
             ],
         });
     }
-    Figure { caption: caption.into(), x_label: "position along the lever from B, X (m)".into(), panels }
+    Figure {
+        caption: caption.into(),
+        x_label: "position along the lever from B, X (m)".into(),
+        panels,
+    }
 }
 
 /// The deflection table: per sample and marker of the lever, its lever coordinate and the
 /// forced response's displacement there (u along, v across the lever, m, lever frame), with
 /// the quasi-static v for comparison.
-fn deflection_table(mesh: &Mesh, r: &flexbench_fem::response::Response, markers: &[(String, f64)], measured: Option<&Comparison>) -> Result<Table, PipelineError> {
-    let (mut t, mut name, mut x, mut u, mut v, mut vq) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+fn deflection_table(
+    mesh: &Mesh,
+    r: &flexbench_fem::response::Response,
+    markers: &[(String, f64)],
+    measured: Option<&Comparison>,
+) -> Result<Table, PipelineError> {
+    let (mut t, mut name, mut x, mut u, mut v, mut vq) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
     let (mut vd, mut md) = (vec![], vec![]);
     for (k, d) in r.d.iter().enumerate() {
         for (j, (m, xm)) in markers.iter().enumerate() {
@@ -325,11 +518,23 @@ fn deflection_table(mesh: &Mesh, r: &flexbench_fem::response::Response, markers:
 
 /// The deflection across the lever at its markers over time: the forced response and the
 /// quasi-static solution.
-fn deflection_figure(mesh: &Mesh, r: &flexbench_fem::response::Response, markers: &[(String, f64)], caption: &str) -> Figure {
-    let curves = |field: &dyn Fn(&nalgebra::DVector<f64>, f64) -> f64, which: &[nalgebra::DVector<f64>]| -> Vec<Curve> {
+fn deflection_figure(
+    mesh: &Mesh,
+    r: &flexbench_fem::response::Response,
+    markers: &[(String, f64)],
+    caption: &str,
+) -> Figure {
+    let curves = |field: &dyn Fn(&nalgebra::DVector<f64>, f64) -> f64,
+                  which: &[nalgebra::DVector<f64>]|
+     -> Vec<Curve> {
         markers
             .iter()
-            .map(|(name, xm)| Curve { label: format!("{name} (X = {xm:.3} m)"), x: r.t.clone(), y: which.iter().map(|d| Some(field(d, *xm) * 1e6)).collect(), band: Vec::new() })
+            .map(|(name, xm)| Curve {
+                label: format!("{name} (X = {xm:.3} m)"),
+                x: r.t.clone(),
+                y: which.iter().map(|d| Some(field(d, *xm) * 1e6)).collect(),
+                band: Vec::new(),
+            })
             .collect()
     };
     let v = |d: &nalgebra::DVector<f64>, x: f64| mesh.displacement_at(d, x).1;
@@ -337,8 +542,16 @@ fn deflection_figure(mesh: &Mesh, r: &flexbench_fem::response::Response, markers
         caption: format!("{caption}deflection across the lever at its markers"),
         x_label: "time t (s)".into(),
         panels: vec![
-            Panel { title: "forced response".into(), y_label: "v, lever frame (um)".into(), curves: curves(&v, &r.d) },
-            Panel { title: "quasi-static".into(), y_label: "v, lever frame (um)".into(), curves: curves(&v, &r.quasi_static) },
+            Panel {
+                title: "forced response".into(),
+                y_label: "v, lever frame (um)".into(),
+                curves: curves(&v, &r.d),
+            },
+            Panel {
+                title: "quasi-static".into(),
+                y_label: "v, lever frame (um)".into(),
+                curves: curves(&v, &r.quasi_static),
+            },
         ],
     }
 }
@@ -362,40 +575,70 @@ struct Comparison {
 /// Values less their least-squares line a + b x (None where absent; all None with fewer than
 /// three values).
 fn detrend(x: &[f64], v: &[Option<f64>]) -> Vec<Option<f64>> {
-    let pts: Vec<(f64, f64)> = x.iter().zip(v).filter_map(|(x, v)| v.map(|v| (*x, v))).collect();
+    let pts: Vec<(f64, f64)> = x
+        .iter()
+        .zip(v)
+        .filter_map(|(x, v)| v.map(|v| (*x, v)))
+        .collect();
     if pts.len() < 3 {
         return vec![None; v.len()];
     }
     let n = pts.len() as f64;
-    let (mx, mv) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let (mx, mv) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
     let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let b = pts.iter().map(|p| (p.0 - mx) * (p.1 - mv)).sum::<f64>() / sxx;
-    x.iter().zip(v).map(|(x, v)| v.map(|v| v - mv - b * (x - mx))).collect()
+    x.iter()
+        .zip(v)
+        .map(|(x, v)| v.map(|v| v - mv - b * (x - mx)))
+        .collect()
 }
 
 /// Compare the forced response at the markers with the measured deflection: the `fit_residuals`
 /// table (fitted minus measured, bench frame) turned to the lever's normal at each sample.
-fn compare_measured(path: &Path, mesh: &Mesh, r: &flexbench_fem::response::Response, instants: &[LeverInstant], markers: &[(String, f64)]) -> Result<Comparison, PipelineError> {
+fn compare_measured(
+    path: &Path,
+    mesh: &Mesh,
+    r: &flexbench_fem::response::Response,
+    instants: &[LeverInstant],
+    markers: &[(String, f64)],
+) -> Result<Comparison, PipelineError> {
     let df = read_frame(path)?;
     let names = strings(&df, path, "marker")?;
-    let (t, rx, ry) = (opt_f64(&df, path, "t")?, opt_f64(&df, path, "rx")?, opt_f64(&df, path, "ry")?);
+    let (t, rx, ry) = (
+        opt_f64(&df, path, "t")?,
+        opt_f64(&df, path, "rx")?,
+        opt_f64(&df, path, "ry")?,
+    );
     let xs: Vec<f64> = markers.iter().map(|m| m.1).collect();
     let (mut model, mut measured) = (Vec::new(), Vec::new());
-    let (mut s_mod, mut s_mea, mut s_dif, mut s_mm, mut count, mut samples) = (0.0, 0.0, 0.0, 0.0, 0usize, 0usize);
+    let (mut s_mod, mut s_mea, mut s_dif, mut s_mm, mut count, mut samples) =
+        (0.0, 0.0, 0.0, 0.0, 0usize, 0usize);
     for (k, inst) in instants.iter().enumerate() {
         let normal = Vector2::new(-inst.phi.sin(), inst.phi.cos());
         let meas: Vec<Option<f64>> = markers
             .iter()
             .map(|(name, _)| {
                 (0..names.len())
-                    .find(|&i| names[i].as_deref() == Some(name.as_str()) && t[i].is_some_and(|ti| (ti - inst.t).abs() <= 1e-9 * inst.t.abs().max(1.0)))
+                    .find(|&i| {
+                        names[i].as_deref() == Some(name.as_str())
+                            && t[i].is_some_and(|ti| {
+                                (ti - inst.t).abs() <= 1e-9 * inst.t.abs().max(1.0)
+                            })
+                    })
                     .and_then(|i| Some(-Vector2::new(rx[i]?, ry[i]?).dot(&normal)))
             })
             .collect();
         if k == 0 && meas.iter().all(|m| m.is_none()) {
             return Err(PipelineError::Input(format!("{}: no residual of the lever's markers ({}) at t = {} s: give the fit_residuals table of `process` on the same run", path.display(), markers.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", "), inst.t)));
         }
-        let fe: Vec<Option<f64>> = xs.iter().zip(&meas).map(|(x, m)| m.map(|_| mesh.displacement_at(&r.d[k], *x).1)).collect();
+        let fe: Vec<Option<f64>> = xs
+            .iter()
+            .zip(&meas)
+            .map(|(x, m)| m.map(|_| mesh.displacement_at(&r.d[k], *x).1))
+            .collect();
         let (dm, df_) = (detrend(&xs, &meas), detrend(&xs, &fe));
         if dm.iter().any(|v| v.is_some()) {
             samples += 1;
@@ -413,7 +656,10 @@ fn compare_measured(path: &Path, mesh: &Mesh, r: &flexbench_fem::response::Respo
         measured.push(dm);
     }
     if count == 0 {
-        return Err(PipelineError::Input(format!("{}: fewer than three of the lever's markers at every sample: nothing to compare", path.display())));
+        return Err(PipelineError::Input(format!(
+            "{}: fewer than three of the lever's markers at every sample: nothing to compare",
+            path.display()
+        )));
     }
     let c = count as f64;
     Ok(Comparison {

@@ -36,12 +36,25 @@ fn coordinate_column(name: &str) -> Option<(String, char)> {
     (!stem.is_empty() && stem.len() < n.len() - 1).then(|| (stem.to_string(), axis))
 }
 
+/// A column of optional numbers (None: empty or absent).
+type OptColumn = Vec<Option<f64>>;
+
 /// A wide tracks table: its markers in column order with their x and y columns, and the time.
 /// Exposed for tests and for tools that read DLTdv or Tracker files.
-pub fn read_wide(path: &Path, unit: &str, fps: Option<f64>, rename: Option<&[String]>, calibration: Option<&Calibration>) -> Result<Tracks, PipelineError> {
+pub fn read_wide(
+    path: &Path,
+    unit: &str,
+    fps: Option<f64>,
+    rename: Option<&[String]>,
+    calibration: Option<&Calibration>,
+) -> Result<Tracks, PipelineError> {
     let df = read_frame(path)?;
     let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
-    let names: Vec<String> = df.get_column_names().iter().map(|c| c.to_string()).collect();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
     let mut markers: Vec<(String, Option<String>, Option<String>)> = Vec::new();
     for c in &names {
         if let Some((m, axis)) = coordinate_column(c) {
@@ -63,7 +76,11 @@ pub fn read_wide(path: &Path, unit: &str, fps: Option<f64>, rename: Option<&[Str
         .into_iter()
         .map(|(m, x, y)| match (x, y) {
             (Some(x), Some(y)) => Ok((m, x, y)),
-            (x, _) => Err(bad(format!("marker {m} has a {} column but no {} column; each marker needs both", if x.is_some() { "x" } else { "y" }, if x.is_some() { "y" } else { "x" }))),
+            (x, _) => Err(bad(format!(
+                "marker {m} has a {} column but no {} column; each marker needs both",
+                if x.is_some() { "x" } else { "y" },
+                if x.is_some() { "y" } else { "x" }
+            ))),
         })
         .collect::<Result<_, _>>()?;
     if markers.is_empty() {
@@ -74,35 +91,84 @@ pub fn read_wide(path: &Path, unit: &str, fps: Option<f64>, rename: Option<&[Str
     }
     let labels: Vec<String> = match rename {
         Some(r) if r.len() != markers.len() => {
-            return Err(bad(format!("tracks_markers names {} markers but the file has {} ({})", r.len(), markers.len(), markers.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", "))))
+            return Err(bad(format!(
+                "tracks_markers names {} markers but the file has {} ({})",
+                r.len(),
+                markers.len(),
+                markers
+                    .iter()
+                    .map(|m| m.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
         }
         Some(r) => r.to_vec(),
         None => markers.iter().map(|m| m.0.clone()).collect(),
     };
     let n = df.height();
-    let time_col = names.iter().find(|c| ["t", "time", "time_s", "t_s", "time (s)"].contains(&c.trim().to_lowercase().as_str()));
-    let frame_col = names.iter().find(|c| ["frame", "frame#", "frames"].contains(&c.trim().to_lowercase().as_str()));
+    let time_col = names.iter().find(|c| {
+        ["t", "time", "time_s", "t_s", "time (s)"].contains(&c.trim().to_lowercase().as_str())
+    });
+    let frame_col = names
+        .iter()
+        .find(|c| ["frame", "frame#", "frames"].contains(&c.trim().to_lowercase().as_str()));
     let frames: Vec<i64> = match frame_col {
-        Some(c) => opt_f64(&df, path, c)?.iter().enumerate().map(|(i, f)| f.filter(|f| f.is_finite() && f.fract() == 0.0).map(|f| f as i64).ok_or_else(|| bad(format!("row {}: the {c} column needs a whole frame number", i + 2)))).collect::<Result<_, _>>()?,
+        Some(c) => opt_f64(&df, path, c)?
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                f.filter(|f| f.is_finite() && f.fract() == 0.0)
+                    .map(|f| f as i64)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "row {}: the {c} column needs a whole frame number",
+                            i + 2
+                        ))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
         None => (0..n as i64).collect(),
     };
     let t: Vec<f64> = match (time_col, fps) {
-        (Some(c), _) => opt_f64(&df, path, c)?.iter().enumerate().map(|(i, v)| v.filter(|v| v.is_finite()).ok_or_else(|| bad(format!("row {}: the {c} column needs a time in s", i + 2)))).collect::<Result<_, _>>()?,
-        (None, Some(fps)) if fps > 0.0 && fps.is_finite() => frames.iter().map(|&f| f as f64 / fps).collect(),
-        (None, Some(fps)) => return Err(bad(format!("tracks_fps = {fps}: give the frame rate in frames/s, a positive number"))),
-        (None, None) => return Err(bad("no time column (t or time, s): give the frame rate as [inputs] tracks_fps".into())),
+        (Some(c), _) => opt_f64(&df, path, c)?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.filter(|v| v.is_finite())
+                    .ok_or_else(|| bad(format!("row {}: the {c} column needs a time in s", i + 2)))
+            })
+            .collect::<Result<_, _>>()?,
+        (None, Some(fps)) if fps > 0.0 && fps.is_finite() => {
+            frames.iter().map(|&f| f as f64 / fps).collect()
+        }
+        (None, Some(fps)) => {
+            return Err(bad(format!(
+                "tracks_fps = {fps}: give the frame rate in frames/s, a positive number"
+            )))
+        }
+        (None, None) => {
+            return Err(bad(
+                "no time column (t or time, s): give the frame rate as [inputs] tracks_fps".into(),
+            ))
+        }
     };
     let factor = unit_factor(unit)?;
     let plane = match (factor, calibration) {
         (Some(_), _) => None,
-        (None, Some(c)) => Some((c.intrinsics, c.plane.clone().ok_or_else(|| bad("the calibration has no bench plane, needed to map pixels to the bench".into()))?)),
+        (None, Some(c)) => Some((c.intrinsics, c.plane.ok_or_else(|| bad("the calibration has no bench plane, needed to map pixels to the bench".into()))?)),
         (None, None) => return Err(bad("coordinates in px need a calibration with the bench plane: give [inputs] calibration or views".into())),
     };
     let mut rows = Vec::with_capacity(n * markers.len());
-    let cols: Vec<(Vec<Option<f64>>, Vec<Option<f64>>)> = markers.iter().map(|(_, x, y)| Ok((opt_f64(&df, path, x)?, opt_f64(&df, path, y)?))).collect::<Result<_, PipelineError>>()?;
+    let cols: Vec<(OptColumn, OptColumn)> = markers
+        .iter()
+        .map(|(_, x, y)| Ok((opt_f64(&df, path, x)?, opt_f64(&df, path, y)?)))
+        .collect::<Result<_, PipelineError>>()?;
     for i in 0..n {
         for (k, (xs, ys)) in cols.iter().enumerate() {
-            let (x, y) = (xs[i].filter(|v| v.is_finite()), ys[i].filter(|v| v.is_finite()));
+            let (x, y) = (
+                xs[i].filter(|v| v.is_finite()),
+                ys[i].filter(|v| v.is_finite()),
+            );
             let (u, v, x, y) = match (x, y, factor, &plane) {
                 (Some(a), Some(b), Some(f), _) => (None, None, Some(a * f), Some(b * f)),
                 (Some(a), Some(b), None, Some((intr, plane))) => {
@@ -112,16 +178,30 @@ pub fn read_wide(path: &Path, unit: &str, fps: Option<f64>, rename: Option<&[Str
                 }
                 _ => (None, None, None, None),
             };
-            rows.push(TrackRow { frame: frames[i], t: t[i], marker: labels[k].clone(), u, v, x, y, sigma_px: None });
+            rows.push(TrackRow {
+                frame: frames[i],
+                t: t[i],
+                marker: labels[k].clone(),
+                u,
+                v,
+                x,
+                y,
+                sigma_px: None,
+            });
         }
     }
-    Ok(Tracks::new(rows).map_err(|e| bad(e.to_string()))?)
+    Tracks::new(rows).map_err(|e| bad(e.to_string()))
 }
 
 /// The track stage of a run on a tracks table: flexbench's long format (a `marker` column) is
 /// taken as it is (x, y in m); a wide table is read with the unit, frame rate and names of
 /// `inputs`. Writes `out` (.parquet) and the CSV beside it.
-pub fn import_tracks(path: &Path, inputs: &Inputs, calibration: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+pub fn import_tracks(
+    path: &Path,
+    inputs: &Inputs,
+    calibration: Option<&Path>,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
     let df = read_frame(path)?;
     let long = df.get_column_names().iter().any(|c| c.as_str() == "marker");
     let tracks = if long {
@@ -135,10 +215,19 @@ pub fn import_tracks(path: &Path, inputs: &Inputs, calibration: Option<&Path>, o
             Some(c) => Some(Calibration::read(c).map_err(|e| PipelineError::Input(e.to_string()))?),
             None => None,
         };
-        read_wide(path, unit, inputs.tracks_fps, inputs.tracks_markers.as_deref(), cal.as_ref())?
+        read_wide(
+            path,
+            unit,
+            inputs.tracks_fps,
+            inputs.tracks_markers.as_deref(),
+            cal.as_ref(),
+        )?
     };
     let dir = out.parent().unwrap_or(Path::new("."));
-    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "tracks".into());
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tracks".into());
     Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
 }
 
@@ -163,11 +252,29 @@ impl Trajectories {
         let series = tracks.series()?;
         let markers: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
         let s0 = &series[0];
-        let mut steps: Vec<f64> = s0.t.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).collect();
+        let mut steps: Vec<f64> =
+            s0.t.windows(2)
+                .map(|w| w[1] - w[0])
+                .filter(|d| *d > 0.0)
+                .collect();
         steps.sort_by(f64::total_cmp);
-        let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| PipelineError::Input("the tracks have fewer than two frames: nothing to export".into()))?;
-        let positions = (0..s0.t.len()).map(|k| series.iter().map(|s| s.present[k].then(|| (s.x[k], s.y[k]))).collect()).collect();
-        Ok(Trajectories { markers, rate: 1.0 / dt, first_frame: s0.frame[0].max(0) as usize + 1, positions })
+        let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| {
+            PipelineError::Input("the tracks have fewer than two frames: nothing to export".into())
+        })?;
+        let positions = (0..s0.t.len())
+            .map(|k| {
+                series
+                    .iter()
+                    .map(|s| s.present[k].then(|| (s.x[k], s.y[k])))
+                    .collect()
+            })
+            .collect();
+        Ok(Trajectories {
+            markers,
+            rate: 1.0 / dt,
+            first_frame: s0.frame[0].max(0) as usize + 1,
+            positions,
+        })
     }
 }
 
@@ -176,7 +283,12 @@ impl Trajectories {
     /// markers' fitted or smoothed positions, on the table's time grid.
     pub fn from_markers_table(path: &Path) -> Result<Trajectories, PipelineError> {
         let df = read_frame(path)?;
-        let (t, names, x, y) = (opt_f64(&df, path, "t")?, flexbench_tables::strings(&df, path, "marker")?, opt_f64(&df, path, "x")?, opt_f64(&df, path, "y")?);
+        let (t, names, x, y) = (
+            opt_f64(&df, path, "t")?,
+            flexbench_tables::strings(&df, path, "marker")?,
+            opt_f64(&df, path, "x")?,
+            opt_f64(&df, path, "y")?,
+        );
         let mut markers: Vec<String> = Vec::new();
         let mut times: Vec<f64> = Vec::new();
         for i in 0..names.len() {
@@ -193,26 +305,53 @@ impl Trajectories {
         }
         let mut steps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
         steps.sort_by(f64::total_cmp);
-        let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| PipelineError::Input(format!("{}: fewer than two samples: nothing to export", path.display())))?;
+        let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| {
+            PipelineError::Input(format!(
+                "{}: fewer than two samples: nothing to export",
+                path.display()
+            ))
+        })?;
         let mut positions = vec![vec![None; markers.len()]; times.len()];
         for i in 0..names.len() {
-            let (Some(n), Some(ti)) = (&names[i], t[i]) else { continue };
-            let (Ok(k), Some(j)) = (times.binary_search_by(|v| v.total_cmp(&ti)), markers.iter().position(|m| m == n)) else { continue };
+            let (Some(n), Some(ti)) = (&names[i], t[i]) else {
+                continue;
+            };
+            let (Ok(k), Some(j)) = (
+                times.binary_search_by(|v| v.total_cmp(&ti)),
+                markers.iter().position(|m| m == n),
+            ) else {
+                continue;
+            };
             positions[k][j] = x[i].zip(y[i]);
         }
-        Ok(Trajectories { markers, rate: 1.0 / dt, first_frame: 1, positions })
+        Ok(Trajectories {
+            markers,
+            rate: 1.0 / dt,
+            first_frame: 1,
+            positions,
+        })
     }
 }
 
 /// Write a TRC file (tab-separated text: OpenSim's and Motion Analysis' marker format), in mm,
 /// bench frame x to the right, y up, z = 0 (the bench plane); a gap is an empty cell.
 pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let n = tr.positions.len();
     let mut s = String::new();
     s.push_str(&format!("PathFileType\t4\t(X/Y/Z)\t{name}\n"));
     s.push_str("DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\tOrigDataStartFrame\tOrigNumFrames\n");
-    s.push_str(&format!("{:.6}\t{:.6}\t{n}\t{}\tmm\t{:.6}\t{}\t{n}\n", tr.rate, tr.rate, tr.markers.len(), tr.rate, tr.first_frame));
+    s.push_str(&format!(
+        "{:.6}\t{:.6}\t{n}\t{}\tmm\t{:.6}\t{}\t{n}\n",
+        tr.rate,
+        tr.rate,
+        tr.markers.len(),
+        tr.rate,
+        tr.first_frame
+    ));
     s.push_str("Frame#\tTime");
     for m in &tr.markers {
         s.push_str(&format!("\t{m}\t\t"));
@@ -223,7 +362,11 @@ pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineErro
     }
     s.push_str("\n\n");
     for (i, frame) in tr.positions.iter().enumerate() {
-        s.push_str(&format!("{}\t{:.6}", tr.first_frame + i, i as f64 / tr.rate));
+        s.push_str(&format!(
+            "{}\t{:.6}",
+            tr.first_frame + i,
+            i as f64 / tr.rate
+        ));
         for p in frame {
             match p {
                 Some((x, y)) => s.push_str(&format!("\t{:.4}\t{:.4}\t0.0000", x * 1e3, y * 1e3)),
@@ -232,7 +375,12 @@ pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineErro
         }
         s.push('\n');
     }
-    flexbench_contracts::atomic::write_bytes(path, s.as_bytes()).map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    flexbench_contracts::atomic::write_bytes(path, s.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
     Ok(path.to_path_buf())
 }
 
@@ -251,7 +399,16 @@ fn c3d_chars(values: &[String], width: usize) -> C3dParam {
         b.resize(width, b' ');
         data.extend(b);
     }
-    C3dParam { name: "", kind: -1, dims: if values.len() == 1 { vec![width as u8] } else { vec![width as u8, values.len() as u8] }, data }
+    C3dParam {
+        name: "",
+        kind: -1,
+        dims: if values.len() == 1 {
+            vec![width as u8]
+        } else {
+            vec![width as u8, values.len() as u8]
+        },
+        data,
+    }
 }
 
 /// Write a C3D file (Intel byte order, float data, points only): the markers in mm in the bench
@@ -261,31 +418,96 @@ fn c3d_chars(values: &[String], width: usize) -> C3dParam {
 /// camera-mask byte, which it caps at 7 bits, so it cannot mark a point invalid in float files.
 /// The file is checked by reading it back with c3dio (tests) and with Python's `c3d` package.
 pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {
-    let bad = |reason: String| PipelineError::Io { path: path.display().to_string(), reason };
+    let bad = |reason: String| PipelineError::Io {
+        path: path.display().to_string(),
+        reason,
+    };
     let (n, m) = (tr.positions.len(), tr.markers.len());
     let last = tr.first_frame + n.saturating_sub(1);
     if n == 0 || m == 0 || last > u16::MAX as usize || m > 255 {
         return Err(bad(format!("{n} frames of {m} markers from frame {} cannot be written as C3D (at most 65535 frames, 255 markers)", tr.first_frame)));
     }
-    let width = tr.markers.iter().map(|s| s.len()).max().unwrap_or(4).clamp(4, 32);
+    let width = tr
+        .markers
+        .iter()
+        .map(|s| s.len())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 32);
     let f32b = |v: f32| v.to_le_bytes().to_vec();
     let i16b = |v: i16| v.to_le_bytes().to_vec();
     // Parameters, in two groups: POINT (1) and ANALOG (2).
     let build = |data_start: u16| -> Vec<u8> {
         let point: Vec<C3dParam> = vec![
-            C3dParam { name: "USED", kind: 2, dims: vec![], data: i16b(m as i16) },
-            C3dParam { name: "FRAMES", kind: 2, dims: vec![], data: i16b(n.min(i16::MAX as usize) as i16) },
-            C3dParam { name: "SCALE", kind: 4, dims: vec![], data: f32b(-1.0) },
-            C3dParam { name: "RATE", kind: 4, dims: vec![], data: f32b(tr.rate as f32) },
-            C3dParam { name: "DATA_START", kind: 2, dims: vec![], data: i16b(data_start as i16) },
-            C3dParam { name: "UNITS", ..c3d_chars(&["mm".into()], 2) },
-            C3dParam { name: "LABELS", ..c3d_chars(&tr.markers, width) },
-            C3dParam { name: "DESCRIPTIONS", ..c3d_chars(&tr.markers.iter().map(|k| format!("{k}, bench frame")).collect::<Vec<_>>(), width.max(20)) },
+            C3dParam {
+                name: "USED",
+                kind: 2,
+                dims: vec![],
+                data: i16b(m as i16),
+            },
+            C3dParam {
+                name: "FRAMES",
+                kind: 2,
+                dims: vec![],
+                data: i16b(n.min(i16::MAX as usize) as i16),
+            },
+            C3dParam {
+                name: "SCALE",
+                kind: 4,
+                dims: vec![],
+                data: f32b(-1.0),
+            },
+            C3dParam {
+                name: "RATE",
+                kind: 4,
+                dims: vec![],
+                data: f32b(tr.rate as f32),
+            },
+            C3dParam {
+                name: "DATA_START",
+                kind: 2,
+                dims: vec![],
+                data: i16b(data_start as i16),
+            },
+            C3dParam {
+                name: "UNITS",
+                ..c3d_chars(&["mm".into()], 2)
+            },
+            C3dParam {
+                name: "LABELS",
+                ..c3d_chars(&tr.markers, width)
+            },
+            C3dParam {
+                name: "DESCRIPTIONS",
+                ..c3d_chars(
+                    &tr.markers
+                        .iter()
+                        .map(|k| format!("{k}, bench frame"))
+                        .collect::<Vec<_>>(),
+                    width.max(20),
+                )
+            },
         ];
         // No analog channels: ANALOG:RATE 0, consistent with the header's 0 samples per frame.
-        let analog: Vec<C3dParam> = vec![C3dParam { name: "USED", kind: 2, dims: vec![], data: i16b(0) }, C3dParam { name: "RATE", kind: 4, dims: vec![], data: f32b(0.0) }];
+        let analog: Vec<C3dParam> = vec![
+            C3dParam {
+                name: "USED",
+                kind: 2,
+                dims: vec![],
+                data: i16b(0),
+            },
+            C3dParam {
+                name: "RATE",
+                kind: 4,
+                dims: vec![],
+                data: f32b(0.0),
+            },
+        ];
         let mut records: Vec<Vec<u8>> = Vec::new();
-        for (id, gname, desc, params) in [(1i8, "POINT", "3-D point parameters", point), (2, "ANALOG", "analog parameters", analog)] {
+        for (id, gname, desc, params) in [
+            (1i8, "POINT", "3-D point parameters", point),
+            (2, "ANALOG", "analog parameters", analog),
+        ] {
             let mut g = vec![gname.len() as u8, (-id) as u8];
             g.extend(gname.bytes());
             g.extend(i16b(3 + desc.len() as i16));
@@ -326,7 +548,9 @@ pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineErro
     let mut header = vec![0u8; 512];
     header[0] = 2;
     header[1] = 0x50;
-    let mut put = |word: usize, b: Vec<u8>| header[2 * (word - 1)..2 * (word - 1) + b.len()].copy_from_slice(&b);
+    let mut put = |word: usize, b: Vec<u8>| {
+        header[2 * (word - 1)..2 * (word - 1) + b.len()].copy_from_slice(&b)
+    };
     put(2, i16b(m as i16));
     put(3, i16b(0));
     put(4, (tr.first_frame as u16).to_le_bytes().to_vec());
@@ -371,10 +595,22 @@ mod tests {
         let positions = (0..50)
             .map(|k| {
                 let t = k as f64 / 240.0;
-                vec![Some((0.1 + 0.01 * t, -0.02 * t)), if (10..14).contains(&k) { None } else { Some((0.3, 0.05 + t)) }]
+                vec![
+                    Some((0.1 + 0.01 * t, -0.02 * t)),
+                    if (10..14).contains(&k) {
+                        None
+                    } else {
+                        Some((0.3, 0.05 + t))
+                    },
+                ]
             })
             .collect();
-        Trajectories { markers: vec!["M1".into(), "M2".into()], rate: 240.0, first_frame: 1, positions }
+        Trajectories {
+            markers: vec!["M1".into(), "M2".into()],
+            rate: 240.0,
+            first_frame: 1,
+            positions,
+        }
     }
 
     /// The C3D file read back by an independent reader (c3dio): labels, rate, frames, every
@@ -385,7 +621,14 @@ mod tests {
         let tr = sample();
         let p = write_c3d(&tr, &dir.path().join("t.c3d")).unwrap();
         let c = c3dio::C3d::load_path(p).unwrap();
-        assert_eq!(c.points.labels.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>(), tr.markers);
+        assert_eq!(
+            c.points
+                .labels
+                .iter()
+                .map(|s| s.trim().to_string())
+                .collect::<Vec<_>>(),
+            tr.markers
+        );
         assert_eq!(c.points.frame_rate, 240.0);
         assert_eq!(c.points.size(), (50, 2));
         for (k, frame) in tr.positions.iter().enumerate() {
@@ -394,9 +637,17 @@ mod tests {
                 match p {
                     Some((x, y)) => {
                         assert!(q.residual >= 0.0, "frame {k} marker {j} valid");
-                        assert!((q.point[0] as f64 - x * 1e3).abs() < 1e-4 && (q.point[1] as f64 - y * 1e3).abs() < 1e-4, "frame {k} marker {j}: {:?}", q.point);
+                        assert!(
+                            (q.point[0] as f64 - x * 1e3).abs() < 1e-4
+                                && (q.point[1] as f64 - y * 1e3).abs() < 1e-4,
+                            "frame {k} marker {j}: {:?}",
+                            q.point
+                        );
                     }
-                    None => assert!(q.residual < 0.0, "frame {k} marker {j}: a gap is an invalid point"),
+                    None => assert!(
+                        q.residual < 0.0,
+                        "frame {k} marker {j}: a gap is an invalid point"
+                    ),
                 }
             }
         }
@@ -409,9 +660,17 @@ mod tests {
         let p = write_trc(&sample(), &dir.path().join("t.trc")).unwrap();
         let text = std::fs::read_to_string(p).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[2].split('\t').collect::<Vec<_>>()[..5], ["240.000000", "240.000000", "50", "2", "mm"]);
+        assert_eq!(
+            lines[2].split('\t').collect::<Vec<_>>()[..5],
+            ["240.000000", "240.000000", "50", "2", "mm"]
+        );
         assert!(lines[3].starts_with("Frame#\tTime\tM1\t\t\tM2"));
-        let row = |k: usize| lines[6 + k].split('\t').map(str::to_string).collect::<Vec<_>>();
+        let row = |k: usize| {
+            lines[6 + k]
+                .split('\t')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(row(11)[5..8], ["", "", ""]);
         assert_eq!(row(0)[2], "100.0000");
         assert_eq!(row(0)[6], "50.0000");
@@ -430,9 +689,13 @@ mod tests {
         assert_eq!(s[0].present, vec![true, false, true]);
         assert!((s[1].x[1] - 0.301).abs() < 1e-12 && (s[0].t[2] - 0.02).abs() < 1e-12);
         // Without a frame rate or a time column: refused by name.
-        let e = read_wide(&p, "mm", None, None, None).unwrap_err().to_string();
+        let e = read_wide(&p, "mm", None, None, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tracks_fps"), "{e}");
-        let e = read_wide(&p, "furlong", Some(100.0), None, None).unwrap_err().to_string();
+        let e = read_wide(&p, "furlong", Some(100.0), None, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("furlong") && e.contains("mm"), "{e}");
     }
 }

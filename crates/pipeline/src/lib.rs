@@ -11,13 +11,13 @@ pub mod calibrate;
 pub mod compare;
 pub mod fem;
 pub mod interchange;
-pub mod report;
-pub mod run;
 pub mod process;
 pub mod render;
-pub mod track;
+pub mod report;
+pub mod run;
 pub mod simulate;
 pub mod smooth;
+pub mod track;
 
 use std::path::{Path, PathBuf};
 
@@ -70,12 +70,27 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
 /// `RAYON_NUM_THREADS` (the variable Rust's thread pools read), else the machine's cores.
 /// Results do not depend on it (each item is computed alone, taken in order).
 pub fn threads() -> usize {
-    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0);
-    var("FLEXBENCH_THREADS").or_else(|| var("RAYON_NUM_THREADS")).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    let var = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| *n > 0)
+    };
+    var("FLEXBENCH_THREADS")
+        .or_else(|| var("RAYON_NUM_THREADS"))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
 }
 
 /// [`parallel_map`] on at most `threads` threads.
-pub fn parallel_map_on<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub fn parallel_map_on<T: Sync, R: Send>(
+    threads: usize,
+    items: &[T],
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let threads = threads.min(items.len()).max(1);
@@ -94,7 +109,11 @@ pub fn parallel_map_on<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn
         }
     });
     // Every index below len was taken by exactly one thread and stored before the scope ended.
-    out.into_inner().unwrap_or_default().into_iter().flatten().collect()
+    out.into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// A Savitzky-Golay edge mode by name (scipy's): interp, mirror, nearest, constant (zero), wrap.
@@ -140,9 +159,16 @@ pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
 
 /// Write a JSON value atomically.
 pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<PathBuf, PipelineError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.to_string() })?;
-    flexbench_contracts::atomic::write_bytes(path, text.as_bytes())
-        .map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    let text = serde_json::to_string_pretty(value).map_err(|e| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
     Ok(path.to_path_buf())
 }
 
@@ -175,20 +201,48 @@ pub fn forces_figure(
     }
     let mut panels = Vec::new();
     for (j, title) in joints {
-        let (ix, iy) = (idx(&format!("{j}_x")).unwrap_or(0), idx(&format!("{j}_y")).unwrap_or(0));
-        let get = |f: &dyn Fn(&[f64]) -> f64| -> Vec<Option<f64>> { rows.iter().map(|r| r.as_ref().map(|r| f(r))).collect() };
+        let (ix, iy) = (
+            idx(&format!("{j}_x")).unwrap_or(0),
+            idx(&format!("{j}_y")).unwrap_or(0),
+        );
+        let get = |f: &dyn Fn(&[f64]) -> f64| -> Vec<Option<f64>> {
+            rows.iter().map(|r| r.as_ref().map(|r| f(r))).collect()
+        };
         // Bands of 2 sigma on the components.
-        let band = |i: usize| -> Vec<Option<f64>> { sigma.map(|s| s.iter().map(|r| r.as_ref().map(|r| 2.0 * r[i])).collect()).unwrap_or_default() };
+        let band = |i: usize| -> Vec<Option<f64>> {
+            sigma
+                .map(|s| s.iter().map(|r| r.as_ref().map(|r| 2.0 * r[i])).collect())
+                .unwrap_or_default()
+        };
         panels.push(Panel {
             title,
             y_label: "force (N), bench frame".into(),
             curves: vec![
-                Curve { label: format!("{j}_x"), x: t.to_vec(), y: get(&|r| r[ix]), band: band(ix) },
-                Curve { label: format!("{j}_y"), x: t.to_vec(), y: get(&|r| r[iy]), band: band(iy) },
-                Curve { label: format!("|{j}|"), x: t.to_vec(), y: get(&|r| r[ix].hypot(r[iy])), band: Vec::new() },
+                Curve {
+                    label: format!("{j}_x"),
+                    x: t.to_vec(),
+                    y: get(&|r| r[ix]),
+                    band: band(ix),
+                },
+                Curve {
+                    label: format!("{j}_y"),
+                    x: t.to_vec(),
+                    y: get(&|r| r[iy]),
+                    band: band(iy),
+                },
+                Curve {
+                    label: format!("|{j}|"),
+                    x: t.to_vec(),
+                    y: get(&|r| r[ix].hypot(r[iy])),
+                    band: Vec::new(),
+                },
             ],
         });
     }
-    let fig = Figure { caption: caption.into(), x_label: "time t (s)".into(), panels };
+    let fig = Figure {
+        caption: caption.into(),
+        x_label: "time t (s)".into(),
+        panels,
+    };
     Ok(flexbench_report::write_figure(&fig, stem)?)
 }

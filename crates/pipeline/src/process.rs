@@ -34,7 +34,19 @@ pub const HORIZONTAL_WARN: f64 = 1.5e-3;
 /// Markers' states turned by `angle` (rad) about the bench origin.
 fn rotate(obs: &[Vec<Option<MarkerState>>], angle: f64) -> Vec<Vec<Option<MarkerState>>> {
     let r = nalgebra::Rotation2::new(angle);
-    obs.iter().map(|o| o.iter().map(|m| m.map(|m| MarkerState { p: r * m.p, v: r * m.v, a: r * m.a })).collect()).collect()
+    obs.iter()
+        .map(|o| {
+            o.iter()
+                .map(|m| {
+                    m.map(|m| MarkerState {
+                        p: r * m.p,
+                        v: r * m.v,
+                        a: r * m.a,
+                    })
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The periodic refit's marker residual above this multiple of the smoother's is reported as
@@ -66,7 +78,15 @@ pub struct ProcessConfig {
 
 impl Default for ProcessConfig {
     fn default() -> Self {
-        ProcessConfig { window: None, order: 5, edges: flexbench_signal::EdgeMode::Interp, max_condition: DEFAULT_MAX_CONDITION, smoother: true, periodic: false, refine_horizontal: false }
+        ProcessConfig {
+            window: None,
+            order: 5,
+            edges: flexbench_signal::EdgeMode::Interp,
+            max_condition: DEFAULT_MAX_CONDITION,
+            smoother: true,
+            periodic: false,
+            refine_horizontal: false,
+        }
     }
 }
 
@@ -104,7 +124,10 @@ pub fn process(
     progress("read", 0.0);
     let tracks = read_tracks(tracks_path)?;
     let series = tracks.series()?;
-    check_markers(mech, &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+    check_markers(
+        mech,
+        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+    )?;
     lap("read", &mut timing);
 
     // Differentiation, marker by marker and coordinate by coordinate.
@@ -119,7 +142,11 @@ pub fn process(
         let dy = sg.differentiate(&format!("{}.y", s.name), &s.t, &s.y, &s.present)?;
         diffs.push((dx, dy));
     }
-    let mut markers_table = markers_table(&series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), &t, &diffs);
+    let mut markers_table = markers_table(
+        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        &t,
+        &diffs,
+    );
     lap("differentiate", &mut timing);
 
     // Kinematics: observations in the mechanism's marker order.
@@ -127,7 +154,12 @@ pub fn process(
     let order: Vec<usize> = mech
         .markers
         .iter()
-        .map(|m| series.iter().position(|s| s.name == m.name).unwrap_or(usize::MAX))
+        .map(|m| {
+            series
+                .iter()
+                .position(|s| s.name == m.name)
+                .unwrap_or(usize::MAX)
+        })
         .collect();
     let obs: Vec<Vec<Option<MarkerState>>> = (0..n)
         .map(|k| {
@@ -135,7 +167,9 @@ pub fn process(
                 .iter()
                 .map(|&j| {
                     let (dx, dy) = diffs.get(j)?;
-                    if dx.provenance[k] == Provenance::Rejected || dy.provenance[k] == Provenance::Rejected {
+                    if dx.provenance[k] == Provenance::Rejected
+                        || dy.provenance[k] == Provenance::Rejected
+                    {
                         return None;
                     }
                     Some(MarkerState {
@@ -161,7 +195,11 @@ pub fn process(
                     .iter()
                     .map(|&j| {
                         let s = series.get(j)?;
-                        s.present[k].then(|| MarkerState { p: Vector2::new(s.x[k], s.y[k]), v: Vector2::zeros(), a: Vector2::zeros() })
+                        s.present[k].then(|| MarkerState {
+                            p: Vector2::new(s.x[k], s.y[k]),
+                            v: Vector2::zeros(),
+                            a: Vector2::zeros(),
+                        })
                     })
                     .collect()
             })
@@ -170,7 +208,10 @@ pub fn process(
         let run = |angle: f64| -> Result<_, PipelineError> {
             let (raw_a, obs_a) = (rotate(&raw, angle), rotate(&obs, angle));
             let (f1, r1) = mech.fit_markers(&t, &obs_a, &sg)?;
-            let init: Vec<_> = f1.iter().map(|f| f.state.as_ref().map(|s| s.0.clone())).collect();
+            let init: Vec<_> = f1
+                .iter()
+                .map(|f| f.state.as_ref().map(|s| s.0.clone()))
+                .collect();
             let (f2, r2, sr, cov) = mech.smooth_markers_with_covariance(&t, &raw_a, &init)?;
             Ok((raw_a, r1, f2, r2, sr, cov))
         };
@@ -183,10 +224,16 @@ pub fn process(
             let mut centre = 0.0;
             let mut turned = None;
             let mut top = base_loglik;
-            for (step, half) in [(HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE), (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP)] {
+            for (step, half) in [
+                (HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE),
+                (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP),
+            ] {
                 let count = (half / step).round() as i32;
                 let around = centre;
-                let angles: Vec<f64> = (-count..=count).map(|i| around + i as f64 * step).filter(|a| *a != around && *a != 0.0).collect();
+                let angles: Vec<f64> = (-count..=count)
+                    .map(|i| around + i as f64 * step)
+                    .filter(|a| *a != around && *a != 0.0)
+                    .collect();
                 // The candidates are independent: evaluated on every core, then taken in order
                 // (the same choice as one after the other).
                 for (angle, cand) in angles.iter().zip(crate::parallel_map(&angles, |a| run(*a))) {
@@ -218,7 +265,10 @@ pub fn process(
             }
         }
         let (raw, r1, f2, r2, sr, cov) = best;
-        fit_report = FitReport { warnings: fit_report.warnings.clone(), ..r1 };
+        fit_report = FitReport {
+            warnings: fit_report.warnings.clone(),
+            ..r1
+        };
         {
             covariances = Some(cov);
             fit = f2;
@@ -296,9 +346,17 @@ pub fn process(
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
         let seen: Vec<Vec<bool>> = (0..n)
-            .map(|k| order.iter().map(|&j| series.get(j).is_some_and(|s| s.present[k])).collect())
+            .map(|k| {
+                order
+                    .iter()
+                    .map(|&j| series.get(j).is_some_and(|s| s.present[k]))
+                    .collect()
+            })
             .collect();
-        let fitted: Vec<_> = fit.iter().map(|f| f.state.as_ref().map(|(q, qd, qdd)| (q, qd, qdd))).collect();
+        let fitted: Vec<_> = fit
+            .iter()
+            .map(|f| f.state.as_ref().map(|(q, qd, qdd)| (q, qd, qdd)))
+            .collect();
         let marker_sigmas: Option<Vec<Option<Vec<f64>>>> = covariances.as_ref().map(|cov| {
             fit.iter()
                 .zip(cov)
@@ -316,7 +374,12 @@ pub fn process(
     progress("write", 0.0);
     ensure_dir(out)?;
     let mut files = Vec::new();
-    for (table, stem) in [(&markers_table, "markers"), (&bodies, "bodies"), (&forces, "forces"), (&residuals, "fit_residuals")] {
+    for (table, stem) in [
+        (&markers_table, "markers"),
+        (&bodies, "bodies"),
+        (&forces, "forces"),
+        (&residuals, "fit_residuals"),
+    ] {
         files.extend(write_table(table, out, stem)?);
     }
     let band_note = match (sigmas.is_some(), bands_from_smoother_before_periodic) {
@@ -329,7 +392,14 @@ pub fn process(
         &mech.force_columns(),
         &rows,
         sigmas.as_deref(),
-        &format!("{}: liaison forces from {}{band_note}", mech.name, tracks_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()),
+        &format!(
+            "{}: liaison forces from {}{band_note}",
+            mech.name,
+            tracks_path
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ),
         &out.join("forces"),
     )?);
     lap("write", &mut timing);
@@ -363,7 +433,14 @@ pub fn process(
             },
         }),
     )?);
-    Ok(ProcessSummary { samples: n, fit: fit_report, toggles, max_condition, files, timing })
+    Ok(ProcessSummary {
+        samples: n,
+        fit: fit_report,
+        toggles,
+        max_condition,
+        files,
+        timing,
+    })
 }
 
 /// The default Savitzky-Golay window: the odd number of samples nearest to 21 ms at the
@@ -374,14 +451,26 @@ pub fn default_window(t: &[f64], order: usize) -> usize {
     let step = dt.get(dt.len() / 2).copied().unwrap_or(1e-3);
     let w = (0.021 / step).round() as usize;
     let w = w.max(order + 2);
-    if w % 2 == 0 { w + 1 } else { w }
+    if w.is_multiple_of(2) {
+        w + 1
+    } else {
+        w
+    }
 }
 
 /// The tracks' marker names must be the mechanism's, one for one.
 fn check_markers(mech: &Mechanism, names: &[String]) -> Result<(), PipelineError> {
     let declared: Vec<&str> = mech.markers.iter().map(|m| m.name.as_str()).collect();
-    let extra: Vec<&str> = names.iter().map(|s| s.as_str()).filter(|n| !declared.contains(n)).collect();
-    let missing: Vec<&str> = declared.iter().copied().filter(|d| !names.iter().any(|n| n == d)).collect();
+    let extra: Vec<&str> = names
+        .iter()
+        .map(|s| s.as_str())
+        .filter(|n| !declared.contains(n))
+        .collect();
+    let missing: Vec<&str> = declared
+        .iter()
+        .copied()
+        .filter(|d| !names.iter().any(|n| n == d))
+        .collect();
     if extra.is_empty() && missing.is_empty() {
         return Ok(());
     }
@@ -404,16 +493,24 @@ fn check_markers(mech: &Mechanism, names: &[String]) -> Result<(), PipelineError
 
 /// The markers' kinematics table from the differentiation (contract columns, plus the origin
 /// of each sample in `provenance`: measured, edge or rejected).
-pub(crate) fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives)]) -> Table {
+pub(crate) fn markers_table(
+    names: &[String],
+    t: &[f64],
+    diffs: &[(Derivatives, Derivatives)],
+) -> Table {
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
     let mut sig: Vec<Vec<f64>> = vec![Vec::new(); 6];
-    let with_sigma = diffs.iter().all(|(dx, dy)| dx.sigma.len() == t.len() && dy.sigma.len() == t.len());
+    let with_sigma = diffs
+        .iter()
+        .all(|(dx, dy)| dx.sigma.len() == t.len() && dy.sigma.len() == t.len());
     let mut name_col = Vec::new();
     let mut prov = Vec::new();
     for (k, &tk) in t.iter().enumerate() {
         for (name, (dx, dy)) in names.iter().zip(diffs) {
             name_col.push(name.clone());
-            let p = if dx.provenance[k] == Provenance::Rejected || dy.provenance[k] == Provenance::Rejected {
+            let p = if dx.provenance[k] == Provenance::Rejected
+                || dy.provenance[k] == Provenance::Rejected
+            {
                 Provenance::Rejected
             } else if dx.provenance[k] == Provenance::Edge || dy.provenance[k] == Provenance::Edge {
                 Provenance::Edge
@@ -421,7 +518,15 @@ pub(crate) fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, 
                 Provenance::Measured
             };
             prov.push(p.as_str().to_string());
-            for (c, v) in cols.iter_mut().zip([tk, dx.value[k], dy.value[k], dx.rate[k], dy.rate[k], dx.accel[k], dy.accel[k]]) {
+            for (c, v) in cols.iter_mut().zip([
+                tk,
+                dx.value[k],
+                dy.value[k],
+                dx.rate[k],
+                dy.rate[k],
+                dx.accel[k],
+                dy.accel[k],
+            ]) {
                 c.push(v);
             }
             if with_sigma {
@@ -434,10 +539,18 @@ pub(crate) fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, 
     }
     let mut table = Table::new("markers");
     let mut it = cols.into_iter();
-    let _ = table.push(MARKER_COLUMNS[0], Column::F64(it.next().unwrap_or_default()));
+    let _ = table.push(
+        MARKER_COLUMNS[0],
+        Column::F64(it.next().unwrap_or_default()),
+    );
     let _ = table.push(MARKER_COLUMNS[1], Column::Str(name_col));
     for name in &MARKER_COLUMNS[2..] {
-        let v: Vec<Option<f64>> = it.next().unwrap_or_default().into_iter().map(|x| x.is_finite().then_some(x)).collect();
+        let v: Vec<Option<f64>> = it
+            .next()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|x| x.is_finite().then_some(x))
+            .collect();
         let _ = table.push(name, Column::OptF64(v));
     }
     if with_sigma {
@@ -451,7 +564,11 @@ pub(crate) fn markers_table(names: &[String], t: &[f64], diffs: &[(Derivatives, 
 }
 
 /// Per sample and marker, the fitted minus measured position (m, bench frame).
-fn residual_table(mech: &Mechanism, t: &[f64], fit: &[flexbench_mechanism::fit::FitSample]) -> Table {
+fn residual_table(
+    mech: &Mechanism,
+    t: &[f64],
+    fit: &[flexbench_mechanism::fit::FitSample],
+) -> Table {
     let (mut tt, mut names, mut rx, mut ry) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (f, &tk) in fit.iter().zip(t) {
         for (mk, r) in mech.markers.iter().zip(&f.residual) {

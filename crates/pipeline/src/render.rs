@@ -9,7 +9,9 @@ use flexbench_mechanism::constraints::body_point;
 use flexbench_mechanism::model::{BodyRef, JointKind, Mechanism};
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_vision::calibrate::Board;
-use flexbench_vision::render::{board_poses, BoardRenderer, CameraTruth, Codec, Look, PlaneMap, Shape, VideoOut};
+use flexbench_vision::render::{
+    board_poses, BoardRenderer, CameraTruth, Codec, Look, PlaneMap, Shape, VideoOut,
+};
 use flexbench_vision::{Calibration, Intrinsics};
 use nalgebra::{DVector, Vector2};
 use serde::Deserialize;
@@ -17,22 +19,54 @@ use serde_json::json;
 
 use crate::{ensure_dir, write_json, PipelineError};
 
-fn d_fps() -> f64 { 240.0 }
-fn d_duration() -> f64 { 2.0 }
-fn d_settle() -> f64 { 3.0 }
-fn d_exposure() -> f64 { 0.002 }
-fn d_blur() -> usize { 7 }
-fn d_noise() -> f64 { 1.5 }
-fn d_lighting() -> f64 { 0.2 }
-fn d_background() -> f64 { 90.0 }
-fn d_marker_radius() -> f64 { 0.006 }
-fn d_codec() -> String { "ffv1".into() }
-fn d_seed() -> u64 { 1 }
-fn d_board() -> [i32; 2] { [9, 6] }
-fn d_square() -> f64 { 0.03 }
-fn d_views() -> usize { 15 }
-fn d_plane_board_at() -> [f64; 2] { [0.05, 0.05] }
-fn d_horizontal_at() -> f64 { 0.3 }
+fn d_fps() -> f64 {
+    240.0
+}
+fn d_duration() -> f64 {
+    2.0
+}
+fn d_settle() -> f64 {
+    3.0
+}
+fn d_exposure() -> f64 {
+    0.002
+}
+fn d_blur() -> usize {
+    7
+}
+fn d_noise() -> f64 {
+    1.5
+}
+fn d_lighting() -> f64 {
+    0.2
+}
+fn d_background() -> f64 {
+    90.0
+}
+fn d_marker_radius() -> f64 {
+    0.006
+}
+fn d_codec() -> String {
+    "ffv1".into()
+}
+fn d_seed() -> u64 {
+    1
+}
+fn d_board() -> [i32; 2] {
+    [9, 6]
+}
+fn d_square() -> f64 {
+    0.03
+}
+fn d_views() -> usize {
+    15
+}
+fn d_plane_board_at() -> [f64; 2] {
+    [0.05, 0.05]
+}
+fn d_horizontal_at() -> f64 {
+    0.3
+}
 
 /// A marker hidden for a range of frames.
 #[derive(Debug, Clone, Deserialize)]
@@ -117,13 +151,24 @@ pub struct RenderSpec {
 impl RenderSpec {
     /// Read a camera file.
     pub fn load(path: &Path) -> Result<Self, PipelineError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: format!("cannot be read ({e})") })?;
-        let spec: RenderSpec = toml::from_str(&text).map_err(|e| PipelineError::Input(format!("camera file {}: {e}", path.display())))?;
-        spec.check().map_err(|r| PipelineError::Input(format!("camera file {}: {r}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
+            path: path.display().to_string(),
+            reason: format!("cannot be read ({e})"),
+        })?;
+        let spec: RenderSpec = toml::from_str(&text)
+            .map_err(|e| PipelineError::Input(format!("camera file {}: {e}", path.display())))?;
+        spec.check()
+            .map_err(|r| PipelineError::Input(format!("camera file {}: {r}", path.display())))?;
         Ok(spec)
     }
     fn check(&self) -> Result<(), String> {
-        let pos = |v: f64, k: &str| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(format!("key '{k}': {v} must be positive")) };
+        let pos = |v: f64, k: &str| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("key '{k}': {v} must be positive"))
+            }
+        };
         let i = &self.intrinsics;
         pos(i.width as f64, "intrinsics.width")?;
         pos(i.height as f64, "intrinsics.height")?;
@@ -145,12 +190,21 @@ impl RenderSpec {
             "ffv1" => Ok(Codec::Ffv1),
             "mjpg" => Ok(Codec::Mjpg),
             "h264" => Ok(Codec::H264),
-            other => Err(format!("key 'codec': '{other}' is not one of ffv1, mjpg, h264")),
+            other => Err(format!(
+                "key 'codec': '{other}' is not one of ffv1, mjpg, h264"
+            )),
         }
     }
     /// The camera it describes.
     pub fn camera(&self) -> CameraTruth {
-        CameraTruth::looking_at(self.intrinsics, self.look_at, self.distance, self.tilt_deg[0], self.tilt_deg[1], self.roll_deg)
+        CameraTruth::looking_at(
+            self.intrinsics,
+            self.look_at,
+            self.distance,
+            self.tilt_deg[0],
+            self.tilt_deg[1],
+            self.roll_deg,
+        )
     }
 }
 
@@ -177,35 +231,80 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usiz
     };
     for (b, body) in m.bodies.iter().enumerate() {
         let pinned = m.joints.iter().any(|j| matches!(&j.kind, JointKind::Revolute { a, b: bb } if (a.body == BodyRef::Ground && bb.body == BodyRef::Body(b)) || (bb.body == BodyRef::Ground && a.body == BodyRef::Body(b))));
-        let sliding = m.joints.iter().any(|j| matches!(&j.kind, JointKind::Slide { body, .. } if *body == b));
+        let sliding = m
+            .joints
+            .iter()
+            .any(|j| matches!(&j.kind, JointKind::Slide { body, .. } if *body == b));
         let has_markers = m.markers.iter().any(|mk| mk.body == b);
-        let pts: Vec<[f64; 2]> = body.points.iter().filter(|(n, _)| !m.markers.iter().any(|mk| &mk.name == *n)).map(|(_, p)| pt(b, p - body.centroid)).collect();
+        let pts: Vec<[f64; 2]> = body
+            .points
+            .iter()
+            .filter(|(n, _)| !m.markers.iter().any(|mk| &mk.name == *n))
+            .map(|(_, p)| pt(b, p - body.centroid))
+            .collect();
         if pinned && !has_markers {
-            let c = pt(b, -body.centroid + body.points.values().next().copied().unwrap_or_default());
-            let r = pts.iter().map(|p| (p[0] - c[0]).hypot(p[1] - c[1])).fold(0.0, f64::max) + 0.025;
+            let c = pt(
+                b,
+                -body.centroid + body.points.values().next().copied().unwrap_or_default(),
+            );
+            let r = pts
+                .iter()
+                .map(|p| (p[0] - c[0]).hypot(p[1] - c[1]))
+                .fold(0.0, f64::max)
+                + 0.025;
             back.push(Shape::Disc { c, r, grey: 70.0 });
             for p in &pts {
-                back.push(Shape::Disc { c: *p, r: 0.008, grey: 40.0 });
+                back.push(Shape::Disc {
+                    c: *p,
+                    r: 0.008,
+                    grey: 40.0,
+                });
             }
         } else if sliding {
             let g = pt(b, Vector2::zeros());
-            back.push(Shape::Bar { a: [g[0] - 0.03, g[1]], b: [g[0] + 0.03, g[1]], half_width: 0.012, grey: 120.0 });
+            back.push(Shape::Bar {
+                a: [g[0] - 0.03, g[1]],
+                b: [g[0] + 0.03, g[1]],
+                half_width: 0.012,
+                grey: 120.0,
+            });
         } else {
-            let (hw, grey, layer) = if has_markers { (0.0125, 150.0, &mut front) } else { (0.01, 110.0, &mut back) };
+            let (hw, grey, layer) = if has_markers {
+                (0.0125, 150.0, &mut front)
+            } else {
+                (0.01, 110.0, &mut back)
+            };
             for w in pts.windows(2) {
-                layer.push(Shape::Bar { a: w[0], b: w[1], half_width: hw, grey });
+                layer.push(Shape::Bar {
+                    a: w[0],
+                    b: w[1],
+                    half_width: hw,
+                    grey,
+                });
             }
             let g = pt(b, Vector2::zeros());
             if pts.iter().all(|p| (p[0] - g[0]).hypot(p[1] - g[1]) > 0.03) {
-                layer.push(Shape::Disc { c: g, r: 0.025, grey: 55.0 });
+                layer.push(Shape::Disc {
+                    c: g,
+                    r: 0.025,
+                    grey: 55.0,
+                });
             }
         }
     }
     back.extend(front);
     for (k, mk) in m.markers.iter().enumerate() {
-        back.push(Shape::Disc { c: pt(mk.body, mk.local), r: marker_radius, grey: 235.0 });
+        back.push(Shape::Disc {
+            c: pt(mk.body, mk.local),
+            r: marker_radius,
+            grey: 235.0,
+        });
         if hidden.contains(&k) {
-            back.push(Shape::Disc { c: pt(mk.body, mk.local), r: marker_radius * 2.0, grey: 35.0 });
+            back.push(Shape::Disc {
+                c: pt(mk.body, mk.local),
+                r: marker_radius * 2.0,
+                grey: 35.0,
+            });
         }
     }
     back
@@ -213,24 +312,47 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usiz
 
 fn imwrite(path: &Path, img: &opencv::core::Mat) -> Result<(), PipelineError> {
     let ok = opencv::imgcodecs::imwrite(path.as_os_str(), img, &opencv::core::Vector::new())
-        .map_err(|e| PipelineError::Io { path: path.display().to_string(), reason: e.message })?;
+        .map_err(|e| PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.message,
+        })?;
     if !ok {
-        return Err(PipelineError::Io { path: path.display().to_string(), reason: "the image could not be written".into() });
+        return Err(PipelineError::Io {
+            path: path.display().to_string(),
+            reason: "the image could not be written".into(),
+        });
     }
     Ok(())
 }
 
 /// Render `mech` as `spec` films it into `out`.
-pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: impl FnMut(&str, f64)) -> Result<RenderSummary, PipelineError> {
+pub fn render(
+    mech: &Mechanism,
+    spec: &RenderSpec,
+    out: &Path,
+    mut progress: impl FnMut(&str, f64),
+) -> Result<RenderSummary, PipelineError> {
     let codec = spec.codec().map_err(PipelineError::Input)?;
     let cam = spec.camera();
-    let look = Look { background: spec.background, lighting: spec.lighting, noise: spec.noise };
+    let look = Look {
+        background: spec.background,
+        lighting: spec.lighting,
+        noise: spec.noise,
+    };
     let vision = |e: flexbench_vision::VisionError| PipelineError::Input(e.to_string());
     // Motion: simulated finely enough to place the exposure's instants by linear interpolation.
     let sub = 20usize;
     let rate = spec.fps * sub as f64;
     progress("simulate", 0.0);
-    let sim = mech.simulate(&SimConfig { duration: spec.duration + 2.0 / spec.fps, rate, settle: spec.settle, ..Default::default() }, &mut |f| progress("simulate", f))?;
+    let sim = mech.simulate(
+        &SimConfig {
+            duration: spec.duration + 2.0 / spec.fps,
+            rate,
+            settle: spec.settle,
+            ..Default::default()
+        },
+        &mut |f| progress("simulate", f),
+    )?;
     let state_at = |t: f64| -> DVector<f64> {
         let x = (t * rate).clamp(0.0, (sim.samples.len() - 1) as f64);
         let i = (x.floor() as usize).min(sim.samples.len() - 2);
@@ -245,19 +367,34 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
     let mut rng = opencv::core::RNG::new(spec.seed).map_err(|e| PipelineError::Input(e.message))?;
     // Calibration views and the plane view.
     let intr = cam.intrinsics;
-    let board = Board { cols: spec.board[0], rows: spec.board[1], square: spec.square };
+    let board = Board {
+        cols: spec.board[0],
+        rows: spec.board[1],
+        square: spec.square,
+    };
     let br = BoardRenderer::new(&intr);
-    for (k, (r, t)) in board_poses(&intr, &board, spec.views, &mut rng).map_err(vision)?.iter().enumerate() {
+    for (k, (r, t)) in board_poses(&intr, &board, spec.views, &mut rng)
+        .map_err(vision)?
+        .iter()
+        .enumerate()
+    {
         progress("calibration views", k as f64 / spec.views as f64);
         let p = out.join("views").join(format!("view{k:02}.png"));
-        imwrite(&p, &br.render(&board, r, t, &look, &mut rng).map_err(vision)?)?;
+        imwrite(
+            &p,
+            &br.render(&board, r, t, &look, &mut rng).map_err(vision)?,
+        )?;
         files.push(p);
     }
     let flip = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
     let r = cam.r * flip;
-    let t = cam.r * nalgebra::Vector3::new(spec.plane_board_at[0], spec.plane_board_at[1], 0.0) + cam.t;
+    let t =
+        cam.r * nalgebra::Vector3::new(spec.plane_board_at[0], spec.plane_board_at[1], 0.0) + cam.t;
     let plane_view = out.join("plane-view.png");
-    imwrite(&plane_view, &br.render(&board, &r, &t, &look, &mut rng).map_err(vision)?)?;
+    imwrite(
+        &plane_view,
+        &br.render(&board, &r, &t, &look, &mut rng).map_err(vision)?,
+    )?;
     files.push(plane_view);
     let round = |x: f64| (x * 10.0).round() / 10.0;
     let a = cam.project(0.0, 0.0);
@@ -267,10 +404,24 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
         "# Pixels of the bench origin A and of a point on the horizontal through A, towards the pendulum,\n# in plane-view.png, as a user clicks them (to 0.1 px).\norigin = [{}, {}]\nhorizontal = [{}, {}]\n",
         round(a.0), round(a.1), round(h.0), round(h.1)
     );
-    flexbench_contracts::atomic::write_bytes(&clicks, text.as_bytes()).map_err(|e| PipelineError::Io { path: clicks.display().to_string(), reason: e.to_string() })?;
+    flexbench_contracts::atomic::write_bytes(&clicks, text.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: clicks.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
     files.push(clicks);
     // The true camera.
-    let truth_cam = Calibration { intrinsics: intr, rms: 0.0, std_intrinsics: Vec::new(), per_view: Vec::new(), rejected: Vec::new(), plane: cam.plane(), distortion_model: None, corners: Vec::new() };
+    let truth_cam = Calibration {
+        intrinsics: intr,
+        rms: 0.0,
+        std_intrinsics: Vec::new(),
+        per_view: Vec::new(),
+        rejected: Vec::new(),
+        plane: cam.plane(),
+        distortion_model: None,
+        corners: Vec::new(),
+    };
     let truth_cam_path = out.join("truth").join("camera.yaml");
     truth_cam.write(&truth_cam_path).map_err(vision)?;
     files.push(truth_cam_path);
@@ -278,7 +429,8 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
     let map = PlaneMap::new(&cam, &look).map_err(vision)?;
     let video = out.join(format!("video.{}", codec.extension()));
     let tmp = flexbench_contracts::atomic::temporary_path(&video);
-    let mut writer = VideoOut::create(&tmp, codec, spec.fps, intr.width, intr.height).map_err(vision)?;
+    let mut writer =
+        VideoOut::create(&tmp, codec, spec.fps, intr.width, intr.height).map_err(vision)?;
     let mut rows = Vec::new();
     let hidden_at = |k: usize| -> Vec<usize> {
         spec.occlusion
@@ -289,7 +441,10 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
     };
     for o in &spec.occlusion {
         if !mech.markers.iter().any(|m| m.name == o.marker) {
-            return Err(PipelineError::Input(format!("occlusion of '{}': the mechanism has no such marker", o.marker)));
+            return Err(PipelineError::Input(format!(
+                "occlusion of '{}': the mechanism has no such marker",
+                o.marker
+            )));
         }
     }
     for k in 0..frames {
@@ -298,8 +453,17 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
         let n = spec.blur_samples;
         let instants: Vec<Vec<Shape>> = (0..n)
             .map(|j| {
-                let dt = if n > 1 { (j as f64 / (n - 1) as f64 - 0.5) * spec.exposure } else { 0.0 };
-                scene(mech, &state_at(tk + dt + 1.0 / spec.fps), spec.marker_radius, &hidden)
+                let dt = if n > 1 {
+                    (j as f64 / (n - 1) as f64 - 0.5) * spec.exposure
+                } else {
+                    0.0
+                };
+                scene(
+                    mech,
+                    &state_at(tk + dt + 1.0 / spec.fps),
+                    spec.marker_radius,
+                    &hidden,
+                )
             })
             .collect();
         let img = map.render(&instants, &look, &mut rng).map_err(vision)?;
@@ -308,26 +472,62 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
         for mk in &mech.markers {
             let p = body_point(&q, mk.body, mk.local);
             let (u, v) = cam.project(p.x, p.y);
-            rows.push(flexbench_contracts::TrackRow { frame: k as i64, t: tk, marker: mk.name.clone(), u: Some(u), v: Some(v), x: Some(p.x), y: Some(p.y), sigma_px: None });
+            rows.push(flexbench_contracts::TrackRow {
+                frame: k as i64,
+                t: tk,
+                marker: mk.name.clone(),
+                u: Some(u),
+                v: Some(v),
+                x: Some(p.x),
+                y: Some(p.y),
+                sigma_px: None,
+            });
         }
         if k % 8 == 0 {
             progress("video", k as f64 / frames as f64);
         }
     }
     writer.finish().map_err(vision)?;
-    std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io { path: video.display().to_string(), reason: e.to_string() })?;
+    std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
+        path: video.display().to_string(),
+        reason: e.to_string(),
+    })?;
     files.push(video.clone());
     // The simulation's own tables at the frames' instants (exact samples: the rate is a multiple
     // of the frame rate), forces from the multipliers.
-    let at: Vec<&flexbench_mechanism::simulate::Sample> = (0..frames).map(|k| &sim.samples[(k + 1) * sub]).collect();
+    let at: Vec<&flexbench_mechanism::simulate::Sample> =
+        (0..frames).map(|k| &sim.samples[(k + 1) * sub]).collect();
     let times: Vec<f64> = (0..frames).map(|k| k as f64 / spec.fps).collect();
-    let states: Vec<_> = at.iter().zip(&times).map(|(s, &t)| (t, &s.q, &s.qd, &s.qdd)).collect();
-    let forces_rows: Vec<Option<Vec<f64>>> = at.iter().map(|s| Some(mech.forces_from_multipliers(s))).collect();
-    files.extend(flexbench_tables::write_table(&mech.markers_table(&states), &out.join("truth"), "markers")?);
-    files.extend(flexbench_tables::write_table(&mech.bodies_table(&states), &out.join("truth"), "bodies")?);
-    files.extend(flexbench_tables::write_table(&mech.forces_table(&times, &forces_rows), &out.join("truth"), "forces")?);
+    let states: Vec<_> = at
+        .iter()
+        .zip(&times)
+        .map(|(s, &t)| (t, &s.q, &s.qd, &s.qdd))
+        .collect();
+    let forces_rows: Vec<Option<Vec<f64>>> = at
+        .iter()
+        .map(|s| Some(mech.forces_from_multipliers(s)))
+        .collect();
+    files.extend(flexbench_tables::write_table(
+        &mech.markers_table(&states),
+        &out.join("truth"),
+        "markers",
+    )?);
+    files.extend(flexbench_tables::write_table(
+        &mech.bodies_table(&states),
+        &out.join("truth"),
+        "bodies",
+    )?);
+    files.extend(flexbench_tables::write_table(
+        &mech.forces_table(&times, &forces_rows),
+        &out.join("truth"),
+        "forces",
+    )?);
     let tracks = flexbench_contracts::Tracks::new(rows)?;
-    files.extend(flexbench_tables::write_table(&tracks.to_table(), &out.join("truth"), "tracks")?);
+    files.extend(flexbench_tables::write_table(
+        &tracks.to_table(),
+        &out.join("truth"),
+        "tracks",
+    )?);
     files.push(write_json(
         &out.join("truth").join("render.json"),
         &json!({
@@ -337,5 +537,9 @@ pub fn render(mech: &Mechanism, spec: &RenderSpec, out: &Path, mut progress: imp
             "note": "frame k shows the motion at t = k / fps after the settling time plus one frame",
         }),
     )?);
-    Ok(RenderSummary { video, frames, files })
+    Ok(RenderSummary {
+        video,
+        frames,
+        files,
+    })
 }

@@ -42,7 +42,10 @@ struct Fig {
 }
 
 fn read_json(path: &Path) -> Value {
-    std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null)
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// Per marker (in first-seen order): times and the rows' values of the named columns.
@@ -52,7 +55,10 @@ struct ByMarker {
 }
 
 fn by_marker(names: &[Option<String>]) -> ByMarker {
-    let mut out = ByMarker { names: Vec::new(), rows: Vec::new() };
+    let mut out = ByMarker {
+        names: Vec::new(),
+        rows: Vec::new(),
+    };
     for (i, n) in names.iter().enumerate() {
         let Some(n) = n else { continue };
         let k = match out.names.iter().position(|m| m == n) {
@@ -69,7 +75,12 @@ fn by_marker(names: &[Option<String>]) -> ByMarker {
 }
 
 /// The largest acceleration of the markers: (|a| in m/s^2, marker, t in s).
-fn largest_acceleration(names: &ByMarker, t: &[Option<f64>], ax: &[Option<f64>], ay: &[Option<f64>]) -> Option<(f64, String, f64)> {
+fn largest_acceleration(
+    names: &ByMarker,
+    t: &[Option<f64>],
+    ax: &[Option<f64>],
+    ay: &[Option<f64>],
+) -> Option<(f64, String, f64)> {
     let mut best: Option<(f64, String, f64)> = None;
     for (k, rows) in names.rows.iter().enumerate() {
         for &i in rows {
@@ -85,7 +96,14 @@ fn largest_acceleration(names: &ByMarker, t: &[Option<f64>], ax: &[Option<f64>],
 }
 
 /// Write the report stage's figures and `report.html` into `out`.
-pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value, out: &Path, progress: &mut dyn FnMut(&str, f64)) -> Result<Vec<PathBuf>, PipelineError> {
+pub fn report(
+    title: &str,
+    dirs: &StageDirs,
+    mech: &Mechanism,
+    manifest: &Value,
+    out: &Path,
+    progress: &mut dyn FnMut(&str, f64),
+) -> Result<Vec<PathBuf>, PipelineError> {
     let mut files = Vec::new();
     let mut figs: Vec<Fig> = Vec::new();
     let mut notes: Vec<(String, String)> = Vec::new(); // (section, html)
@@ -97,20 +115,37 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     let process_summary = read_json(&dirs.process.join("summary.json"));
     let df = read_frame(&sm)?;
     let (t, names) = (opt_f64(&df, &sm, "t")?, strings(&df, &sm, "marker")?);
-    let (x, y, ax, ay) = (opt_f64(&df, &sm, "x")?, opt_f64(&df, &sm, "y")?, opt_f64(&df, &sm, "ax")?, opt_f64(&df, &sm, "ay")?);
+    let (x, y, ax, ay) = (
+        opt_f64(&df, &sm, "x")?,
+        opt_f64(&df, &sm, "y")?,
+        opt_f64(&df, &sm, "ax")?,
+        opt_f64(&df, &sm, "ay")?,
+    );
     let bm = by_marker(&names);
     let (ct, cphi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
     // One crank turn from the recording's first sample, for the field.
-    let turn_end = cphi.first().map(|p| p + TAU * cphi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
+    let turn_end = cphi
+        .first()
+        .map(|p| p + TAU * cphi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
     let in_first_turn = |ti: f64| -> bool {
-        match (crate::compare::angle_at(&ct, &cphi, ti), cphi.first(), turn_end) {
+        match (
+            crate::compare::angle_at(&ct, &cphi, ti),
+            cphi.first(),
+            turn_end,
+        ) {
             (Some(p), Some(p0), Some(pe)) => (p - p0).abs() <= (pe - p0).abs(),
             _ => false,
         }
     };
-    let paths: Vec<(String, Vec<Option<(f64, f64)>>)> = bm.names.iter().zip(&bm.rows).map(|(n, rows)| (n.clone(), rows.iter().map(|&i| x[i].zip(y[i])).collect())).collect();
+    let paths: Vec<flexbench_report::LabelledPath> = bm
+        .names
+        .iter()
+        .zip(&bm.rows)
+        .map(|(n, rows)| (n.clone(), rows.iter().map(|&i| x[i].zip(y[i])).collect()))
+        .collect();
     let fig5 = PlaneFigure {
-        caption: "Trajectories of the five markers on the lever (bench frame; seed 001 Fig. 5)".into(),
+        caption: "Trajectories of the five markers on the lever (bench frame; seed 001 Fig. 5)"
+            .into(),
         x_label: "x (m), bench frame".into(),
         y_label: "y (m), bench frame".into(),
         y_down: false,
@@ -120,17 +155,33 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         scale: 1.0,
         vector_unit: "m/s^2".into(),
     };
-    files.extend(flexbench_report::write_plane_figure(&fig5, &out.join("trajectories"))?);
+    files.extend(flexbench_report::write_plane_figure(
+        &fig5,
+        &out.join("trajectories"),
+    )?);
     figs.push(Fig { stage: "report", stem: out.join("trajectories"), caption: "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).".into() });
 
     let best = largest_acceleration(&bm, &t, &ax, &ay);
     let (amax, amax_marker, amax_t) = best.clone().unwrap_or((f64::NAN, String::new(), f64::NAN));
     // Arrows every `step` samples over the first turn; the longest arrow is 0.06 m on the plot.
-    let span = paths.iter().flat_map(|p| p.1.iter().flatten()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let scale = if amax > 0.0 { 0.15 * (span.1 - span.0).max(1e-3) / amax } else { 1.0 };
+    let span = paths
+        .iter()
+        .flat_map(|p| p.1.iter().flatten())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.0), b.max(p.0))
+        });
+    let scale = if amax > 0.0 {
+        0.15 * (span.1 - span.0).max(1e-3) / amax
+    } else {
+        1.0
+    };
     let mut arrows = Vec::new();
     for rows in &bm.rows {
-        let first: Vec<usize> = rows.iter().copied().filter(|&i| t[i].is_some_and(in_first_turn)).collect();
+        let first: Vec<usize> = rows
+            .iter()
+            .copied()
+            .filter(|&i| t[i].is_some_and(in_first_turn))
+            .collect();
         let step = (first.len() / 24).max(1);
         for &i in first.iter().step_by(step) {
             if let (Some(px), Some(py), Some(a), Some(b)) = (x[i], y[i], ax[i], ay[i]) {
@@ -145,7 +196,10 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         scale,
         ..fig5.clone()
     };
-    files.extend(flexbench_report::write_plane_figure(&fig6, &out.join("acceleration-field"))?);
+    files.extend(flexbench_report::write_plane_figure(
+        &fig6,
+        &out.join("acceleration-field"),
+    )?);
     figs.push(Fig {
         stage: "report",
         stem: out.join("acceleration-field"),
@@ -161,11 +215,21 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     let fpath = dirs.process.join("forces.parquet");
     let fdf = read_frame(&fpath)?;
     let ft = opt_f64(&fdf, &fpath, "t")?;
-    let deg: Vec<f64> = ft.iter().map(|ti| ti.and_then(|ti| crate::compare::angle_at(&ct, &cphi, ti)).map(|p| (p - cphi[0]).to_degrees().rem_euclid(360.0)).unwrap_or(f64::NAN)).collect();
+    let deg: Vec<f64> = ft
+        .iter()
+        .map(|ti| {
+            ti.and_then(|ti| crate::compare::angle_at(&ct, &cphi, ti))
+                .map(|p| (p - cphi[0]).to_degrees().rem_euclid(360.0))
+                .unwrap_or(f64::NAN)
+        })
+        .collect();
     let mut panels = Vec::new();
     let mut peak_rows = String::new();
     let mut peaks = serde_json::Map::new();
-    for (j, label) in [("B", "B: force of the crank on the lever"), ("C", "C': force of the rocker on the lever")] {
+    for (j, label) in [
+        ("B", "B: force of the crank on the lever"),
+        ("C", "C': force of the rocker on the lever"),
+    ] {
         let (cx, cy) = (format!("{j}_x"), format!("{j}_y"));
         if !has_column(&fdf, &cx) || !has_column(&fdf, &cy) {
             continue;
@@ -173,35 +237,84 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         let (vx, vy) = (opt_f64(&fdf, &fpath, &cx)?, opt_f64(&fdf, &fpath, &cy)?);
         let sig = |c: &str| -> Result<Vec<Option<f64>>, PipelineError> {
             let n = format!("{c}_sigma");
-            Ok(if has_column(&fdf, &n) { opt_f64(&fdf, &fpath, &n)?.iter().map(|s| s.map(|s| 2.0 * s)).collect() } else { Vec::new() })
+            Ok(if has_column(&fdf, &n) {
+                opt_f64(&fdf, &fpath, &n)?
+                    .iter()
+                    .map(|s| s.map(|s| 2.0 * s))
+                    .collect()
+            } else {
+                Vec::new()
+            })
         };
         // The samples in order of crank angle, with a break where the angle wraps.
         let mut order: Vec<usize> = (0..deg.len()).filter(|&i| deg[i].is_finite()).collect();
         order.sort_by(|&a, &b| deg[a].total_cmp(&deg[b]));
         let xs: Vec<f64> = order.iter().map(|&i| deg[i]).collect();
-        let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> { order.iter().map(|&i| v.get(i).copied().flatten()).collect() };
+        let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
+            order.iter().map(|&i| v.get(i).copied().flatten()).collect()
+        };
         let (sx, sy) = (sig(&cx)?, sig(&cy)?);
-        let mag: Vec<Option<f64>> = vx.iter().zip(&vy).map(|(a, b)| a.zip(*b).map(|(a, b)| a.hypot(b))).collect();
+        let mag: Vec<Option<f64>> = vx
+            .iter()
+            .zip(&vy)
+            .map(|(a, b)| a.zip(*b).map(|(a, b)| a.hypot(b)))
+            .collect();
         panels.push(Panel {
             title: label.into(),
             y_label: "force (N), bench frame".into(),
             curves: vec![
-                Curve { label: format!("{j}_x"), x: xs.clone(), y: pick(&vx), band: if sx.is_empty() { Vec::new() } else { pick(&sx) } },
-                Curve { label: format!("{j}_y"), x: xs.clone(), y: pick(&vy), band: if sy.is_empty() { Vec::new() } else { pick(&sy) } },
-                Curve { label: format!("|{j}|"), x: xs, y: pick(&mag), band: Vec::new() },
+                Curve {
+                    label: format!("{j}_x"),
+                    x: xs.clone(),
+                    y: pick(&vx),
+                    band: if sx.is_empty() { Vec::new() } else { pick(&sx) },
+                },
+                Curve {
+                    label: format!("{j}_y"),
+                    x: xs.clone(),
+                    y: pick(&vy),
+                    band: if sy.is_empty() { Vec::new() } else { pick(&sy) },
+                },
+                Curve {
+                    label: format!("|{j}|"),
+                    x: xs,
+                    y: pick(&mag),
+                    band: Vec::new(),
+                },
             ],
         });
-        if let Some(k) = (0..mag.len()).filter(|&i| mag[i].is_some()).max_by(|&a, &b| mag[a].unwrap_or(0.0).total_cmp(&mag[b].unwrap_or(0.0))) {
+        if let Some(k) = (0..mag.len())
+            .filter(|&i| mag[i].is_some())
+            .max_by(|&a, &b| mag[a].unwrap_or(0.0).total_cmp(&mag[b].unwrap_or(0.0)))
+        {
             let name = if j == "C" { "C'" } else { "B" };
             peaks.insert(format!("peak_force_{j}_n"), serde_json::json!(mag[k]));
-            peaks.insert(format!("peak_force_{j}_crank_angle_deg"), serde_json::json!(deg[k]));
-            let _ = write!(peak_rows, "<tr><td>{name}</td><td>{:.1}</td><td>{:.1}</td><td>{:.4}</td></tr>", mag[k].unwrap_or(f64::NAN), deg[k], ft[k].unwrap_or(f64::NAN));
+            peaks.insert(
+                format!("peak_force_{j}_crank_angle_deg"),
+                serde_json::json!(deg[k]),
+            );
+            let _ = write!(
+                peak_rows,
+                "<tr><td>{name}</td><td>{:.1}</td><td>{:.1}</td><td>{:.4}</td></tr>",
+                mag[k].unwrap_or(f64::NAN),
+                deg[k],
+                ft[k].unwrap_or(f64::NAN)
+            );
         }
     }
-    let banded = panels.iter().any(|p| p.curves.iter().any(|c| !c.band.is_empty()));
+    let banded = panels
+        .iter()
+        .any(|p| p.curves.iter().any(|c| !c.band.is_empty()));
     if !panels.is_empty() {
-        let fig = Figure { caption: "Liaison forces at B and C' over the crank turn (bench frame)".into(), x_label: "crank angle phi1 from the recording's first sample, modulo 360 (deg)".into(), panels };
-        files.extend(flexbench_report::write_figure(&fig, &out.join("forces-cycle"))?);
+        let fig = Figure {
+            caption: "Liaison forces at B and C' over the crank turn (bench frame)".into(),
+            x_label: "crank angle phi1 from the recording's first sample, modulo 360 (deg)".into(),
+            panels,
+        };
+        files.extend(flexbench_report::write_figure(
+            &fig,
+            &out.join("forces-cycle"),
+        )?);
         figs.push(Fig {
             stage: "report",
             stem: out.join("forces-cycle"),
@@ -221,20 +334,38 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     progress("tracking quality", 0.5);
     let tp = dirs.track.join("tracks.parquet");
     let tdf = read_frame(&tp)?;
-    let (tt, tn, tx, tf) = (opt_f64(&tdf, &tp, "t")?, strings(&tdf, &tp, "marker")?, opt_f64(&tdf, &tp, "x")?, opt_f64(&tdf, &tp, "frame")?);
+    let (tt, tn, tx, tf) = (
+        opt_f64(&tdf, &tp, "t")?,
+        strings(&tdf, &tp, "marker")?,
+        opt_f64(&tdf, &tp, "x")?,
+        opt_f64(&tdf, &tp, "frame")?,
+    );
     // The recording's frames (a marker's gap may be a row without x, y or no row at all).
-    let all_frames: std::collections::BTreeSet<i64> = tf.iter().flatten().map(|f| *f as i64).collect();
-    let tsig = if has_column(&tdf, "sigma_px") { opt_f64(&tdf, &tp, "sigma_px")? } else { vec![None; tdf.height()] };
+    let all_frames: std::collections::BTreeSet<i64> =
+        tf.iter().flatten().map(|f| *f as i64).collect();
+    let tsig = if has_column(&tdf, "sigma_px") {
+        opt_f64(&tdf, &tp, "sigma_px")?
+    } else {
+        vec![None; tdf.height()]
+    };
     let tb = by_marker(&tn);
     let smooth_summary = read_json(&dirs.smooth.join("markers.summary.json"));
     let noise_of = |m: &str, c: &str| -> Option<f64> {
-        smooth_summary["parameters"].as_array()?.iter().find(|p| p["coordinate"].as_str() == Some(&format!("{m}.{c}")))?["noise_m"].as_f64()
+        smooth_summary["parameters"]
+            .as_array()?
+            .iter()
+            .find(|p| p["coordinate"].as_str() == Some(&format!("{m}.{c}")))?["noise_m"]
+            .as_f64()
     };
     let mut qrows = String::new();
     let mut curves = Vec::new();
     for (k, rows) in tb.rows.iter().enumerate() {
         let name = &tb.names[k];
-        let seen_frames: std::collections::BTreeSet<i64> = rows.iter().filter(|&&i| tx[i].is_some()).filter_map(|&i| tf[i].map(|f| f as i64)).collect();
+        let seen_frames: std::collections::BTreeSet<i64> = rows
+            .iter()
+            .filter(|&&i| tx[i].is_some())
+            .filter_map(|&i| tf[i].map(|f| f as i64))
+            .collect();
         let seen: Vec<bool> = all_frames.iter().map(|f| seen_frames.contains(f)).collect();
         let gaps = seen.iter().filter(|s| !**s).count();
         let (mut longest, mut run) = (0usize, 0usize);
@@ -244,8 +375,14 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         }
         let mut sig: Vec<f64> = rows.iter().filter_map(|&i| tsig[i]).collect();
         sig.sort_by(f64::total_cmp);
-        let q = |f: f64| sig.get(((sig.len() as f64 - 1.0) * f).round() as usize).copied().unwrap_or(f64::NAN);
-        let noise = noise_of(name, "x").zip(noise_of(name, "y")).map(|(a, b)| (0.5 * (a * a + b * b)).sqrt() * 1e3);
+        let q = |f: f64| {
+            sig.get(((sig.len() as f64 - 1.0) * f).round() as usize)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        let noise = noise_of(name, "x")
+            .zip(noise_of(name, "y"))
+            .map(|(a, b)| (0.5 * (a * a + b * b)).sqrt() * 1e3);
         let _ = write!(
             qrows,
             "<tr><td>{}</td><td>{}</td><td>{gaps}</td><td>{longest}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td></tr>",
@@ -255,15 +392,28 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
             q(0.95),
             noise.map(|n| format!("{n:.3}")).unwrap_or_else(|| "-".into())
         );
-        curves.push(Curve { label: name.clone(), x: rows.iter().map(|&i| tt[i].unwrap_or(f64::NAN)).collect(), y: rows.iter().map(|&i| tsig[i]).collect(), band: Vec::new() });
+        curves.push(Curve {
+            label: name.clone(),
+            x: rows.iter().map(|&i| tt[i].unwrap_or(f64::NAN)).collect(),
+            y: rows.iter().map(|&i| tsig[i]).collect(),
+            band: Vec::new(),
+        });
     }
     if curves.iter().any(|c| c.y.iter().any(Option::is_some)) {
         let fig = Figure {
-            caption: "Tracking quality: each marker's centre standard deviation (breaks: gaps)".into(),
+            caption: "Tracking quality: each marker's centre standard deviation (breaks: gaps)"
+                .into(),
             x_label: "time t (s)".into(),
-            panels: vec![Panel { title: "standard deviation of the marker's image centre".into(), y_label: "sigma (px)".into(), curves }],
+            panels: vec![Panel {
+                title: "standard deviation of the marker's image centre".into(),
+                y_label: "sigma (px)".into(),
+                curves,
+            }],
         };
-        files.extend(flexbench_report::write_figure(&fig, &out.join("tracking-quality"))?);
+        files.extend(flexbench_report::write_figure(
+            &fig,
+            &out.join("tracking-quality"),
+        )?);
         figs.push(Fig { stage: "report", stem: out.join("tracking-quality"), caption: "Standard deviation of each marker's sub-pixel centre as the tracker estimates it from the blob's intensity, frame by frame; a break in a line is a gap (the marker not seen: marked, never invented).".into() });
     }
     let track_summary = read_json(&dirs.track.join("tracks.summary.json"));
@@ -281,24 +431,58 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         progress("calibration residuals", 0.6);
         let cp = cdir.join("calibration.corners.csv");
         let cdf = read_frame(&cp)?;
-        let (u, v, du, dv) = (opt_f64(&cdf, &cp, "u_px")?, opt_f64(&cdf, &cp, "v_px")?, opt_f64(&cdf, &cp, "du_px")?, opt_f64(&cdf, &cp, "dv_px")?);
-        let rmax = du.iter().zip(&dv).filter_map(|(a, b)| Some(a.as_ref()?.hypot(*b.as_ref()?))).fold(0.0, f64::max);
-        let rms = (du.iter().zip(&dv).filter_map(|(a, b)| Some(a.as_ref()?.powi(2) + b.as_ref()?.powi(2))).sum::<f64>() / u.len().max(1) as f64).sqrt();
-        let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml")).map_err(|e| PipelineError::Input(e.to_string()))?;
+        let (u, v, du, dv) = (
+            opt_f64(&cdf, &cp, "u_px")?,
+            opt_f64(&cdf, &cp, "v_px")?,
+            opt_f64(&cdf, &cp, "du_px")?,
+            opt_f64(&cdf, &cp, "dv_px")?,
+        );
+        let rmax = du
+            .iter()
+            .zip(&dv)
+            .filter_map(|(a, b)| Some(a.as_ref()?.hypot(*b.as_ref()?)))
+            .fold(0.0, f64::max);
+        let rms = (du
+            .iter()
+            .zip(&dv)
+            .filter_map(|(a, b)| Some(a.as_ref()?.powi(2) + b.as_ref()?.powi(2)))
+            .sum::<f64>()
+            / u.len().max(1) as f64)
+            .sqrt();
+        let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))
+            .map_err(|e| PipelineError::Input(e.to_string()))?;
         let (w, h) = (cal.intrinsics.width as f64, cal.intrinsics.height as f64);
         let scale = if rmax > 0.0 { 0.05 * w / rmax } else { 1.0 };
         let fig = PlaneFigure {
-            caption: format!("Calibration residuals over the image (RMS {rms:.3} px; arrows x{scale:.0})"),
+            caption: format!(
+                "Calibration residuals over the image (RMS {rms:.3} px; arrows x{scale:.0})"
+            ),
             x_label: "u (px), image column".into(),
             y_label: "v (px), image row, downward".into(),
             y_down: true,
-            paths: vec![("image border".into(), vec![Some((0.0, 0.0)), Some((w, 0.0)), Some((w, h)), Some((0.0, h)), Some((0.0, 0.0))])],
-            arrow_groups: vec![format!("corner residual (found - reprojected), x{scale:.0}")],
-            arrows: (0..u.len()).filter_map(|i| Some((0, u[i]?, v[i]?, du[i]?, dv[i]?))).collect(),
+            paths: vec![(
+                "image border".into(),
+                vec![
+                    Some((0.0, 0.0)),
+                    Some((w, 0.0)),
+                    Some((w, h)),
+                    Some((0.0, h)),
+                    Some((0.0, 0.0)),
+                ],
+            )],
+            arrow_groups: vec![format!(
+                "corner residual (found - reprojected), x{scale:.0}"
+            )],
+            arrows: (0..u.len())
+                .filter_map(|i| Some((0, u[i]?, v[i]?, du[i]?, dv[i]?)))
+                .collect(),
             scale,
             vector_unit: "px".into(),
         };
-        files.extend(flexbench_report::write_plane_figure(&fig, &out.join("calibration-residuals"))?);
+        files.extend(flexbench_report::write_plane_figure(
+            &fig,
+            &out.join("calibration-residuals"),
+        )?);
         figs.push(Fig {
             stage: "report",
             stem: out.join("calibration-residuals"),
@@ -335,7 +519,19 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
 
     // Tables from the stages' summaries.
     let fit = &process_summary["fit"];
-    let per_marker: String = fit["rms_per_marker"].as_array().into_iter().flatten().map(|r| format!("{} {:.3} mm", r[0].as_str().unwrap_or(""), r[1].as_f64().unwrap_or(f64::NAN) * 1e3)).collect::<Vec<_>>().join(", ");
+    let per_marker: String = fit["rms_per_marker"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            format!(
+                "{} {:.3} mm",
+                r[0].as_str().unwrap_or(""),
+                r[1].as_f64().unwrap_or(f64::NAN) * 1e3
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     notes.push((
         "Kinematics and inverse dynamics".into(),
         format!(
@@ -349,7 +545,11 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     ));
     let compare_summary = read_json(&dirs.compare.join("summary.json"));
     let mut crows = String::new();
-    for q in compare_summary["quantities"].as_array().into_iter().flatten() {
+    for q in compare_summary["quantities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let f = |k: &str| q[k].as_f64().unwrap_or(f64::NAN);
         let _ = write!(
             crows,
@@ -378,8 +578,19 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     ));
     let fem_summary = read_json(&dirs.fem.join("summary.json"));
     let mut mrows = String::new();
-    for (k, r) in fem_summary["frequency_range_hz"].as_array().into_iter().flatten().enumerate() {
-        let _ = write!(mrows, "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>", k + 1, r[0].as_f64().unwrap_or(f64::NAN), r[1].as_f64().unwrap_or(f64::NAN));
+    for (k, r) in fem_summary["frequency_range_hz"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let _ = write!(
+            mrows,
+            "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
+            k + 1,
+            r[0].as_f64().unwrap_or(f64::NAN),
+            r[1].as_f64().unwrap_or(f64::NAN)
+        );
     }
     let meas = &fem_summary["measured"];
     notes.push((
@@ -395,7 +606,11 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
         ),
     ));
     let mut warnings: Vec<String> = Vec::new();
-    for (stage, s) in [("process", &process_summary["fit"]["warnings"]), ("fem", &fem_summary["warnings"]), ("compare", &compare_summary["warnings"])] {
+    for (stage, s) in [
+        ("process", &process_summary["fit"]["warnings"]),
+        ("fem", &fem_summary["warnings"]),
+        ("compare", &compare_summary["warnings"]),
+    ] {
         for w in s.as_array().into_iter().flatten() {
             warnings.push(format!("{stage}: {}", w.as_str().unwrap_or("")));
         }
@@ -405,16 +620,44 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     progress("interchange files", 0.7);
     let tracks = flexbench_tables::read_tracks(&tp)?;
     let traj = crate::interchange::Trajectories::from_tracks(&tracks)?;
-    files.push(crate::interchange::write_trc(&traj, &out.join("tracks.trc"))?);
-    files.push(crate::interchange::write_c3d(&traj, &out.join("tracks.c3d"))?);
-    let fitted = crate::interchange::Trajectories::from_markers_table(&dirs.process.join("markers.parquet"))?;
-    files.push(crate::interchange::write_trc(&fitted, &out.join("markers.trc"))?);
-    files.push(crate::interchange::write_c3d(&fitted, &out.join("markers.c3d"))?);
+    files.push(crate::interchange::write_trc(
+        &traj,
+        &out.join("tracks.trc"),
+    )?);
+    files.push(crate::interchange::write_c3d(
+        &traj,
+        &out.join("tracks.c3d"),
+    )?);
+    let fitted = crate::interchange::Trajectories::from_markers_table(
+        &dirs.process.join("markers.parquet"),
+    )?;
+    files.push(crate::interchange::write_trc(
+        &fitted,
+        &out.join("markers.trc"),
+    )?);
+    files.push(crate::interchange::write_c3d(
+        &fitted,
+        &out.join("markers.c3d"),
+    )?);
 
     // The run's key numbers (the batch summary reads them).
-    let nrmse = |unit: &str| -> Vec<f64> { compare_summary["quantities"].as_array().into_iter().flatten().filter(|q| q["unit"].as_str() == Some(unit)).filter_map(|q| q["nrmse"].as_f64()).collect() };
+    let nrmse = |unit: &str| -> Vec<f64> {
+        compare_summary["quantities"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|q| q["unit"].as_str() == Some(unit))
+            .filter_map(|q| q["nrmse"].as_f64())
+            .collect()
+    };
     let (na, nf) = (nrmse("m/s^2"), nrmse("N"));
-    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
     let mut key = serde_json::json!({
         "title": title,
         "frames": track_summary["frames"],
@@ -439,17 +682,32 @@ pub fn report(title: &str, dirs: &StageDirs, mech: &Mechanism, manifest: &Value,
     progress("report.html", 0.8);
     let html = html(title, mech, manifest, &figs, &notes, &warnings)?;
     let page = out.join("report.html");
-    flexbench_contracts::atomic::write_bytes(&page, html.as_bytes()).map_err(|e| PipelineError::Io { path: page.display().to_string(), reason: e.to_string() })?;
+    flexbench_contracts::atomic::write_bytes(&page, html.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: page.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
     files.push(page);
     Ok(files)
 }
 
 /// Escape text for HTML.
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
-fn html(title: &str, mech: &Mechanism, manifest: &Value, figs: &[Fig], notes: &[(String, String)], warnings: &[String]) -> Result<String, PipelineError> {
+fn html(
+    title: &str,
+    mech: &Mechanism,
+    manifest: &Value,
+    figs: &[Fig],
+    notes: &[(String, String)],
+    warnings: &[String],
+) -> Result<String, PipelineError> {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -462,7 +720,7 @@ figcaption{{font-size:.9em;color:#333;margin-top:.3em}}code,pre{{font-size:.85em
 .warn{{color:#a40}}</style></head><body>\n<h1>{t}</h1>\n",
         t = esc(title)
     );
-    let _ = write!(h, "<p>Mechanism: {} ({} bodies, {} joints, {} markers). Repeat this run with <code>{}</code>; the manifest below fixes its inputs and build.</p>\n", esc(&mech.name), mech.bodies.len(), mech.joints.len(), mech.markers.len(), esc(manifest["repeat"].as_str().unwrap_or("")));
+    let _ = writeln!(h, "<p>Mechanism: {} ({} bodies, {} joints, {} markers). Repeat this run with <code>{}</code>; the manifest below fixes its inputs and build.</p>", esc(&mech.name), mech.bodies.len(), mech.joints.len(), mech.markers.len(), esc(manifest["repeat"].as_str().unwrap_or("")));
     if !warnings.is_empty() {
         h.push_str("<h2>Warnings</h2><ul>");
         for w in warnings {
@@ -472,32 +730,49 @@ figcaption{{font-size:.9em;color:#333;margin-top:.3em}}code,pre{{font-size:.85em
     }
     h.push_str("<h2>Inputs</h2><table><tr><th>input</th><th>path</th><th>SHA-256</th></tr>");
     for (k, v) in manifest["inputs"].as_object().into_iter().flatten() {
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>", esc(k), esc(v["path"].as_str().unwrap_or("")), esc(v["sha256"].as_str().unwrap_or("")));
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            esc(k),
+            esc(v["path"].as_str().unwrap_or("")),
+            esc(v["sha256"].as_str().unwrap_or(""))
+        );
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "</table><p>flexbench {}, OpenCV {}; build <code>{}</code>; seed of the rendered recording: {}.</p>\n",
+        "</table><p>flexbench {}, OpenCV {}; build <code>{}</code>; seed of the rendered recording: {}.</p>",
         esc(manifest["flexbench"].as_str().unwrap_or("")),
         esc(manifest["opencv"].as_str().unwrap_or("")),
         esc(manifest["build"].as_str().unwrap_or("")),
         manifest["seed"].as_u64().map(|s| s.to_string()).unwrap_or_else(|| "none (not rendered)".into())
     );
     let params = serde_json::to_string_pretty(&manifest["parameters"]).unwrap_or_default();
-    let _ = write!(h, "<details><summary>Parameters of every stage</summary><pre>{}</pre></details>\n", esc(&params));
+    let _ = writeln!(
+        h,
+        "<details><summary>Parameters of every stage</summary><pre>{}</pre></details>",
+        esc(&params)
+    );
     for (section, body) in notes {
         let _ = write!(h, "<h2>{}</h2>\n{body}\n", esc(section));
     }
     h.push_str("<h2>Figures</h2>\n");
     for (k, f) in figs.iter().enumerate() {
         let svg = f.stem.with_extension("svg");
-        let bytes = std::fs::read(&svg).map_err(|e| PipelineError::Io { path: svg.display().to_string(), reason: format!("cannot read the figure ({e})") })?;
+        let bytes = std::fs::read(&svg).map_err(|e| PipelineError::Io {
+            path: svg.display().to_string(),
+            reason: format!("cannot read the figure ({e})"),
+        })?;
         let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let table = f.stem.with_extension("figure.csv");
         let table_note = match table.file_name().filter(|_| table.exists()) {
-            Some(name) => format!(" Numbers: <code>{}/{}</code>.", f.stage, esc(&name.to_string_lossy())),
+            Some(name) => format!(
+                " Numbers: <code>{}/{}</code>.",
+                f.stage,
+                esc(&name.to_string_lossy())
+            ),
             None => String::new(),
         };
-        let _ = write!(h, "<figure id=\"fig{n}\"><img alt=\"Figure {n}\" src=\"data:image/svg+xml;base64,{b64}\"><figcaption><b>Figure {n}.</b> {}{table_note}</figcaption></figure>\n", esc(&f.caption), n = k + 1);
+        let _ = writeln!(h, "<figure id=\"fig{n}\"><img alt=\"Figure {n}\" src=\"data:image/svg+xml;base64,{b64}\"><figcaption><b>Figure {n}.</b> {}{table_note}</figcaption></figure>", esc(&f.caption), n = k + 1);
     }
     // Lets a headless browser (and the test) see that every figure decoded and rendered.
     h.push_str("<script>window.addEventListener('load',function(){var im=document.images,ok=0;for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0)ok++;}document.body.setAttribute('data-figures',im.length);document.body.setAttribute('data-rendered',ok);});</script>\n");

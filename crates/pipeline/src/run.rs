@@ -106,24 +106,23 @@ pub struct CalibrateSection {
 
 impl Default for CalibrateSection {
     fn default() -> Self {
-        CalibrateSection { board: "9x6".into(), square: None, subpix_window: None }
+        CalibrateSection {
+            board: "9x6".into(),
+            square: None,
+            subpix_window: None,
+        }
     }
 }
 
 /// `[track]`: the markers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[derive(Default)]
 pub struct TrackSection {
     /// Marker names along the lever from B (default: the mechanism's markers).
     pub markers: Option<Vec<String>>,
     /// Segmentation threshold, grey level (default: halfway between median and maximum).
     pub threshold: Option<f64>,
-}
-
-impl Default for TrackSection {
-    fn default() -> Self {
-        TrackSection { markers: None, threshold: None }
-    }
 }
 
 /// `[process]`: kinematics and inverse dynamics.
@@ -149,7 +148,15 @@ pub struct ProcessSection {
 impl Default for ProcessSection {
     fn default() -> Self {
         let d = crate::ProcessConfig::default();
-        ProcessSection { method: "smoother".into(), periodic: true, refine_horizontal: true, window: None, order: d.order, edges: "interp".into(), max_condition: d.max_condition }
+        ProcessSection {
+            method: "smoother".into(),
+            periodic: true,
+            refine_horizontal: true,
+            window: None,
+            order: d.order,
+            edges: "interp".into(),
+            max_condition: d.max_condition,
+        }
     }
 }
 
@@ -173,7 +180,14 @@ pub struct FemSection {
 
 impl Default for FemSection {
     fn default() -> Self {
-        FemSection { elements: 10, element: "quintic".into(), supports: "pinned".into(), modes: 6, damping: crate::fem::DEFAULT_DAMPING, step: crate::fem::DEFAULT_STEP }
+        FemSection {
+            elements: 10,
+            element: "quintic".into(),
+            supports: "pinned".into(),
+            modes: 6,
+            damping: crate::fem::DEFAULT_DAMPING,
+            step: crate::fem::DEFAULT_STEP,
+        }
     }
 }
 
@@ -187,7 +201,9 @@ pub struct CompareSection {
 
 impl Default for CompareSection {
     fn default() -> Self {
-        CompareSection { harmonics: crate::compare::DEFAULT_HARMONICS }
+        CompareSection {
+            harmonics: crate::compare::DEFAULT_HARMONICS,
+        }
     }
 }
 
@@ -204,8 +220,14 @@ impl PipelineFile {
     /// name, with the keys that exist.
     pub fn load(path: &Path) -> Result<PipelineFile, PipelineError> {
         let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => PipelineError::Input(format!("{}: not UTF-8 text; save the pipeline file as UTF-8", path.display())),
-            _ => PipelineError::Input(format!("{}: cannot be read ({e}); give the pipeline file's path", path.display())),
+            std::io::ErrorKind::InvalidData => PipelineError::Input(format!(
+                "{}: not UTF-8 text; save the pipeline file as UTF-8",
+                path.display()
+            )),
+            _ => PipelineError::Input(format!(
+                "{}: cannot be read ({e}); give the pipeline file's path",
+                path.display()
+            )),
         })?;
         toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))
     }
@@ -264,8 +286,14 @@ fn find_video(dir: &Path) -> Option<PathBuf> {
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            let stem = p.file_stem().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
-            let ext = p.extension().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            let ext = p
+                .extension()
+                .map(|s| s.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
             stem == "video" && ["mp4", "avi", "mkv", "mov", "m4v", "webm"].contains(&ext.as_str())
         })
         .collect();
@@ -276,7 +304,13 @@ fn find_video(dir: &Path) -> Option<PathBuf> {
 impl RecordingInputs {
     /// Resolve a recording's inputs: `inputs` (relative to `base`) first, then the recording
     /// folder's usual files. Says which file is missing and how to give it.
-    pub fn resolve(name: &str, folder: Option<&Path>, inputs: &Inputs, base: &Path, mechanism: &Path) -> Result<RecordingInputs, PipelineError> {
+    pub fn resolve(
+        name: &str,
+        folder: Option<&Path>,
+        inputs: &Inputs,
+        base: &Path,
+        mechanism: &Path,
+    ) -> Result<RecordingInputs, PipelineError> {
         if let Some(d) = folder.filter(|d| !d.is_dir()) {
             return Err(PipelineError::Input(format!("recording {name}: the recording folder {} does not exist; check [run] recording (paths are relative to the pipeline file)", d.display())));
         }
@@ -292,7 +326,10 @@ impl RecordingInputs {
             if p.exists() {
                 Ok(p)
             } else {
-                Err(PipelineError::Input(format!("recording {name}: [inputs] {key} = {}: no such file or folder", p.display())))
+                Err(PipelineError::Input(format!(
+                    "recording {name}: [inputs] {key} = {}: no such file or folder",
+                    p.display()
+                )))
             }
         };
         let calibration = || -> Result<CalibrationSource, PipelineError> {
@@ -305,19 +342,41 @@ impl RecordingInputs {
                     Some(v) => v,
                     None => match usual("calibration.yaml") {
                         Some(c) => return Ok(CalibrationSource::File(c)),
-                        None => return Err(missing("calibration", "calibration (a file) or views", "views/ (chessboard views) or calibration.yaml")),
+                        None => {
+                            return Err(missing(
+                                "calibration",
+                                "calibration (a file) or views",
+                                "views/ (chessboard views) or calibration.yaml",
+                            ))
+                        }
                     },
                 },
             };
             let plane_view = match given(&inputs.plane_view) {
                 Some(p) => exists(p, "plane_view")?,
-                None => usual("plane-view.png").ok_or_else(|| missing("view of the board in the lever's plane", "plane_view", "plane-view.png"))?,
+                None => usual("plane-view.png").ok_or_else(|| {
+                    missing(
+                        "view of the board in the lever's plane",
+                        "plane_view",
+                        "plane-view.png",
+                    )
+                })?,
             };
             let clicks = match given(&inputs.clicks) {
                 Some(p) => exists(p, "clicks")?,
-                None => usual("clicks.toml").ok_or_else(|| missing("clicked pixels of A and the horizontal", "clicks", "clicks.toml"))?,
+                None => usual("clicks.toml").ok_or_else(|| {
+                    missing(
+                        "clicked pixels of A and the horizontal",
+                        "clicks",
+                        "clicks.toml",
+                    )
+                })?,
             };
-            Ok(CalibrationSource::Views { views, plane_view, clicks })
+            Ok(CalibrationSource::Views {
+                views,
+                plane_view,
+                clicks,
+            })
         };
         let tracks = match given(&inputs.tracks) {
             Some(t) => Some(exists(t, "tracks")?),
@@ -328,17 +387,44 @@ impl RecordingInputs {
             None if tracks.is_none() => folder.and_then(find_video),
             None => None,
         };
-        let tracks = tracks.or_else(|| if video.is_none() { usual("tracks.parquet").or_else(|| usual("tracks.csv")) } else { None });
+        let tracks = tracks.or_else(|| {
+            if video.is_none() {
+                usual("tracks.parquet").or_else(|| usual("tracks.csv"))
+            } else {
+                None
+            }
+        });
         let source = match (video, tracks) {
-            (Some(video), _) => TracksSource::Video { video, calibration: calibration()? },
+            (Some(video), _) => TracksSource::Video {
+                video,
+                calibration: calibration()?,
+            },
             (None, Some(tracks)) => {
                 let px = inputs.tracks_unit.as_deref() == Some("px");
-                TracksSource::Table { tracks, calibration: if px { Some(calibration()?) } else { None } }
+                TracksSource::Table {
+                    tracks,
+                    calibration: if px { Some(calibration()?) } else { None },
+                }
             }
-            (None, None) => return Err(missing("video or tracks table", "video or tracks", "video.mp4 (or .avi, .mkv, .mov)")),
+            (None, None) => {
+                return Err(missing(
+                    "video or tracks table",
+                    "video or tracks",
+                    "video.mp4 (or .avi, .mkv, .mov)",
+                ))
+            }
         };
-        let seed = folder.and_then(|d| std::fs::read_to_string(d.join("camera.toml")).ok()).and_then(|t| toml::from_str::<toml::Table>(&t).ok()).and_then(|t| t.get("seed").and_then(|s| s.as_integer())).map(|s| s as u64);
-        Ok(RecordingInputs { name: name.to_string(), source, mechanism: mechanism.to_path_buf(), seed })
+        let seed = folder
+            .and_then(|d| std::fs::read_to_string(d.join("camera.toml")).ok())
+            .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+            .and_then(|t| t.get("seed").and_then(|s| s.as_integer()))
+            .map(|s| s as u64);
+        Ok(RecordingInputs {
+            name: name.to_string(),
+            source,
+            mechanism: mechanism.to_path_buf(),
+            seed,
+        })
     }
 }
 
@@ -407,13 +493,25 @@ fn hex(d: &[u8]) -> String {
 
 /// SHA-256 of a file's bytes, or of a folder's files (names and bytes, sorted by name), hex.
 pub fn hash_path(path: &Path) -> Result<String, PipelineError> {
-    let io = |e: std::io::Error| PipelineError::Io { path: path.display().to_string(), reason: format!("cannot be read to hash it ({e})") };
+    let io = |e: std::io::Error| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: format!("cannot be read to hash it ({e})"),
+    };
     if path.is_dir() {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(path).map_err(io)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
+        let mut names: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
         names.sort();
         let mut h = Sha256::new();
         for p in names {
-            h.update(p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default().as_bytes());
+            h.update(
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+                    .as_bytes(),
+            );
             h.update([0]);
             h.update(hash_path(&p)?.as_bytes());
         }
@@ -432,7 +530,11 @@ pub fn build_identity() -> String {
     static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     IDENTITY
         .get_or_init(|| {
-            let exe = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map(|b| sha256_hex(&b)).unwrap_or_else(|| "unknown".into());
+            let exe = std::env::current_exe()
+                .ok()
+                .and_then(|p| std::fs::read(p).ok())
+                .map(|b| sha256_hex(&b))
+                .unwrap_or_else(|| "unknown".into());
             format!("flexbench {} {}", env!("CARGO_PKG_VERSION"), exe)
         })
         .clone()
@@ -455,6 +557,11 @@ pub struct StageStamp {
 
 const STAMP: &str = "stage.json";
 
+/// A stage's work: it writes its files into the given temporary folder and reports progress
+/// (step name, fraction done) to the callback.
+pub type StageBody<'a> =
+    dyn FnMut(&Path, &mut dyn FnMut(&str, f64)) -> Result<(), PipelineError> + 'a;
+
 /// Runs stages with their keys, into one output directory.
 pub struct Runner<'a> {
     out: PathBuf,
@@ -471,8 +578,21 @@ pub struct Runner<'a> {
 
 impl<'a> Runner<'a> {
     /// A runner writing into `out`, for a run of `stages` stages.
-    pub fn new(out: &Path, build: String, stages: usize, events: &'a mut dyn FnMut(RunEvent)) -> Runner<'a> {
-        Runner { out: out.to_path_buf(), build, hashes: BTreeMap::new(), events, stages, stamps: Vec::new(), outcomes: Vec::new() }
+    pub fn new(
+        out: &Path,
+        build: String,
+        stages: usize,
+        events: &'a mut dyn FnMut(RunEvent),
+    ) -> Runner<'a> {
+        Runner {
+            out: out.to_path_buf(),
+            build,
+            hashes: BTreeMap::new(),
+            events,
+            stages,
+            stamps: Vec::new(),
+            outcomes: Vec::new(),
+        }
     }
 
     fn hash(&mut self, p: &Path) -> Result<String, PipelineError> {
@@ -497,10 +617,14 @@ impl<'a> Runner<'a> {
         name: &str,
         parameters: Value,
         inputs: &[(&str, &Path)],
-        body: &mut dyn FnMut(&Path, &mut dyn FnMut(&str, f64)) -> Result<(), PipelineError>,
+        body: &mut StageBody<'_>,
     ) -> Result<PathBuf, PipelineError> {
         let index = self.outcomes.len() + 1;
-        self.event(RunEvent::Stage { name: name.into(), index, of: self.stages });
+        self.event(RunEvent::Stage {
+            name: name.into(),
+            index,
+            of: self.stages,
+        });
         let clock = Instant::now();
         let mut hashed = BTreeMap::new();
         for (n, p) in inputs {
@@ -509,7 +633,11 @@ impl<'a> Runner<'a> {
         let key = sha256_hex(serde_json::to_string(&json!({ "build": self.build, "stage": name, "parameters": parameters, "inputs": hashed })).unwrap_or_default().as_bytes());
         let dir = self.out.join(name);
         if let Some(stamp) = read_stamp(&dir).filter(|s| s.key == key) {
-            if stamp.outputs.iter().all(|(f, h)| hash_path(&dir.join(f)).ok().as_deref() == Some(h.as_str())) {
+            if stamp
+                .outputs
+                .iter()
+                .all(|(f, h)| hash_path(&dir.join(f)).ok().as_deref() == Some(h.as_str()))
+            {
                 for (f, h) in &stamp.outputs {
                     self.hashes.insert(dir.join(f), h.clone());
                 }
@@ -520,9 +648,13 @@ impl<'a> Runner<'a> {
         // Run into a fresh temporary folder beside the stage's.
         crate::ensure_dir(&self.out)?;
         let tmp = self.out.join(format!(".{name}.partial"));
-        let io = |p: &Path, what: &str, e: std::io::Error| PipelineError::Io { path: p.display().to_string(), reason: format!("cannot {what} ({e})") };
+        let io = |p: &Path, what: &str, e: std::io::Error| PipelineError::Io {
+            path: p.display().to_string(),
+            reason: format!("cannot {what} ({e})"),
+        };
         if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).map_err(|e| io(&tmp, "remove an earlier unfinished stage folder", e))?;
+            std::fs::remove_dir_all(&tmp)
+                .map_err(|e| io(&tmp, "remove an earlier unfinished stage folder", e))?;
         }
         crate::ensure_dir(&tmp)?;
         let events = &mut *self.events;
@@ -542,13 +674,27 @@ impl<'a> Runner<'a> {
         list_files(&tmp, &mut files).map_err(|e| io(&tmp, "list the stage's files", e))?;
         files.sort();
         for f in files {
-            let rel = f.strip_prefix(&tmp).unwrap_or(&f).to_string_lossy().replace('\\', "/");
+            let rel = f
+                .strip_prefix(&tmp)
+                .unwrap_or(&f)
+                .to_string_lossy()
+                .replace('\\', "/");
             outputs.insert(rel, hash_path(&f)?);
         }
-        let stamp = StageStamp { stage: name.into(), key, parameters, inputs: hashed, outputs };
-        crate::write_json(&tmp.join(STAMP), &serde_json::to_value(&stamp).unwrap_or_default())?;
+        let stamp = StageStamp {
+            stage: name.into(),
+            key,
+            parameters,
+            inputs: hashed,
+            outputs,
+        };
+        crate::write_json(
+            &tmp.join(STAMP),
+            &serde_json::to_value(&stamp).unwrap_or_default(),
+        )?;
         // The whole new folder in the place of the old one, atomically.
-        flexbench_contracts::atomic::replace_dir(&tmp, &dir).map_err(|e| io(&dir, "put the stage's results in place", e))?;
+        flexbench_contracts::atomic::replace_dir(&tmp, &dir)
+            .map_err(|e| io(&dir, "put the stage's results in place", e))?;
         for (f, h) in &stamp.outputs {
             self.hashes.insert(dir.join(f), h.clone());
         }
@@ -557,7 +703,12 @@ impl<'a> Runner<'a> {
     }
 
     fn done(&mut self, name: &str, ran: bool, clock: Instant, dir: PathBuf) -> PathBuf {
-        let o = StageOutcome { name: name.into(), ran, seconds: clock.elapsed().as_secs_f64(), dir: dir.clone() };
+        let o = StageOutcome {
+            name: name.into(),
+            ran,
+            seconds: clock.elapsed().as_secs_f64(),
+            dir: dir.clone(),
+        };
         self.outcomes.push(o.clone());
         self.event(RunEvent::Done(o));
         dir
@@ -581,7 +732,15 @@ fn list_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 /// Names of a run's stages, in order.
-pub const STAGES: [&str; 7] = ["calibrate", "track", "smooth", "process", "fem", "compare", "report"];
+pub const STAGES: [&str; 7] = [
+    "calibrate",
+    "track",
+    "smooth",
+    "process",
+    "fem",
+    "compare",
+    "report",
+];
 
 /// What one recording's run did.
 #[derive(Debug, Clone)]
@@ -623,7 +782,11 @@ pub struct Settings {
 impl Settings {
     /// Check every table of `file` against the mechanism; `calibrating`: the run calibrates
     /// (so the board must be complete).
-    pub fn resolve(file: &PipelineFile, mech: &flexbench_mechanism::Mechanism, calibrating: bool) -> Result<Settings, PipelineError> {
+    pub fn resolve(
+        file: &PipelineFile,
+        mech: &flexbench_mechanism::Mechanism,
+        calibrating: bool,
+    ) -> Result<Settings, PipelineError> {
         let bad = |m: String| Err(PipelineError::Input(m));
         let board = if calibrating {
             let c = &file.calibrate;
@@ -648,48 +811,102 @@ impl Settings {
         let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
         let p = &file.process;
         let Some(edges) = crate::parse_edges(&p.edges) else {
-            return bad(format!("[process] edges = \"{}\": use interp, mirror, nearest, constant or wrap", p.edges));
+            return bad(format!(
+                "[process] edges = \"{}\": use interp, mirror, nearest, constant or wrap",
+                p.edges
+            ));
         };
         let smoother = match p.method.as_str() {
             "smoother" => true,
             "savgol" => false,
-            other => return bad(format!("[process] method = \"{other}\": use smoother or savgol")),
+            other => {
+                return bad(format!(
+                    "[process] method = \"{other}\": use smoother or savgol"
+                ))
+            }
         };
         if !(p.max_condition.is_finite() && p.max_condition > 1.0) {
-            return bad(format!("[process] max_condition = {}: give a condition number above 1 (default 1e8)", p.max_condition));
+            return bad(format!(
+                "[process] max_condition = {}: give a condition number above 1 (default 1e8)",
+                p.max_condition
+            ));
         }
-        let process = crate::ProcessConfig { window: p.window, order: p.order, edges, max_condition: p.max_condition, smoother, periodic: p.periodic && smoother, refine_horizontal: p.refine_horizontal && smoother };
+        let process = crate::ProcessConfig {
+            window: p.window,
+            order: p.order,
+            edges,
+            max_condition: p.max_condition,
+            smoother,
+            periodic: p.periodic && smoother,
+            refine_horizontal: p.refine_horizontal && smoother,
+        };
         let f = &file.fem;
         let Some(element) = crate::parse_element(&f.element) else {
-            return bad(format!("[fem] element = \"{}\": use quintic or frame", f.element));
+            return bad(format!(
+                "[fem] element = \"{}\": use quintic or frame",
+                f.element
+            ));
         };
         let Some(supports) = crate::parse_supports(&f.supports) else {
-            return bad(format!("[fem] supports = \"{}\": use pinned, clamped-free or free-free", f.supports));
+            return bad(format!(
+                "[fem] supports = \"{}\": use pinned, clamped-free or free-free",
+                f.supports
+            ));
         };
         if f.elements < 1 || f.modes < 1 {
             return bad(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", f.elements, f.modes));
         }
-        if !(f.step.is_finite() && f.step > 0.0) || !f.damping.is_finite() || f.damping >= 1.0 {
+        if !(f.step.is_finite() && f.step > 0.0 && f.damping.is_finite()) || f.damping >= 1.0 {
             return bad(format!("[fem] step = {} s, damping = {}: give a positive step (default 5e-5 s) and a damping ratio below 1 (0: modes only)", f.step, f.damping));
         }
         if file.compare.harmonics < 1 {
             return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
         }
-        Ok(Settings { board, factor, method, rigid, process, element, supports })
+        Ok(Settings {
+            board,
+            factor,
+            method,
+            rigid,
+            process,
+            element,
+            supports,
+        })
     }
 }
 
 /// Run the whole chain for one recording into `out`. `file` and `pipeline_path` are the pipeline
 /// file (its path for the manifest).
-pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, out: &Path, events: &mut dyn FnMut(RunEvent)) -> Result<RunSummary, PipelineError> {
+pub fn run_recording(
+    file: &PipelineFile,
+    pipeline_path: &Path,
+    rec: &RecordingInputs,
+    out: &Path,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary, PipelineError> {
     use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
     let mech_file = flexbench_mechanism::file::load(&rec.mechanism)?;
     let mech = &mech_file.mechanism;
-    let calibrating = matches!(&rec.source, TracksSource::Video { calibration: CalibrationSource::Views { .. }, .. } | TracksSource::Table { calibration: Some(CalibrationSource::Views { .. }), .. });
+    let calibrating = matches!(
+        &rec.source,
+        TracksSource::Video {
+            calibration: CalibrationSource::Views { .. },
+            ..
+        } | TracksSource::Table {
+            calibration: Some(CalibrationSource::Views { .. }),
+            ..
+        }
+    );
     // Every setting checked before any stage runs: a wrong value late in the file is reported
     // at once, not after the stages before it.
     let settings = Settings::resolve(file, mech, calibrating)?;
-    let (factor, method, rigid, cfg, element, supports) = (settings.factor, settings.method, settings.rigid.clone(), settings.process, settings.element, settings.supports);
+    let (factor, method, rigid, cfg, element, supports) = (
+        settings.factor,
+        settings.method,
+        settings.rigid.clone(),
+        settings.process,
+        settings.element,
+        settings.supports,
+    );
     let stages = STAGES.len() - usize::from(!calibrating);
     let mut runner = Runner::new(out, build_identity(), stages, events);
     let mechanism = rec.mechanism.as_path();
@@ -702,15 +919,35 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
     let calibration: Option<PathBuf> = match cal_source {
         None => None,
         Some(CalibrationSource::File(p)) => Some(p.clone()),
-        Some(CalibrationSource::Views { views, plane_view, clicks }) => {
+        Some(CalibrationSource::Views {
+            views,
+            plane_view,
+            clicks,
+        }) => {
             let c = &file.calibrate;
-            let board = settings.board.ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
+            let board = settings
+                .board
+                .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
             let (origin, horizontal) = read_clicks(clicks)?;
-            let req = CalibrateRequest { views: views.clone(), board, subpix_window: c.subpix_window, plane: Some((plane_view.clone(), origin, horizontal)) };
-            let dir = runner.stage("calibrate", params(c), &[("views", views), ("plane_view", plane_view), ("clicks", clicks)], &mut |tmp, progress| {
-                progress("chessboard views", 0.0);
-                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
-            })?;
+            let req = CalibrateRequest {
+                views: views.clone(),
+                board,
+                subpix_window: c.subpix_window,
+                plane: Some((plane_view.clone(), origin, horizontal)),
+            };
+            let dir = runner.stage(
+                "calibrate",
+                params(c),
+                &[
+                    ("views", views),
+                    ("plane_view", plane_view),
+                    ("clicks", clicks),
+                ],
+                &mut |tmp, progress| {
+                    progress("chessboard views", 0.0);
+                    calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+                },
+            )?;
             Some(dir.join("calibration.yaml"))
         }
     };
@@ -719,11 +956,27 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
     let tracks = match &rec.source {
         TracksSource::Video { video, .. } => {
             let cal = calibration.clone().unwrap_or_default();
-            let markers = file.track.markers.clone().unwrap_or_else(|| mech.markers.iter().map(|m| m.name.clone()).collect());
-            let cfg = flexbench_vision::track::TrackConfig { markers: markers.clone(), threshold: file.track.threshold, ..Default::default() };
-            let dir = runner.stage("track", json!({ "markers": markers, "threshold": file.track.threshold }), &[("video", video), ("calibration", &cal)], &mut |tmp, progress| {
-                crate::track::track(video, &cal, &cfg, &tmp.join("tracks.parquet"), |k, n| progress("tracking", k as f64 / n.max(1) as f64)).map(|_| ())
-            })?;
+            let markers = file
+                .track
+                .markers
+                .clone()
+                .unwrap_or_else(|| mech.markers.iter().map(|m| m.name.clone()).collect());
+            let cfg = flexbench_vision::track::TrackConfig {
+                markers: markers.clone(),
+                threshold: file.track.threshold,
+                ..Default::default()
+            };
+            let dir = runner.stage(
+                "track",
+                json!({ "markers": markers, "threshold": file.track.threshold }),
+                &[("video", video), ("calibration", &cal)],
+                &mut |tmp, progress| {
+                    crate::track::track(video, &cal, &cfg, &tmp.join("tracks.parquet"), |k, n| {
+                        progress("tracking", k as f64 / n.max(1) as f64)
+                    })
+                    .map(|_| ())
+                },
+            )?;
             dir.join("tracks.parquet")
         }
         TracksSource::Table { tracks, .. } => {
@@ -736,60 +989,160 @@ pub fn run_recording(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingI
             let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
             let dir = runner.stage("track", p, &ins, &mut |tmp, progress| {
                 progress("importing the tracks table", 0.0);
-                crate::interchange::import_tracks(tracks, inputs, cal.as_deref(), &tmp.join("tracks.parquet")).map(|_| ())
+                crate::interchange::import_tracks(
+                    tracks,
+                    inputs,
+                    cal.as_deref(),
+                    &tmp.join("tracks.parquet"),
+                )
+                .map(|_| ())
             })?;
             dir.join("tracks.parquet")
         }
     };
 
     // Smooth: the markers alone.
-    let smooth_dir = runner.stage("smooth", params(&file.smooth), &[("tracks", &tracks), ("mechanism", mechanism)], &mut |tmp, progress| {
-        progress("markers' velocities and accelerations", 0.0);
-        crate::smooth::smooth(&tracks, factor, method, Some(rigid.clone()), &tmp.join("markers.parquet")).map(|_| ())
-    })?;
+    let smooth_dir = runner.stage(
+        "smooth",
+        params(&file.smooth),
+        &[("tracks", &tracks), ("mechanism", mechanism)],
+        &mut |tmp, progress| {
+            progress("markers' velocities and accelerations", 0.0);
+            crate::smooth::smooth(
+                &tracks,
+                factor,
+                method,
+                Some(rigid.clone()),
+                &tmp.join("markers.parquet"),
+            )
+            .map(|_| ())
+        },
+    )?;
 
     // Process: kinematics and inverse dynamics.
     let p = &file.process;
-    let process_dir = runner.stage("process", params(p), &[("tracks", &tracks), ("mechanism", mechanism)], &mut |tmp, progress| crate::process(&tracks, mech, &cfg, tmp, &mut *progress).map(|_| ()))?;
+    let process_dir = runner.stage(
+        "process",
+        params(p),
+        &[("tracks", &tracks), ("mechanism", mechanism)],
+        &mut |tmp, progress| crate::process(&tracks, mech, &cfg, tmp, &mut *progress).map(|_| ()),
+    )?;
 
     // FEM: the elastic lever.
     let f = &file.fem;
-    let (bodies, forces, residuals) = (process_dir.join("bodies.parquet"), process_dir.join("forces.parquet"), process_dir.join("fit_residuals.parquet"));
-    let fem_cfg = crate::fem::FemConfig { element, elements: f.elements, supports, modes: f.modes, damping: (f.damping > 0.0).then_some(f.damping), max_step: f.step, measured: Some(residuals.clone()) };
-    let fem_dir = runner.stage("fem", params(f), &[("bodies", &bodies), ("forces", &forces), ("fit_residuals", &residuals), ("mechanism", mechanism)], &mut |tmp, progress| {
-        crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| progress("modes along the cycle", k as f64 / n.max(1) as f64)).map(|_| ())
-    })?;
+    let (bodies, forces, residuals) = (
+        process_dir.join("bodies.parquet"),
+        process_dir.join("forces.parquet"),
+        process_dir.join("fit_residuals.parquet"),
+    );
+    let fem_cfg = crate::fem::FemConfig {
+        element,
+        elements: f.elements,
+        supports,
+        modes: f.modes,
+        damping: (f.damping > 0.0).then_some(f.damping),
+        max_step: f.step,
+        measured: Some(residuals.clone()),
+    };
+    let fem_dir = runner.stage(
+        "fem",
+        params(f),
+        &[
+            ("bodies", &bodies),
+            ("forces", &forces),
+            ("fit_residuals", &residuals),
+            ("mechanism", mechanism),
+        ],
+        &mut |tmp, progress| {
+            crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
+                progress("modes along the cycle", k as f64 / n.max(1) as f64)
+            })
+            .map(|_| ())
+        },
+    )?;
 
     // Compare: measured against simulated.
     let markers = process_dir.join("markers.parquet");
     let harmonics = file.compare.harmonics;
-    let compare_dir = runner.stage("compare", params(&file.compare), &[("bodies", &bodies), ("markers", &markers), ("forces", &forces), ("mechanism", mechanism)], &mut |tmp, progress| {
-        progress("simulating the bench", 0.0);
-        crate::compare::compare_run(&process_dir, mechanism, harmonics, tmp).map(|_| ())
-    })?;
+    let compare_dir = runner.stage(
+        "compare",
+        params(&file.compare),
+        &[
+            ("bodies", &bodies),
+            ("markers", &markers),
+            ("forces", &forces),
+            ("mechanism", mechanism),
+        ],
+        &mut |tmp, progress| {
+            progress("simulating the bench", 0.0);
+            crate::compare::compare_run(&process_dir, mechanism, harmonics, tmp).map(|_| ())
+        },
+    )?;
 
     // Report.
-    let title = file.report.title.clone().unwrap_or_else(|| format!("flexbench: recording {}", rec.name));
-    let dirs = crate::report::StageDirs { calibrate: calibration.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)).filter(|_| calibrating), track: tracks.parent().map(Path::to_path_buf).unwrap_or_default(), smooth: smooth_dir.clone(), process: process_dir.clone(), fem: fem_dir.clone(), compare: compare_dir.clone() };
+    let title = file
+        .report
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("flexbench: recording {}", rec.name));
+    let dirs = crate::report::StageDirs {
+        calibrate: calibration
+            .as_ref()
+            .and_then(|c| c.parent().map(Path::to_path_buf))
+            .filter(|_| calibrating),
+        track: tracks.parent().map(Path::to_path_buf).unwrap_or_default(),
+        smooth: smooth_dir.clone(),
+        process: process_dir.clone(),
+        fem: fem_dir.clone(),
+        compare: compare_dir.clone(),
+    };
     let manifest = manifest(file, pipeline_path, rec, &mut runner)?;
-    let mut ins: Vec<(&str, &Path)> = vec![("track", &dirs.track), ("smooth", &smooth_dir), ("process", &process_dir), ("fem", &fem_dir), ("compare", &compare_dir)];
+    let mut ins: Vec<(&str, &Path)> = vec![
+        ("track", &dirs.track),
+        ("smooth", &smooth_dir),
+        ("process", &process_dir),
+        ("fem", &fem_dir),
+        ("compare", &compare_dir),
+    ];
     if let Some(c) = &dirs.calibrate {
         ins.push(("calibrate", c));
     }
-    let report_dir = runner.stage("report", json!({ "title": title, "manifest": manifest }), &ins, &mut |tmp, progress| {
-        crate::report::report(&title, &dirs, mech, &manifest, tmp, &mut *progress).map(|_| ())
-    })?;
-    let manifest_path = crate::write_json(&out.join("manifest.json"), &with_stages(manifest, &runner.stamps))?;
-    Ok(RunSummary { name: rec.name.clone(), out: out.to_path_buf(), outcomes: runner.outcomes, report: report_dir.join("report.html"), manifest: manifest_path })
+    let report_dir = runner.stage(
+        "report",
+        json!({ "title": title, "manifest": manifest }),
+        &ins,
+        &mut |tmp, progress| {
+            crate::report::report(&title, &dirs, mech, &manifest, tmp, &mut *progress).map(|_| ())
+        },
+    )?;
+    let manifest_path = crate::write_json(
+        &out.join("manifest.json"),
+        &with_stages(manifest, &runner.stamps),
+    )?;
+    Ok(RunSummary {
+        name: rec.name.clone(),
+        out: out.to_path_buf(),
+        outcomes: runner.outcomes,
+        report: report_dir.join("report.html"),
+        manifest: manifest_path,
+    })
 }
 
 /// The manifest before the stages: build, inputs' hashes, parameters, seed. Everything needed to
 /// repeat the run exactly, and nothing that changes between two runs (no dates, no wall times).
-fn manifest(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, runner: &mut Runner) -> Result<Value, PipelineError> {
+fn manifest(
+    file: &PipelineFile,
+    pipeline_path: &Path,
+    rec: &RecordingInputs,
+    runner: &mut Runner,
+) -> Result<Value, PipelineError> {
     let mut inputs = serde_json::Map::new();
     // The stages' own hashes of their inputs, reused (the video and the views are read once).
     let mut add = |k: &str, p: &Path| -> Result<(), PipelineError> {
-        inputs.insert(k.into(), json!({ "path": p.display().to_string(), "sha256": runner.hash(p)? }));
+        inputs.insert(
+            k.into(),
+            json!({ "path": p.display().to_string(), "sha256": runner.hash(p)? }),
+        );
         Ok(())
     };
     add("pipeline_file", pipeline_path)?;
@@ -799,14 +1152,21 @@ fn manifest(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, ru
             add("video", video)?;
             match calibration {
                 CalibrationSource::File(p) => add("calibration", p)?,
-                CalibrationSource::Views { views, plane_view, clicks } => {
+                CalibrationSource::Views {
+                    views,
+                    plane_view,
+                    clicks,
+                } => {
                     add("views", views)?;
                     add("plane_view", plane_view)?;
                     add("clicks", clicks)?;
                 }
             }
         }
-        TracksSource::Table { tracks, calibration } => {
+        TracksSource::Table {
+            tracks,
+            calibration,
+        } => {
             add("tracks", tracks)?;
             if let Some(CalibrationSource::File(p)) = calibration {
                 add("calibration", p)?;
@@ -826,13 +1186,20 @@ fn manifest(file: &PipelineFile, pipeline_path: &Path, rec: &RecordingInputs, ru
 }
 
 fn with_stages(mut manifest: Value, stamps: &[StageStamp]) -> Value {
-    manifest["stages"] = json!(stamps.iter().map(|s| json!({ "stage": s.stage, "key": s.key, "inputs": s.inputs, "outputs": s.outputs })).collect::<Vec<_>>());
+    manifest["stages"] = json!(stamps
+        .iter()
+        .map(
+            |s| json!({ "stage": s.stage, "key": s.key, "inputs": s.inputs, "outputs": s.outputs })
+        )
+        .collect::<Vec<_>>());
     manifest
 }
 
 /// Whether a folder is a recording (a video or a tracks table in it).
 fn is_recording(dir: &Path) -> bool {
-    find_video(dir).is_some() || dir.join("tracks.parquet").exists() || dir.join("tracks.csv").exists()
+    find_video(dir).is_some()
+        || dir.join("tracks.parquet").exists()
+        || dir.join("tracks.csv").exists()
 }
 
 /// The recording folders named by `paths`: each a recording folder, or a folder of them (its
@@ -847,18 +1214,32 @@ pub fn discover_recordings(paths: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineEr
             out.push(p.clone());
             continue;
         }
-        let mut subs: Vec<PathBuf> = std::fs::read_dir(p).map_err(|e| PipelineError::Io { path: p.display().to_string(), reason: e.to_string() })?.filter_map(|e| e.ok().map(|e| e.path())).filter(|d| d.is_dir()).collect();
+        let mut subs: Vec<PathBuf> = std::fs::read_dir(p)
+            .map_err(|e| PipelineError::Io {
+                path: p.display().to_string(),
+                reason: e.to_string(),
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|d| d.is_dir())
+            .collect();
         subs.sort();
         let before = out.len();
         // A sub-folder is taken when it looks like a recording; a broken one is still taken (it
         // fails with its own message), so only folders with no file at all are passed over.
         for s in subs {
-            if is_recording(&s) || std::fs::read_dir(&s).map(|mut r| r.next().is_some()).unwrap_or(false) {
+            if is_recording(&s)
+                || std::fs::read_dir(&s)
+                    .map(|mut r| r.next().is_some())
+                    .unwrap_or(false)
+            {
                 out.push(s);
             }
         }
         if out.len() == before {
-            return Err(PipelineError::Input(format!("{}: no recording in it (a folder with video.mp4 or tracks.csv)", p.display())));
+            return Err(PipelineError::Input(format!(
+                "{}: no recording in it (a folder with video.mp4 or tracks.csv)",
+                p.display()
+            )));
         }
     }
     Ok(out)
@@ -886,14 +1267,26 @@ fn recording_inputs(folder: &Path) -> Result<Inputs, PipelineError> {
         #[serde(default)]
         inputs: Inputs,
     }
-    let text = std::fs::read_to_string(&f).map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
-    let r: RecordingFile = toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
+    let text = std::fs::read_to_string(&f)
+        .map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
+    let r: RecordingFile =
+        toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
     Ok(r.inputs)
 }
 
 /// Run one recording folder of a batch into `out/<folder name>`.
-pub fn run_folder(file: &PipelineFile, pipeline_path: &Path, mechanism: &Path, folder: &Path, out: &Path, events: &mut dyn FnMut(RunEvent)) -> Result<RunSummary, PipelineError> {
-    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "recording".into());
+pub fn run_folder(
+    file: &PipelineFile,
+    pipeline_path: &Path,
+    mechanism: &Path,
+    folder: &Path,
+    out: &Path,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary, PipelineError> {
+    let name = folder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "recording".into());
     let inputs = recording_inputs(folder)?;
     let rec = RecordingInputs::resolve(&name, Some(folder), &inputs, folder, mechanism)?;
     let mut file = file.clone();
@@ -915,10 +1308,23 @@ pub fn run_batch(
 ) -> Result<(Vec<BatchItem>, Vec<PathBuf>), PipelineError> {
     crate::ensure_dir(out)?;
     let results = crate::parallel_map_on(jobs, folders, |folder| {
-        let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        run_folder(file, pipeline_path, mechanism, folder, out, &mut |e| events(&name, e)).map_err(|e| e.to_string())
+        let name = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        run_folder(file, pipeline_path, mechanism, folder, out, &mut |e| {
+            events(&name, e)
+        })
+        .map_err(|e| e.to_string())
     });
-    let items: Vec<BatchItem> = folders.iter().zip(results).map(|(f, result)| BatchItem { folder: f.clone(), result }).collect();
+    let items: Vec<BatchItem> = folders
+        .iter()
+        .zip(results)
+        .map(|(f, result)| BatchItem {
+            folder: f.clone(),
+            result,
+        })
+        .collect();
     let files = batch_summary(&items, out)?;
     Ok((items, files))
 }
@@ -947,30 +1353,71 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
     html.push_str("<th>mode 1 (Hz)</th><th>mode 3 (Hz)</th><th>report / error</th></tr>\n");
     let mut rows = Vec::new();
     for it in items {
-        let name = it.folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = it
+            .folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match &it.result {
             Ok(r) => {
-                let k: Value = std::fs::read_to_string(r.report.with_file_name("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null);
+                let k: Value = std::fs::read_to_string(r.report.with_file_name("summary.json"))
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or(Value::Null);
                 let modes = |m: usize, e: usize| k["mode_frequency_ranges_hz"][m][e].as_f64();
-                let rel = r.report.strip_prefix(out).unwrap_or(&r.report).to_string_lossy().into_owned();
+                let rel = r
+                    .report
+                    .strip_prefix(out)
+                    .unwrap_or(&r.report)
+                    .to_string_lossy()
+                    .into_owned();
                 csv.push_str(&format!("{},ok,", csv_field(&name)));
-                html.push_str(&format!("<tr><td>{}</td><td>ok</td>", crate::report::esc(&name)));
+                html.push_str(&format!(
+                    "<tr><td>{}</td><td>ok</td>",
+                    crate::report::esc(&name)
+                ));
                 for c in &cols {
                     let v = k[c.0].as_f64().map(|v| v * c.2);
-                    csv.push_str(&format!("{},", v.map(|v| v.to_string()).unwrap_or_default()));
-                    html.push_str(&format!("<td>{}</td>", v.map(|v| format!("{v:.*}", c.3)).unwrap_or_else(|| "-".into())));
+                    csv.push_str(&format!(
+                        "{},",
+                        v.map(|v| v.to_string()).unwrap_or_default()
+                    ));
+                    html.push_str(&format!(
+                        "<td>{}</td>",
+                        v.map(|v| format!("{v:.*}", c.3))
+                            .unwrap_or_else(|| "-".into())
+                    ));
                 }
                 let f = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-                csv.push_str(&format!("{},{},{},{},{},\n", f(modes(0, 0)), f(modes(0, 1)), f(modes(2, 0)), f(modes(2, 1)), csv_field(&rel)));
+                csv.push_str(&format!(
+                    "{},{},{},{},{},\n",
+                    f(modes(0, 0)),
+                    f(modes(0, 1)),
+                    f(modes(2, 0)),
+                    f(modes(2, 1)),
+                    csv_field(&rel)
+                ));
                 let range = |m: usize| match (modes(m, 0), modes(m, 1)) {
                     (Some(a), Some(b)) => format!("{a:.1}-{b:.1}"),
                     _ => "-".into(),
                 };
-                html.push_str(&format!("<td>{}</td><td>{}</td><td><a href=\"{}\">report</a></td></tr>\n", range(0), range(2), crate::report::esc(&rel)));
-                rows.push(json!({ "recording": name, "status": "ok", "report": rel, "summary": k }));
+                html.push_str(&format!(
+                    "<td>{}</td><td>{}</td><td><a href=\"{}\">report</a></td></tr>\n",
+                    range(0),
+                    range(2),
+                    crate::report::esc(&rel)
+                ));
+                rows.push(
+                    json!({ "recording": name, "status": "ok", "report": rel, "summary": k }),
+                );
             }
             Err(e) => {
-                csv.push_str(&format!("{},failed,{}{}\n", csv_field(&name), ",".repeat(cols.len() + 5), csv_field(e)));
+                csv.push_str(&format!(
+                    "{},failed,{}{}\n",
+                    csv_field(&name),
+                    ",".repeat(cols.len() + 5),
+                    csv_field(e)
+                ));
                 html.push_str(&format!("<tr><td>{}</td><td class=\"err\">failed</td><td class=\"err\" colspan=\"{}\">{}</td></tr>\n", crate::report::esc(&name), cols.len() + 3, crate::report::esc(e)));
                 rows.push(json!({ "recording": name, "status": "failed", "error": e }));
             }
@@ -978,8 +1425,20 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
     }
     html.push_str("</table></body></html>\n");
     let w = |p: PathBuf, b: &str| -> Result<PathBuf, PipelineError> {
-        flexbench_contracts::atomic::write_bytes(&p, b.as_bytes()).map_err(|e| PipelineError::Io { path: p.display().to_string(), reason: e.to_string() })?;
+        flexbench_contracts::atomic::write_bytes(&p, b.as_bytes()).map_err(|e| {
+            PipelineError::Io {
+                path: p.display().to_string(),
+                reason: e.to_string(),
+            }
+        })?;
         Ok(p)
     };
-    Ok(vec![w(out.join("batch-summary.csv"), &csv)?, w(out.join("batch-summary.html"), &html)?, crate::write_json(&out.join("batch-summary.json"), &json!({ "recordings": rows }))?])
+    Ok(vec![
+        w(out.join("batch-summary.csv"), &csv)?,
+        w(out.join("batch-summary.html"), &html)?,
+        crate::write_json(
+            &out.join("batch-summary.json"),
+            &json!({ "recordings": rows }),
+        )?,
+    ])
 }

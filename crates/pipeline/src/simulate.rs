@@ -25,20 +25,38 @@ pub struct SimulateSummary {
 
 /// Simulate `mech` and write `tracks`, `markers`, `bodies`, `forces` (CSV and Parquet), the
 /// forces figure and `summary.json` into `out`. Forces are those of the multipliers.
-pub fn simulate(mech: &Mechanism, cfg: &SimConfig, out: &Path, mut progress: impl FnMut(f64)) -> Result<SimulateSummary, PipelineError> {
+pub fn simulate(
+    mech: &Mechanism,
+    cfg: &SimConfig,
+    out: &Path,
+    mut progress: impl FnMut(f64),
+) -> Result<SimulateSummary, PipelineError> {
     let start = Instant::now();
     let sim = mech.simulate(cfg, &mut progress)?;
-    let states: Vec<_> = sim.samples.iter().map(|s| (s.t, &s.q, &s.qd, &s.qdd)).collect();
+    let states: Vec<_> = sim
+        .samples
+        .iter()
+        .map(|s| (s.t, &s.q, &s.qd, &s.qdd))
+        .collect();
     let tracks = mech.tracks(&sim.samples.iter().map(|s| (s.t, &s.q)).collect::<Vec<_>>())?;
     let markers = mech.markers_table(&states);
     let bodies = mech.bodies_table(&states);
     let t: Vec<f64> = sim.samples.iter().map(|s| s.t).collect();
-    let rows: Vec<Option<Vec<f64>>> = sim.samples.iter().map(|s| Some(mech.forces_from_multipliers(s))).collect();
+    let rows: Vec<Option<Vec<f64>>> = sim
+        .samples
+        .iter()
+        .map(|s| Some(mech.forces_from_multipliers(s)))
+        .collect();
     let forces = mech.forces_table(&t, &rows);
     // Everything is computed: now write.
     ensure_dir(out)?;
     let mut files = Vec::new();
-    for (table, stem) in [(&tracks.to_table(), "tracks"), (&markers, "markers"), (&bodies, "bodies"), (&forces, "forces")] {
+    for (table, stem) in [
+        (&tracks.to_table(), "tracks"),
+        (&markers, "markers"),
+        (&bodies, "bodies"),
+        (&forces, "forces"),
+    ] {
         files.extend(write_table(table, out, stem)?);
     }
     files.extend(forces_figure(
@@ -65,5 +83,10 @@ pub fn simulate(mech: &Mechanism, cfg: &SimConfig, out: &Path, mut progress: imp
             "seconds": seconds,
         }),
     )?);
-    Ok(SimulateSummary { report: sim.report, samples: sim.samples.len(), files, seconds })
+    Ok(SimulateSummary {
+        report: sim.report,
+        samples: sim.samples.len(),
+        files,
+        seconds,
+    })
 }

@@ -70,8 +70,11 @@ impl SmoothSettings {
     /// The `[smooth]` table of a pipeline file (other tables are other stages'; a file without
     /// it gives the defaults). Unknown keys and wrong types are refused by name.
     pub fn from_pipeline_file(path: &Path) -> Result<SmoothSettings, PipelineError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))?;
-        let value: toml::Table = toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: not a TOML file: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))?;
+        let value: toml::Table = toml::from_str(&text).map_err(|e| {
+            PipelineError::Input(format!("{}: not a TOML file: {e}", path.display()))
+        })?;
         match value.get("smooth") {
             None => Ok(SmoothSettings::default()),
             Some(v) => v
@@ -103,11 +106,17 @@ impl SmoothSettings {
             "mm" => 1e-3,
             "cm" => 1e-2,
             "in" => 0.0254,
-            other => return Err(PipelineError::Input(format!("--unit '{other}' is not one of m, mm, cm, in"))),
+            other => {
+                return Err(PipelineError::Input(format!(
+                    "--unit '{other}' is not one of m, mm, cm, in"
+                )))
+            }
         };
         let positive = |v: Option<f64>, what: &str| -> Result<Option<f64>, PipelineError> {
             match v {
-                Some(x) if !(x.is_finite() && x > 0.0) => Err(PipelineError::Input(format!("{what} {x} must be a positive number"))),
+                Some(x) if !(x.is_finite() && x > 0.0) => Err(PipelineError::Input(format!(
+                    "{what} {x} must be a positive number"
+                ))),
                 _ => Ok(v),
             }
         };
@@ -118,8 +127,15 @@ impl SmoothSettings {
                 frequency: positive(self.frequency_hz, "frequency_hz")?,
                 harmonics: self.harmonics,
             }),
-            "savgol" => SmoothMethod::SavGol { window: self.window.unwrap_or(21), order: self.order.unwrap_or(5) },
-            other => return Err(PipelineError::Input(format!("--method '{other}' is not one of rts, savgol"))),
+            "savgol" => SmoothMethod::SavGol {
+                window: self.window.unwrap_or(21),
+                order: self.order.unwrap_or(5),
+            },
+            other => {
+                return Err(PipelineError::Input(format!(
+                    "--method '{other}' is not one of rts, savgol"
+                )))
+            }
         };
         Ok((unit, method))
     }
@@ -131,23 +147,51 @@ impl SmoothSettings {
 /// each sample's provenance) at `out` (CSV or Parquet, the other beside it, and
 /// `<stem>.summary.json` with the method's parameters per coordinate). Nothing is written on an
 /// error.
-pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, rigid: Option<RigidRequest>, out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+pub fn smooth(
+    tracks_path: &Path,
+    unit: f64,
+    method: SmoothMethod,
+    rigid: Option<RigidRequest>,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
     if !(unit.is_finite() && unit > 0.0) {
-        return Err(PipelineError::Input(format!("unit factor {unit} must be a positive number of metres")));
+        return Err(PipelineError::Input(format!(
+            "unit factor {unit} must be a positive number of metres"
+        )));
     }
     let tracks = read_tracks(tracks_path)?;
     let series = tracks.series()?;
     let Some(first) = series.first() else {
-        return Err(PipelineError::Input(format!("{} holds no marker", tracks_path.display())));
+        return Err(PipelineError::Input(format!(
+            "{} holds no marker",
+            tracks_path.display()
+        )));
     };
     let t = first.t.clone();
     // The motion's fundamental frequency, over every marker's coordinates at once (the markers
     // of one mechanism share it); each coordinate then decides on its periodic part.
-    let scaled: Vec<(Vec<f64>, Vec<f64>)> = series.iter().map(|s| (s.x.iter().map(|v| v * unit).collect(), s.y.iter().map(|v| v * unit).collect())).collect();
+    let scaled: Vec<(Vec<f64>, Vec<f64>)> = series
+        .iter()
+        .map(|s| {
+            (
+                s.x.iter().map(|v| v * unit).collect(),
+                s.y.iter().map(|v| v * unit).collect(),
+            )
+        })
+        .collect();
     let f0 = match method {
         SmoothMethod::Rts(r) if r.frequency.is_some() => r.frequency,
         SmoothMethod::Rts(r) if r.harmonics != Some(0) && series.iter().all(|s| s.t == t) => {
-            let coords: Vec<(&[f64], &[bool])> = series.iter().zip(&scaled).flat_map(|(s, (x, y))| [(x.as_slice(), s.present.as_slice()), (y.as_slice(), s.present.as_slice())]).collect();
+            let coords: Vec<(&[f64], &[bool])> = series
+                .iter()
+                .zip(&scaled)
+                .flat_map(|(s, (x, y))| {
+                    [
+                        (x.as_slice(), s.present.as_slice()),
+                        (y.as_slice(), s.present.as_slice()),
+                    ]
+                })
+                .collect();
             flexbench_signal::rts::fundamental(&t, &coords)
         }
         _ => None,
@@ -172,13 +216,23 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, rigid: Option
                     }));
                     d
                 }
-                SmoothMethod::SavGol { window, order } => SavGol::new(window, order)?.differentiate(&name, &s.t, v, &s.present)?,
+                SmoothMethod::SavGol { window, order } => {
+                    SavGol::new(window, order)?.differentiate(&name, &s.t, v, &s.present)?
+                }
             };
             pair.push(d);
         }
-        let dy = pair.pop().ok_or_else(|| PipelineError::Input("internal: no y".into()))?;
-        let dx = pair.pop().ok_or_else(|| PipelineError::Input("internal: no x".into()))?;
-        if dx.provenance.iter().all(|p| *p == flexbench_signal::Provenance::Rejected) {
+        let dy = pair
+            .pop()
+            .ok_or_else(|| PipelineError::Input("internal: no y".into()))?;
+        let dx = pair
+            .pop()
+            .ok_or_else(|| PipelineError::Input("internal: no x".into()))?;
+        if dx
+            .provenance
+            .iter()
+            .all(|p| *p == flexbench_signal::Provenance::Rejected)
+        {
             let seen = s.present.iter().filter(|p| **p).count();
             let need = match method {
                 SmoothMethod::Rts(_) => flexbench_signal::rts::MIN_SEGMENT,
@@ -195,8 +249,14 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, rigid: Option
     }
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let table = markers_table(&names, &t, &diffs);
-    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "markers".into());
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "markers".into());
     // The rigid field, computed before anything is written.
     let rigid_out = match &rigid {
         None => None,
@@ -206,11 +266,24 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, rigid: Option
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
     let mut rigid_summary = serde_json::Value::Null;
     if let Some((field, residual, summary)) = rigid_out {
-        files.extend(flexbench_tables::write_table(&field, dir, &format!("{stem}.rigid"))?);
-        files.extend(flexbench_tables::write_table(&residual, dir, &format!("{stem}.rigid_residual"))?);
+        files.extend(flexbench_tables::write_table(
+            &field,
+            dir,
+            &format!("{stem}.rigid"),
+        )?);
+        files.extend(flexbench_tables::write_table(
+            &residual,
+            dir,
+            &format!("{stem}.rigid_residual"),
+        )?);
         rigid_summary = summary;
     }
-    let counts = |p: flexbench_signal::Provenance| diffs.iter().map(|(dx, _)| dx.provenance.iter().filter(|q| **q == p).count()).sum::<usize>();
+    let counts = |p: flexbench_signal::Provenance| {
+        diffs
+            .iter()
+            .map(|(dx, _)| dx.provenance.iter().filter(|q| **q == p).count())
+            .sum::<usize>()
+    };
     let summary = json!({
         "tracks": tracks_path.display().to_string(),
         "unit_m": unit,
@@ -220,16 +293,22 @@ pub fn smooth(tracks_path: &Path, unit: f64, method: SmoothMethod, rigid: Option
         "rigid_field": rigid_summary,
         "samples": { "measured": counts(flexbench_signal::Provenance::Measured), "edge": counts(flexbench_signal::Provenance::Edge), "rejected": counts(flexbench_signal::Provenance::Rejected) },
     });
-    files.push(write_json(&dir.join(format!("{stem}.summary.json")), &summary)?);
+    files.push(write_json(
+        &dir.join(format!("{stem}.summary.json")),
+        &summary,
+    )?);
     Ok(files)
 }
+
+/// A named point of a body's frame: marker name and coordinates (m).
+pub type NamedPoint = (String, Vector2<f64>);
 
 /// What the rigid-field fit needs: the markers' layout in the body frame (None: the mean shape
 /// from the data, about its centroid), and the reference point's name for the tables.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RigidRequest {
     /// Per marker name, its coordinates in the body frame (m), and the reference point there.
-    pub layout: Option<(Vec<(String, Vector2<f64>)>, Vector2<f64>)>,
+    pub layout: Option<(Vec<NamedPoint>, Vector2<f64>)>,
     /// Name of the reference point (B for the lever; "centroid" from the data).
     pub reference: String,
 }
@@ -238,9 +317,13 @@ impl RigidRequest {
     /// The layout of the markers on the body that carries them in a mechanism (the lever on the
     /// bench), the reference point that body's frame origin (B). Errors when the markers are
     /// on several bodies.
-    pub fn from_mechanism(m: &flexbench_mechanism::model::Mechanism) -> Result<RigidRequest, PipelineError> {
+    pub fn from_mechanism(
+        m: &flexbench_mechanism::model::Mechanism,
+    ) -> Result<RigidRequest, PipelineError> {
         let Some(first) = m.markers.first() else {
-            return Err(PipelineError::Input("the mechanism declares no marker".into()));
+            return Err(PipelineError::Input(
+                "the mechanism declares no marker".into(),
+            ));
         };
         if m.markers.iter().any(|k| k.body != first.body) {
             return Err(PipelineError::Input("the mechanism's markers lie on several bodies: the rigid field fits the markers of one body".into()));
@@ -248,7 +331,13 @@ impl RigidRequest {
         let body = &m.bodies[first.body];
         let origin = body.name.clone();
         Ok(RigidRequest {
-            layout: Some((m.markers.iter().map(|k| (k.name.clone(), k.local_frame)).collect(), Vector2::zeros())),
+            layout: Some((
+                m.markers
+                    .iter()
+                    .map(|k| (k.name.clone(), k.local_frame))
+                    .collect(),
+                Vector2::zeros(),
+            )),
             reference: format!("{origin} frame origin"),
         })
     }
@@ -258,19 +347,40 @@ impl RigidRequest {
 /// standard deviations and chi^2 per degree of freedom; per sample and marker the residual
 /// acceleration (the elastic part). And a summary: RMS residual along the body's normal against
 /// the markers' own sigma.
-fn rigid_tables(req: &RigidRequest, names: &[String], t: &[f64], diffs: &[(Derivatives, Derivatives)]) -> Result<(Table, Table, serde_json::Value), PipelineError> {
+fn rigid_tables(
+    req: &RigidRequest,
+    names: &[String],
+    t: &[f64],
+    diffs: &[(Derivatives, Derivatives)],
+) -> Result<(Table, Table, serde_json::Value), PipelineError> {
     let n = t.len();
     let samples: Vec<Vec<Option<MarkerKinematics>>> = (0..n)
         .map(|k| {
             diffs
                 .iter()
                 .map(|(dx, dy)| {
-                    let ok = [dx.value[k], dy.value[k], dx.rate[k], dy.rate[k], dx.accel[k], dy.accel[k]].iter().all(|v| v.is_finite());
+                    let ok = [
+                        dx.value[k],
+                        dy.value[k],
+                        dx.rate[k],
+                        dy.rate[k],
+                        dx.accel[k],
+                        dy.accel[k],
+                    ]
+                    .iter()
+                    .all(|v| v.is_finite());
                     ok.then(|| MarkerKinematics {
                         p: Vector2::new(dx.value[k], dy.value[k]),
                         v: Vector2::new(dx.rate[k], dy.rate[k]),
                         a: Vector2::new(dx.accel[k], dy.accel[k]),
-                        sigma: (dx.sigma.len() == n && dy.sigma.len() == n).then(|| [dx.sigma[k][1], dy.sigma[k][1], dx.sigma[k][2], dy.sigma[k][2]]),
+                        sigma: (dx.sigma.len() == n && dy.sigma.len() == n).then(|| {
+                            [
+                                dx.sigma[k][1],
+                                dy.sigma[k][1],
+                                dx.sigma[k][2],
+                                dy.sigma[k][2],
+                            ]
+                        }),
                     })
                 })
                 .collect()
@@ -292,7 +402,13 @@ fn rigid_tables(req: &RigidRequest, names: &[String], t: &[f64], diffs: &[(Deriv
             .ok_or_else(|| PipelineError::Input("the rigid field needs at least one sample where every marker is seen, to learn their layout; give the mechanism file (--mechanism)".into()))?,
     };
     let fits: Vec<_> = samples.iter().map(|s| layout.fit(s)).collect();
-    let opt = |f: &dyn Fn(&flexbench_signal::rigid::RigidField) -> f64| Column::OptF64(fits.iter().map(|r| r.as_ref().map(f).filter(|v| v.is_finite())).collect());
+    let opt = |f: &dyn Fn(&flexbench_signal::rigid::RigidField) -> f64| {
+        Column::OptF64(
+            fits.iter()
+                .map(|r| r.as_ref().map(f).filter(|v| v.is_finite()))
+                .collect(),
+        )
+    };
     let mut field = Table::new("rigid_field");
     let cols: Vec<(&str, Column)> = vec![
         ("t", Column::F64(t.to_vec())),
@@ -316,13 +432,22 @@ fn rigid_tables(req: &RigidRequest, names: &[String], t: &[f64], diffs: &[(Deriv
     for (name, c) in cols {
         let _ = field.push(name, c);
     }
-    let (mut tt, mut mk, mut ex, mut ey, mut en, mut es) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut tt, mut mk, mut ex, mut ey, mut en, mut es) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     let (mut sum_e2, mut sum_s2, mut count) = (0.0, 0.0, 0usize);
     for (k, f) in fits.iter().enumerate() {
         for (i, nm) in names.iter().enumerate() {
             tt.push(t[k]);
             mk.push(nm.clone());
-            let r = f.as_ref().and_then(|f| f.residual.get(i).copied().flatten());
+            let r = f
+                .as_ref()
+                .and_then(|f| f.residual.get(i).copied().flatten());
             ex.push(r.map(|r| r.0.x));
             ey.push(r.map(|r| r.0.y));
             en.push(r.map(|r| r.1));
@@ -345,7 +470,11 @@ fn rigid_tables(req: &RigidRequest, names: &[String], t: &[f64], diffs: &[(Deriv
     ] {
         let _ = residual.push(name, c);
     }
-    let chi: Vec<f64> = fits.iter().filter_map(|f| f.as_ref().map(|f| f.chi2_dof)).filter(|v| v.is_finite()).collect();
+    let chi: Vec<f64> = fits
+        .iter()
+        .filter_map(|f| f.as_ref().map(|f| f.chi2_dof))
+        .filter(|v| v.is_finite())
+        .collect();
     let summary = json!({
         "reference": req.reference,
         "layout_m": layout.markers.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),

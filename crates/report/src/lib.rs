@@ -101,27 +101,49 @@ fn segments(c: &Curve) -> Vec<Vec<(f64, f64)>> {
 }
 
 fn range(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
-    let (lo, hi) = vals.filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = vals
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
     if lo > hi {
         return None;
     }
-    let pad = if hi > lo { 0.05 * (hi - lo) } else { lo.abs().max(1.0) * 0.05 };
+    let pad = if hi > lo {
+        0.05 * (hi - lo)
+    } else {
+        lo.abs().max(1.0) * 0.05
+    };
     Some((lo - pad, hi + pad))
 }
 
 /// A chart over f64 ranges on both axes.
-type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
 
 /// Polylines in one colour, with one legend entry for them all.
-fn draw_labelled<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, lines: Vec<Vec<(f64, f64)>>, label: &str, color: RGBColor, width: u32) -> Result<(), String>
+fn draw_labelled<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    lines: Vec<Vec<(f64, f64)>>,
+    label: &str,
+    color: RGBColor,
+    width: u32,
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let mut first = true;
     for l in lines {
-        let s = chart.draw_series(LineSeries::new(l, color.stroke_width(width))).map_err(|e| e.to_string())?;
+        let s = chart
+            .draw_series(LineSeries::new(l, color.stroke_width(width)))
+            .map_err(|e| e.to_string())?;
         if first {
-            s.label(label.to_string()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(width)));
+            s.label(label.to_string()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(width))
+            });
             first = false;
         }
     }
@@ -148,11 +170,24 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root.titled(&fig.caption, ("sans-serif", 22)).map_err(|e| e.to_string())?;
+    let root = root
+        .titled(&fig.caption, ("sans-serif", 22))
+        .map_err(|e| e.to_string())?;
     let areas = root.split_evenly((fig.panels.len(), 1));
-    let xr = range(fig.panels.iter().flat_map(|p| p.curves.iter().flat_map(|c| c.x.iter().copied()))).ok_or("no x data")?;
+    let xr = range(
+        fig.panels
+            .iter()
+            .flat_map(|p| p.curves.iter().flat_map(|c| c.x.iter().copied())),
+    )
+    .ok_or("no x data")?;
     for (area, panel) in areas.iter().zip(&fig.panels) {
-        let yr = range(panel.curves.iter().flat_map(|c| c.y.iter().filter_map(|v| *v))).unwrap_or((-1.0, 1.0));
+        let yr = range(
+            panel
+                .curves
+                .iter()
+                .flat_map(|c| c.y.iter().filter_map(|v| *v)),
+        )
+        .unwrap_or((-1.0, 1.0));
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.title, ("sans-serif", 17))
             .margin(8)
@@ -173,18 +208,27 @@ where
             let color = COLORS[k % COLORS.len()];
             // The band first, under the curves: one polygon per run of samples that have one.
             let mut run: Vec<(f64, f64, f64)> = Vec::new();
-            let flush = |run: &mut Vec<(f64, f64, f64)>, chart: &mut ChartContext<'_, DB, _>| -> Result<(), String> {
+            let flush = |run: &mut Vec<(f64, f64, f64)>,
+                         chart: &mut ChartContext<'_, DB, _>|
+             -> Result<(), String> {
                 if run.len() >= 2 {
                     let mut pts: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.1 + p.2)).collect();
                     pts.extend(run.iter().rev().map(|p| (p.0, p.1 - p.2)));
-                    chart.draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18).filled()))).map_err(|e| e.to_string())?;
+                    chart
+                        .draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18).filled())))
+                        .map_err(|e| e.to_string())?;
                 }
                 run.clear();
                 Ok(())
             };
             for i in 0..c.x.len() {
-                match (c.y.get(i).copied().flatten(), c.band.get(i).copied().flatten()) {
-                    (Some(y), Some(b)) if y.is_finite() && b.is_finite() => run.push((c.x[i], y, b)),
+                match (
+                    c.y.get(i).copied().flatten(),
+                    c.band.get(i).copied().flatten(),
+                ) {
+                    (Some(y), Some(b)) if y.is_finite() && b.is_finite() => {
+                        run.push((c.x[i], y, b))
+                    }
                     _ => flush(&mut run, &mut chart)?,
                 }
             }
@@ -199,7 +243,10 @@ where
 /// The numbers behind a figure as a CSV table (long format: panel, curve, x, y, band), the x
 /// and y units in the header's names.
 pub fn figure_table(fig: &Figure) -> String {
-    let mut s = format!("panel,curve,x [{}],y,band_half_width\n", csv_field(&fig.x_label));
+    let mut s = format!(
+        "panel,curve,x [{}],y,band_half_width\n",
+        csv_field(&fig.x_label)
+    );
     for p in &fig.panels {
         for c in &p.curves {
             for (i, x) in c.x.iter().enumerate() {
@@ -234,30 +281,56 @@ pub fn csv_field(s: &str) -> String {
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
-    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| ReportError::Draw { path: path.display().to_string(), reason: e.to_string() })
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| ReportError::Draw {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 /// Draw `fig` as `<stem>.png` (1400 px wide) and `<stem>.svg`, and write the numbers behind it
 /// as `<stem>.figure.csv`; returns the PNG and SVG paths.
 pub fn write_figure(fig: &Figure, stem: &Path) -> Result<[PathBuf; 2], ReportError> {
     register_font();
-    let has_data = fig.panels.iter().any(|p| p.curves.iter().any(|c| !segments(c).is_empty()));
+    let has_data = fig
+        .panels
+        .iter()
+        .any(|p| p.curves.iter().any(|c| !segments(c).is_empty()));
     let png = stem.with_extension("png");
     let svg = stem.with_extension("svg");
     if !has_data {
-        return Err(ReportError::Empty { path: png.display().to_string() });
+        return Err(ReportError::Empty {
+            path: png.display().to_string(),
+        });
     }
     let height = 120 + 330 * fig.panels.len() as u32;
-    let err = |p: &Path, reason: String| ReportError::Draw { path: p.display().to_string(), reason };
+    let err = |p: &Path, reason: String| ReportError::Draw {
+        path: p.display().to_string(),
+        reason,
+    };
     let map = |p: &Path, e: AtomicError<String>| match e {
         AtomicError::Fill(r) => err(p, r),
         AtomicError::Io(_, e) => err(p, e.to_string()),
     };
-    write_with(&png, |tmp| draw(BitMapBackend::new(tmp, (1400, height)).into_drawing_area(), fig)).map_err(|e| map(&png, e))?;
-    write_with(&svg, |tmp| draw(SVGBackend::new(tmp, (1400, height)).into_drawing_area(), fig)).map_err(|e| map(&svg, e))?;
+    write_with(&png, |tmp| {
+        draw(
+            BitMapBackend::new(tmp, (1400, height)).into_drawing_area(),
+            fig,
+        )
+    })
+    .map_err(|e| map(&png, e))?;
+    write_with(&svg, |tmp| {
+        draw(
+            SVGBackend::new(tmp, (1400, height)).into_drawing_area(),
+            fig,
+        )
+    })
+    .map_err(|e| map(&svg, e))?;
     write_text(&stem.with_extension("figure.csv"), &figure_table(fig))?;
     Ok([png, svg])
 }
+
+/// A path of a plane figure: its legend label and its points (x, y; a None breaks the line).
+pub type LabelledPath = (String, Vec<Option<(f64, f64)>>);
 
 /// A figure of a plane drawn with equal scales on both axes (trajectories in the bench frame,
 /// points over an image): paths, and arrows for a vector field.
@@ -272,7 +345,7 @@ pub struct PlaneFigure {
     /// True when y grows downward (image rows).
     pub y_down: bool,
     /// Paths (a None breaks the line), each with a legend label.
-    pub paths: Vec<(String, Vec<Option<(f64, f64)>>)>,
+    pub paths: Vec<LabelledPath>,
     /// Arrows: their groups' legend labels.
     pub arrow_groups: Vec<String>,
     /// Arrows: (group, x, y, vx, vy) with the vector in its own unit.
@@ -283,12 +356,19 @@ pub struct PlaneFigure {
     pub vector_unit: String,
 }
 
-fn draw_plane<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &PlaneFigure, xr: (f64, f64), yr: (f64, f64)) -> Result<(), String>
+fn draw_plane<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    fig: &PlaneFigure,
+    xr: (f64, f64),
+    yr: (f64, f64),
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root.titled(&fig.caption, ("sans-serif", 22)).map_err(|e| e.to_string())?;
+    let root = root
+        .titled(&fig.caption, ("sans-serif", 22))
+        .map_err(|e| e.to_string())?;
     let sign = if fig.y_down { -1.0 } else { 1.0 };
     let (y0, y1) = if fig.y_down { (-yr.1, -yr.0) } else { yr };
     let mut chart = ChartBuilder::on(&root)
@@ -298,7 +378,9 @@ where
         .build_cartesian_2d(xr.0..xr.1, y0..y1)
         .map_err(|e| e.to_string())?;
     // Tick labels with as many decimals as a tenth of the range needs.
-    let decimals = |lo: f64, hi: f64| (-(((hi - lo) / 10.0).abs().max(1e-300)).log10().floor()).max(0.0) as usize;
+    let decimals = |lo: f64, hi: f64| {
+        (-(((hi - lo) / 10.0).abs().max(1e-300)).log10().floor()).max(0.0) as usize
+    };
     let dy = decimals(y0, y1);
     let dx = decimals(xr.0, xr.1);
     let yfmt = move |v: &f64| format!("{:.*}", dy, sign * *v + 0.0);
@@ -316,7 +398,15 @@ where
         .map_err(|e| e.to_string())?;
     for (k, (label, pts)) in fig.paths.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
-        let curve = Curve { label: label.clone(), x: pts.iter().map(|p| p.map(|p| p.0).unwrap_or(f64::NAN)).collect(), y: pts.iter().map(|p| p.map(|p| sign * p.1)).collect(), band: Vec::new() };
+        let curve = Curve {
+            label: label.clone(),
+            x: pts
+                .iter()
+                .map(|p| p.map(|p| p.0).unwrap_or(f64::NAN))
+                .collect(),
+            y: pts.iter().map(|p| p.map(|p| sign * p.1)).collect(),
+            band: Vec::new(),
+        };
         draw_labelled(&mut chart, segments(&curve), label, color, 2)?;
     }
     for (g, label) in fig.arrow_groups.iter().enumerate() {
@@ -335,7 +425,11 @@ where
             let rot = |c: f64, s: f64| (back.0 * c - back.1 * s, back.0 * s + back.1 * c);
             let (a, b) = (rot(0.94, 0.34), rot(0.94, -0.34));
             lines.push(vec![(x, y), (tx, ty)]);
-            lines.push(vec![(tx + head * a.0, ty + head * a.1), (tx, ty), (tx + head * b.0, ty + head * b.1)]);
+            lines.push(vec![
+                (tx + head * a.0, ty + head * a.1),
+                (tx, ty),
+                (tx + head * b.0, ty + head * b.1),
+            ]);
         }
         draw_labelled(&mut chart, lines, label, color, 1)?;
     }
@@ -345,17 +439,34 @@ where
 
 /// The numbers behind a plane figure (CSV: kind, label, x, y, vx, vy).
 pub fn plane_table(fig: &PlaneFigure) -> String {
-    let mut s = format!("kind,label,x [{}],y [{}],vx [{u}],vy [{u}]\n", csv_field(&fig.x_label), csv_field(&fig.y_label), u = csv_field(&fig.vector_unit));
+    let mut s = format!(
+        "kind,label,x [{}],y [{}],vx [{u}],vy [{u}]\n",
+        csv_field(&fig.x_label),
+        csv_field(&fig.y_label),
+        u = csv_field(&fig.vector_unit)
+    );
     for (label, pts) in &fig.paths {
         for p in pts {
             match p {
-                Some((x, y)) => s.push_str(&format!("path,{},{},{},,\n", csv_field(label), num(*x), num(*y))),
+                Some((x, y)) => s.push_str(&format!(
+                    "path,{},{},{},,\n",
+                    csv_field(label),
+                    num(*x),
+                    num(*y)
+                )),
                 None => s.push_str(&format!("path,{},,,,\n", csv_field(label))),
             }
         }
     }
     for &(g, x, y, vx, vy) in &fig.arrows {
-        s.push_str(&format!("arrow,{},{},{},{},{}\n", csv_field(fig.arrow_groups.get(g).map(String::as_str).unwrap_or("")), num(x), num(y), num(vx), num(vy)));
+        s.push_str(&format!(
+            "arrow,{},{},{},{},{}\n",
+            csv_field(fig.arrow_groups.get(g).map(String::as_str).unwrap_or("")),
+            num(x),
+            num(y),
+            num(vx),
+            num(vy)
+        ));
     }
     s
 }
@@ -379,7 +490,9 @@ pub fn write_plane_figure(fig: &PlaneFigure, stem: &Path) -> Result<[PathBuf; 2]
         ys.extend([y, y + fig.scale * vy]);
     }
     let (Some(mut xr), Some(mut yr)) = (range(xs.into_iter()), range(ys.into_iter())) else {
-        return Err(ReportError::Empty { path: png.display().to_string() });
+        return Err(ReportError::Empty {
+            path: png.display().to_string(),
+        });
     };
     // Equal scales: the plot area's aspect follows the data's, within limits, and the shorter
     // range is widened to keep one unit the same length on both axes.
@@ -398,13 +511,32 @@ pub fn write_plane_figure(fig: &PlaneFigure, stem: &Path) -> Result<[PathBuf; 2]
         let w = 0.5 * sy * plot_w;
         xr = (c - w, c + w);
     }
-    let err = |p: &Path, reason: String| ReportError::Draw { path: p.display().to_string(), reason };
+    let err = |p: &Path, reason: String| ReportError::Draw {
+        path: p.display().to_string(),
+        reason,
+    };
     let map = |p: &Path, e: AtomicError<String>| match e {
         AtomicError::Fill(r) => err(p, r),
         AtomicError::Io(_, e) => err(p, e.to_string()),
     };
-    write_with(&png, |tmp| draw_plane(BitMapBackend::new(tmp, (width, height)).into_drawing_area(), fig, xr, yr)).map_err(|e| map(&png, e))?;
-    write_with(&svg, |tmp| draw_plane(SVGBackend::new(tmp, (width, height)).into_drawing_area(), fig, xr, yr)).map_err(|e| map(&svg, e))?;
+    write_with(&png, |tmp| {
+        draw_plane(
+            BitMapBackend::new(tmp, (width, height)).into_drawing_area(),
+            fig,
+            xr,
+            yr,
+        )
+    })
+    .map_err(|e| map(&png, e))?;
+    write_with(&svg, |tmp| {
+        draw_plane(
+            SVGBackend::new(tmp, (width, height)).into_drawing_area(),
+            fig,
+            xr,
+            yr,
+        )
+    })
+    .map_err(|e| map(&svg, e))?;
     write_text(&stem.with_extension("figure.csv"), &plane_table(fig))?;
     Ok([png, svg])
 }
@@ -418,11 +550,30 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flexbench-report-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let x: Vec<f64> = (0..100).map(|k| k as f64 * 0.01).collect();
-        let y: Vec<Option<f64>> = x.iter().enumerate().map(|(k, t)| if (40..45).contains(&k) { None } else { Some(t.sin()) }).collect();
+        let y: Vec<Option<f64>> = x
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                if (40..45).contains(&k) {
+                    None
+                } else {
+                    Some(t.sin())
+                }
+            })
+            .collect();
         let fig = Figure {
             caption: "test".into(),
             x_label: "time t (s)".into(),
-            panels: vec![Panel { title: "p".into(), y_label: "force (N)".into(), curves: vec![Curve { label: "sin".into(), x, y, band: Vec::new() }] }],
+            panels: vec![Panel {
+                title: "p".into(),
+                y_label: "force (N)".into(),
+                curves: vec![Curve {
+                    label: "sin".into(),
+                    x,
+                    y,
+                    band: Vec::new(),
+                }],
+            }],
         };
         let [png, svg] = write_figure(&fig, &dir.join("fig")).unwrap();
         let png_bytes = std::fs::read(&png).unwrap();

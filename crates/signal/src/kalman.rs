@@ -26,7 +26,8 @@ pub fn transition(nd: usize, h: f64, s: &[f64]) -> (DMatrix<f64>, DMatrix<f64>) 
                     f[(m * k + i, m * k + j)] = h.powi((j - i) as i32) / fact(j - i);
                 }
                 let e = 2 * m - 1 - i - j;
-                q[(m * k + i, m * k + j)] = s[k] * s[k] * h.powi(e as i32) / (fact(m - 1 - i) * fact(m - 1 - j) * e as f64);
+                q[(m * k + i, m * k + j)] =
+                    s[k] * s[k] * h.powi(e as i32) / (fact(m - 1 - i) * fact(m - 1 - j) * e as f64);
             }
         }
     }
@@ -56,7 +57,10 @@ pub struct Estimate {
 /// all over a logarithmic grid from 1 to 10^7 (half-decade steps), then each driver's in turn
 /// over quarter-decade steps within a decade of it (two sweeps). Returns them with the
 /// log-likelihood reached.
-pub fn ml_jerk_densities(nd: usize, loglik: impl Fn(&[f64]) -> Option<f64>) -> Option<(Vec<f64>, f64)> {
+pub fn ml_jerk_densities(
+    nd: usize,
+    loglik: impl Fn(&[f64]) -> Option<f64>,
+) -> Option<(Vec<f64>, f64)> {
     let mut best = (0..15)
         .map(|e| vec![10f64.powf(0.5 * e as f64); nd])
         .filter_map(|s| Some((loglik(&s)?, s)))
@@ -100,14 +104,26 @@ pub fn kalman_rts(
     let n = t.len();
     let dim = ORDER * nd;
     let tau = {
-        let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).filter(|h| *h > 0.0).collect();
+        let mut steps: Vec<f64> = t
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|h| *h > 0.0)
+            .collect();
         steps.sort_by(|a, b| a.total_cmp(b));
         steps.get(steps.len() / 2).copied().unwrap_or(1.0)
     };
     // D = diag(tau^o) per coordinate; scaled quantities carry a tilde in the comments.
     let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
     // D M D (into scaled units) or D^-1 M D^-1 (back to SI) of a covariance.
-    let sandwich = |m: &DMatrix<f64>, back: bool| DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| if back { m[(i, j)] / (d[i] * d[j]) } else { m[(i, j)] * d[i] * d[j] });
+    let sandwich = |m: &DMatrix<f64>, back: bool| {
+        DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| {
+            if back {
+                m[(i, j)] / (d[i] * d[j])
+            } else {
+                m[(i, j)] * d[i] * d[j]
+            }
+        })
+    };
     let step = |h: f64, s: &[f64]| {
         let (f, q) = transition(nd, h, s);
         let ft = DMatrix::from_fn(dim, dim, |i, j| f[(i, j)] * d[i] / d[j]);
@@ -116,7 +132,11 @@ pub fn kalman_rts(
     let mut x = DVector::from_fn(dim, |i, _| x0[i] * d[i]);
     let mut p = sandwich(&p0, false);
     let mut loglik = 0.0;
-    let (mut xs_pred, mut ps_pred, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut xs_pred, mut ps_pred, mut states) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     let eye = DMatrix::<f64>::identity(dim, dim);
     for k in 0..n {
         if k > 0 {
@@ -134,7 +154,14 @@ pub fn kalman_rts(
             let y = &o.z - &h * &x;
             let chol = (&h * &p * h.transpose() + &o.r).cholesky()?;
             let sol = chol.solve(&y);
-            loglik += -0.5 * (y.dot(&sol) + chol.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum::<f64>());
+            loglik += -0.5
+                * (y.dot(&sol)
+                    + chol
+                        .l()
+                        .diagonal()
+                        .iter()
+                        .map(|v| 2.0 * v.ln())
+                        .sum::<f64>());
             // K = P H^T S^-1 = (S^-1 H P)^T
             let gain = chol.solve(&(&h * &p)).transpose();
             x = &x + &gain * y;
@@ -172,11 +199,13 @@ pub fn kalman_rts(
 /// ORDER-th derivative white noise.
 pub const ORDER: usize = 4;
 
-
 /// A prior for nd coordinates at the first sample: their values `values` with covariance
 /// `value_cov` (nd x nd), every derivative diffuse (variance 1e2 for the rate, times 1e4 per
 /// order above).
-pub fn diffuse_prior(values: &DVector<f64>, value_cov: &DMatrix<f64>) -> (DVector<f64>, DMatrix<f64>) {
+pub fn diffuse_prior(
+    values: &DVector<f64>,
+    value_cov: &DMatrix<f64>,
+) -> (DVector<f64>, DMatrix<f64>) {
     let nd = values.len();
     let mut x = DVector::zeros(ORDER * nd);
     let mut p = DMatrix::zeros(ORDER * nd, ORDER * nd);

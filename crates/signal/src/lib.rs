@@ -69,7 +69,11 @@ pub struct Derivatives {
 pub enum SignalError {
     /// Window or order out of range.
     #[error("Savitzky-Golay window {window} with polynomial order {order}: {reason}")]
-    BadParameters { window: usize, order: usize, reason: String },
+    BadParameters {
+        window: usize,
+        order: usize,
+        reason: String,
+    },
     /// Time and values of different lengths, or time not strictly increasing.
     #[error("signal '{name}': {reason}")]
     BadInput { name: String, reason: String },
@@ -77,19 +81,40 @@ pub enum SignalError {
 
 /// Refuse mismatched lengths, time that does not increase strictly, and a non-finite value
 /// marked present, naming the signal and the sample.
-pub fn check_input(name: &str, t: &[f64], values: &[f64], present: &[bool]) -> Result<(), SignalError> {
+pub fn check_input(
+    name: &str,
+    t: &[f64],
+    values: &[f64],
+    present: &[bool],
+) -> Result<(), SignalError> {
     let n = t.len();
     if values.len() != n || present.len() != n {
         return Err(SignalError::BadInput {
             name: name.into(),
-            reason: format!("{} times, {} values and {} presence flags; they must match", n, values.len(), present.len()),
+            reason: format!(
+                "{} times, {} values and {} presence flags; they must match",
+                n,
+                values.len(),
+                present.len()
+            ),
         });
     }
     if let Some(k) = (1..n).find(|&k| t[k] <= t[k - 1] || !t[k].is_finite()) {
-        return Err(SignalError::BadInput { name: name.into(), reason: format!("time must increase strictly: sample {} is at {} s after {} s", k, t[k], t[k - 1]) });
+        return Err(SignalError::BadInput {
+            name: name.into(),
+            reason: format!(
+                "time must increase strictly: sample {} is at {} s after {} s",
+                k,
+                t[k],
+                t[k - 1]
+            ),
+        });
     }
     if let Some(k) = (0..n).find(|&k| present[k] && !values[k].is_finite()) {
-        return Err(SignalError::BadInput { name: name.into(), reason: format!("sample {k} is {} but marked present", values[k]) });
+        return Err(SignalError::BadInput {
+            name: name.into(),
+            reason: format!("sample {k} is {} but marked present", values[k]),
+        });
     }
     Ok(())
 }

@@ -30,6 +30,10 @@ pub struct MarkerKinematics {
     pub sigma: Option<[f64; 4]>,
 }
 
+/// One marker's residual acceleration against the rigid field: the vector (m/s^2, bench
+/// frame), its component along the body's normal, and that component's standard deviation.
+pub type ResidualAcceleration = (Vector2<f64>, f64, Option<f64>);
+
 /// The rigid field at one sample: the reference point's motion and the body's rotation, with
 /// standard deviations, and the markers' residual accelerations.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +57,7 @@ pub struct RigidField {
     /// Per marker (None where not measured): residual acceleration (m/s^2, bench frame), its
     /// component along the body's normal, and that component's standard deviation (the
     /// marker's own, when known).
-    pub residual: Vec<Option<(Vector2<f64>, f64, Option<f64>)>>,
+    pub residual: Vec<Option<ResidualAcceleration>>,
     /// Weighted residual sum of squares of the acceleration fit per degree of freedom (2 m - 3
     /// for m markers; about 1 when the body moves rigidly within the noise).
     pub chi2_dof: f64,
@@ -101,7 +105,10 @@ fn procrustes(local: &[Vector2<f64>], world: &[Vector2<f64>]) -> Option<(f64, Ve
 
 /// Weighted least squares of 3 unknowns from rows (x_row, y, weight): solution, covariance
 /// (scaled by the residual variance when `scale`), weighted RSS.
-fn wls3(rows: &[(Vector3<f64>, f64, f64)], scale: bool) -> Option<(Vector3<f64>, Matrix3<f64>, f64)> {
+fn wls3(
+    rows: &[(Vector3<f64>, f64, f64)],
+    scale: bool,
+) -> Option<(Vector3<f64>, Matrix3<f64>, f64)> {
     let mut n = Matrix3::zeros();
     let mut b = Vector3::zeros();
     for (x, y, w) in rows {
@@ -110,9 +117,16 @@ fn wls3(rows: &[(Vector3<f64>, f64, f64)], scale: bool) -> Option<(Vector3<f64>,
     }
     let inv = n.try_inverse()?;
     let sol = inv * b;
-    let rss: f64 = rows.iter().map(|(x, y, w)| w * (y - x.dot(&sol)).powi(2)).sum();
+    let rss: f64 = rows
+        .iter()
+        .map(|(x, y, w)| w * (y - x.dot(&sol)).powi(2))
+        .sum();
     let dof = rows.len().saturating_sub(3);
-    let cov = if scale { inv * if dof > 0 { rss / dof as f64 } else { f64::NAN } } else { inv };
+    let cov = if scale {
+        inv * if dof > 0 { rss / dof as f64 } else { f64::NAN }
+    } else {
+        inv
+    };
     Some((sol, cov, rss))
 }
 
@@ -141,15 +155,24 @@ impl Layout {
                     *a += rot(phi, *p) + tr;
                 }
             }
-            shape = centre(&acc.iter().map(|a| a / complete.len() as f64).collect::<Vec<_>>());
+            shape = centre(
+                &acc.iter()
+                    .map(|a| a / complete.len() as f64)
+                    .collect::<Vec<_>>(),
+            );
         }
-        Some(Layout { markers: shape, reference: Vector2::zeros() })
+        Some(Layout {
+            markers: shape,
+            reference: Vector2::zeros(),
+        })
     }
 
     /// Fit the rigid field to one sample's markers (None where a marker is not measured).
     /// None when fewer than two markers are measured or the fit is singular (all at one point).
     pub fn fit(&self, sample: &[Option<MarkerKinematics>]) -> Option<RigidField> {
-        let seen: Vec<usize> = (0..sample.len().min(self.markers.len())).filter(|&i| sample[i].is_some()).collect();
+        let seen: Vec<usize> = (0..sample.len().min(self.markers.len()))
+            .filter(|&i| sample[i].is_some())
+            .collect();
         if seen.len() < 2 {
             return None;
         }
@@ -159,8 +182,17 @@ impl Layout {
         let (phi, tr) = procrustes(&local, &world)?;
         let p_ref = rot(phi, self.reference) + tr;
         let r: Vec<Vector2<f64>> = local.iter().map(|c| rot(phi, c - self.reference)).collect();
-        let weighted = ms.iter().all(|m| m.sigma.is_some_and(|s| s.iter().all(|v| v.is_finite() && *v > 0.0)));
-        let w = |m: &MarkerKinematics, k: usize| if weighted { m.sigma.map_or(1.0, |s| 1.0 / (s[k] * s[k])) } else { 1.0 };
+        let weighted = ms.iter().all(|m| {
+            m.sigma
+                .is_some_and(|s| s.iter().all(|v| v.is_finite() && *v > 0.0))
+        });
+        let w = |m: &MarkerKinematics, k: usize| {
+            if weighted {
+                m.sigma.map_or(1.0, |s| 1.0 / (s[k] * s[k]))
+            } else {
+                1.0
+            }
+        };
         // Velocities: v_i = v_P + omega k x r_i.
         let mut rows = Vec::with_capacity(2 * ms.len());
         for (m, ri) in ms.iter().zip(&r) {
@@ -184,11 +216,20 @@ impl Layout {
         let mut residual = vec![None; sample.len()];
         for ((&i, m), ri) in seen.iter().zip(&ms).zip(&r) {
             let e = m.a - (a_ref + perp(*ri) * acs.z - ri * (omega * omega));
-            let sd = m.sigma.filter(|_| weighted).map(|s| ((normal.x * s[2]).powi(2) + (normal.y * s[3]).powi(2)).sqrt());
+            let sd = m
+                .sigma
+                .filter(|_| weighted)
+                .map(|s| ((normal.x * s[2]).powi(2) + (normal.y * s[3]).powi(2)).sqrt());
             residual[i] = Some((e, e.dot(&normal), sd));
         }
         let dof = (2 * ms.len()).saturating_sub(3).max(1) as f64;
-        let sd = |c: &Matrix3<f64>| [c[(0, 0)].max(0.0).sqrt(), c[(1, 1)].max(0.0).sqrt(), c[(2, 2)].max(0.0).sqrt()];
+        let sd = |c: &Matrix3<f64>| {
+            [
+                c[(0, 0)].max(0.0).sqrt(),
+                c[(1, 1)].max(0.0).sqrt(),
+                c[(2, 2)].max(0.0).sqrt(),
+            ]
+        };
         Some(RigidField {
             p: p_ref,
             phi,
@@ -209,17 +250,36 @@ mod tests {
     use super::*;
 
     fn lever() -> Layout {
-        Layout { markers: [0.1, 0.3, 0.5, 0.7, 0.9].iter().map(|s| Vector2::new(s * 0.45, 0.0)).collect(), reference: Vector2::zeros() }
+        Layout {
+            markers: [0.1, 0.3, 0.5, 0.7, 0.9]
+                .iter()
+                .map(|s| Vector2::new(s * 0.45, 0.0))
+                .collect(),
+            reference: Vector2::zeros(),
+        }
     }
 
     /// The exact field of a rigid motion: markers' kinematics from (P, phi, v, omega, a, eps).
-    fn rigid(layout: &Layout, p: Vector2<f64>, phi: f64, v: Vector2<f64>, omega: f64, a: Vector2<f64>, eps: f64) -> Vec<Option<MarkerKinematics>> {
+    fn rigid(
+        layout: &Layout,
+        p: Vector2<f64>,
+        phi: f64,
+        v: Vector2<f64>,
+        omega: f64,
+        a: Vector2<f64>,
+        eps: f64,
+    ) -> Vec<Option<MarkerKinematics>> {
         layout
             .markers
             .iter()
             .map(|c| {
                 let r = rot(phi, c - layout.reference);
-                Some(MarkerKinematics { p: p + r, v: v + perp(r) * omega, a: a + perp(r) * eps - r * (omega * omega), sigma: Some([0.01, 0.01, 0.5, 0.5]) })
+                Some(MarkerKinematics {
+                    p: p + r,
+                    v: v + perp(r) * omega,
+                    a: a + perp(r) * eps - r * (omega * omega),
+                    sigma: Some([0.01, 0.01, 0.5, 0.5]),
+                })
             })
             .collect()
     }
@@ -228,11 +288,23 @@ mod tests {
     #[test]
     fn rigid_motion_is_recovered() {
         let l = lever();
-        let (p, phi, v, om, a, eps) = (Vector2::new(0.05, -0.02), 0.3, Vector2::new(0.4, -0.9), -1.7, Vector2::new(-14.0, 3.0), 22.0);
+        let (p, phi, v, om, a, eps) = (
+            Vector2::new(0.05, -0.02),
+            0.3,
+            Vector2::new(0.4, -0.9),
+            -1.7,
+            Vector2::new(-14.0, 3.0),
+            22.0,
+        );
         let f = l.fit(&rigid(&l, p, phi, v, om, a, eps)).unwrap();
         assert!((f.p - p).norm() < 1e-12 && (f.phi - phi).abs() < 1e-12);
         assert!((f.v - v).norm() < 1e-12 && (f.omega - om).abs() < 1e-12);
-        assert!((f.a - a).norm() < 1e-10 && (f.epsilon - eps).abs() < 1e-10, "{:?} {}", f.a, f.epsilon);
+        assert!(
+            (f.a - a).norm() < 1e-10 && (f.epsilon - eps).abs() < 1e-10,
+            "{:?} {}",
+            f.a,
+            f.epsilon
+        );
         assert!(f.residual.iter().all(|r| r.unwrap().0.norm() < 1e-10));
         assert!(f.chi2_dof < 1e-20);
     }
@@ -243,9 +315,20 @@ mod tests {
     fn elastic_part_is_the_residual() {
         let l = lever();
         let phi = 0.2;
-        let mut sample = rigid(&l, Vector2::zeros(), phi, Vector2::zeros(), 1.3, Vector2::new(2.0, 1.0), -5.0);
+        let mut sample = rigid(
+            &l,
+            Vector2::zeros(),
+            phi,
+            Vector2::zeros(),
+            1.3,
+            Vector2::new(2.0, 1.0),
+            -5.0,
+        );
         let s: Vec<f64> = [0.1, 0.3, 0.5, 0.7, 0.9].to_vec();
-        let bump: Vec<f64> = s.iter().map(|x| 0.8 * (std::f64::consts::PI * x).sin()).collect();
+        let bump: Vec<f64> = s
+            .iter()
+            .map(|x| 0.8 * (std::f64::consts::PI * x).sin())
+            .collect();
         let normal = rot(phi, Vector2::new(0.0, 1.0));
         for (m, b) in sample.iter_mut().zip(&bump) {
             let mk = m.as_mut().unwrap();
@@ -254,7 +337,12 @@ mod tests {
         // The bump less its least-squares line in s.
         let n = s.len() as f64;
         let (ms, mb) = (s.iter().sum::<f64>() / n, bump.iter().sum::<f64>() / n);
-        let slope = s.iter().zip(&bump).map(|(x, y)| (x - ms) * (y - mb)).sum::<f64>() / s.iter().map(|x| (x - ms).powi(2)).sum::<f64>();
+        let slope = s
+            .iter()
+            .zip(&bump)
+            .map(|(x, y)| (x - ms) * (y - mb))
+            .sum::<f64>()
+            / s.iter().map(|x| (x - ms).powi(2)).sum::<f64>();
         let f = l.fit(&sample).unwrap();
         for (i, r) in f.residual.iter().enumerate() {
             let (e, en, _) = r.unwrap();
@@ -264,8 +352,17 @@ mod tests {
         }
         // chi^2 per degree of freedom: the residual over the markers' sigma (0.5 m/s^2 along
         // the normal, whatever the angle), over 2 x 5 - 3.
-        let chi2 = bump.iter().enumerate().map(|(i, b)| ((b - (mb + slope * (s[i] - ms))) / 0.5).powi(2)).sum::<f64>() / 7.0;
-        assert!((f.chi2_dof - chi2).abs() < 1e-9 * chi2, "{} {chi2}", f.chi2_dof);
+        let chi2 = bump
+            .iter()
+            .enumerate()
+            .map(|(i, b)| ((b - (mb + slope * (s[i] - ms))) / 0.5).powi(2))
+            .sum::<f64>()
+            / 7.0;
+        assert!(
+            (f.chi2_dof - chi2).abs() < 1e-9 * chi2,
+            "{} {chi2}",
+            f.chi2_dof
+        );
     }
 
     /// The layout found from the data equals the true one up to a rigid motion, and a hidden
@@ -273,7 +370,19 @@ mod tests {
     #[test]
     fn layout_from_the_data_and_a_hidden_marker() {
         let l = lever();
-        let samples: Vec<Vec<Option<MarkerKinematics>>> = (0..20).map(|k| rigid(&l, Vector2::new(0.01 * k as f64, 0.0), 0.05 * k as f64, Vector2::zeros(), 0.0, Vector2::zeros(), 0.0)).collect();
+        let samples: Vec<Vec<Option<MarkerKinematics>>> = (0..20)
+            .map(|k| {
+                rigid(
+                    &l,
+                    Vector2::new(0.01 * k as f64, 0.0),
+                    0.05 * k as f64,
+                    Vector2::zeros(),
+                    0.0,
+                    Vector2::zeros(),
+                    0.0,
+                )
+            })
+            .collect();
         let found = Layout::from_samples(&samples).unwrap();
         let d = |a: &[Vector2<f64>], i: usize, j: usize| (a[i] - a[j]).norm();
         for i in 0..5 {
@@ -281,9 +390,21 @@ mod tests {
                 assert!((d(&found.markers, i, j) - d(&l.markers, i, j)).abs() < 1e-12);
             }
         }
-        let mut s = rigid(&l, Vector2::new(0.1, 0.2), 1.0, Vector2::new(1.0, 0.0), 2.0, Vector2::new(0.0, -9.0), 3.0);
+        let mut s = rigid(
+            &l,
+            Vector2::new(0.1, 0.2),
+            1.0,
+            Vector2::new(1.0, 0.0),
+            2.0,
+            Vector2::new(0.0, -9.0),
+            3.0,
+        );
         s[2] = None;
         let f = l.fit(&s).unwrap();
-        assert!(f.residual[2].is_none() && (f.epsilon - 3.0).abs() < 1e-10 && (f.omega - 2.0).abs() < 1e-12);
+        assert!(
+            f.residual[2].is_none()
+                && (f.epsilon - 3.0).abs() < 1e-10
+                && (f.omega - 2.0).abs() < 1e-12
+        );
     }
 }

@@ -80,18 +80,37 @@ pub struct Chosen {
     pub prior: Option<(f64, f64, f64)>,
 }
 
+/// A smoothed state of one coordinate (x, x', x'', x''') and its covariance.
+type ScaledState = (Vector4<f64>, Matrix4<f64>);
+
+/// The harmonic regression's posterior: mean, covariance and the noise variance.
+type HarmonicPosterior = (DVector<f64>, DMatrix<f64>, f64);
+
 /// The Kalman/RTS recursion of one coordinate (white snap, state x, x', x'', x''') on the state
 /// scaled to the sample step tau (derivative o times tau^o, as in [`crate::kalman::kalman_rts`],
 /// with fixed-size matrices): log-likelihood, and the smoothed means and covariances (SI) when
 /// `smooth`. None when a covariance loses positive definiteness.
-fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) -> Option<(f64, Vec<(Vector4<f64>, Matrix4<f64>)>)> {
+fn scalar_rts(
+    t: &[f64],
+    z: &[f64],
+    sigma: f64,
+    s: f64,
+    tau: f64,
+    smooth: bool,
+) -> Option<(f64, Vec<ScaledState>)> {
     let n = t.len();
     let r = sigma * sigma;
     let d = Vector4::new(1.0, tau, tau * tau, tau * tau * tau);
     let fact = [1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0];
     let step = |h: f64, with_q: bool| {
         let u = h / tau;
-        let f = Matrix4::from_fn(|i, j| if j >= i { u.powi((j - i) as i32) / fact[j - i] } else { 0.0 });
+        let f = Matrix4::from_fn(|i, j| {
+            if j >= i {
+                u.powi((j - i) as i32) / fact[j - i]
+            } else {
+                0.0
+            }
+        });
         let q = if with_q {
             Matrix4::from_fn(|i, j| {
                 let e = 7 - i - j;
@@ -104,13 +123,24 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
     };
     // Prior: the first value with twice the noise, each derivative diffuse on the scale of the
     // series' range per step (in scaled units: generous, yet within a few orders of the value's).
-    let (lo, hi) = z.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+    let (lo, hi) = z
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
     let range = (hi - lo).max(10.0 * sigma);
     let mut x = Vector4::new(z[0], 0.0, 0.0, 0.0);
-    let mut p = Matrix4::from_diagonal(&Vector4::new(4.0 * r + range * range, 1e2 * range * range, 1e2 * range * range, 1e2 * range * range));
+    let mut p = Matrix4::from_diagonal(&Vector4::new(
+        4.0 * r + range * range,
+        1e2 * range * range,
+        1e2 * range * range,
+        1e2 * range * range,
+    ));
     let mut loglik = 0.0;
-    let mut pred: Vec<(Vector4<f64>, Matrix4<f64>)> = Vec::with_capacity(if smooth { n } else { 0 });
-    let mut states: Vec<(Vector4<f64>, Matrix4<f64>)> = Vec::with_capacity(if smooth { n } else { 0 });
+    let mut pred: Vec<(Vector4<f64>, Matrix4<f64>)> =
+        Vec::with_capacity(if smooth { n } else { 0 });
+    let mut states: Vec<(Vector4<f64>, Matrix4<f64>)> =
+        Vec::with_capacity(if smooth { n } else { 0 });
     let mut last_h = f64::NAN;
     let (mut f, mut q) = (Matrix4::identity(), Matrix4::zeros());
     // Likelihood passes only: once the covariance stops changing at a constant step (the
@@ -138,7 +168,7 @@ fn scalar_rts(t: &[f64], z: &[f64], sigma: f64, s: f64, tau: f64, smooth: bool) 
             Some(sg) => sg,
             None => {
                 let sv = p[(0, 0)] + r;
-                if !(sv > 0.0) {
+                if sv.is_nan() || sv <= 0.0 {
                     return None;
                 }
                 (sv, p.column(0) / sv, sv.ln())
@@ -234,7 +264,13 @@ fn basis_value_into(t: f64, t0: f64, f0: f64, harmonics: usize, out: &mut [f64])
 
 /// The normal equations of the periodic part's basis over the present samples `idx`: B^T B,
 /// B^T x and x^T x (the basis from the first present sample's time).
-fn harmonic_normals(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize) -> (DMatrix<f64>, DVector<f64>, f64) {
+fn harmonic_normals(
+    t: &[f64],
+    values: &[f64],
+    idx: &[usize],
+    f0: f64,
+    harmonics: usize,
+) -> (DMatrix<f64>, DVector<f64>, f64) {
     let p = 2 + 2 * harmonics;
     let t0 = idx.first().map_or(0.0, |&k| t[k]);
     let mut btb = DMatrix::zeros(p, p);
@@ -254,7 +290,13 @@ fn harmonic_normals(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics
 
 /// Least-squares fit of the periodic part to the present samples: coefficients and the residual
 /// sum of squares. None when singular.
-fn harmonic_fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize) -> Option<(DVector<f64>, f64)> {
+fn harmonic_fit(
+    t: &[f64],
+    values: &[f64],
+    idx: &[usize],
+    f0: f64,
+    harmonics: usize,
+) -> Option<(DVector<f64>, f64)> {
     let p = 2 + 2 * harmonics;
     if idx.len() <= p {
         return None;
@@ -319,7 +361,11 @@ impl PeriodicFit {
         let mut out = Vec::with_capacity(ts.len());
         for chunk in ts.chunks(BLOCK) {
             let m = chunk.len();
-            let mut rows = [DMatrix::zeros(m, p), DMatrix::zeros(m, p), DMatrix::zeros(m, p)];
+            let mut rows = [
+                DMatrix::zeros(m, p),
+                DMatrix::zeros(m, p),
+                DMatrix::zeros(m, p),
+            ];
             for (i, &t) in chunk.iter().enumerate() {
                 let b = basis(t, self.t0, self.frequency, self.harmonics);
                 for d in 0..3 {
@@ -332,7 +378,10 @@ impl PeriodicFit {
                 DVector::from_iterator(m, (0..m).map(|i| rc.row(i).dot(&r.row(i)).max(0.0)))
             });
             for i in 0..m {
-                out.push(([vals[0][i], vals[1][i], vals[2][i]], [vars[0][i], vars[1][i], vars[2][i]]));
+                out.push((
+                    [vals[0][i], vals[1][i], vals[2][i]],
+                    [vars[0][i], vars[1][i], vars[2][i]],
+                ));
             }
         }
         out
@@ -340,7 +389,14 @@ impl PeriodicFit {
 
     /// Fit the periodic part (see the type) to the present samples `idx`, harmonics up to
     /// `harmonics`, the noise search starting from `sigma0`.
-    pub fn fit(t: &[f64], values: &[f64], idx: &[usize], f0: f64, harmonics: usize, sigma0: f64) -> Option<PeriodicFit> {
+    pub fn fit(
+        t: &[f64],
+        values: &[f64],
+        idx: &[usize],
+        f0: f64,
+        harmonics: usize,
+        sigma0: f64,
+    ) -> Option<PeriodicFit> {
         let p = 2 + 2 * harmonics;
         let n = idx.len();
         if n <= 4 || harmonics == 0 {
@@ -348,18 +404,31 @@ impl PeriodicFit {
         }
         let t0 = t[idx[0]];
         let (btb, btx, xtx) = harmonic_normals(t, values, idx, f0, harmonics);
-        let (lo, hi) = idx.iter().map(|&k| values[k]).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        let (lo, hi) = idx
+            .iter()
+            .map(|&k| values[k])
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
         let range = (hi - lo).max(sigma0).max(1e-300);
         let span = (t[idx[n - 1]] - t0).max(1e-300);
         // Diffuse mean and trend: prior variances far above the data's scale (constant in the
         // hyperparameters, so they do not bias the choice).
         let diffuse = [(1e3 * range).powi(2), (1e3 * range / span).powi(2)];
-        let eval = |sigma: f64, lambda: f64, beta: f64, keep: bool| -> Option<(f64, Option<(DVector<f64>, DMatrix<f64>, f64)>)> {
+        let eval = |sigma: f64,
+                    lambda: f64,
+                    beta: f64,
+                    keep: bool|
+         -> Option<(f64, Option<HarmonicPosterior>)> {
             let s2 = sigma * sigma;
             let mut a = &btb / s2;
             let mut logdet_p = 0.0;
             for j in 0..p {
-                let v = if j < 2 { diffuse[j] } else { lambda * ((j / 2) as f64).powf(-2.0 * beta) };
+                let v = if j < 2 {
+                    diffuse[j]
+                } else {
+                    lambda * ((j / 2) as f64).powf(-2.0 * beta)
+                };
                 a[(j, j)] += 1.0 / v;
                 logdet_p += v.ln();
             }
@@ -368,7 +437,12 @@ impl PeriodicFit {
             let mean = chol.solve(&z);
             let logdet_a = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
             let quad = xtx / s2 - z.dot(&mean);
-            let ll = -0.5 * (quad + logdet_p + logdet_a + n as f64 * s2.ln() + n as f64 * (std::f64::consts::TAU).ln());
+            let ll = -0.5
+                * (quad
+                    + logdet_p
+                    + logdet_a
+                    + n as f64 * s2.ln()
+                    + n as f64 * (std::f64::consts::TAU).ln());
             let extra = if keep {
                 let cov = chol.inverse();
                 let edf = (&cov * &btb).trace() / s2;
@@ -380,7 +454,9 @@ impl PeriodicFit {
         };
         // Start: lambda from the first harmonic's least-squares power, beta 3; then coordinate
         // ascent on logarithmic grids.
-        let first = harmonic_fit(t, values, idx, f0, 1).map(|(c, _)| 0.5 * (c[2] * c[2] + c[3] * c[3])).unwrap_or(range * range);
+        let first = harmonic_fit(t, values, idx, f0, 1)
+            .map(|(c, _)| 0.5 * (c[2] * c[2] + c[3] * c[3]))
+            .unwrap_or(range * range);
         let mut best = (f64::NEG_INFINITY, sigma0, first.max(1e-300), 3.0);
         let consider = |sg: f64, lm: f64, bt: f64, best: &mut (f64, f64, f64, f64)| {
             if let Some((ll, _)) = eval(sg, lm, bt, false) {
@@ -412,7 +488,18 @@ impl PeriodicFit {
         let (ll, sigma, lambda, beta) = best;
         let (_, extra) = eval(sigma, lambda, beta, true)?;
         let (mean, cov, edf) = extra?;
-        Some(PeriodicFit { frequency: f0, harmonics, noise: sigma, lambda, beta, log_likelihood: ll, effective_parameters: edf, t0, mean, cov })
+        Some(PeriodicFit {
+            frequency: f0,
+            harmonics,
+            noise: sigma,
+            lambda,
+            beta,
+            log_likelihood: ll,
+            effective_parameters: edf,
+            t0,
+            mean,
+            cov,
+        })
     }
 }
 
@@ -457,7 +544,7 @@ pub fn fundamental(t: &[f64], coords: &[(&[f64], &[bool])]) -> Option<f64> {
         Some(total / coords.len() as f64)
     };
     let (fmin, fmax) = (1.5 / search_span, 0.2 / h);
-    if !(fmax > fmin) {
+    if fmax.is_nan() || fmin.is_nan() || fmax <= fmin {
         return None;
     }
     let search = prepare(search_end, 1)?;
@@ -466,14 +553,16 @@ pub fn fundamental(t: &[f64], coords: &[(&[f64], &[bool])]) -> Option<f64> {
     let mut f = fmin;
     while f <= fmax {
         if let Some(c) = cost(f, &search) {
-            if best.map_or(true, |b| c < b.1) {
+            if best.is_none_or(|b| c < b.1) {
                 best = Some((f, c));
             }
         }
         f += df;
     }
     let (f_best, _) = best?;
-    let stride = (n / FUNDAMENTAL_REFINE).max(1).min(((1.0 / (3.0 * f_best * 8.0)) / h).floor().max(1.0) as usize);
+    let stride = (n / FUNDAMENTAL_REFINE)
+        .max(1)
+        .min(((1.0 / (3.0 * f_best * 8.0)) / h).floor().max(1.0) as usize);
     let all = prepare(n, stride)?;
     // Golden section within a grid step either side.
     let (mut a, mut b) = (f_best - df, f_best + df);
@@ -555,7 +644,13 @@ impl RtsSmoother {
 
     /// Maximum-likelihood noise and density for the residual `z` over the segments: (sigma, s,
     /// log-likelihood).
-    fn ml(&self, t: &[f64], z: &[f64], segs: &[(usize, usize)], tau: f64) -> Option<(f64, f64, f64)> {
+    fn ml(
+        &self,
+        t: &[f64],
+        z: &[f64],
+        segs: &[(usize, usize)],
+        tau: f64,
+    ) -> Option<(f64, f64, f64)> {
         let ll = |sigma: f64, s: f64| -> Option<f64> {
             let mut total = 0.0;
             for &(a, b) in segs {
@@ -566,17 +661,24 @@ impl RtsSmoother {
         // Starting noise: third differences of white noise have variance 20 sigma^2.
         let mut d3: Vec<f64> = segs
             .iter()
-            .flat_map(|&(a, b)| (a + 3..b).map(move |k| (z[k] - 3.0 * z[k - 1] + 3.0 * z[k - 2] - z[k - 3]).abs()))
+            .flat_map(|&(a, b)| {
+                (a + 3..b).map(move |k| (z[k] - 3.0 * z[k - 1] + 3.0 * z[k - 2] - z[k - 3]).abs())
+            })
             .collect();
         d3.sort_by(|x, y| x.total_cmp(y));
         let mad = d3.get(d3.len() / 2).copied().unwrap_or(0.0) / 0.6745;
-        let span: f64 = segs.iter().flat_map(|&(a, b)| z[a..b].iter()).map(|v| v.abs()).fold(0.0, f64::max).max(1e-12);
+        let span: f64 = segs
+            .iter()
+            .flat_map(|&(a, b)| z[a..b].iter())
+            .map(|v| v.abs())
+            .fold(0.0, f64::max)
+            .max(1e-12);
         let sigma0 = (mad / 20f64.sqrt()).max(1e-9 * span);
         let s0 = sigma0 / tau.powf(3.5);
         let mut best: Option<(f64, f64, f64)> = None;
         let consider = |sigma: f64, s: f64, best: &mut Option<(f64, f64, f64)>| {
             if let Some(l) = ll(sigma, s) {
-                if l.is_finite() && best.map_or(true, |b| l > b.2) {
+                if l.is_finite() && best.is_none_or(|b| l > b.2) {
                     *best = Some((sigma, s, l));
                 }
             }
@@ -609,7 +711,13 @@ impl RtsSmoother {
 
     /// Smooth one coordinate; returns its derivatives with their standard deviations and the
     /// parameters used.
-    pub fn smooth(&self, name: &str, t: &[f64], values: &[f64], present: &[bool]) -> Result<(Derivatives, Option<Chosen>), SignalError> {
+    pub fn smooth(
+        &self,
+        name: &str,
+        t: &[f64],
+        values: &[f64],
+        present: &[bool],
+    ) -> Result<(Derivatives, Option<Chosen>), SignalError> {
         crate::check_input(name, t, values, present)?;
         let n = t.len();
         let mut out = Derivatives {
@@ -619,14 +727,20 @@ impl RtsSmoother {
             provenance: vec![Provenance::Rejected; n],
             sigma: vec![[f64::NAN; 3]; n],
         };
-        let segs: Vec<(usize, usize)> = runs(t, present).into_iter().filter(|(a, b)| b - a >= MIN_SEGMENT).collect();
+        let segs: Vec<(usize, usize)> = runs(t, present)
+            .into_iter()
+            .filter(|(a, b)| b - a >= MIN_SEGMENT)
+            .collect();
         if segs.is_empty() {
             return Ok((out, None));
         }
         let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
         steps.sort_by(|x, y| x.total_cmp(y));
         let tau = steps.get(steps.len() / 2).copied().unwrap_or(1.0);
-        let failed = || SignalError::BadInput { name: name.into(), reason: "the smoother failed for every noise and density tried".into() };
+        let failed = || SignalError::BadInput {
+            name: name.into(),
+            reason: "the smoother failed for every noise and density tried".into(),
+        };
         // The plain smoother.
         let plain = self.ml(t, values, &segs, tau).ok_or_else(failed)?;
         let idx: Vec<usize> = segs.iter().flat_map(|&(a, b)| a..b).collect();
@@ -636,16 +750,27 @@ impl RtsSmoother {
         let f0 = if self.harmonics == Some(0) {
             None
         } else {
-            self.frequency.or_else(|| fundamental(t, &[(values, present)]))
+            self.frequency
+                .or_else(|| fundamental(t, &[(values, present)]))
         };
         let mut periodic: Option<(PeriodicFit, (f64, f64, f64))> = None;
         if let Some(f0) = f0 {
             let t_span = t[*idx.last().unwrap_or(&0)] - t[idx[0]];
-            let k_auto = MAX_HARMONICS.min((0.45 / (tau * f0)).floor() as usize).min(((nobs / 2.0 - 2.0) / 2.0).max(0.0) as usize);
+            let k_auto = MAX_HARMONICS
+                .min((0.45 / (tau * f0)).floor() as usize)
+                .min(((nobs / 2.0 - 2.0) / 2.0).max(0.0) as usize);
             let k = self.harmonics.map_or(k_auto, |k| k.min(k_auto));
             if t_span * f0 >= 2.0 {
                 if let Some(fit) = PeriodicFit::fit(t, values, &idx, f0, k, plain.0) {
-                    let resid: Vec<f64> = (0..n).map(|j| if present[j] { values[j] - fit.value_at(t[j]) } else { 0.0 }).collect();
+                    let resid: Vec<f64> = (0..n)
+                        .map(|j| {
+                            if present[j] {
+                                values[j] - fit.value_at(t[j])
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
                     if let Some(ml) = self.ml(t, &resid, &segs, tau) {
                         let penalised = ml.2 - 0.5 * (fit.effective_parameters + 3.0) * nobs.ln();
                         if penalised > plain.2 || self.harmonics.is_some() {
@@ -663,8 +788,12 @@ impl RtsSmoother {
         let part = |j: usize| parts[j];
         for &(a, b) in &segs {
             let z: Vec<f64> = (a..b).map(|j| values[j] - part(j).0[0]).collect();
-            let (_, st) = scalar_rts(&t[a..b], &z, sigma, s, tau, true)
-                .ok_or_else(|| SignalError::BadInput { name: name.into(), reason: "the smoother lost positive definiteness".into() })?;
+            let (_, st) = scalar_rts(&t[a..b], &z, sigma, s, tau, true).ok_or_else(|| {
+                SignalError::BadInput {
+                    name: name.into(),
+                    reason: "the smoother lost positive definiteness".into(),
+                }
+            })?;
             let mut acc_sd: Vec<f64> = st.iter().map(|(_, p)| p[(2, 2)].max(0.0).sqrt()).collect();
             acc_sd.sort_by(|x, y| x.total_cmp(y));
             let median = acc_sd[acc_sd.len() / 2];
@@ -676,31 +805,66 @@ impl RtsSmoother {
                 out.accel[j] = x[2] + hv[2];
                 let rs = [p[(0, 0)], p[(1, 1)], p[(2, 2)]];
                 out.sigma[j] = [0, 1, 2].map(|i| (rs[i].max(0.0) + hvar[i]).sqrt());
-                out.provenance[j] = if rs[2].max(0.0).sqrt() > 2.0 * median { Provenance::Edge } else { Provenance::Measured };
+                out.provenance[j] = if rs[2].max(0.0).sqrt() > 2.0 * median {
+                    Provenance::Edge
+                } else {
+                    Provenance::Measured
+                };
             }
         }
-        let (frequency, harmonics) = periodic.as_ref().map_or((None, 0), |p| (Some(p.0.frequency), p.0.harmonics));
-        let prior = periodic.as_ref().map(|p| (p.0.lambda, p.0.beta, p.0.effective_parameters));
-        Ok((out, Some(Chosen { noise: sigma, density: s, log_likelihood: l, frequency, harmonics, prior })))
+        let (frequency, harmonics) = periodic
+            .as_ref()
+            .map_or((None, 0), |p| (Some(p.0.frequency), p.0.harmonics));
+        let prior = periodic
+            .as_ref()
+            .map(|p| (p.0.lambda, p.0.beta, p.0.effective_parameters));
+        Ok((
+            out,
+            Some(Chosen {
+                noise: sigma,
+                density: s,
+                log_likelihood: l,
+                frequency,
+                harmonics,
+                prior,
+            }),
+        ))
     }
 }
 
 impl Differentiator for RtsSmoother {
-    fn differentiate(&self, name: &str, t: &[f64], values: &[f64], present: &[bool]) -> Result<Derivatives, SignalError> {
+    fn differentiate(
+        &self,
+        name: &str,
+        t: &[f64],
+        values: &[f64],
+        present: &[bool],
+    ) -> Result<Derivatives, SignalError> {
         self.smooth(name, t, values, present).map(|r| r.0)
     }
 
     fn describe(&self) -> String {
-        let part = |v: Option<f64>, what: &str| v.map_or(format!("{what} by maximum likelihood"), |x| format!("{what} {x}"));
+        let part = |v: Option<f64>, what: &str| {
+            v.map_or(format!("{what} by maximum likelihood"), |x| {
+                format!("{what} {x}")
+            })
+        };
         let periodic = match (self.harmonics, self.frequency) {
             (Some(0), _) => "no periodic part".to_string(),
             (k, f) => format!(
                 "periodic part with {} at {}",
                 k.map_or("harmonics by BIC".to_string(), |k| format!("{k} harmonics")),
-                f.map_or("the fundamental found in the data".to_string(), |f| format!("{f} Hz"))
+                f.map_or(
+                    "the fundamental found in the data".to_string(),
+                    |f| format!("{f} Hz")
+                )
             ),
         };
-        format!("Kalman/RTS smoother, white snap ({}, {}), {periodic}", part(self.noise, "noise"), part(self.density, "density"))
+        format!(
+            "Kalman/RTS smoother, white snap ({}, {}), {periodic}",
+            part(self.noise, "noise"),
+            part(self.density, "density")
+        )
     }
 }
 
@@ -711,16 +875,32 @@ mod tests {
     /// The fixed-size recursion equals the general one (crate::kalman) to rounding.
     #[test]
     fn scalar_recursion_matches_the_general_one() {
-        let t: Vec<f64> = (0..200).map(|k| k as f64 / 60.0 + if k > 100 { 1.0 / 60.0 } else { 0.0 }).collect();
-        let z: Vec<f64> = t.iter().enumerate().map(|(k, &x)| 0.1 * (7.0 * x).sin() + 1e-4 * ((k * 7919 % 13) as f64 - 6.0)).collect();
+        let t: Vec<f64> = (0..200)
+            .map(|k| k as f64 / 60.0 + if k > 100 { 1.0 / 60.0 } else { 0.0 })
+            .collect();
+        let z: Vec<f64> = t
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| 0.1 * (7.0 * x).sin() + 1e-4 * ((k * 7919 % 13) as f64 - 6.0))
+            .collect();
         let (sigma, s) = (1e-4, 300.0);
         let (ll, st) = scalar_rts(&t, &z, sigma, s, 1.0 / 60.0, true).unwrap();
         let h = DMatrix::from_fn(1, 4, |_, j| if j == 0 { 1.0 } else { 0.0 });
         let obs: Vec<Option<crate::kalman::LinearObs>> = z
             .iter()
-            .map(|&v| Some(crate::kalman::LinearObs { h: h.clone(), z: DVector::from_element(1, v), r: DMatrix::from_element(1, 1, sigma * sigma) }))
+            .map(|&v| {
+                Some(crate::kalman::LinearObs {
+                    h: h.clone(),
+                    z: DVector::from_element(1, v),
+                    r: DMatrix::from_element(1, 1, sigma * sigma),
+                })
+            })
             .collect();
-        let (lo, hi) = z.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+        let (lo, hi) = z
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            });
         let range = hi - lo;
         let tau: f64 = 1.0 / 60.0;
         let mut p0 = DMatrix::zeros(4, 4);
@@ -738,8 +918,18 @@ mod tests {
         for (k, (a, b)) in st.iter().zip(&est.states).enumerate() {
             for i in 0..4 {
                 let sd = b.1[(i, i)].sqrt();
-                assert!((a.0[i] - b.0[i]).abs() <= 1e-4 * sd, "sample {k} state {i}: {} {} (sd {sd})", a.0[i], b.0[i]);
-                assert!((a.1[(i, i)] - b.1[(i, i)]).abs() <= 1e-4 * b.1[(i, i)].abs(), "sample {k} variance {i}: {} {}", a.1[(i, i)], b.1[(i, i)]);
+                assert!(
+                    (a.0[i] - b.0[i]).abs() <= 1e-4 * sd,
+                    "sample {k} state {i}: {} {} (sd {sd})",
+                    a.0[i],
+                    b.0[i]
+                );
+                assert!(
+                    (a.1[(i, i)] - b.1[(i, i)]).abs() <= 1e-4 * b.1[(i, i)].abs(),
+                    "sample {k} variance {i}: {} {}",
+                    a.1[(i, i)],
+                    b.1[(i, i)]
+                );
             }
         }
     }
@@ -762,13 +952,21 @@ mod tests {
         let t: Vec<f64> = (0..720).map(|k| k as f64 / 240.0).collect();
         let present = vec![true; t.len()];
         let w = std::f64::consts::TAU * 2.33;
-        let x: Vec<f64> = t.iter().map(|&s| (w * s).sin() + 0.3 * (2.0 * w * s + 1.0).cos()).collect();
+        let x: Vec<f64> = t
+            .iter()
+            .map(|&s| (w * s).sin() + 0.3 * (2.0 * w * s + 1.0).cos())
+            .collect();
         let y: Vec<f64> = t.iter().map(|&s| 0.5 * (w * s + 0.4).cos()).collect();
         let f = fundamental(&t, &[(&x, &present), (&y, &present)]).unwrap();
         assert!((f / 2.33 - 1.0).abs() < 1e-4, "{f}");
-        let chirp: Vec<f64> = t.iter().map(|&s| (std::f64::consts::TAU * (0.5 * s + 0.8 * s * s)).sin()).collect();
+        let chirp: Vec<f64> = t
+            .iter()
+            .map(|&s| (std::f64::consts::TAU * (0.5 * s + 0.8 * s * s)).sin())
+            .collect();
         assert_eq!(fundamental(&t, &[(&chirp, &present)]), None);
-        let (_, chosen) = RtsSmoother::automatic().smooth("chirp", &t, &chirp, &present).unwrap();
+        let (_, chosen) = RtsSmoother::automatic()
+            .smooth("chirp", &t, &chirp, &present)
+            .unwrap();
         assert_eq!(chosen.unwrap().harmonics, 0);
     }
 }

@@ -86,7 +86,9 @@ fn compute_weights(window: usize, order: usize) -> SavGolCoefficients {
     let (q, r) = (qr.q(), qr.r());
     // Pseudo-inverse (p+1) x w: R^-1 Q^T (R is upper triangular and invertible: w > p).
     let qt = q.transpose();
-    let pinv = r.solve_upper_triangular(&qt).unwrap_or_else(|| DMatrix::zeros(p + 1, w));
+    let pinv = r
+        .solve_upper_triangular(&qt)
+        .unwrap_or_else(|| DMatrix::zeros(p + 1, w));
     let mut weights: [Vec<Vec<f64>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for (d, wd) in weights.iter_mut().enumerate() {
         for j in 0..w {
@@ -110,8 +112,12 @@ fn compute_weights(window: usize, order: usize) -> SavGolCoefficients {
 impl SavGol {
     /// Checked parameters, edges by `EdgeMode::Interp`.
     pub fn new(window: usize, order: usize) -> Result<Self, SignalError> {
-        let bad = |reason: &str| SignalError::BadParameters { window, order, reason: reason.into() };
-        if window % 2 == 0 {
+        let bad = |reason: &str| SignalError::BadParameters {
+            window,
+            order,
+            reason: reason.into(),
+        };
+        if window.is_multiple_of(2) {
             return Err(bad("the window must be odd (e.g. 2*m+1 samples)"));
         }
         if order < 2 {
@@ -120,7 +126,12 @@ impl SavGol {
         if window <= order {
             return Err(bad("the window must be longer than the polynomial order"));
         }
-        Ok(SavGol { window, order, mode: EdgeMode::Interp, coefficients: compute_weights(window, order) })
+        Ok(SavGol {
+            window,
+            order,
+            mode: EdgeMode::Interp,
+            coefficients: compute_weights(window, order),
+        })
     }
 
     /// The same filter with another edge mode.
@@ -144,16 +155,25 @@ impl SavGol {
         let scale = (1.0 / (m as f64 * dt)).powi(deriv as i32);
         let c = &self.coefficients.weights[deriv];
         let centre = &c[m];
-        let interior = |i: usize| -> f64 { centre.iter().zip(&x[i - m..i - m + w]).map(|(h, v)| h * v).sum::<f64>() };
-        for i in m..n.saturating_sub(m) {
-            out[i] = interior(i) * scale;
+        let interior = |i: usize| -> f64 {
+            centre
+                .iter()
+                .zip(&x[i - m..i - m + w])
+                .map(|(h, v)| h * v)
+                .sum::<f64>()
+        };
+        for (i, o) in out.iter_mut().enumerate().take(n.saturating_sub(m)).skip(m) {
+            *o = interior(i) * scale;
         }
         let edge_indices = (0..m.min(n)).chain(n.saturating_sub(m).max(m.min(n))..n);
         for i in edge_indices {
             let v = match self.mode {
                 EdgeMode::Interp => {
                     let (start, j) = if i < m { (0, i) } else { (n - w, i - (n - w)) };
-                    c[j].iter().zip(&x[start..start + w]).map(|(h, v)| h * v).sum::<f64>()
+                    c[j].iter()
+                        .zip(&x[start..start + w])
+                        .map(|(h, v)| h * v)
+                        .sum::<f64>()
                 }
                 mode => (0..w)
                     .map(|k| {
@@ -199,7 +219,11 @@ pub(crate) fn segments(t: &[f64], present: &[bool]) -> Vec<(usize, usize)> {
     // 100,000 samples; `make bench`).
     let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
     let half = steps.len() / 2;
-    let median = if steps.is_empty() { 0.0 } else { *steps.select_nth_unstable_by(half, |a, b| a.total_cmp(b)).1 };
+    let median = if steps.is_empty() {
+        0.0
+    } else {
+        *steps.select_nth_unstable_by(half, |a, b| a.total_cmp(b)).1
+    };
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
     for k in 0..t.len() {
@@ -247,7 +271,9 @@ impl Differentiator for SavGol {
             let dt = (t[e - 1] - t[s]) / (len - 1) as f64;
             // The filter's weights assume one sample interval: refuse a varying one (a dropped
             // frame already splits the segment).
-            if let Some(k) = (s + 1..e).find(|&k| ((t[k] - t[k - 1]) / dt - 1.0).abs() > MAX_STEP_VARIATION) {
+            if let Some(k) =
+                (s + 1..e).find(|&k| ((t[k] - t[k - 1]) / dt - 1.0).abs() > MAX_STEP_VARIATION)
+            {
                 return Err(SignalError::BadInput {
                     name: name.into(),
                     reason: format!(
@@ -262,14 +288,23 @@ impl Differentiator for SavGol {
             self.filter_into(x, dt, 1, &mut out.rate[s..e]);
             self.filter_into(x, dt, 2, &mut out.accel[s..e]);
             for i in 0..len {
-                out.provenance[s + i] = if i < m || i + m >= len { Provenance::Edge } else { Provenance::Measured };
+                out.provenance[s + i] = if i < m || i + m >= len {
+                    Provenance::Edge
+                } else {
+                    Provenance::Measured
+                };
             }
         }
         Ok(out)
     }
 
     fn describe(&self) -> String {
-        format!("Savitzky-Golay, window {} samples, order {}, edges '{}'", self.window, self.order, self.mode.name())
+        format!(
+            "Savitzky-Golay, window {} samples, order {}, edges '{}'",
+            self.window,
+            self.order,
+            self.mode.name()
+        )
     }
 }
 
@@ -288,11 +323,21 @@ mod tests {
         let df = |t: f64| -3.0 + 10.0 * t - 21.0 * t * t + 2.0 * t.powi(3);
         let ddf = |t: f64| 10.0 - 42.0 * t + 6.0 * t * t;
         let x: Vec<f64> = t.iter().map(|&t| f(t)).collect();
-        let d = sg.differentiate("p", &t, &x, &vec![true; 200]).unwrap();
-        for k in 0..200 {
-            assert!((d.value[k] - f(t[k])).abs() < 1e-10, "value {k}");
-            assert!((d.rate[k] - df(t[k])).abs() < 1e-7, "rate {k}: {} vs {}", d.rate[k], df(t[k]));
-            assert!((d.accel[k] - ddf(t[k])).abs() < 1e-4, "accel {k}: {} vs {}", d.accel[k], ddf(t[k]));
+        let d = sg.differentiate("p", &t, &x, &[true; 200]).unwrap();
+        for (k, &tk) in t.iter().enumerate() {
+            assert!((d.value[k] - f(tk)).abs() < 1e-10, "value {k}");
+            assert!(
+                (d.rate[k] - df(tk)).abs() < 1e-7,
+                "rate {k}: {} vs {}",
+                d.rate[k],
+                df(tk)
+            );
+            assert!(
+                (d.accel[k] - ddf(tk)).abs() < 1e-4,
+                "accel {k}: {} vs {}",
+                d.accel[k],
+                ddf(tk)
+            );
         }
         assert_eq!(d.provenance[0], Provenance::Edge);
         assert_eq!(d.provenance[100], Provenance::Measured);
@@ -306,7 +351,13 @@ mod tests {
         let sg = SavGol::new(5, 2).unwrap();
         let c = sg.coefficients();
         let m = 2.0;
-        let d0 = [-3.0 / 35.0, 12.0 / 35.0, 17.0 / 35.0, 12.0 / 35.0, -3.0 / 35.0];
+        let d0 = [
+            -3.0 / 35.0,
+            12.0 / 35.0,
+            17.0 / 35.0,
+            12.0 / 35.0,
+            -3.0 / 35.0,
+        ];
         let d1 = [-0.2, -0.1, 0.0, 0.1, 0.2];
         let d2 = [2.0 / 7.0, -1.0 / 7.0, -2.0 / 7.0, -1.0 / 7.0, 2.0 / 7.0];
         for i in 0..5 {

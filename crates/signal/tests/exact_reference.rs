@@ -7,17 +7,26 @@
 use flexbench_signal::{EdgeMode, SavGol};
 
 fn golden() -> serde_json::Value {
-    let path = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../../tests/golden/savgol_reference.json");
+    let path =
+        std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test"))
+            .join("../../tests/golden/savgol_reference.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn numbers(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().parse::<f64>().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().parse::<f64>().unwrap())
+        .collect()
 }
 
 fn relative(got: &[f64], exact: &[f64]) -> f64 {
     let scale = exact.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    got.iter().zip(exact).fold(0.0f64, |a, (g, e)| a.max((g - e).abs())) / scale
+    got.iter()
+        .zip(exact)
+        .fold(0.0f64, |a, (g, e)| a.max((g - e).abs()))
+        / scale
 }
 
 #[test]
@@ -25,7 +34,12 @@ fn weights_match_exact_rationals() {
     let g = golden();
     let mut worst: f64 = 0.0;
     for c in g["coefficients"].as_array().unwrap() {
-        let (w, p, d, j) = (c["window"].as_u64().unwrap() as usize, c["order"].as_u64().unwrap() as usize, c["deriv"].as_u64().unwrap() as usize, c["pos"].as_u64().unwrap() as usize);
+        let (w, p, d, j) = (
+            c["window"].as_u64().unwrap() as usize,
+            c["order"].as_u64().unwrap() as usize,
+            c["deriv"].as_u64().unwrap() as usize,
+            c["pos"].as_u64().unwrap() as usize,
+        );
         let exact = numbers(&c["weights"]);
         let sg = SavGol::new(w, p.max(2)).unwrap();
         let got = sg.coefficients().for_interval(d, j, 1.0);
@@ -39,10 +53,19 @@ fn weights_match_exact_rationals() {
 #[test]
 fn five_edge_modes_match_exact_rationals() {
     let g = golden();
-    let signal: Vec<f64> = g["signal"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let signal: Vec<f64> = g["signal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     let mut worst: f64 = 0.0;
     for f in g["filters"].as_array().unwrap() {
-        let (w, p, d) = (f["window"].as_u64().unwrap() as usize, f["order"].as_u64().unwrap() as usize, f["deriv"].as_u64().unwrap() as usize);
+        let (w, p, d) = (
+            f["window"].as_u64().unwrap() as usize,
+            f["order"].as_u64().unwrap() as usize,
+            f["deriv"].as_u64().unwrap() as usize,
+        );
         let mode = match f["mode"].as_str().unwrap() {
             "interp" => EdgeMode::Interp,
             "mirror" => EdgeMode::Mirror,
@@ -57,7 +80,11 @@ fn five_edge_modes_match_exact_rationals() {
         sg.filter_into(&signal, 1.0, d, &mut out);
         let r = relative(&out, &exact);
         worst = worst.max(r);
-        assert!(r < 1e-12, "window {w} order {p} deriv {d} mode {}: {r:e}", mode.name());
+        assert!(
+            r < 1e-12,
+            "window {w} order {p} deriv {d} mode {}: {r:e}",
+            mode.name()
+        );
     }
     eprintln!("filters: worst relative difference {worst:.2e}");
 }

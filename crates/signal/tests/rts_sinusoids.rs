@@ -24,14 +24,31 @@ fn sinusoids_with_noise() {
     for p in present.iter_mut().take(500).skip(480) {
         *p = false;
     }
-    let (d, chosen) = RtsSmoother::automatic().smooth("x", &t, &values, &present).unwrap();
+    let (d, chosen) = RtsSmoother::automatic()
+        .smooth("x", &t, &values, &present)
+        .unwrap();
     let chosen = chosen.unwrap();
-    assert!((chosen.noise / sigma - 1.0).abs() < 0.1, "noise {}", chosen.noise);
+    assert!(
+        (chosen.noise / sigma - 1.0).abs() < 0.1,
+        "noise {}",
+        chosen.noise
+    );
     assert!((480..500).all(|k| d.value[k].is_nan() && d.provenance[k] == Provenance::Rejected));
     let peak = (0..n).map(|k| a(t[k]).abs()).fold(0.0, f64::max);
-    let interior: Vec<usize> = (0..n).filter(|&k| d.provenance[k] == Provenance::Measured).collect();
-    let rms = (interior.iter().map(|&k| (d.accel[k] - a(t[k])).powi(2)).sum::<f64>() / interior.len() as f64).sqrt();
-    let inside = interior.iter().filter(|&&k| (d.accel[k] - a(t[k])).abs() <= 2.0 * d.sigma[k][2]).count() as f64 / interior.len() as f64;
+    let interior: Vec<usize> = (0..n)
+        .filter(|&k| d.provenance[k] == Provenance::Measured)
+        .collect();
+    let rms = (interior
+        .iter()
+        .map(|&k| (d.accel[k] - a(t[k])).powi(2))
+        .sum::<f64>()
+        / interior.len() as f64)
+        .sqrt();
+    let inside = interior
+        .iter()
+        .filter(|&&k| (d.accel[k] - a(t[k])).abs() <= 2.0 * d.sigma[k][2])
+        .count() as f64
+        / interior.len() as f64;
     eprintln!("noise {:.3e}, density {:.3e}; acceleration RMS error {:.2} % of peak; {:.1} % within 2 sigma; {} interior samples", chosen.noise, chosen.density, 100.0 * rms / peak, 100.0 * inside, interior.len());
     assert!(rms / peak < 0.03, "{}", rms / peak);
     assert!(inside >= 0.95, "{inside}");

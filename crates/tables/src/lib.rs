@@ -25,16 +25,27 @@ pub enum TableError {
     Io { path: String, reason: String },
     /// The file is not a readable CSV or Parquet table.
     #[error("{path}: not a readable {format} table ({reason}); check that the file is complete and in the contract format (docs/bench.md section 6)")]
-    Format { path: String, format: String, reason: String },
+    Format {
+        path: String,
+        format: String,
+        reason: String,
+    },
     /// The extension names no known format.
     #[error("{path}: unknown table format '{ext}'; use .csv or .parquet")]
     Extension { path: String, ext: String },
     /// A column has the wrong type.
     #[error("{path}: column '{column}' {reason}")]
-    Column { path: String, column: String, reason: String },
+    Column {
+        path: String,
+        column: String,
+        reason: String,
+    },
     /// The table breaks the contract.
     #[error("{path}: {source}")]
-    Contract { path: String, source: ContractError },
+    Contract {
+        path: String,
+        source: Box<ContractError>,
+    },
 }
 
 fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
@@ -47,7 +58,9 @@ fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
                 FbColumn::F64(v) => Column::new(n, v.as_slice()),
                 FbColumn::OptF64(v) => Column::new(n, v.as_slice()),
                 FbColumn::I64(v) => Column::new(n, v.as_slice()),
-                FbColumn::Str(v) => Column::new(n, v.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
+                FbColumn::Str(v) => {
+                    Column::new(n, v.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+                }
             }
         })
         .collect();
@@ -55,7 +68,10 @@ fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> TableError {
-    TableError::Io { path: path.display().to_string(), reason: e.to_string() }
+    TableError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
 }
 
 fn atomic<F>(path: &Path, fill: F) -> Result<(), TableError>
@@ -76,12 +92,17 @@ pub fn write_table(table: &Table, dir: &Path, stem: &str) -> Result<[PathBuf; 2]
     let pq = dir.join(format!("{stem}.parquet"));
     atomic(&csv, |tmp| {
         let mut f = File::create(tmp).map_err(|e| io_err(&csv, e))?;
-        CsvWriter::new(&mut f).include_header(true).finish(&mut df).map_err(|e| io_err(&csv, e))?;
+        CsvWriter::new(&mut f)
+            .include_header(true)
+            .finish(&mut df)
+            .map_err(|e| io_err(&csv, e))?;
         f.sync_all().map_err(|e| io_err(&csv, e))
     })?;
     atomic(&pq, |tmp| {
         let f = File::create(tmp).map_err(|e| io_err(&pq, e))?;
-        ParquetWriter::new(f).finish(&mut df).map_err(|e| io_err(&pq, e))?;
+        ParquetWriter::new(f)
+            .finish(&mut df)
+            .map_err(|e| io_err(&pq, e))?;
         Ok(())
     })?;
     Ok([csv, pq])
@@ -111,7 +132,12 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if GUARDED.load(Ordering::SeqCst) > 0 {
-                let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
                 if let Ok(mut last) = LAST_PANIC.lock() {
                     *last = Some(msg);
                 }
@@ -123,18 +149,38 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     GUARDED.fetch_add(1, Ordering::SeqCst);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     GUARDED.fetch_sub(1, Ordering::SeqCst);
-    r.map_err(|_| LAST_PANIC.lock().ok().and_then(|mut l| l.take()).unwrap_or_else(|| "the reader failed".into()))
+    r.map_err(|_| {
+        LAST_PANIC
+            .lock()
+            .ok()
+            .and_then(|mut l| l.take())
+            .unwrap_or_else(|| "the reader failed".into())
+    })
 }
 
 /// Read a CSV or Parquet table (by extension) into a data frame.
 pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     let p = path.display().to_string();
     if !path.exists() {
-        return Err(TableError::Io { path: p, reason: "no such file; check the path".into() });
+        return Err(TableError::Io {
+            path: p,
+            reason: "no such file; check the path".into(),
+        });
     }
-    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
-    let fmt = |format: &str, e: PolarsError| TableError::Format { path: p.clone(), format: format.into(), reason: e.to_string() };
-    let damaged = |format: &str, reason: String| TableError::Format { path: p.clone(), format: format.into(), reason: format!("the file is damaged: {reason}") };
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let fmt = |format: &str, e: PolarsError| TableError::Format {
+        path: p.clone(),
+        format: format.into(),
+        reason: e.to_string(),
+    };
+    let damaged = |format: &str, reason: String| TableError::Format {
+        path: p.clone(),
+        format: format.into(),
+        reason: format!("the file is damaged: {reason}"),
+    };
     match ext.as_str() {
         "csv" => guarded(|| {
             CsvReadOptions::default()
@@ -147,10 +193,19 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
         .map_err(|e| fmt("CSV", e)),
         "parquet" | "pq" => {
             let mut f = File::open(path).map_err(|e| io_err(path, e))?;
-            parquet_footer::check(&mut f).map_err(|reason| TableError::Format { path: p.clone(), format: "Parquet".into(), reason })?;
-            guarded(|| ParquetReader::new(f).finish()).map_err(|r| damaged("Parquet", r))?.map_err(|e| fmt("Parquet", e))
+            parquet_footer::check(&mut f).map_err(|reason| TableError::Format {
+                path: p.clone(),
+                format: "Parquet".into(),
+                reason,
+            })?;
+            guarded(|| ParquetReader::new(f).finish())
+                .map_err(|r| damaged("Parquet", r))?
+                .map_err(|e| fmt("Parquet", e))
         }
-        other => Err(TableError::Extension { path: p, ext: other.into() }),
+        other => Err(TableError::Extension {
+            path: p,
+            ext: other.into(),
+        }),
     }
 }
 
@@ -158,40 +213,62 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
 fn column<'a>(df: &'a DataFrame, path: &Path, name: &str) -> Result<&'a Column, TableError> {
     df.column(name).map_err(|_| TableError::Contract {
         path: path.display().to_string(),
-        source: ContractError::MissingColumn {
+        source: Box::new(ContractError::MissingColumn {
             table: "table".into(),
             column: name.into(),
-            expected: df.get_column_names().iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-        },
+            expected: df
+                .get_column_names()
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
     })
 }
 
 /// A float column with gaps (null, empty cell or NaN-free), cast from integers if need be.
 pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64>>, TableError> {
     let col = column(df, path, name)?;
-    let bad = |reason: String| TableError::Column { path: path.display().to_string(), column: name.into(), reason };
+    let bad = |reason: String| TableError::Column {
+        path: path.display().to_string(),
+        column: name.into(),
+        reason,
+    };
     if matches!(col.dtype(), DataType::String) {
         // Report the first cell that is not a number.
         if let Ok(ca) = col.str() {
-            if let Some((row, s)) = ca.iter().enumerate().find_map(|(i, s)| s.filter(|s| s.trim().parse::<f64>().is_err()).map(|s| (i, s))) {
+            if let Some((row, s)) = ca.iter().enumerate().find_map(|(i, s)| {
+                s.filter(|s| s.trim().parse::<f64>().is_err())
+                    .map(|s| (i, s))
+            }) {
                 return Err(bad(format!("row {}: '{s}' is not a number", row + 1)));
             }
         }
     }
-    let cast = col.cast(&DataType::Float64).map_err(|e| bad(format!("is not numeric ({e})")))?;
-    let ca = cast.f64().map_err(|e| bad(format!("is not numeric ({e})")))?;
+    let cast = col
+        .cast(&DataType::Float64)
+        .map_err(|e| bad(format!("is not numeric ({e})")))?;
+    let ca = cast
+        .f64()
+        .map_err(|e| bad(format!("is not numeric ({e})")))?;
     Ok(ca.iter().collect())
 }
 
 /// A text column (numbers are turned into text, e.g. marker names 1..5).
 pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>, TableError> {
     let col = column(df, path, name)?;
-    let cast = col.cast(&DataType::String).map_err(|e| TableError::Column {
+    let cast = col
+        .cast(&DataType::String)
+        .map_err(|e| TableError::Column {
+            path: path.display().to_string(),
+            column: name.into(),
+            reason: format!("cannot be read as text ({e})"),
+        })?;
+    let ca = cast.str().map_err(|e| TableError::Column {
         path: path.display().to_string(),
         column: name.into(),
-        reason: format!("cannot be read as text ({e})"),
+        reason: e.to_string(),
     })?;
-    let ca = cast.str().map_err(|e| TableError::Column { path: path.display().to_string(), column: name.into(), reason: e.to_string() })?;
     Ok(ca.iter().map(|s| s.map(|s| s.to_string())).collect())
 }
 
@@ -201,7 +278,12 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
     let df = read_frame(path)?;
     let p = path.display().to_string();
     if df.height() == 0 {
-        return Err(TableError::Contract { path: p, source: ContractError::Empty { table: "tracks".into() } });
+        return Err(TableError::Contract {
+            path: p,
+            source: Box::new(ContractError::Empty {
+                table: "tracks".into(),
+            }),
+        });
     }
     let t = opt_f64(&df, path, "t")?;
     let frame = opt_f64(&df, path, "frame")?;
@@ -209,21 +291,55 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
     let x = opt_f64(&df, path, "x")?;
     let y = opt_f64(&df, path, "y")?;
     let has = |n: &str| df.get_column_names().iter().any(|c| c.as_str() == n);
-    let u = if has("u") { opt_f64(&df, path, "u")? } else { vec![None; df.height()] };
-    let v = if has("v") { opt_f64(&df, path, "v")? } else { vec![None; df.height()] };
-    let sigma = if has("sigma_px") { opt_f64(&df, path, "sigma_px")? } else { vec![None; df.height()] };
+    let u = if has("u") {
+        opt_f64(&df, path, "u")?
+    } else {
+        vec![None; df.height()]
+    };
+    let v = if has("v") {
+        opt_f64(&df, path, "v")?
+    } else {
+        vec![None; df.height()]
+    };
+    let sigma = if has("sigma_px") {
+        opt_f64(&df, path, "sigma_px")?
+    } else {
+        vec![None; df.height()]
+    };
     let mut rows = Vec::with_capacity(df.height());
     for i in 0..df.height() {
-        let col_err = |c: &str, r: &str| TableError::Column { path: p.clone(), column: c.into(), reason: format!("row {}: {r}", i + 1) };
+        let col_err = |c: &str, r: &str| TableError::Column {
+            path: p.clone(),
+            column: c.into(),
+            reason: format!("row {}: {r}", i + 1),
+        };
         let ti = t[i].ok_or_else(|| col_err("t", "empty: every row needs its time in s"))?;
-        let fi = frame[i].ok_or_else(|| col_err("frame", "empty: every row needs its frame number"))?;
+        let fi =
+            frame[i].ok_or_else(|| col_err("frame", "empty: every row needs its frame number"))?;
         if fi.fract() != 0.0 || !fi.is_finite() {
-            return Err(col_err("frame", &format!("{fi} is not a whole frame number")));
+            return Err(col_err(
+                "frame",
+                &format!("{fi} is not a whole frame number"),
+            ));
         }
-        let m = marker[i].clone().ok_or_else(|| col_err("marker", "empty: every row needs a marker name"))?;
-        rows.push(TrackRow { frame: fi as i64, t: ti, marker: m, u: u[i], v: v[i], x: x[i], y: y[i], sigma_px: sigma[i] });
+        let m = marker[i]
+            .clone()
+            .ok_or_else(|| col_err("marker", "empty: every row needs a marker name"))?;
+        rows.push(TrackRow {
+            frame: fi as i64,
+            t: ti,
+            marker: m,
+            u: u[i],
+            v: v[i],
+            x: x[i],
+            y: y[i],
+            sigma_px: sigma[i],
+        });
     }
-    Tracks::new(rows).map_err(|source| TableError::Contract { path: p, source })
+    Tracks::new(rows).map_err(|source| TableError::Contract {
+        path: p,
+        source: Box::new(source),
+    })
 }
 
 #[cfg(test)]
@@ -237,7 +353,8 @@ mod tests {
     fn damaged_parquet_at_a_reused_path_is_an_error() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let good = std::fs::read(root.join("recordings/default/truth/tracks.parquet")).unwrap();
-        let bad = std::fs::read(root.join("tests/bad-input/fuzz/tracks-parquet-1.parquet")).unwrap();
+        let bad =
+            std::fs::read(root.join("tests/bad-input/fuzz/tracks-parquet-1.parquet")).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("tracks.parquet");
         for _ in 0..20 {
@@ -257,7 +374,12 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let pq = read_tracks(&root.join("tests/golden/tracks-pyarrow.parquet")).unwrap();
         let csv = read_tracks(&root.join("recordings/default/truth/tracks.csv")).unwrap();
-        let first: Vec<_> = csv.rows().iter().filter(|r| r.frame < 60).cloned().collect();
+        let first: Vec<_> = csv
+            .rows()
+            .iter()
+            .filter(|r| r.frame < 60)
+            .cloned()
+            .collect();
         assert_eq!(first.len(), 300);
         assert_eq!(pq.rows(), &first[..]);
     }
@@ -266,10 +388,46 @@ mod tests {
     fn tracks_round_trip_through_both_formats_keeping_gaps() {
         let dir = tempfile::tempdir().unwrap();
         let rows = vec![
-            TrackRow { frame: 0, t: 0.0, marker: "M1".into(), u: None, v: None, x: Some(0.1), y: Some(0.2), sigma_px: None },
-            TrackRow { frame: 0, t: 0.0, marker: "M2".into(), u: Some(3.5), v: Some(4.5), x: Some(0.3), y: Some(-0.25), sigma_px: Some(0.04) },
-            TrackRow { frame: 1, t: 0.004, marker: "M1".into(), u: None, v: None, x: None, y: None, sigma_px: None },
-            TrackRow { frame: 1, t: 0.004, marker: "M2".into(), u: None, v: None, x: Some(1.0 / 3.0), y: Some(0.0), sigma_px: None },
+            TrackRow {
+                frame: 0,
+                t: 0.0,
+                marker: "M1".into(),
+                u: None,
+                v: None,
+                x: Some(0.1),
+                y: Some(0.2),
+                sigma_px: None,
+            },
+            TrackRow {
+                frame: 0,
+                t: 0.0,
+                marker: "M2".into(),
+                u: Some(3.5),
+                v: Some(4.5),
+                x: Some(0.3),
+                y: Some(-0.25),
+                sigma_px: Some(0.04),
+            },
+            TrackRow {
+                frame: 1,
+                t: 0.004,
+                marker: "M1".into(),
+                u: None,
+                v: None,
+                x: None,
+                y: None,
+                sigma_px: None,
+            },
+            TrackRow {
+                frame: 1,
+                t: 0.004,
+                marker: "M2".into(),
+                u: None,
+                v: None,
+                x: Some(1.0 / 3.0),
+                y: Some(0.0),
+                sigma_px: None,
+            },
         ];
         let tracks = Tracks::new(rows).unwrap();
         let [csv, pq] = write_table(&tracks.to_table(), dir.path(), "tracks").unwrap();
@@ -292,7 +450,9 @@ mod tests {
         std::fs::write(&p, "frame,t,marker,x,y\n0,0.0,M1,nan,0.1\n").unwrap();
         let e = read_tracks(&p).unwrap_err().to_string();
         assert!(e.contains("NaN"), "{e}");
-        let e = read_tracks(&dir.path().join("none.csv")).unwrap_err().to_string();
+        let e = read_tracks(&dir.path().join("none.csv"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no such file"), "{e}");
         let q = dir.path().join("t.parquet");
         std::fs::write(&q, b"PAR1 truncated").unwrap();

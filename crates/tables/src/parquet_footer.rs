@@ -21,24 +21,43 @@ pub type Damage = String;
 /// Check the footer of the Parquet file `f`: magic bytes, footer length, and every declared
 /// length against the bytes that remain. The file position is left at the start.
 pub fn check<R: Read + Seek>(f: &mut R) -> Result<(), Damage> {
-    let size = f.seek(SeekFrom::End(0)).map_err(|e| format!("cannot be read ({e})"))?;
+    let size = f
+        .seek(SeekFrom::End(0))
+        .map_err(|e| format!("cannot be read ({e})"))?;
     if size < 12 {
-        return Err(format!("the file is too short: {size} bytes (a Parquet file has at least 12)"));
+        return Err(format!(
+            "the file is too short: {size} bytes (a Parquet file has at least 12)"
+        ));
     }
     let mut tail = [0u8; 8];
-    f.seek(SeekFrom::End(-8)).and_then(|_| f.read_exact(&mut tail)).map_err(|e| format!("cannot be read ({e})"))?;
+    f.seek(SeekFrom::End(-8))
+        .and_then(|_| f.read_exact(&mut tail))
+        .map_err(|e| format!("cannot be read ({e})"))?;
     if &tail[4..] != b"PAR1" {
-        return Err("the file does not end with the Parquet magic bytes PAR1 (truncated, or not Parquet)".into());
+        return Err(
+            "the file does not end with the Parquet magic bytes PAR1 (truncated, or not Parquet)"
+                .into(),
+        );
     }
     let len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
     if len + 12 > size {
-        return Err(format!("the file is damaged: its footer declares {len} bytes but the file has {size}"));
+        return Err(format!(
+            "the file is damaged: its footer declares {len} bytes but the file has {size}"
+        ));
     }
     let mut footer = vec![0u8; len as usize];
-    f.seek(SeekFrom::End(-8 - len as i64)).and_then(|_| f.read_exact(&mut footer)).map_err(|e| format!("cannot be read ({e})"))?;
-    f.seek(SeekFrom::Start(0)).map_err(|e| format!("cannot be read ({e})"))?;
-    let mut w = Walker { buf: &footer, pos: 0 };
-    w.value(STRUCT, 0).map_err(|e| format!("the file is damaged: its footer (the file metadata) is inconsistent: {e}"))
+    f.seek(SeekFrom::End(-8 - len as i64))
+        .and_then(|_| f.read_exact(&mut footer))
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    f.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    let mut w = Walker {
+        buf: &footer,
+        pos: 0,
+    };
+    w.value(STRUCT, 0).map_err(|e| {
+        format!("the file is damaged: its footer (the file metadata) is inconsistent: {e}")
+    })
 }
 
 /// Compact-protocol type codes used below.
@@ -67,14 +86,21 @@ impl Walker<'_> {
     }
 
     fn byte(&mut self) -> Result<u8, String> {
-        let b = *self.buf.get(self.pos).ok_or_else(|| format!("it ends inside a value (byte {})", self.pos))?;
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or_else(|| format!("it ends inside a value (byte {})", self.pos))?;
         self.pos += 1;
         Ok(b)
     }
 
     fn skip(&mut self, n: u64) -> Result<(), String> {
         if n > self.remaining() as u64 {
-            return Err(format!("a value at byte {} declares {n} bytes, only {} remain", self.pos, self.remaining()));
+            return Err(format!(
+                "a value at byte {} declares {n} bytes, only {} remain",
+                self.pos,
+                self.remaining()
+            ));
         }
         self.pos += n as usize;
         Ok(())
@@ -90,13 +116,20 @@ impl Walker<'_> {
                 return Ok(v);
             }
         }
-        Err(format!("a varint longer than 10 bytes at byte {}", self.pos))
+        Err(format!(
+            "a varint longer than 10 bytes at byte {}",
+            self.pos
+        ))
     }
 
     /// A declared count of `n` elements: refused when more than the bytes that remain.
     fn count(&self, n: u64, what: &str) -> Result<(), String> {
         if n > self.remaining() as u64 {
-            Err(format!("a {what} at byte {} declares {n} elements, only {} bytes remain", self.pos, self.remaining()))
+            Err(format!(
+                "a {what} at byte {} declares {n} elements, only {} bytes remain",
+                self.pos,
+                self.remaining()
+            ))
         } else {
             Ok(())
         }
@@ -124,7 +157,10 @@ impl Walker<'_> {
                 let et = h & 0x0f;
                 self.count(n, "list")?;
                 if n > 0 && !(BOOL_TRUE..=STRUCT).contains(&et) {
-                    return Err(format!("a list at byte {} has the unknown element type {et}", self.pos));
+                    return Err(format!(
+                        "a list at byte {} has the unknown element type {et}",
+                        self.pos
+                    ));
                 }
                 (0..n).try_for_each(|_| self.value(et, depth + 1))
             }
@@ -135,7 +171,10 @@ impl Walker<'_> {
                 }
                 let kv = self.byte()?;
                 self.count(n.saturating_mul(2), "map")?;
-                (0..n).try_for_each(|_| self.value(kv >> 4, depth + 1).and_then(|_| self.value(kv & 0x0f, depth + 1)))
+                (0..n).try_for_each(|_| {
+                    self.value(kv >> 4, depth + 1)
+                        .and_then(|_| self.value(kv & 0x0f, depth + 1))
+                })
             }
             STRUCT => loop {
                 let h = self.byte()?;
@@ -149,7 +188,12 @@ impl Walker<'_> {
                 match ft {
                     BOOL_TRUE | BOOL_FALSE => {} // a struct field's boolean is in its type
                     BYTE..=STRUCT => self.value(ft, depth + 1)?,
-                    _ => return Err(format!("a field at byte {} has the unknown type {ft}", self.pos)),
+                    _ => {
+                        return Err(format!(
+                            "a field at byte {} has the unknown type {ft}",
+                            self.pos
+                        ))
+                    }
                 }
             },
             _ => Err(format!("the unknown type {t} at byte {}", self.pos)),
@@ -175,7 +219,9 @@ mod tests {
     fn a_footer_polars_wrote_passes() {
         let mut df = polars::df!("t" => [0.0, 1.0], "marker" => ["1", "2"]).unwrap();
         let mut buf = Vec::new();
-        polars::prelude::ParquetWriter::new(&mut buf).finish(&mut df).unwrap();
+        polars::prelude::ParquetWriter::new(&mut buf)
+            .finish(&mut df)
+            .unwrap();
         let mut c = Cursor::new(buf);
         assert_eq!(check(&mut c), Ok(()));
         assert_eq!(c.position(), 0);
@@ -194,14 +240,24 @@ mod tests {
 
     #[test]
     fn truncation_binary_lengths_and_depth_are_refused() {
-        assert!(check(&mut Cursor::new(b"PAR1PAR1".to_vec())).unwrap_err().contains("too short"));
-        assert!(check(&mut file(&[0x18, 0x7f])).unwrap_err().contains("declares 127 bytes"));
-        assert!(check(&mut file(&[0x15])).unwrap_err().contains("ends inside"));
-        let deep: Vec<u8> = std::iter::repeat_n(0x1c, 100).chain(std::iter::repeat_n(0, 101)).collect();
+        assert!(check(&mut Cursor::new(b"PAR1PAR1".to_vec()))
+            .unwrap_err()
+            .contains("too short"));
+        assert!(check(&mut file(&[0x18, 0x7f]))
+            .unwrap_err()
+            .contains("declares 127 bytes"));
+        assert!(check(&mut file(&[0x15]))
+            .unwrap_err()
+            .contains("ends inside"));
+        let deep: Vec<u8> = std::iter::repeat_n(0x1c, 100)
+            .chain(std::iter::repeat_n(0, 101))
+            .collect();
         assert!(check(&mut file(&deep)).unwrap_err().contains("deeper"));
         let mut v = file(&[0x00]).into_inner();
         let n = v.len();
         v[n - 8..n - 4].copy_from_slice(&1000u32.to_le_bytes());
-        assert!(check(&mut Cursor::new(v)).unwrap_err().contains("declares 1000 bytes"));
+        assert!(check(&mut Cursor::new(v))
+            .unwrap_err()
+            .contains("declares 1000 bytes"));
     }
 }

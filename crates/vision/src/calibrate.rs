@@ -36,7 +36,11 @@ impl Board {
         let mut v = Vector::new();
         for r in 0..self.rows {
             for c in 0..self.cols {
-                v.push(Point3f::new((c as f64 * self.square) as f32, (r as f64 * self.square) as f32, 0.0));
+                v.push(Point3f::new(
+                    (c as f64 * self.square) as f32,
+                    (r as f64 * self.square) as f32,
+                    0.0,
+                ));
             }
         }
         v
@@ -54,12 +58,22 @@ pub enum SubPixWindow {
 
 /// Image files of a folder (png, jpg, jpeg, bmp, tif, tiff), sorted by name.
 pub fn image_files(dir: &Path) -> Result<Vec<PathBuf>, VisionError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io { path: dir.display().to_string(), reason: format!("cannot list the views ({e}); give --views the folder of chessboard images") })?;
+    let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io {
+        path: dir.display().to_string(),
+        reason: format!(
+            "cannot list the views ({e}); give --views the folder of chessboard images"
+        ),
+    })?;
     let mut files: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.extension()
-                .map(|e| matches!(e.to_string_lossy().to_lowercase().as_str(), "png" | "jpg" | "jpeg" | "bmp" | "tif" | "tiff"))
+                .map(|e| {
+                    matches!(
+                        e.to_string_lossy().to_lowercase().as_str(),
+                        "png" | "jpg" | "jpeg" | "bmp" | "tif" | "tiff"
+                    )
+                })
                 .unwrap_or(false)
         })
         .collect();
@@ -69,15 +83,33 @@ pub fn image_files(dir: &Path) -> Result<Vec<PathBuf>, VisionError> {
 
 /// Read an image as 8-bit grey; None if it cannot be decoded.
 pub fn read_grey(path: &Path) -> Option<Mat> {
-    let m = opencv::imgcodecs::imread(path.as_os_str(), opencv::imgcodecs::IMREAD_GRAYSCALE).ok()?;
-    if m.empty() { None } else { Some(m) }
+    let m =
+        opencv::imgcodecs::imread(path.as_os_str(), opencv::imgcodecs::IMREAD_GRAYSCALE).ok()?;
+    if m.empty() {
+        None
+    } else {
+        Some(m)
+    }
 }
 
 /// The board's inner corners in an image, refined to sub-pixel; None when the board is not found.
-pub fn find_corners(image: &Mat, board: &Board, window: SubPixWindow) -> Result<Option<Vector<Point2f>>, VisionError> {
+pub fn find_corners(
+    image: &Mat,
+    board: &Board,
+    window: SubPixWindow,
+) -> Result<Option<Vector<Point2f>>, VisionError> {
     let mut corners = Vector::<Point2f>::new();
-    let flags = opencv::calib3d::CALIB_CB_ADAPTIVE_THRESH + opencv::calib3d::CALIB_CB_NORMALIZE_IMAGE;
-    let found = cv("findChessboardCorners", opencv::calib3d::find_chessboard_corners(image, Size::new(board.cols, board.rows), &mut corners, flags))?;
+    let flags =
+        opencv::calib3d::CALIB_CB_ADAPTIVE_THRESH + opencv::calib3d::CALIB_CB_NORMALIZE_IMAGE;
+    let found = cv(
+        "findChessboardCorners",
+        opencv::calib3d::find_chessboard_corners(
+            image,
+            Size::new(board.cols, board.rows),
+            &mut corners,
+            flags,
+        ),
+    )?;
     if !found {
         return Ok(None);
     }
@@ -87,9 +119,29 @@ pub fn find_corners(image: &Mat, board: &Board, window: SubPixWindow) -> Result<
     for r in 0..board.rows {
         for c in 0..board.cols {
             let i = (r * board.cols + c) as usize;
-            let p = corners.get(i).map_err(|e| VisionError::OpenCv { context: "corners".into(), message: e.message })?;
-            for j in [if c + 1 < board.cols { Some(i + 1) } else { None }, if r + 1 < board.rows { Some(i + board.cols as usize) } else { None }].into_iter().flatten() {
-                let q = corners.get(j).map_err(|e| VisionError::OpenCv { context: "corners".into(), message: e.message })?;
+            let p = corners.get(i).map_err(|e| VisionError::OpenCv {
+                context: "corners".into(),
+                message: e.message,
+            })?;
+            for j in [
+                if c + 1 < board.cols {
+                    Some(i + 1)
+                } else {
+                    None
+                },
+                if r + 1 < board.rows {
+                    Some(i + board.cols as usize)
+                } else {
+                    None
+                },
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let q = corners.get(j).map_err(|e| VisionError::OpenCv {
+                    context: "corners".into(),
+                    message: e.message,
+                })?;
                 spacing = spacing.min(((p.x - q.x) as f64).hypot((p.y - q.y) as f64));
             }
         }
@@ -98,8 +150,24 @@ pub fn find_corners(image: &Mat, board: &Board, window: SubPixWindow) -> Result<
         SubPixWindow::Auto => ((spacing / 2.0 - 1.0).floor() as i32).clamp(3, 11),
         SubPixWindow::Fixed(h) => h.max(1),
     };
-    let crit = cv("criteria", TermCriteria::new(TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32, 30, 0.001))?;
-    cv("cornerSubPix", opencv::imgproc::corner_sub_pix(image, &mut corners, Size::new(half, half), Size::new(-1, -1), crit))?;
+    let crit = cv(
+        "criteria",
+        TermCriteria::new(
+            TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32,
+            30,
+            0.001,
+        ),
+    )?;
+    cv(
+        "cornerSubPix",
+        opencv::imgproc::corner_sub_pix(
+            image,
+            &mut corners,
+            Size::new(half, half),
+            Size::new(-1, -1),
+            crit,
+        ),
+    )?;
     Ok(Some(corners))
 }
 
@@ -112,7 +180,12 @@ struct Solved {
     residuals: Vec<Vec<[f64; 4]>>,
 }
 
-fn solve(points: &[Vector<Point2f>], board: &Board, size: Size, flags: i32) -> Result<Solved, VisionError> {
+fn solve(
+    points: &[Vector<Point2f>],
+    board: &Board,
+    size: Size,
+    flags: i32,
+) -> Result<Solved, VisionError> {
     let obj: Vector<Vector<Point3f>> = points.iter().map(|_| board.object_points()).collect();
     let img: Vector<Vector<Point2f>> = points.iter().cloned().collect();
     let mut k = Mat::default();
@@ -122,25 +195,80 @@ fn solve(points: &[Vector<Point2f>], board: &Board, size: Size, flags: i32) -> R
     let mut std_i = Mat::default();
     let mut std_e = Mat::default();
     let mut per_view = Mat::default();
-    let crit = cv("criteria", TermCriteria::new(TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32, 30, f64::EPSILON))?;
+    let crit = cv(
+        "criteria",
+        TermCriteria::new(
+            TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32,
+            30,
+            f64::EPSILON,
+        ),
+    )?;
     let rms = cv(
         "calibrateCameraExtended",
-        opencv::calib3d::calibrate_camera_extended(&obj, &img, size, &mut k, &mut d, &mut rvecs, &mut tvecs, &mut std_i, &mut std_e, &mut per_view, flags, crit),
+        opencv::calib3d::calibrate_camera_extended(
+            &obj,
+            &img,
+            size,
+            &mut k,
+            &mut d,
+            &mut rvecs,
+            &mut tvecs,
+            &mut std_i,
+            &mut std_e,
+            &mut per_view,
+            flags,
+            crit,
+        ),
     )?;
     let kv = mat_values(&k)?;
     let dv = mat_values(&d)?;
     if kv.len() != 9 || dv.len() < 5 {
-        return Err(VisionError::Calibration(format!("OpenCV returned {} camera-matrix and {} distortion values", kv.len(), dv.len())));
+        return Err(VisionError::Calibration(format!(
+            "OpenCV returned {} camera-matrix and {} distortion values",
+            kv.len(),
+            dv.len()
+        )));
     }
     let mut residuals = Vec::with_capacity(points.len());
     for (i, found) in points.iter().enumerate() {
         let mut projected = Vector::<Point2f>::new();
         let (r, t) = (cv("rvec", rvecs.get(i))?, cv("tvec", tvecs.get(i))?);
-        cv("projectPoints", opencv::calib3d::project_points_def(&board.object_points(), &r, &t, &k, &d, &mut projected))?;
-        residuals.push(found.iter().zip(projected.iter()).map(|(f, p)| [f.x as f64, f.y as f64, (f.x - p.x) as f64, (f.y - p.y) as f64]).collect());
+        cv(
+            "projectPoints",
+            opencv::calib3d::project_points_def(
+                &board.object_points(),
+                &r,
+                &t,
+                &k,
+                &d,
+                &mut projected,
+            ),
+        )?;
+        residuals.push(
+            found
+                .iter()
+                .zip(projected.iter())
+                .map(|(f, p)| {
+                    [
+                        f.x as f64,
+                        f.y as f64,
+                        (f.x - p.x) as f64,
+                        (f.y - p.y) as f64,
+                    ]
+                })
+                .collect(),
+        );
     }
     Ok(Solved {
-        intrinsics: Intrinsics { width: size.width, height: size.height, fx: kv[0], fy: kv[4], cx: kv[2], cy: kv[5], dist: [dv[0], dv[1], dv[2], dv[3], dv[4]] },
+        intrinsics: Intrinsics {
+            width: size.width,
+            height: size.height,
+            fx: kv[0],
+            fy: kv[4],
+            cx: kv[2],
+            cy: kv[5],
+            dist: [dv[0], dv[1], dv[2], dv[3], dv[4]],
+        },
         rms,
         std: mat_values(&std_i)?.into_iter().take(9).collect(),
         per_view: mat_values(&per_view)?,
@@ -151,8 +279,12 @@ fn solve(points: &[Vector<Point2f>], board: &Board, size: Size, flags: i32) -> R
 /// Calibrate the camera from the chessboard views in `files`. Views that cannot be read, whose
 /// board is not found, whose size differs from the first view's, or that are outliers are
 /// rejected with their reason; at least three views must remain.
-pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -> Result<Calibration, VisionError> {
-    if board.cols < 2 || board.rows < 2 || !(board.square > 0.0) {
+pub fn calibrate_views(
+    files: &[PathBuf],
+    board: &Board,
+    window: SubPixWindow,
+) -> Result<Calibration, VisionError> {
+    if board.cols < 2 || board.rows < 2 || board.square.is_nan() || board.square <= 0.0 {
         return Err(VisionError::Calibration(format!(
             "a board of {} x {} inner corners with {} m squares is impossible; give the inner corners (e.g. 9x6) and the square side in m",
             board.cols, board.rows, board.square
@@ -162,7 +294,10 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
     let mut kept: Vec<(String, Vector<Point2f>)> = Vec::new();
     let mut size: Option<Size> = None;
     for f in files {
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let Some(img) = read_grey(f) else {
             rejected.push((name, "cannot be read as an image".to_string()));
             continue;
@@ -170,7 +305,13 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
         let s = cv("size", img.size())?;
         if let Some(first) = size {
             if first != s {
-                rejected.push((name, format!("its size {}x{} differs from the first view's {}x{}", s.width, s.height, first.width, first.height)));
+                rejected.push((
+                    name,
+                    format!(
+                        "its size {}x{} differs from the first view's {}x{}",
+                        s.width, s.height, first.width, first.height
+                    ),
+                ));
                 continue;
             }
         }
@@ -179,7 +320,10 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
                 size.get_or_insert(s);
                 kept.push((name, c));
             }
-            None => rejected.push((name, format!("no {}x{} chessboard found", board.cols, board.rows))),
+            None => rejected.push((
+                name,
+                format!("no {}x{} chessboard found", board.cols, board.rows),
+            )),
         }
     }
     let Some(size) = size else {
@@ -201,7 +345,12 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
         Ok(())
     };
     need(kept.len())?;
-    let mut s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size, 0)?;
+    let mut s = solve(
+        &kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
+        board,
+        size,
+        0,
+    )?;
     let mut sorted = s.per_view.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
     let median = sorted[sorted.len() / 2];
@@ -212,7 +361,12 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
             let (name, _) = kept.remove(i);
             rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", s.per_view[i], limit)));
         }
-        s = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size, 0)?;
+        s = solve(
+            &kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
+            board,
+            size,
+            0,
+        )?;
     }
     // The distortion model: k3 free or fixed at 0, by the Bayesian information criterion
     // (N ln(RSS / N) + p ln N over the N corner coordinates, p the intrinsics, distortion and
@@ -220,28 +374,53 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
     // image's corners, beyond the boards' reach.
     let points: usize = kept.iter().map(|(_, c)| c.len()).sum();
     let n_obs = 2.0 * points as f64;
-    let bic = |rms: f64, params: usize| n_obs * (rms * rms * points as f64 / n_obs).max(1e-300).ln() + params as f64 * n_obs.ln();
-    let s4 = solve(&kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(), board, size, opencv::calib3d::CALIB_FIX_K3)?;
-    let (b5, b4) = (bic(s.rms, 9 + 6 * kept.len()), bic(s4.rms, 8 + 6 * kept.len()));
+    let bic = |rms: f64, params: usize| {
+        n_obs * (rms * rms * points as f64 / n_obs).max(1e-300).ln() + params as f64 * n_obs.ln()
+    };
+    let s4 = solve(
+        &kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
+        board,
+        size,
+        opencv::calib3d::CALIB_FIX_K3,
+    )?;
+    let (b5, b4) = (
+        bic(s.rms, 9 + 6 * kept.len()),
+        bic(s4.rms, 8 + 6 * kept.len()),
+    );
     let model = if b4 <= b5 {
         let text = format!("k1 k2 p1 p2, k3 fixed at 0 (BIC {b4:.1}; {b5:.1} with k3 free, RMS {:.4} px, k3 {:.4})", s.rms, s.intrinsics.dist[4]);
         s = s4;
         text
     } else {
-        format!("k1 k2 p1 p2 k3 (BIC {b5:.1}; {b4:.1} with k3 fixed at 0, RMS {:.4} px)", s4.rms)
+        format!(
+            "k1 k2 p1 p2 k3 (BIC {b5:.1}; {b4:.1} with k3 fixed at 0, RMS {:.4} px)",
+            s4.rms
+        )
     };
     Ok(Calibration {
         intrinsics: s.intrinsics,
         rms: s.rms,
         std_intrinsics: s.std,
-        per_view: kept.iter().map(|(n, _)| n.clone()).zip(s.per_view.iter().copied()).collect(),
+        per_view: kept
+            .iter()
+            .map(|(n, _)| n.clone())
+            .zip(s.per_view.iter().copied())
+            .collect(),
         rejected,
         plane: None,
         distortion_model: Some(model),
         corners: kept
             .iter()
             .zip(&s.residuals)
-            .flat_map(|((name, _), r)| r.iter().map(move |c| CornerResidual { view: name.clone(), u: c[0], v: c[1], du: c[2], dv: c[3] }))
+            .flat_map(|((name, _), r)| {
+                r.iter().map(move |c| CornerResidual {
+                    view: name.clone(),
+                    u: c[0],
+                    v: c[1],
+                    du: c[2],
+                    dv: c[3],
+                })
+            })
             .collect(),
     })
 }
@@ -250,7 +429,13 @@ pub fn calibrate_views(files: &[PathBuf], board: &Board, window: SubPixWindow) -
 /// `solvePnP` (intrinsics known), then the user's origin A and a second point on the horizontal
 /// through A, both as image pixels (as one clicks them), define the bench frame: X from A
 /// towards the second point, Y perpendicular, pointing up in the image.
-pub fn bench_plane(intr: &Intrinsics, image: &Mat, board: &Board, origin_px: (f64, f64), horizontal_px: (f64, f64)) -> Result<BenchPlane, VisionError> {
+pub fn bench_plane(
+    intr: &Intrinsics,
+    image: &Mat,
+    board: &Board,
+    origin_px: (f64, f64),
+    horizontal_px: (f64, f64),
+) -> Result<BenchPlane, VisionError> {
     let corners = find_corners(image, board, SubPixWindow::Auto)?.ok_or_else(|| {
         VisionError::Calibration(format!("no {}x{} chessboard found in the plane view: it must show the whole board lying in the lever's plane", board.cols, board.rows))
     })?;
@@ -258,15 +443,31 @@ pub fn bench_plane(intr: &Intrinsics, image: &Mat, board: &Board, origin_px: (f6
     let mut tvec = Mat::default();
     cv(
         "solvePnP",
-        opencv::calib3d::solve_pnp(&board.object_points(), &corners, &intr.camera_matrix()?, &intr.dist_coeffs()?, &mut rvec, &mut tvec, false, opencv::calib3d::SOLVEPNP_ITERATIVE),
+        opencv::calib3d::solve_pnp(
+            &board.object_points(),
+            &corners,
+            &intr.camera_matrix()?,
+            &intr.dist_coeffs()?,
+            &mut rvec,
+            &mut tvec,
+            false,
+            opencv::calib3d::SOLVEPNP_ITERATIVE,
+        ),
     )?;
     let mut r = Mat::default();
-    cv("Rodrigues", opencv::calib3d::rodrigues(&rvec, &mut r, &mut Mat::default()))?;
+    cv(
+        "Rodrigues",
+        opencv::calib3d::rodrigues(&rvec, &mut r, &mut Mat::default()),
+    )?;
     let rv = mat_values(&r)?;
     let tv = mat_values(&tvec)?;
     // Board (X, Y, 1) -> normalized image: [r1 r2 t].
-    let h_bn = Matrix3::new(rv[0], rv[1], tv[0], rv[3], rv[4], tv[1], rv[6], rv[7], tv[2]);
-    let h_nb = h_bn.try_inverse().ok_or_else(|| VisionError::Calibration("the plane view's board is seen edge-on".into()))?;
+    let h_bn = Matrix3::new(
+        rv[0], rv[1], tv[0], rv[3], rv[4], tv[1], rv[6], rv[7], tv[2],
+    );
+    let h_nb = h_bn
+        .try_inverse()
+        .ok_or_else(|| VisionError::Calibration("the plane view's board is seen edge-on".into()))?;
     let to_board = |(u, v): (f64, f64)| {
         let (x, y) = intr.undistort_pixel(u, v);
         let p = h_nb * Vector3::new(x, y, 1.0);
@@ -276,8 +477,10 @@ pub fn bench_plane(intr: &Intrinsics, image: &Mat, board: &Board, origin_px: (f6
     let b = to_board(horizontal_px);
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len = dx.hypot(dy);
-    if !(len > 1e-6) {
-        return Err(VisionError::Calibration("the origin and the horizontal point coincide; give two distinct pixels".into()));
+    if len.is_nan() || len <= 1e-6 {
+        return Err(VisionError::Calibration(
+            "the origin and the horizontal point coincide; give two distinct pixels".into(),
+        ));
     }
     let (ex, ey) = (dx / len, dy / len);
     // Y = X turned a quarter in the board frame, its sign chosen to point up in the image.
@@ -292,5 +495,7 @@ pub fn bench_plane(intr: &Intrinsics, image: &Mat, board: &Board, origin_px: (f6
     // bench = [ex ey; s*(-ey) s*ex] (board - a)
     let rot = Matrix3::new(ex, ey, 0.0, -sign * ey, sign * ex, 0.0, 0.0, 0.0, 1.0);
     let shift = Matrix3::new(1.0, 0.0, -a.0, 0.0, 1.0, -a.1, 0.0, 0.0, 1.0);
-    Ok(BenchPlane { h: rot * shift * h_nb })
+    Ok(BenchPlane {
+        h: rot * shift * h_nb,
+    })
 }

@@ -10,7 +10,9 @@
 use std::path::Path;
 
 use nalgebra::{Matrix3, Vector3};
-use opencv::core::{FileStorage, FileStorageTrait, FileStorageTraitConst, FileNodeTraitConst, Mat, MatTraitConst};
+use opencv::core::{
+    FileNodeTraitConst, FileStorage, FileStorageTrait, FileStorageTraitConst, Mat, MatTraitConst,
+};
 use opencv::prelude::*;
 
 use crate::{cv, VisionError};
@@ -81,7 +83,14 @@ impl Intrinsics {
 
     /// The camera matrix as an OpenCV Mat (3 x 3, f64).
     pub fn camera_matrix(&self) -> Result<Mat, VisionError> {
-        cv("camera matrix", Mat::from_slice_2d(&[[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]]))
+        cv(
+            "camera matrix",
+            Mat::from_slice_2d(&[
+                [self.fx, 0.0, self.cx],
+                [0.0, self.fy, self.cy],
+                [0.0, 0.0, 1.0],
+            ]),
+        )
     }
 
     /// The distortion coefficients as an OpenCV Mat (1 x 5, f64).
@@ -152,7 +161,14 @@ pub struct CornerResidual {
 }
 
 fn mat3(m: &Matrix3<f64>) -> Result<Mat, VisionError> {
-    cv("matrix", Mat::from_slice_2d(&[[m[(0, 0)], m[(0, 1)], m[(0, 2)]], [m[(1, 0)], m[(1, 1)], m[(1, 2)]], [m[(2, 0)], m[(2, 1)], m[(2, 2)]]]))
+    cv(
+        "matrix",
+        Mat::from_slice_2d(&[
+            [m[(0, 0)], m[(0, 1)], m[(0, 2)]],
+            [m[(1, 0)], m[(1, 1)], m[(1, 2)]],
+            [m[(2, 0)], m[(2, 1)], m[(2, 2)]],
+        ]),
+    )
 }
 
 fn row_vec(v: &[f64]) -> Result<Mat, VisionError> {
@@ -164,7 +180,10 @@ pub fn mat_values(m: &Mat) -> Result<Vec<f64>, VisionError> {
     let cont = cv("clone", m.try_clone())?;
     let single: Mat = cv("channels", cv("reshape", cont.reshape(1, 0))?.try_clone())?;
     let mut f = Mat::default();
-    cv("convert", single.convert_to(&mut f, opencv::core::CV_64F, 1.0, 0.0))?;
+    cv(
+        "convert",
+        single.convert_to(&mut f, opencv::core::CV_64F, 1.0, 0.0),
+    )?;
     Ok(cv("data", f.data_typed::<f64>())?.to_vec())
 }
 
@@ -174,25 +193,48 @@ impl Calibration {
         let i = &self.intrinsics;
         let write = |tmp: &Path| -> Result<(), VisionError> {
             let name = tmp.to_string_lossy().into_owned();
-            let mut fs = cv("opening the calibration file", FileStorage::new(&name, opencv::core::FileStorage_Mode::WRITE as i32, ""))?;
+            let mut fs = cv(
+                "opening the calibration file",
+                FileStorage::new(&name, opencv::core::FileStorage_Mode::WRITE as i32, ""),
+            )?;
             if !cv("opening", fs.is_opened())? {
-                return Err(VisionError::Io { path: path.display().to_string(), reason: "cannot be written; check the directory".into() });
+                return Err(VisionError::Io {
+                    path: path.display().to_string(),
+                    reason: "cannot be written; check the directory".into(),
+                });
             }
             cv("write", fs.write_i32("image_width", i.width))?;
             cv("write", fs.write_i32("image_height", i.height))?;
             cv("write", fs.write_mat("camera_matrix", &i.camera_matrix()?))?;
-            cv("write", fs.write_mat("distortion_coefficients", &i.dist_coeffs()?))?;
+            cv(
+                "write",
+                fs.write_mat("distortion_coefficients", &i.dist_coeffs()?),
+            )?;
             cv("write", fs.write_f64("rms_reprojection_error_px", self.rms))?;
             if !self.std_intrinsics.is_empty() {
-                cv("write", fs.write_mat("std_deviations_intrinsics", &row_vec(&self.std_intrinsics)?))?;
+                cv(
+                    "write",
+                    fs.write_mat("std_deviations_intrinsics", &row_vec(&self.std_intrinsics)?),
+                )?;
             }
             if !self.per_view.is_empty() {
-                let names: opencv::core::Vector<String> = self.per_view.iter().map(|(n, _)| n.as_str()).collect();
+                let names: opencv::core::Vector<String> =
+                    self.per_view.iter().map(|(n, _)| n.as_str()).collect();
                 cv("write", fs.write_str_vec("views", &names))?;
-                cv("write", fs.write_mat("per_view_errors_px", &row_vec(&self.per_view.iter().map(|(_, e)| *e).collect::<Vec<_>>())?))?;
+                cv(
+                    "write",
+                    fs.write_mat(
+                        "per_view_errors_px",
+                        &row_vec(&self.per_view.iter().map(|(_, e)| *e).collect::<Vec<_>>())?,
+                    ),
+                )?;
             }
             if !self.rejected.is_empty() {
-                let texts: Vec<String> = self.rejected.iter().map(|(n, why)| format!("{n}: {why}")).collect();
+                let texts: Vec<String> = self
+                    .rejected
+                    .iter()
+                    .map(|(n, why)| format!("{n}: {why}"))
+                    .collect();
                 let r: opencv::core::Vector<String> = texts.iter().map(|s| s.as_str()).collect();
                 cv("write", fs.write_str_vec("rejected_views", &r))?;
             }
@@ -207,7 +249,10 @@ impl Calibration {
         };
         flexbench_contracts::atomic::write_with(path, write).map_err(|e| match e {
             flexbench_contracts::atomic::AtomicError::Fill(e) => e,
-            flexbench_contracts::atomic::AtomicError::Io(p, e) => VisionError::Io { path: p.display().to_string(), reason: e.to_string() },
+            flexbench_contracts::atomic::AtomicError::Io(p, e) => VisionError::Io {
+                path: p.display().to_string(),
+                reason: e.to_string(),
+            },
         })
     }
 
@@ -215,30 +260,55 @@ impl Calibration {
     pub fn read(path: &Path) -> Result<Self, VisionError> {
         let p = path.display().to_string();
         if !path.exists() {
-            return Err(VisionError::Io { path: p, reason: "no such file; run `flexbench calibrate` first or check the path".into() });
+            return Err(VisionError::Io {
+                path: p,
+                reason: "no such file; run `flexbench calibrate` first or check the path".into(),
+            });
         }
-        let bad = |reason: String| VisionError::CalibrationFile { path: p.clone(), reason };
+        let bad = |reason: String| VisionError::CalibrationFile {
+            path: p.clone(),
+            reason,
+        };
         // Every matrix size checked before OpenCV reads the file: a damaged `rows:` makes it
         // try to allocate tens of gigabytes (found by fuzzing). A calibration's matrices are
         // at most 3 x 3 or 1 x 14.
         if let Ok(bytes) = std::fs::read(path) {
             // A calibration file is UTF-8 text (OpenCV's parser spun for minutes on a damaged
             // one with binary bytes in it: found by fuzzing).
-            let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text (a byte at {} is not); the file is damaged: calibrate again", e.utf8_error().valid_up_to())))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                bad(format!(
+                    "not UTF-8 text (a byte at {} is not); the file is damaged: calibrate again",
+                    e.utf8_error().valid_up_to()
+                ))
+            })?;
             if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
-                return Err(bad("holds control characters; the file is damaged: calibrate again".into()));
+                return Err(bad(
+                    "holds control characters; the file is damaged: calibrate again".into(),
+                ));
             }
             for (k, line) in text.lines().enumerate() {
                 let t = line.trim();
-                if let Some((key, value)) = t.split_once(':').filter(|(k, _)| *k == "rows" || *k == "cols") {
-                    if !value.trim().parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)) {
+                if let Some((key, value)) = t
+                    .split_once(':')
+                    .filter(|(k, _)| *k == "rows" || *k == "cols")
+                {
+                    if !value
+                        .trim()
+                        .parse::<u32>()
+                        .is_ok_and(|n| (1..=64).contains(&n))
+                    {
                         return Err(bad(format!("line {}: '{key}: {}' is not a matrix size (1 to 64); the file is damaged: calibrate again", k + 1, value.trim())));
                     }
                 }
             }
         }
-        let fs = FileStorage::new(&p, opencv::core::FileStorage_Mode::READ as i32, "")
-            .map_err(|e| bad(format!("not a readable OpenCV FileStorage file ({})", e.message)))?;
+        let fs =
+            FileStorage::new(&p, opencv::core::FileStorage_Mode::READ as i32, "").map_err(|e| {
+                bad(format!(
+                    "not a readable OpenCV FileStorage file ({})",
+                    e.message
+                ))
+            })?;
         if !cv("open", fs.is_opened())? {
             return Err(bad("cannot be opened as OpenCV FileStorage YAML".into()));
         }
@@ -250,31 +320,51 @@ impl Calibration {
             Ok(n)
         };
         let values = |key: &str, len: usize| -> Result<Vec<f64>, VisionError> {
-            let m = cv("read", node(key)?.mat()).map_err(|_| bad(format!("'{key}' is not a matrix")))?;
+            let m = cv("read", node(key)?.mat())
+                .map_err(|_| bad(format!("'{key}' is not a matrix")))?;
             let v = mat_values(&m)?;
             if v.len() != len {
-                return Err(bad(format!("'{key}' must hold {len} numbers, it holds {} ({v:?}); calibrate again", v.len())));
+                return Err(bad(format!(
+                    "'{key}' must hold {len} numbers, it holds {} ({v:?}); calibrate again",
+                    v.len()
+                )));
             }
             if let Some(k) = v.iter().position(|x| !x.is_finite()) {
-                return Err(bad(format!("'{key}' holds {} at position {}, not a finite number ({v:?}); calibrate again", v[k], k + 1)));
+                return Err(bad(format!(
+                    "'{key}' holds {} at position {}, not a finite number ({v:?}); calibrate again",
+                    v[k],
+                    k + 1
+                )));
             }
             Ok(v)
         };
         let width = cv("read", node("image_width")?.to_i32())?;
         let height = cv("read", node("image_height")?.to_i32())?;
         if width <= 0 || height <= 0 {
-            return Err(bad(format!("image size {width} x {height} is not positive")));
+            return Err(bad(format!(
+                "image size {width} x {height} is not positive"
+            )));
         }
         let k = values("camera_matrix", 9)?;
         if !(k[0] > 0.0 && k[4] > 0.0) {
-            return Err(bad(format!("camera_matrix has non-positive focal lengths {} and {}", k[0], k[4])));
+            return Err(bad(format!(
+                "camera_matrix has non-positive focal lengths {} and {}",
+                k[0], k[4]
+            )));
         }
         let d = values("distortion_coefficients", 5)?;
         let rms = cv("read", node("rms_reprojection_error_px")?.real()).unwrap_or(f64::NAN);
-        let has = |key: &str| fs.get(key).and_then(|n| n.is_none()).map(|none| !none).unwrap_or(false);
+        let has = |key: &str| {
+            fs.get(key)
+                .and_then(|n| n.is_none())
+                .map(|none| !none)
+                .unwrap_or(false)
+        };
         let plane = if has("bench_homography") {
             let h = values("bench_homography", 9)?;
-            Some(BenchPlane { h: Matrix3::from_row_slice(&h) })
+            Some(BenchPlane {
+                h: Matrix3::from_row_slice(&h),
+            })
         } else {
             None
         };
@@ -284,13 +374,25 @@ impl Calibration {
             Vec::new()
         };
         Ok(Calibration {
-            intrinsics: Intrinsics { width, height, fx: k[0], fy: k[4], cx: k[2], cy: k[5], dist: [d[0], d[1], d[2], d[3], d[4]] },
+            intrinsics: Intrinsics {
+                width,
+                height,
+                fx: k[0],
+                fy: k[4],
+                cx: k[2],
+                cy: k[5],
+                dist: [d[0], d[1], d[2], d[3], d[4]],
+            },
             rms,
             std_intrinsics,
             per_view: Vec::new(),
             rejected: Vec::new(),
             plane,
-            distortion_model: if has("distortion_model") { cv("read", node("distortion_model")?.to_string()).ok() } else { None },
+            distortion_model: if has("distortion_model") {
+                cv("read", node("distortion_model")?.to_string()).ok()
+            } else {
+                None
+            },
             corners: Vec::new(),
         })
     }
@@ -304,19 +406,40 @@ mod tests {
     /// with OpenCV's own projection.
     #[test]
     fn undistortion_inverts_distortion() {
-        let i = Intrinsics { width: 640, height: 480, fx: 536.0, fy: 536.0, cx: 342.4, cy: 235.5, dist: [-0.265, -0.0467, 0.00183, -0.00031, 0.2523] };
+        let i = Intrinsics {
+            width: 640,
+            height: 480,
+            fx: 536.0,
+            fy: 536.0,
+            cx: 342.4,
+            cy: 235.5,
+            dist: [-0.265, -0.0467, 0.00183, -0.00031, 0.2523],
+        };
         for u in (0..=640).step_by(40) {
             for v in (0..=480).step_by(40) {
                 let (x, y) = i.undistort_pixel(u as f64, v as f64);
                 let (u2, v2) = i.project_normalized(x, y);
-                assert!((u2 - u as f64).abs() < 1e-9 && (v2 - v as f64).abs() < 1e-9, "({u},{v}) -> ({u2},{v2})");
+                assert!(
+                    (u2 - u as f64).abs() < 1e-9 && (v2 - v as f64).abs() < 1e-9,
+                    "({u},{v}) -> ({u2},{v2})"
+                );
             }
         }
         // OpenCV's projectPoints of a point at z = 1 gives the same pixel.
         let obj = Mat::from_slice_2d(&[[0.3f64, -0.2, 1.0]]).unwrap();
         let mut img = Mat::default();
         let zero = Mat::from_slice_2d(&[[0.0f64, 0.0, 0.0]]).unwrap();
-        opencv::calib3d::project_points(&obj, &zero, &zero, &i.camera_matrix().unwrap(), &i.dist_coeffs().unwrap(), &mut img, &mut Mat::default(), 0.0).unwrap();
+        opencv::calib3d::project_points(
+            &obj,
+            &zero,
+            &zero,
+            &i.camera_matrix().unwrap(),
+            &i.dist_coeffs().unwrap(),
+            &mut img,
+            &mut Mat::default(),
+            0.0,
+        )
+        .unwrap();
         let p = mat_values(&img).unwrap();
         let (u, v) = i.project_normalized(0.3, -0.2);
         assert!((p[0] - u).abs() < 1e-9 && (p[1] - v).abs() < 1e-9);
@@ -339,7 +462,9 @@ mod file_tests {
         std::fs::write(&p, "not yaml at all {{{").unwrap();
         let e = Calibration::read(&p).unwrap_err().to_string();
         assert!(e.contains("calibration file"), "{e}");
-        let e = Calibration::read(&dir.join("none.yaml")).unwrap_err().to_string();
+        let e = Calibration::read(&dir.join("none.yaml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no such file"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -38,7 +38,10 @@ pub enum VisionError {
 
 /// Attach a context to an OpenCV error.
 pub(crate) fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, VisionError> {
-    r.map_err(|e| VisionError::OpenCv { context: context.to_string(), message: e.message.clone() })
+    r.map_err(|e| VisionError::OpenCv {
+        context: context.to_string(),
+        message: e.message.clone(),
+    })
 }
 
 /// The version of the OpenCV library flexbench is linked with (e.g. "4.6.0").

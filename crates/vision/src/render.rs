@@ -34,9 +34,20 @@ impl CameraTruth {
     /// A camera in front of the bench looking at bench point `look_at` (m) from `distance` (m),
     /// turned by small tilts about the bench's X and Y axes and rolled about its optical axis
     /// (degrees). Camera axes: x right, y down, z forward.
-    pub fn looking_at(intrinsics: Intrinsics, look_at: [f64; 2], distance: f64, tilt_x_deg: f64, tilt_y_deg: f64, roll_deg: f64) -> Self {
+    pub fn looking_at(
+        intrinsics: Intrinsics,
+        look_at: [f64; 2],
+        distance: f64,
+        tilt_x_deg: f64,
+        tilt_y_deg: f64,
+        roll_deg: f64,
+    ) -> Self {
         let r0 = Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
-        let tilt = Rotation3::from_euler_angles(tilt_x_deg.to_radians(), tilt_y_deg.to_radians(), roll_deg.to_radians());
+        let tilt = Rotation3::from_euler_angles(
+            tilt_x_deg.to_radians(),
+            tilt_y_deg.to_radians(),
+            roll_deg.to_radians(),
+        );
         let r = tilt.matrix() * r0;
         // The look-at point sits on the optical axis at `distance`.
         let target = Vector3::new(look_at[0], look_at[1], 0.0);
@@ -46,12 +57,18 @@ impl CameraTruth {
 
     /// Homography bench plane (X, Y, 1) -> normalized image.
     pub fn bench_to_normalized(&self) -> Matrix3<f64> {
-        Matrix3::from_columns(&[self.r.column(0).into_owned(), self.r.column(1).into_owned(), self.t])
+        Matrix3::from_columns(&[
+            self.r.column(0).into_owned(),
+            self.r.column(1).into_owned(),
+            self.t,
+        ])
     }
 
     /// The true bench plane (normalized image -> bench metres).
     pub fn plane(&self) -> Option<BenchPlane> {
-        self.bench_to_normalized().try_inverse().map(|h| BenchPlane { h })
+        self.bench_to_normalized()
+            .try_inverse()
+            .map(|h| BenchPlane { h })
     }
 
     /// Distorted pixel of a bench point (m).
@@ -90,10 +107,16 @@ impl Shape {
     fn distance(&self, p: [f64; 2]) -> f64 {
         match *self {
             Shape::Disc { c, r, .. } => (p[0] - c[0]).hypot(p[1] - c[1]) - r,
-            Shape::Bar { a, b, half_width, .. } => {
+            Shape::Bar {
+                a, b, half_width, ..
+            } => {
                 let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
                 let l2 = dx * dx + dy * dy;
-                let s = if l2 > 0.0 { (((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / l2).clamp(0.0, 1.0) } else { 0.0 };
+                let s = if l2 > 0.0 {
+                    (((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / l2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
                 (p[0] - a[0] - s * dx).hypot(p[1] - a[1] - s * dy) - half_width
             }
         }
@@ -106,7 +129,17 @@ impl Shape {
     fn bounds(&self) -> [f64; 4] {
         match *self {
             Shape::Disc { c, r, .. } => [c[0] - r, c[1] - r, c[0] + r, c[1] + r],
-            Shape::Bar { a, b, half_width: h, .. } => [a[0].min(b[0]) - h, a[1].min(b[1]) - h, a[0].max(b[0]) + h, a[1].max(b[1]) + h],
+            Shape::Bar {
+                a,
+                b,
+                half_width: h,
+                ..
+            } => [
+                a[0].min(b[0]) - h,
+                a[1].min(b[1]) - h,
+                a[0].max(b[0]) + h,
+                a[1].max(b[1]) + h,
+            ],
         }
     }
 }
@@ -136,7 +169,9 @@ impl PlaneMap {
     pub fn new(camera: &CameraTruth, look: &Look) -> Result<Self, VisionError> {
         let i = camera.intrinsics;
         let (w, h) = (i.width as usize, i.height as usize);
-        let plane = camera.plane().ok_or_else(|| VisionError::Calibration("the camera sees the bench plane edge-on".into()))?;
+        let plane = camera.plane().ok_or_else(|| {
+            VisionError::Calibration("the camera sees the bench plane edge-on".into())
+        })?;
         let to_bench = |u: f64, v: f64| {
             let (x, y) = i.undistort_pixel(u, v);
             plane.to_bench(x, y)
@@ -159,12 +194,23 @@ impl PlaneMap {
                 light.push(lighting(uf, vf, w, h, look.lighting));
             }
         }
-        Ok(PlaneMap { width: w, height: h, xy, scale, light })
+        Ok(PlaneMap {
+            width: w,
+            height: h,
+            xy,
+            scale,
+            light,
+        })
     }
 
     /// Render one frame: `instants` are the scene at instants spread over the exposure (each a
     /// list of shapes, back to front); the result is 8-bit grey with noise from `rng`.
-    pub fn render(&self, instants: &[Vec<Shape>], look: &Look, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+    pub fn render(
+        &self,
+        instants: &[Vec<Shape>],
+        look: &Look,
+        rng: &mut opencv::core::RNG,
+    ) -> Result<Mat, VisionError> {
         let n = self.xy.len();
         let mut img = vec![0f64; n];
         let k = instants.len().max(1) as f64;
@@ -178,7 +224,7 @@ impl PlaneMap {
                 hi = [hi[0].max(b[2]), hi[1].max(b[3])];
             }
             let boxes: Vec<[f64; 4]> = shapes.iter().map(|s| s.bounds()).collect();
-            for p in 0..n {
+            for (p, pixel) in img.iter_mut().enumerate().take(n) {
                 let [x, y] = self.xy[p];
                 let s = self.scale[p];
                 let mut val = look.background;
@@ -194,14 +240,23 @@ impl PlaneMap {
                         }
                     }
                 }
-                img[p] += val / k;
+                *pixel += val / k;
             }
         }
         self.finish(&img, look, rng)
     }
 
-    fn finish(&self, img: &[f64], look: &Look, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
-        let lit: Vec<f32> = img.iter().zip(&self.light).map(|(v, l)| (v * l) as f32).collect();
+    fn finish(
+        &self,
+        img: &[f64],
+        look: &Look,
+        rng: &mut opencv::core::RNG,
+    ) -> Result<Mat, VisionError> {
+        let lit: Vec<f32> = img
+            .iter()
+            .zip(&self.light)
+            .map(|(v, l)| (v * l) as f32)
+            .collect();
         finish_image(&lit, self.width, self.height, look.noise, rng)
     }
 }
@@ -214,14 +269,43 @@ fn lighting(u: f64, v: f64, w: usize, h: usize, amp: f64) -> f64 {
 }
 
 /// Add Gaussian noise and round to 8-bit grey.
-fn finish_image(lit: &[f32], width: usize, height: usize, noise: f64, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+fn finish_image(
+    lit: &[f32],
+    width: usize,
+    height: usize,
+    noise: f64,
+    rng: &mut opencv::core::RNG,
+) -> Result<Mat, VisionError> {
     let flat = cv("image", Mat::from_slice(lit))?;
-    let mut f: Mat = cv("reshape", cv("reshape", flat.reshape(1, height as i32))?.try_clone())?;
+    let mut f: Mat = cv(
+        "reshape",
+        cv("reshape", flat.reshape(1, height as i32))?.try_clone(),
+    )?;
     if noise > 0.0 {
-        let mut n = cv("noise", Mat::new_rows_cols_with_default(height as i32, width as i32, opencv::core::CV_32FC1, Scalar::all(0.0)))?;
-        cv("noise", rng.fill(&mut n, opencv::core::RNG_NORMAL, &Scalar::all(0.0), &Scalar::all(noise), false))?;
+        let mut n = cv(
+            "noise",
+            Mat::new_rows_cols_with_default(
+                height as i32,
+                width as i32,
+                opencv::core::CV_32FC1,
+                Scalar::all(0.0),
+            ),
+        )?;
+        cv(
+            "noise",
+            rng.fill(
+                &mut n,
+                opencv::core::RNG_NORMAL,
+                &Scalar::all(0.0),
+                &Scalar::all(noise),
+                false,
+            ),
+        )?;
         let mut sum = Mat::default();
-        cv("noise", opencv::core::add(&f, &n, &mut sum, &opencv::core::no_array(), -1))?;
+        cv(
+            "noise",
+            opencv::core::add(&f, &n, &mut sum, &opencv::core::no_array(), -1),
+        )?;
         f = sum;
     }
     let mut out = Mat::default();
@@ -249,27 +333,51 @@ impl BoardRenderer {
             for u in 0..w {
                 let (uf, vf) = (u as f64, v as f64);
                 let c = intr.undistort_pixel(uf, vf);
-                let (pu, mu) = (intr.undistort_pixel(uf + e, vf), intr.undistort_pixel(uf - e, vf));
-                let (pv, mv) = (intr.undistort_pixel(uf, vf + e), intr.undistort_pixel(uf, vf - e));
+                let (pu, mu) = (
+                    intr.undistort_pixel(uf + e, vf),
+                    intr.undistort_pixel(uf - e, vf),
+                );
+                let (pv, mv) = (
+                    intr.undistort_pixel(uf, vf + e),
+                    intr.undistort_pixel(uf, vf - e),
+                );
                 n0.push([c.0, c.1]);
-                jac.push([(pu.0 - mu.0) / (2.0 * e), (pv.0 - mv.0) / (2.0 * e), (pu.1 - mu.1) / (2.0 * e), (pv.1 - mv.1) / (2.0 * e)]);
+                jac.push([
+                    (pu.0 - mu.0) / (2.0 * e),
+                    (pv.0 - mv.0) / (2.0 * e),
+                    (pu.1 - mu.1) / (2.0 * e),
+                    (pv.1 - mv.1) / (2.0 * e),
+                ]);
             }
         }
-        BoardRenderer { intr: *intr, n0, jac }
+        BoardRenderer {
+            intr: *intr,
+            n0,
+            jac,
+        }
     }
 
     /// A chessboard view: the board (inner corners `board`, one square of white paper around
     /// its squares) at pose (R, t) board -> camera (board frame: x along its rows, y along its
     /// columns, z away from the camera), 8 x 8 samples per pixel.
-    pub fn render(&self, board: &Board, r: &Matrix3<f64>, t: &Vector3<f64>, look: &Look, rng: &mut opencv::core::RNG) -> Result<Mat, VisionError> {
+    pub fn render(
+        &self,
+        board: &Board,
+        r: &Matrix3<f64>,
+        t: &Vector3<f64>,
+        look: &Look,
+        rng: &mut opencv::core::RNG,
+    ) -> Result<Mat, VisionError> {
         let h_bn = Matrix3::from_columns(&[r.column(0).into_owned(), r.column(1).into_owned(), *t]);
-        let h_nb = h_bn.try_inverse().ok_or_else(|| VisionError::Calibration("board seen edge-on".into()))?;
+        let h_nb = h_bn
+            .try_inverse()
+            .ok_or_else(|| VisionError::Calibration("board seen edge-on".into()))?;
         let intr = &self.intr;
         let (w, h) = (intr.width as usize, intr.height as usize);
         let s = board.square;
         let ss = 8;
         let mut lit = vec![0f32; w * h];
-        for p in 0..w * h {
+        for (p, out) in lit.iter_mut().enumerate() {
             let [x0, y0] = self.n0[p];
             let [a, b, c, d] = self.jac[p];
             let mut acc = 0.0;
@@ -286,10 +394,20 @@ impl BoardRenderer {
                     let (bx, by) = (q.x / q.z, q.y / q.z);
                     // Squares: index (floor(bx/s) + 1, floor(by/s) + 1) over cols+1 x rows+1.
                     let (ci, ri) = ((bx / s).floor() + 1.0, (by / s).floor() + 1.0);
-                    let inside_squares = ci >= 0.0 && ri >= 0.0 && ci <= board.cols as f64 && ri <= board.rows as f64;
-                    let inside_paper = bx >= -2.0 * s && by >= -2.0 * s && bx <= (board.cols as f64 + 1.0) * s && by <= (board.rows as f64 + 1.0) * s;
+                    let inside_squares = ci >= 0.0
+                        && ri >= 0.0
+                        && ci <= board.cols as f64
+                        && ri <= board.rows as f64;
+                    let inside_paper = bx >= -2.0 * s
+                        && by >= -2.0 * s
+                        && bx <= (board.cols as f64 + 1.0) * s
+                        && by <= (board.rows as f64 + 1.0) * s;
                     acc += if inside_squares {
-                        if (ci as i64 + ri as i64) % 2 == 0 { 25.0 } else { 225.0 }
+                        if (ci as i64 + ri as i64) % 2 == 0 {
+                            25.0
+                        } else {
+                            225.0
+                        }
                     } else if inside_paper {
                         225.0
                     } else {
@@ -298,7 +416,7 @@ impl BoardRenderer {
                 }
             }
             let val = acc / (ss * ss) as f64;
-            lit[p] = (val * lighting((p % w) as f64, (p / w) as f64, w, h, look.lighting)) as f32;
+            *out = (val * lighting((p % w) as f64, (p / w) as f64, w, h, look.lighting)) as f32;
         }
         finish_image(&lit, w, h, look.noise, rng)
     }
@@ -343,22 +461,51 @@ pub struct VideoOut {
 
 impl VideoOut {
     /// Open `path` for writing with `codec` at `fps`.
-    pub fn create(path: &Path, codec: Codec, fps: f64, width: i32, height: i32) -> Result<Self, VisionError> {
+    pub fn create(
+        path: &Path,
+        codec: Codec,
+        fps: f64,
+        width: i32,
+        height: i32,
+    ) -> Result<Self, VisionError> {
         let p = path.display().to_string();
         let size = Size::new(width, height);
-        let writer = cv("VideoWriter", opencv::videoio::VideoWriter::new_with_backend(path.as_os_str(), opencv::videoio::CAP_FFMPEG, codec.fourcc()?, fps, size, true))?;
+        let writer = cv(
+            "VideoWriter",
+            opencv::videoio::VideoWriter::new_with_backend(
+                path.as_os_str(),
+                opencv::videoio::CAP_FFMPEG,
+                codec.fourcc()?,
+                fps,
+                size,
+                true,
+            ),
+        )?;
         if !cv("VideoWriter", writer.is_opened())? {
-            return Err(VisionError::Video { path: p, reason: format!("OpenCV's FFmpeg writer cannot open it with codec {codec:?}") });
+            return Err(VisionError::Video {
+                path: p,
+                reason: format!("OpenCV's FFmpeg writer cannot open it with codec {codec:?}"),
+            });
         }
-        Ok(VideoOut { writer, size, path: p })
+        Ok(VideoOut {
+            writer,
+            size,
+            path: p,
+        })
     }
     /// Append a grey frame.
     pub fn write(&mut self, grey: &Mat) -> Result<(), VisionError> {
         if cv("size", grey.size())? != self.size {
-            return Err(VisionError::Video { path: self.path.clone(), reason: "frame size differs from the video's".into() });
+            return Err(VisionError::Video {
+                path: self.path.clone(),
+                reason: "frame size differs from the video's".into(),
+            });
         }
         let mut bgr = Mat::default();
-        cv("cvtColor", opencv::imgproc::cvt_color(grey, &mut bgr, opencv::imgproc::COLOR_GRAY2BGR, 0))?;
+        cv(
+            "cvtColor",
+            opencv::imgproc::cvt_color(grey, &mut bgr, opencv::imgproc::COLOR_GRAY2BGR, 0),
+        )?;
         cv("write frame", self.writer.write(&bgr))
     }
     /// Finish the file.
@@ -367,28 +514,56 @@ impl VideoOut {
     }
 }
 
+/// A board's pose in the camera frame: rotation and translation (m).
+pub type BoardPose = (Matrix3<f64>, Vector3<f64>);
+
 /// Board poses (board -> camera) for calibration views, varied and whole in the image (every
 /// corner of the paper at least 4 px inside), deterministic from `rng`. The views' aims cycle
 /// over a 3 x 3 grid of the image (centre, edges and corners, so the lens distortion is seen up
 /// to the image's corners), each turned up to 35 deg about the board's axes and 30 deg in
 /// plane, 0.6 to 0.8 m away at the centre, 0.7 to 1.2 m towards the edges and corners.
-pub fn board_poses(intr: &Intrinsics, board: &Board, count: usize, rng: &mut opencv::core::RNG) -> Result<Vec<(Matrix3<f64>, Vector3<f64>)>, VisionError> {
+pub fn board_poses(
+    intr: &Intrinsics,
+    board: &Board,
+    count: usize,
+    rng: &mut opencv::core::RNG,
+) -> Result<Vec<BoardPose>, VisionError> {
     let s = board.square;
-    let centre = Vector3::new((board.cols - 1) as f64 * s / 2.0, (board.rows - 1) as f64 * s / 2.0, 0.0);
-    let paper = [(-2.0 * s, -2.0 * s), ((board.cols as f64 + 1.0) * s, -2.0 * s), (-2.0 * s, (board.rows as f64 + 1.0) * s), ((board.cols as f64 + 1.0) * s, (board.rows as f64 + 1.0) * s)];
+    let centre = Vector3::new(
+        (board.cols - 1) as f64 * s / 2.0,
+        (board.rows - 1) as f64 * s / 2.0,
+        0.0,
+    );
+    let paper = [
+        (-2.0 * s, -2.0 * s),
+        ((board.cols as f64 + 1.0) * s, -2.0 * s),
+        (-2.0 * s, (board.rows as f64 + 1.0) * s),
+        ((board.cols as f64 + 1.0) * s, (board.rows as f64 + 1.0) * s),
+    ];
     let mut out = Vec::new();
     let mut tries = 0;
     while out.len() < count {
         tries += 1;
         if tries > 20_000 {
-            return Err(VisionError::Calibration("cannot place the board wholly in the image: use a smaller board or a wider lens".into()));
+            return Err(VisionError::Calibration(
+                "cannot place the board wholly in the image: use a smaller board or a wider lens"
+                    .into(),
+            ));
         }
         let k = out.len() % 9;
         let (gx, gy) = ((k % 3) as f64 - 1.0, (k / 3) as f64 - 1.0);
         let mut u = || -> Result<f64, VisionError> { cv("rng", rng.uniform_f64(-1.0, 1.0)) };
-        let (ax, ay, az) = (u()? * 45f64.to_radians(), u()? * 45f64.to_radians(), u()? * 30f64.to_radians());
+        let (ax, ay, az) = (
+            u()? * 45f64.to_radians(),
+            u()? * 45f64.to_radians(),
+            u()? * 30f64.to_radians(),
+        );
         // Views aimed at the edges and corners stand farther, so the board reaches into them.
-        let dist = if k == 4 { 0.7 + 0.1 * u()? } else { 0.95 + 0.25 * u()? };
+        let dist = if k == 4 {
+            0.7 + 0.1 * u()?
+        } else {
+            0.95 + 0.25 * u()?
+        };
         // Aim: a point of the image grid, shrunk a little at random so the board fits.
         let shrink = 0.8 + 0.2 * (u()? + 1.0) / 2.0;
         let half_u = (board.cols as f64 + 3.0) * s / 2.0 * intr.fx / dist;
@@ -423,16 +598,36 @@ mod tests {
     /// 8-bit rounding of the intensities adds about 0.005 px (seen: 0.006 px at most).
     #[test]
     fn a_rendered_disc_is_centred_on_its_projection() {
-        let intr = Intrinsics { width: 320, height: 240, fx: 350.0, fy: 351.0, cx: 161.0, cy: 119.0, dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0] };
+        let intr = Intrinsics {
+            width: 320,
+            height: 240,
+            fx: 350.0,
+            fy: 351.0,
+            cx: 161.0,
+            cy: 119.0,
+            dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
+        };
         let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
-        let look = Look { background: 90.0, lighting: 0.0, noise: 0.0 };
+        let look = Look {
+            background: 90.0,
+            lighting: 0.0,
+            noise: 0.0,
+        };
         let map = PlaneMap::new(&cam, &look).unwrap();
         let mut rng = opencv::core::RNG::new(1).unwrap();
-        for (c, vel) in [([0.2, 0.0], [0.0, 0.0]), ([0.45, -0.2], [0.0, 0.0]), ([0.1, 0.1], [0.8, -0.5])] {
+        for (c, vel) in [
+            ([0.2, 0.0], [0.0, 0.0]),
+            ([0.45, -0.2], [0.0, 0.0]),
+            ([0.1, 0.1], [0.8, -0.5]),
+        ] {
             let instants: Vec<Vec<Shape>> = (0..9)
                 .map(|k| {
                     let dt = (k as f64 / 8.0 - 0.5) * 0.002;
-                    vec![Shape::Disc { c: [c[0] + vel[0] * dt, c[1] + vel[1] * dt], r: 0.012, grey: 230.0 }]
+                    vec![Shape::Disc {
+                        c: [c[0] + vel[0] * dt, c[1] + vel[1] * dt],
+                        r: 0.012,
+                        grey: 230.0,
+                    }]
                 })
                 .collect();
             let img = map.render(&instants, &look, &mut rng).unwrap();

@@ -50,7 +50,12 @@ pub struct TrackConfig {
 
 impl Default for TrackConfig {
     fn default() -> Self {
-        TrackConfig { markers: (1..=5).map(|i| format!("M{i}")).collect(), threshold: None, min_area: 6.0, max_area: 5000.0 }
+        TrackConfig {
+            markers: (1..=5).map(|i| format!("M{i}")).collect(),
+            threshold: None,
+            min_area: 6.0,
+            max_area: 5000.0,
+        }
     }
 }
 
@@ -101,15 +106,35 @@ pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), V
     let data = cv("pixels", grey.data_bytes())?;
     let threshold = threshold_of(data, cfg);
     let mut binary = Mat::default();
-    cv("threshold", opencv::imgproc::threshold(grey, &mut binary, threshold, 255.0, opencv::imgproc::THRESH_BINARY))?;
+    cv(
+        "threshold",
+        opencv::imgproc::threshold(
+            grey,
+            &mut binary,
+            threshold,
+            255.0,
+            opencv::imgproc::THRESH_BINARY,
+        ),
+    )?;
     let mut labels = Mat::default();
     let mut stats = Mat::default();
     let mut centroids = Mat::default();
-    let n = cv("connectedComponents", opencv::imgproc::connected_components_with_stats(&binary, &mut labels, &mut stats, &mut centroids, 8, CV_32S))?;
+    let n = cv(
+        "connectedComponents",
+        opencv::imgproc::connected_components_with_stats(
+            &binary,
+            &mut labels,
+            &mut stats,
+            &mut centroids,
+            8,
+            CV_32S,
+        ),
+    )?;
     let mut blobs = Vec::new();
     let mut rejected = 0;
     for k in 1..n {
-        let st = |c: i32| -> Result<i32, VisionError> { cv("stats", stats.at_2d::<i32>(k, c).copied()) };
+        let st =
+            |c: i32| -> Result<i32, VisionError> { cv("stats", stats.at_2d::<i32>(k, c).copied()) };
         let (x0, y0, bw, bh, area) = (st(0)?, st(1)?, st(2)?, st(3)?, st(4)? as f64);
         if !disc_like(area, bw, bh, cfg) {
             rejected += 1;
@@ -127,16 +152,28 @@ pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), V
 /// marker's disc.
 fn disc_like(area: f64, bw: i32, bh: i32, cfg: &TrackConfig) -> bool {
     let fill = area / (std::f64::consts::PI / 4.0 * (bw.max(bh) as f64).powi(2));
-    !(area < cfg.min_area || area > cfg.max_area || fill < 0.55 || (bw.max(bh) as f64) > 2.5 * (bw.min(bh) as f64))
+    !(area < cfg.min_area
+        || area > cfg.max_area
+        || fill < 0.55
+        || (bw.max(bh) as f64) > 2.5 * (bw.min(bh) as f64))
 }
 
 /// The sub-pixel centre of the component in the box (x0, y0, bw, bh) of a w x h grey image:
 /// the intensity centroid of (I - b) over the box widened by 3 px (clipped to the image), b the
 /// median of the widened box's border, with its standard deviation (module documentation).
-fn measure_blob(data: &[u8], w: usize, h: usize, (x0, y0, bw, bh): (i32, i32, i32, i32), area: f64) -> Option<Blob> {
+fn measure_blob(
+    data: &[u8],
+    w: usize,
+    h: usize,
+    (x0, y0, bw, bh): (i32, i32, i32, i32),
+    area: f64,
+) -> Option<Blob> {
     let m = 3;
     let (u0, v0) = ((x0 - m).max(0) as usize, (y0 - m).max(0) as usize);
-    let (u1, v1) = (((x0 + bw + m) as usize).min(w - 1), ((y0 + bh + m) as usize).min(h - 1));
+    let (u1, v1) = (
+        ((x0 + bw + m) as usize).min(w - 1),
+        ((y0 + bh + m) as usize).min(h - 1),
+    );
     let mut border = Vec::with_capacity(2 * (u1 - u0 + v1 - v0 + 2));
     for v in v0..=v1 {
         for u in u0..=u1 {
@@ -177,7 +214,12 @@ fn measure_blob(data: &[u8], w: usize, h: usize, (x0, y0, bw, bh): (i32, i32, i3
     // Noise quantised to 8 bits has a floor of 1/sqrt(12) grey level.
     let sn = noise.max(1.0 / 12f64.sqrt());
     let sigma = sn * mu.max(mv).sqrt() / s;
-    Some(Blob { u: cu, v: cv_, sigma, area })
+    Some(Blob {
+        u: cu,
+        v: cv_,
+        sigma,
+        area,
+    })
 }
 
 /// The segmentation threshold of a grey image: the given one, else halfway between the median
@@ -217,13 +259,27 @@ struct WindowBuffers {
     stack: Vec<usize>,
 }
 
+/// One frame followed in the markers' windows: each marker's blob (None where not found) and
+/// the number of blobs rejected.
+type WindowFollow = (Vec<Option<Blob>>, usize);
+
 /// The fast path of a locked frame: each marker sought in a small window about its prediction
 /// (constant velocity in the image), straight on the decoded pixels. None when a marker was not
 /// seen in the last frame, or a window does not hold exactly one disc-like blob wholly inside it
 /// (the frame then goes through the lever-neighbourhood search). The buffers are reused from
 /// frame to frame.
-fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Option<Blob>>>, cfg: &TrackConfig, bufs: &mut WindowBuffers) -> Result<Option<(Vec<Option<Blob>>, usize)>, VisionError> {
-    let WindowBuffers { grey: buf, seen, stack } = bufs;
+fn follow_in_windows(
+    frame: &Mat,
+    prev1: &[Option<Blob>],
+    prev2: Option<&Vec<Option<Blob>>>,
+    cfg: &TrackConfig,
+    bufs: &mut WindowBuffers,
+) -> Result<Option<WindowFollow>, VisionError> {
+    let WindowBuffers {
+        grey: buf,
+        seen,
+        stack,
+    } = bufs;
     let (cols, rows) = (frame.cols() as i64, frame.rows() as i64);
     let ch = frame.channels() as usize;
     if !(ch == 1 || ch == 3) || !frame.is_continuous() {
@@ -241,8 +297,14 @@ fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Opt
         let (pu, pv) = (b1.u + du, b1.v + dv);
         let radius = (b1.area / std::f64::consts::PI).sqrt();
         let half = (2.0 * radius + 0.5 * du.hypot(dv) + 5.0).ceil() as i64;
-        let (x0, y0) = ((pu.round() as i64 - half).max(0), (pv.round() as i64 - half).max(0));
-        let (x1, y1) = ((pu.round() as i64 + half).min(cols - 1), (pv.round() as i64 + half).min(rows - 1));
+        let (x0, y0) = (
+            (pu.round() as i64 - half).max(0),
+            (pv.round() as i64 - half).max(0),
+        );
+        let (x1, y1) = (
+            (pu.round() as i64 + half).min(cols - 1),
+            (pv.round() as i64 + half).min(rows - 1),
+        );
         if x1 - x0 < 8 || y1 - y0 < 8 {
             return Ok(None);
         }
@@ -252,7 +314,11 @@ fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Opt
             let row = (v * cols) as usize;
             for u in x0..=x1 {
                 let i = (row + u as usize) * ch;
-                buf.push(if ch == 1 { data[i] } else { grey_of(data[i], data[i + 1], data[i + 2]) });
+                buf.push(if ch == 1 {
+                    data[i]
+                } else {
+                    grey_of(data[i], data[i + 1], data[i + 2])
+                });
             }
         }
         let thr = threshold_of(buf, cfg);
@@ -265,7 +331,8 @@ fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Opt
             if seen[start] || (buf[start] as f64) <= thr {
                 continue;
             }
-            let (mut bx0, mut by0, mut bx1, mut by1, mut area) = (usize::MAX, usize::MAX, 0usize, 0usize, 0usize);
+            let (mut bx0, mut by0, mut bx1, mut by1, mut area) =
+                (usize::MAX, usize::MAX, 0usize, 0usize, 0usize);
             seen[start] = true;
             stack.push(start);
             while let Some(i) = stack.pop() {
@@ -296,14 +363,23 @@ fn follow_in_windows(frame: &Mat, prev1: &[Option<Blob>], prev2: Option<&Vec<Opt
             }
             // Wholly inside the window with the 3 px of the centroid's box, unless the window
             // ends at the frame's edge (as the whole-frame search clips there too).
-            let inside = |lo: usize, hi: usize, n: usize, at_lo: bool, at_hi: bool| (lo >= 4 || at_lo) && (hi + 4 < n || at_hi);
-            if found.is_some() || !inside(bx0, bx1, w, x0 == 0, x1 == cols - 1) || !inside(by0, by1, h, y0 == 0, y1 == rows - 1) {
+            let inside = |lo: usize, hi: usize, n: usize, at_lo: bool, at_hi: bool| {
+                (lo >= 4 || at_lo) && (hi + 4 < n || at_hi)
+            };
+            if found.is_some()
+                || !inside(bx0, bx1, w, x0 == 0, x1 == cols - 1)
+                || !inside(by0, by1, h, y0 == 0, y1 == rows - 1)
+            {
                 return Ok(None);
             }
             found = Some((bx0 as i32, by0 as i32, bw, bh, area as f64));
         }
-        let Some((bx, by, bw, bh, area)) = found else { return Ok(None) };
-        let Some(mut blob) = measure_blob(buf, w, h, (bx, by, bw, bh), area) else { return Ok(None) };
+        let Some((bx, by, bw, bh, area)) = found else {
+            return Ok(None);
+        };
+        let Some(mut blob) = measure_blob(buf, w, h, (bx, by, bw, bh), area) else {
+            return Ok(None);
+        };
         blob.u += x0 as f64;
         blob.v += y0 as f64;
         out.push(Some(blob));
@@ -324,17 +400,27 @@ pub fn track_video(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<(Vec<TrackRow>, TrackSummary), VisionError> {
     let p = path.display().to_string();
-    let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
+    let video_err = |reason: String| VisionError::Video {
+        path: p.clone(),
+        reason,
+    };
     let plane = cal.plane.ok_or_else(|| VisionError::CalibrationFile {
         path: "(calibration)".into(),
         reason: "it has no bench plane ('bench_homography'); calibrate with --plane-view, --origin and --horizontal".into(),
     })?;
     let cap = open_video(path)?;
     let fps = cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?;
-    let total = cv("frame count", cap.get(opencv::videoio::CAP_PROP_FRAME_COUNT))?.max(0.0) as usize;
+    let total = cv(
+        "frame count",
+        cap.get(opencv::videoio::CAP_PROP_FRAME_COUNT),
+    )?
+    .max(0.0) as usize;
     let nm = cfg.markers.len();
     if nm < 2 {
-        return Err(VisionError::Tracking { path: p, reason: "at least two markers are needed".into() });
+        return Err(VisionError::Tracking {
+            path: p,
+            reason: "at least two markers are needed".into(),
+        });
     }
     let start = Instant::now();
     let mut summary = TrackSummary::default();
@@ -374,22 +460,25 @@ pub fn track_video(
         let _ = back_tx.send(m);
     };
     while let Ok(item) = frame_rx.recv() {
-        let (decoded, ts) = item.map_err(|e| video_err(format!("decoding frame {} failed ({e})", per_frame.len())))?;
+        let (decoded, ts) = item
+            .map_err(|e| video_err(format!("decoding frame {} failed ({e})", per_frame.len())))?;
         recycle(std::mem::replace(&mut frame, decoded));
         stamps.push(ts / 1000.0);
         let k = per_frame.len();
         // Locked: every marker in a small window about its prediction, except one frame in
         // WINDOW_CHECK_EVERY, which goes through the lever-neighbourhood search so that extra
         // discs on the lever's line are still counted.
-        if lock.is_some() && k % WINDOW_CHECK_EVERY != 0 {
+        if lock.is_some() && !k.is_multiple_of(WINDOW_CHECK_EVERY) {
             let prev2 = k.checked_sub(2).and_then(|i| per_frame.get(i));
             if let Some(prev1) = per_frame.last() {
-                if let Some((assigned, rejected)) = follow_in_windows(&frame, prev1, prev2, cfg, &mut window_buf)? {
+                if let Some((assigned, rejected)) =
+                    follow_in_windows(&frame, prev1, prev2, cfg, &mut window_buf)?
+                {
                     summary.rejected_blobs += rejected;
                     *counts.entry(nm).or_default() += 1;
                     summary.window_frames += 1;
                     per_frame.push(assigned);
-                    if k % 16 == 0 {
+                    if k.is_multiple_of(16) {
                         progress(k, total);
                     }
                     continue;
@@ -400,7 +489,16 @@ pub fn track_video(
         // predicted places widened by the gate and one marker spacing (the whole frame again
         // when the markers were lost).
         let region = match (&lock, per_frame.last()) {
-            (Some(params), Some(last)) => search_box(last, per_frame.len().checked_sub(2).and_then(|i| per_frame.get(i)), params, frame.cols(), frame.rows()),
+            (Some(params), Some(last)) => search_box(
+                last,
+                per_frame
+                    .len()
+                    .checked_sub(2)
+                    .and_then(|i| per_frame.get(i)),
+                params,
+                frame.cols(),
+                frame.rows(),
+            ),
             _ => None,
         };
         let (blobs, rejected) = match region {
@@ -409,7 +507,15 @@ pub fn track_video(
                 let sub = if frame.channels() == 1 {
                     cv("roi", view.try_clone())?
                 } else {
-                    cv("cvtColor", opencv::imgproc::cvt_color(&view, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
+                    cv(
+                        "cvtColor",
+                        opencv::imgproc::cvt_color(
+                            &view,
+                            &mut grey,
+                            opencv::imgproc::COLOR_BGR2GRAY,
+                            0,
+                        ),
+                    )?;
                     std::mem::take(&mut grey)
                 };
                 let (mut b, r) = find_blobs(&sub, cfg)?;
@@ -423,7 +529,15 @@ pub fn track_video(
                 let full = if frame.channels() == 1 {
                     cv("clone", frame.try_clone())?
                 } else {
-                    cv("cvtColor", opencv::imgproc::cvt_color(&frame, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0))?;
+                    cv(
+                        "cvtColor",
+                        opencv::imgproc::cvt_color(
+                            &frame,
+                            &mut grey,
+                            opencv::imgproc::COLOR_BGR2GRAY,
+                            0,
+                        ),
+                    )?;
                     std::mem::take(&mut grey)
                 };
                 find_blobs(&full, cfg)?
@@ -443,7 +557,11 @@ pub fn track_video(
             },
             Some(params) => {
                 let prev1 = per_frame.last();
-                let prev2 = if per_frame.len() >= 2 { per_frame.get(per_frame.len() - 2) } else { None };
+                let prev2 = if per_frame.len() >= 2 {
+                    per_frame.get(per_frame.len() - 2)
+                } else {
+                    None
+                };
                 let (a, extra) = follow(&blobs, params, prev1, prev2);
                 summary.rejected_blobs += extra;
                 a
@@ -457,17 +575,22 @@ pub fn track_video(
             searched_frames += 1;
         }
         per_frame.push(assigned);
-        if k % 16 == 0 {
+        if k.is_multiple_of(16) {
             progress(k, total);
         }
     }
     drop(frame_rx);
     let _ = decoder.join();
     if per_frame.is_empty() {
-        return Err(video_err("holds no frame that can be decoded (empty or truncated file)".into()));
+        return Err(video_err(
+            "holds no frame that can be decoded (empty or truncated file)".into(),
+        ));
     }
     if lock.is_none() {
-        let seen: Vec<String> = counts.iter().map(|(n, f)| format!("{n} blob(s) in {f} frame(s)")).collect();
+        let seen: Vec<String> = counts
+            .iter()
+            .map(|(n, f)| format!("{n} blob(s) in {f} frame(s)"))
+            .collect();
         return Err(VisionError::Tracking {
             path: p,
             reason: format!(
@@ -495,7 +618,10 @@ pub fn track_video(
     let f = if fps > 0.0 { fps } else { 1.0 };
     let times: Vec<f64> = if summary.file_timestamps {
         let t0 = stamps[0];
-        let slots: Vec<i64> = stamps.iter().map(|s| ((s - t0) * f).round() as i64).collect();
+        let slots: Vec<i64> = stamps
+            .iter()
+            .map(|s| ((s - t0) * f).round() as i64)
+            .collect();
         if slots.windows(2).all(|w| w[1] > w[0]) {
             summary.dropped_frames = slots.windows(2).map(|w| (w[1] - w[0] - 1) as usize).sum();
             slots.iter().map(|&n| n as f64 / f).collect()
@@ -514,7 +640,16 @@ pub fn track_video(
                 let (xn, yn) = cal.intrinsics.undistort_pixel(b.u, b.v);
                 let (x, y) = plane.to_bench(xn, yn);
                 sigmas.push(b.sigma);
-                rows.push(TrackRow { frame: k as i64, t: times[k], marker: cfg.markers[m].clone(), u: Some(b.u), v: Some(b.v), x: Some(x), y: Some(y), sigma_px: Some(b.sigma) });
+                rows.push(TrackRow {
+                    frame: k as i64,
+                    t: times[k],
+                    marker: cfg.markers[m].clone(),
+                    u: Some(b.u),
+                    v: Some(b.v),
+                    x: Some(x),
+                    y: Some(y),
+                    sigma_px: Some(b.sigma),
+                });
             }
         }
     }
@@ -530,11 +665,19 @@ pub fn track_video(
 /// Lock on: exactly `nm` blobs lying on a line (residual under 1 % of their spread); returns the
 /// blob index of each marker (from the end nearest the bench origin) and their positions along
 /// the line (px).
-fn lock_on(blobs: &[Blob], nm: usize, plane: &crate::camera::BenchPlane, cal: &Calibration) -> Option<(Vec<usize>, Vec<f64>)> {
+fn lock_on(
+    blobs: &[Blob],
+    nm: usize,
+    plane: &crate::camera::BenchPlane,
+    cal: &Calibration,
+) -> Option<(Vec<usize>, Vec<f64>)> {
     if blobs.len() != nm {
         return None;
     }
-    let (mu, mv) = (blobs.iter().map(|b| b.u).sum::<f64>() / nm as f64, blobs.iter().map(|b| b.v).sum::<f64>() / nm as f64);
+    let (mu, mv) = (
+        blobs.iter().map(|b| b.u).sum::<f64>() / nm as f64,
+        blobs.iter().map(|b| b.v).sum::<f64>() / nm as f64,
+    );
     let (mut suu, mut suv, mut svv) = (0.0, 0.0, 0.0);
     for b in blobs {
         suu += (b.u - mu).powi(2);
@@ -544,9 +687,16 @@ fn lock_on(blobs: &[Blob], nm: usize, plane: &crate::camera::BenchPlane, cal: &C
     // Principal direction of the blobs.
     let angle = 0.5 * (2.0 * suv).atan2(suu - svv);
     let (du, dv) = (angle.cos(), angle.sin());
-    let along: Vec<f64> = blobs.iter().map(|b| (b.u - mu) * du + (b.v - mv) * dv).collect();
-    let across: Vec<f64> = blobs.iter().map(|b| -(b.u - mu) * dv + (b.v - mv) * du).collect();
-    let spread = along.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - along.iter().cloned().fold(f64::INFINITY, f64::min);
+    let along: Vec<f64> = blobs
+        .iter()
+        .map(|b| (b.u - mu) * du + (b.v - mv) * dv)
+        .collect();
+    let across: Vec<f64> = blobs
+        .iter()
+        .map(|b| -(b.u - mu) * dv + (b.v - mv) * du)
+        .collect();
+    let spread = along.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        - along.iter().cloned().fold(f64::INFINITY, f64::min);
     if across.iter().any(|a| a.abs() > 0.01 * spread + 1.0) {
         return None;
     }
@@ -561,22 +711,35 @@ fn lock_on(blobs: &[Blob], nm: usize, plane: &crate::camera::BenchPlane, cal: &C
     if dist_to_a(order[nm - 1]) < dist_to_a(order[0]) {
         order.reverse();
     }
-    let params = order.iter().map(|&i| (blobs[i].u - blobs[order[0]].u).hypot(blobs[i].v - blobs[order[0]].v)).collect();
+    let params = order
+        .iter()
+        .map(|&i| (blobs[i].u - blobs[order[0]].u).hypot(blobs[i].v - blobs[order[0]].v))
+        .collect();
     Some((order, params))
 }
 
 /// Follow the markers into a new frame: each marker's predicted place (constant velocity from
 /// the last two frames, or, when it was not seen there, its place on the line through the
 /// markers of the last frame), then the nearest blob within the gate, each blob taken once.
-fn follow(blobs: &[Blob], params: &[f64], prev1: Option<&Vec<Option<Blob>>>, prev2: Option<&Vec<Option<Blob>>>) -> (Vec<Option<Blob>>, usize) {
+fn follow(
+    blobs: &[Blob],
+    params: &[f64],
+    prev1: Option<&Vec<Option<Blob>>>,
+    prev2: Option<&Vec<Option<Blob>>>,
+) -> (Vec<Option<Blob>>, usize) {
     let nm = params.len();
-    let min_spacing = params.windows(2).map(|w| (w[1] - w[0]).abs()).fold(f64::INFINITY, f64::min);
+    let min_spacing = params
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min);
     let gate = 0.4 * min_spacing;
     let empty = vec![None; nm];
     let p1 = prev1.unwrap_or(&empty);
     let p2 = prev2.unwrap_or(&empty);
     // Line through the markers seen last frame: u(s), v(s) fitted linearly in the parameter s.
-    let seen: Vec<(f64, Blob)> = (0..nm).filter_map(|m| p1[m].map(|b| (params[m], b))).collect();
+    let seen: Vec<(f64, Blob)> = (0..nm)
+        .filter_map(|m| p1[m].map(|b| (params[m], b)))
+        .collect();
     let line = if seen.len() >= 2 {
         let n = seen.len() as f64;
         let ms = seen.iter().map(|(s, _)| s).sum::<f64>() / n;
@@ -593,7 +756,9 @@ fn follow(blobs: &[Blob], params: &[f64], prev1: Option<&Vec<Option<Blob>>>, pre
         match (p1[m], p2[m]) {
             (Some(a), Some(b)) => Some((2.0 * a.u - b.u, 2.0 * a.v - b.v)),
             (Some(a), None) => Some((a.u, a.v)),
-            _ => line.map(|(ms, mu, mv, su, sv)| (mu + su * (params[m] - ms), mv + sv * (params[m] - ms))),
+            _ => line.map(|(ms, mu, mv, su, sv)| {
+                (mu + su * (params[m] - ms), mv + sv * (params[m] - ms))
+            }),
         }
     };
     // Candidate pairs by distance, taken greedily.
@@ -650,17 +815,31 @@ pub const MAX_FRAME_PIXELS: i64 = 64 << 20;
 /// decoded: fuzzing found an 11-byte file that FFmpeg takes for one frame of 60880 x 4107 px,
 /// whose decoding took 1.8 GB and 7 s.
 pub fn open_video(path: &Path) -> Result<opencv::videoio::VideoCapture, VisionError> {
-    let video_err = |reason: String| VisionError::Video { path: path.display().to_string(), reason };
+    let video_err = |reason: String| VisionError::Video {
+        path: path.display().to_string(),
+        reason,
+    };
     if !path.exists() {
         return Err(video_err("no such file; check the path".into()));
     }
-    let cap = opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
-        .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
+    let cap =
+        opencv::videoio::VideoCapture::from_file(path.as_os_str(), opencv::videoio::CAP_FFMPEG)
+            .map_err(|e| video_err(format!("cannot be opened ({})", e.message)))?;
     if !cv("open", cap.is_opened())? {
-        return Err(video_err("cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into()));
+        return Err(video_err(
+            "cannot be decoded: not a video file OpenCV's FFmpeg backend reads, or damaged".into(),
+        ));
     }
-    let (w, h) = (cv("width", cap.get(opencv::videoio::CAP_PROP_FRAME_WIDTH))?, cv("height", cap.get(opencv::videoio::CAP_PROP_FRAME_HEIGHT))?);
-    if !(w >= 1.0 && h >= 1.0 && w <= MAX_FRAME_SIDE as f64 && h <= MAX_FRAME_SIDE as f64 && (w * h) as i64 <= MAX_FRAME_PIXELS) {
+    let (w, h) = (
+        cv("width", cap.get(opencv::videoio::CAP_PROP_FRAME_WIDTH))?,
+        cv("height", cap.get(opencv::videoio::CAP_PROP_FRAME_HEIGHT))?,
+    );
+    if !(w >= 1.0
+        && h >= 1.0
+        && w <= MAX_FRAME_SIDE as f64
+        && h <= MAX_FRAME_SIDE as f64
+        && (w * h) as i64 <= MAX_FRAME_PIXELS)
+    {
         return Err(video_err(format!(
             "declares frames of {w} x {h} px, beyond any camera (at most {MAX_FRAME_SIDE} px a side and {} Mpx): the file is damaged or not a video; export the recording again",
             MAX_FRAME_PIXELS >> 20
@@ -672,13 +851,23 @@ pub fn open_video(path: &Path) -> Result<opencv::videoio::VideoCapture, VisionEr
 /// Decode every frame of a video and nothing else.
 pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
     let p = path.display().to_string();
-    let video_err = |reason: String| VisionError::Video { path: p.clone(), reason };
+    let video_err = |reason: String| VisionError::Video {
+        path: p.clone(),
+        reason,
+    };
     let mut cap = open_video(path)?;
     let start = Instant::now();
     let mut frame = Mat::default();
-    let mut out = Probe { fps: cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?, ..Default::default() };
+    let mut out = Probe {
+        fps: cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?,
+        ..Default::default()
+    };
     let mut stamps = Vec::new();
-    while cap.read(&mut frame).map_err(|e| video_err(format!("decoding failed ({})", e.message)))? && !frame.empty() {
+    while cap
+        .read(&mut frame)
+        .map_err(|e| video_err(format!("decoding failed ({})", e.message)))?
+        && !frame.empty()
+    {
         stamps.push(cv("timestamp", cap.get(opencv::videoio::CAP_PROP_POS_MSEC))? / 1000.0);
         if out.frames == 0 {
             let s = cv("size", frame.size())?;
@@ -688,7 +877,9 @@ pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
         out.frames += 1;
     }
     if out.frames == 0 {
-        return Err(video_err("holds no frame that can be decoded (empty or truncated file)".into()));
+        return Err(video_err(
+            "holds no frame that can be decoded (empty or truncated file)".into(),
+        ));
     }
     out.frames_per_second = out.frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
     out.increasing_timestamps = stamps.windows(2).all(|w| w[1] > w[0]) && stamps.len() > 1;
@@ -699,7 +890,11 @@ pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
 /// Unassigned blobs lying on the line through the assigned markers, within its extent widened
 /// by one marker spacing at each end, and within 2 px of it.
 fn extra_on_line(blobs: &[Blob], assigned: &[Option<Blob>], params: &[f64]) -> usize {
-    let seen: Vec<(f64, Blob)> = assigned.iter().zip(params).filter_map(|(a, &s)| a.map(|b| (s, b))).collect();
+    let seen: Vec<(f64, Blob)> = assigned
+        .iter()
+        .zip(params)
+        .filter_map(|(a, &s)| a.map(|b| (s, b)))
+        .collect();
     if seen.len() < 2 {
         return 0;
     }
@@ -711,8 +906,15 @@ fn extra_on_line(blobs: &[Blob], assigned: &[Option<Blob>], params: &[f64]) -> u
     }
     let (du, dv) = ((b.u - a.u) / len, (b.v - a.v) / len);
     let px_per_s = len / (s1 - s0);
-    let spacing = params.windows(2).map(|w| (w[1] - w[0]).abs()).fold(f64::INFINITY, f64::min) * px_per_s;
-    let (lo, hi) = ((params[0] - s0) * px_per_s - spacing, (params[params.len() - 1] - s0) * px_per_s + spacing);
+    let spacing = params
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min)
+        * px_per_s;
+    let (lo, hi) = (
+        (params[0] - s0) * px_per_s - spacing,
+        (params[params.len() - 1] - s0) * px_per_s + spacing,
+    );
     blobs
         .iter()
         .filter(|x| !assigned.iter().flatten().any(|y| y.u == x.u && y.v == x.v))
@@ -727,7 +929,13 @@ fn extra_on_line(blobs: &[Blob], assigned: &[Option<Blob>], params: &[f64]) -> u
 /// The search box of a frame after the lock: the markers' predicted places (constant velocity)
 /// widened by one marker spacing and 12 px, clipped to the image; None when fewer than two
 /// markers were seen in the last frame.
-fn search_box(last: &[Option<Blob>], before: Option<&Vec<Option<Blob>>>, params: &[f64], cols: i32, rows: i32) -> Option<opencv::core::Rect> {
+fn search_box(
+    last: &[Option<Blob>],
+    before: Option<&Vec<Option<Blob>>>,
+    params: &[f64],
+    cols: i32,
+    rows: i32,
+) -> Option<opencv::core::Rect> {
     let mut pts = Vec::new();
     for (m, b) in last.iter().enumerate() {
         if let Some(b) = b {
@@ -742,9 +950,17 @@ fn search_box(last: &[Option<Blob>], before: Option<&Vec<Option<Blob>>>, params:
     if pts.len() < 4 {
         return None;
     }
-    let spacing = params.windows(2).map(|w| (w[1] - w[0]).abs()).fold(f64::INFINITY, f64::min);
+    let spacing = params
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min);
     let pad = spacing + 12.0;
-    let (mut u0, mut v0, mut u1, mut v1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    let (mut u0, mut v0, mut u1, mut v1) = (
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    );
     for (u, v) in pts {
         u0 = u0.min(u);
         v0 = v0.min(v);
@@ -760,4 +976,3 @@ fn search_box(last: &[Option<Blob>], before: Option<&Vec<Option<Blob>>>, params:
     }
     Some(opencv::core::Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1))
 }
-
