@@ -9,10 +9,9 @@
 //! - [`simulate`]: forward dynamics M q'' + Phi_q^T lambda = Q, with the joint forces from the
 //!   multipliers.
 //! - [`inverse`]: the Newton-Euler inverse dynamics, one square linear system per sample.
-//! - [`fit`]: the mechanism's motion that best explains measured markers, loop closed exactly.
-//! - [`periodic`]: the drivers refitted as Fourier series of the crank angle over every turn.
-//! - [`fold`]: the motion's own assembly branch through the folds where the markers cannot
-//!   tell two configurations apart.
+//!
+//! The motion estimated from measured markers (the fit, folds, smoothers) is the kinematics
+//! crate's (`flexbench-kinematics`), built on this one.
 //!
 //! Coordinates: every body has q_i = (x_G, y_G, phi), its centroid in the bench frame (m) and its
 //! angle (rad, counter-clockwise from +X). Points given in a body's local frame are stored
@@ -23,15 +22,11 @@
 pub mod assembly;
 pub mod constraints;
 pub mod file;
-pub mod fit;
-pub mod fold;
 pub mod inverse;
 pub mod loads;
 pub mod model;
 pub mod output;
-pub mod periodic;
 pub mod simulate;
-pub mod smoother;
 
 pub use model::{BodyRef, Mechanism};
 
@@ -56,9 +51,6 @@ pub enum MechanismError {
     /// The integrator failed.
     #[error("simulation failed at t = {t} s: {reason}")]
     Simulation { t: f64, reason: String },
-    /// Measured markers do not fit the mechanism.
-    #[error("the markers do not fit the mechanism: {0}")]
-    Fit(String),
 }
 
 /// Rotation of a local vector by the angle `phi` (rad): R(phi) s.

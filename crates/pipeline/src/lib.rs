@@ -31,6 +31,9 @@ pub enum PipelineError {
     /// The mechanism stage refused.
     #[error(transparent)]
     Mechanism(#[from] flexbench_mechanism::MechanismError),
+    /// The motion could not be estimated from the markers.
+    #[error(transparent)]
+    Kinematics(#[from] flexbench_kinematics::KinematicsError),
     /// A table could not be read or written.
     #[error(transparent)]
     Table(#[from] flexbench_tables::TableError),

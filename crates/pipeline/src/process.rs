@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use flexbench_contracts::{Column, Table, MARKER_COLUMNS};
-use flexbench_mechanism::fit::{FitReport, MarkerState};
-use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
+use flexbench_kinematics::{FitReport, MarkerState};
+use flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
 use flexbench_mechanism::Mechanism;
 use flexbench_signal::{Derivatives, Differentiator, Provenance, SavGol};
 use flexbench_tables::{read_tracks, write_table};
@@ -18,40 +18,6 @@ use nalgebra::Vector2;
 use serde_json::json;
 
 use crate::{ensure_dir, forces_figure, write_json, PipelineError};
-
-/// Range of the horizontal's refinement, rad either side of the calibration's.
-pub const HORIZONTAL_RANGE: f64 = 2e-3;
-/// Coarse step of the horizontal's refinement, rad.
-pub const HORIZONTAL_COARSE_STEP: f64 = 4e-4;
-/// Fine step of the horizontal's refinement, rad.
-pub const HORIZONTAL_FINE_STEP: f64 = 1e-4;
-/// Half the 95 % quantile of chi-square with one degree of freedom: the least gain of
-/// log-likelihood for which the refined horizontal replaces the calibration's.
-pub const HORIZONTAL_LR_THRESHOLD: f64 = 1.92;
-/// A refined horizontal this far (rad) from the calibration's is reported.
-pub const HORIZONTAL_WARN: f64 = 1.5e-3;
-
-/// Markers' states turned by `angle` (rad) about the bench origin.
-fn rotate(obs: &[Vec<Option<MarkerState>>], angle: f64) -> Vec<Vec<Option<MarkerState>>> {
-    let r = nalgebra::Rotation2::new(angle);
-    obs.iter()
-        .map(|o| {
-            o.iter()
-                .map(|m| {
-                    m.map(|m| MarkerState {
-                        p: r * m.p,
-                        v: r * m.v,
-                        a: r * m.a,
-                    })
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// The periodic refit's marker residual above this multiple of the smoother's is reported as
-/// a motion that is not periodic.
-pub const PERIODIC_WARN_RATIO: f64 = 1.2;
 
 /// Parameters of `process`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -181,167 +147,46 @@ pub fn process(
                 .collect()
         })
         .collect();
-    let (mut fit, mut fit_report) = mech.fit_markers(&t, &obs, &sg)?;
-    let mut smoother_report = None;
-    let mut bands_from_smoother_before_periodic = false;
-    let mut periodic_report = None;
-    let mut covariances: Option<Vec<nalgebra::DMatrix<f64>>> = None;
-    let mut horizontal: Option<f64> = None;
-    if cfg.smoother {
-        // Raw positions, the smoother does its own smoothing.
-        let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
-            .map(|k| {
-                order
-                    .iter()
-                    .map(|&j| {
-                        let s = series.get(j)?;
-                        s.present[k].then(|| MarkerState {
-                            p: Vector2::new(s.x[k], s.y[k]),
-                            v: Vector2::zeros(),
-                            a: Vector2::zeros(),
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        // The fit and the smoother with the tracks turned by `angle` about the bench origin.
-        let run = |angle: f64| -> Result<_, PipelineError> {
-            let (raw_a, obs_a) = (rotate(&raw, angle), rotate(&obs, angle));
-            let (f1, r1) = mech.fit_markers(&t, &obs_a, &sg)?;
-            let init: Vec<_> = f1
+    // Raw positions, for the smoother (it does its own smoothing).
+    let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
+        .map(|k| {
+            order
                 .iter()
-                .map(|f| f.state.as_ref().map(|s| s.0.clone()))
-                .collect();
-            let (f2, r2, sr, cov) = mech.smooth_markers_with_covariance(&t, &raw_a, &init)?;
-            Ok((raw_a, r1, f2, r2, sr, cov))
-        };
-        let base = run(0.0)?;
-        let base_loglik = base.4.log_likelihood;
-        let mut best = base;
-        if cfg.refine_horizontal {
-            // Coarse grid, then a finer one about the best: the likelihood is not smooth in the
-            // angle (fold decisions change), so no derivative-based search.
-            let mut centre = 0.0;
-            let mut turned = None;
-            let mut top = base_loglik;
-            for (step, half) in [
-                (HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE),
-                (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP),
-            ] {
-                let count = (half / step).round() as i32;
-                let around = centre;
-                let angles: Vec<f64> = (-count..=count)
-                    .map(|i| around + i as f64 * step)
-                    .filter(|a| *a != around && *a != 0.0)
-                    .collect();
-                // The candidates are independent: evaluated on every core, then taken in order
-                // (the same choice as one after the other).
-                for (angle, cand) in angles.iter().zip(crate::parallel_map(&angles, |a| run(*a))) {
-                    if let Ok(cand) = cand {
-                        if cand.4.log_likelihood > top {
-                            top = cand.4.log_likelihood;
-                            turned = Some((*angle, cand));
-                            centre = *angle;
-                        }
-                    }
-                }
-            }
-            // Kept only when the data disagree with the calibration's horizontal significantly
-            // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution
-            // of about 0.1 mrad a turn would only add noise.
-            let mut angle = 0.0;
-            if let Some((a, cand)) = turned {
-                if cand.4.log_likelihood - base_loglik >= HORIZONTAL_LR_THRESHOLD {
-                    angle = a;
-                    best = cand;
-                }
-            }
-            horizontal = Some(angle);
-            if angle.abs() > HORIZONTAL_WARN {
-                fit_report.warnings.push(format!(
-                    "the motion turns the bench's horizontal by {:.2} mrad from the calibration's: check the clicked horizontal",
-                    angle * 1e3
-                ));
-            }
-        }
-        let (raw, r1, f2, r2, sr, cov) = best;
-        fit_report = FitReport {
-            warnings: fit_report.warnings.clone(),
-            ..r1
-        };
-        {
-            covariances = Some(cov);
-            fit = f2;
-            fit_report.rms = r2.rms;
-            fit_report.rms_per_marker = r2.rms_per_marker;
-            fit_report.unfitted_samples = r2.unfitted_samples;
-            smoother_report = Some(sr);
-            if cfg.periodic {
-                let (f3, pr) = mech.periodic_refit(&t, &raw, &fit)?;
-                fit = f3;
-                // The periodic fit's own uncertainty is not calibrated (periodic_refit); the bands
-                // stay the smoother's, per sample, carried at the periodic fit's states: wider
-                // than the periodic fit's, which pools every turn (a conservative band).
-                bands_from_smoother_before_periodic = true;
-                fit_report.rms = pr.rms;
-                if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
-                    fit_report.warnings.push(format!(
-                        "the periodic fit leaves {:.3} mm RMS on the markers against the smoother's {:.3} mm: the motion is not periodic in the {} (not settled, or the speed drifts); drop --periodic",
-                        pr.rms * 1e3,
-                        pr.rms_start * 1e3,
-                        mech.drivers[0].name
-                    ));
-                }
-                periodic_report = Some(pr);
-            }
-        }
-    }
+                .map(|&j| {
+                    let s = series.get(j)?;
+                    s.present[k].then(|| MarkerState {
+                        p: Vector2::new(s.x[k], s.y[k]),
+                        v: Vector2::zeros(),
+                        a: Vector2::zeros(),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let kin_cfg = flexbench_kinematics::Config {
+        smoother: cfg.smoother,
+        refine_horizontal: cfg.refine_horizontal,
+        periodic: cfg.periodic,
+        threads: crate::threads(),
+    };
+    let motion = flexbench_kinematics::estimate(mech, &t, &obs, &raw, &sg, &kin_cfg)?;
+    let fit = &motion.samples;
     let states: Vec<_> = fit
         .iter()
         .zip(&t)
         .filter_map(|(f, &tk)| f.state.as_ref().map(|(q, qd, qdd)| (tk, q, qd, qdd)))
         .collect();
     let bodies = mech.bodies_table(&states);
-    let residuals = residual_table(mech, &t, &fit);
+    let residuals = residual_table(mech, &t, fit);
     lap("kinematics", &mut timing);
 
     // Inverse dynamics per sample.
     progress("inverse dynamics", 0.0);
-    let mut rows: Vec<Option<Vec<f64>>> = Vec::with_capacity(n);
-    let mut toggles = Vec::new();
-    let mut max_condition: f64 = 0.0;
-    for (k, f) in fit.iter().enumerate() {
-        let row = match &f.state {
-            None => None,
-            Some((q, qd, qdd)) => match mech.inverse_dynamics(q, qd, qdd, cfg.max_condition)? {
-                InverseSample::Solved { forces, condition } => {
-                    max_condition = max_condition.max(condition);
-                    Some(forces)
-                }
-                InverseSample::Toggle { .. } => {
-                    toggles.push(t[k]);
-                    None
-                }
-            },
-        };
-        rows.push(row);
-        if k % 500 == 0 {
-            progress("inverse dynamics", k as f64 / n as f64);
-        }
-    }
-    // Bands: the smoother's covariance of the drivers carried to the forces.
-    let sigmas: Option<Vec<Option<Vec<f64>>>> = covariances.as_ref().map(|cov| {
-        fit.iter()
-            .zip(cov)
-            .zip(&rows)
-            .map(|((f, c), r)| {
-                let (q, qd, qdd) = f.state.as_ref()?;
-                r.as_ref()?;
-                mech.forces_sigma(q, qd, qdd, c, cfg.max_condition)
-            })
-            .collect()
-    });
-    let forces = mech.forces_table_with_sigma(&t, &rows, sigmas.as_deref());
+    let series_f = flexbench_kinematics::forces(mech, &t, &motion, cfg.max_condition, &mut |f| {
+        progress("inverse dynamics", f)
+    })?;
+    let (rows, sigmas) = (&series_f.rows, series_f.sigmas.as_deref());
+    let forces = mech.forces_table_with_sigma(&t, rows, sigmas);
     if cfg.smoother {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
@@ -353,19 +198,8 @@ pub fn process(
                     .collect()
             })
             .collect();
-        let fitted: Vec<_> = fit
-            .iter()
-            .map(|f| f.state.as_ref().map(|(q, qd, qdd)| (q, qd, qdd)))
-            .collect();
-        let marker_sigmas: Option<Vec<Option<Vec<f64>>>> = covariances.as_ref().map(|cov| {
-            fit.iter()
-                .zip(cov)
-                .map(|(f, c)| {
-                    let (q, qd, qdd) = f.state.as_ref()?;
-                    mech.marker_kinematics_sigma(q, qd, qdd, c)
-                })
-                .collect()
-        });
+        let fitted = flexbench_kinematics::estimate::states(&motion);
+        let marker_sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, &motion);
         markers_table = mech.fitted_markers_table(&t, &fitted, marker_sigmas.as_deref(), &seen);
     }
     lap("inverse dynamics", &mut timing);
@@ -382,7 +216,7 @@ pub fn process(
     ] {
         files.extend(write_table(table, out, stem)?);
     }
-    let band_note = match (sigmas.is_some(), bands_from_smoother_before_periodic) {
+    let band_note = match (sigmas.is_some(), motion.bands_before_periodic) {
         (true, true) => " (bands: 2 sigma of the smoother, before the periodic refit)",
         (true, false) => " (bands: 2 sigma)",
         _ => "",
@@ -390,8 +224,8 @@ pub fn process(
     files.extend(forces_figure(
         &t,
         &mech.force_columns(),
-        &rows,
-        sigmas.as_deref(),
+        rows,
+        sigmas,
         &format!(
             "{}: liaison forces from {}{band_note}",
             mech.name,
@@ -403,7 +237,7 @@ pub fn process(
         &out.join("forces"),
     )?);
     lap("write", &mut timing);
-    for w in &fit_report.warnings {
+    for w in &motion.report.warnings {
         progress(&format!("warning: {w}"), 1.0);
     }
     let unfitted = fit.iter().filter(|f| f.state.is_none()).count();
@@ -415,29 +249,29 @@ pub fn process(
             "mechanism": mech.name,
             "samples": n,
             "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order, "edges": cfg.edges.name() },
-            "fit": fit_report,
-            "smoother": smoother_report,
-            "periodic": periodic_report,
-            "bands": match (sigmas.is_some(), bands_from_smoother_before_periodic) {
+            "fit": motion.report,
+            "smoother": motion.smoother,
+            "periodic": motion.periodic,
+            "bands": match (sigmas.is_some(), motion.bands_before_periodic) {
                 (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
                 (true, false) => "2 sigma of the Kalman smoother",
                 _ => "none",
             },
-            "horizontal_correction_rad": horizontal,
+            "horizontal_correction_rad": motion.horizontal,
             "unfitted_samples": unfitted,
             "inverse_dynamics": {
                 "max_condition_allowed": cfg.max_condition,
-                "max_condition": max_condition,
-                "toggle_samples": toggles.len(),
-                "toggle_times_s": toggles.iter().take(100).collect::<Vec<_>>(),
+                "max_condition": series_f.max_condition,
+                "toggle_samples": series_f.toggles.len(),
+                "toggle_times_s": series_f.toggles.iter().take(100).collect::<Vec<_>>(),
             },
         }),
     )?);
     Ok(ProcessSummary {
         samples: n,
-        fit: fit_report,
-        toggles,
-        max_condition,
+        fit: motion.report.clone(),
+        toggles: series_f.toggles.clone(),
+        max_condition: series_f.max_condition,
         files,
         timing,
     })
@@ -564,11 +398,7 @@ pub(crate) fn markers_table(
 }
 
 /// Per sample and marker, the fitted minus measured position (m, bench frame).
-fn residual_table(
-    mech: &Mechanism,
-    t: &[f64],
-    fit: &[flexbench_mechanism::fit::FitSample],
-) -> Table {
+fn residual_table(mech: &Mechanism, t: &[f64], fit: &[flexbench_kinematics::FitSample]) -> Table {
     let (mut tt, mut names, mut rx, mut ry) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (f, &tk) in fit.iter().zip(t) {
         for (mk, r) in mech.markers.iter().zip(&f.residual) {

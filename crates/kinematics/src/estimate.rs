@@ -1,0 +1,365 @@
+//! The whole estimation of the mechanism's motion from its markers, as `process` runs it: the
+//! closed-loop fit of the markers' differentiated states, then (by default) the Kalman smoother
+//! on the driving coordinates from the fit's configurations, with the bench's horizontal refined
+//! from the motion and the drivers refitted in the crank angle when asked; and the liaison forces
+//! of the estimated motion by Newton-Euler, with their bands from the smoother's covariance.
+
+use nalgebra::{DMatrix, Rotation2};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use flexbench_mechanism::inverse::InverseSample;
+use flexbench_mechanism::output::StateRef;
+use flexbench_mechanism::Mechanism;
+use flexbench_signal::Differentiator;
+
+use crate::fit::{fit_markers, FitReport};
+use crate::observe::{FitSample, MarkerState};
+use crate::periodic::{periodic_refit, PeriodicReport};
+use crate::smoother::{smooth_markers_with_covariance, SmootherReport};
+use crate::KinematicsError;
+
+/// Range of the horizontal's refinement, rad either side of the calibration's.
+pub const HORIZONTAL_RANGE: f64 = 2e-3;
+/// Coarse step of the horizontal's refinement, rad.
+pub const HORIZONTAL_COARSE_STEP: f64 = 4e-4;
+/// Fine step of the horizontal's refinement, rad.
+pub const HORIZONTAL_FINE_STEP: f64 = 1e-4;
+/// Half the 95 % quantile of chi-square with one degree of freedom: the least gain of
+/// log-likelihood for which the refined horizontal replaces the calibration's.
+pub const HORIZONTAL_LR_THRESHOLD: f64 = 1.92;
+/// A refined horizontal this far (rad) from the calibration's is reported.
+pub const HORIZONTAL_WARN: f64 = 1.5e-3;
+/// The periodic refit's marker residual above this multiple of the smoother's is reported as
+/// a motion that is not periodic.
+pub const PERIODIC_WARN_RATIO: f64 = 1.2;
+
+/// Markers' states at every sample, in the mechanism's marker order (None: not measured).
+pub type Observations = Vec<Vec<Option<MarkerState>>>;
+
+/// How the motion is estimated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// The Kalman smoother on the driving coordinates after the fit (the default); without it
+    /// the motion is the fit of the markers' differentiated states through the loop's analysis.
+    pub smoother: bool,
+    /// With the smoother: the bench's horizontal refined from the motion, by maximum likelihood
+    /// of the smoother over a rotation of the tracks about the bench origin.
+    pub refine_horizontal: bool,
+    /// With the smoother: the drivers other than the first refitted as Fourier series of the
+    /// first (the crank angle) over every turn (steady periodic motion).
+    pub periodic: bool,
+    /// Threads the horizontal's candidate angles are evaluated on (results do not depend on it).
+    pub threads: usize,
+}
+
+/// The estimated motion of the mechanism.
+#[derive(Debug, Clone)]
+pub struct Motion {
+    /// Per sample: the state q, q', q'' (None where not fitted) and the markers' residuals.
+    pub samples: Vec<FitSample>,
+    /// The fit's report (residuals, folds, disagreements, warnings).
+    pub report: FitReport,
+    /// What the smoother chose, when it ran.
+    pub smoother: Option<SmootherReport>,
+    /// What the periodic refit found, when it ran.
+    pub periodic: Option<PeriodicReport>,
+    /// Per sample, the smoother's covariance of the drivers, their rates and accelerations
+    /// (3 nd x 3 nd, drivers' own units), when the smoother ran.
+    pub covariances: Option<Vec<DMatrix<f64>>>,
+    /// The horizontal's correction, rad (0 when the calibration's is kept), when refined.
+    pub horizontal: Option<f64>,
+    /// True when the bands are the smoother's carried at the periodic fit's states.
+    pub bands_before_periodic: bool,
+}
+
+/// The markers' states turned by `angle` (rad) about the bench origin.
+pub fn rotate(obs: &[Vec<Option<MarkerState>>], angle: f64) -> Observations {
+    let r = Rotation2::new(angle);
+    obs.iter()
+        .map(|o| {
+            o.iter()
+                .map(|m| {
+                    m.map(|m| MarkerState {
+                        p: r * m.p,
+                        v: r * m.v,
+                        a: r * m.a,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One run of the fit and the smoother with the tracks turned by an angle.
+struct Turned {
+    positions: Observations,
+    fit_report: FitReport,
+    samples: Vec<FitSample>,
+    smoothed_report: FitReport,
+    smoother: SmootherReport,
+    covariances: Vec<DMatrix<f64>>,
+}
+
+/// The fit then the smoother on the markers turned by `angle` about the bench origin.
+fn turned_run(
+    mech: &Mechanism,
+    t: &[f64],
+    differentiated: &[Vec<Option<MarkerState>>],
+    positions: &[Vec<Option<MarkerState>>],
+    diff: &(dyn Differentiator + Sync),
+    angle: f64,
+) -> Result<Turned, KinematicsError> {
+    let (raw_a, obs_a) = (rotate(positions, angle), rotate(differentiated, angle));
+    let (f1, r1) = fit_markers(mech, t, &obs_a, diff)?;
+    let init: Vec<_> = f1
+        .iter()
+        .map(|f| f.state.as_ref().map(|s| s.0.clone()))
+        .collect();
+    let (f2, r2, sr, cov) = smooth_markers_with_covariance(mech, t, &raw_a, &init)?;
+    Ok(Turned {
+        positions: raw_a,
+        fit_report: r1,
+        samples: f2,
+        smoothed_report: r2,
+        smoother: sr,
+        covariances: cov,
+    })
+}
+
+/// The horizontal's refinement: the turn of the tracks with the highest likelihood of the
+/// smoother, kept when significant. Returns the angle (0: the calibration's kept) and the run.
+fn refine_horizontal(
+    base: Turned,
+    threads: usize,
+    run: &(dyn Fn(f64) -> Result<Turned, KinematicsError> + Sync),
+) -> (f64, Turned) {
+    let base_loglik = base.smoother.log_likelihood;
+    // Coarse grid, then a finer one about the best: the likelihood is not smooth in the angle
+    // (fold decisions change), so no derivative-based search.
+    let mut centre = 0.0;
+    let mut turned = None;
+    let mut top = base_loglik;
+    for (step, half) in [
+        (HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE),
+        (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP),
+    ] {
+        let count = (half / step).round() as i32;
+        let around = centre;
+        let angles: Vec<f64> = (-count..=count)
+            .map(|i| around + i as f64 * step)
+            .filter(|a| *a != around && *a != 0.0)
+            .collect();
+        // The candidates are independent: evaluated on every core, then taken in order (the
+        // same choice as one after the other).
+        for (angle, cand) in angles.iter().zip(map_in_order(threads, &angles, run)) {
+            if let Ok(cand) = cand {
+                if cand.smoother.log_likelihood > top {
+                    top = cand.smoother.log_likelihood;
+                    turned = Some((*angle, cand));
+                    centre = *angle;
+                }
+            }
+        }
+    }
+    // Kept only when the data disagree with the calibration's horizontal significantly
+    // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution of about
+    // 0.1 mrad a turn would only add noise.
+    match turned {
+        Some((a, cand))
+            if cand.smoother.log_likelihood - base_loglik >= HORIZONTAL_LR_THRESHOLD =>
+        {
+            (a, cand)
+        }
+        _ => (0.0, base),
+    }
+}
+
+/// `f` over `items` on `threads` threads, the results in the items' order.
+fn map_in_order<T: Copy + Sync, R: Send>(
+    threads: usize,
+    items: &[T],
+    f: &(dyn Fn(T) -> R + Sync),
+) -> Vec<R> {
+    let one_by_one = || items.iter().map(|x| f(*x)).collect();
+    if threads <= 1 {
+        return one_by_one();
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(|| items.par_iter().map(|x| f(*x)).collect()),
+        Err(_) => one_by_one(),
+    }
+}
+
+/// The mechanism's motion from its markers at times `t`: `differentiated` holds each marker's
+/// position, velocity and acceleration from `diff` (None where rejected), `positions` the raw
+/// measured positions (None where not seen), both in the mechanism's marker order.
+pub fn estimate(
+    mech: &Mechanism,
+    t: &[f64],
+    differentiated: &[Vec<Option<MarkerState>>],
+    positions: &[Vec<Option<MarkerState>>],
+    diff: &(dyn Differentiator + Sync),
+    cfg: &Config,
+) -> Result<Motion, KinematicsError> {
+    let (samples, report) = fit_markers(mech, t, differentiated, diff)?;
+    let mut motion = Motion {
+        samples,
+        report,
+        smoother: None,
+        periodic: None,
+        covariances: None,
+        horizontal: None,
+        bands_before_periodic: false,
+    };
+    if !cfg.smoother {
+        return Ok(motion);
+    }
+    let run = |angle: f64| turned_run(mech, t, differentiated, positions, diff, angle);
+    let base = run(0.0)?;
+    let best = if cfg.refine_horizontal {
+        let (angle, best) = refine_horizontal(base, cfg.threads, &run);
+        motion.horizontal = Some(angle);
+        if angle.abs() > HORIZONTAL_WARN {
+            motion.report.warnings.push(format!(
+                "the motion turns the bench's horizontal by {:.2} mrad from the calibration's: check the clicked horizontal",
+                angle * 1e3
+            ));
+        }
+        best
+    } else {
+        base
+    };
+    motion.report = FitReport {
+        warnings: motion.report.warnings.clone(),
+        ..best.fit_report
+    };
+    motion.covariances = Some(best.covariances);
+    motion.samples = best.samples;
+    motion.report.rms = best.smoothed_report.rms;
+    motion.report.rms_per_marker = best.smoothed_report.rms_per_marker;
+    motion.report.unfitted_samples = best.smoothed_report.unfitted_samples;
+    motion.smoother = Some(best.smoother);
+    if cfg.periodic {
+        refit_periodic(mech, t, &best.positions, &mut motion)?;
+    }
+    Ok(motion)
+}
+
+/// The periodic refit of the smoothed motion, in place; its report and warning.
+fn refit_periodic(
+    mech: &Mechanism,
+    t: &[f64],
+    positions: &[Vec<Option<MarkerState>>],
+    motion: &mut Motion,
+) -> Result<(), KinematicsError> {
+    let (f3, pr) = periodic_refit(mech, t, positions, &motion.samples)?;
+    motion.samples = f3;
+    // The periodic fit's own uncertainty is not calibrated (periodic_refit); the bands stay the
+    // smoother's, per sample, carried at the periodic fit's states: wider than the periodic
+    // fit's, which pools every turn (a conservative band).
+    motion.bands_before_periodic = true;
+    motion.report.rms = pr.rms;
+    if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
+        motion.report.warnings.push(format!(
+            "the periodic fit leaves {:.3} mm RMS on the markers against the smoother's {:.3} mm: the motion is not periodic in the {} (not settled, or the speed drifts); drop --periodic",
+            pr.rms * 1e3,
+            pr.rms_start * 1e3,
+            mech.drivers[0].name
+        ));
+    }
+    motion.periodic = Some(pr);
+    Ok(())
+}
+
+/// The liaison forces of a motion, sample by sample (Newton-Euler), with their bands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ForceSeries {
+    /// Per sample, the forces in the mechanism's force columns (N, N m; bench frame), None
+    /// where the motion was not fitted or the sample is a toggle position.
+    pub rows: Vec<Option<Vec<f64>>>,
+    /// Per sample, each force's standard deviation from the smoother's covariance, when the
+    /// motion has one.
+    pub sigmas: Option<Vec<Option<Vec<f64>>>>,
+    /// Times of the samples reported as toggles (no forces), s.
+    pub toggles: Vec<f64>,
+    /// Largest condition number of the solved systems.
+    pub max_condition: f64,
+}
+
+/// The liaison forces of `motion` at times `t`: the Newton-Euler system per sample, a sample
+/// whose condition number reaches `max_condition` reported as a toggle; the bands carry the
+/// smoother's covariance of the drivers to the forces (first order). `progress` gets the
+/// fraction done.
+pub fn forces(
+    mech: &Mechanism,
+    t: &[f64],
+    motion: &Motion,
+    max_condition: f64,
+    progress: &mut dyn FnMut(f64),
+) -> Result<ForceSeries, KinematicsError> {
+    let n = motion.samples.len();
+    let mut out = ForceSeries {
+        rows: Vec::with_capacity(n),
+        ..ForceSeries::default()
+    };
+    for (k, f) in motion.samples.iter().enumerate() {
+        let row = match &f.state {
+            None => None,
+            Some((q, qd, qdd)) => match mech.inverse_dynamics(q, qd, qdd, max_condition)? {
+                InverseSample::Solved { forces, condition } => {
+                    out.max_condition = out.max_condition.max(condition);
+                    Some(forces)
+                }
+                InverseSample::Toggle { .. } => {
+                    out.toggles.push(t[k]);
+                    None
+                }
+            },
+        };
+        out.rows.push(row);
+        if k % 500 == 0 {
+            progress(k as f64 / n as f64);
+        }
+    }
+    out.sigmas = motion.covariances.as_ref().map(|cov| {
+        motion
+            .samples
+            .iter()
+            .zip(cov)
+            .zip(&out.rows)
+            .map(|((f, c), r)| {
+                let (q, qd, qdd) = f.state.as_ref()?;
+                r.as_ref()?;
+                mech.forces_sigma(q, qd, qdd, c, max_condition)
+            })
+            .collect()
+    });
+    Ok(out)
+}
+
+/// Per sample, the standard deviations of the markers' fitted kinematics from the smoother's
+/// covariance (None where not fitted), when the motion has one.
+pub fn marker_sigmas(mech: &Mechanism, motion: &Motion) -> Option<Vec<Option<Vec<f64>>>> {
+    let cov = motion.covariances.as_ref()?;
+    Some(
+        motion
+            .samples
+            .iter()
+            .zip(cov)
+            .map(|(f, c)| {
+                let (q, qd, qdd) = f.state.as_ref()?;
+                mech.marker_kinematics_sigma(q, qd, qdd, c)
+            })
+            .collect(),
+    )
+}
+
+/// The state of every fitted sample, by reference.
+pub fn states(motion: &Motion) -> Vec<Option<StateRef<'_>>> {
+    motion
+        .samples
+        .iter()
+        .map(|f| f.state.as_ref().map(|(q, qd, qdd)| (q, qd, qdd)))
+        .collect()
+}

@@ -1,0 +1,787 @@
+//! The motion's own assembly branch through the folds of the map from the driving coordinates
+//! to the markers.
+//!
+//! At a fold the markers lose sight of one direction of the driving coordinates to first
+//! order: on the bench, when the rocker passes C'D vertical, the lever's markers see how far
+//! the rocker is from the vertical but not on which side, so that two slide positions x_D =
+//! x_C' +- r sin(beta) (r = |C'D|, beta the angle of C'D from the vertical) explain them
+//! equally. The true motion either goes through the fold or turns back, and noise can send a
+//! sample-by-sample fit either way. The mirror continuation has a kink in the drivers at the
+//! fold (the slide's velocity jumps by 2 r beta', over a metre per second on the bench); the
+//! true one is smooth. So both continuations are followed from each fold's zone to the next one
+//! and the one kept is the more likely under a white-jerk motion model of the drivers (the
+//! constant-acceleration Kalman filter of [`crate::smoother`]), the fitted drivers entering as
+//! measurements with the covariance the markers give them, sigma^2 (J_d^T J_d)^-1. Samples in
+//! the zone itself are bridged by the Rauch-Tung-Striebel smoother through both sides, then
+//! refitted to their markers with that bridge as their prior.
+//!
+//! That test sees a window about each zone. The whole recording is then judged at once
+//! ([`crate::fold::branch_path`]): outside the zones every sample has its two roots (the second
+//! found by a profile scan along the blind driver, [`crate::fold::second_root`]), and dynamic
+//! programming picks one per sample for the least jerk (weighted by the markers' uncertainty,
+//! which grows without bound towards a fold) plus the rest prior. At 60 frames/s the sample
+//! fit's continuation crossed to the other root between zones and the recording's first
+//! stretch was the atlas' pick; the path repairs both, and the zones are bridged again.
+
+use nalgebra::{DMatrix, DVector};
+
+use flexbench_mechanism::model::Coordinate;
+use flexbench_mechanism::Mechanism;
+use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, LinearObs, ORDER};
+
+use crate::iterated::{gauss_newton, NoiseModel};
+use crate::observe::{
+    branch_atlas, driver_weights, fold_ratio, marker_noise, marker_system, predict, refine,
+    MarkerState, PRIOR_WEIGHT,
+};
+use crate::KinematicsError;
+
+/// Below this ratio of the extreme eigenvalues of the markers' normal matrix in the driving
+/// coordinates (see [`FOLD_RATIO`]) a sample lies in a fold's zone: on the bench, within about
+/// 0.05 rad of C'D vertical, where the two slide positions that explain the markers are less
+/// than about 15 mm apart and the fitted slide position is uncertain by millimetres.
+pub const FOLD_ZONE_RATIO: f64 = 0.03;
+
+/// Spread of the rest prior of the fold test ([`crate::fold::window_score`]), as a fraction of the
+/// mechanism's reference length.
+pub const REST_SPREAD: f64 = 0.1;
+
+/// Step of the profile scan that seeks a sample's second root ([`crate::fold::second_root`]), as
+/// a fraction of the mechanism's reference length (0.72 mm on the bench, whose reference length
+/// is 0.289 m, the rocker's centroid to D): finer than the distance between the two roots
+/// just outside a fold's zone (15 mm or more on the bench).
+pub const MIRROR_STEP: f64 = 0.0025;
+
+/// How far the profile scan goes on each side of the fitted root, as a fraction of the
+/// reference length (0.35 m on the bench, where the two slide positions are up to
+/// 2 |C'D| = 0.31 m apart; the scan stops sooner where the loop no longer closes).
+pub const MIRROR_SPAN: f64 = 1.2;
+
+/// Samples on each side of a fold's zone that the likelihood test and the bridge use.
+pub const FOLD_SIDE: usize = 24;
+
+/// The driving coordinates of one sample (angles scaled by the reference length, m) and their
+/// covariance from the markers, m^2; None where they are not fitted or not trusted.
+type DriverObs = Option<(DVector<f64>, DMatrix<f64>)>;
+
+/// The mechanism's configuration q at each sample (None where not fitted).
+pub type Configurations = Vec<Option<DVector<f64>>>;
+
+/// What the fold resolution found, for the run's summary.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct FoldReport {
+    /// Fold zones met (runs of samples where the markers nearly lose sight of a driver).
+    pub zones: usize,
+    /// Zones after which the sample-by-sample fit had followed the mirror and was switched.
+    pub switched: usize,
+    /// Samples then moved to the other root by the whole recording's branch path
+    /// ([`crate::fold::branch_path`]).
+    pub relabelled: usize,
+    /// Jerk spectral density of the drivers' motion model per driver, chosen by maximum
+    /// likelihood, m/s^3 per sqrt(Hz) (angles scaled by the reference length).
+    pub jerk_density: Vec<f64>,
+}
+
+/// A driver's smoothed values and their covariance at one sample.
+type DriverEstimate = (DVector<f64>, DMatrix<f64>);
+
+/// Log-likelihood of driver observations under the white-jerk model with density `s`, and,
+/// when `smooth`, the Rauch-Tung-Striebel smoothed driver values and their covariances. The
+/// first observation is the prior (its rates diffuse) and adds nothing to the likelihood.
+fn driver_filter(
+    t: &[f64],
+    zs: &[DriverObs],
+    nd: usize,
+    s: &[f64],
+    smooth: bool,
+) -> Option<(f64, Vec<Option<DriverEstimate>>)> {
+    let first = zs.iter().position(|z| z.is_some())?;
+    let (z0, r0) = zs[first].as_ref()?;
+    let (x0, p0) = diffuse_prior(z0, r0);
+    let mut sel = DMatrix::zeros(nd, ORDER * nd);
+    for i in 0..nd {
+        sel[(i, ORDER * i)] = 1.0;
+    }
+    let obs: Vec<Option<LinearObs>> = zs[first..]
+        .iter()
+        .enumerate()
+        .map(|(k, z)| {
+            let (v, c) = z.as_ref().filter(|_| k > 0)?;
+            Some(LinearObs {
+                h: sel.clone(),
+                z: v.clone(),
+                r: c.clone(),
+            })
+        })
+        .collect();
+    let est = kalman_rts(&t[first..], &obs, nd, s, (x0, p0), smooth)?;
+    let mut out = vec![None; t.len()];
+    if smooth {
+        for (k, (x, p)) in est.states.iter().enumerate() {
+            let v = DVector::from_iterator(nd, (0..nd).map(|i| x[ORDER * i]));
+            let c = DMatrix::from_fn(nd, nd, |i, j| p[(ORDER * i, ORDER * j)]);
+            out[first + k] = Some((v, c));
+        }
+    }
+    Some((est.loglik, out))
+}
+
+/// One sample's fit from the prediction of the earlier ones (or, with no history, the best
+/// of the branch atlas) and how well it sees every driver ([`fold_ratio`]).
+#[allow(clippy::too_many_arguments)]
+fn fit_next(
+    mech: &Mechanism,
+    t: &[f64],
+    k: usize,
+    o: &[Option<MarkerState>],
+    qs: &[Option<DVector<f64>>],
+    seen: &[f64],
+    atlas: &[DVector<f64>],
+    w: &[f64],
+) -> (Option<DVector<f64>>, f64) {
+    let targets_of = |q: &DVector<f64>| -> Vec<f64> {
+        mech.drivers.iter().map(|d| d.coordinate.value(q)).collect()
+    };
+    let fitted = match predict(mech, t, k, qs, seen) {
+        Some(p) => refine(mech, &p, o, &targets_of(&p), w, 30),
+        None => atlas
+            .iter()
+            .filter_map(|q| refine(mech, q, o, &targets_of(q), w, 30))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(mut q, c)| {
+                // Started afresh from the atlas (its angles within one turn): each body's angle
+                // unwrapped to the nearest turn of the last fitted sample's, so that the crank
+                // angle does not jump by whole turns.
+                if let Some(last) = qs[..k].iter().rev().flatten().next() {
+                    for b in 0..mech.bodies.len() {
+                        let i = 3 * b + 2;
+                        q[i] += std::f64::consts::TAU
+                            * ((last[i] - q[i]) / std::f64::consts::TAU).round();
+                    }
+                }
+                (q, c)
+            }),
+    };
+    let ratio = fitted.as_ref().map_or(0.0, |(q, _)| fold_ratio(mech, q, o));
+    (fitted.map(|f| f.0), ratio)
+}
+
+/// The fitted drivers of configuration q (scaled) with their covariance sigma^2 (J_d^T
+/// J_d)^-1 from the markers present, J_d the markers' Jacobian in the scaled drivers.
+fn driver_obs(
+    mech: &Mechanism,
+    q: &DVector<f64>,
+    o: &[Option<MarkerState>],
+    noise: f64,
+) -> DriverObs {
+    let scale = driver_weights(mech, 1.0);
+    let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, q, &scale)?;
+    let (jm, _) = marker_system(mech, q, o);
+    if jm.nrows() < mech.drivers.len() {
+        return None;
+    }
+    let js = &jm * &sens;
+    let cov = (js.transpose() * &js).try_inverse()? * (noise * noise);
+    let v = DVector::from_iterator(
+        mech.drivers.len(),
+        mech.drivers
+            .iter()
+            .zip(&scale)
+            .map(|(d, s)| d.coordinate.value(q) * s),
+    );
+    (cov.iter().all(|c| c.is_finite()) && v.iter().all(|c| c.is_finite())).then_some((v, cov))
+}
+
+/// The configurations that best explain the markers, sample by sample, on the motion's
+/// own assembly branch through every fold (see the module's documentation). Each sample is
+/// fitted from the quadratic extrapolation of the earlier ones, the first from the best of a
+/// whole turn of the assembly branch; then each fold's zone is resolved in time order.
+pub fn fit_positions(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+) -> Result<(Configurations, FoldReport), KinematicsError> {
+    let w = driver_weights(mech, PRIOR_WEIGHT);
+    let atlas = branch_atlas(mech, 72)?;
+    let n = obs.len();
+    let mut qs: Vec<Option<DVector<f64>>> = Vec::with_capacity(n);
+    let mut seen: Vec<f64> = Vec::with_capacity(n);
+    for (k, o) in obs.iter().enumerate() {
+        let (q, r) = fit_next(mech, t, k, o, &qs, &seen, &atlas, &w);
+        qs.push(q);
+        seen.push(r);
+    }
+    let mut report = FoldReport::default();
+    let in_zone = |k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]| {
+        qs[k].is_some() && seen[k] < FOLD_ZONE_RATIO
+    };
+    if !(0..n).any(|k| in_zone(k, &qs, &seen)) {
+        return Ok((qs, report));
+    }
+    let noise = marker_noise(mech, obs).unwrap_or(0.0).max(1e-7);
+    let nd = mech.drivers.len();
+    let mut zs: Vec<DriverObs> = (0..n)
+        .map(|k| {
+            if in_zone(k, &qs, &seen) {
+                None
+            } else {
+                qs[k]
+                    .as_ref()
+                    .and_then(|q| driver_obs(mech, q, &obs[k], noise))
+            }
+        })
+        .collect();
+    // The motion model's jerk density by maximum likelihood over a logarithmic grid.
+    let (s, _) = ml_jerk_densities(nd, |s| Some(driver_filter(t, &zs, nd, s, false)?.0))
+        .ok_or_else(|| {
+            KinematicsError::Fit("the drivers' motion model fits no jerk density".into())
+        })?;
+    report.jerk_density = s.clone();
+    // The driver each zone's markers are blind to (on the bench, the slide).
+    let mut blind: Vec<usize> = Vec::new();
+    let mut zones: Vec<(usize, usize)> = Vec::new();
+    let mut k = 0;
+    while k < n {
+        if !in_zone(k, &qs, &seen) {
+            k += 1;
+            continue;
+        }
+        let a = k;
+        while k < n && in_zone(k, &qs, &seen) {
+            k += 1;
+        }
+        report.zones += 1;
+        let ctx = Zone {
+            t,
+            obs,
+            a,
+            b: k,
+            noise,
+            s: &s,
+            atlas: &atlas,
+            w: &w,
+        };
+        let zone_blind = blind_driver(mech, &ctx, &qs);
+        blind.extend(zone_blind);
+        zones.push((a, k));
+        if resolve_fold(mech, &ctx, zone_blind, &mut qs, &mut seen, &mut zs) {
+            report.switched += 1;
+        }
+    }
+    // The most frequent blind driver: the one whose two roots the path chooses between.
+    if let Some(b) = (0..nd)
+        .max_by_key(|&d| blind.iter().filter(|&&x| x == d).count())
+        .filter(|_| !blind.is_empty())
+    {
+        report.relabelled = branch_path(mech, t, obs, &mut qs, &seen, b, noise, &w);
+    }
+    if report.relabelled > 0 {
+        // The zones bridged anew between the path's sides.
+        for &(a, b) in &zones {
+            let ctx = Zone {
+                t,
+                obs,
+                a,
+                b,
+                noise,
+                s: &s,
+                atlas: &atlas,
+                w: &w,
+            };
+            let (lo, hi) = (a.saturating_sub(FOLD_SIDE), (b + FOLD_SIDE).min(n));
+            let window: Vec<DriverObs> = (lo..hi)
+                .map(|j| {
+                    if in_zone(j, &qs, &seen) {
+                        None
+                    } else {
+                        qs[j]
+                            .as_ref()
+                            .and_then(|q| driver_obs(mech, q, &obs[j], noise))
+                    }
+                })
+                .collect();
+            let mut path = qs[lo..hi].to_vec();
+            bridge_zone(mech, &ctx, lo, &mut path, &window);
+            qs[a..b].clone_from_slice(&path[a - lo..b - lo]);
+        }
+    }
+    Ok((qs, report))
+}
+
+/// Decide the branch after one fold zone and bridge the zone (`blind`: the driver the zone's
+/// markers are blind to); true when the fit's branch was switched to the mirror's.
+fn resolve_fold(
+    mech: &Mechanism,
+    z: &Zone,
+    blind: Option<usize>,
+    qs: &mut [Option<DVector<f64>>],
+    seen: &mut [f64],
+    zs: &mut [DriverObs],
+) -> bool {
+    let (t, a, b) = (z.t, z.a, z.b);
+    let n = qs.len();
+    // The end of the segment: the next zone, gap or the recording's end.
+    let mut end = b;
+    while end < n && qs[end].is_some() && seen[end] >= FOLD_ZONE_RATIO {
+        end += 1;
+    }
+    let lo = a.saturating_sub(FOLD_SIDE);
+    let hi = end.min(b + FOLD_SIDE);
+    let mut switched = false;
+    // The fit's hypothesis over lo..hi, its zone bridged.
+    let mut keep: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
+    bridge_zone(mech, z, lo, &mut keep, &zs[lo..hi]);
+    let before = (lo..a).filter(|&j| zs[j].is_some()).count();
+    if before >= 3 && hi > b {
+        let mirror =
+            blind.and_then(|d| second_root(mech, qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
+        if let Some(mirror) = mirror {
+            // The mirror's continuation is predicted from its own samples only.
+            let mut alt: Vec<Option<DVector<f64>>> = vec![None; end];
+            let mut alt_seen: Vec<f64> = seen[..end].to_vec();
+            alt[b] = Some(mirror);
+            for j in b + 1..end {
+                let (q, r) = fit_next(mech, t, j, &z.obs[j], &alt, &alt_seen, z.atlas, z.w);
+                alt[j] = q;
+                alt_seen[j] = r;
+            }
+            // A continuation that loses samples is no branch of this motion.
+            if (b..end).all(|j| alt[j].is_some()) {
+                let mut other: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
+                let mut other_zs: Vec<DriverObs> = zs[lo..hi].to_vec();
+                for j in b..hi {
+                    other[j - lo] = alt[j].clone();
+                    other_zs[j - lo] = alt[j]
+                        .as_ref()
+                        .and_then(|q| driver_obs(mech, q, &z.obs[j], z.noise));
+                }
+                bridge_zone(mech, z, lo, &mut other, &other_zs);
+                let score_keep = window_score(mech, z, lo, &keep);
+                let score_other = window_score(mech, z, lo, &other);
+                if let (Some(sk), Some(so)) = (score_keep, score_other) {
+                    if so > sk {
+                        switched = true;
+                        keep = other;
+                        for j in b..end {
+                            qs[j] = alt[j].take();
+                            seen[j] = alt_seen[j];
+                            zs[j] = qs[j]
+                                .as_ref()
+                                .and_then(|q| driver_obs(mech, q, &z.obs[j], z.noise));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    qs[a..b].clone_from_slice(&keep[(a - lo)..(b - lo)]);
+    switched
+}
+
+/// Bridge the zone a..b of the window starting at `lo` (`path` and `zs` are the window's)
+/// through both sides by the RTS smoother of the drivers, then refit each zone sample to its
+/// markers with the bridge as its prior, weighted by the bridge's own uncertainty: each
+/// sample lands on the root of its markers' equations next to the motion through the zone.
+fn bridge_zone(
+    mech: &Mechanism,
+    z: &Zone,
+    lo: usize,
+    path: &mut [Option<DVector<f64>>],
+    zs: &[DriverObs],
+) {
+    let nd = mech.drivers.len();
+    let hi = lo + path.len();
+    let Some((_, bridge)) = driver_filter(&z.t[lo..hi], zs, nd, z.s, true) else {
+        return;
+    };
+    let scale = driver_weights(mech, 1.0);
+    for j in z.a..z.b {
+        let Some((v, c)) = bridge[j - lo].as_ref() else {
+            continue;
+        };
+        let targets: Vec<f64> = (0..nd).map(|i| v[i] / scale[i]).collect();
+        let w: Vec<f64> = (0..nd)
+            .map(|i| scale[i] * z.noise / c[(i, i)].max(1e-30).sqrt())
+            .collect();
+        let Some(start) = path[j - lo]
+            .as_ref()
+            .and_then(|q| mech.assemble_from(q, &targets).ok())
+        else {
+            continue;
+        };
+        if let Some((q, _)) = refine(mech, &start, &z.obs[j], &targets, &w, 30) {
+            path[j - lo] = Some(q);
+        }
+    }
+}
+
+/// How likely a hypothesis over the window starting at `lo` is: the log-likelihood of the
+/// markers (zone included) under the white-jerk model, at the maximum a posteriori
+/// trajectory that Gauss-Newton reaches from the hypothesis ([`crate::iterated::gauss_newton`]),
+/// with the rest prior: each driver that is not an angle (the spring-loaded slide on the
+/// bench) stays near its initial value in the mechanism file, within [`REST_SPREAD`] of the
+/// reference length. A fast fold's kink alone decides weakly against the noise of a video
+/// (a few units of log-likelihood at 0.13 mm and 240 frames/s on the bench); the mirror
+/// continuation also carries the slide a tenth of a metre away within a tenth of a second,
+/// which the rest prior weighs heavily while the true motion barely pays for it.
+fn window_score(
+    mech: &Mechanism,
+    z: &Zone,
+    lo: usize,
+    path: &[Option<DVector<f64>>],
+) -> Option<f64> {
+    let hi = lo + path.len();
+    let mut lin: Vec<DVector<f64>> = path.iter().cloned().collect::<Option<Vec<_>>>()?;
+    let scale = driver_weights(mech, 1.0);
+    let spread = REST_SPREAD * mech.reference_length();
+    let rest: Vec<Option<(f64, f64)>> = mech
+        .drivers
+        .iter()
+        .zip(&scale)
+        .map(|(d, sc)| {
+            (!matches!(d.coordinate, Coordinate::Angle { .. }))
+                .then(|| (d.value * sc, (spread * sc).powi(2)))
+        })
+        .collect();
+    let (est, _, _) = gauss_newton(
+        mech,
+        &z.t[lo..hi],
+        &z.obs[lo..hi],
+        &mut lin,
+        &NoiseModel {
+            sigma: z.noise,
+            s: z.s,
+            rest: &rest,
+        },
+        6,
+    )?;
+    Some(est.loglik)
+}
+
+/// The driver the markers barely see in the zone a..b: the one most aligned with the
+/// eigenvector of the smallest eigenvalue of J_d^T J_d at the zone's least-seen sample (on
+/// the bench, the slide).
+fn blind_driver(mech: &Mechanism, z: &Zone, qs: &[Option<DVector<f64>>]) -> Option<usize> {
+    let scale = driver_weights(mech, 1.0);
+    let nd = mech.drivers.len();
+    let (kf, qf) = (z.a..z.b)
+        .filter_map(|j| {
+            qs[j]
+                .as_ref()
+                .map(|q| (j, q, fold_ratio(mech, q, &z.obs[j])))
+        })
+        .min_by(|x, y| x.2.total_cmp(&y.2))
+        .map(|x| (x.0, x.1))?;
+    let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, qf, &scale)?;
+    let (jm, _) = marker_system(mech, qf, &z.obs[kf]);
+    let js = &jm * &sens;
+    let eig = (js.transpose() * &js).symmetric_eigen();
+    let imin = (0..nd).min_by(|&x, &y| eig.eigenvalues[x].total_cmp(&eig.eigenvalues[y]))?;
+    let dir = eig.eigenvectors.column(imin);
+    (0..nd).max_by(|&x, &y| dir[x].abs().total_cmp(&dir[y].abs()))
+}
+
+/// The other root of one sample's markers' equations (`q` the fitted one), by a profile
+/// scan: the `blind` driver is stepped away from its fitted value on both sides, by
+/// [`MIRROR_STEP`] of the reference length up to [`MIRROR_SPAN`] of it, each step assembled
+/// from the previous one and the other drivers refitted to the markers; each local minimum
+/// of the markers' residual along that profile other than the fit's own is refined with
+/// every driver free ([`crate::fold::distinct_root`]). None when there is no second root.
+/// (A reflection across the fold, which this replaced, missed the second root at 60
+/// frames/s, where the sample after a zone lies far from the fold.)
+fn second_root(
+    mech: &Mechanism,
+    q: &DVector<f64>,
+    obs: &[Option<MarkerState>],
+    blind: usize,
+    w: &[f64],
+    noise: f64,
+) -> Option<DVector<f64>> {
+    let scale = driver_weights(mech, 1.0);
+    let (_, r0) = marker_system(mech, q, obs);
+    // The blind driver held (to a micrometre of its scaled value), the others weakly as in
+    // the fit.
+    let mut held = w.to_vec();
+    held[blind] = 1e6 * scale[blind];
+    let step = MIRROR_STEP * mech.reference_length() / scale[blind];
+    let steps = (MIRROR_SPAN / MIRROR_STEP).round() as usize;
+    let zero = mech.drivers[blind].coordinate.value(q);
+    let mut candidates: Vec<DVector<f64>> = Vec::new();
+    for side in [-1.0, 1.0] {
+        // (configuration, markers' residual) along this side, the fit itself first.
+        let mut profile: Vec<(DVector<f64>, f64)> = vec![(q.clone(), r0.norm_squared())];
+        for i in 1..=steps {
+            let last = &profile[profile.len() - 1].0;
+            let mut values = driver_values(mech, last);
+            values[blind] = zero + side * step * i as f64;
+            let Ok(start) = mech.assemble_from(last, &values) else {
+                break;
+            };
+            let Some((p, _)) = refine(mech, &start, obs, &values, &held, 10) else {
+                break;
+            };
+            let (_, r) = marker_system(mech, &p, obs);
+            profile.push((p, r.norm_squared()));
+        }
+        for i in 1..profile.len().saturating_sub(1) {
+            if profile[i].1 <= profile[i - 1].1 && profile[i].1 <= profile[i + 1].1 {
+                candidates.push(profile[i].0.clone());
+            }
+        }
+    }
+    candidates
+        .iter()
+        .filter_map(|c| distinct_root(mech, c, q, obs, blind, w, noise))
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .map(|x| x.0)
+}
+
+/// The root of one sample's markers' equations that Levenberg-Marquardt reaches from
+/// `start`, with its markers' residual sum of squares, when it explains the markers as well
+/// as the fitted root `q` does (within 3 sigma per coordinate) and lies clearly apart from
+/// it (by more than [`MIRROR_STEP`] of the reference length in the `blind` driver).
+fn distinct_root(
+    mech: &Mechanism,
+    start: &DVector<f64>,
+    q: &DVector<f64>,
+    obs: &[Option<MarkerState>],
+    blind: usize,
+    w: &[f64],
+    noise: f64,
+) -> Option<(DVector<f64>, f64)> {
+    let scale = driver_weights(mech, 1.0);
+    let (_, r0) = marker_system(mech, q, obs);
+    let allowed = r0.norm_squared() + 9.0 * noise * noise * r0.len() as f64;
+    let (p, _) = refine(mech, start, obs, &driver_values(mech, start), w, 30)?;
+    let (_, r) = marker_system(mech, &p, obs);
+    let distance = ((mech.drivers[blind].coordinate.value(&p)
+        - mech.drivers[blind].coordinate.value(q))
+        * scale[blind])
+        .abs();
+    (distance > MIRROR_STEP * mech.reference_length() && r.norm_squared() <= allowed)
+        .then(|| (p, r.norm_squared()))
+}
+
+/// The driving coordinates' values at configuration q (rad or m).
+fn driver_values(mech: &Mechanism, q: &DVector<f64>) -> Vec<f64> {
+    mech.drivers.iter().map(|d| d.coordinate.value(q)).collect()
+}
+
+/// The whole recording's branch path, after the zones' own tests. Outside the fold zones
+/// every sample has two roots (on the bench the slide on either side of C'); the second is
+/// followed from the previous samples' second roots, or found afresh by
+/// [`crate::fold::second_root`]. The path through them is chosen by dynamic programming over
+/// each run of fitted samples (states: the roots of the last three samples) for the least
+/// cost: the drivers' third divided differences (the jerk, scaled by its median absolute
+/// value along the fitted path: a path that changes root outside a zone jumps, one that
+/// takes the mirror at a fold kinks) plus the fold test's rest prior (see
+/// [`crate::fold::window_score`]). The zone-by-zone test sees a window about each zone only:
+/// at 60 frames/s on the bench its sample-by-sample continuation crossed to the other root
+/// between zones, and the first stretch was the branch atlas' pick; the motion mirrored at
+/// every fold is smooth throughout and only the rest prior, summed over the recording,
+/// tells it from the true one. Returns how many samples changed root.
+#[allow(clippy::too_many_arguments)]
+fn branch_path(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    qs: &mut [Option<DVector<f64>>],
+    seen: &[f64],
+    blind: usize,
+    noise: f64,
+    w: &[f64],
+) -> usize {
+    let n = qs.len();
+    let nd = mech.drivers.len();
+    let scale = driver_weights(mech, 1.0);
+    let spread = REST_SPREAD * mech.reference_length();
+    // The samples outside the zones (in a zone the blind driver is uncertain by more than
+    // the two roots' distance, and the bridge leans to the zone test's choice) in runs
+    // broken by gaps only.
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let mut fresh = true;
+    for k in 0..n {
+        match qs[k] {
+            None => fresh = true,
+            Some(_) if seen[k] >= FOLD_ZONE_RATIO => {
+                if fresh {
+                    runs.push(Vec::new());
+                    fresh = false;
+                }
+                if let Some(r) = runs.last_mut() {
+                    r.push(k);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    // Every such sample's roots: the fitted one first, then the other.
+    let mut roots: Vec<Vec<DVector<f64>>> = vec![Vec::new(); n];
+    for run in &runs {
+        for (p, &k) in run.iter().enumerate() {
+            let Some(q) = qs[k].clone() else { continue };
+            let prev: Vec<&DVector<f64>> = run[p.saturating_sub(2)..p]
+                .iter()
+                .rev()
+                .map_while(|&j| roots[j].get(1))
+                .collect();
+            let guess = match prev.as_slice() {
+                [a, b, ..] => {
+                    let values: Vec<f64> = driver_values(mech, a)
+                        .iter()
+                        .zip(driver_values(mech, b))
+                        .map(|(x, y)| 2.0 * x - y)
+                        .collect();
+                    mech.assemble_from(a, &values).ok()
+                }
+                [a] => Some((*a).clone()),
+                [] => None,
+            };
+            let found = guess
+                .and_then(|g| distinct_root(mech, &g, &q, &obs[k], blind, w, noise).map(|x| x.0))
+                .or_else(|| second_root(mech, &q, &obs[k], blind, w, noise));
+            roots[k] = std::iter::once(q).chain(found).collect();
+        }
+    }
+    // Each root's scaled drivers and their variances from the markers (the blind driver's
+    // grows without bound towards a fold).
+    let stats: Vec<Vec<(DVector<f64>, DVector<f64>)>> = (0..n)
+        .map(|k| {
+            roots[k]
+                .iter()
+                .map(|q| {
+                    let v = DVector::from_iterator(
+                        nd,
+                        driver_values(mech, q)
+                            .iter()
+                            .zip(&scale)
+                            .map(|(v, s)| v * s),
+                    );
+                    let var = driver_obs(mech, q, &obs[k], noise)
+                        .map_or(DVector::from_element(nd, f64::INFINITY), |(_, c)| {
+                            c.diagonal()
+                        });
+                    (v, var)
+                })
+                .collect()
+        })
+        .collect();
+    // Third divided difference times 3! (the jerk) at samples ks on roots idx, and its
+    // variance from the markers' noise: sum of c_i^2 var_i, c_i = 6 / prod_{j != i} (t_i - t_j).
+    let jerk = |ks: [usize; 4], idx: [usize; 4]| -> (DVector<f64>, DVector<f64>) {
+        let mut e = DVector::zeros(nd);
+        let mut var = DVector::zeros(nd);
+        for i in 0..4 {
+            let c = 6.0
+                / (0..4)
+                    .filter(|&j| j != i)
+                    .map(|j| t[ks[i]] - t[ks[j]])
+                    .product::<f64>();
+            let (v, vv) = &stats[ks[i]][idx[i]];
+            e += v * c;
+            var += vv * (c * c);
+        }
+        (e, var)
+    };
+    let quads = |run: &[usize]| -> Vec<[usize; 4]> {
+        run.windows(4).map(|w| [w[0], w[1], w[2], w[3]]).collect()
+    };
+    // The motion's own jerk variance per driver along the fitted path: the square of 1.4826
+    // times the jerk's median absolute value, less the median variance the noise gives it
+    // (at least a tenth of that square).
+    let median = |mut a: Vec<f64>| -> f64 {
+        a.sort_by(f64::total_cmp);
+        a.get(a.len() / 2).copied().unwrap_or(0.0)
+    };
+    let mut jerk_var = vec![0.0; nd];
+    for (j, jv) in jerk_var.iter_mut().enumerate() {
+        let all: Vec<(f64, f64)> = runs
+            .iter()
+            .flat_map(|r| quads(r))
+            .map(|ks| jerk(ks, [0; 4]))
+            .map(|(e, v)| (e[j].abs(), v[j]))
+            .collect();
+        let spread2 = (1.4826 * median(all.iter().map(|x| x.0).collect())).powi(2);
+        *jv = (spread2 - median(all.iter().map(|x| x.1).collect())).max(0.1 * spread2);
+    }
+    if jerk_var.iter().any(|s| s.is_nan() || *s <= 0.0) {
+        return 0;
+    }
+    let rest = |k: usize, i: usize| -> f64 {
+        mech.drivers
+            .iter()
+            .filter(|d| !matches!(d.coordinate, Coordinate::Angle { .. }))
+            .map(|d| 0.5 * ((d.coordinate.value(&roots[k][i]) - d.value) / spread).powi(2))
+            .sum()
+    };
+    let mut changed = 0;
+    for run in &runs {
+        // Dynamic programming over the run; state (i_{p-2}, i_{p-1}, i_p) as 4 i_{p-2} +
+        // 2 i_{p-1} + i_p, the missing ones 0; back[p][state] the best i_{p-3}.
+        let mut cost = [f64::INFINITY; 8];
+        let mut back: Vec<[usize; 8]> = Vec::with_capacity(run.len());
+        for (p, &k) in run.iter().enumerate() {
+            let mut next = [f64::INFINITY; 8];
+            let mut from = [0usize; 8];
+            for i in 0..roots[k].len() {
+                if p == 0 {
+                    next[i] = rest(k, i);
+                    continue;
+                }
+                for (prev, &prev_cost) in cost.iter().enumerate() {
+                    if !prev_cost.is_finite() {
+                        continue;
+                    }
+                    let (x, a, b) = (prev >> 2, (prev >> 1) & 1, prev & 1);
+                    let mut c = prev_cost + rest(k, i);
+                    if p >= 3 {
+                        let (e, var) = jerk([run[p - 3], run[p - 2], run[p - 1], k], [x, a, b, i]);
+                        c += (0..nd)
+                            .map(|d| {
+                                0.5 * (e[d] * e[d] / (jerk_var[d] + var[d])
+                                    + (jerk_var[d] + var[d]).ln())
+                            })
+                            .sum::<f64>();
+                    }
+                    let state = ((a << 2) | (b << 1) | i) & 7;
+                    if c < next[state] {
+                        next[state] = c;
+                        from[state] = x;
+                    }
+                }
+            }
+            cost = next;
+            back.push(from);
+        }
+        // Backtrack.
+        let Some(mut state) = (0..8)
+            .filter(|&s| cost[s].is_finite())
+            .min_by(|&x, &y| cost[x].total_cmp(&cost[y]))
+        else {
+            continue;
+        };
+        for (p, &k) in run.iter().enumerate().rev() {
+            let i = state & 1;
+            if i != 0 {
+                qs[k] = Some(roots[k][i].clone());
+                changed += 1;
+            }
+            state = (back[p][state] << 2) | (state >> 1);
+        }
+    }
+    changed
+}
+
+/// One fold zone a..b (b the first sample after it) and what its resolution needs.
+struct Zone<'a> {
+    t: &'a [f64],
+    obs: &'a [Vec<Option<MarkerState>>],
+    a: usize,
+    b: usize,
+    /// Markers' noise, m per coordinate.
+    noise: f64,
+    /// Jerk densities of the drivers' motion model.
+    s: &'a [f64],
+    atlas: &'a [DVector<f64>],
+    w: &'a [f64],
+}

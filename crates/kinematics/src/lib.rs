@@ -1,0 +1,42 @@
+//! The mechanism's motion estimated from measured markers (docs/bench.md section 4, stage 4):
+//! the driving coordinates and every body's state q, q', q'' at each sample, the loop closed
+//! exactly, with their uncertainty.
+//!
+//! Modules depend one way, each only on those above it:
+//! - [`observe`]: the observation model they all share (markers through the mechanism, driver
+//!   weights, one configuration refined to the markers, the fold ratio, the prediction of a
+//!   sample, the measurement noise from the free rigid fits).
+//! - [`iterated`]: the iterated Kalman smoother's engine (linearisation, Gauss-Newton passes).
+//! - [`fold`]: the sample-by-sample positions on the motion's own branch through the folds.
+//! - [`fit`]: positions, then velocities and accelerations by the loop's analysis, from each
+//!   marker's differentiated states; the fit's report.
+//! - [`smoother`]: the Kalman smoother on the driving coordinates, with covariances.
+//! - [`periodic`]: the drivers refitted as Fourier series of the crank angle over every turn.
+//! - [`estimate`](mod@estimate): the whole estimation as `process` runs it (fit, the bench's
+//!   horizontal refined from the motion, smoother, periodic refit), and the force bands.
+
+#![warn(missing_docs)]
+
+pub mod estimate;
+pub mod fit;
+pub mod fold;
+pub mod iterated;
+pub mod observe;
+pub mod periodic;
+pub mod smoother;
+
+pub use estimate::{estimate, forces, Config, ForceSeries, Motion};
+pub use fit::FitReport;
+pub use observe::{FitSample, MarkerState};
+
+/// Errors of the kinematics: markers that do not fit the mechanism, a motion the estimators
+/// cannot follow, or the mechanism's own refusal.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KinematicsError {
+    /// Measured markers do not fit the mechanism (the words say how, and what to check).
+    #[error("the markers do not fit the mechanism: {0}")]
+    Fit(String),
+    /// The mechanism refused (assembly, an analysis it is not fit for).
+    #[error(transparent)]
+    Mechanism(#[from] flexbench_mechanism::MechanismError),
+}

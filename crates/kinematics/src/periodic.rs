@@ -1,0 +1,614 @@
+//! The mechanism's own help (the crank-angle mode): in steady motion the crank turns at a mean
+//! speed with a periodic ripple, and every other driving coordinate is a periodic function of
+//! the crank angle. Both are fitted to the markers over every turn of the recording at once.
+//!
+//! Model: theta(t) = c_0 + c_1 u + sum_{h=1..K0} (a_h cos h W u + b_h sin h W u), u = t - t_0,
+//! W = c_1 the mean speed ([`CrankFit`]: the speed's ripple allowed for); d_j(t) =
+//! f_j(theta(t)), f_j(theta) = a_0 + sum_{h=1..K} (a_h cos h theta + b_h sin h theta). Rates by
+//! the chain rule: d_j' = f_j'(theta) theta', d_j'' = f_j''(theta) theta'^2 + f_j'(theta)
+//! theta''. The coefficients minimise the markers' residual sum of squares, by Gauss-Newton
+//! with the markers' Jacobian J_m dq/dd_j times the basis: the crank's first (the others held
+//! at the smoother's), then the others'. K0 and K by the Bayesian information criterion
+//! BIC = N ln(RSS / N) + p ln N (N marker coordinates, p coefficients) on the markers
+//! linearised about the smoothed motion, K0 up to [`MAX_CRANK_HARMONICS`], K over 2, 4, ...,
+//! [`MAX_HARMONICS`].
+
+use flexbench_signal::rts::trend_harmonic_basis;
+use nalgebra::{DMatrix, DVector};
+
+use flexbench_mechanism::model::Coordinate;
+use flexbench_mechanism::Mechanism;
+
+use crate::observe::{marker_system, FitSample, MarkerState};
+use crate::KinematicsError;
+
+/// Most harmonics tried per driver.
+pub const MAX_HARMONICS: usize = 40;
+
+/// What the periodic fit chose and found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PeriodicReport {
+    /// Harmonics of the non-first drivers in the crank angle (by BIC).
+    pub harmonics: usize,
+    /// Harmonics of the crank angle's ripple in time (by BIC).
+    pub crank_harmonics: usize,
+    /// The crank's mean speed, rad/s.
+    pub crank_speed: f64,
+    /// Turns of the first driver covered by the samples.
+    pub turns: f64,
+    /// RMS marker residual of the periodic fit, m per coordinate.
+    pub rms: f64,
+    /// RMS marker residual of the starting (smoothed) motion, m per coordinate.
+    pub rms_start: f64,
+}
+
+fn basis(theta: f64, k: usize) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
+    let p = 2 * k + 1;
+    let (mut b, mut b1, mut b2) = (DVector::zeros(p), DVector::zeros(p), DVector::zeros(p));
+    b[0] = 1.0;
+    for h in 1..=k {
+        let hf = h as f64;
+        let (s, c) = (hf * theta).sin_cos();
+        b[2 * h - 1] = c;
+        b[2 * h] = s;
+        b1[2 * h - 1] = -hf * s;
+        b1[2 * h] = hf * c;
+        b2[2 * h - 1] = -hf * hf * c;
+        b2[2 * h] = -hf * hf * s;
+    }
+    (b, b1, b2)
+}
+
+/// The crank angle as a steady turn with a periodic ripple in time:
+/// theta(t) = c_0 + c_1 u + sum_{h=1..K} (a_h cos h W u + b_h sin h W u), u = t - t0, W the mean
+/// speed.
+struct CrankFit {
+    t0: f64,
+    speed: f64,
+    harmonics: usize,
+    coef: DVector<f64>,
+}
+
+impl CrankFit {
+    /// (theta, theta', theta'') at time t.
+    fn at(&self, t: f64) -> (f64, f64, f64) {
+        let [b, b1, b2] = trend_harmonic_basis(t - self.t0, self.speed, self.harmonics);
+        (b.dot(&self.coef), b1.dot(&self.coef), b2.dot(&self.coef))
+    }
+}
+
+/// The most harmonics a series in the crank angle may have given the samples per turn: a
+/// third of them (a series sampled at few points per turn aliases, even when the turns sample
+/// different phases; BIC alone let a 60 frames/s recording take 28 harmonics from 26 samples
+/// per turn, and its accelerations with them).
+fn resolvable_harmonics(samples: usize, turns: f64) -> usize {
+    ((samples as f64 / turns.max(1e-9)) / 3.0).floor().max(2.0) as usize
+}
+
+/// Most harmonics of the crank's ripple tried.
+pub const MAX_CRANK_HARMONICS: usize = 24;
+
+/// The least-squares series through `values` (one per sample) on the basis `bases` (its values
+/// at each sample): coefficients and residual sum of squares. None when the basis is singular
+/// over the samples.
+fn series_fit(bases: &[DVector<f64>], values: &[f64]) -> Option<(DVector<f64>, f64)> {
+    let p = bases.first()?.len();
+    let mut ata = DMatrix::zeros(p, p);
+    let mut atb = DVector::zeros(p);
+    for (b, v) in bases.iter().zip(values) {
+        ata += b * b.transpose();
+        atb += b * *v;
+    }
+    let c = ata.cholesky()?.solve(&atb);
+    let rss = bases
+        .iter()
+        .zip(values)
+        .map(|(b, v)| (v - b.dot(&c)).powi(2))
+        .sum::<f64>();
+    Some((c, rss))
+}
+
+/// The crank angle and its first two time derivatives at a sample (rad, rad/s, rad/s^2).
+type CrankAngle = (f64, f64, f64);
+
+/// A sequence of vectors, one per sample: configurations q, or a series' coefficients.
+type Trajectory = Vec<DVector<f64>>;
+
+/// The residual vector at the configurations (None when it cannot be formed).
+type Target<'a> = dyn Fn(&[DVector<f64>]) -> Option<DVector<f64>> + 'a;
+
+/// The configurations reached from the previous ones for new coefficients (None on failure).
+type Assemble<'a> = dyn Fn(&[DVector<f64>], &DVector<f64>) -> Option<Vec<DVector<f64>>> + 'a;
+
+/// Gauss-Newton on series coefficients `coef` (every series laid end to end) for the markers:
+/// at most `iters` steps towards `target(qs)` (the linearised least-squares solution about the
+/// configurations), each halved while the markers' residual `rss_at` grows or a sample fails
+/// to `assemble`; stops when the residual no longer changes (1e-9 relative). Returns the
+/// coefficients and configurations reached; None when a linearisation fails.
+fn damped_gauss_newton(
+    mut coef: DVector<f64>,
+    mut qs: Vec<DVector<f64>>,
+    iters: usize,
+    target: &Target<'_>,
+    assemble: &Assemble<'_>,
+    rss_at: &dyn Fn(&[DVector<f64>]) -> f64,
+) -> Option<(DVector<f64>, Trajectory)> {
+    let mut last = rss_at(&qs);
+    for _ in 0..iters {
+        let c = target(&qs)?;
+        let mut step = 1.0;
+        let mut accepted = None;
+        while step > 1e-3 {
+            let trial = &coef + (&c - &coef) * step;
+            if let Some(q) = assemble(&qs, &trial) {
+                let r = rss_at(&q);
+                if r <= last {
+                    accepted = Some((trial, q, r));
+                    break;
+                }
+            }
+            step *= 0.5;
+        }
+        let Some((trial, q, r)) = accepted else { break };
+        let done = (last - r).abs() <= 1e-9 * r.max(1e-300);
+        coef = trial;
+        qs = q;
+        last = r;
+        if done {
+            break;
+        }
+    }
+    Some((coef, qs))
+}
+
+/// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
+/// periodic in the first (module documentation). None-states are left as they are. Errors
+/// when the first driver is not an angle or covers less than two turns.
+///
+/// No covariance: the coefficients' own (s^2 H^-1) leaves out the bias of the harmonics the
+/// fit leaves out, which dominates at low noise (bands holding 56-81 % of the true marker
+/// accelerations in docs/signal-study.md; estimating the left-out power from a fit with
+/// twice the harmonics was too noisy to calibrate them). The smoother's bands stand.
+pub fn periodic_refit(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    start: &[FitSample],
+) -> Result<(Vec<FitSample>, PeriodicReport), KinematicsError> {
+    if t.len() != start.len() {
+        return Err(KinematicsError::Fit(format!(
+            "the periodic fit got {} times for {} samples",
+            t.len(),
+            start.len()
+        )));
+    }
+    let nd = mech.drivers.len();
+    if nd < 2 || !matches!(mech.drivers[0].coordinate, Coordinate::Angle { .. }) {
+        return Err(KinematicsError::Fit("the periodic fit needs a first driving coordinate that is an angle (the crank) and at least one other".into()));
+    }
+    let idx: Vec<usize> = (0..start.len())
+        .filter(|&k| start[k].state.is_some())
+        .collect();
+    let state = |k: usize| start[k].state.as_ref().map(|s| (&s.0, &s.1, &s.2));
+    let c0 = &mech.drivers[0].coordinate;
+    let theta: Vec<(f64, f64, f64)> = idx
+        .iter()
+        .filter_map(|&k| {
+            let (q, qd, qdd) = state(k)?;
+            let n = q.len();
+            Some((
+                c0.value(q),
+                c0.gradient(q, n).dot(qd),
+                c0.gradient(q, n).dot(qdd) + c0.quadratic(q, qd),
+            ))
+        })
+        .collect();
+    let (lo, hi) = theta
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x.0), b.max(x.0))
+        });
+    let turns = (hi - lo) / std::f64::consts::TAU;
+    if turns < 2.0 {
+        return Err(KinematicsError::Fit(format!(
+            "the periodic fit needs at least two turns of the {}; the samples cover {turns:.2}",
+            mech.drivers[0].name
+        )));
+    }
+    let rss_of = |qs: &[DVector<f64>]| -> (f64, usize) {
+        let mut s = 0.0;
+        let mut n = 0;
+        for (i, &k) in idx.iter().enumerate() {
+            let (_, r) = marker_system(mech, &qs[i], &obs[k]);
+            s += r.norm_squared();
+            n += r.len();
+        }
+        (s, n)
+    };
+    let start_q: Vec<DVector<f64>> = idx
+        .iter()
+        .filter_map(|&k| state(k).map(|s| s.0.clone()))
+        .collect();
+    let (rss0, ncoord) = rss_of(&start_q);
+    // The crank first: its angle as a steady turn with a periodic ripple in time.
+    let times: Vec<f64> = idx.iter().map(|&k| t[k]).collect();
+    let (theta, start_q, crank) = crank_refit(mech, obs, &idx, &times, &start_q, &theta, ncoord)
+        .ok_or_else(|| {
+            KinematicsError::Fit(format!(
+                "the periodic fit of the {} did not converge",
+                mech.drivers[0].name
+            ))
+        })?;
+    // The number of harmonics by BIC on the markers linearised about the smoothed motion;
+    // then Gauss-Newton at that number.
+    // Two starts: the smoother's drivers, and every non-first driver at rest (its value in
+    // the mechanism file). Near a fold the markers cannot tell the slide's two positions
+    // apart, and at low frame rates the smoother may follow the wrong one for a stretch;
+    // such a motion is not periodic, and the fit from rest, which is, wins on the markers.
+    let rest_q: Option<Vec<DVector<f64>>> = start_q
+        .iter()
+        .zip(&theta)
+        .map(|(q, th)| {
+            let mut values = vec![th.0];
+            values.extend(mech.drivers[1..].iter().map(|d| d.value));
+            mech.assemble_from(q, &values).ok()
+        })
+        .collect();
+    let k_cap = resolvable_harmonics(idx.len(), turns);
+    let n = ncoord as f64;
+    let mut chosen: Option<(f64, usize, Trajectory, Trajectory)> = None;
+    for from in [Some(start_q.clone()), rest_q].into_iter().flatten() {
+        let Ok(lin) = periodic_normals(mech, obs, &idx, &from) else {
+            continue;
+        };
+        let mut best: Option<(f64, usize)> = None;
+        for k in (2..=MAX_HARMONICS.min(k_cap)).step_by(2) {
+            let p = 2 * k + 1;
+            if p * (nd - 1) * 4 > ncoord {
+                break;
+            }
+            let Some((_, rss)) = lin.solve(&theta, k) else {
+                continue;
+            };
+            let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
+            if best.is_none_or(|b| bic < b.0) {
+                best = Some((bic, k));
+            }
+        }
+        let Some((_, k)) = best else { continue };
+        let Some((coefs, qs)) = periodic_gauss_newton(mech, obs, &idx, &from, &theta, k) else {
+            continue;
+        };
+        let (rss, _) = rss_of(&qs);
+        let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
+        if chosen.as_ref().is_none_or(|c| bic < c.0) {
+            chosen = Some((bic, k, coefs, qs));
+        }
+    }
+    let (_, k, coefs, qs) = chosen.ok_or_else(|| KinematicsError::Fit("the periodic fit did not assemble at every sample from either start (the smoother's motion or rest)".into()))?;
+    let mut out: Vec<FitSample> = start.to_vec();
+    let mut rss = 0.0;
+    for (i, &s) in idx.iter().enumerate() {
+        let (th, th1, th2) = theta[i];
+        let (_, b1, b2) = basis(th, k);
+        let mut rates = vec![th1];
+        let mut accs = vec![th2];
+        for c in &coefs {
+            rates.push(b1.dot(c) * th1);
+            accs.push(b2.dot(c) * th1 * th1 + b1.dot(c) * th2);
+        }
+        let q = qs[i].clone();
+        let qd = mech.velocities_at(&q, &rates)?;
+        let qdd = mech.accelerations_at(&q, &qd, &accs)?;
+        let (_, r) = marker_system(mech, &q, &obs[s]);
+        rss += r.norm_squared();
+        let mut residual = vec![None; mech.markers.len()];
+        let present: Vec<usize> = (0..mech.markers.len())
+            .filter(|&m| obs[s][m].is_some())
+            .collect();
+        for (row, &m) in present.iter().enumerate() {
+            residual[m] = Some(nalgebra::Vector2::new(r[2 * row], r[2 * row + 1]));
+        }
+        out[s] = FitSample {
+            state: Some((q, qd, qdd)),
+            residual,
+        };
+    }
+    let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
+    Ok((
+        out,
+        PeriodicReport {
+            harmonics: k,
+            crank_harmonics: crank.harmonics,
+            crank_speed: crank.coef[1],
+            turns,
+            rms: rms(rss),
+            rms_start: rms(rss0),
+        },
+    ))
+}
+
+/// The markers' residual sum of squares of configurations `qs` at the samples `idx`.
+fn markers_rss(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    qs: &[DVector<f64>],
+) -> f64 {
+    idx.iter()
+        .enumerate()
+        .map(|(i, &k)| marker_system(mech, &qs[i], &obs[k]).1.norm_squared())
+        .sum()
+}
+
+/// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's
+/// harmonics by BIC on the markers linearised about the smoothed motion, then Gauss-Newton
+/// (the other drivers held), the speed updated from the fitted trend and the fit repeated.
+/// Returns the crank's (theta, theta', theta'') per sample, the configurations, the fit.
+fn crank_refit(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    times: &[f64],
+    start_q: &[DVector<f64>],
+    theta: &[(f64, f64, f64)],
+    ncoord: usize,
+) -> Option<(Vec<CrankAngle>, Trajectory, CrankFit)> {
+    let nd = mech.drivers.len();
+    let t0 = *times.first()?;
+    let n = times.len() as f64;
+    let (su, sth) = times
+        .iter()
+        .zip(theta)
+        .fold((0.0, 0.0), |(a, b), (t, th)| (a + (t - t0), b + th.0));
+    let (mu, mth) = (su / n, sth / n);
+    let (num, den) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| {
+        (a + (t - t0 - mu) * (th.0 - mth), b + (t - t0 - mu).powi(2))
+    });
+    let mut speed = num / den;
+    if !speed.is_finite() || speed == 0.0 {
+        return None;
+    }
+    let lin = driver_normals(mech, obs, idx, start_q, 0..1).ok()?;
+    let nc = ncoord as f64;
+    let mut best: Option<(f64, usize)> = None;
+    let turns = (theta.last()?.0 - theta.first()?.0).abs() / std::f64::consts::TAU;
+    for k in 0..=MAX_CRANK_HARMONICS.min(resolvable_harmonics(times.len(), turns)) {
+        let p = 2 + 2 * k;
+        if 4 * p > ncoord {
+            break;
+        }
+        let bases: Vec<DVector<f64>> = times
+            .iter()
+            .map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone())
+            .collect();
+        let Some((_, rss, _)) = lin.solve_basis(&bases) else {
+            continue;
+        };
+        let bic = nc * (rss.max(1e-300) / nc).ln() + p as f64 * nc.ln();
+        if best.is_none_or(|b| bic < b.0) {
+            best = Some((bic, k));
+        }
+    }
+    let (_, k) = best?;
+    let mut qs = start_q.to_vec();
+    let mut fit = None;
+    let rss_at = |qs: &[DVector<f64>]| markers_rss(mech, obs, idx, qs);
+    for _round in 0..2 {
+        let bases: Vec<DVector<f64>> = times
+            .iter()
+            .map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone())
+            .collect();
+        let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
+            qs.iter()
+                .zip(&bases)
+                .map(|(q, b)| {
+                    let mut values = vec![b.dot(c)];
+                    values.extend((1..nd).map(|j| mech.drivers[j].coordinate.value(q)));
+                    mech.assemble_from(q, &values).ok()
+                })
+                .collect()
+        };
+        // Start: the series fitted to the smoothed angle itself (valid where the smoother
+        // is); then Gauss-Newton on the markers.
+        let (start, _) = series_fit(&bases, &theta.iter().map(|th| th.0).collect::<Vec<_>>())?;
+        if let Some(q) = assemble(&qs, &start) {
+            qs = q;
+        }
+        let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> {
+            let lin = driver_normals(mech, obs, idx, qs, 0..1).ok()?;
+            lin.solve_basis(&bases)?.0.into_iter().next()
+        };
+        let (coef, reached) = damped_gauss_newton(start, qs, 12, &target, &assemble, &rss_at)?;
+        qs = reached;
+        fit = Some(CrankFit {
+            t0,
+            speed,
+            harmonics: k,
+            coef,
+        });
+        // The fitted trend is the mean speed: rebuild the ripple's basis on it.
+        let f = fit.as_ref()?;
+        if (f.coef[1] - speed).abs() <= 1e-9 * speed.abs() {
+            break;
+        }
+        speed = f.coef[1];
+    }
+    let fit = fit?;
+    let theta_new = times.iter().map(|&t| fit.at(t)).collect();
+    Some((theta_new, qs, fit))
+}
+
+/// Per sample, the markers' normal equations in the non-first drivers about configuration
+/// qs[i]: G_i = J_s^T J_s and h_i = G_i d_i - J_s^T r_i (J_s the markers' Jacobian in those
+/// drivers, r_i the residuals, d_i the drivers), and e_i^T e_i with e_i = J_s d_i - r_i:
+/// the linear model r_i(d) = r_i + J_s (d - d_i).
+fn periodic_normals(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    qs: &[DVector<f64>],
+) -> Result<Normals, KinematicsError> {
+    driver_normals(mech, obs, idx, qs, 1..mech.drivers.len())
+}
+
+/// As [`crate::periodic::periodic_normals`] for the drivers `cols` (the others held).
+fn driver_normals(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    qs: &[DVector<f64>],
+    cols: std::ops::Range<usize>,
+) -> Result<Normals, KinematicsError> {
+    let nd = mech.drivers.len();
+    let unit = vec![1.0; nd];
+    let mut out = Normals {
+        g: Vec::with_capacity(qs.len()),
+        h: Vec::with_capacity(qs.len()),
+        ee: 0.0,
+    };
+    for (i, &s) in idx.iter().enumerate() {
+        let (jm, r) = marker_system(mech, &qs[i], &obs[s]);
+        let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, &qs[i], &unit)
+            .ok_or_else(|| KinematicsError::Fit("the periodic fit met a toggle position".into()))?;
+        let js = (&jm * sens).columns(cols.start, cols.len()).into_owned();
+        let d = DVector::from_iterator(
+            cols.len(),
+            cols.clone()
+                .map(|j| mech.drivers[j].coordinate.value(&qs[i])),
+        );
+        let e = &js * &d - &r;
+        out.ee += e.norm_squared();
+        out.g.push(js.transpose() * &js);
+        out.h.push(js.transpose() * e);
+    }
+    Ok(out)
+}
+
+/// Gauss-Newton for the Fourier coefficients of the non-first drivers with K harmonics
+/// (relinearised at each iterate); returns the coefficients (per driver) and the samples'
+/// configurations.
+fn periodic_gauss_newton(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    start_q: &[DVector<f64>],
+    theta: &[(f64, f64, f64)],
+    k: usize,
+) -> Option<(Trajectory, Trajectory)> {
+    let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
+    let nd = mech.drivers.len();
+    let p = 2 * k + 1;
+    // The non-first drivers' series laid end to end, p coefficients each.
+    let split = |c: &DVector<f64>| -> Vec<DVector<f64>> {
+        (0..nd - 1).map(|j| c.rows(j * p, p).into_owned()).collect()
+    };
+    let join = |cs: Vec<DVector<f64>>| -> DVector<f64> {
+        DVector::from_iterator((nd - 1) * p, cs.iter().flat_map(|c| c.iter().copied()))
+    };
+    let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
+        let coefs = split(c);
+        bases
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut values = vec![theta[i].0];
+                values.extend(coefs.iter().map(|c| b.dot(c)));
+                mech.assemble_from(&qs[i], &values).ok()
+            })
+            .collect()
+    };
+    // Start: each driver's series fitted to its own start values (the smoother's, or rest);
+    // then Gauss-Newton on the markers (from rest the slide may start centimetres away,
+    // where the linearisation overshoots: the steps are halved).
+    let mut qs: Vec<DVector<f64>> = start_q.to_vec();
+    let start = join(
+        (1..nd)
+            .map(|j| {
+                series_fit(
+                    &bases,
+                    &qs.iter()
+                        .map(|q| mech.drivers[j].coordinate.value(q))
+                        .collect::<Vec<_>>(),
+                )
+                .map(|f| f.0)
+            })
+            .collect::<Option<Vec<_>>>()?,
+    );
+    if let Some(q) = assemble(&qs, &start) {
+        qs = q;
+    }
+    let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> {
+        Some(join(
+            periodic_normals(mech, obs, idx, qs)
+                .ok()?
+                .solve(theta, k)?
+                .0,
+        ))
+    };
+    let rss_at = |qs: &[DVector<f64>]| markers_rss(mech, obs, idx, qs);
+    let (coef, qs) = damped_gauss_newton(start, qs, 20, &target, &assemble, &rss_at)?;
+    Some((split(&coef), qs))
+}
+
+/// The markers' normal equations per sample, linearised (see
+/// [`crate::periodic::periodic_normals`]).
+struct Normals {
+    g: Vec<DMatrix<f64>>,
+    h: Vec<DVector<f64>>,
+    ee: f64,
+}
+
+impl Normals {
+    /// The coefficients with K harmonics that minimise the linearised residual, and that
+    /// residual sum of squares: min sum |J_s B_i c - e_i|^2 = ee - 2 c^T g + c^T H c with
+    /// H = sum (G_i (x) b_i b_i^T) and g = sum (h_i (x) b_i).
+    fn solve(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64)> {
+        self.solve_full(theta, k).map(|(c, rss, _)| (c, rss))
+    }
+
+    /// As [`Normals::solve`], with the inverse of the normal matrix H (the coefficients'
+    /// covariance per unit noise variance, coefficients driver by driver).
+    fn solve_full(
+        &self,
+        theta: &[(f64, f64, f64)],
+        k: usize,
+    ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
+        let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
+        self.solve_basis(&bases)
+    }
+
+    /// As [`Normals::solve_full`] with any basis: `bases[i]` the basis functions' values at
+    /// sample i (the same functions for every driver of the normals).
+    fn solve_basis(
+        &self,
+        bases: &[DVector<f64>],
+    ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
+        let m = self.h.first()?.len();
+        let p = bases.first()?.len();
+        let np = p * m;
+        let mut hm = DMatrix::zeros(np, np);
+        let mut g = DVector::zeros(np);
+        for (i, b) in bases.iter().enumerate() {
+            let bb = b * b.transpose();
+            for j in 0..m {
+                g.rows_mut(j * p, p).axpy(self.h[i][j], b, 1.0);
+                for l in 0..m {
+                    let w = self.g[i][(j, l)];
+                    if w != 0.0 {
+                        let mut blk = hm.view_mut((j * p, l * p), (p, p));
+                        blk += &bb * w;
+                    }
+                }
+            }
+        }
+        let chol = hm.clone().cholesky()?;
+        let c = chol.solve(&g);
+        let rss = (self.ee - 2.0 * c.dot(&g) + c.dot(&(&hm * &c))).max(0.0);
+        Some((
+            (0..m).map(|j| c.rows(j * p, p).into_owned()).collect(),
+            rss,
+            chol.inverse(),
+        ))
+    }
+}

@@ -1,0 +1,194 @@
+//! Kinematics from markers by a Kalman smoother on the driving coordinates: an estimator over
+//! time, for noisy video at modest frame rates.
+//!
+//! State: each driving coordinate d (the crank angle scaled by the reference length, the slide's
+//! x, ...) with its first and second time derivatives, driven by white jerk of spectral density
+//! s^2 (the constant-acceleration model: F = [[1, h, h^2/2], [0, 1, h], [0, 0, 1]],
+//! Q = s^2 [[h^5/20, h^4/8, h^3/6], [h^4/8, h^3/3, h^2/2], [h^3/6, h^2/2, h]]; Bar-Shalom, Li &
+//! Kirubarajan, Estimation with Applications to Tracking and Navigation, 6.3.3). Measurement: the
+//! markers' positions, h(d) = r_m(q(d)) with q(d) assembled (loop closed exactly, assembly branch
+//! kept by continuation), Jacobian J_m dq/dd; noise sigma per coordinate.
+//!
+//! The trajectory is the maximum a posteriori one, by Gauss-Newton: each iteration linearises
+//! the markers about the previous trajectory and runs one Kalman filter and Rauch-Tung-Striebel
+//! pass (the iterated Kalman smoother), from the fit's configurations, which are on the motion's
+//! own branch through every fold ([`crate::fold`]). Near a fold, where the markers lose sight of
+//! a driver (the rocker near C'D vertical on the bench), the model carries the motion through
+//! from both sides, which a sample-by-sample fit cannot do.
+//!
+//! The jerk densities (one per driver) are chosen by maximum likelihood of the innovations;
+//! sigma is the free rigid fits' ([`crate::observe::marker_noise`]). The smoothed d, d', d'' give q,
+//! q', q'' through the loop's position, velocity and acceleration analysis.
+
+use nalgebra::{DMatrix, DVector, Vector2};
+
+use flexbench_mechanism::Mechanism;
+use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, ORDER};
+
+use crate::fit::FitReport;
+use crate::iterated::{gauss_newton, linearised, smoother_prior, NoiseModel};
+use crate::observe::{driver_weights, free_fit_rms, marker_noise, FitSample, MarkerState};
+use crate::KinematicsError;
+
+/// What the smoother chose and found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SmootherReport {
+    /// Measurement noise used, m (per coordinate).
+    pub sigma_m: f64,
+    /// Jerk spectral density chosen per driving coordinate, m/s^3 per sqrt(Hz) (angles scaled
+    /// by the reference length).
+    pub jerk_density: Vec<f64>,
+    /// Log-likelihood of the innovations at the chosen density (last linearisation).
+    pub log_likelihood: f64,
+    /// Gauss-Newton iterations run.
+    pub iterations: usize,
+    /// Largest change of a driver in the last iteration, m (angles scaled by the reference
+    /// length).
+    pub last_step: f64,
+}
+
+/// Most Gauss-Newton iterations of the smoother.
+pub const SMOOTHER_ITERATIONS: usize = 12;
+
+/// Smooth the markers' positions into the mechanism's q, q', q'' at every sample: the
+/// maximum a posteriori trajectory of the driving coordinates under the white-jerk model,
+/// by Gauss-Newton (the iterated Kalman smoother: each iteration one linear filter and RTS
+/// pass with the markers linearised about the previous trajectory; Bell, "The iterated
+/// Kalman smoother as a Gauss-Newton method", SIAM J. Optim. 4, 1994), started from `init`
+/// (the fit's configurations on the motion's branch, [`crate::fold::fit_positions`]; None
+/// where not fitted). `obs` holds positions only. The measurement noise is the free rigid
+/// fits' ([`crate::observe::marker_noise`]); the jerk density is chosen by maximum likelihood of
+/// the innovations over a logarithmic grid, at the starting trajectory.
+pub fn smooth_markers(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    init: &[Option<DVector<f64>>],
+) -> Result<(Vec<FitSample>, FitReport, SmootherReport), KinematicsError> {
+    smooth_markers_with_covariance(mech, t, obs, init).map(|(f, r, s, _)| (f, r, s))
+}
+
+/// [`crate::smoother::smooth_markers`], with each sample's covariance of the driving coordinates,
+/// their rates and accelerations (3 nd x 3 nd, ordered d_j, d_j', d_j'' driver by driver, in
+/// the drivers' own units: rad or m, per s, per s^2): the smoother's posterior covariance at
+/// the last linearisation.
+#[allow(clippy::type_complexity)]
+pub fn smooth_markers_with_covariance(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    init: &[Option<DVector<f64>>],
+) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), KinematicsError> {
+    let nd = mech.drivers.len();
+    let nm = mech.markers.len();
+    let n = t.len();
+    let scale = driver_weights(mech, 1.0);
+    let sigma = marker_noise(mech, obs).map_or(1e-4, |s| s.max(1e-7));
+    // Linearisation points: the fit, gaps filled from the nearest fitted sample.
+    let first = init.iter().find_map(|q| q.clone()).ok_or_else(|| {
+        KinematicsError::Fit("the smoother has no fitted sample to start from".into())
+    })?;
+    let mut lin: Vec<DVector<f64>> = Vec::with_capacity(n);
+    for q in init {
+        let next = q
+            .clone()
+            .or_else(|| lin.last().cloned())
+            .unwrap_or_else(|| first.clone());
+        lin.push(next);
+    }
+    let prior = |lin: &[DVector<f64>]| smoother_prior(mech, &lin[0]);
+    let lobs = linearised(mech, obs, &lin, sigma, &vec![None; nd]);
+    let (s, _) = ml_jerk_densities(nd, |s| {
+        Some(kalman_rts(t, &lobs, nd, s, prior(&lin), false)?.loglik)
+    })
+    .ok_or_else(|| KinematicsError::Fit("the smoother failed for every jerk density".into()))?;
+    let (est, iterations, step) = gauss_newton(
+        mech,
+        t,
+        obs,
+        &mut lin,
+        &NoiseModel {
+            sigma,
+            s: &s,
+            rest: &vec![None; nd],
+        },
+        SMOOTHER_ITERATIONS,
+    )
+    .ok_or_else(|| {
+        KinematicsError::Fit(
+            "the smoother's innovation covariance lost positive definiteness".into(),
+        )
+    })?;
+    let mut out = Vec::with_capacity(n);
+    let mut report = FitReport::default();
+    let (mut sum2, mut cnt) = (vec![0.0; nm], vec![0usize; nm]);
+    for k in 0..n {
+        let x = &est.states[k].0;
+        let rates: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 1] / scale[j]).collect();
+        let accs: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 2] / scale[j]).collect();
+        let state = (|| {
+            let q = lin[k].clone();
+            let qd = mech.velocities_at(&q, &rates).ok()?;
+            let qdd = mech.accelerations_at(&q, &qd, &accs).ok()?;
+            Some((q, qd, qdd))
+        })();
+        let Some((q, qd, qdd)) = state else {
+            report.unfitted_samples += 1;
+            out.push(FitSample {
+                state: None,
+                residual: vec![None; nm],
+            });
+            continue;
+        };
+        let mut residual = vec![None; nm];
+        for (i, mk) in mech.markers.iter().enumerate() {
+            if let Some(o) = obs[k][i] {
+                let r = flexbench_mechanism::constraints::body_point(&q, mk.body, mk.local) - o.p;
+                sum2[i] += r.norm_squared();
+                cnt[i] += 1;
+                residual[i] = Some(Vector2::new(r.x, r.y));
+            }
+        }
+        out.push(FitSample {
+            state: Some((q, qd, qdd)),
+            residual,
+        });
+    }
+    let rms = |s: f64, c: usize| {
+        if c > 0 {
+            (s / c as f64).sqrt()
+        } else {
+            f64::NAN
+        }
+    };
+    report.rms_per_marker = mech
+        .markers
+        .iter()
+        .enumerate()
+        .map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i])))
+        .collect();
+    report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
+    report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
+    let covariances = est
+        .states
+        .iter()
+        .map(|(_, p)| {
+            DMatrix::from_fn(3 * nd, 3 * nd, |a, b| {
+                let (ja, oa, jb, ob) = (a / 3, a % 3, b / 3, b % 3);
+                p[(ORDER * ja + oa, ORDER * jb + ob)] / (scale[ja] * scale[jb])
+            })
+        })
+        .collect();
+    Ok((
+        out,
+        report,
+        SmootherReport {
+            sigma_m: sigma,
+            jerk_density: s,
+            log_likelihood: est.loglik,
+            iterations,
+            last_step: step,
+        },
+        covariances,
+    ))
+}
