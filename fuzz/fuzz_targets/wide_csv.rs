@@ -5,7 +5,13 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let p = common::scratch(data, "csv");
-    if let Ok(t) = flexbench_pipeline::interchange::read_wide(&p, "mm", Some(240.0), None, None) {
+    use flexbench_tables::interchange::{read_wide, LengthUnit, Pixels, WideSpec};
+    let spec = WideSpec {
+        unit: LengthUnit::Mm,
+        fps: Some(240.0),
+        markers: None,
+    };
+    if let Ok(t) = read_wide(&p, &spec, Pixels::Uncalibrated) {
         let _ = t.series();
     }
 });

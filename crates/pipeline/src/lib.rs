@@ -10,7 +10,6 @@
 pub mod calibrate;
 pub mod compare;
 pub mod fem;
-pub mod interchange;
 pub mod process;
 pub mod render;
 pub mod report;

@@ -619,23 +619,23 @@ pub fn report(
     // Interchange: the tracks and the markers' kinematics as TRC and C3D.
     progress("interchange files", 0.7);
     let tracks = flexbench_tables::read_tracks(&tp)?;
-    let traj = crate::interchange::Trajectories::from_tracks(&tracks)?;
-    files.push(crate::interchange::write_trc(
+    let traj = flexbench_tables::interchange::Trajectories::from_tracks(&tracks)?;
+    files.push(flexbench_tables::interchange::write_trc(
         &traj,
         &out.join("tracks.trc"),
     )?);
-    files.push(crate::interchange::write_c3d(
+    files.push(flexbench_tables::interchange::write_c3d(
         &traj,
         &out.join("tracks.c3d"),
     )?);
-    let fitted = crate::interchange::Trajectories::from_markers_table(
+    let fitted = flexbench_tables::interchange::Trajectories::from_markers_table(
         &dirs.process.join("markers.parquet"),
     )?;
-    files.push(crate::interchange::write_trc(
+    files.push(flexbench_tables::interchange::write_trc(
         &fitted,
         &out.join("markers.trc"),
     )?);
-    files.push(crate::interchange::write_c3d(
+    files.push(flexbench_tables::interchange::write_c3d(
         &fitted,
         &out.join("markers.c3d"),
     )?);

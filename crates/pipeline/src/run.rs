@@ -989,9 +989,11 @@ pub fn run_recording(
             let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
             let dir = runner.stage("track", p, &ins, &mut |tmp, progress| {
                 progress("importing the tracks table", 0.0);
-                crate::interchange::import_tracks(
+                crate::track::import_tracks(
                     tracks,
-                    inputs,
+                    inputs.tracks_unit.as_deref(),
+                    inputs.tracks_fps,
+                    inputs.tracks_markers.as_deref(),
                     cal.as_deref(),
                     &tmp.join("tracks.parquet"),
                 )

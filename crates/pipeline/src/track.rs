@@ -1,8 +1,11 @@
 //! `flexbench track`: a video file and a calibration -> the tracks table (CSV or Parquet, by the
-//! output's extension) and a summary beside it.
+//! output's extension) and a summary beside it; or, in a run, a tracks table from another tool
+//! imported in its place.
 
 use std::path::{Path, PathBuf};
 
+use flexbench_tables::interchange::{read_wide, Pixels, WideSpec};
+use flexbench_tables::{read_frame, read_tracks};
 use flexbench_vision::track::{track_video, TrackConfig, TrackSummary};
 use flexbench_vision::Calibration;
 
@@ -46,4 +49,56 @@ pub fn track(
     s["calibration"] = serde_json::json!(calibration.display().to_string());
     files.push(write_json(&dir.join(format!("{stem}.summary.json")), &s)?);
     Ok((summary, files))
+}
+
+/// The track stage of a run on a tracks table: flexbench's long format (a `marker` column) is
+/// taken as it is (x, y in m); a wide table is read with the unit, frame rate and names of
+/// the pipeline file's `[inputs]` (`tracks_unit`, `tracks_fps`, `tracks_markers`). Writes `out`
+/// (.parquet) and the CSV beside it.
+pub fn import_tracks(
+    path: &Path,
+    unit: Option<&str>,
+    fps: Option<f64>,
+    markers: Option<&[String]>,
+    calibration: Option<&Path>,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let df = read_frame(path)?;
+    let long = df.get_column_names().iter().any(|c| c.as_str() == "marker");
+    let tracks = if long {
+        if unit.is_some_and(|u| u != "m") {
+            return Err(PipelineError::Input(format!("{}: a long tracks table (with a marker column) is in bench metres; remove [inputs] tracks_unit", path.display())));
+        }
+        read_tracks(path)?
+    } else {
+        let unit = unit.ok_or_else(|| PipelineError::Input(format!("{}: a wide tracks table needs its unit: give [inputs] tracks_unit (m, mm, cm, in or px)", path.display())))?;
+        let spec = WideSpec {
+            unit: unit.parse()?,
+            fps,
+            markers: markers.map(<[String]>::to_vec),
+        };
+        let cal = match calibration {
+            Some(c) => Some(Calibration::read(c).map_err(|e| PipelineError::Input(e.to_string()))?),
+            None => None,
+        };
+        let map = cal.as_ref().and_then(|c| {
+            let (intr, plane) = (c.intrinsics, c.plane?);
+            Some(move |u: f64, v: f64| {
+                let (xn, yn) = intr.undistort_pixel(u, v);
+                plane.to_bench(xn, yn)
+            })
+        });
+        let pixels = match (&cal, &map) {
+            (None, _) => Pixels::Uncalibrated,
+            (Some(_), None) => Pixels::NoPlane,
+            (Some(_), Some(map)) => Pixels::Plane(map),
+        };
+        read_wide(path, &spec, pixels)?
+    };
+    let dir = out.parent().unwrap_or(Path::new("."));
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tracks".into());
+    Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
 }

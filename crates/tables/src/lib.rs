@@ -14,6 +14,7 @@ use flexbench_contracts::atomic::{write_with, AtomicError};
 use flexbench_contracts::{Column as FbColumn, ContractError, Table, TrackRow, Tracks};
 use polars::prelude::*;
 
+pub mod interchange;
 mod parquet_footer;
 
 /// Errors of table input and output.
@@ -40,6 +41,18 @@ pub enum TableError {
         column: String,
         reason: String,
     },
+    /// A wide tracks table (one row per frame) that cannot be read as one.
+    #[error("{path}: {reason}")]
+    Wide { path: String, reason: String },
+    /// A coordinate unit that is not one of the known ones.
+    #[error("tracks unit \"{unit}\": use m, mm, cm, in (bench frame) or px (image pixels, with a calibration)")]
+    Unit { unit: String },
+    /// Nothing to export (too few samples).
+    #[error("{0}")]
+    Export(String),
+    /// Tracks that break the contract, met while exporting them.
+    #[error(transparent)]
+    Tracks(Box<ContractError>),
     /// The table breaks the contract.
     #[error("{path}: {source}")]
     Contract {

@@ -6,22 +6,76 @@
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::{TrackRow, Tracks};
-use flexbench_tables::{opt_f64, read_frame, read_tracks};
-use flexbench_vision::Calibration;
 
-use crate::run::Inputs;
-use crate::PipelineError;
+use crate::{opt_f64, read_frame, TableError};
 
-/// Metres per unit of a foreign table's coordinates (None for pixels).
-fn unit_factor(unit: &str) -> Result<Option<f64>, PipelineError> {
-    Ok(match unit {
-        "m" => Some(1.0),
-        "mm" => Some(1e-3),
-        "cm" => Some(1e-2),
-        "in" => Some(0.0254),
-        "px" => None,
-        other => return Err(PipelineError::Input(format!("tracks unit \"{other}\": use m, mm, cm, in (bench frame) or px (image pixels, with a calibration)"))),
-    })
+/// The unit of a foreign table's coordinates: a length in the bench frame, or image pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LengthUnit {
+    /// Metres.
+    M,
+    /// Millimetres.
+    Mm,
+    /// Centimetres.
+    Cm,
+    /// Inches.
+    In,
+    /// Image pixels, mapped to the bench plane through a calibration.
+    Px,
+}
+
+impl LengthUnit {
+    /// Metres per unit (None for pixels).
+    pub fn metres(self) -> Option<f64> {
+        match self {
+            LengthUnit::M => Some(1.0),
+            LengthUnit::Mm => Some(1e-3),
+            LengthUnit::Cm => Some(1e-2),
+            LengthUnit::In => Some(0.0254),
+            LengthUnit::Px => None,
+        }
+    }
+}
+
+impl std::str::FromStr for LengthUnit {
+    type Err = TableError;
+
+    fn from_str(unit: &str) -> Result<LengthUnit, TableError> {
+        Ok(match unit {
+            "m" => LengthUnit::M,
+            "mm" => LengthUnit::Mm,
+            "cm" => LengthUnit::Cm,
+            "in" => LengthUnit::In,
+            "px" => LengthUnit::Px,
+            other => {
+                return Err(TableError::Unit {
+                    unit: other.to_string(),
+                })
+            }
+        })
+    }
+}
+
+/// How to read a wide tracks table (one row per frame, a pair of coordinate columns per marker).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WideSpec {
+    /// The coordinates' unit.
+    pub unit: LengthUnit,
+    /// Frame rate when the table has no time column, frames/s.
+    pub fps: Option<f64>,
+    /// The markers renamed, in the file's column order (None: the file's own names).
+    pub markers: Option<Vec<String>>,
+}
+
+/// How a wide table's pixel coordinates reach the bench plane.
+#[derive(Clone, Copy)]
+pub enum Pixels<'a> {
+    /// No calibration was given.
+    Uncalibrated,
+    /// A calibration without the bench plane.
+    NoPlane,
+    /// The calibration's map from a pixel (u, v) to the bench frame (m).
+    Plane(&'a dyn Fn(f64, f64) -> (f64, f64)),
 }
 
 /// The marker name and axis of a wide table's coordinate column: `M1_x`, `M1.y`, `M1 X`,
@@ -41,15 +95,13 @@ type OptColumn = Vec<Option<f64>>;
 
 /// A wide tracks table: its markers in column order with their x and y columns, and the time.
 /// Exposed for tests and for tools that read DLTdv or Tracker files.
-pub fn read_wide(
-    path: &Path,
-    unit: &str,
-    fps: Option<f64>,
-    rename: Option<&[String]>,
-    calibration: Option<&Calibration>,
-) -> Result<Tracks, PipelineError> {
+pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks, TableError> {
+    let (fps, rename) = (spec.fps, spec.markers.as_deref());
     let df = read_frame(path)?;
-    let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
+    let bad = |reason: String| TableError::Wide {
+        path: path.display().to_string(),
+        reason,
+    };
     let names: Vec<String> = df
         .get_column_names()
         .iter()
@@ -152,17 +204,18 @@ pub fn read_wide(
             ))
         }
     };
-    let factor = unit_factor(unit)?;
-    let plane = match (factor, calibration) {
+    let factor = spec.unit.metres();
+    let plane = match (factor, pixels) {
         (Some(_), _) => None,
-        (None, Some(c)) => Some((c.intrinsics, c.plane.ok_or_else(|| bad("the calibration has no bench plane, needed to map pixels to the bench".into()))?)),
-        (None, None) => return Err(bad("coordinates in px need a calibration with the bench plane: give [inputs] calibration or views".into())),
+        (None, Pixels::Plane(map)) => Some(map),
+        (None, Pixels::NoPlane) => return Err(bad("the calibration has no bench plane, needed to map pixels to the bench".into())),
+        (None, Pixels::Uncalibrated) => return Err(bad("coordinates in px need a calibration with the bench plane: give [inputs] calibration or views".into())),
     };
     let mut rows = Vec::with_capacity(n * markers.len());
     let cols: Vec<(OptColumn, OptColumn)> = markers
         .iter()
         .map(|(_, x, y)| Ok((opt_f64(&df, path, x)?, opt_f64(&df, path, y)?)))
-        .collect::<Result<_, PipelineError>>()?;
+        .collect::<Result<_, TableError>>()?;
     for i in 0..n {
         for (k, (xs, ys)) in cols.iter().enumerate() {
             let (x, y) = (
@@ -171,9 +224,8 @@ pub fn read_wide(
             );
             let (u, v, x, y) = match (x, y, factor, &plane) {
                 (Some(a), Some(b), Some(f), _) => (None, None, Some(a * f), Some(b * f)),
-                (Some(a), Some(b), None, Some((intr, plane))) => {
-                    let (xn, yn) = intr.undistort_pixel(a, b);
-                    let (bx, by) = plane.to_bench(xn, yn);
+                (Some(a), Some(b), None, Some(map)) => {
+                    let (bx, by) = map(a, b);
                     (Some(a), Some(b), Some(bx), Some(by))
                 }
                 _ => (None, None, None, None),
@@ -193,44 +245,6 @@ pub fn read_wide(
     Tracks::new(rows).map_err(|e| bad(e.to_string()))
 }
 
-/// The track stage of a run on a tracks table: flexbench's long format (a `marker` column) is
-/// taken as it is (x, y in m); a wide table is read with the unit, frame rate and names of
-/// `inputs`. Writes `out` (.parquet) and the CSV beside it.
-pub fn import_tracks(
-    path: &Path,
-    inputs: &Inputs,
-    calibration: Option<&Path>,
-    out: &Path,
-) -> Result<Vec<PathBuf>, PipelineError> {
-    let df = read_frame(path)?;
-    let long = df.get_column_names().iter().any(|c| c.as_str() == "marker");
-    let tracks = if long {
-        if inputs.tracks_unit.as_deref().is_some_and(|u| u != "m") {
-            return Err(PipelineError::Input(format!("{}: a long tracks table (with a marker column) is in bench metres; remove [inputs] tracks_unit", path.display())));
-        }
-        read_tracks(path)?
-    } else {
-        let unit = inputs.tracks_unit.as_deref().ok_or_else(|| PipelineError::Input(format!("{}: a wide tracks table needs its unit: give [inputs] tracks_unit (m, mm, cm, in or px)", path.display())))?;
-        let cal = match calibration {
-            Some(c) => Some(Calibration::read(c).map_err(|e| PipelineError::Input(e.to_string()))?),
-            None => None,
-        };
-        read_wide(
-            path,
-            unit,
-            inputs.tracks_fps,
-            inputs.tracks_markers.as_deref(),
-            cal.as_ref(),
-        )?
-    };
-    let dir = out.parent().unwrap_or(Path::new("."));
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "tracks".into());
-    Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
-}
-
 /// Marker trajectories on a common frame grid, for export: names, frame rate, first frame, and
 /// per frame per marker the bench-frame position (m) or None in a gap.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,8 +262,10 @@ pub struct Trajectories {
 impl Trajectories {
     /// From a tracks table: the frame grid from the first to the last frame, the rate from the
     /// median time step.
-    pub fn from_tracks(tracks: &Tracks) -> Result<Trajectories, PipelineError> {
-        let series = tracks.series()?;
+    pub fn from_tracks(tracks: &Tracks) -> Result<Trajectories, TableError> {
+        let series = tracks
+            .series()
+            .map_err(|e| TableError::Tracks(Box::new(e)))?;
         let markers: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
         let s0 = &series[0];
         let mut steps: Vec<f64> =
@@ -259,7 +275,7 @@ impl Trajectories {
                 .collect();
         steps.sort_by(f64::total_cmp);
         let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| {
-            PipelineError::Input("the tracks have fewer than two frames: nothing to export".into())
+            TableError::Export("the tracks have fewer than two frames: nothing to export".into())
         })?;
         let positions = (0..s0.t.len())
             .map(|k| {
@@ -281,11 +297,11 @@ impl Trajectories {
 impl Trajectories {
     /// From a markers table (`t, marker, x, y, ...`, as `process` and `smooth` write it): the
     /// markers' fitted or smoothed positions, on the table's time grid.
-    pub fn from_markers_table(path: &Path) -> Result<Trajectories, PipelineError> {
+    pub fn from_markers_table(path: &Path) -> Result<Trajectories, TableError> {
         let df = read_frame(path)?;
         let (t, names, x, y) = (
             opt_f64(&df, path, "t")?,
-            flexbench_tables::strings(&df, path, "marker")?,
+            crate::strings(&df, path, "marker")?,
             opt_f64(&df, path, "x")?,
             opt_f64(&df, path, "y")?,
         );
@@ -306,7 +322,7 @@ impl Trajectories {
         let mut steps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
         steps.sort_by(f64::total_cmp);
         let dt = steps.get(steps.len() / 2).copied().ok_or_else(|| {
-            PipelineError::Input(format!(
+            TableError::Export(format!(
                 "{}: fewer than two samples: nothing to export",
                 path.display()
             ))
@@ -335,7 +351,7 @@ impl Trajectories {
 
 /// Write a TRC file (tab-separated text: OpenSim's and Motion Analysis' marker format), in mm,
 /// bench frame x to the right, y up, z = 0 (the bench plane); a gap is an empty cell.
-pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {
+pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -375,11 +391,9 @@ pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineErro
         }
         s.push('\n');
     }
-    flexbench_contracts::atomic::write_bytes(path, s.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        }
+    flexbench_contracts::atomic::write_bytes(path, s.as_bytes()).map_err(|e| TableError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
     })?;
     Ok(path.to_path_buf())
 }
@@ -417,8 +431,8 @@ fn c3d_chars(values: &[String], width: usize) -> C3dParam {
 /// Written here rather than with c3dio: its writer builds the residual word's sign from the
 /// camera-mask byte, which it caps at 7 bits, so it cannot mark a point invalid in float files.
 /// The file is checked by reading it back with c3dio (tests) and with Python's `c3d` package.
-pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, PipelineError> {
-    let bad = |reason: String| PipelineError::Io {
+pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> {
+    let bad = |reason: String| TableError::Io {
         path: path.display().to_string(),
         reason,
     };
@@ -682,20 +696,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("dlt.csv");
         std::fs::write(&p, "pt1_cam1_X,pt1_cam1_Y,pt2_cam1_X,pt2_cam1_Y\n100,5,300,50\nNaN,NaN,301,51\n102,7,302,52\n").unwrap();
-        let names = ["M1".to_string(), "M2".to_string()];
-        let t = read_wide(&p, "mm", Some(100.0), Some(&names), None).unwrap();
+        let spec = |fps: Option<f64>, markers: Option<Vec<String>>| WideSpec {
+            unit: LengthUnit::Mm,
+            fps,
+            markers,
+        };
+        let names = vec!["M1".to_string(), "M2".to_string()];
+        let t = read_wide(&p, &spec(Some(100.0), Some(names)), Pixels::Uncalibrated).unwrap();
         let s = t.series().unwrap();
         assert_eq!(s[0].name, "M1");
         assert_eq!(s[0].present, vec![true, false, true]);
         assert!((s[1].x[1] - 0.301).abs() < 1e-12 && (s[0].t[2] - 0.02).abs() < 1e-12);
         // Without a frame rate or a time column: refused by name.
-        let e = read_wide(&p, "mm", None, None, None)
+        let e = read_wide(&p, &spec(None, None), Pixels::Uncalibrated)
             .unwrap_err()
             .to_string();
         assert!(e.contains("tracks_fps"), "{e}");
-        let e = read_wide(&p, "furlong", Some(100.0), None, None)
-            .unwrap_err()
-            .to_string();
+        let e = "furlong".parse::<LengthUnit>().unwrap_err().to_string();
         assert!(e.contains("furlong") && e.contains("mm"), "{e}");
     }
 }
