@@ -334,3 +334,47 @@ pub fn marker_noise(mech: &Mechanism, obs: &[Vec<Option<MarkerState>>]) -> Optio
     let (s, _, dof) = free_fit_totals(mech, obs);
     (dof > 0).then(|| (s / dof as f64).sqrt())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flexbench_mechanism::file::wind_pump_default;
+
+    /// Levenberg-Marquardt through the closed loop lands on the exact configuration: exact
+    /// markers, the drivers' weak targets at the truth, a start 3 degrees and 5 mm away.
+    #[test]
+    fn refine_reaches_the_exact_configuration() {
+        let mech = wind_pump_default();
+        let truth = mech.assemble_at(&[1.0, 0.43]).unwrap();
+        let obs: Vec<Option<MarkerState>> = mech
+            .markers
+            .iter()
+            .map(|mk| {
+                Some(MarkerState {
+                    p: body_point(&truth, mk.body, mk.local),
+                    v: Vector2::zeros(),
+                    a: Vector2::zeros(),
+                })
+            })
+            .collect();
+        let start = mech.assemble_at(&[1.0 + 3f64.to_radians(), 0.425]).unwrap();
+        let w = driver_weights(&mech, PRIOR_WEIGHT);
+        let (q, cost) = refine(&mech, &start, &obs, &[1.0, 0.43], &w, 50).unwrap();
+        let d: Vec<f64> = mech
+            .drivers
+            .iter()
+            .map(|d| d.coordinate.value(&q))
+            .collect();
+        assert!(
+            (d[0] - 1.0).abs() < 1e-12 && (d[1] - 0.43).abs() < 1e-12,
+            "{d:?}"
+        );
+        assert!(
+            (&q - &truth).amax() < 1e-12,
+            "q off by {:e}",
+            (&q - &truth).amax()
+        );
+        assert!(cost < 1e-24, "cost {cost:e}");
+        assert!(mech.phi(&q).amax() < 1e-12, "the loop is closed");
+    }
+}
