@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod json;
 pub mod table;
 pub mod tracks;
 

@@ -29,18 +29,23 @@ use crate::observe::{
 use crate::KinematicsError;
 
 /// Summary of the fit.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FitReport {
     /// RMS position residual per marker of the closed-loop fit, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::named_f64_or_nan")]
     pub rms_per_marker: Vec<(String, f64)>,
     /// RMS residual over all markers of the closed-loop fit, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub rms: f64,
     /// RMS residual of the free rigid fit of each body (no loop), m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub rms_free: f64,
     /// What the loop closure adds: sqrt(rms^2 - rms_free^2), m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub loop_excess_rms: f64,
     /// For a marker-carrying body pinned to a body that turns about a ground pin: the median and
     /// largest |distance - length| of the free-fitted pin from the ground pin, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::named_f64_pair_or_nan")]
     pub pin_circle: Vec<(String, f64, f64)>,
     /// Samples where the markers did not determine the motion.
     pub unfitted_samples: usize,

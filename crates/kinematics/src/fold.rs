@@ -68,7 +68,7 @@ type DriverObs = Option<(DVector<f64>, DMatrix<f64>)>;
 pub type Configurations = Vec<Option<DVector<f64>>>;
 
 /// What the fold resolution found, for the run's summary.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FoldReport {
     /// Fold zones met (runs of samples where the markers nearly lose sight of a driver).
     pub zones: usize,
@@ -79,6 +79,7 @@ pub struct FoldReport {
     pub relabelled: usize,
     /// Jerk spectral density of the drivers' motion model per driver, chosen by maximum
     /// likelihood, m/s^3 per sqrt(Hz) (angles scaled by the reference length).
+    #[serde(deserialize_with = "flexbench_contracts::json::vec_f64_or_nan")]
     pub jerk_density: Vec<f64>,
 }
 

@@ -26,19 +26,23 @@ use crate::KinematicsError;
 pub const MAX_HARMONICS: usize = 40;
 
 /// What the periodic fit chose and found.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeriodicReport {
     /// Harmonics of the non-first drivers in the crank angle (by BIC).
     pub harmonics: usize,
     /// Harmonics of the crank angle's ripple in time (by BIC).
     pub crank_harmonics: usize,
     /// The crank's mean speed, rad/s.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub crank_speed: f64,
     /// Turns of the first driver covered by the samples.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub turns: f64,
     /// RMS marker residual of the periodic fit, m per coordinate.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub rms: f64,
     /// RMS marker residual of the starting (smoothed) motion, m per coordinate.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub rms_start: f64,
 }
 

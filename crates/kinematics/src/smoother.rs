@@ -31,19 +31,23 @@ use crate::observe::{driver_weights, free_fit_rms, marker_noise, FitSample, Mark
 use crate::KinematicsError;
 
 /// What the smoother chose and found.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SmootherReport {
     /// Measurement noise used, m (per coordinate).
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub sigma_m: f64,
     /// Jerk spectral density chosen per driving coordinate, m/s^3 per sqrt(Hz) (angles scaled
     /// by the reference length).
+    #[serde(deserialize_with = "flexbench_contracts::json::vec_f64_or_nan")]
     pub jerk_density: Vec<f64>,
     /// Log-likelihood of the innovations at the chosen density (last linearisation).
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub log_likelihood: f64,
     /// Gauss-Newton iterations run.
     pub iterations: usize,
     /// Largest change of a driver in the last iteration, m (angles scaled by the reference
     /// length).
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub last_step: f64,
 }
 

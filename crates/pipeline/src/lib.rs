@@ -159,6 +159,22 @@ pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     Ok(())
 }
 
+/// A stage's JSON record read back by its own type; an unreadable one names the file and the
+/// stage to run again.
+pub fn read_record<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    stage: &str,
+) -> Result<T, PipelineError> {
+    let bad = |reason: String| {
+        PipelineError::Input(format!(
+            "{}: {reason}; run the {stage} stage again (delete its folder)",
+            path.display()
+        ))
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
+    serde_json::from_str(&text).map_err(|e| bad(format!("not a {stage} record ({e})")))
+}
+
 /// Write a JSON value atomically.
 pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<PathBuf, PipelineError> {
     let text = serde_json::to_string_pretty(value).map_err(|e| PipelineError::Io {

@@ -9,15 +9,90 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use flexbench_contracts::{Column, Table, MARKER_COLUMNS};
+use flexbench_kinematics::periodic::PeriodicReport;
+use flexbench_kinematics::smoother::SmootherReport;
 use flexbench_kinematics::{FitReport, MarkerState};
 use flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
 use flexbench_mechanism::Mechanism;
 use flexbench_signal::{Derivatives, Differentiator, Provenance, SavGol};
 use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::{ensure_dir, forces_figure, write_json, PipelineError};
+
+/// The process stage's record (`summary.json`): what was read, how the motion was estimated,
+/// what the fit and the inverse dynamics found. Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    /// Always "process".
+    pub job: String,
+    /// The tracks table read.
+    pub tracks: String,
+    /// The mechanism's name.
+    pub mechanism: String,
+    /// Samples in the recording.
+    pub samples: usize,
+    /// The markers' differentiation (Savitzky-Golay) that feeds the fit.
+    pub differentiation: Differentiation,
+    /// The kinematic fit's report (of the smoother when it ran).
+    pub fit: FitReport,
+    /// What the Kalman smoother chose, when it ran.
+    pub smoother: Option<SmootherReport>,
+    /// What the periodic refit found, when it ran.
+    pub periodic: Option<PeriodicReport>,
+    /// Where the forces' bands come from, in words ("none" without).
+    pub bands: String,
+    /// The bench's horizontal refined from the motion, rad, when refined.
+    pub horizontal_correction_rad: Option<f64>,
+    /// Samples the markers did not determine.
+    pub unfitted_samples: usize,
+    /// The inverse dynamics' conditioning and toggles.
+    pub inverse_dynamics: InverseDynamicsRecord,
+}
+
+/// The Savitzky-Golay differentiation of the markers, as `process` ran it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Differentiation {
+    /// The method in words.
+    pub method: String,
+    /// Window, samples.
+    pub window: usize,
+    /// Polynomial order.
+    pub order: usize,
+    /// Edge mode (scipy's names).
+    pub edges: String,
+}
+
+/// The inverse dynamics' conditioning over the recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InverseDynamicsRecord {
+    /// Condition number (1-norm, scaled) from which a sample is a toggle.
+    pub max_condition_allowed: f64,
+    /// Largest condition number of the solved systems.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub max_condition: f64,
+    /// Samples reported as toggles.
+    pub toggle_samples: usize,
+    /// Times of the first 100 toggle samples, s.
+    pub toggle_times_s: Vec<f64>,
+}
+
+impl ProcessRecord {
+    /// Write the record as JSON (keys sorted), atomically.
+    pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
+        let value = serde_json::to_value(self).map_err(|e| PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        write_json(path, &value)
+    }
+
+    /// Read a record written by [`ProcessRecord::write`].
+    pub fn read(path: &Path) -> Result<ProcessRecord, PipelineError> {
+        crate::read_record(path, "process")
+    }
+}
 
 /// Parameters of `process`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -241,32 +316,36 @@ pub fn process(
         progress(&format!("warning: {w}"), 1.0);
     }
     let unfitted = fit.iter().filter(|f| f.state.is_none()).count();
-    files.push(write_json(
-        &out.join("summary.json"),
-        &json!({
-            "job": "process",
-            "tracks": tracks_path.display().to_string(),
-            "mechanism": mech.name,
-            "samples": n,
-            "differentiation": { "method": sg.describe(), "window": window, "order": cfg.order, "edges": cfg.edges.name() },
-            "fit": motion.report,
-            "smoother": motion.smoother,
-            "periodic": motion.periodic,
-            "bands": match (sigmas.is_some(), motion.bands_before_periodic) {
-                (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
-                (true, false) => "2 sigma of the Kalman smoother",
-                _ => "none",
-            },
-            "horizontal_correction_rad": motion.horizontal,
-            "unfitted_samples": unfitted,
-            "inverse_dynamics": {
-                "max_condition_allowed": cfg.max_condition,
-                "max_condition": series_f.max_condition,
-                "toggle_samples": series_f.toggles.len(),
-                "toggle_times_s": series_f.toggles.iter().take(100).collect::<Vec<_>>(),
-            },
-        }),
-    )?);
+    let record = ProcessRecord {
+        job: "process".into(),
+        tracks: tracks_path.display().to_string(),
+        mechanism: mech.name.clone(),
+        samples: n,
+        differentiation: Differentiation {
+            method: sg.describe(),
+            window,
+            order: cfg.order,
+            edges: cfg.edges.name().into(),
+        },
+        fit: motion.report.clone(),
+        smoother: motion.smoother.clone(),
+        periodic: motion.periodic.clone(),
+        bands: match (sigmas.is_some(), motion.bands_before_periodic) {
+            (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
+            (true, false) => "2 sigma of the Kalman smoother",
+            _ => "none",
+        }
+        .into(),
+        horizontal_correction_rad: motion.horizontal,
+        unfitted_samples: unfitted,
+        inverse_dynamics: InverseDynamicsRecord {
+            max_condition_allowed: cfg.max_condition,
+            max_condition: series_f.max_condition,
+            toggle_samples: series_f.toggles.len(),
+            toggle_times_s: series_f.toggles.iter().take(100).copied().collect(),
+        },
+    };
+    files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
         samples: n,
         fit: motion.report.clone(),

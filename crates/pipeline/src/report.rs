@@ -14,6 +14,7 @@ use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
 use flexbench_tables::{has_column, opt_f64, read_frame, strings};
 use serde_json::Value;
 
+use crate::process::ProcessRecord;
 use crate::PipelineError;
 
 /// The folders of the stages a report draws from.
@@ -112,7 +113,7 @@ pub fn report(
     // the forces and the comparison): trajectories and the acceleration field.
     progress("trajectories and acceleration field", 0.0);
     let sm = dirs.process.join("markers.parquet");
-    let process_summary = read_json(&dirs.process.join("summary.json"));
+    let process_summary = ProcessRecord::read(&dirs.process.join("summary.json"))?;
     let df = read_frame(&sm)?;
     let (t, names) = (opt_f64(&df, &sm, "t")?, strings(&df, &sm, "marker")?);
     let (x, y, ax, ay) = (
@@ -321,7 +322,7 @@ pub fn report(
             caption: format!(
                 "Liaison forces at B (crank on lever) and C' (rocker on lever) in the bench frame against the crank angle, every turn of the recording overlaid; {}",
                 if banded {
-                    format!("shaded: {} carried through the inverse dynamics.", process_summary["bands"].as_str().unwrap_or("2 sigma"))
+                    format!("shaded: {} carried through the inverse dynamics.", process_summary.bands)
                 } else {
                     "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
                 }
@@ -518,29 +519,22 @@ pub fn report(
     }
 
     // Tables from the stages' summaries.
-    let fit = &process_summary["fit"];
-    let per_marker: String = fit["rms_per_marker"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| {
-            format!(
-                "{} {:.3} mm",
-                r[0].as_str().unwrap_or(""),
-                r[1].as_f64().unwrap_or(f64::NAN) * 1e3
-            )
-        })
+    let fit = &process_summary.fit;
+    let per_marker: String = fit
+        .rms_per_marker
+        .iter()
+        .map(|(name, rms)| format!("{name} {:.3} mm", rms * 1e3))
         .collect::<Vec<_>>()
         .join(", ");
     notes.push((
         "Kinematics and inverse dynamics".into(),
         format!(
             "<p>{} samples; markers' RMS residual from the fitted mechanism {:.3} mm ({per_marker}); horizontal correction {:.2} mrad; {} toggle sample(s), largest condition number {:.1}.</p>",
-            process_summary["samples"],
-            fit["rms"].as_f64().unwrap_or(f64::NAN) * 1e3,
-            process_summary["horizontal_correction_rad"].as_f64().unwrap_or(0.0) * 1e3,
-            process_summary["inverse_dynamics"]["toggle_samples"],
-            process_summary["inverse_dynamics"]["max_condition"].as_f64().unwrap_or(f64::NAN)
+            process_summary.samples,
+            fit.rms * 1e3,
+            process_summary.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
+            process_summary.inverse_dynamics.toggle_samples,
+            process_summary.inverse_dynamics.max_condition
         ),
     ));
     let compare_summary = read_json(&dirs.compare.join("summary.json"));
@@ -605,9 +599,12 @@ pub fn report(
             meas["correlation"].as_f64().unwrap_or(f64::NAN)
         ),
     ));
-    let mut warnings: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = fit
+        .warnings
+        .iter()
+        .map(|w| format!("process: {w}"))
+        .collect();
     for (stage, s) in [
-        ("process", &process_summary["fit"]["warnings"]),
         ("fem", &fem_summary["warnings"]),
         ("compare", &compare_summary["warnings"]),
     ] {
@@ -665,7 +662,7 @@ pub fn report(
         "crank_speed_rpm": compare_summary["measured_crank_speed_rpm"],
         "largest_acceleration_m_s2": amax,
         "largest_acceleration_marker": amax_marker,
-        "fit_rms_mm": fit["rms"].as_f64().map(|r| r * 1e3),
+        "fit_rms_mm": fit.rms * 1e3,
         "acceleration_nrmse_mean": mean(&na),
         "acceleration_nrmse_max": na.iter().copied().fold(f64::NAN, f64::max),
         "force_nrmse_mean": mean(&nf),
