@@ -18,6 +18,14 @@ pub fn vec_f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Er
     Ok(v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
 }
 
+/// Rows of numbers, each `null` read as NaN.
+pub fn nested_f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<f64>>, D::Error> {
+    let v = Vec::<Vec<Option<f64>>>::deserialize(d)?;
+    Ok(v.into_iter()
+        .map(|r| r.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
+        .collect())
+}
+
 /// Named numbers (`[name, value]` pairs), each `null` value read as NaN.
 pub fn named_f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, f64)>, D::Error> {
     let v = Vec::<(String, Option<f64>)>::deserialize(d)?;

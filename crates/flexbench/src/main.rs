@@ -538,7 +538,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let pb = bar(1);
             pb.set_message("modes along the cycle");
-            let files = flexbench_pipeline::fem::fem(
+            let (summary, files) = flexbench_pipeline::fem::fem(
                 &kinematics,
                 &forces,
                 &mechanism,
@@ -551,20 +551,14 @@ fn run(cli: Cli) -> Result<()> {
             )
             .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
             pb.finish_and_clear();
-            let summary: serde_json::Value = serde_json::from_str(
-                &std::fs::read_to_string(out.join("summary.json")).unwrap_or_default(),
-            )
-            .unwrap_or_default();
-            for w in summary["warnings"].as_array().into_iter().flatten() {
-                eprintln!("warning: {}", w.as_str().unwrap_or_default());
+            for w in &summary.warnings {
+                eprintln!("warning: {w}");
             }
             println!(
                 "{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}",
-                summary["samples"],
-                summary["modes"],
-                summary["smallest_mac_along_the_cycle"]
-                    .as_f64()
-                    .unwrap_or(f64::NAN),
+                summary.samples,
+                summary.modes,
+                summary.smallest_mac_along_the_cycle,
                 files.len(),
                 out.display()
             );
@@ -575,24 +569,20 @@ fn run(cli: Cli) -> Result<()> {
             harmonics,
             out,
         } => {
-            let files =
+            let (summary, files) =
                 flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out)
                     .with_context(|| {
                     format!("comparing {} with the simulated bench", processed.display())
                 })?;
-            let summary: serde_json::Value = serde_json::from_str(
-                &std::fs::read_to_string(out.join("summary.json")).unwrap_or_default(),
-            )
-            .unwrap_or_default();
-            for w in summary["warnings"].as_array().into_iter().flatten() {
-                eprintln!("warning: {}", w.as_str().unwrap_or_default());
+            for w in &summary.warnings {
+                eprintln!("warning: {w}");
             }
-            for q in summary["quantities"].as_array().into_iter().flatten() {
+            for q in &summary.quantities {
                 println!(
                     "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
-                    q["quantity"].as_str().unwrap_or_default(),
-                    100.0 * q["nrmse"].as_f64().unwrap_or(f64::NAN),
-                    q["phase_lag_deg"].as_f64().unwrap_or(f64::NAN)
+                    q.quantity,
+                    100.0 * q.nrmse,
+                    q.phase_lag_deg
                 );
             }
             println!("wrote {} files into {}", files.len(), out.display());

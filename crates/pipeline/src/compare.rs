@@ -13,9 +13,9 @@ use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_report::{Curve, Figure, Panel};
 use flexbench_tables::{opt_f64, read_frame, strings};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::{ensure_dir, write_json, PipelineError};
+use crate::{ensure_dir, PipelineError};
 
 /// One compared quantity: its name, its unit, the simulated values per simulated sample, and
 /// the measured (crank angle, value, sigma) samples.
@@ -73,6 +73,88 @@ fn slope(x: &[f64], y: &[f64]) -> f64 {
         / x.iter().map(|a| (a - mx).powi(2)).sum::<f64>()
 }
 
+/// The compare stage's record (`summary.json`): the crank speeds and, per quantity, how the
+/// measured series meets the simulated one. Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareRecord {
+    /// Always "compare".
+    pub job: String,
+    /// The processed folder read.
+    pub processed: String,
+    /// The mechanism file read.
+    pub mechanism: String,
+    /// Harmonics of the crank angle kept.
+    pub harmonics: usize,
+    /// The recording's mean crank speed, rpm.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub measured_crank_speed_rpm: f64,
+    /// The simulation's mean crank speed, rpm.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub simulated_crank_speed_rpm: f64,
+    /// The motor's reference speed in the mechanism file, rpm.
+    pub motor_reference_rpm_in_file: Option<f64>,
+    /// The motor's reference speed the simulation ran at, rpm.
+    pub motor_reference_rpm_simulated: Option<f64>,
+    /// Each compared quantity.
+    pub quantities: Vec<QuantityRecord>,
+    /// What the comparison made doubtful, in words.
+    pub warnings: Vec<String>,
+}
+
+/// One quantity measured against simulated, aligned by crank angle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantityRecord {
+    /// Its name (e.g. M3 ax, B_x).
+    pub quantity: String,
+    /// Its unit (m/s^2, N).
+    pub unit: String,
+    /// RMS error over the simulated range.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub nrmse: f64,
+    /// RMS error, in the unit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rms_error: f64,
+    /// Simulated peak, in the unit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub simulated_peak: f64,
+    /// Crank angle of the simulated peak, deg.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub simulated_peak_angle_deg: f64,
+    /// Measured peak, in the unit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub measured_peak: f64,
+    /// Crank angle of the measured peak, deg.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub measured_peak_angle_deg: f64,
+    /// Phase lag of the measured behind the simulated, deg of crank angle.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub phase_lag_deg: f64,
+    /// RMS error after removing the lag.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rms_error_after_lag: f64,
+    /// RMS residual of the simulated series' Fourier fit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub simulated_series_residual_rms: f64,
+    /// Amplitudes of the measured series' first harmonics (0 to 10).
+    #[serde(deserialize_with = "flexbench_contracts::json::vec_f64_or_nan")]
+    pub measured_harmonic_amplitudes: Vec<f64>,
+    /// Amplitudes of the simulated series' first harmonics (0 to 10).
+    #[serde(deserialize_with = "flexbench_contracts::json::vec_f64_or_nan")]
+    pub simulated_harmonic_amplitudes: Vec<f64>,
+}
+
+impl CompareRecord {
+    /// Write the record as JSON (keys sorted), atomically.
+    pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
+        crate::write_record(path, self)
+    }
+
+    /// Read a record written by [`CompareRecord::write`].
+    pub fn read(path: &Path) -> Result<CompareRecord, PipelineError> {
+        crate::read_record(path, "compare")
+    }
+}
+
 /// Run the `compare` job on the processed directory `processed` (bodies, markers, forces
 /// tables as `process` writes them) against a simulation of `mechanism`; write the comparison
 /// table, the figures and summary.json into `out`.
@@ -81,7 +163,7 @@ pub fn compare_run(
     mechanism: &Path,
     harmonics: usize,
     out: &Path,
-) -> Result<Vec<PathBuf>, PipelineError> {
+) -> Result<(CompareRecord, Vec<PathBuf>), PipelineError> {
     let file = flexbench_mechanism::file::load(mechanism)?;
     let mech = file.mechanism;
     let pick = |stem: &str| -> PathBuf {
@@ -419,26 +501,39 @@ pub fn compare_run(
     } else {
         Vec::new()
     };
-    let summary = json!({
-        "job": "compare",
-        "processed": processed.display().to_string(),
-        "mechanism": mechanism.display().to_string(),
-        "harmonics": harmonics,
-        "measured_crank_speed_rpm": speed * 60.0 / TAU,
-        "simulated_crank_speed_rpm": sim_speed * 60.0 / TAU,
-        "motor_reference_rpm_in_file": file_ref.map(|w| w * 60.0 / TAU),
-        "motor_reference_rpm_simulated": adjusted.map(|w| w * 60.0 / TAU),
-        "quantities": table_rows.iter().map(|r| json!({
-            "quantity": r.0, "unit": r.1, "nrmse": r.2.nrmse, "rms_error": r.2.rms_error,
-            "simulated_peak": r.2.simulated_peak.0, "simulated_peak_angle_deg": r.2.simulated_peak.1.to_degrees(),
-            "measured_peak": r.2.measured_peak.0, "measured_peak_angle_deg": r.2.measured_peak.1.to_degrees(),
-            "phase_lag_deg": r.2.phase_lag.to_degrees(), "rms_error_after_lag": r.2.rms_error_after_lag,
-            "simulated_series_residual_rms": r.3.residual_rms,
-            "measured_harmonic_amplitudes": (0..=harmonics.min(10)).map(|k| r.2.measured.amplitude(k)).collect::<Vec<_>>(),
-            "simulated_harmonic_amplitudes": (0..=harmonics.min(10)).map(|k| r.3.amplitude(k)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "warnings": warnings,
-    });
-    files.push(write_json(&out.join("summary.json"), &summary)?);
-    Ok(files)
+    let record = CompareRecord {
+        job: "compare".into(),
+        processed: processed.display().to_string(),
+        mechanism: mechanism.display().to_string(),
+        harmonics,
+        measured_crank_speed_rpm: speed * 60.0 / TAU,
+        simulated_crank_speed_rpm: sim_speed * 60.0 / TAU,
+        motor_reference_rpm_in_file: file_ref.map(|w| w * 60.0 / TAU),
+        motor_reference_rpm_simulated: adjusted.map(|w| w * 60.0 / TAU),
+        quantities: table_rows
+            .iter()
+            .map(|r| QuantityRecord {
+                quantity: r.0.clone(),
+                unit: r.1.to_string(),
+                nrmse: r.2.nrmse,
+                rms_error: r.2.rms_error,
+                simulated_peak: r.2.simulated_peak.0,
+                simulated_peak_angle_deg: r.2.simulated_peak.1.to_degrees(),
+                measured_peak: r.2.measured_peak.0,
+                measured_peak_angle_deg: r.2.measured_peak.1.to_degrees(),
+                phase_lag_deg: r.2.phase_lag.to_degrees(),
+                rms_error_after_lag: r.2.rms_error_after_lag,
+                simulated_series_residual_rms: r.3.residual_rms,
+                measured_harmonic_amplitudes: (0..=harmonics.min(10))
+                    .map(|k| r.2.measured.amplitude(k))
+                    .collect(),
+                simulated_harmonic_amplitudes: (0..=harmonics.min(10))
+                    .map(|k| r.3.amplitude(k))
+                    .collect(),
+            })
+            .collect(),
+        warnings,
+    };
+    files.push(record.write(&out.join("summary.json"))?);
+    Ok((record, files))
 }

@@ -12,9 +12,9 @@ use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_report::{Curve, Figure, Panel};
 use flexbench_tables::{opt_f64, read_frame, strings};
 use nalgebra::Vector2;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::{ensure_dir, write_json, PipelineError};
+use crate::{ensure_dir, PipelineError};
 
 /// Largest imbalance of the liaison forces against the lever's rigid motion, relative to the
 /// largest term, before the job warns that the forces and the motion do not belong together
@@ -156,6 +156,105 @@ fn read_instants(
     Ok((out, crank_angle))
 }
 
+/// The fem stage's record (`summary.json`): the lever's model, its modes along the cycle and the
+/// forced response. Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FemRecord {
+    /// Always "fem".
+    pub job: String,
+    /// The bodies table read.
+    pub bodies: String,
+    /// The forces table read.
+    pub forces: String,
+    /// The mechanism file read.
+    pub mechanism: String,
+    /// Element kind (quintic or frame).
+    pub element: String,
+    /// Elements along the lever.
+    pub elements: usize,
+    /// Supports (pinned, clamped-free, free-free).
+    pub supports: String,
+    /// Instants of the cycle analysed.
+    pub samples: usize,
+    /// Modes followed along the cycle.
+    pub modes: usize,
+    /// Per mode, its lowest and highest frequency along the cycle, Hz.
+    #[serde(deserialize_with = "flexbench_contracts::json::nested_f64_or_nan")]
+    pub frequency_range_hz: Vec<Vec<f64>>,
+    /// Smallest MAC between successive instants' matched modes.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub smallest_mac_along_the_cycle: f64,
+    /// Largest relative gap between the full problem's frequencies and the symmetric one's.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub full_vs_symmetric_max_relative: f64,
+    /// Largest |damping ratio| of the full problem.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub max_abs_damping_ratio: f64,
+    /// Worst relative balance of the lever's rigid motion by the liaison forces.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rigid_balance_worst_relative: f64,
+    /// The model's deflection against the measured one, when given.
+    pub measured: Option<MeasuredDeflection>,
+    /// The forced response, when damping is given.
+    pub response: Option<ResponseRecord>,
+    /// What the data or the model made doubtful, in words.
+    pub warnings: Vec<String>,
+}
+
+/// The model's deflection at the markers against the measured elastic residual.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredDeflection {
+    /// The measured table.
+    pub file: Option<String>,
+    /// Samples compared.
+    pub samples_compared: usize,
+    /// RMS of the model's deflection, detrended, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rms_model_detrended_m: f64,
+    /// RMS of the measured deflection, detrended, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rms_measured_detrended_m: f64,
+    /// RMS of their difference, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rms_difference_m: f64,
+    /// Their correlation.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub correlation: f64,
+}
+
+/// The forced response's settings and extremes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseRecord {
+    /// Damping ratio of the response (the one the fem stage was given).
+    pub damping_ratio: Option<f64>,
+    /// Rayleigh's mass coefficient, 1/s.
+    pub rayleigh_alpha: f64,
+    /// Rayleigh's stiffness coefficient, s.
+    pub rayleigh_beta: f64,
+    /// Longest integration step, s.
+    pub max_step_s: f64,
+    /// Steps taken.
+    pub steps: usize,
+    /// Largest transverse deflection at a marker, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub max_deflection_at_markers_m: f64,
+    /// Largest quasi-static transverse deflection at a marker, m.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub max_quasi_static_deflection_at_markers_m: f64,
+}
+
+impl FemRecord {
+    /// Write the record as JSON (keys sorted), atomically.
+    pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
+        crate::write_record(path, self)
+    }
+
+    /// Read a record written by [`FemRecord::write`].
+    pub fn read(path: &Path) -> Result<FemRecord, PipelineError> {
+        crate::read_record(path, "fem")
+    }
+}
+
 /// Run the `fem` job: read, compute every instant's modes, follow them, then write the modal
 /// table, the figures and summary.json into `out` (nothing is written when a step fails).
 pub fn fem(
@@ -165,7 +264,7 @@ pub fn fem(
     cfg: &FemConfig,
     out: &Path,
     mut progress: impl FnMut(usize, usize),
-) -> Result<Vec<PathBuf>, PipelineError> {
+) -> Result<(FemRecord, Vec<PathBuf>), PipelineError> {
     let file = flexbench_mechanism::file::load(mechanism)?;
     let sec = file.lever.ok_or_else(|| {
         PipelineError::Input(format!("{}: no elastic lever (keys E, rho, area, inertia, l2 of the bench form): the FEM needs the lever's section", mechanism.display()))
@@ -374,52 +473,63 @@ pub fn fem(
             &out.join("deflection"),
         )?);
     }
-    let range = |v: &[Option<f64>]| -> serde_json::Value {
+    let range = |v: &[Option<f64>]| -> Vec<f64> {
         let f: Vec<f64> = v.iter().flatten().copied().collect();
-        json!([
+        vec![
             f.iter().copied().fold(f64::INFINITY, f64::min),
-            f.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-        ])
+            f.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]
     };
-    let summary = json!({
-        "job": "fem",
-        "bodies": bodies.display().to_string(),
-        "forces": forces.display().to_string(),
-        "mechanism": mechanism.display().to_string(),
-        "element": cfg.element.name(),
-        "elements": cfg.elements,
-        "supports": cfg.supports.name(),
-        "samples": instants.len(),
-        "modes": count,
-        "frequency_range_hz": per_mode.iter().map(|v| range(v)).collect::<Vec<_>>(),
-        "smallest_mac_along_the_cycle": worst_mac,
-        "full_vs_symmetric_max_relative": max_gap,
-        "max_abs_damping_ratio": max_zeta,
-        "rigid_balance_worst_relative": worst_balance,
-        "measured": measured.as_ref().map(|c| json!({
-            "file": cfg.measured.as_ref().map(|p| p.display().to_string()),
-            "samples_compared": c.samples,
-            "rms_model_detrended_m": c.rms_model,
-            "rms_measured_detrended_m": c.rms_measured,
-            "rms_difference_m": c.rms_difference,
-            "correlation": c.correlation,
-        })),
-        "response": response.as_ref().map(|(r, d)| {
-            let at = |v: &[nalgebra::DVector<f64>]| markers.iter().map(|(_, x)| v.iter().map(|d| mesh.displacement_at(d, *x).1.abs()).fold(0.0, f64::max)).fold(0.0, f64::max);
-            json!({
-                "damping_ratio": cfg.damping,
-                "rayleigh_alpha": d.alpha,
-                "rayleigh_beta": d.beta,
-                "max_step_s": cfg.max_step,
-                "steps": r.steps,
-                "max_deflection_at_markers_m": at(&r.d),
-                "max_quasi_static_deflection_at_markers_m": at(&r.quasi_static),
+    let at = |v: &[nalgebra::DVector<f64>]| {
+        markers
+            .iter()
+            .map(|(_, x)| {
+                v.iter()
+                    .map(|d| mesh.displacement_at(d, *x).1.abs())
+                    .fold(0.0, f64::max)
             })
+            .fold(0.0, f64::max)
+    };
+    let record = FemRecord {
+        job: "fem".into(),
+        bodies: bodies.display().to_string(),
+        forces: forces.display().to_string(),
+        mechanism: mechanism.display().to_string(),
+        element: cfg.element.name().into(),
+        elements: cfg.elements,
+        supports: cfg.supports.name().into(),
+        samples: instants.len(),
+        modes: count,
+        frequency_range_hz: per_mode.iter().map(|v| range(v)).collect(),
+        smallest_mac_along_the_cycle: worst_mac,
+        full_vs_symmetric_max_relative: max_gap,
+        max_abs_damping_ratio: max_zeta,
+        rigid_balance_worst_relative: worst_balance,
+        measured: measured.as_ref().map(|c| MeasuredDeflection {
+            file: cfg.measured.as_ref().map(|p| p.display().to_string()),
+            samples_compared: c.samples,
+            rms_model_detrended_m: c.rms_model,
+            rms_measured_detrended_m: c.rms_measured,
+            rms_difference_m: c.rms_difference,
+            correlation: c.correlation,
         }),
-        "warnings": if worst_balance > BALANCE_WARNING { vec![format!("the liaison forces at B and C' balance the lever's rigid motion only to {worst_balance:.1e} of the largest term: were the forces and the bodies computed with this mechanism file?")] } else { Vec::<String>::new() },
-    });
-    files.push(write_json(&out.join("summary.json"), &summary)?);
-    Ok(files)
+        response: response.as_ref().map(|(r, d)| ResponseRecord {
+            damping_ratio: cfg.damping,
+            rayleigh_alpha: d.alpha,
+            rayleigh_beta: d.beta,
+            max_step_s: cfg.max_step,
+            steps: r.steps,
+            max_deflection_at_markers_m: at(&r.d),
+            max_quasi_static_deflection_at_markers_m: at(&r.quasi_static),
+        }),
+        warnings: if worst_balance > BALANCE_WARNING {
+            vec![format!("the liaison forces at B and C' balance the lever's rigid motion only to {worst_balance:.1e} of the largest term: were the forces and the bodies computed with this mechanism file?")]
+        } else {
+            Vec::new()
+        },
+    };
+    files.push(record.write(&out.join("summary.json"))?);
+    Ok((record, files))
 }
 
 /// The first instant's followed modes: the transverse and axial displacement of each along the

@@ -159,6 +159,19 @@ pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     Ok(())
 }
 
+/// A stage's JSON record written with its keys sorted (as every JSON file flexbench writes),
+/// atomically.
+pub fn write_record<T: serde::Serialize>(
+    path: &Path,
+    record: &T,
+) -> Result<PathBuf, PipelineError> {
+    let value = serde_json::to_value(record).map_err(|e| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    write_json(path, &value)
+}
+
 /// A stage's JSON record read back by its own type; an unreadable one names the file and the
 /// stage to run again.
 pub fn read_record<T: serde::de::DeserializeOwned>(

@@ -19,7 +19,7 @@ use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
-use crate::{ensure_dir, forces_figure, write_json, PipelineError};
+use crate::{ensure_dir, forces_figure, PipelineError};
 
 /// The process stage's record (`summary.json`): what was read, how the motion was estimated,
 /// what the fit and the inverse dynamics found. Written and read back by this type.
@@ -81,11 +81,7 @@ pub struct InverseDynamicsRecord {
 impl ProcessRecord {
     /// Write the record as JSON (keys sorted), atomically.
     pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
-        let value = serde_json::to_value(self).map_err(|e| PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        write_json(path, &value)
+        crate::write_record(path, self)
     }
 
     /// Read a record written by [`ProcessRecord::write`].

@@ -14,6 +14,8 @@ use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
 use flexbench_tables::{has_column, opt_f64, read_frame, strings};
 use serde_json::Value;
 
+use crate::compare::CompareRecord;
+use crate::fem::{FemRecord, MeasuredDeflection};
 use crate::process::ProcessRecord;
 use crate::PipelineError;
 
@@ -537,66 +539,58 @@ pub fn report(
             process_summary.inverse_dynamics.max_condition
         ),
     ));
-    let compare_summary = read_json(&dirs.compare.join("summary.json"));
+    let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
     let mut crows = String::new();
-    for q in compare_summary["quantities"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let f = |k: &str| q[k].as_f64().unwrap_or(f64::NAN);
+    for q in &compare_summary.quantities {
         let _ = write!(
             crows,
             "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td>{:.1}</td><td>{:.2}</td></tr>",
-            esc(q["quantity"].as_str().unwrap_or("")),
-            esc(q["unit"].as_str().unwrap_or("")),
-            100.0 * f("nrmse"),
-            f("rms_error"),
-            f("measured_peak"),
-            f("measured_peak_angle_deg"),
-            f("simulated_peak"),
-            f("simulated_peak_angle_deg"),
-            f("phase_lag_deg")
+            esc(&q.quantity),
+            esc(&q.unit),
+            100.0 * q.nrmse,
+            q.rms_error,
+            q.measured_peak,
+            q.measured_peak_angle_deg,
+            q.simulated_peak,
+            q.simulated_peak_angle_deg,
+            q.phase_lag_deg
         );
     }
     notes.push((
         "Measured against simulated".into(),
         format!(
             "<p>Recording's mean crank speed {:.2} rpm; the bench simulated at {:.2} rpm (motor reference {:.2} rpm, the file's {:.2} rpm); {} harmonics of the crank angle.</p><table><tr><th>quantity</th><th>unit</th><th>NRMSE (%)</th><th>RMS error</th><th>measured peak</th><th>at (deg)</th><th>simulated peak</th><th>at (deg)</th><th>phase lag (deg)</th></tr>{crows}</table>",
-            compare_summary["measured_crank_speed_rpm"].as_f64().unwrap_or(f64::NAN),
-            compare_summary["simulated_crank_speed_rpm"].as_f64().unwrap_or(f64::NAN),
-            compare_summary["motor_reference_rpm_simulated"].as_f64().unwrap_or(f64::NAN),
-            compare_summary["motor_reference_rpm_in_file"].as_f64().unwrap_or(f64::NAN),
-            compare_summary["harmonics"]
+            compare_summary.measured_crank_speed_rpm,
+            compare_summary.simulated_crank_speed_rpm,
+            compare_summary.motor_reference_rpm_simulated.unwrap_or(f64::NAN),
+            compare_summary.motor_reference_rpm_in_file.unwrap_or(f64::NAN),
+            compare_summary.harmonics
         ),
     ));
-    let fem_summary = read_json(&dirs.fem.join("summary.json"));
+    let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
     let mut mrows = String::new();
-    for (k, r) in fem_summary["frequency_range_hz"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (k, r) in fem_summary.frequency_range_hz.iter().enumerate() {
+        let at = |i: usize| r.get(i).copied().unwrap_or(f64::NAN);
         let _ = write!(
             mrows,
             "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
             k + 1,
-            r[0].as_f64().unwrap_or(f64::NAN),
-            r[1].as_f64().unwrap_or(f64::NAN)
+            at(0),
+            at(1)
         );
     }
-    let meas = &fem_summary["measured"];
+    let meas =
+        |f: fn(&MeasuredDeflection) -> f64| fem_summary.measured.as_ref().map_or(f64::NAN, f);
     notes.push((
         "The elastic lever".into(),
         format!(
             "<p>{} {} elements, supports {}; smallest MAC between successive samples {:.4}; full against symmetric frequencies within {:.1e} (relative).</p><table><tr><th>mode</th><th>lowest (Hz)</th><th>highest (Hz)</th></tr>{mrows}</table><p>Deflection at the markers: model {:.3} mm RMS, measured residual {:.3} mm RMS, correlation {:.2}.</p>",
-            fem_summary["elements"], esc(fem_summary["element"].as_str().unwrap_or("")), esc(&format!("{:?}", fem_summary["supports"].as_str().unwrap_or("pinned"))),
-            fem_summary["smallest_mac_along_the_cycle"].as_f64().unwrap_or(f64::NAN),
-            fem_summary["full_vs_symmetric_max_relative"].as_f64().unwrap_or(f64::NAN),
-            meas["rms_model_detrended_m"].as_f64().unwrap_or(f64::NAN) * 1e3,
-            meas["rms_measured_detrended_m"].as_f64().unwrap_or(f64::NAN) * 1e3,
-            meas["correlation"].as_f64().unwrap_or(f64::NAN)
+            fem_summary.elements, esc(&fem_summary.element), esc(&format!("{:?}", fem_summary.supports.as_str())),
+            fem_summary.smallest_mac_along_the_cycle,
+            fem_summary.full_vs_symmetric_max_relative,
+            meas(|m| m.rms_model_detrended_m) * 1e3,
+            meas(|m| m.rms_measured_detrended_m) * 1e3,
+            meas(|m| m.correlation)
         ),
     ));
     let mut warnings: Vec<String> = fit
@@ -605,12 +599,10 @@ pub fn report(
         .map(|w| format!("process: {w}"))
         .collect();
     for (stage, s) in [
-        ("fem", &fem_summary["warnings"]),
-        ("compare", &compare_summary["warnings"]),
+        ("fem", &fem_summary.warnings),
+        ("compare", &compare_summary.warnings),
     ] {
-        for w in s.as_array().into_iter().flatten() {
-            warnings.push(format!("{stage}: {}", w.as_str().unwrap_or("")));
-        }
+        warnings.extend(s.iter().map(|w| format!("{stage}: {w}")));
     }
 
     // Interchange: the tracks and the markers' kinematics as TRC and C3D.
@@ -639,12 +631,12 @@ pub fn report(
 
     // The run's key numbers (the batch summary reads them).
     let nrmse = |unit: &str| -> Vec<f64> {
-        compare_summary["quantities"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|q| q["unit"].as_str() == Some(unit))
-            .filter_map(|q| q["nrmse"].as_f64())
+        compare_summary
+            .quantities
+            .iter()
+            .filter(|q| q.unit == unit)
+            .map(|q| q.nrmse)
+            .filter(|v| !v.is_nan())
             .collect()
     };
     let (na, nf) = (nrmse("m/s^2"), nrmse("N"));
@@ -659,7 +651,7 @@ pub fn report(
         "title": title,
         "frames": track_summary["frames"],
         "frame_rate_hz": traj.rate,
-        "crank_speed_rpm": compare_summary["measured_crank_speed_rpm"],
+        "crank_speed_rpm": compare_summary.measured_crank_speed_rpm,
         "largest_acceleration_m_s2": amax,
         "largest_acceleration_marker": amax_marker,
         "fit_rms_mm": fit.rms * 1e3,
@@ -667,7 +659,7 @@ pub fn report(
         "acceleration_nrmse_max": na.iter().copied().fold(f64::NAN, f64::max),
         "force_nrmse_mean": mean(&nf),
         "force_nrmse_max": nf.iter().copied().fold(f64::NAN, f64::max),
-        "mode_frequency_ranges_hz": fem_summary["frequency_range_hz"],
+        "mode_frequency_ranges_hz": fem_summary.frequency_range_hz,
         "warnings": warnings,
         "figures": figs.len(),
     });
