@@ -17,6 +17,8 @@ use serde_json::Value;
 use crate::compare::CompareRecord;
 use crate::fem::{FemRecord, MeasuredDeflection};
 use crate::process::ProcessRecord;
+use crate::smooth::SmoothRecord;
+use crate::track::TrackRecord;
 use crate::PipelineError;
 
 /// The folders of the stages a report draws from.
@@ -42,13 +44,6 @@ struct Fig {
     stage: &'static str,
     stem: PathBuf,
     caption: String,
-}
-
-fn read_json(path: &Path) -> Value {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null)
 }
 
 /// Per marker (in first-seen order): times and the rows' values of the named columns.
@@ -352,13 +347,14 @@ pub fn report(
         vec![None; tdf.height()]
     };
     let tb = by_marker(&tn);
-    let smooth_summary = read_json(&dirs.smooth.join("markers.summary.json"));
+    let smooth_summary = SmoothRecord::read(&dirs.smooth.join("markers.summary.json"))?;
     let noise_of = |m: &str, c: &str| -> Option<f64> {
-        smooth_summary["parameters"]
-            .as_array()?
+        let coordinate = format!("{m}.{c}");
+        smooth_summary
+            .parameters
             .iter()
-            .find(|p| p["coordinate"].as_str() == Some(&format!("{m}.{c}")))?["noise_m"]
-            .as_f64()
+            .find(|p| p.coordinate == coordinate)?
+            .noise_m
     };
     let mut qrows = String::new();
     let mut curves = Vec::new();
@@ -419,13 +415,24 @@ pub fn report(
         )?);
         figs.push(Fig { stage: "report", stem: out.join("tracking-quality"), caption: "Standard deviation of each marker's sub-pixel centre as the tracker estimates it from the blob's intensity, frame by frame; a break in a line is a gap (the marker not seen: marked, never invented).".into() });
     }
-    let track_summary = read_json(&dirs.track.join("tracks.summary.json"));
+    // A run on a tracks table has no tracking record: flexbench did not track.
+    let summary_path = dirs.track.join("tracks.summary.json");
+    let track_summary = match summary_path.exists() {
+        true => Some(TrackRecord::read(&summary_path)?.summary),
+        false => None,
+    };
+    let tracking = match &track_summary {
+        Some(ts) => format!(
+            "{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}; timestamps from {}.",
+            ts.frames, ts.detections, ts.gaps, ts.rejected_blobs, ts.lock_frame,
+            if ts.file_timestamps { "the file" } else { "the frame rate" }
+        ),
+        None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),
+    };
     notes.push((
         "Tracking".into(),
         format!(
-            "<p>{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}; timestamps from {}.</p><table><tr><th>marker</th><th>frames seen</th><th>gaps (frames)</th><th>longest gap (frames)</th><th>median sigma (px)</th><th>95th percentile sigma (px)</th><th>noise by the smoother (mm)</th></tr>{qrows}</table>",
-            track_summary["frames"], track_summary["detections"], track_summary["gaps"], track_summary["rejected_blobs"], track_summary["lock_frame"],
-            if track_summary["file_timestamps"].as_bool() == Some(true) { "the file" } else { "the frame rate" }
+            "<p>{tracking}</p><table><tr><th>marker</th><th>frames seen</th><th>gaps (frames)</th><th>longest gap (frames)</th><th>median sigma (px)</th><th>95th percentile sigma (px)</th><th>noise by the smoother (mm)</th></tr>{qrows}</table>"
         ),
     ));
 
@@ -649,7 +656,7 @@ pub fn report(
     };
     let mut key = serde_json::json!({
         "title": title,
-        "frames": track_summary["frames"],
+        "frames": track_summary.as_ref().map(|ts| ts.frames),
         "frame_rate_hz": traj.rate,
         "crank_speed_rpm": compare_summary.measured_crank_speed_rpm,
         "largest_acceleration_m_s2": amax,

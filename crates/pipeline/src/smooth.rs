@@ -8,10 +8,10 @@ use flexbench_signal::rigid::{Layout, MarkerKinematics};
 use flexbench_signal::{Derivatives, Differentiator, RtsSmoother, SavGol};
 use flexbench_tables::read_tracks;
 use nalgebra::Vector2;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::process::markers_table;
-use crate::{ensure_dir, write_json, PipelineError};
+use crate::{ensure_dir, PipelineError};
 
 /// How `smooth` differentiates.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -141,6 +141,80 @@ impl SmoothSettings {
     }
 }
 
+/// The smooth stage's record (`<stem>.summary.json`): the method, its parameters per coordinate
+/// and the samples' provenance. Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmoothRecord {
+    /// The tracks table read.
+    pub tracks: String,
+    /// Metres per unit of the tracks' coordinates.
+    pub unit_m: f64,
+    /// The method in words.
+    pub method: String,
+    /// The periodic part's fundamental found over all markers, Hz.
+    pub fundamental_hz: Option<f64>,
+    /// Per coordinate (`M1.x`, ...), what the smoother chose (empty for Savitzky-Golay).
+    pub parameters: Vec<CoordinateParameters>,
+    /// The markers fitted as one rigid body, when asked.
+    pub rigid_field: Option<RigidSummary>,
+    /// Samples by provenance.
+    pub samples: SampleCounts,
+}
+
+/// What the automatic smoother chose for one coordinate (None where it did not run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoordinateParameters {
+    /// The coordinate, `<marker>.<axis>`.
+    pub coordinate: String,
+    /// Measurement noise, m.
+    pub noise_m: Option<f64>,
+    /// White-snap density, m/s^3.5.
+    pub snap_density: Option<f64>,
+    /// Log-likelihood at the choice.
+    pub log_likelihood: Option<f64>,
+    /// The periodic part's fundamental, Hz.
+    pub periodic_frequency_hz: Option<f64>,
+    /// Harmonics of the periodic part.
+    pub harmonics: Option<usize>,
+    /// The periodic prior's lambda, beta and effective degrees of freedom.
+    pub periodic_prior_lambda_beta_edf: Option<[f64; 3]>,
+}
+
+/// The rigid field's fit of the markers as one body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RigidSummary {
+    /// The reference point's name.
+    pub reference: String,
+    /// The markers' layout in the body's frame, m.
+    pub layout_m: Vec<[f64; 2]>,
+    /// Samples where the field was fitted.
+    pub fitted_samples: usize,
+    /// RMS residual acceleration along the body's normal, m/s^2.
+    pub rms_normal_residual_m_s2: Option<f64>,
+    /// RMS of its standard deviation, m/s^2.
+    pub rms_normal_sigma_m_s2: Option<f64>,
+    /// Mean chi-square per degree of freedom of the acceleration fits.
+    pub mean_chi2_dof: Option<f64>,
+}
+
+/// Samples by provenance (counted on the x coordinates).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleCounts {
+    /// Measured samples.
+    pub measured: usize,
+    /// Samples at an edge (a window that does not fit inside the data).
+    pub edge: usize,
+    /// Rejected samples.
+    pub rejected: usize,
+}
+
+impl SmoothRecord {
+    /// Read a record written by the smooth stage.
+    pub fn read(path: &Path) -> Result<SmoothRecord, PipelineError> {
+        crate::read_record(path, "smooth")
+    }
+}
+
 /// Smooth and differentiate every marker of the tracks at `tracks_path`, whose x and y are in
 /// metres times `unit` (1 for metres, 1e-3 for millimetres...), into the markers table
 /// (`t, marker, x, y, vx, vy, ax, ay`, in SI, with `*_sigma` columns for the RTS smoother and
@@ -205,15 +279,17 @@ pub fn smooth(
             let d = match method {
                 SmoothMethod::Rts(r) => {
                     let (d, chosen) = r.with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
-                    params.push(json!({
-                        "coordinate": name,
-                        "noise_m": chosen.map(|c| c.noise),
-                        "snap_density": chosen.map(|c| c.density),
-                        "log_likelihood": chosen.map(|c| c.log_likelihood),
-                        "periodic_frequency_hz": chosen.and_then(|c| c.frequency),
-                        "harmonics": chosen.map(|c| c.harmonics),
-                        "periodic_prior_lambda_beta_edf": chosen.and_then(|c| c.prior).map(|p| [p.0, p.1, p.2]),
-                    }));
+                    params.push(CoordinateParameters {
+                        coordinate: name.clone(),
+                        noise_m: chosen.map(|c| c.noise),
+                        snap_density: chosen.map(|c| c.density),
+                        log_likelihood: chosen.map(|c| c.log_likelihood),
+                        periodic_frequency_hz: chosen.and_then(|c| c.frequency),
+                        harmonics: chosen.map(|c| c.harmonics),
+                        periodic_prior_lambda_beta_edf: chosen
+                            .and_then(|c| c.prior)
+                            .map(|p| [p.0, p.1, p.2]),
+                    });
                     d
                 }
                 SmoothMethod::SavGol { window, order } => {
@@ -264,7 +340,7 @@ pub fn smooth(
     };
     ensure_dir(dir)?;
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
-    let mut rigid_summary = serde_json::Value::Null;
+    let mut rigid_summary = None;
     if let Some((field, residual, summary)) = rigid_out {
         files.extend(flexbench_tables::write_table(
             &field,
@@ -276,7 +352,7 @@ pub fn smooth(
             dir,
             &format!("{stem}.rigid_residual"),
         )?);
-        rigid_summary = summary;
+        rigid_summary = Some(summary);
     }
     let counts = |p: flexbench_signal::Provenance| {
         diffs
@@ -284,18 +360,27 @@ pub fn smooth(
             .map(|(dx, _)| dx.provenance.iter().filter(|q| **q == p).count())
             .sum::<usize>()
     };
-    let summary = json!({
-        "tracks": tracks_path.display().to_string(),
-        "unit_m": unit,
-        "method": match method { SmoothMethod::Rts(r) => r.describe(), SmoothMethod::SavGol { window, order } => format!("Savitzky-Golay, window {window}, order {order}") },
-        "fundamental_hz": f0,
-        "parameters": params,
-        "rigid_field": rigid_summary,
-        "samples": { "measured": counts(flexbench_signal::Provenance::Measured), "edge": counts(flexbench_signal::Provenance::Edge), "rejected": counts(flexbench_signal::Provenance::Rejected) },
-    });
-    files.push(write_json(
+    let record = SmoothRecord {
+        tracks: tracks_path.display().to_string(),
+        unit_m: unit,
+        method: match method {
+            SmoothMethod::Rts(r) => r.describe(),
+            SmoothMethod::SavGol { window, order } => {
+                format!("Savitzky-Golay, window {window}, order {order}")
+            }
+        },
+        fundamental_hz: f0,
+        parameters: params,
+        rigid_field: rigid_summary,
+        samples: SampleCounts {
+            measured: counts(flexbench_signal::Provenance::Measured),
+            edge: counts(flexbench_signal::Provenance::Edge),
+            rejected: counts(flexbench_signal::Provenance::Rejected),
+        },
+    };
+    files.push(crate::write_record(
         &dir.join(format!("{stem}.summary.json")),
-        &summary,
+        &record,
     )?);
     Ok(files)
 }
@@ -352,7 +437,7 @@ fn rigid_tables(
     names: &[String],
     t: &[f64],
     diffs: &[(Derivatives, Derivatives)],
-) -> Result<(Table, Table, serde_json::Value), PipelineError> {
+) -> Result<(Table, Table, RigidSummary), PipelineError> {
     let n = t.len();
     let samples: Vec<Vec<Option<MarkerKinematics>>> = (0..n)
         .map(|k| {
@@ -475,13 +560,13 @@ fn rigid_tables(
         .filter_map(|f| f.as_ref().map(|f| f.chi2_dof))
         .filter(|v| v.is_finite())
         .collect();
-    let summary = json!({
-        "reference": req.reference,
-        "layout_m": layout.markers.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
-        "fitted_samples": fits.iter().filter(|f| f.is_some()).count(),
-        "rms_normal_residual_m_s2": (count > 0).then(|| (sum_e2 / count as f64).sqrt()),
-        "rms_normal_sigma_m_s2": (count > 0).then(|| (sum_s2 / count as f64).sqrt()),
-        "mean_chi2_dof": (!chi.is_empty()).then(|| chi.iter().sum::<f64>() / chi.len() as f64),
-    });
+    let summary = RigidSummary {
+        reference: req.reference.clone(),
+        layout_m: layout.markers.iter().map(|p| [p.x, p.y]).collect(),
+        fitted_samples: fits.iter().filter(|f| f.is_some()).count(),
+        rms_normal_residual_m_s2: (count > 0).then(|| (sum_e2 / count as f64).sqrt()),
+        rms_normal_sigma_m_s2: (count > 0).then(|| (sum_s2 / count as f64).sqrt()),
+        mean_chi2_dof: (!chi.is_empty()).then(|| chi.iter().sum::<f64>() / chi.len() as f64),
+    };
     Ok((field, residual, summary))
 }

@@ -9,7 +9,27 @@ use flexbench_tables::{read_frame, read_tracks};
 use flexbench_vision::track::{track_video, TrackConfig, TrackSummary};
 use flexbench_vision::Calibration;
 
-use crate::{write_json, PipelineError};
+use crate::PipelineError;
+
+/// The track stage's record (`<stem>.summary.json`): what tracking found, and its inputs.
+/// Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TrackRecord {
+    /// What tracking found.
+    #[serde(flatten)]
+    pub summary: TrackSummary,
+    /// The video tracked.
+    pub video: String,
+    /// The calibration used.
+    pub calibration: String,
+}
+
+impl TrackRecord {
+    /// Read a record written by the track stage.
+    pub fn read(path: &Path) -> Result<TrackRecord, PipelineError> {
+        crate::read_record(path, "track")
+    }
+}
 
 /// Track the markers of `video` with the calibration at `calibration` into `out` (.csv or
 /// .parquet; the other format and `<stem>.summary.json` are written beside it).
@@ -44,10 +64,15 @@ pub fn track(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "tracks".into());
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
-    let mut s = serde_json::to_value(&summary).map_err(|e| PipelineError::Input(e.to_string()))?;
-    s["video"] = serde_json::json!(video.display().to_string());
-    s["calibration"] = serde_json::json!(calibration.display().to_string());
-    files.push(write_json(&dir.join(format!("{stem}.summary.json")), &s)?);
+    let record = TrackRecord {
+        summary: summary.clone(),
+        video: video.display().to_string(),
+        calibration: calibration.display().to_string(),
+    };
+    files.push(crate::write_record(
+        &dir.join(format!("{stem}.summary.json")),
+        &record,
+    )?);
     Ok((summary, files))
 }
 

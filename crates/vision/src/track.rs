@@ -60,7 +60,7 @@ impl Default for TrackConfig {
 }
 
 /// What tracking found.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TrackSummary {
     /// Frames decoded.
     pub frames: usize,
@@ -81,6 +81,7 @@ pub struct TrackSummary {
     #[serde(skip)]
     pub frames_per_second: f64,
     /// Median standard deviation of the centres, px.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub median_sigma_px: f64,
     /// Frames tracked in the markers' own windows (the fast path), the rest by a search.
     pub window_frames: usize,
