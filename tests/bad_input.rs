@@ -648,7 +648,11 @@ fn run_bad_pipeline_files() {
     );
     expect_error(
         &["run", p.to_str().unwrap(), "--out", o],
-        &["[fem] element = \"cubic\"", "quintic or frame"],
+        &[
+            "element = \"cubic\"",
+            "not a lever element",
+            "quintic or frame",
+        ],
     );
     let p = write(
         dir.path(),

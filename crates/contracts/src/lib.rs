@@ -8,6 +8,8 @@
 
 pub mod atomic;
 pub mod json;
+pub mod names;
+pub mod parallel;
 pub mod table;
 pub mod tracks;
 

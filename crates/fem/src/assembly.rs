@@ -65,6 +65,29 @@ impl Supports {
     }
 }
 
+impl std::str::FromStr for Supports {
+    type Err = flexbench_contracts::names::UnknownName;
+
+    fn from_str(name: &str) -> Result<Supports, Self::Err> {
+        match name {
+            "pinned" => Ok(Supports::Pinned),
+            "clamped-free" => Ok(Supports::ClampedFree),
+            "free-free" => Ok(Supports::FreeFree),
+            _ => Err(flexbench_contracts::names::UnknownName {
+                what: "a support of the lever",
+                given: name.to_string(),
+                choices: "pinned, clamped-free or free-free",
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Supports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A mesh of equal elements along the lever.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mesh {

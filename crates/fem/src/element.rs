@@ -123,6 +123,28 @@ impl ElementKind {
     }
 }
 
+impl std::str::FromStr for ElementKind {
+    type Err = flexbench_contracts::names::UnknownName;
+
+    fn from_str(name: &str) -> Result<ElementKind, Self::Err> {
+        match name {
+            "quintic" => Ok(ElementKind::Quintic),
+            "frame" => Ok(ElementKind::Frame),
+            _ => Err(flexbench_contracts::names::UnknownName {
+                what: "a lever element",
+                given: name.to_string(),
+                choices: "quintic or frame",
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for ElementKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The Hermite basis polynomial on [0, 1] of degree 2r + 1 whose derivative of order `order`
 /// is 1 at end `node` (0: xi = 0, 1: xi = 1) and whose derivatives 0..=r are 0 at both ends
 /// otherwise. Coefficients of xi^0 .. xi^(2r+1), solved from the 2r + 2 conditions.

@@ -70,7 +70,7 @@ enum Command {
         max_condition: f64,
         /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
         #[arg(long, default_value = "interp")]
-        edges: String,
+        edges: flexbench_signal::EdgeMode,
         /// Kinematics by the Kalman smoother on the driving coordinates, its noise and densities
         /// from the data: the default (the flag is accepted for clarity).
         #[arg(long, conflicts_with = "savgol")]
@@ -162,10 +162,10 @@ enum Command {
         elements: usize,
         /// Element: quintic (cubic axial, quintic bending) or frame (linear axial, cubic bending).
         #[arg(long, default_value = "quintic")]
-        element: String,
+        element: flexbench_fem::ElementKind,
         /// Supports in the lever frame: pinned (the bench: B and C'), clamped-free, free-free.
         #[arg(long, default_value = "pinned")]
-        supports: String,
+        supports: flexbench_fem::Supports,
         /// Modes followed along the cycle.
         #[arg(long, default_value_t = 6)]
         modes: usize,
@@ -362,9 +362,6 @@ fn run(cli: Cli) -> Result<()> {
             periodic,
             refine_horizontal,
         } => {
-            let edges = flexbench_pipeline::parse_edges(&edges).ok_or_else(|| {
-                anyhow::anyhow!("--edges {edges}: use interp, mirror, nearest, constant or wrap")
-            })?;
             let file = load(&mechanism)
                 .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
             let _ = smoother;
@@ -522,11 +519,6 @@ fn run(cli: Cli) -> Result<()> {
             measured,
             out,
         } => {
-            let element = flexbench_pipeline::parse_element(&element)
-                .ok_or_else(|| anyhow::anyhow!("--element {element}: use quintic or frame"))?;
-            let supports = flexbench_pipeline::parse_supports(&supports).ok_or_else(|| {
-                anyhow::anyhow!("--supports {supports}: use pinned, clamped-free or free-free")
-            })?;
             let cfg = flexbench_pipeline::fem::FemConfig {
                 element,
                 elements,

@@ -5,7 +5,6 @@
 //! of the estimated motion by Newton-Euler, with their bands from the smoother's covariance.
 
 use nalgebra::{DMatrix, Rotation2};
-use rayon::prelude::*;
 use serde::Serialize;
 
 use flexbench_mechanism::inverse::InverseSample;
@@ -152,7 +151,14 @@ fn refine_horizontal(
             .collect();
         // The candidates are independent: evaluated on every core, then taken in order (the
         // same choice as one after the other).
-        for (angle, cand) in angles.iter().zip(map_in_order(threads, &angles, run)) {
+        for (angle, cand) in angles
+            .iter()
+            .zip(flexbench_contracts::parallel::map_in_order(
+                threads,
+                &angles,
+                |a| run(*a),
+            ))
+        {
             if let Ok(cand) = cand {
                 if cand.smoother.log_likelihood > top {
                     top = cand.smoother.log_likelihood;
@@ -172,22 +178,6 @@ fn refine_horizontal(
             (a, cand)
         }
         _ => (0.0, base),
-    }
-}
-
-/// `f` over `items` on `threads` threads, the results in the items' order.
-fn map_in_order<T: Copy + Sync, R: Send>(
-    threads: usize,
-    items: &[T],
-    f: &(dyn Fn(T) -> R + Sync),
-) -> Vec<R> {
-    let one_by_one = || items.iter().map(|x| f(*x)).collect();
-    if threads <= 1 {
-        return one_by_one();
-    }
-    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => pool.install(|| items.par_iter().map(|x| f(*x)).collect()),
-        Err(_) => one_by_one(),
     }
 }
 

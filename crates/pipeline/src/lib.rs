@@ -62,12 +62,6 @@ pub fn unwrap_angles(angles: &mut [f64]) {
     }
 }
 
-/// `f` applied to every item on the machine's cores (scoped threads taking the next item in
-/// turn), the results in the items' order: deterministic whatever the scheduling.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    parallel_map_on(threads(), items, f)
-}
-
 /// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else
 /// `RAYON_NUM_THREADS` (the variable Rust's thread pools read), else the machine's cores.
 /// Results do not depend on it (each item is computed alone, taken in order).
@@ -87,67 +81,14 @@ pub fn threads() -> usize {
         })
 }
 
-/// [`parallel_map`] on at most `threads` threads.
+/// `f` applied to every item on at most `threads` threads, the results in the items' order:
+/// deterministic whatever the scheduling.
 pub fn parallel_map_on<T: Sync, R: Send>(
     threads: usize,
     items: &[T],
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let threads = threads.min(items.len()).max(1);
-    let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                let Some(item) = items.get(k) else { break };
-                let r = f(item);
-                if let Ok(mut o) = out.lock() {
-                    o[k] = Some(r);
-                }
-            });
-        }
-    });
-    // Every index below len was taken by exactly one thread and stored before the scope ended.
-    out.into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect()
-}
-
-/// A Savitzky-Golay edge mode by name (scipy's): interp, mirror, nearest, constant (zero), wrap.
-pub fn parse_edges(name: &str) -> Option<flexbench_signal::EdgeMode> {
-    use flexbench_signal::EdgeMode;
-    Some(match name {
-        "interp" => EdgeMode::Interp,
-        "mirror" => EdgeMode::Mirror,
-        "nearest" => EdgeMode::Nearest,
-        "constant" => EdgeMode::Constant(0.0),
-        "wrap" => EdgeMode::Wrap,
-        _ => return None,
-    })
-}
-
-/// The lever's finite element by name: quintic or frame.
-pub fn parse_element(name: &str) -> Option<flexbench_fem::ElementKind> {
-    match name {
-        "quintic" => Some(flexbench_fem::ElementKind::Quintic),
-        "frame" => Some(flexbench_fem::ElementKind::Frame),
-        _ => None,
-    }
-}
-
-/// The lever's supports by name: pinned (B and C'), clamped-free, free-free.
-pub fn parse_supports(name: &str) -> Option<flexbench_fem::Supports> {
-    match name {
-        "pinned" => Some(flexbench_fem::Supports::Pinned),
-        "clamped-free" => Some(flexbench_fem::Supports::ClampedFree),
-        "free-free" => Some(flexbench_fem::Supports::FreeFree),
-        _ => None,
-    }
+    flexbench_contracts::parallel::map_in_order(threads, items, f)
 }
 
 /// Create the output directory (and parents) or say why not.

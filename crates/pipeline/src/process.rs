@@ -21,6 +21,40 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ensure_dir, forces_figure, PipelineError};
 
+/// How the mechanism's motion is estimated from the markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KinematicsMethod {
+    /// The Kalman smoother on the driving coordinates (the default).
+    Smoother,
+    /// Each marker's Savitzky-Golay derivatives through the loop's analysis.
+    Savgol,
+}
+
+impl std::str::FromStr for KinematicsMethod {
+    type Err = flexbench_contracts::names::UnknownName;
+
+    fn from_str(name: &str) -> Result<KinematicsMethod, Self::Err> {
+        match name {
+            "smoother" => Ok(KinematicsMethod::Smoother),
+            "savgol" => Ok(KinematicsMethod::Savgol),
+            _ => Err(flexbench_contracts::names::UnknownName {
+                what: "a kinematics method",
+                given: name.to_string(),
+                choices: "smoother or savgol",
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for KinematicsMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KinematicsMethod::Smoother => "smoother",
+            KinematicsMethod::Savgol => "savgol",
+        })
+    }
+}
+
 /// The process stage's record (`summary.json`): what was read, how the motion was estimated,
 /// what the fit and the inverse dynamics found. Written and read back by this type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -129,8 +129,12 @@ pub struct TrackSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProcessSection {
-    /// "smoother" (Kalman smoother on the driving coordinates) or "savgol".
-    pub method: String,
+    /// smoother (Kalman smoother on the driving coordinates) or savgol.
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_name",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub method: crate::process::KinematicsMethod,
     /// Drivers refitted as Fourier series of the crank angle (steady periodic motion).
     pub periodic: bool,
     /// The bench's horizontal refined from the motion.
@@ -140,7 +144,11 @@ pub struct ProcessSection {
     /// Savitzky-Golay order, with method savgol.
     pub order: usize,
     /// Savitzky-Golay edges: interp, mirror, nearest, constant, wrap.
-    pub edges: String,
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_name",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub edges: flexbench_signal::EdgeMode,
     /// Condition number above which a sample is a toggle position.
     pub max_condition: f64,
 }
@@ -149,12 +157,12 @@ impl Default for ProcessSection {
     fn default() -> Self {
         let d = crate::ProcessConfig::default();
         ProcessSection {
-            method: "smoother".into(),
+            method: crate::process::KinematicsMethod::Smoother,
             periodic: true,
             refine_horizontal: true,
             window: None,
             order: d.order,
-            edges: "interp".into(),
+            edges: flexbench_signal::EdgeMode::Interp,
             max_condition: d.max_condition,
         }
     }
@@ -166,10 +174,18 @@ impl Default for ProcessSection {
 pub struct FemSection {
     /// Elements along the lever.
     pub elements: usize,
-    /// "quintic" or "frame".
-    pub element: String,
-    /// "pinned", "clamped-free" or "free-free".
-    pub supports: String,
+    /// quintic or frame.
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_name",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub element: flexbench_fem::ElementKind,
+    /// pinned, clamped-free or free-free.
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_name",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub supports: flexbench_fem::Supports,
     /// Modes followed along the cycle.
     pub modes: usize,
     /// Damping ratio of the forced response; 0 or less: no forced response.
@@ -182,8 +198,8 @@ impl Default for FemSection {
     fn default() -> Self {
         FemSection {
             elements: 10,
-            element: "quintic".into(),
-            supports: "pinned".into(),
+            element: flexbench_fem::ElementKind::Quintic,
+            supports: flexbench_fem::Supports::Pinned,
             modes: 6,
             damping: crate::fem::DEFAULT_DAMPING,
             step: crate::fem::DEFAULT_STEP,
@@ -810,21 +826,10 @@ impl Settings {
         let (factor, method) = file.smooth.resolve()?;
         let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
         let p = &file.process;
-        let Some(edges) = crate::parse_edges(&p.edges) else {
-            return bad(format!(
-                "[process] edges = \"{}\": use interp, mirror, nearest, constant or wrap",
-                p.edges
-            ));
-        };
-        let smoother = match p.method.as_str() {
-            "smoother" => true,
-            "savgol" => false,
-            other => {
-                return bad(format!(
-                    "[process] method = \"{other}\": use smoother or savgol"
-                ))
-            }
-        };
+        let (edges, smoother) = (
+            p.edges,
+            p.method == crate::process::KinematicsMethod::Smoother,
+        );
         if !(p.max_condition.is_finite() && p.max_condition > 1.0) {
             return bad(format!(
                 "[process] max_condition = {}: give a condition number above 1 (default 1e8)",
@@ -841,18 +846,7 @@ impl Settings {
             refine_horizontal: p.refine_horizontal && smoother,
         };
         let f = &file.fem;
-        let Some(element) = crate::parse_element(&f.element) else {
-            return bad(format!(
-                "[fem] element = \"{}\": use quintic or frame",
-                f.element
-            ));
-        };
-        let Some(supports) = crate::parse_supports(&f.supports) else {
-            return bad(format!(
-                "[fem] supports = \"{}\": use pinned, clamped-free or free-free",
-                f.supports
-            ));
-        };
+        let (element, supports) = (f.element, f.supports);
         if f.elements < 1 || f.modes < 1 {
             return bad(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", f.elements, f.modes));
         }

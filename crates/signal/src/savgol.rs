@@ -42,6 +42,34 @@ impl EdgeMode {
     }
 }
 
+impl std::str::FromStr for EdgeMode {
+    type Err = flexbench_contracts::names::UnknownName;
+
+    /// A mode by its scipy name; `constant` extends with zeros.
+    fn from_str(name: &str) -> Result<EdgeMode, Self::Err> {
+        Ok(match name {
+            "interp" => EdgeMode::Interp,
+            "mirror" => EdgeMode::Mirror,
+            "nearest" => EdgeMode::Nearest,
+            "constant" => EdgeMode::Constant(0.0),
+            "wrap" => EdgeMode::Wrap,
+            _ => {
+                return Err(flexbench_contracts::names::UnknownName {
+                    what: "an edge mode",
+                    given: name.to_string(),
+                    choices: "interp, mirror, nearest, constant or wrap",
+                })
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for EdgeMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Savitzky-Golay parameters and their weights (computed once, at construction).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavGol {
