@@ -25,254 +25,52 @@ enum Command {
     /// truth: tracks, markers, bodies, forces (CSV and Parquet), forces.png/svg, summary.json.
     ///
     /// Example: flexbench simulate --mechanism pipelines/wind-pump.toml --duration 2 --rate 1000 --settle 3 --out out/sim
-    Simulate {
-        /// Mechanism file (TOML, bench flat form or general form).
-        #[arg(long)]
-        mechanism: PathBuf,
-        /// Recorded duration, s.
-        #[arg(long, default_value_t = 2.0)]
-        duration: f64,
-        /// Output sample rate, Hz.
-        #[arg(long, default_value_t = 1000.0)]
-        rate: f64,
-        /// Time simulated before the recording starts, s (the motion settles).
-        #[arg(long, default_value_t = 3.0)]
-        settle: f64,
-        /// Relative tolerance of the integrator.
-        #[arg(long, default_value_t = 1e-10)]
-        rtol: f64,
-        /// Output directory (created if needed; files in it are replaced atomically).
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Simulate(SimulateArgs),
     /// Process a tracks table (CSV or Parquet, contract format) into marker kinematics, the
     /// mechanism's kinematics, the liaison forces, summary.json and forces.png/svg.
     ///
     /// Example: flexbench process --tracks out/sim/tracks.parquet --mechanism pipelines/wind-pump.toml --out out/process
-    Process {
-        /// Tracks table: frame, t, marker, u, v, x, y.
-        #[arg(long)]
-        tracks: PathBuf,
-        /// Mechanism file (TOML).
-        #[arg(long)]
-        mechanism: PathBuf,
-        /// Output directory.
-        #[arg(long)]
-        out: PathBuf,
-        /// Savitzky-Golay window, samples (odd); default: about 21 ms of samples.
-        #[arg(long)]
-        window: Option<usize>,
-        /// Savitzky-Golay polynomial order.
-        #[arg(long, default_value_t = ProcessConfig::default().order)]
-        order: usize,
-        /// Condition number above which a sample is reported as a toggle position.
-        #[arg(long, default_value_t = ProcessConfig::default().max_condition)]
-        max_condition: f64,
-        /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
-        #[arg(long, default_value = "interp")]
-        edges: flexbench_signal::EdgeMode,
-        /// Kinematics by the Kalman smoother on the driving coordinates, its noise and densities
-        /// from the data: the default (the flag is accepted for clarity).
-        #[arg(long, conflicts_with = "savgol")]
-        smoother: bool,
-        /// Kinematics from each marker's Savitzky-Golay derivatives through the loop's analysis
-        /// (--window, --order, --edges) instead of the smoother.
-        #[arg(long)]
-        savgol: bool,
-        /// With the smoother: refit the drivers other than the crank angle as Fourier series of
-        /// the crank angle over every turn (steady periodic motion, two turns at least).
-        #[arg(long, conflicts_with = "savgol")]
-        periodic: bool,
-        /// With the smoother: refine the bench's horizontal from the motion (maximum likelihood
-        /// over a rotation about the origin A, within 2 mrad); the correction is reported. The
-        /// rocker's passages through C'D vertical make the forces sensitive to a tenth of a
-        /// milliradian of it, finer than one clicks.
-        #[arg(long, conflicts_with = "savgol")]
-        refine_horizontal: bool,
-    },
+    Process(ProcessArgs),
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
     /// bench plane. Written as OpenCV FileStorage YAML.
     ///
     /// Example: flexbench calibrate --views calibration/opencv-left-chessboard --board 9x6 --square 0.025 --out calibration/left.yaml
-    Calibrate {
-        /// Folder of chessboard views (png, jpg, bmp, tif).
-        #[arg(long)]
-        views: PathBuf,
-        /// Inner corners of the board, COLSxROWS (e.g. 9x6).
-        #[arg(long)]
-        board: String,
-        /// Side of a square, m.
-        #[arg(long)]
-        square: f64,
-        /// cornerSubPix half-window in px; default: 11, smaller for small squares.
-        #[arg(long)]
-        subpix_window: Option<i32>,
-        /// A view of the board lying in the lever's plane (for the bench plane).
-        #[arg(long)]
-        plane_view: Option<PathBuf>,
-        /// Pixel of the bench origin A in the plane view, "u,v".
-        #[arg(long)]
-        origin: Option<String>,
-        /// Pixel of a second point on the horizontal through A, towards the pendulum, "u,v".
-        #[arg(long)]
-        horizontal: Option<String>,
-        /// A TOML file with `origin = [u, v]` and `horizontal = [u, v]` (instead of the two options).
-        #[arg(long, conflicts_with_all = ["origin", "horizontal"])]
-        clicks: Option<PathBuf>,
-        /// Output calibration file (YAML).
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Calibrate(CalibrateArgs),
     /// Render what a known camera films of the simulated bench: the video (motion blur, noise,
     /// uneven lighting, occlusions), calibration views, a board view in the lever's plane with the
     /// pixels of A and of the horizontal, and the truth (tracks with u, v and x, y, the camera,
     /// the simulation's tables).
     ///
     /// Example: flexbench render --mechanism pipelines/wind-pump.toml --camera recordings/default/camera.toml --out out/render
-    Render {
-        /// Mechanism file (TOML).
-        #[arg(long)]
-        mechanism: PathBuf,
-        /// Camera and recording settings (TOML).
-        #[arg(long)]
-        camera: PathBuf,
-        /// Output directory.
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Render(RenderArgs),
     /// The elastic lever along the motion: its modes at every sample (symmetric problem and
     /// the full one with the gyroscopic and skew terms), followed by their shape; writes the
     /// modal table, the figures (eigenfrequencies 3-6 and 1-2 along the cycle, mode shapes) and
     /// a summary.
     ///
     /// Example: flexbench fem --kinematics out/demo/processed/bodies.csv --forces out/demo/processed/forces.csv --mechanism pipelines/wind-pump.toml --out out/fem
-    Fem {
-        /// Bodies table of `process` or `simulate` (t, body, phi, omega, ax, ay, epsilon).
-        #[arg(long)]
-        kinematics: PathBuf,
-        /// Forces table of the same run (t, B_x, B_y, C_x, C_y).
-        #[arg(long)]
-        forces: PathBuf,
-        /// Mechanism file with the lever's section (E, rho, area, inertia).
-        #[arg(long)]
-        mechanism: PathBuf,
-        /// Number of elements along the lever.
-        #[arg(long, default_value_t = 10)]
-        elements: usize,
-        /// Element: quintic (cubic axial, quintic bending) or frame (linear axial, cubic bending).
-        #[arg(long, default_value = "quintic")]
-        element: flexbench_fem::ElementKind,
-        /// Supports in the lever frame: pinned (the bench: B and C'), clamped-free, free-free.
-        #[arg(long, default_value = "pinned")]
-        supports: flexbench_fem::Supports,
-        /// Modes followed along the cycle.
-        #[arg(long, default_value_t = 6)]
-        modes: usize,
-        /// Damping ratio of the forced response (Rayleigh, exact at the first and the highest
-        /// followed mode).
-        #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_DAMPING)]
-        damping: f64,
-        /// Longest integration step of the forced response, s.
-        #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_STEP)]
-        step: f64,
-        /// Modes only: no forced response.
-        #[arg(long)]
-        no_response: bool,
-        /// The fit_residuals table of `process` on the same run: the measured deflection,
-        /// compared with the forced response after removing each one's best-fit line.
-        #[arg(long)]
-        measured: Option<PathBuf>,
-        /// Output directory.
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Fem(FemArgs),
     /// A processed recording against the rigid bench simulated from the mechanism file, aligned
     /// by the crank angle: per marker acceleration component and per liaison force component at
     /// B and C', NRMSE, peaks and their crank angles, phase lag, harmonic content; the
     /// comparison table, figures and a summary.
     ///
     /// Example: flexbench compare --processed out/demo/processed --mechanism pipelines/wind-pump.toml --out out/compare
-    Compare {
-        /// Directory written by `process` (bodies, markers, forces tables).
-        #[arg(long)]
-        processed: PathBuf,
-        /// Mechanism file to simulate.
-        #[arg(long)]
-        mechanism: PathBuf,
-        /// Harmonics of the crank angle kept for every quantity.
-        #[arg(long, default_value_t = flexbench_pipeline::compare::DEFAULT_HARMONICS)]
-        harmonics: usize,
-        /// Output directory.
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Compare(CompareArgs),
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
     /// alone.
-    Smooth {
-        /// Tracks table (CSV or Parquet: frame, t, marker, u, v, x, y).
-        #[arg(long)]
-        tracks: PathBuf,
-        /// Markers table to write (.csv or .parquet; the other format and a summary beside it).
-        #[arg(long)]
-        out: PathBuf,
-        /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;
-        /// the default) or savgol.
-        #[arg(long)]
-        method: Option<String>,
-        /// Unit of x and y in the tracks: m (the default), mm, cm or in.
-        #[arg(long)]
-        unit: Option<String>,
-        /// Savitzky-Golay window, samples (odd), with --method savgol (default 21).
-        #[arg(long)]
-        window: Option<usize>,
-        /// Savitzky-Golay polynomial order, with --method savgol (default 5).
-        #[arg(long)]
-        order: Option<usize>,
-        /// Pipeline file whose [smooth] table sets any of the settings (the command line wins).
-        #[arg(long)]
-        pipeline: Option<PathBuf>,
-        /// Also fit the markers' velocities and accelerations as one rigid body (the lever):
-        /// writes <stem>.rigid (reference point, omega, epsilon) and <stem>.rigid_residual
-        /// (the elastic part) beside the markers table.
-        #[arg(long)]
-        rigid_field: bool,
-        /// Mechanism file giving the markers' places on their body and its reference point (B on
-        /// the lever), for --rigid-field; without it the layout is learnt from the data and the
-        /// reference is the markers' centroid.
-        #[arg(long)]
-        mechanism: Option<PathBuf>,
-    },
+    Smooth(SmoothArgs),
     /// Track the markers in a video: sub-pixel centres, identities along the lever, gaps where a
     /// marker is not seen, mapped to bench metres; the tracks table and a summary.
     ///
     /// Example: flexbench track --video recordings/default/video.mp4 --calibration calibration/default.yaml --out out/tracks.parquet
-    Track {
-        /// Video file.
-        #[arg(long)]
-        video: PathBuf,
-        /// Calibration file (YAML, with the bench plane).
-        #[arg(long)]
-        calibration: PathBuf,
-        /// Tracks table to write (.csv or .parquet; the other format is written beside it).
-        #[arg(long)]
-        out: PathBuf,
-        /// Marker names along the lever from B, comma-separated.
-        #[arg(long, default_value = "M1,M2,M3,M4,M5")]
-        markers: String,
-        /// Segmentation threshold, grey level; default: halfway between median and maximum.
-        #[arg(long)]
-        threshold: Option<f64>,
-    },
+    Track(TrackArgs),
     /// Decode a video and report its frames, frame rate, timestamps and decoding speed.
     ///
     /// Example: flexbench probe --video recordings/default/video.mp4
-    Probe {
-        /// Video file.
-        #[arg(long)]
-        video: PathBuf,
-    },
+    Probe(ProbeArgs),
     /// The whole chain for a recording, from its video (or a tracks table) to the report:
     /// calibrate -> track -> smooth -> process -> fem -> compare -> report, each stage's settings
     /// from the pipeline file. A stage whose inputs and settings have not changed is not run
@@ -280,28 +78,274 @@ enum Command {
     /// parallel with a summary table; a failed recording is reported and the others go on.
     ///
     /// Example: flexbench run pipelines/default.toml
-    Run {
-        /// Pipeline file (TOML): [run] mechanism and recording, and one table per stage.
-        pipeline: PathBuf,
-        /// Output directory (instead of [run] out).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Recording folders, or folders of recording folders: a batch (instead of [run]
-        /// recording and recordings).
-        #[arg(long, num_args = 1..)]
-        recordings: Vec<PathBuf>,
-        /// Recordings processed at once in a batch (default: [run] jobs, else the cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-    },
+    Run(RunArgs),
     /// Check a mechanism file: parse, validate, assemble over a whole crank turn, and describe.
     ///
     /// Example: flexbench check --mechanism pipelines/wind-pump.toml
-    Check {
-        /// Mechanism file (TOML).
-        #[arg(long)]
-        mechanism: PathBuf,
-    },
+    Check(CheckArgs),
+}
+
+/// Arguments of `flexbench simulate`.
+#[derive(clap::Args)]
+struct SimulateArgs {
+    /// Mechanism file (TOML, bench flat form or general form).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Recorded duration, s.
+    #[arg(long, default_value_t = 2.0)]
+    duration: f64,
+    /// Output sample rate, Hz.
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// Time simulated before the recording starts, s (the motion settles).
+    #[arg(long, default_value_t = 3.0)]
+    settle: f64,
+    /// Relative tolerance of the integrator.
+    #[arg(long, default_value_t = 1e-10)]
+    rtol: f64,
+    /// Output directory (created if needed; files in it are replaced atomically).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `flexbench process`.
+#[derive(clap::Args)]
+struct ProcessArgs {
+    /// Tracks table: frame, t, marker, u, v, x, y.
+    #[arg(long)]
+    tracks: PathBuf,
+    /// Mechanism file (TOML).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// Savitzky-Golay window, samples (odd); default: about 21 ms of samples.
+    #[arg(long)]
+    window: Option<usize>,
+    /// Savitzky-Golay polynomial order.
+    #[arg(long, default_value_t = ProcessConfig::default().order)]
+    order: usize,
+    /// Condition number above which a sample is reported as a toggle position.
+    #[arg(long, default_value_t = ProcessConfig::default().max_condition)]
+    max_condition: f64,
+    /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
+    #[arg(long, default_value = "interp")]
+    edges: flexbench_signal::EdgeMode,
+    /// Kinematics by the Kalman smoother on the driving coordinates, its noise and densities
+    /// from the data: the default (the flag is accepted for clarity).
+    #[arg(long, conflicts_with = "savgol")]
+    smoother: bool,
+    /// Kinematics from each marker's Savitzky-Golay derivatives through the loop's analysis
+    /// (--window, --order, --edges) instead of the smoother.
+    #[arg(long)]
+    savgol: bool,
+    /// With the smoother: refit the drivers other than the crank angle as Fourier series of
+    /// the crank angle over every turn (steady periodic motion, two turns at least).
+    #[arg(long, conflicts_with = "savgol")]
+    periodic: bool,
+    /// With the smoother: refine the bench's horizontal from the motion (maximum likelihood
+    /// over a rotation about the origin A, within 2 mrad); the correction is reported. The
+    /// rocker's passages through C'D vertical make the forces sensitive to a tenth of a
+    /// milliradian of it, finer than one clicks.
+    #[arg(long, conflicts_with = "savgol")]
+    refine_horizontal: bool,
+}
+
+/// Arguments of `flexbench calibrate`.
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Folder of chessboard views (png, jpg, bmp, tif).
+    #[arg(long)]
+    views: PathBuf,
+    /// Inner corners of the board, COLSxROWS (e.g. 9x6).
+    #[arg(long)]
+    board: String,
+    /// Side of a square, m.
+    #[arg(long)]
+    square: f64,
+    /// cornerSubPix half-window in px; default: 11, smaller for small squares.
+    #[arg(long)]
+    subpix_window: Option<i32>,
+    /// A view of the board lying in the lever's plane (for the bench plane).
+    #[arg(long)]
+    plane_view: Option<PathBuf>,
+    /// Pixel of the bench origin A in the plane view, "u,v".
+    #[arg(long)]
+    origin: Option<String>,
+    /// Pixel of a second point on the horizontal through A, towards the pendulum, "u,v".
+    #[arg(long)]
+    horizontal: Option<String>,
+    /// A TOML file with `origin = [u, v]` and `horizontal = [u, v]` (instead of the two options).
+    #[arg(long, conflicts_with_all = ["origin", "horizontal"])]
+    clicks: Option<PathBuf>,
+    /// Output calibration file (YAML).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `flexbench render`.
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// Mechanism file (TOML).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Camera and recording settings (TOML).
+    #[arg(long)]
+    camera: PathBuf,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `flexbench fem`.
+#[derive(clap::Args)]
+struct FemArgs {
+    /// Bodies table of `process` or `simulate` (t, body, phi, omega, ax, ay, epsilon).
+    #[arg(long)]
+    kinematics: PathBuf,
+    /// Forces table of the same run (t, B_x, B_y, C_x, C_y).
+    #[arg(long)]
+    forces: PathBuf,
+    /// Mechanism file with the lever's section (E, rho, area, inertia).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Number of elements along the lever.
+    #[arg(long, default_value_t = 10)]
+    elements: usize,
+    /// Element: quintic (cubic axial, quintic bending) or frame (linear axial, cubic bending).
+    #[arg(long, default_value = "quintic")]
+    element: flexbench_fem::ElementKind,
+    /// Supports in the lever frame: pinned (the bench: B and C'), clamped-free, free-free.
+    #[arg(long, default_value = "pinned")]
+    supports: flexbench_fem::Supports,
+    /// Modes followed along the cycle.
+    #[arg(long, default_value_t = 6)]
+    modes: usize,
+    /// Damping ratio of the forced response (Rayleigh, exact at the first and the highest
+    /// followed mode).
+    #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_DAMPING)]
+    damping: f64,
+    /// Longest integration step of the forced response, s.
+    #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_STEP)]
+    step: f64,
+    /// Modes only: no forced response.
+    #[arg(long)]
+    no_response: bool,
+    /// The fit_residuals table of `process` on the same run: the measured deflection,
+    /// compared with the forced response after removing each one's best-fit line.
+    #[arg(long)]
+    measured: Option<PathBuf>,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `flexbench compare`.
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// Directory written by `process` (bodies, markers, forces tables).
+    #[arg(long)]
+    processed: PathBuf,
+    /// Mechanism file to simulate.
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Harmonics of the crank angle kept for every quantity.
+    #[arg(long, default_value_t = flexbench_pipeline::compare::DEFAULT_HARMONICS)]
+    harmonics: usize,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `flexbench smooth`.
+#[derive(clap::Args)]
+struct SmoothArgs {
+    /// Tracks table (CSV or Parquet: frame, t, marker, u, v, x, y).
+    #[arg(long)]
+    tracks: PathBuf,
+    /// Markers table to write (.csv or .parquet; the other format and a summary beside it).
+    #[arg(long)]
+    out: PathBuf,
+    /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;
+    /// the default) or savgol.
+    #[arg(long)]
+    method: Option<String>,
+    /// Unit of x and y in the tracks: m (the default), mm, cm or in.
+    #[arg(long)]
+    unit: Option<String>,
+    /// Savitzky-Golay window, samples (odd), with --method savgol (default 21).
+    #[arg(long)]
+    window: Option<usize>,
+    /// Savitzky-Golay polynomial order, with --method savgol (default 5).
+    #[arg(long)]
+    order: Option<usize>,
+    /// Pipeline file whose [smooth] table sets any of the settings (the command line wins).
+    #[arg(long)]
+    pipeline: Option<PathBuf>,
+    /// Also fit the markers' velocities and accelerations as one rigid body (the lever):
+    /// writes <stem>.rigid (reference point, omega, epsilon) and <stem>.rigid_residual
+    /// (the elastic part) beside the markers table.
+    #[arg(long)]
+    rigid_field: bool,
+    /// Mechanism file giving the markers' places on their body and its reference point (B on
+    /// the lever), for --rigid-field; without it the layout is learnt from the data and the
+    /// reference is the markers' centroid.
+    #[arg(long)]
+    mechanism: Option<PathBuf>,
+}
+
+/// Arguments of `flexbench track`.
+#[derive(clap::Args)]
+struct TrackArgs {
+    /// Video file.
+    #[arg(long)]
+    video: PathBuf,
+    /// Calibration file (YAML, with the bench plane).
+    #[arg(long)]
+    calibration: PathBuf,
+    /// Tracks table to write (.csv or .parquet; the other format is written beside it).
+    #[arg(long)]
+    out: PathBuf,
+    /// Marker names along the lever from B, comma-separated.
+    #[arg(long, default_value = "M1,M2,M3,M4,M5")]
+    markers: String,
+    /// Segmentation threshold, grey level; default: halfway between median and maximum.
+    #[arg(long)]
+    threshold: Option<f64>,
+}
+
+/// Arguments of `flexbench probe`.
+#[derive(clap::Args)]
+struct ProbeArgs {
+    /// Video file.
+    #[arg(long)]
+    video: PathBuf,
+}
+
+/// Arguments of `flexbench run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Pipeline file (TOML): [run] mechanism and recording, and one table per stage.
+    pipeline: PathBuf,
+    /// Output directory (instead of [run] out).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Recording folders, or folders of recording folders: a batch (instead of [run]
+    /// recording and recordings).
+    #[arg(long, num_args = 1..)]
+    recordings: Vec<PathBuf>,
+    /// Recordings processed at once in a batch (default: [run] jobs, else the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+/// Arguments of `flexbench check`.
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Mechanism file (TOML).
+    #[arg(long)]
+    mechanism: PathBuf,
 }
 
 fn bar(len: u64) -> ProgressBar {
@@ -318,363 +362,414 @@ fn bar(len: u64) -> ProgressBar {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Simulate {
-            mechanism,
-            duration,
-            rate,
-            settle,
-            rtol,
-            out,
-        } => {
-            let file = load(&mechanism)
-                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let cfg = SimConfig {
-                duration,
-                rate,
-                settle,
-                rtol,
-                ..Default::default()
-            };
-            let pb = bar(1000);
-            pb.set_message("simulating");
-            let s = simulate(&file.mechanism, &cfg, &out, |f| {
-                pb.set_position((f * 1000.0) as u64)
-            })
-            .with_context(|| format!("simulating {}", mechanism.display()))?;
-            pb.finish_and_clear();
-            println!(
-                "simulated {} samples in {:.2} s: {} steps ({} rejected), drift {:.1e} m before projection, energy balance {:.1e} relative ({:.2e} J of {:.3} J gross work)",
-                s.samples, s.seconds, s.report.steps, s.report.rejected, s.report.max_drift_before_projection,
-                s.report.energy_error_relative, s.report.energy_error_j, s.report.gross_work_j
-            );
-            println!("wrote {} files into {}", s.files.len(), out.display());
-        }
-        Command::Process {
-            tracks,
-            mechanism,
-            out,
-            window,
-            order,
-            max_condition,
-            edges,
-            smoother,
-            savgol,
-            periodic,
-            refine_horizontal,
-        } => {
-            let file = load(&mechanism)
-                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let _ = smoother;
-            let cfg = ProcessConfig {
-                window,
-                order,
-                edges,
-                max_condition,
-                smoother: !savgol,
-                periodic,
-                refine_horizontal,
-            };
-            let pb = bar(1000);
-            let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
-                if let Some(w) = stage.strip_prefix("warning: ") {
-                    pb.suspend(|| eprintln!("warning: {w}"));
-                } else {
-                    pb.set_message(stage.to_string());
-                    pb.set_position((f * 1000.0) as u64);
-                }
-            })
-            .with_context(|| format!("processing {}", tracks.display()))?;
-            pb.finish_and_clear();
-            println!(
-                "processed {} samples: fit RMS residual {:.3} mm (free rigid fit {:.3} mm), {} toggle sample(s), max condition {:.1}",
-                s.samples, s.fit.rms * 1e3, s.fit.rms_free * 1e3, s.toggles.len(), s.max_condition
-            );
-            for (stage, secs) in &s.timing {
-                println!("  {stage:<18} {secs:.3} s");
-            }
-            println!("wrote {} files into {}", s.files.len(), out.display());
-        }
-        Command::Calibrate {
-            views,
-            board,
-            square,
-            subpix_window,
-            plane_view,
-            origin,
-            horizontal,
-            clicks,
-            out,
-        } => {
-            use flexbench_pipeline::calibrate::{calibrate, read_clicks, CalibrateRequest};
-            let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| {
-                format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6")
-            })?;
-            let clicked = match (&clicks, &origin, &horizontal) {
-                (Some(c), _, _) => Some(read_clicks(c)?),
-                (None, Some(o), Some(h)) => Some((
-                    parse_pair::<f64>(o, ',')
-                        .with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
-                    parse_pair::<f64>(h, ',')
-                        .with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
-                )),
-                (None, None, None) => None,
-                _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
-            };
-            let plane = match (plane_view, clicked) {
-                (Some(pv), Some((o, h))) => Some((pv, o, h)),
-                (None, None) => None,
-                _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
-            };
-            let req = CalibrateRequest {
-                views,
-                board: flexbench_vision::calibrate::Board { cols, rows, square },
-                subpix_window,
-                plane,
-            };
-            let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
-            print_calibration(&cal);
-            println!(
-                "wrote {}",
-                files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        Command::Render {
-            mechanism,
-            camera,
-            out,
-        } => {
-            let file = load(&mechanism)
-                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let spec = flexbench_pipeline::render::RenderSpec::load(&camera)?;
-            let pb = bar(1000);
-            let s = flexbench_pipeline::render::render(&file.mechanism, &spec, &out, |stage, f| {
-                pb.set_message(stage.to_string());
-                pb.set_position((f * 1000.0) as u64);
-            })
-            .with_context(|| format!("rendering into {}", out.display()))?;
-            pb.finish_and_clear();
-            println!(
-                "rendered {} frames into {} ({} files in {})",
-                s.frames,
-                s.video.display(),
-                s.files.len(),
-                out.display()
-            );
-        }
-        Command::Track {
-            video,
-            calibration,
-            out,
-            markers,
-            threshold,
-        } => {
-            let names: Vec<String> = markers
-                .split(',')
-                .map(|m| m.trim().to_string())
-                .filter(|m| !m.is_empty())
-                .collect();
-            let cfg = flexbench_vision::track::TrackConfig {
-                markers: names,
-                threshold,
-                ..Default::default()
-            };
-            let pb = bar(1);
-            pb.set_message("tracking");
-            let (s, files) =
-                flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {
-                    pb.set_length(n.max(k).max(1) as u64);
-                    pb.set_position(k as u64);
-                })
-                .with_context(|| format!("tracking {}", video.display()))?;
-            pb.finish_and_clear();
-            println!(
-                "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, locked at frame {}, median sigma {:.3} px, {} timestamps",
-                s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
-                if s.file_timestamps { "file" } else { "frame-rate" }
-            );
-            println!(
-                "wrote {}",
-                files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        Command::Fem {
-            kinematics,
-            forces,
-            mechanism,
-            elements,
-            element,
-            supports,
-            modes,
-            damping,
-            step,
-            no_response,
-            measured,
-            out,
-        } => {
-            let cfg = flexbench_pipeline::fem::FemConfig {
-                element,
-                elements,
-                supports,
-                modes,
-                damping: (!no_response).then_some(damping),
-                max_step: step,
-                measured,
-            };
-            let pb = bar(1);
-            pb.set_message("modes along the cycle");
-            let (summary, files) = flexbench_pipeline::fem::fem(
-                &kinematics,
-                &forces,
-                &mechanism,
-                &cfg,
-                &out,
-                |k, n| {
-                    pb.set_length(n as u64);
-                    pb.set_position(k as u64);
-                },
-            )
-            .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
-            pb.finish_and_clear();
-            for w in &summary.warnings {
-                eprintln!("warning: {w}");
-            }
-            println!(
-                "{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}",
-                summary.samples,
-                summary.modes,
-                summary.smallest_mac_along_the_cycle,
-                files.len(),
-                out.display()
-            );
-        }
-        Command::Compare {
-            processed,
-            mechanism,
-            harmonics,
-            out,
-        } => {
-            let (summary, files) =
-                flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out)
-                    .with_context(|| {
-                    format!("comparing {} with the simulated bench", processed.display())
-                })?;
-            for w in &summary.warnings {
-                eprintln!("warning: {w}");
-            }
-            for q in &summary.quantities {
-                println!(
-                    "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
-                    q.quantity,
-                    100.0 * q.nrmse,
-                    q.phase_lag_deg
-                );
-            }
-            println!("wrote {} files into {}", files.len(), out.display());
-        }
-        Command::Smooth {
-            tracks,
-            out,
-            method,
-            unit,
-            window,
-            order,
-            pipeline,
-            rigid_field,
-            mechanism,
-        } => {
-            use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
-            let file = match &pipeline {
-                Some(p) => SmoothSettings::from_pipeline_file(p)
-                    .with_context(|| format!("reading the pipeline file {}", p.display()))?,
-                None => SmoothSettings::default(),
-            };
-            let cli_settings = SmoothSettings {
-                method,
-                unit,
-                window,
-                order,
-                rigid_field: rigid_field.then_some(true),
-                ..Default::default()
-            };
-            let settings = file.overridden_by(&cli_settings);
-            let (factor, method) = settings.resolve()?;
-            let rigid = if settings.rigid_field.unwrap_or(false) || mechanism.is_some() {
-                Some(match &mechanism {
-                    Some(m) => {
-                        let f = load(m)
-                            .with_context(|| format!("loading the mechanism {}", m.display()))?;
-                        RigidRequest::from_mechanism(&f.mechanism)?
-                    }
-                    None => RigidRequest {
-                        layout: None,
-                        reference: "markers' centroid".into(),
-                    },
-                })
-            } else {
-                None
-            };
-            let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
-                .with_context(|| format!("smoothing {}", tracks.display()))?;
-            println!(
-                "wrote {}",
-                files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        Command::Probe { video } => {
-            let p = flexbench_vision::track::probe_video(&video)?;
-            println!(
-                "{}: {} frames of {}x{} at {:.3} fps, timestamps {} ({:.4} .. {:.4} s), decoded at {:.0} frames/s",
-                video.display(), p.frames, p.width, p.height, p.fps,
-                if p.increasing_timestamps { "increasing" } else { "not increasing (frame rate used)" },
-                p.time_span[0], p.time_span[1], p.frames_per_second
-            );
-        }
-        Command::Run {
-            pipeline,
-            out,
-            recordings,
-            jobs,
-        } => run_pipeline(&pipeline, out, recordings, jobs)?,
-        Command::Check { mechanism } => {
-            let file = load(&mechanism)
-                .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-            let m = &file.mechanism;
-            println!(
-                "{}: {} bodies, {} joints, {} degrees of freedom, {} markers",
-                m.name,
-                m.bodies.len(),
-                m.joints.len(),
-                m.dof(),
-                m.markers.len()
-            );
-            for b in &m.bodies {
-                println!("  body {:<8} mass {:.4} kg, inertia {:.6} kg m^2 about its centroid ({:.4}, {:.4}) m", b.name, b.mass, b.inertia, b.centroid.x, b.centroid.y);
-            }
-            println!(
-                "  forces table columns: t, {}",
-                m.force_columns().join(", ")
-            );
-            let worst = m
-                .check_full_turn()
-                .context("turning the first driver a whole turn")?;
-            println!(
-                "  assembles over a whole turn of the {}; worst condition number {:.1}",
-                m.drivers[0].name, worst
-            );
-        }
+        Command::Simulate(args) => simulate_command(args),
+        Command::Process(args) => process_command(args),
+        Command::Calibrate(args) => calibrate_command(args),
+        Command::Render(args) => render_command(args),
+        Command::Track(args) => track_command(args),
+        Command::Fem(args) => fem_command(args),
+        Command::Compare(args) => compare_command(args),
+        Command::Smooth(args) => smooth_command(args),
+        Command::Probe(args) => probe_command(args),
+        Command::Run(args) => run_command(args),
+        Command::Check(args) => check_command(args),
     }
+}
+
+/// `flexbench simulate`: what [`Command::Simulate`] describes.
+fn simulate_command(args: SimulateArgs) -> Result<()> {
+    let SimulateArgs {
+        mechanism,
+        duration,
+        rate,
+        settle,
+        rtol,
+        out,
+    } = args;
+    let file = load(&mechanism)
+        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+    let cfg = SimConfig {
+        duration,
+        rate,
+        settle,
+        rtol,
+        ..Default::default()
+    };
+    let pb = bar(1000);
+    pb.set_message("simulating");
+    let s = simulate(&file.mechanism, &cfg, &out, |f| {
+        pb.set_position((f * 1000.0) as u64)
+    })
+    .with_context(|| format!("simulating {}", mechanism.display()))?;
+    pb.finish_and_clear();
+    println!(
+        "simulated {} samples in {:.2} s: {} steps ({} rejected), drift {:.1e} m before projection, energy balance {:.1e} relative ({:.2e} J of {:.3} J gross work)",
+        s.samples, s.seconds, s.report.steps, s.report.rejected, s.report.max_drift_before_projection,
+        s.report.energy_error_relative, s.report.energy_error_j, s.report.gross_work_j
+    );
+    println!("wrote {} files into {}", s.files.len(), out.display());
+    Ok(())
+}
+
+/// `flexbench process`: what [`Command::Process`] describes.
+fn process_command(args: ProcessArgs) -> Result<()> {
+    let ProcessArgs {
+        tracks,
+        mechanism,
+        out,
+        window,
+        order,
+        max_condition,
+        edges,
+        smoother,
+        savgol,
+        periodic,
+        refine_horizontal,
+    } = args;
+    let file = load(&mechanism)
+        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+    let _ = smoother;
+    let cfg = ProcessConfig {
+        window,
+        order,
+        edges,
+        max_condition,
+        smoother: !savgol,
+        periodic,
+        refine_horizontal,
+    };
+    let pb = bar(1000);
+    let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
+        if let Some(w) = stage.strip_prefix("warning: ") {
+            pb.suspend(|| eprintln!("warning: {w}"));
+        } else {
+            pb.set_message(stage.to_string());
+            pb.set_position((f * 1000.0) as u64);
+        }
+    })
+    .with_context(|| format!("processing {}", tracks.display()))?;
+    pb.finish_and_clear();
+    println!(
+        "processed {} samples: fit RMS residual {:.3} mm (free rigid fit {:.3} mm), {} toggle sample(s), max condition {:.1}",
+        s.samples, s.fit.rms * 1e3, s.fit.rms_free * 1e3, s.toggles.len(), s.max_condition
+    );
+    for (stage, secs) in &s.timing {
+        println!("  {stage:<18} {secs:.3} s");
+    }
+    println!("wrote {} files into {}", s.files.len(), out.display());
+    Ok(())
+}
+
+/// `flexbench calibrate`: what [`Command::Calibrate`] describes.
+fn calibrate_command(args: CalibrateArgs) -> Result<()> {
+    let CalibrateArgs {
+        views,
+        board,
+        square,
+        subpix_window,
+        plane_view,
+        origin,
+        horizontal,
+        clicks,
+        out,
+    } = args;
+    use flexbench_pipeline::calibrate::{calibrate, read_clicks, CalibrateRequest};
+    let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| {
+        format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6")
+    })?;
+    let clicked = match (&clicks, &origin, &horizontal) {
+        (Some(c), _, _) => Some(read_clicks(c)?),
+        (None, Some(o), Some(h)) => Some((
+            parse_pair::<f64>(o, ',')
+                .with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
+            parse_pair::<f64>(h, ',')
+                .with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
+        )),
+        (None, None, None) => None,
+        _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
+    };
+    let plane = match (plane_view, clicked) {
+        (Some(pv), Some((o, h))) => Some((pv, o, h)),
+        (None, None) => None,
+        _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
+    };
+    let req = CalibrateRequest {
+        views,
+        board: flexbench_vision::calibrate::Board { cols, rows, square },
+        subpix_window,
+        plane,
+    };
+    let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
+    print_calibration(&cal);
+    println!(
+        "wrote {}",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// `flexbench render`: what [`Command::Render`] describes.
+fn render_command(args: RenderArgs) -> Result<()> {
+    let RenderArgs {
+        mechanism,
+        camera,
+        out,
+    } = args;
+    let file = load(&mechanism)
+        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+    let spec = flexbench_pipeline::render::RenderSpec::load(&camera)?;
+    let pb = bar(1000);
+    let s = flexbench_pipeline::render::render(&file.mechanism, &spec, &out, |stage, f| {
+        pb.set_message(stage.to_string());
+        pb.set_position((f * 1000.0) as u64);
+    })
+    .with_context(|| format!("rendering into {}", out.display()))?;
+    pb.finish_and_clear();
+    println!(
+        "rendered {} frames into {} ({} files in {})",
+        s.frames,
+        s.video.display(),
+        s.files.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// `flexbench track`: what [`Command::Track`] describes.
+fn track_command(args: TrackArgs) -> Result<()> {
+    let TrackArgs {
+        video,
+        calibration,
+        out,
+        markers,
+        threshold,
+    } = args;
+    let names: Vec<String> = markers
+        .split(',')
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    let cfg = flexbench_vision::track::TrackConfig {
+        markers: names,
+        threshold,
+        ..Default::default()
+    };
+    let pb = bar(1);
+    pb.set_message("tracking");
+    let (s, files) = flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {
+        pb.set_length(n.max(k).max(1) as u64);
+        pb.set_position(k as u64);
+    })
+    .with_context(|| format!("tracking {}", video.display()))?;
+    pb.finish_and_clear();
+    println!(
+        "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, locked at frame {}, median sigma {:.3} px, {} timestamps",
+        s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
+        if s.file_timestamps { "file" } else { "frame-rate" }
+    );
+    println!(
+        "wrote {}",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// `flexbench fem`: what [`Command::Fem`] describes.
+fn fem_command(args: FemArgs) -> Result<()> {
+    let FemArgs {
+        kinematics,
+        forces,
+        mechanism,
+        elements,
+        element,
+        supports,
+        modes,
+        damping,
+        step,
+        no_response,
+        measured,
+        out,
+    } = args;
+    let cfg = flexbench_pipeline::fem::FemConfig {
+        element,
+        elements,
+        supports,
+        modes,
+        damping: (!no_response).then_some(damping),
+        max_step: step,
+        measured,
+    };
+    let pb = bar(1);
+    pb.set_message("modes along the cycle");
+    let (summary, files) =
+        flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, |k, n| {
+            pb.set_length(n as u64);
+            pb.set_position(k as u64);
+        })
+        .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
+    pb.finish_and_clear();
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!(
+        "{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}",
+        summary.samples,
+        summary.modes,
+        summary.smallest_mac_along_the_cycle,
+        files.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// `flexbench compare`: what [`Command::Compare`] describes.
+fn compare_command(args: CompareArgs) -> Result<()> {
+    let CompareArgs {
+        processed,
+        mechanism,
+        harmonics,
+        out,
+    } = args;
+    let (summary, files) =
+        flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out)
+            .with_context(|| {
+                format!("comparing {} with the simulated bench", processed.display())
+            })?;
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
+    }
+    for q in &summary.quantities {
+        println!(
+            "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
+            q.quantity,
+            100.0 * q.nrmse,
+            q.phase_lag_deg
+        );
+    }
+    println!("wrote {} files into {}", files.len(), out.display());
+    Ok(())
+}
+
+/// `flexbench smooth`: what [`Command::Smooth`] describes.
+fn smooth_command(args: SmoothArgs) -> Result<()> {
+    let SmoothArgs {
+        tracks,
+        out,
+        method,
+        unit,
+        window,
+        order,
+        pipeline,
+        rigid_field,
+        mechanism,
+    } = args;
+    use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
+    let file = match &pipeline {
+        Some(p) => SmoothSettings::from_pipeline_file(p)
+            .with_context(|| format!("reading the pipeline file {}", p.display()))?,
+        None => SmoothSettings::default(),
+    };
+    let cli_settings = SmoothSettings {
+        method,
+        unit,
+        window,
+        order,
+        rigid_field: rigid_field.then_some(true),
+        ..Default::default()
+    };
+    let settings = file.overridden_by(&cli_settings);
+    let (factor, method) = settings.resolve()?;
+    let rigid = if settings.rigid_field.unwrap_or(false) || mechanism.is_some() {
+        Some(match &mechanism {
+            Some(m) => {
+                let f =
+                    load(m).with_context(|| format!("loading the mechanism {}", m.display()))?;
+                RigidRequest::from_mechanism(&f.mechanism)?
+            }
+            None => RigidRequest {
+                layout: None,
+                reference: "markers' centroid".into(),
+            },
+        })
+    } else {
+        None
+    };
+    let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
+        .with_context(|| format!("smoothing {}", tracks.display()))?;
+    println!(
+        "wrote {}",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// `flexbench probe`: what [`Command::Probe`] describes.
+fn probe_command(args: ProbeArgs) -> Result<()> {
+    let ProbeArgs { video } = args;
+    let p = flexbench_vision::track::probe_video(&video)?;
+    println!(
+        "{}: {} frames of {}x{} at {:.3} fps, timestamps {} ({:.4} .. {:.4} s), decoded at {:.0} frames/s",
+        video.display(), p.frames, p.width, p.height, p.fps,
+        if p.increasing_timestamps { "increasing" } else { "not increasing (frame rate used)" },
+        p.time_span[0], p.time_span[1], p.frames_per_second
+    );
+    Ok(())
+}
+
+/// `flexbench run`: what [`Command::Run`] describes.
+fn run_command(args: RunArgs) -> Result<()> {
+    let RunArgs {
+        pipeline,
+        out,
+        recordings,
+        jobs,
+    } = args;
+    run_pipeline(&pipeline, out, recordings, jobs)
+}
+
+/// `flexbench check`: what [`Command::Check`] describes.
+fn check_command(args: CheckArgs) -> Result<()> {
+    let CheckArgs { mechanism } = args;
+    let file = load(&mechanism)
+        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
+    let m = &file.mechanism;
+    println!(
+        "{}: {} bodies, {} joints, {} degrees of freedom, {} markers",
+        m.name,
+        m.bodies.len(),
+        m.joints.len(),
+        m.dof(),
+        m.markers.len()
+    );
+    for b in &m.bodies {
+        println!(
+            "  body {:<8} mass {:.4} kg, inertia {:.6} kg m^2 about its centroid ({:.4}, {:.4}) m",
+            b.name, b.mass, b.inertia, b.centroid.x, b.centroid.y
+        );
+    }
+    println!(
+        "  forces table columns: t, {}",
+        m.force_columns().join(", ")
+    );
+    let worst = m
+        .check_full_turn()
+        .context("turning the first driver a whole turn")?;
+    println!(
+        "  assembles over a whole turn of the {}; worst condition number {:.1}",
+        m.drivers[0].name, worst
+    );
     Ok(())
 }
 
