@@ -12,7 +12,9 @@ use base64::Engine as _;
 use flexbench_mechanism::Mechanism;
 use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
 use flexbench_tables::{has_column, opt_f64, read_frame, strings};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeSet;
 
 use crate::compare::CompareRecord;
 use crate::fem::{FemRecord, MeasuredDeflection};
@@ -20,6 +22,7 @@ use crate::process::ProcessRecord;
 use crate::smooth::SmoothRecord;
 use crate::track::TrackRecord;
 use crate::PipelineError;
+use flexbench_vision::track::TrackSummary;
 
 /// The folders of the stages a report draws from.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +96,110 @@ fn largest_acceleration(
     best
 }
 
+/// What the report gathers while it writes its figures: the files written, the figures to show
+/// (with their captions) and the notes (section title, HTML), in the page's order.
+struct Page<'a> {
+    out: &'a Path,
+    files: Vec<PathBuf>,
+    figs: Vec<Fig>,
+    notes: Vec<(String, String)>,
+}
+
+impl Page<'_> {
+    /// A figure of this stage, written, and shown with `caption`.
+    fn plane(
+        &mut self,
+        fig: &PlaneFigure,
+        stem: &str,
+        caption: String,
+    ) -> Result<(), PipelineError> {
+        self.files.extend(flexbench_report::write_plane_figure(
+            fig,
+            &self.out.join(stem),
+        )?);
+        self.show(stem, caption);
+        Ok(())
+    }
+
+    /// A figure of panels of this stage, written, and shown with `caption`.
+    fn figure(&mut self, fig: &Figure, stem: &str, caption: String) -> Result<(), PipelineError> {
+        self.files
+            .extend(flexbench_report::write_figure(fig, &self.out.join(stem))?);
+        self.show(stem, caption);
+        Ok(())
+    }
+
+    fn show(&mut self, stem: &str, caption: String) {
+        self.figs.push(Fig {
+            stage: "report",
+            stem: self.out.join(stem),
+            caption,
+        });
+    }
+
+    fn note(&mut self, section: &str, html: String) {
+        self.notes.push((section.into(), html));
+    }
+}
+
+/// The crank angle along the process stage's motion: times (s) and unwrapped angles (rad).
+struct Crank {
+    t: Vec<f64>,
+    phi: Vec<f64>,
+}
+
+impl Crank {
+    /// The crank angle at a sample's time, from the recording's first sample, in [0, 360) deg.
+    fn degrees_at(&self, ti: Option<f64>) -> f64 {
+        ti.and_then(|ti| crate::compare::angle_at(&self.t, &self.phi, ti))
+            .map(|p| (p - self.phi[0]).to_degrees().rem_euclid(360.0))
+            .unwrap_or(f64::NAN)
+    }
+
+    /// Whether the sample at `ti` lies in the recording's first crank turn.
+    fn in_first_turn(&self, ti: f64) -> bool {
+        let turn_end = self
+            .phi
+            .first()
+            .map(|p| p + TAU * self.phi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
+        match (
+            crate::compare::angle_at(&self.t, &self.phi, ti),
+            self.phi.first(),
+            turn_end,
+        ) {
+            (Some(p), Some(p0), Some(pe)) => (p - p0).abs() <= (pe - p0).abs(),
+            _ => false,
+        }
+    }
+}
+
+/// The markers' fitted kinematics from the process stage's markers table.
+struct MarkerColumns {
+    t: Vec<Option<f64>>,
+    x: Vec<Option<f64>>,
+    y: Vec<Option<f64>>,
+    ax: Vec<Option<f64>>,
+    ay: Vec<Option<f64>>,
+    by_marker: ByMarker,
+}
+
+impl MarkerColumns {
+    fn read(path: &Path) -> Result<MarkerColumns, PipelineError> {
+        let df = read_frame(path)?;
+        Ok(MarkerColumns {
+            t: opt_f64(&df, path, "t")?,
+            x: opt_f64(&df, path, "x")?,
+            y: opt_f64(&df, path, "y")?,
+            ax: opt_f64(&df, path, "ax")?,
+            ay: opt_f64(&df, path, "ay")?,
+            by_marker: by_marker(&strings(&df, path, "marker")?),
+        })
+    }
+}
+
+/// The largest acceleration of the markers: |a| (m/s^2), the marker, the time (s).
+type Largest = (f64, String, f64);
+
 /// Write the report stage's figures and `report.html` into `out`.
 pub fn report(
     title: &str,
@@ -102,44 +209,95 @@ pub fn report(
     out: &Path,
     progress: &mut dyn FnMut(&str, f64),
 ) -> Result<Vec<PathBuf>, PipelineError> {
-    let mut files = Vec::new();
-    let mut figs: Vec<Fig> = Vec::new();
-    let mut notes: Vec<(String, String)> = Vec::new(); // (section, html)
-
+    let mut page = Page {
+        out,
+        files: Vec::new(),
+        figs: Vec::new(),
+        notes: Vec::new(),
+    };
     // The markers' measured kinematics (the fitted motion of the process stage, consistent with
     // the forces and the comparison): trajectories and the acceleration field.
     progress("trajectories and acceleration field", 0.0);
-    let sm = dirs.process.join("markers.parquet");
+    let markers = dirs.process.join("markers.parquet");
     let process_summary = ProcessRecord::read(&dirs.process.join("summary.json"))?;
-    let df = read_frame(&sm)?;
-    let (t, names) = (opt_f64(&df, &sm, "t")?, strings(&df, &sm, "marker")?);
-    let (x, y, ax, ay) = (
-        opt_f64(&df, &sm, "x")?,
-        opt_f64(&df, &sm, "y")?,
-        opt_f64(&df, &sm, "ax")?,
-        opt_f64(&df, &sm, "ay")?,
-    );
-    let bm = by_marker(&names);
-    let (ct, cphi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
-    // One crank turn from the recording's first sample, for the field.
-    let turn_end = cphi
-        .first()
-        .map(|p| p + TAU * cphi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
-    let in_first_turn = |ti: f64| -> bool {
-        match (
-            crate::compare::angle_at(&ct, &cphi, ti),
-            cphi.first(),
-            turn_end,
-        ) {
-            (Some(p), Some(p0), Some(pe)) => (p - p0).abs() <= (pe - p0).abs(),
-            _ => false,
-        }
+    let cols = MarkerColumns::read(&markers)?;
+    let (t, phi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
+    let crank = Crank { t, phi };
+    let largest = marker_figures(&mut page, &cols, &crank)?;
+    progress("forces over the crank turn", 0.3);
+    let peaks = forces_over_turn(&mut page, dirs, &crank, &process_summary.bands)?;
+    progress("tracking quality", 0.5);
+    let track_summary = tracking_quality(&mut page, dirs)?;
+    if let Some(cdir) = &dirs.calibrate {
+        progress("calibration residuals", 0.6);
+        calibration_residuals(&mut page, cdir)?;
+    }
+    stage_figures(&mut page, dirs);
+    let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
+    let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
+    kinematics_note(&mut page, &process_summary);
+    comparison_note(&mut page, &compare_summary);
+    lever_note(&mut page, &fem_summary);
+    let mut warnings: Vec<String> = Vec::new();
+    for (stage, s) in [
+        ("process", &process_summary.fit.warnings),
+        ("fem", &fem_summary.warnings),
+        ("compare", &compare_summary.warnings),
+    ] {
+        warnings.extend(s.iter().map(|w| format!("{stage}: {w}")));
+    }
+    progress("interchange files", 0.7);
+    let rate = interchange_files(&mut page, dirs)?;
+    let key = ReportRecord {
+        title: title.to_string(),
+        frames: track_summary.as_ref().map(|ts| ts.frames),
+        frame_rate_hz: rate,
+        fit_rms_mm: process_summary.fit.rms * 1e3,
+        largest_acceleration_m_s2: largest.0,
+        largest_acceleration_marker: largest.1,
+        figures: page.figs.len(),
+        ..ReportRecord::from_stages(&compare_summary, &fem_summary, peaks, warnings)
     };
+    let summary = out.join("summary.json");
+    page.files.push(crate::write_record(&summary, &key)?);
+    progress("report.html", 0.8);
+    let html = html(
+        title,
+        mech,
+        manifest,
+        &page.figs,
+        &page.notes,
+        &key.warnings,
+    )?;
+    let path = out.join("report.html");
+    flexbench_contracts::atomic::write_bytes(&path, html.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
+    page.files.push(path);
+    Ok(page.files)
+}
+
+/// The markers' trajectories (seed 001 Fig. 5) and their acceleration field over the first
+/// crank turn (Fig. 6), with the note of the largest acceleration.
+fn marker_figures(
+    page: &mut Page,
+    cols: &MarkerColumns,
+    crank: &Crank,
+) -> Result<Largest, PipelineError> {
+    let bm = &cols.by_marker;
     let paths: Vec<flexbench_report::LabelledPath> = bm
         .names
         .iter()
         .zip(&bm.rows)
-        .map(|(n, rows)| (n.clone(), rows.iter().map(|&i| x[i].zip(y[i])).collect()))
+        .map(|(n, rows)| {
+            (
+                n.clone(),
+                rows.iter().map(|&i| cols.x[i].zip(cols.y[i])).collect(),
+            )
+        })
         .collect();
     let fig5 = PlaneFigure {
         caption: "Trajectories of the five markers on the lever (bench frame; seed 001 Fig. 5)"
@@ -153,14 +311,13 @@ pub fn report(
         scale: 1.0,
         vector_unit: "m/s^2".into(),
     };
-    files.extend(flexbench_report::write_plane_figure(
-        &fig5,
-        &out.join("trajectories"),
-    )?);
-    figs.push(Fig { stage: "report", stem: out.join("trajectories"), caption: "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).".into() });
-
-    let best = largest_acceleration(&bm, &t, &ax, &ay);
-    let (amax, amax_marker, amax_t) = best.clone().unwrap_or((f64::NAN, String::new(), f64::NAN));
+    page.plane(&fig5, "trajectories", "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).".into())?;
+    let largest = largest_acceleration(bm, &cols.t, &cols.ax, &cols.ay).unwrap_or((
+        f64::NAN,
+        String::new(),
+        f64::NAN,
+    ));
+    let (amax, amax_marker, amax_t) = largest.clone();
     // Arrows every `step` samples over the first turn; the longest arrow is 0.06 m on the plot.
     let span = paths
         .iter()
@@ -173,57 +330,57 @@ pub fn report(
     } else {
         1.0
     };
+    let fig6 = PlaneFigure {
+        caption: format!("Acceleration field of the markers along their trajectories, one crank turn (largest |a| = {amax:.2} m/s^2)"),
+        arrow_groups: vec![format!("acceleration, {:.3} m per 10 m/s^2", 10.0 * scale)],
+        arrows: first_turn_arrows(cols, crank),
+        scale,
+        ..fig5
+    };
+    page.plane(&fig6, "acceleration-field", format!(
+        "The markers' accelerations as vectors along their trajectories over the recording's first crank turn (bench frame; an arrow of {:.3} m is 10 m/s^2). The largest acceleration of any marker over the recording is {amax:.2} m/s^2 ({amax_marker} at t = {amax_t:.3} s); seed 001 Fig. 6 states 14.33 m/s^2 for its bench.",
+        10.0 * scale
+    ))?;
+    page.note("Largest acceleration", format!("<p>Largest acceleration of the markers (the fitted motion): <b>{amax:.2} m/s²</b> at {} (t = {amax_t:.3} s). Seed 001 states 14.33 m/s² (its Fig. 6).</p>", esc(&amax_marker)));
+    Ok(largest)
+}
+
+/// About 24 acceleration arrows per marker over the first crank turn: (group, x, y, ax, ay).
+fn first_turn_arrows(cols: &MarkerColumns, crank: &Crank) -> Vec<(usize, f64, f64, f64, f64)> {
     let mut arrows = Vec::new();
-    for rows in &bm.rows {
+    for rows in &cols.by_marker.rows {
         let first: Vec<usize> = rows
             .iter()
             .copied()
-            .filter(|&i| t[i].is_some_and(in_first_turn))
+            .filter(|&i| cols.t[i].is_some_and(|ti| crank.in_first_turn(ti)))
             .collect();
         let step = (first.len() / 24).max(1);
         for &i in first.iter().step_by(step) {
-            if let (Some(px), Some(py), Some(a), Some(b)) = (x[i], y[i], ax[i], ay[i]) {
+            if let (Some(px), Some(py), Some(a), Some(b)) =
+                (cols.x[i], cols.y[i], cols.ax[i], cols.ay[i])
+            {
                 arrows.push((0usize, px, py, a, b));
             }
         }
     }
-    let fig6 = PlaneFigure {
-        caption: format!("Acceleration field of the markers along their trajectories, one crank turn (largest |a| = {amax:.2} m/s^2)"),
-        arrow_groups: vec![format!("acceleration, {:.3} m per 10 m/s^2", 10.0 * scale)],
-        arrows,
-        scale,
-        ..fig5.clone()
-    };
-    files.extend(flexbench_report::write_plane_figure(
-        &fig6,
-        &out.join("acceleration-field"),
-    )?);
-    figs.push(Fig {
-        stage: "report",
-        stem: out.join("acceleration-field"),
-        caption: format!(
-            "The markers' accelerations as vectors along their trajectories over the recording's first crank turn (bench frame; an arrow of {:.3} m is 10 m/s^2). The largest acceleration of any marker over the recording is {amax:.2} m/s^2 ({amax_marker} at t = {amax_t:.3} s); seed 001 Fig. 6 states 14.33 m/s^2 for its bench.",
-            10.0 * scale
-        ),
-    });
-    notes.push(("Largest acceleration".into(), format!("<p>Largest acceleration of the markers (the fitted motion): <b>{amax:.2} m/s²</b> at {} (t = {amax_t:.3} s). Seed 001 states 14.33 m/s² (its Fig. 6).</p>", esc(&amax_marker))));
+    arrows
+}
 
-    // The liaison forces at B and C' over the crank turn.
-    progress("forces over the crank turn", 0.3);
+/// The liaison forces at B and C' against the crank angle, every turn overlaid, with the table
+/// of their peaks; returns the peaks for the run's key numbers.
+fn forces_over_turn(
+    page: &mut Page,
+    dirs: &StageDirs,
+    crank: &Crank,
+    bands: &str,
+) -> Result<Peaks, PipelineError> {
     let fpath = dirs.process.join("forces.parquet");
     let fdf = read_frame(&fpath)?;
     let ft = opt_f64(&fdf, &fpath, "t")?;
-    let deg: Vec<f64> = ft
-        .iter()
-        .map(|ti| {
-            ti.and_then(|ti| crate::compare::angle_at(&ct, &cphi, ti))
-                .map(|p| (p - cphi[0]).to_degrees().rem_euclid(360.0))
-                .unwrap_or(f64::NAN)
-        })
-        .collect();
+    let deg: Vec<f64> = ft.iter().map(|ti| crank.degrees_at(*ti)).collect();
     let mut panels = Vec::new();
     let mut peak_rows = String::new();
-    let mut peaks = serde_json::Map::new();
+    let mut peaks = Peaks::default();
     for (j, label) in [
         ("B", "B: force of the crank on the lever"),
         ("C", "C': force of the rocker on the lever"),
@@ -232,65 +389,14 @@ pub fn report(
         if !has_column(&fdf, &cx) || !has_column(&fdf, &cy) {
             continue;
         }
-        let (vx, vy) = (opt_f64(&fdf, &fpath, &cx)?, opt_f64(&fdf, &fpath, &cy)?);
-        let sig = |c: &str| -> Result<Vec<Option<f64>>, PipelineError> {
-            let n = format!("{c}_sigma");
-            Ok(if has_column(&fdf, &n) {
-                opt_f64(&fdf, &fpath, &n)?
-                    .iter()
-                    .map(|s| s.map(|s| 2.0 * s))
-                    .collect()
-            } else {
-                Vec::new()
-            })
-        };
-        // The samples in order of crank angle, with a break where the angle wraps.
-        let mut order: Vec<usize> = (0..deg.len()).filter(|&i| deg[i].is_finite()).collect();
-        order.sort_by(|&a, &b| deg[a].total_cmp(&deg[b]));
-        let xs: Vec<f64> = order.iter().map(|&i| deg[i]).collect();
-        let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
-            order.iter().map(|&i| v.get(i).copied().flatten()).collect()
-        };
-        let (sx, sy) = (sig(&cx)?, sig(&cy)?);
-        let mag: Vec<Option<f64>> = vx
-            .iter()
-            .zip(&vy)
-            .map(|(a, b)| a.zip(*b).map(|(a, b)| a.hypot(b)))
-            .collect();
-        panels.push(Panel {
-            title: label.into(),
-            y_label: "force (N), bench frame".into(),
-            curves: vec![
-                Curve {
-                    label: format!("{j}_x"),
-                    x: xs.clone(),
-                    y: pick(&vx),
-                    band: if sx.is_empty() { Vec::new() } else { pick(&sx) },
-                },
-                Curve {
-                    label: format!("{j}_y"),
-                    x: xs.clone(),
-                    y: pick(&vy),
-                    band: if sy.is_empty() { Vec::new() } else { pick(&sy) },
-                },
-                Curve {
-                    label: format!("|{j}|"),
-                    x: xs,
-                    y: pick(&mag),
-                    band: Vec::new(),
-                },
-            ],
-        });
+        let (panel, mag) = joint_panel(&fdf, &fpath, j, label, &deg)?;
+        panels.push(panel);
         if let Some(k) = (0..mag.len())
             .filter(|&i| mag[i].is_some())
             .max_by(|&a, &b| mag[a].unwrap_or(0.0).total_cmp(&mag[b].unwrap_or(0.0)))
         {
             let name = if j == "C" { "C'" } else { "B" };
-            peaks.insert(format!("peak_force_{j}_n"), serde_json::json!(mag[k]));
-            peaks.insert(
-                format!("peak_force_{j}_crank_angle_deg"),
-                serde_json::json!(deg[k]),
-            );
+            peaks.set(j, mag[k], deg[k]);
             let _ = write!(
                 peak_rows,
                 "<tr><td>{name}</td><td>{:.1}</td><td>{:.1}</td><td>{:.4}</td></tr>",
@@ -309,92 +415,121 @@ pub fn report(
             x_label: "crank angle phi1 from the recording's first sample, modulo 360 (deg)".into(),
             panels,
         };
-        files.extend(flexbench_report::write_figure(
-            &fig,
-            &out.join("forces-cycle"),
-        )?);
-        figs.push(Fig {
-            stage: "report",
-            stem: out.join("forces-cycle"),
-            caption: format!(
-                "Liaison forces at B (crank on lever) and C' (rocker on lever) in the bench frame against the crank angle, every turn of the recording overlaid; {}",
-                if banded {
-                    format!("shaded: {} carried through the inverse dynamics.", process_summary.bands)
-                } else {
-                    "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
-                }
-            ),
-        });
-        notes.push(("Peak forces".into(), format!("<table><tr><th>joint</th><th>peak |F| (N)</th><th>crank angle (deg)</th><th>t (s)</th></tr>{peak_rows}</table>")));
+        page.figure(&fig, "forces-cycle", format!(
+            "Liaison forces at B (crank on lever) and C' (rocker on lever) in the bench frame against the crank angle, every turn of the recording overlaid; {}",
+            if banded {
+                format!("shaded: {bands} carried through the inverse dynamics.")
+            } else {
+                "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
+            }
+        ))?;
+        page.note("Peak forces", format!("<table><tr><th>joint</th><th>peak |F| (N)</th><th>crank angle (deg)</th><th>t (s)</th></tr>{peak_rows}</table>"));
     }
+    Ok(peaks)
+}
 
-    // Tracking quality: per-marker sigma over time, gaps.
-    progress("tracking quality", 0.5);
-    let tp = dirs.track.join("tracks.parquet");
-    let tdf = read_frame(&tp)?;
-    let (tt, tn, tx, tf) = (
-        opt_f64(&tdf, &tp, "t")?,
-        strings(&tdf, &tp, "marker")?,
-        opt_f64(&tdf, &tp, "x")?,
-        opt_f64(&tdf, &tp, "frame")?,
-    );
+/// One joint's panel (x, y with their 2-sigma bands, and |F|) in order of crank angle, and the
+/// magnitude per sample.
+fn joint_panel(
+    fdf: &flexbench_tables::DataFrame,
+    fpath: &Path,
+    j: &str,
+    label: &str,
+    deg: &[f64],
+) -> Result<(Panel, Vec<Option<f64>>), PipelineError> {
+    let (cx, cy) = (format!("{j}_x"), format!("{j}_y"));
+    let (vx, vy) = (opt_f64(fdf, fpath, &cx)?, opt_f64(fdf, fpath, &cy)?);
+    let sig = |c: &str| -> Result<Vec<Option<f64>>, PipelineError> {
+        let n = format!("{c}_sigma");
+        Ok(if has_column(fdf, &n) {
+            opt_f64(fdf, fpath, &n)?
+                .iter()
+                .map(|s| s.map(|s| 2.0 * s))
+                .collect()
+        } else {
+            Vec::new()
+        })
+    };
+    // The samples in order of crank angle, with a break where the angle wraps.
+    let mut order: Vec<usize> = (0..deg.len()).filter(|&i| deg[i].is_finite()).collect();
+    order.sort_by(|&a, &b| deg[a].total_cmp(&deg[b]));
+    let xs: Vec<f64> = order.iter().map(|&i| deg[i]).collect();
+    let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
+        order.iter().map(|&i| v.get(i).copied().flatten()).collect()
+    };
+    let (sx, sy) = (sig(&cx)?, sig(&cy)?);
+    let mag: Vec<Option<f64>> = vx
+        .iter()
+        .zip(&vy)
+        .map(|(a, b)| a.zip(*b).map(|(a, b)| a.hypot(b)))
+        .collect();
+    let curve = |label: String, y: &[Option<f64>], band: &[Option<f64>]| Curve {
+        label,
+        x: xs.clone(),
+        y: pick(y),
+        band: if band.is_empty() {
+            Vec::new()
+        } else {
+            pick(band)
+        },
+    };
+    let panel = Panel {
+        title: label.into(),
+        y_label: "force (N), bench frame".into(),
+        curves: vec![
+            curve(format!("{j}_x"), &vx, &sx),
+            curve(format!("{j}_y"), &vy, &sy),
+            curve(format!("|{j}|"), &mag, &[]),
+        ],
+    };
+    Ok((panel, mag))
+}
+
+/// The tracks' columns the tracking-quality figure and table read.
+struct TrackColumns {
+    t: Vec<Option<f64>>,
+    x: Vec<Option<f64>>,
+    frame: Vec<Option<f64>>,
+    sigma: Vec<Option<f64>>,
+    by_marker: ByMarker,
+}
+
+impl TrackColumns {
+    fn read(path: &Path) -> Result<TrackColumns, PipelineError> {
+        let df = read_frame(path)?;
+        let sigma = if has_column(&df, "sigma_px") {
+            opt_f64(&df, path, "sigma_px")?
+        } else {
+            vec![None; df.height()]
+        };
+        Ok(TrackColumns {
+            t: opt_f64(&df, path, "t")?,
+            x: opt_f64(&df, path, "x")?,
+            frame: opt_f64(&df, path, "frame")?,
+            sigma,
+            by_marker: by_marker(&strings(&df, path, "marker")?),
+        })
+    }
+}
+
+/// Tracking quality: each marker's centre sigma over time (figure) and its gaps (table), with
+/// the tracking record's counts; returns that record (None for imported tracks).
+fn tracking_quality(
+    page: &mut Page,
+    dirs: &StageDirs,
+) -> Result<Option<TrackSummary>, PipelineError> {
+    let tc = TrackColumns::read(&dirs.track.join("tracks.parquet"))?;
     // The recording's frames (a marker's gap may be a row without x, y or no row at all).
-    let all_frames: std::collections::BTreeSet<i64> =
-        tf.iter().flatten().map(|f| *f as i64).collect();
-    let tsig = if has_column(&tdf, "sigma_px") {
-        opt_f64(&tdf, &tp, "sigma_px")?
-    } else {
-        vec![None; tdf.height()]
-    };
-    let tb = by_marker(&tn);
+    let all_frames: BTreeSet<i64> = tc.frame.iter().flatten().map(|f| *f as i64).collect();
     let smooth_summary = SmoothRecord::read(&dirs.smooth.join("markers.summary.json"))?;
-    let noise_of = |m: &str, c: &str| -> Option<f64> {
-        let coordinate = format!("{m}.{c}");
-        smooth_summary
-            .parameters
-            .iter()
-            .find(|p| p.coordinate == coordinate)?
-            .noise_m
-    };
     let mut qrows = String::new();
     let mut curves = Vec::new();
-    for (k, rows) in tb.rows.iter().enumerate() {
-        let name = &tb.names[k];
-        let seen_frames: std::collections::BTreeSet<i64> = rows
-            .iter()
-            .filter(|&&i| tx[i].is_some())
-            .filter_map(|&i| tf[i].map(|f| f as i64))
-            .collect();
-        let seen: Vec<bool> = all_frames.iter().map(|f| seen_frames.contains(f)).collect();
-        let gaps = seen.iter().filter(|s| !**s).count();
-        let (mut longest, mut run) = (0usize, 0usize);
-        for s in &seen {
-            run = if *s { 0 } else { run + 1 };
-            longest = longest.max(run);
-        }
-        let mut sig: Vec<f64> = rows.iter().filter_map(|&i| tsig[i]).collect();
-        sig.sort_by(f64::total_cmp);
-        let q = |f: f64| {
-            sig.get(((sig.len() as f64 - 1.0) * f).round() as usize)
-                .copied()
-                .unwrap_or(f64::NAN)
-        };
-        let noise = noise_of(name, "x")
-            .zip(noise_of(name, "y"))
-            .map(|(a, b)| (0.5 * (a * a + b * b)).sqrt() * 1e3);
-        let _ = write!(
-            qrows,
-            "<tr><td>{}</td><td>{}</td><td>{gaps}</td><td>{longest}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td></tr>",
-            esc(name),
-            seen.len() - gaps,
-            q(0.5),
-            q(0.95),
-            noise.map(|n| format!("{n:.3}")).unwrap_or_else(|| "-".into())
-        );
+    for (name, rows) in tc.by_marker.names.iter().zip(&tc.by_marker.rows) {
+        qrows += &marker_quality_row(name, rows, &tc, &all_frames, &smooth_summary);
         curves.push(Curve {
             label: name.clone(),
-            x: rows.iter().map(|&i| tt[i].unwrap_or(f64::NAN)).collect(),
-            y: rows.iter().map(|&i| tsig[i]).collect(),
+            x: rows.iter().map(|&i| tc.t[i].unwrap_or(f64::NAN)).collect(),
+            y: rows.iter().map(|&i| tc.sigma[i]).collect(),
             band: Vec::new(),
         });
     }
@@ -409,11 +544,7 @@ pub fn report(
                 curves,
             }],
         };
-        files.extend(flexbench_report::write_figure(
-            &fig,
-            &out.join("tracking-quality"),
-        )?);
-        figs.push(Fig { stage: "report", stem: out.join("tracking-quality"), caption: "Standard deviation of each marker's sub-pixel centre as the tracker estimates it from the blob's intensity, frame by frame; a break in a line is a gap (the marker not seen: marked, never invented).".into() });
+        page.figure(&fig, "tracking-quality", "Standard deviation of each marker's sub-pixel centre as the tracker estimates it from the blob's intensity, frame by frame; a break in a line is a gap (the marker not seen: marked, never invented).".into())?;
     }
     // A run on a tracks table has no tracking record: flexbench did not track.
     let summary_path = dirs.track.join("tracks.summary.json");
@@ -429,88 +560,133 @@ pub fn report(
         ),
         None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),
     };
-    notes.push((
-        "Tracking".into(),
+    page.note(
+        "Tracking",
         format!(
             "<p>{tracking}</p><table><tr><th>marker</th><th>frames seen</th><th>gaps (frames)</th><th>longest gap (frames)</th><th>median sigma (px)</th><th>95th percentile sigma (px)</th><th>noise by the smoother (mm)</th></tr>{qrows}</table>"
         ),
-    ));
+    );
+    Ok(track_summary)
+}
 
-    // Calibration residuals over the image.
-    if let Some(cdir) = &dirs.calibrate {
-        progress("calibration residuals", 0.6);
-        let cp = cdir.join("calibration.corners.csv");
-        let cdf = read_frame(&cp)?;
-        let (u, v, du, dv) = (
-            opt_f64(&cdf, &cp, "u_px")?,
-            opt_f64(&cdf, &cp, "v_px")?,
-            opt_f64(&cdf, &cp, "du_px")?,
-            opt_f64(&cdf, &cp, "dv_px")?,
-        );
-        let rmax = du
-            .iter()
-            .zip(&dv)
-            .filter_map(|(a, b)| Some(a.as_ref()?.hypot(*b.as_ref()?)))
-            .fold(0.0, f64::max);
-        let rms = (du
-            .iter()
-            .zip(&dv)
-            .filter_map(|(a, b)| Some(a.as_ref()?.powi(2) + b.as_ref()?.powi(2)))
-            .sum::<f64>()
-            / u.len().max(1) as f64)
-            .sqrt();
-        let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))
-            .map_err(|e| PipelineError::Input(e.to_string()))?;
-        let (w, h) = (cal.intrinsics.width as f64, cal.intrinsics.height as f64);
-        let scale = if rmax > 0.0 { 0.05 * w / rmax } else { 1.0 };
-        let fig = PlaneFigure {
-            caption: format!(
-                "Calibration residuals over the image (RMS {rms:.3} px; arrows x{scale:.0})"
-            ),
-            x_label: "u (px), image column".into(),
-            y_label: "v (px), image row, downward".into(),
-            y_down: true,
-            paths: vec![(
-                "image border".into(),
-                vec![
-                    Some((0.0, 0.0)),
-                    Some((w, 0.0)),
-                    Some((w, h)),
-                    Some((0.0, h)),
-                    Some((0.0, 0.0)),
-                ],
-            )],
-            arrow_groups: vec![format!(
-                "corner residual (found - reprojected), x{scale:.0}"
-            )],
-            arrows: (0..u.len())
-                .filter_map(|i| Some((0, u[i]?, v[i]?, du[i]?, dv[i]?)))
-                .collect(),
-            scale,
-            vector_unit: "px".into(),
-        };
-        files.extend(flexbench_report::write_plane_figure(
-            &fig,
-            &out.join("calibration-residuals"),
-        )?);
-        figs.push(Fig {
-            stage: "report",
-            stem: out.join("calibration-residuals"),
-            caption: format!("Reprojection residual of every chessboard corner kept for the calibration, drawn where the corner lies in the image, magnified {scale:.0} times; RMS {rms:.3} px, largest {rmax:.3} px. A pattern (rather than scatter) would show a distortion model too poor for the lens."),
-        });
-        notes.push((
-            "Calibration".into(),
-            format!(
-                "<p>RMS reprojection error {:.4} px over {} views; fx {:.2}, fy {:.2}, cx {:.2}, cy {:.2} px; distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}.</p>",
-                cal.rms,
-                strings(&cdf, &cp, "view")?.into_iter().flatten().collect::<std::collections::BTreeSet<_>>().len(),
-                cal.intrinsics.fx, cal.intrinsics.fy, cal.intrinsics.cx, cal.intrinsics.cy,
-                cal.intrinsics.dist[0], cal.intrinsics.dist[1], cal.intrinsics.dist[2], cal.intrinsics.dist[3], cal.intrinsics.dist[4]
-            ),
-        ));
+/// One marker's row of the tracking table: frames seen, gaps, the longest gap, the median and
+/// 95th percentile of its centre's sigma, the noise the smoother found.
+fn marker_quality_row(
+    name: &str,
+    rows: &[usize],
+    tc: &TrackColumns,
+    all_frames: &BTreeSet<i64>,
+    smooth: &SmoothRecord,
+) -> String {
+    let seen_frames: BTreeSet<i64> = rows
+        .iter()
+        .filter(|&&i| tc.x[i].is_some())
+        .filter_map(|&i| tc.frame[i].map(|f| f as i64))
+        .collect();
+    let seen: Vec<bool> = all_frames.iter().map(|f| seen_frames.contains(f)).collect();
+    let gaps = seen.iter().filter(|s| !**s).count();
+    let (mut longest, mut run) = (0usize, 0usize);
+    for s in &seen {
+        run = if *s { 0 } else { run + 1 };
+        longest = longest.max(run);
     }
+    let mut sig: Vec<f64> = rows.iter().filter_map(|&i| tc.sigma[i]).collect();
+    sig.sort_by(f64::total_cmp);
+    let q = |f: f64| {
+        sig.get(((sig.len() as f64 - 1.0) * f).round() as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    let noise_of = |c: &str| -> Option<f64> {
+        let coordinate = format!("{name}.{c}");
+        smooth
+            .parameters
+            .iter()
+            .find(|p| p.coordinate == coordinate)?
+            .noise_m
+    };
+    let noise = noise_of("x")
+        .zip(noise_of("y"))
+        .map(|(a, b)| (0.5 * (a * a + b * b)).sqrt() * 1e3);
+    format!(
+        "<tr><td>{}</td><td>{}</td><td>{gaps}</td><td>{longest}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td></tr>",
+        esc(name),
+        seen.len() - gaps,
+        q(0.5),
+        q(0.95),
+        noise.map(|n| format!("{n:.3}")).unwrap_or_else(|| "-".into())
+    )
+}
 
-    // The earlier stages' figures.
+/// The calibration's corner residuals drawn over the image, and the calibration's numbers.
+fn calibration_residuals(page: &mut Page, cdir: &Path) -> Result<(), PipelineError> {
+    let cp = cdir.join("calibration.corners.csv");
+    let cdf = read_frame(&cp)?;
+    let (u, v, du, dv) = (
+        opt_f64(&cdf, &cp, "u_px")?,
+        opt_f64(&cdf, &cp, "v_px")?,
+        opt_f64(&cdf, &cp, "du_px")?,
+        opt_f64(&cdf, &cp, "dv_px")?,
+    );
+    let rmax = du
+        .iter()
+        .zip(&dv)
+        .filter_map(|(a, b)| Some(a.as_ref()?.hypot(*b.as_ref()?)))
+        .fold(0.0, f64::max);
+    let rms = (du
+        .iter()
+        .zip(&dv)
+        .filter_map(|(a, b)| Some(a.as_ref()?.powi(2) + b.as_ref()?.powi(2)))
+        .sum::<f64>()
+        / u.len().max(1) as f64)
+        .sqrt();
+    let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))
+        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let (w, h) = (cal.intrinsics.width as f64, cal.intrinsics.height as f64);
+    let scale = if rmax > 0.0 { 0.05 * w / rmax } else { 1.0 };
+    let border = vec![
+        Some((0.0, 0.0)),
+        Some((w, 0.0)),
+        Some((w, h)),
+        Some((0.0, h)),
+        Some((0.0, 0.0)),
+    ];
+    let fig = PlaneFigure {
+        caption: format!(
+            "Calibration residuals over the image (RMS {rms:.3} px; arrows x{scale:.0})"
+        ),
+        x_label: "u (px), image column".into(),
+        y_label: "v (px), image row, downward".into(),
+        y_down: true,
+        paths: vec![("image border".into(), border)],
+        arrow_groups: vec![format!(
+            "corner residual (found - reprojected), x{scale:.0}"
+        )],
+        arrows: (0..u.len())
+            .filter_map(|i| Some((0, u[i]?, v[i]?, du[i]?, dv[i]?)))
+            .collect(),
+        scale,
+        vector_unit: "px".into(),
+    };
+    page.plane(&fig, "calibration-residuals", format!("Reprojection residual of every chessboard corner kept for the calibration, drawn where the corner lies in the image, magnified {scale:.0} times; RMS {rms:.3} px, largest {rmax:.3} px. A pattern (rather than scatter) would show a distortion model too poor for the lens."))?;
+    let views = strings(&cdf, &cp, "view")?
+        .into_iter()
+        .flatten()
+        .collect::<BTreeSet<_>>()
+        .len();
+    let i = &cal.intrinsics;
+    page.note(
+        "Calibration",
+        format!(
+            "<p>RMS reprojection error {:.4} px over {views} views; fx {:.2}, fy {:.2}, cx {:.2}, cy {:.2} px; distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}.</p>",
+            cal.rms, i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
+        ),
+    );
+    Ok(())
+}
+
+/// The figures the earlier stages drew, shown from their own folders.
+fn stage_figures(page: &mut Page, dirs: &StageDirs) {
     for (stage, dir, stem, caption) in [
         ("compare", &dirs.compare, "accelerations", "The markers' accelerations measured (process stage, from the fitted motion) against the rigid bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title."),
         ("compare", &dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
@@ -523,32 +699,37 @@ pub fn report(
         ("process", &dirs.process, "forces", "Liaison forces at B and C' over time, from the inverse dynamics of the measured motion."),
     ] {
         if dir.join(format!("{stem}.svg")).exists() {
-            figs.push(Fig { stage, stem: dir.join(stem), caption: caption.into() });
+            page.figs.push(Fig { stage, stem: dir.join(stem), caption: caption.into() });
         }
     }
+}
 
-    // Tables from the stages' summaries.
-    let fit = &process_summary.fit;
+/// The kinematic fit's and the inverse dynamics' numbers.
+fn kinematics_note(page: &mut Page, process: &ProcessRecord) {
+    let fit = &process.fit;
     let per_marker: String = fit
         .rms_per_marker
         .iter()
         .map(|(name, rms)| format!("{name} {:.3} mm", rms * 1e3))
         .collect::<Vec<_>>()
         .join(", ");
-    notes.push((
-        "Kinematics and inverse dynamics".into(),
+    page.note(
+        "Kinematics and inverse dynamics",
         format!(
             "<p>{} samples; markers' RMS residual from the fitted mechanism {:.3} mm ({per_marker}); horizontal correction {:.2} mrad; {} toggle sample(s), largest condition number {:.1}.</p>",
-            process_summary.samples,
+            process.samples,
             fit.rms * 1e3,
-            process_summary.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
-            process_summary.inverse_dynamics.toggle_samples,
-            process_summary.inverse_dynamics.max_condition
+            process.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
+            process.inverse_dynamics.toggle_samples,
+            process.inverse_dynamics.max_condition
         ),
-    ));
-    let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
+    );
+}
+
+/// The comparison's table: each quantity's NRMSE, peaks and phase lag.
+fn comparison_note(page: &mut Page, compare: &CompareRecord) {
     let mut crows = String::new();
-    for q in &compare_summary.quantities {
+    for q in &compare.quantities {
         let _ = write!(
             crows,
             "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td>{:.1}</td><td>{:.2}</td></tr>",
@@ -563,20 +744,23 @@ pub fn report(
             q.phase_lag_deg
         );
     }
-    notes.push((
-        "Measured against simulated".into(),
+    page.note(
+        "Measured against simulated",
         format!(
             "<p>Recording's mean crank speed {:.2} rpm; the bench simulated at {:.2} rpm (motor reference {:.2} rpm, the file's {:.2} rpm); {} harmonics of the crank angle.</p><table><tr><th>quantity</th><th>unit</th><th>NRMSE (%)</th><th>RMS error</th><th>measured peak</th><th>at (deg)</th><th>simulated peak</th><th>at (deg)</th><th>phase lag (deg)</th></tr>{crows}</table>",
-            compare_summary.measured_crank_speed_rpm,
-            compare_summary.simulated_crank_speed_rpm,
-            compare_summary.motor_reference_rpm_simulated.unwrap_or(f64::NAN),
-            compare_summary.motor_reference_rpm_in_file.unwrap_or(f64::NAN),
-            compare_summary.harmonics
+            compare.measured_crank_speed_rpm,
+            compare.simulated_crank_speed_rpm,
+            compare.motor_reference_rpm_simulated.unwrap_or(f64::NAN),
+            compare.motor_reference_rpm_in_file.unwrap_or(f64::NAN),
+            compare.harmonics
         ),
-    ));
-    let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
+    );
+}
+
+/// The lever's model, its frequency ranges and its deflection against the measured one.
+fn lever_note(page: &mut Page, fem: &FemRecord) {
     let mut mrows = String::new();
-    for (k, r) in fem_summary.frequency_range_hz.iter().enumerate() {
+    for (k, r) in fem.frequency_range_hz.iter().enumerate() {
         let at = |i: usize| r.get(i).copied().unwrap_or(f64::NAN);
         let _ = write!(
             mrows,
@@ -586,106 +770,176 @@ pub fn report(
             at(1)
         );
     }
-    let meas =
-        |f: fn(&MeasuredDeflection) -> f64| fem_summary.measured.as_ref().map_or(f64::NAN, f);
-    notes.push((
-        "The elastic lever".into(),
+    let meas = |f: fn(&MeasuredDeflection) -> f64| fem.measured.as_ref().map_or(f64::NAN, f);
+    page.note(
+        "The elastic lever",
         format!(
             "<p>{} {} elements, supports {}; smallest MAC between successive samples {:.4}; full against symmetric frequencies within {:.1e} (relative).</p><table><tr><th>mode</th><th>lowest (Hz)</th><th>highest (Hz)</th></tr>{mrows}</table><p>Deflection at the markers: model {:.3} mm RMS, measured residual {:.3} mm RMS, correlation {:.2}.</p>",
-            fem_summary.elements, esc(&fem_summary.element), esc(&format!("{:?}", fem_summary.supports.as_str())),
-            fem_summary.smallest_mac_along_the_cycle,
-            fem_summary.full_vs_symmetric_max_relative,
+            fem.elements, esc(&fem.element), esc(&format!("{:?}", fem.supports.as_str())),
+            fem.smallest_mac_along_the_cycle,
+            fem.full_vs_symmetric_max_relative,
             meas(|m| m.rms_model_detrended_m) * 1e3,
             meas(|m| m.rms_measured_detrended_m) * 1e3,
             meas(|m| m.correlation)
         ),
-    ));
-    let mut warnings: Vec<String> = fit
-        .warnings
-        .iter()
-        .map(|w| format!("process: {w}"))
-        .collect();
-    for (stage, s) in [
-        ("fem", &fem_summary.warnings),
-        ("compare", &compare_summary.warnings),
-    ] {
-        warnings.extend(s.iter().map(|w| format!("{stage}: {w}")));
+    );
+}
+
+/// The tracks and the markers' fitted kinematics as TRC and C3D; returns the tracks' frame rate.
+fn interchange_files(page: &mut Page, dirs: &StageDirs) -> Result<f64, PipelineError> {
+    use flexbench_tables::interchange::{write_c3d, write_trc, Trajectories};
+    let tracks = flexbench_tables::read_tracks(&dirs.track.join("tracks.parquet"))?;
+    let traj = Trajectories::from_tracks(&tracks)?;
+    let fitted = Trajectories::from_markers_table(&dirs.process.join("markers.parquet"))?;
+    for (tr, stem) in [(&traj, "tracks"), (&fitted, "markers")] {
+        page.files
+            .push(write_trc(tr, &page.out.join(format!("{stem}.trc")))?);
+        page.files
+            .push(write_c3d(tr, &page.out.join(format!("{stem}.c3d")))?);
+    }
+    Ok(traj.rate)
+}
+
+/// The peak liaison forces at B and C' over the recording and their crank angles.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peaks {
+    /// Peak |F| at B, N.
+    #[serde(
+        rename = "peak_force_B_n",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub b_n: Option<f64>,
+    /// Its crank angle, deg.
+    #[serde(
+        rename = "peak_force_B_crank_angle_deg",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub b_deg: Option<f64>,
+    /// Peak |F| at C', N.
+    #[serde(
+        rename = "peak_force_C_n",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub c_n: Option<f64>,
+    /// Its crank angle, deg.
+    #[serde(
+        rename = "peak_force_C_crank_angle_deg",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub c_deg: Option<f64>,
+}
+
+impl Peaks {
+    fn set(&mut self, joint: &str, magnitude: Option<f64>, deg: f64) {
+        let (n, d) = match joint {
+            "B" => (&mut self.b_n, &mut self.b_deg),
+            _ => (&mut self.c_n, &mut self.c_deg),
+        };
+        // A magnitude that is not there is written as null, as before (the key present).
+        *n = Some(magnitude.unwrap_or(f64::NAN));
+        *d = Some(deg);
+    }
+}
+
+/// The report stage's record (`summary.json`): the run's key numbers, which the batch summary
+/// reads. Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportRecord {
+    /// The report's title.
+    pub title: String,
+    /// Frames tracked (None for imported tracks).
+    pub frames: Option<usize>,
+    /// The tracks' frame rate, Hz.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub frame_rate_hz: f64,
+    /// The recording's mean crank speed, rpm.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub crank_speed_rpm: f64,
+    /// The markers' largest acceleration, m/s^2.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub largest_acceleration_m_s2: f64,
+    /// The marker that reaches it.
+    pub largest_acceleration_marker: String,
+    /// RMS residual of the fitted mechanism at the markers, mm.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub fit_rms_mm: f64,
+    /// Mean NRMSE of the markers' accelerations against the simulated bench.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub acceleration_nrmse_mean: f64,
+    /// Largest NRMSE of an acceleration component.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub acceleration_nrmse_max: f64,
+    /// Mean NRMSE of the liaison forces' components.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub force_nrmse_mean: f64,
+    /// Largest NRMSE of a force component.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub force_nrmse_max: f64,
+    /// Per followed mode, its lowest and highest frequency along the cycle, Hz.
+    #[serde(deserialize_with = "flexbench_contracts::json::nested_f64_or_nan")]
+    pub mode_frequency_ranges_hz: Vec<Vec<f64>>,
+    /// Every stage's warnings, each prefixed by its stage.
+    pub warnings: Vec<String>,
+    /// Figures in the report.
+    pub figures: usize,
+    /// The peak liaison forces.
+    #[serde(flatten)]
+    pub peaks: Peaks,
+}
+
+impl ReportRecord {
+    /// The numbers that come from the compare and fem records, with the peaks and warnings; the
+    /// report's own numbers are filled in by the caller.
+    fn from_stages(
+        compare: &CompareRecord,
+        fem: &FemRecord,
+        peaks: Peaks,
+        warnings: Vec<String>,
+    ) -> ReportRecord {
+        let nrmse = |unit: &str| -> Vec<f64> {
+            compare
+                .quantities
+                .iter()
+                .filter(|q| q.unit == unit)
+                .map(|q| q.nrmse)
+                .filter(|v| !v.is_nan())
+                .collect()
+        };
+        let (na, nf) = (nrmse("m/s^2"), nrmse("N"));
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        ReportRecord {
+            title: String::new(),
+            frames: None,
+            frame_rate_hz: f64::NAN,
+            crank_speed_rpm: compare.measured_crank_speed_rpm,
+            largest_acceleration_m_s2: f64::NAN,
+            largest_acceleration_marker: String::new(),
+            fit_rms_mm: f64::NAN,
+            acceleration_nrmse_mean: mean(&na),
+            acceleration_nrmse_max: na.iter().copied().fold(f64::NAN, f64::max),
+            force_nrmse_mean: mean(&nf),
+            force_nrmse_max: nf.iter().copied().fold(f64::NAN, f64::max),
+            mode_frequency_ranges_hz: fem.frequency_range_hz.clone(),
+            warnings,
+            figures: 0,
+            peaks,
+        }
     }
 
-    // Interchange: the tracks and the markers' kinematics as TRC and C3D.
-    progress("interchange files", 0.7);
-    let tracks = flexbench_tables::read_tracks(&tp)?;
-    let traj = flexbench_tables::interchange::Trajectories::from_tracks(&tracks)?;
-    files.push(flexbench_tables::interchange::write_trc(
-        &traj,
-        &out.join("tracks.trc"),
-    )?);
-    files.push(flexbench_tables::interchange::write_c3d(
-        &traj,
-        &out.join("tracks.c3d"),
-    )?);
-    let fitted = flexbench_tables::interchange::Trajectories::from_markers_table(
-        &dirs.process.join("markers.parquet"),
-    )?;
-    files.push(flexbench_tables::interchange::write_trc(
-        &fitted,
-        &out.join("markers.trc"),
-    )?);
-    files.push(flexbench_tables::interchange::write_c3d(
-        &fitted,
-        &out.join("markers.c3d"),
-    )?);
-
-    // The run's key numbers (the batch summary reads them).
-    let nrmse = |unit: &str| -> Vec<f64> {
-        compare_summary
-            .quantities
-            .iter()
-            .filter(|q| q.unit == unit)
-            .map(|q| q.nrmse)
-            .filter(|v| !v.is_nan())
-            .collect()
-    };
-    let (na, nf) = (nrmse("m/s^2"), nrmse("N"));
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
-    let mut key = serde_json::json!({
-        "title": title,
-        "frames": track_summary.as_ref().map(|ts| ts.frames),
-        "frame_rate_hz": traj.rate,
-        "crank_speed_rpm": compare_summary.measured_crank_speed_rpm,
-        "largest_acceleration_m_s2": amax,
-        "largest_acceleration_marker": amax_marker,
-        "fit_rms_mm": fit.rms * 1e3,
-        "acceleration_nrmse_mean": mean(&na),
-        "acceleration_nrmse_max": na.iter().copied().fold(f64::NAN, f64::max),
-        "force_nrmse_mean": mean(&nf),
-        "force_nrmse_max": nf.iter().copied().fold(f64::NAN, f64::max),
-        "mode_frequency_ranges_hz": fem_summary.frequency_range_hz,
-        "warnings": warnings,
-        "figures": figs.len(),
-    });
-    if let Some(o) = key.as_object_mut() {
-        o.extend(peaks);
+    /// Read a record written by the report stage.
+    pub fn read(path: &Path) -> Result<ReportRecord, PipelineError> {
+        crate::read_record(path, "report")
     }
-    files.push(crate::write_json(&out.join("summary.json"), &key)?);
-
-    progress("report.html", 0.8);
-    let html = html(title, mech, manifest, &figs, &notes, &warnings)?;
-    let page = out.join("report.html");
-    flexbench_contracts::atomic::write_bytes(&page, html.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: page.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
-    files.push(page);
-    Ok(files)
 }
 
 /// Escape text for HTML.

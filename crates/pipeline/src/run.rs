@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::report::ReportRecord;
 use crate::smooth::SmoothSettings;
 use crate::PipelineError;
 
@@ -1328,16 +1329,47 @@ pub fn run_batch(
 /// The batch summary: one row per recording (its key numbers, or its error).
 fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
     use flexbench_report::csv_field;
-    let cols = [
-        ("frame_rate_hz", "frame rate (Hz)", 1.0, 1),
-        ("crank_speed_rpm", "crank speed (rpm)", 1.0, 2),
-        ("largest_acceleration_m_s2", "largest |a| (m/s^2)", 1.0, 2),
-        ("peak_force_B_n", "peak |B| (N)", 1.0, 1),
-        ("peak_force_C_n", "peak |C'| (N)", 1.0, 1),
-        ("acceleration_nrmse_mean", "accel. NRMSE mean (%)", 100.0, 2),
-        ("acceleration_nrmse_max", "accel. NRMSE max (%)", 100.0, 2),
-        ("force_nrmse_max", "force NRMSE max (%)", 100.0, 2),
-        ("fit_rms_mm", "fit RMS (mm)", 1.0, 3),
+    type Column = (
+        &'static str,
+        &'static str,
+        f64,
+        usize,
+        fn(&ReportRecord) -> Option<f64>,
+    );
+    let cols: [Column; 9] = [
+        ("frame_rate_hz", "frame rate (Hz)", 1.0, 1, |k| {
+            Some(k.frame_rate_hz)
+        }),
+        ("crank_speed_rpm", "crank speed (rpm)", 1.0, 2, |k| {
+            Some(k.crank_speed_rpm)
+        }),
+        (
+            "largest_acceleration_m_s2",
+            "largest |a| (m/s^2)",
+            1.0,
+            2,
+            |k| Some(k.largest_acceleration_m_s2),
+        ),
+        ("peak_force_B_n", "peak |B| (N)", 1.0, 1, |k| k.peaks.b_n),
+        ("peak_force_C_n", "peak |C'| (N)", 1.0, 1, |k| k.peaks.c_n),
+        (
+            "acceleration_nrmse_mean",
+            "accel. NRMSE mean (%)",
+            100.0,
+            2,
+            |k| Some(k.acceleration_nrmse_mean),
+        ),
+        (
+            "acceleration_nrmse_max",
+            "accel. NRMSE max (%)",
+            100.0,
+            2,
+            |k| Some(k.acceleration_nrmse_max),
+        ),
+        ("force_nrmse_max", "force NRMSE max (%)", 100.0, 2, |k| {
+            Some(k.force_nrmse_max)
+        }),
+        ("fit_rms_mm", "fit RMS (mm)", 1.0, 3, |k| Some(k.fit_rms_mm)),
     ];
     let mut csv = String::from("recording,status,");
     csv.push_str(&cols.iter().map(|c| c.0).collect::<Vec<_>>().join(","));
@@ -1356,11 +1388,12 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
             .unwrap_or_default();
         match &it.result {
             Ok(r) => {
-                let k: Value = std::fs::read_to_string(r.report.with_file_name("summary.json"))
-                    .ok()
-                    .and_then(|t| serde_json::from_str(&t).ok())
-                    .unwrap_or(Value::Null);
-                let modes = |m: usize, e: usize| k["mode_frequency_ranges_hz"][m][e].as_f64();
+                // An unreadable record leaves its cells empty (the batch goes on).
+                let k = ReportRecord::read(&r.report.with_file_name("summary.json")).ok();
+                let modes = |m: usize, e: usize| {
+                    let v = *k.as_ref()?.mode_frequency_ranges_hz.get(m)?.get(e)?;
+                    v.is_finite().then_some(v)
+                };
                 let rel = r
                     .report
                     .strip_prefix(out)
@@ -1373,7 +1406,11 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
                     crate::report::esc(&name)
                 ));
                 for c in &cols {
-                    let v = k[c.0].as_f64().map(|v| v * c.2);
+                    let v = k
+                        .as_ref()
+                        .and_then(c.4)
+                        .filter(|v| v.is_finite())
+                        .map(|v| v * c.2);
                     csv.push_str(&format!(
                         "{},",
                         v.map(|v| v.to_string()).unwrap_or_default()
@@ -1404,7 +1441,7 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
                     crate::report::esc(&rel)
                 ));
                 rows.push(
-                    json!({ "recording": name, "status": "ok", "report": rel, "summary": k }),
+                    json!({ "recording": name, "status": "ok", "report": rel, "summary": k.map(|k| params(&k)) }),
                 );
             }
             Err(e) => {
