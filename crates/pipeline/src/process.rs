@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use flexbench_contracts::{Column, Table, MARKER_COLUMNS};
+use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::smoother::SmootherReport;
-use flexbench_kinematics::{FitReport, MarkerState};
+use flexbench_kinematics::{estimate, FitReport, ForceSeries, MarkerState, Motion};
 use flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
 use flexbench_mechanism::Mechanism;
 use flexbench_signal::{Derivatives, Differentiator, Provenance, SavGol};
@@ -195,130 +195,184 @@ pub fn process(
     progress("read", 0.0);
     let tracks = read_tracks(tracks_path)?;
     let series = tracks.series()?;
-    check_markers(
-        mech,
-        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-    )?;
+    let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    check_markers(mech, &names)?;
     lap("read", &mut timing);
 
     // Differentiation, marker by marker and coordinate by coordinate.
     progress("differentiate", 0.0);
-    let n = series[0].t.len();
     let t = series[0].t.clone();
     let window = cfg.window.unwrap_or_else(|| default_window(&t, cfg.order));
     let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
-    let mut diffs: Vec<(Derivatives, Derivatives)> = Vec::new();
-    for s in &series {
-        let dx = sg.differentiate(&format!("{}.x", s.name), &s.t, &s.x, &s.present)?;
-        let dy = sg.differentiate(&format!("{}.y", s.name), &s.t, &s.y, &s.present)?;
-        diffs.push((dx, dy));
-    }
-    let mut markers_table = markers_table(
-        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-        &t,
-        &diffs,
-    );
+    let diffs = differentiate(&series, &sg)?;
+    let mut markers = markers_table(&names, &t, &diffs);
     lap("differentiate", &mut timing);
 
-    // Kinematics: observations in the mechanism's marker order.
     progress("kinematics", 0.0);
-    let order: Vec<usize> = mech
-        .markers
-        .iter()
-        .map(|m| {
-            series
-                .iter()
-                .position(|s| s.name == m.name)
-                .unwrap_or(usize::MAX)
-        })
-        .collect();
-    let obs: Vec<Vec<Option<MarkerState>>> = (0..n)
-        .map(|k| {
-            order
-                .iter()
-                .map(|&j| {
-                    let (dx, dy) = diffs.get(j)?;
-                    if dx.provenance[k] == Provenance::Rejected
-                        || dy.provenance[k] == Provenance::Rejected
-                    {
-                        return None;
-                    }
-                    Some(MarkerState {
-                        p: Vector2::new(dx.value[k], dy.value[k]),
-                        v: Vector2::new(dx.rate[k], dy.rate[k]),
-                        a: Vector2::new(dx.accel[k], dy.accel[k]),
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    // Raw positions, for the smoother (it does its own smoothing).
-    let raw: Vec<Vec<Option<MarkerState>>> = (0..n)
-        .map(|k| {
-            order
-                .iter()
-                .map(|&j| {
-                    let s = series.get(j)?;
-                    s.present[k].then(|| MarkerState {
-                        p: Vector2::new(s.x[k], s.y[k]),
-                        v: Vector2::zeros(),
-                        a: Vector2::zeros(),
-                    })
-                })
-                .collect()
-        })
-        .collect();
+    let seen = Observed::new(mech, &series, &diffs);
     let kin_cfg = flexbench_kinematics::Config {
         smoother: cfg.smoother,
         refine_horizontal: cfg.refine_horizontal,
         periodic: cfg.periodic,
         threads: crate::threads(),
     };
-    let motion = flexbench_kinematics::estimate(mech, &t, &obs, &raw, &sg, &kin_cfg)?;
-    let fit = &motion.samples;
-    let states: Vec<_> = fit
-        .iter()
-        .zip(&t)
-        .filter_map(|(f, &tk)| f.state.as_ref().map(|(q, qd, qdd)| (tk, q, qd, qdd)))
-        .collect();
-    let bodies = mech.bodies_table(&states);
-    let residuals = residual_table(mech, &t, fit);
+    let (obs, raw) = (&seen.differentiated, &seen.positions);
+    let motion = estimate(mech, &t, obs, raw, &sg, &kin_cfg)?;
+    let bodies = bodies_table(mech, &t, &motion);
+    let residuals = residual_table(mech, &t, &motion.samples);
     lap("kinematics", &mut timing);
 
-    // Inverse dynamics per sample.
     progress("inverse dynamics", 0.0);
-    let series_f = flexbench_kinematics::forces(mech, &t, &motion, cfg.max_condition, &mut |f| {
+    let forces = flexbench_kinematics::forces(mech, &t, &motion, cfg.max_condition, &mut |f| {
         progress("inverse dynamics", f)
     })?;
-    let (rows, sigmas) = (&series_f.rows, series_f.sigmas.as_deref());
-    let forces = mech.forces_table_with_sigma(&t, rows, sigmas);
     if cfg.smoother {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
-        let seen: Vec<Vec<bool>> = (0..n)
-            .map(|k| {
-                order
-                    .iter()
-                    .map(|&j| series.get(j).is_some_and(|s| s.present[k]))
-                    .collect()
-            })
-            .collect();
         let fitted = flexbench_kinematics::estimate::states(&motion);
-        let marker_sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, &motion);
-        markers_table = mech.fitted_markers_table(&t, &fitted, marker_sigmas.as_deref(), &seen);
+        let sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, &motion);
+        markers = mech.fitted_markers_table(&t, &fitted, sigmas.as_deref(), &seen.seen);
     }
     lap("inverse dynamics", &mut timing);
 
     // All computed: write.
     progress("write", 0.0);
+    let tables = [
+        (&markers, "markers"),
+        (&bodies, "bodies"),
+        (&residuals, "fit_residuals"),
+    ];
+    let mut files = write_outputs(mech, &t, &tables, &forces, &motion, tracks_path, out)?;
+    lap("write", &mut timing);
+    for w in &motion.report.warnings {
+        progress(&format!("warning: {w}"), 1.0);
+    }
+    let differentiation = Differentiation {
+        method: sg.describe(),
+        window,
+        order: cfg.order,
+        edges: cfg.edges.name().into(),
+    };
+    let record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, &motion, &forces);
+    files.push(record.write(&out.join("summary.json"))?);
+    Ok(ProcessSummary {
+        samples: t.len(),
+        fit: motion.report.clone(),
+        toggles: forces.toggles.clone(),
+        max_condition: forces.max_condition,
+        files,
+        timing,
+    })
+}
+
+/// Each marker's x and y differentiated by Savitzky-Golay.
+fn differentiate(
+    series: &[MarkerSeries],
+    sg: &SavGol,
+) -> Result<Vec<(Derivatives, Derivatives)>, PipelineError> {
+    let mut diffs = Vec::with_capacity(series.len());
+    for s in series {
+        let dx = sg.differentiate(&format!("{}.x", s.name), &s.t, &s.x, &s.present)?;
+        let dy = sg.differentiate(&format!("{}.y", s.name), &s.t, &s.y, &s.present)?;
+        diffs.push((dx, dy));
+    }
+    Ok(diffs)
+}
+
+/// The bodies table of the fitted samples.
+fn bodies_table(mech: &Mechanism, t: &[f64], motion: &Motion) -> Table {
+    let states: Vec<_> = motion
+        .samples
+        .iter()
+        .zip(t)
+        .filter_map(|(f, &tk)| f.state.as_ref().map(|(q, qd, qdd)| (tk, q, qd, qdd)))
+        .collect();
+    mech.bodies_table(&states)
+}
+
+/// The markers as the estimators see them, in the mechanism's marker order: each sample's
+/// differentiated states (None where rejected), raw positions (None where not seen), and
+/// whether each marker was seen.
+struct Observed {
+    differentiated: Vec<Vec<Option<MarkerState>>>,
+    positions: Vec<Vec<Option<MarkerState>>>,
+    seen: Vec<Vec<bool>>,
+}
+
+impl Observed {
+    fn new(
+        mech: &Mechanism,
+        series: &[MarkerSeries],
+        diffs: &[(Derivatives, Derivatives)],
+    ) -> Self {
+        let n = series[0].t.len();
+        let order: Vec<usize> = mech
+            .markers
+            .iter()
+            .map(|m| {
+                series
+                    .iter()
+                    .position(|s| s.name == m.name)
+                    .unwrap_or(usize::MAX)
+            })
+            .collect();
+        let state = |k: usize, j: usize| -> Option<MarkerState> {
+            let (dx, dy) = diffs.get(j)?;
+            if dx.provenance[k] == Provenance::Rejected || dy.provenance[k] == Provenance::Rejected
+            {
+                return None;
+            }
+            Some(MarkerState {
+                p: Vector2::new(dx.value[k], dy.value[k]),
+                v: Vector2::new(dx.rate[k], dy.rate[k]),
+                a: Vector2::new(dx.accel[k], dy.accel[k]),
+            })
+        };
+        // Raw positions, for the smoother (it does its own smoothing).
+        let position = |k: usize, j: usize| -> Option<MarkerState> {
+            let s = series.get(j)?;
+            s.present[k].then(|| MarkerState {
+                p: Vector2::new(s.x[k], s.y[k]),
+                v: Vector2::zeros(),
+                a: Vector2::zeros(),
+            })
+        };
+        let per_sample = |f: &dyn Fn(usize, usize) -> Option<MarkerState>| {
+            (0..n)
+                .map(|k| order.iter().map(|&j| f(k, j)).collect())
+                .collect()
+        };
+        Observed {
+            differentiated: per_sample(&state),
+            positions: per_sample(&position),
+            seen: (0..n)
+                .map(|k| {
+                    order
+                        .iter()
+                        .map(|&j| series.get(j).is_some_and(|s| s.present[k]))
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Write the tables, the forces table and the forces figure into `out`.
+fn write_outputs(
+    mech: &Mechanism,
+    t: &[f64],
+    tables: &[(&Table, &str)],
+    forces: &ForceSeries,
+    motion: &Motion,
+    tracks_path: &Path,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let (rows, sigmas) = (&forces.rows, forces.sigmas.as_deref());
+    let forces_table = mech.forces_table_with_sigma(t, rows, sigmas);
     ensure_dir(out)?;
     let mut files = Vec::new();
-    for (table, stem) in [
-        (&markers_table, "markers"),
-        (&bodies, "bodies"),
-        (&forces, "forces"),
-        (&residuals, "fit_residuals"),
-    ] {
+    // The order of the files: markers, bodies, forces, fit_residuals.
+    for (table, stem) in [tables[0], tables[1], (&forces_table, "forces"), tables[2]] {
         files.extend(write_table(table, out, stem)?);
     }
     let band_note = match (sigmas.is_some(), motion.bands_before_periodic) {
@@ -326,64 +380,56 @@ pub fn process(
         (true, false) => " (bands: 2 sigma)",
         _ => "",
     };
+    let source = tracks_path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     files.extend(forces_figure(
-        &t,
+        t,
         &mech.force_columns(),
         rows,
         sigmas,
-        &format!(
-            "{}: liaison forces from {}{band_note}",
-            mech.name,
-            tracks_path
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        ),
+        &format!("{}: liaison forces from {source}{band_note}", mech.name),
         &out.join("forces"),
     )?);
-    lap("write", &mut timing);
-    for w in &motion.report.warnings {
-        progress(&format!("warning: {w}"), 1.0);
-    }
-    let unfitted = fit.iter().filter(|f| f.state.is_none()).count();
-    let record = ProcessRecord {
-        job: "process".into(),
-        tracks: tracks_path.display().to_string(),
-        mechanism: mech.name.clone(),
-        samples: n,
-        differentiation: Differentiation {
-            method: sg.describe(),
-            window,
-            order: cfg.order,
-            edges: cfg.edges.name().into(),
-        },
-        fit: motion.report.clone(),
-        smoother: motion.smoother.clone(),
-        periodic: motion.periodic.clone(),
-        bands: match (sigmas.is_some(), motion.bands_before_periodic) {
-            (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
-            (true, false) => "2 sigma of the Kalman smoother",
-            _ => "none",
+    Ok(files)
+}
+
+impl ProcessRecord {
+    /// The record of one run of `process`.
+    fn new(
+        tracks_path: &Path,
+        mech: &Mechanism,
+        cfg: &ProcessConfig,
+        differentiation: Differentiation,
+        motion: &Motion,
+        forces: &ForceSeries,
+    ) -> ProcessRecord {
+        ProcessRecord {
+            job: "process".into(),
+            tracks: tracks_path.display().to_string(),
+            mechanism: mech.name.clone(),
+            samples: motion.samples.len(),
+            differentiation,
+            fit: motion.report.clone(),
+            smoother: motion.smoother.clone(),
+            periodic: motion.periodic.clone(),
+            bands: match (forces.sigmas.is_some(), motion.bands_before_periodic) {
+                (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
+                (true, false) => "2 sigma of the Kalman smoother",
+                _ => "none",
+            }
+            .into(),
+            horizontal_correction_rad: motion.horizontal,
+            unfitted_samples: motion.samples.iter().filter(|f| f.state.is_none()).count(),
+            inverse_dynamics: InverseDynamicsRecord {
+                max_condition_allowed: cfg.max_condition,
+                max_condition: forces.max_condition,
+                toggle_samples: forces.toggles.len(),
+                toggle_times_s: forces.toggles.iter().take(100).copied().collect(),
+            },
         }
-        .into(),
-        horizontal_correction_rad: motion.horizontal,
-        unfitted_samples: unfitted,
-        inverse_dynamics: InverseDynamicsRecord {
-            max_condition_allowed: cfg.max_condition,
-            max_condition: series_f.max_condition,
-            toggle_samples: series_f.toggles.len(),
-            toggle_times_s: series_f.toggles.iter().take(100).copied().collect(),
-        },
-    };
-    files.push(record.write(&out.join("summary.json"))?);
-    Ok(ProcessSummary {
-        samples: n,
-        fit: motion.report.clone(),
-        toggles: series_f.toggles.clone(),
-        max_condition: series_f.max_condition,
-        files,
-        timing,
-    })
+    }
 }
 
 /// The default Savitzky-Golay window: the odd number of samples nearest to 21 ms at the
