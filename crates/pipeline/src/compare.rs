@@ -165,7 +165,7 @@ pub fn compare_run(
     out: &Path,
 ) -> Result<(CompareRecord, Vec<PathBuf>), PipelineError> {
     let file = flexbench_mechanism::file::load(mechanism)?;
-    let mech = file.mechanism;
+    let mut mech = file.mechanism;
     let pick = |stem: &str| -> PathBuf {
         let pq = processed.join(format!("{stem}.parquet"));
         if pq.exists() {
@@ -180,53 +180,113 @@ pub fn compare_run(
     let ci = mech.body_index("crank").ok_or_else(|| {
         PipelineError::Input(format!("{}: no body named 'crank'", mechanism.display()))
     })?;
-    let turn = TAU / speed.abs().max(1e-9);
-    // A settled turn and a half of the bench at `per_turn` samples a turn: the samples, the
-    // crank angle unwrapped, the mean crank speed.
-    let run = |mech: &flexbench_mechanism::Mechanism,
-               per_turn: f64|
-     -> Result<
-        (flexbench_mechanism::simulate::Simulation, Vec<f64>, f64),
-        PipelineError,
-    > {
-        let cfg = SimConfig {
-            duration: 1.5 * turn,
-            rate: per_turn / turn,
-            settle: 3.0,
-            ..SimConfig::default()
-        };
-        let sim = mech.simulate(&cfg, &mut |_| {})?;
-        let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * ci + 2]).collect();
-        crate::unwrap_angles(&mut phi);
-        let w = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &phi);
-        Ok((sim, phi, w))
+    let bench = simulate_at_speed(&mut mech, ci, speed)?;
+    let measured = Measured {
+        t: &t,
+        crank: &crank,
+        markers: &markers,
+        forces: &forces,
     };
-    // The motor's reference speed set so that the simulated bench turns at the recording's mean
-    // crank speed (secant iterations, to 1e-5 of it); the file's as it is when it has no motor.
-    let mut mech = mech;
+    let quantities = quantities(&mech, &bench, &measured)?;
+    // Compare every quantity.
+    let mut rows = Vec::new();
+    let (mut panels, mut spectra) = (Vec::new(), Vec::new());
+    for q in &quantities {
+        let (row, panel, spectrum) = compare_quantity(q, &bench.phi, harmonics, crank[0])?;
+        rows.push(row);
+        panels.push(panel);
+        spectra.push(spectrum);
+    }
+    ensure_dir(out)?;
+    let mut files: Vec<PathBuf> =
+        flexbench_tables::write_table(&comparison_table(&rows)?, out, "comparison")?.to_vec();
+    files.extend(write_figures(panels, spectra, out)?);
+    let warnings: Vec<String> = if (speed / bench.speed - 1.0).abs() > SPEED_WARNING {
+        vec![format!("the recording's mean crank speed {:.2} rpm differs from the simulation's {:.2} rpm by more than {} %: the simulated bench does not run as the recorded one (the mechanism has no motor whose reference speed could be set)", speed * 60.0 / TAU, bench.speed * 60.0 / TAU, 100.0 * SPEED_WARNING)]
+    } else {
+        Vec::new()
+    };
+    let record = CompareRecord {
+        job: "compare".into(),
+        processed: processed.display().to_string(),
+        mechanism: mechanism.display().to_string(),
+        harmonics,
+        measured_crank_speed_rpm: speed * 60.0 / TAU,
+        simulated_crank_speed_rpm: bench.speed * 60.0 / TAU,
+        motor_reference_rpm_in_file: bench.file_ref.map(|w| w * 60.0 / TAU),
+        motor_reference_rpm_simulated: bench.adjusted.map(|w| w * 60.0 / TAU),
+        quantities: rows.iter().map(|r| r.record(harmonics)).collect(),
+        warnings,
+    };
+    files.push(record.write(&out.join("summary.json"))?);
+    Ok((record, files))
+}
+
+/// The bench simulated at the recording's crank speed.
+struct SimulatedBench {
+    sim: flexbench_mechanism::simulate::Simulation,
+    /// The crank angle, unwrapped, rad.
+    phi: Vec<f64>,
+    /// The simulation's mean crank speed, rad/s.
+    speed: f64,
+    /// The motor's reference speed in the file, rad/s (None without a motor).
+    file_ref: Option<f64>,
+    /// The reference speed the simulation ran at, rad/s.
+    adjusted: Option<f64>,
+}
+
+/// A settled turn and a half of the bench at `per_turn` samples a turn of `turn` s: the
+/// samples, the crank angle unwrapped, the mean crank speed.
+fn settled_turns(
+    mech: &flexbench_mechanism::Mechanism,
+    ci: usize,
+    turn: f64,
+    per_turn: f64,
+) -> Result<(flexbench_mechanism::simulate::Simulation, Vec<f64>, f64), PipelineError> {
+    let cfg = SimConfig {
+        duration: 1.5 * turn,
+        rate: per_turn / turn,
+        settle: 3.0,
+        ..SimConfig::default()
+    };
+    let sim = mech.simulate(&cfg, &mut |_| {})?;
+    let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * ci + 2]).collect();
+    crate::unwrap_angles(&mut phi);
+    let w = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &phi);
+    Ok((sim, phi, w))
+}
+
+/// The bench simulated with the motor's reference speed set so that it turns at the recording's
+/// mean crank speed `speed` (secant iterations, to 1e-5 of it); the file's reference as it is
+/// when the mechanism has no motor.
+fn simulate_at_speed(
+    mech: &mut flexbench_mechanism::Mechanism,
+    ci: usize,
+    speed: f64,
+) -> Result<SimulatedBench, PipelineError> {
+    use flexbench_mechanism::model::ForceKind;
+    let turn = TAU / speed.abs().max(1e-9);
     let motor = mech
         .forces
         .iter()
-        .position(|f| matches!(f.kind, flexbench_mechanism::model::ForceKind::Motor { .. }));
+        .position(|f| matches!(f.kind, ForceKind::Motor { .. }));
     let set_ref = |mech: &mut flexbench_mechanism::Mechanism, w: f64| {
-        if let Some(flexbench_mechanism::model::ForceKind::Motor { omega_ref, .. }) =
-            motor.map(|i| &mut mech.forces[i].kind)
-        {
+        if let Some(ForceKind::Motor { omega_ref, .. }) = motor.map(|i| &mut mech.forces[i].kind) {
             *omega_ref = w;
         }
     };
     let file_ref = motor.and_then(|i| match mech.forces[i].kind {
-        flexbench_mechanism::model::ForceKind::Motor { omega_ref, .. } => Some(omega_ref),
+        ForceKind::Motor { omega_ref, .. } => Some(omega_ref),
         _ => None,
     });
     let mut adjusted = file_ref;
     if let Some(w0) = file_ref {
-        let (_, _, s0) = run(&mech, 200.0)?;
+        let (_, _, s0) = settled_turns(mech, ci, turn, 200.0)?;
         let (mut a, mut fa) = (w0, s0 - speed);
         let mut b = w0 - fa;
         for _ in 0..8 {
-            set_ref(&mut mech, b);
-            let (_, _, sb) = run(&mech, 200.0)?;
+            set_ref(mech, b);
+            let (_, _, sb) = settled_turns(mech, ci, turn, 200.0)?;
             let fb = sb - speed;
             if fb.abs() <= 1e-5 * speed.abs() || (fb - fa).abs() < 1e-15 {
                 break;
@@ -236,9 +296,48 @@ pub fn compare_run(
         }
         adjusted = Some(b);
     }
-    let (sim, sim_phi, sim_speed) = run(&mech, 2000.0)?;
+    let (sim, phi, speed) = settled_turns(mech, ci, turn, 2000.0)?;
+    Ok(SimulatedBench {
+        sim,
+        phi,
+        speed,
+        file_ref,
+        adjusted,
+    })
+}
+
+/// The processed run's tables and its crank angle (times, s; unwrapped angle, rad).
+struct Measured<'a> {
+    t: &'a [f64],
+    crank: &'a [f64],
+    markers: &'a Path,
+    forces: &'a Path,
+}
+
+/// The measured standard deviations of a column, where the processed table has them
+/// (`<name>_sigma`).
+fn sigma_of(
+    df: &flexbench_tables::DataFrame,
+    path: &Path,
+    name: &str,
+) -> Result<Vec<Option<f64>>, PipelineError> {
+    if flexbench_tables::has_column(df, &format!("{name}_sigma")) {
+        Ok(opt_f64(df, path, &format!("{name}_sigma"))?)
+    } else {
+        Ok(vec![None; df.height()])
+    }
+}
+
+/// Every compared quantity: each marker's acceleration components, then the liaison forces at
+/// B and C', simulated per simulated sample and measured by crank angle.
+fn quantities<'a>(
+    mech: &flexbench_mechanism::Mechanism,
+    bench: &SimulatedBench,
+    measured: &Measured,
+) -> Result<Vec<Quantity<'a>>, PipelineError> {
     let cols = mech.force_columns();
-    let sim_forces: Vec<Vec<f64>> = sim
+    let sim_forces: Vec<Vec<f64>> = bench
+        .sim
         .samples
         .iter()
         .map(
@@ -252,38 +351,28 @@ pub fn compare_run(
             },
         )
         .collect::<Result<_, _>>()?;
-    let sim_marks: Vec<Vec<f64>> = sim
+    let sim_marks: Vec<Vec<f64>> = bench
+        .sim
         .samples
         .iter()
         .map(|s| mech.marker_kinematics(&s.q, &s.qd, &s.qdd))
         .collect();
-    // The measured quantities.
-    let mdf = read_frame(&markers)?;
+    let markers = measured.markers;
+    let mdf = read_frame(markers)?;
     let (mt, mname, max_, may) = (
-        opt_f64(&mdf, &markers, "t")?,
-        strings(&mdf, &markers, "marker")?,
-        opt_f64(&mdf, &markers, "ax")?,
-        opt_f64(&mdf, &markers, "ay")?,
+        opt_f64(&mdf, markers, "t")?,
+        strings(&mdf, markers, "marker")?,
+        opt_f64(&mdf, markers, "ax")?,
+        opt_f64(&mdf, markers, "ay")?,
     );
-    let fdf = read_frame(&forces)?;
-    let ft = opt_f64(&fdf, &forces, "t")?;
-    let angle_at = |ti: f64| angle_at(&t, &crank, ti);
-    // The measured standard deviations, where the processed tables have them (`<name>_sigma`).
-    let sigma_of = |df: &flexbench_tables::DataFrame,
-                    path: &Path,
-                    name: &str|
-     -> Result<Vec<Option<f64>>, PipelineError> {
-        if flexbench_tables::has_column(df, &format!("{name}_sigma")) {
-            Ok(opt_f64(df, path, &format!("{name}_sigma"))?)
-        } else {
-            Ok(vec![None; df.height()])
-        }
-    };
+    let forces = measured.forces;
+    let fdf = read_frame(forces)?;
+    let ft = opt_f64(&fdf, forces, "t")?;
+    let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
     let (sax, say) = (
-        sigma_of(&mdf, &markers, "ax")?,
-        sigma_of(&mdf, &markers, "ay")?,
+        sigma_of(&mdf, markers, "ax")?,
+        sigma_of(&mdf, markers, "ay")?,
     );
-    // (name, unit, simulated values per simulated sample, measured (angle, value, sigma) samples)
     let mut quantities: Vec<Quantity<'_>> = Vec::new();
     for (mi, m) in mech.markers.iter().enumerate() {
         for (c, col, sig) in [(4usize, &max_, &sax), (5, &may, &say)] {
@@ -292,156 +381,166 @@ pub fn compare_run(
                 .filter_map(|i| Some((angle_at(mt[i]?)?, col[i]?, sig[i])))
                 .collect();
             let simv: Vec<f64> = sim_marks.iter().map(|r| r[6 * mi + c]).collect();
-            quantities.push((
-                format!("{} {}", m.name, if c == 4 { "ax" } else { "ay" }),
-                "m/s^2",
-                simv,
-                meas,
-            ));
+            let axis = if c == 4 { "ax" } else { "ay" };
+            quantities.push((format!("{} {axis}", m.name), "m/s^2", simv, meas));
         }
     }
     for name in ["B_x", "B_y", "C_x", "C_y"] {
         let Some(j) = cols.iter().position(|c| c == name) else {
             continue;
         };
-        let col = opt_f64(&fdf, &forces, name)?;
-        let sig = sigma_of(&fdf, &forces, name)?;
+        let col = opt_f64(&fdf, forces, name)?;
+        let sig = sigma_of(&fdf, forces, name)?;
         let meas: Vec<(f64, f64, Option<f64>)> = (0..ft.len())
             .filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?, sig[i])))
             .collect();
-        quantities.push((
-            name.to_string(),
-            "N",
-            sim_forces.iter().map(|r| r[j]).collect(),
-            meas,
-        ));
+        let simv = sim_forces.iter().map(|r| r[j]).collect();
+        quantities.push((name.to_string(), "N", simv, meas));
     }
-    // Compare every quantity.
-    let mut table_rows = Vec::new();
-    let mut panels = Vec::new();
-    let deg0 = crank[0];
-    let mut spectra: Vec<Panel> = Vec::new();
-    for (name, unit, simv, meas) in &quantities {
-        let simulated =
-            PeriodicSeries::fit(&format!("simulated {name}"), &sim_phi, simv, harmonics)
-                .map_err(|e| PipelineError::Input(e.to_string()))?;
-        let phi: Vec<f64> = meas.iter().map(|m| m.0).collect();
-        let val: Vec<f64> = meas.iter().map(|m| m.1).collect();
-        let c = compare(&format!("measured {name}"), &phi, &val, &simulated)
-            .map_err(|e| PipelineError::Input(e.to_string()))?;
-        let x: Vec<f64> = phi.iter().map(|p| (p - deg0).to_degrees()).collect();
-        let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) {
-            meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect()
-        } else {
-            Vec::new()
-        };
-        panels.push(Panel {
-            title: format!(
-                "{name}: NRMSE {:.1} %, lag {:.1} deg",
-                100.0 * c.nrmse,
-                c.phase_lag.to_degrees()
+    Ok(quantities)
+}
+
+/// One quantity compared: its name, unit, the comparison and the simulated series.
+struct ComparedRow {
+    name: String,
+    unit: String,
+    c: flexbench_compare::Comparison,
+    simulated: PeriodicSeries,
+}
+
+impl ComparedRow {
+    fn record(&self, harmonics: usize) -> QuantityRecord {
+        let c = &self.c;
+        QuantityRecord {
+            quantity: self.name.clone(),
+            unit: self.unit.clone(),
+            nrmse: c.nrmse,
+            rms_error: c.rms_error,
+            simulated_peak: c.simulated_peak.0,
+            simulated_peak_angle_deg: c.simulated_peak.1.to_degrees(),
+            measured_peak: c.measured_peak.0,
+            measured_peak_angle_deg: c.measured_peak.1.to_degrees(),
+            phase_lag_deg: c.phase_lag.to_degrees(),
+            rms_error_after_lag: c.rms_error_after_lag,
+            simulated_series_residual_rms: self.simulated.residual_rms,
+            measured_harmonic_amplitudes: (0..=harmonics.min(10))
+                .map(|k| c.measured.amplitude(k))
+                .collect(),
+            simulated_harmonic_amplitudes: (0..=harmonics.min(10))
+                .map(|k| self.simulated.amplitude(k))
+                .collect(),
+        }
+    }
+}
+
+/// One quantity measured against simulated by crank angle: the row, its panel over the crank
+/// angle (from `phi0`, the recording's first angle) and its panel of harmonic amplitudes.
+fn compare_quantity(
+    q: &Quantity<'_>,
+    sim_phi: &[f64],
+    harmonics: usize,
+    phi0: f64,
+) -> Result<(ComparedRow, Panel, Panel), PipelineError> {
+    let (name, unit, simv, meas) = q;
+    let simulated = PeriodicSeries::fit(&format!("simulated {name}"), sim_phi, simv, harmonics)
+        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let phi: Vec<f64> = meas.iter().map(|m| m.0).collect();
+    let val: Vec<f64> = meas.iter().map(|m| m.1).collect();
+    let c = compare(&format!("measured {name}"), &phi, &val, &simulated)
+        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let x: Vec<f64> = phi.iter().map(|p| (p - phi0).to_degrees()).collect();
+    let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) {
+        meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect()
+    } else {
+        Vec::new()
+    };
+    let curve = |label: &str, x: Vec<f64>, y: Vec<Option<f64>>, band: Vec<Option<f64>>| Curve {
+        label: label.into(),
+        x,
+        y,
+        band,
+    };
+    let measured_label = match band.is_empty() {
+        true => "measured",
+        false => "measured (band: 2 sigma)",
+    };
+    let panel = Panel {
+        title: format!(
+            "{name}: NRMSE {:.1} %, lag {:.1} deg",
+            100.0 * c.nrmse,
+            c.phase_lag.to_degrees()
+        ),
+        y_label: format!("{name} ({unit})"),
+        curves: vec![
+            curve(
+                measured_label,
+                x.clone(),
+                val.iter().map(|v| Some(*v)).collect(),
+                band,
             ),
-            y_label: format!("{name} ({unit})"),
-            curves: vec![
-                Curve {
-                    label: if band.is_empty() {
-                        "measured".into()
-                    } else {
-                        "measured (band: 2 sigma)".into()
-                    },
-                    x: x.clone(),
-                    y: val.iter().map(|v| Some(*v)).collect(),
-                    band,
-                },
-                Curve {
-                    label: "simulated".into(),
-                    x,
-                    y: phi.iter().map(|p| Some(simulated.at(*p))).collect(),
-                    band: Vec::new(),
-                },
-            ],
-        });
-        let k: Vec<f64> = (0..=harmonics).map(|k| k as f64).collect();
-        spectra.push(Panel {
-            title: format!("{name}: harmonic amplitudes"),
-            y_label: format!("amplitude ({unit})"),
-            curves: vec![
-                Curve {
-                    label: "measured".into(),
-                    x: k.clone(),
-                    y: (0..=harmonics)
-                        .map(|h| Some(c.measured.amplitude(h)))
-                        .collect(),
-                    band: Vec::new(),
-                },
-                Curve {
-                    label: "simulated".into(),
-                    x: k,
-                    y: (0..=harmonics)
-                        .map(|h| Some(simulated.amplitude(h)))
-                        .collect(),
-                    band: Vec::new(),
-                },
-            ],
-        });
-        table_rows.push((name.clone(), unit.to_string(), c, simulated));
-    }
+            curve(
+                "simulated",
+                x,
+                phi.iter().map(|p| Some(simulated.at(*p))).collect(),
+                Vec::new(),
+            ),
+        ],
+    };
+    let k: Vec<f64> = (0..=harmonics).map(|k| k as f64).collect();
+    let amplitudes = |s: &PeriodicSeries| (0..=harmonics).map(|h| Some(s.amplitude(h))).collect();
+    let spectrum = Panel {
+        title: format!("{name}: harmonic amplitudes"),
+        y_label: format!("amplitude ({unit})"),
+        curves: vec![
+            curve("measured", k.clone(), amplitudes(&c.measured), Vec::new()),
+            curve("simulated", k, amplitudes(&simulated), Vec::new()),
+        ],
+    };
+    let row = ComparedRow {
+        name: name.clone(),
+        unit: unit.to_string(),
+        c,
+        simulated,
+    };
+    Ok((row, panel, spectrum))
+}
+
+/// The comparison table: a row per quantity.
+fn comparison_table(rows: &[ComparedRow]) -> Result<Table, PipelineError> {
+    let f = |g: fn(&ComparedRow) -> f64| Column::F64(rows.iter().map(g).collect());
     let mut table = Table::new("comparison");
     table.push(
         "quantity",
-        Column::Str(table_rows.iter().map(|r| r.0.clone()).collect()),
+        Column::Str(rows.iter().map(|r| r.name.clone()).collect()),
     )?;
     table.push(
         "unit",
-        Column::Str(table_rows.iter().map(|r| r.1.clone()).collect()),
+        Column::Str(rows.iter().map(|r| r.unit.clone()).collect()),
     )?;
-    table.push(
-        "nrmse",
-        Column::F64(table_rows.iter().map(|r| r.2.nrmse).collect()),
-    )?;
-    table.push(
-        "rms_error",
-        Column::F64(table_rows.iter().map(|r| r.2.rms_error).collect()),
-    )?;
-    table.push(
-        "simulated_peak",
-        Column::F64(table_rows.iter().map(|r| r.2.simulated_peak.0).collect()),
-    )?;
+    table.push("nrmse", f(|r| r.c.nrmse))?;
+    table.push("rms_error", f(|r| r.c.rms_error))?;
+    table.push("simulated_peak", f(|r| r.c.simulated_peak.0))?;
     table.push(
         "simulated_peak_angle_deg",
-        Column::F64(
-            table_rows
-                .iter()
-                .map(|r| r.2.simulated_peak.1.to_degrees())
-                .collect(),
-        ),
+        f(|r| r.c.simulated_peak.1.to_degrees()),
     )?;
-    table.push(
-        "measured_peak",
-        Column::F64(table_rows.iter().map(|r| r.2.measured_peak.0).collect()),
-    )?;
+    table.push("measured_peak", f(|r| r.c.measured_peak.0))?;
     table.push(
         "measured_peak_angle_deg",
-        Column::F64(
-            table_rows
-                .iter()
-                .map(|r| r.2.measured_peak.1.to_degrees())
-                .collect(),
-        ),
+        f(|r| r.c.measured_peak.1.to_degrees()),
     )?;
-    table.push(
-        "phase_lag_deg",
-        Column::F64(
-            table_rows
-                .iter()
-                .map(|r| r.2.phase_lag.to_degrees())
-                .collect(),
-        ),
-    )?;
-    table.push(
-        "rms_error_after_lag",
-        Column::F64(table_rows.iter().map(|r| r.2.rms_error_after_lag).collect()),
-    )?;
+    table.push("phase_lag_deg", f(|r| r.c.phase_lag.to_degrees()))?;
+    table.push("rms_error_after_lag", f(|r| r.c.rms_error_after_lag))?;
+    Ok(table)
+}
+
+/// The comparison's four figures (accelerations and forces over the crank angle, and their
+/// harmonic content), each written when it has a panel.
+fn write_figures(
+    panels: Vec<Panel>,
+    spectra: Vec<Panel>,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
     let (accel, force): (Vec<Panel>, Vec<Panel>) = panels
         .into_iter()
         .partition(|p| p.y_label.contains("m/s^2"));
@@ -452,88 +551,40 @@ pub fn compare_run(
     let k_label = "harmonic of the crank angle k (k = 1: once per turn)";
     let figures = [
         (
-            Figure {
-                caption: "Markers' accelerations, measured against simulated (bench frame)".into(),
-                x_label: x_label.into(),
-                panels: accel,
-            },
+            "Markers' accelerations, measured against simulated (bench frame)",
+            x_label,
+            accel,
             "accelerations",
         ),
         (
-            Figure {
-                caption: "Liaison forces at B and C', measured against simulated (bench frame)"
-                    .into(),
-                x_label: x_label.into(),
-                panels: force,
-            },
+            "Liaison forces at B and C', measured against simulated (bench frame)",
+            x_label,
+            force,
             "forces",
         ),
         (
-            Figure {
-                caption: "Harmonic content of the markers' accelerations, measured and simulated"
-                    .into(),
-                x_label: k_label.into(),
-                panels: accel_spectra,
-            },
+            "Harmonic content of the markers' accelerations, measured and simulated",
+            k_label,
+            accel_spectra,
             "spectra-accelerations",
         ),
         (
-            Figure {
-                caption:
-                    "Harmonic content of the liaison forces at B and C', measured and simulated"
-                        .into(),
-                x_label: k_label.into(),
-                panels: force_spectra,
-            },
+            "Harmonic content of the liaison forces at B and C', measured and simulated",
+            k_label,
+            force_spectra,
             "spectra-forces",
         ),
     ];
-    ensure_dir(out)?;
-    let mut files: Vec<PathBuf> =
-        flexbench_tables::write_table(&table, out, "comparison")?.to_vec();
-    for (fig, stem) in &figures {
-        if !fig.panels.is_empty() {
-            files.extend(flexbench_report::write_figure(fig, &out.join(stem))?);
+    let mut files = Vec::new();
+    for (caption, x_label, panels, stem) in figures {
+        if !panels.is_empty() {
+            let fig = Figure {
+                caption: caption.into(),
+                x_label: x_label.into(),
+                panels,
+            };
+            files.extend(flexbench_report::write_figure(&fig, &out.join(stem))?);
         }
     }
-    let warnings: Vec<String> = if (speed / sim_speed - 1.0).abs() > SPEED_WARNING {
-        vec![format!("the recording's mean crank speed {:.2} rpm differs from the simulation's {:.2} rpm by more than {} %: the simulated bench does not run as the recorded one (the mechanism has no motor whose reference speed could be set)", speed * 60.0 / TAU, sim_speed * 60.0 / TAU, 100.0 * SPEED_WARNING)]
-    } else {
-        Vec::new()
-    };
-    let record = CompareRecord {
-        job: "compare".into(),
-        processed: processed.display().to_string(),
-        mechanism: mechanism.display().to_string(),
-        harmonics,
-        measured_crank_speed_rpm: speed * 60.0 / TAU,
-        simulated_crank_speed_rpm: sim_speed * 60.0 / TAU,
-        motor_reference_rpm_in_file: file_ref.map(|w| w * 60.0 / TAU),
-        motor_reference_rpm_simulated: adjusted.map(|w| w * 60.0 / TAU),
-        quantities: table_rows
-            .iter()
-            .map(|r| QuantityRecord {
-                quantity: r.0.clone(),
-                unit: r.1.to_string(),
-                nrmse: r.2.nrmse,
-                rms_error: r.2.rms_error,
-                simulated_peak: r.2.simulated_peak.0,
-                simulated_peak_angle_deg: r.2.simulated_peak.1.to_degrees(),
-                measured_peak: r.2.measured_peak.0,
-                measured_peak_angle_deg: r.2.measured_peak.1.to_degrees(),
-                phase_lag_deg: r.2.phase_lag.to_degrees(),
-                rms_error_after_lag: r.2.rms_error_after_lag,
-                simulated_series_residual_rms: r.3.residual_rms,
-                measured_harmonic_amplitudes: (0..=harmonics.min(10))
-                    .map(|k| r.2.measured.amplitude(k))
-                    .collect(),
-                simulated_harmonic_amplitudes: (0..=harmonics.min(10))
-                    .map(|k| r.3.amplitude(k))
-                    .collect(),
-            })
-            .collect(),
-        warnings,
-    };
-    files.push(record.write(&out.join("summary.json"))?);
-    Ok((record, files))
+    Ok(files)
 }
