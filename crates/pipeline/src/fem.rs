@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::{Column, Table};
 use flexbench_fem::cycle::{cycle_modes_keeping, track, InstantModes};
 use flexbench_fem::element::Section;
+use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
+use flexbench_mechanism::Mechanism;
 use flexbench_report::{Curve, Figure, Panel};
 use flexbench_tables::{opt_f64, read_frame, strings};
 use nalgebra::Vector2;
@@ -265,45 +267,25 @@ pub fn fem(
     out: &Path,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<(FemRecord, Vec<PathBuf>), PipelineError> {
-    let file = flexbench_mechanism::file::load(mechanism)?;
-    let sec = file.lever.ok_or_else(|| {
-        PipelineError::Input(format!("{}: no elastic lever (keys E, rho, area, inertia, l2 of the bench form): the FEM needs the lever's section", mechanism.display()))
-    })?;
-    let mech = file.mechanism;
-    let body = mech
+    let (mech, mesh) = lever_mesh(mechanism, cfg)?;
+    let centroid = mech
         .bodies
         .iter()
         .find(|b| b.name == "lever")
-        .ok_or_else(|| {
-            PipelineError::Input(format!("{}: no body named 'lever'", mechanism.display()))
-        })?;
-    let lever = Lever::new(
-        sec.length,
-        Section {
-            young: sec.e,
-            density: sec.rho,
-            area: sec.area,
-            inertia: sec.inertia,
-        },
-    )
-    .map_err(|e| PipelineError::Input(format!("{}: {e}", mechanism.display())))?;
-    let mesh = Mesh::new(lever, cfg.element, cfg.elements)
-        .map_err(|e| PipelineError::Input(e.to_string()))?;
-    if cfg.modes == 0 {
-        return Err(PipelineError::Input("--modes must be at least 1".into()));
-    }
-    let (instants, crank) = read_instants(bodies, forces, body.centroid, mech.gravity)?;
+        .map(|b| b.centroid)
+        .unwrap_or_default();
+    let (instants, crank) = read_instants(bodies, forces, centroid, mech.gravity)?;
     let g = mesh.assemble();
-    let mut worst_balance: f64 = 0.0;
-    for inst in &instants {
-        let (r, scale) = inst.rigid_balance(&mesh, &g);
-        worst_balance =
-            worst_balance.max(r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300));
-    }
-    let total = if cfg.damping.is_some() {
-        2 * instants.len()
-    } else {
-        instants.len()
+    let worst_balance = instants
+        .iter()
+        .map(|inst| {
+            let (r, scale) = inst.rigid_balance(&mesh, &g);
+            r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300)
+        })
+        .fold(0.0, f64::max);
+    let total = match cfg.damping {
+        Some(_) => 2 * instants.len(),
+        None => instants.len(),
     };
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
@@ -320,32 +302,158 @@ pub fn fem(
     )
     .map_err(|e| PipelineError::Input(format!("the lever's modes: {e}")))?;
     let (labels, worst_mac) = track(&modes, &m_free, count);
-    // The modal table: one row per sample and followed mode.
+    let followed = Followed {
+        modes: &modes,
+        labels: &labels,
+        crank: &crank,
+        count,
+    };
+    let modal = modal_table(&mesh, &m_free, &free, &followed)?;
+    // The forced response at the markers on the lever.
+    let response = match cfg.damping {
+        None => None,
+        Some(zeta) => {
+            let n = instants.len();
+            let mut step = |k: usize, _: usize| progress(n + k, total);
+            Some(forced(
+                &mesh, &g, &instants, &followed, cfg, zeta, &mut step,
+            )?)
+        }
+    };
+    let markers = lever_markers(&mech);
+    let measured = match (&cfg.measured, &response) {
+        (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
+        (Some(_), None) => {
+            return Err(PipelineError::Input(
+                "--measured needs the forced response (drop --no-response)".into(),
+            ))
+        }
+        _ => None,
+    };
+    let deflection = response
+        .as_ref()
+        .map(|(r, _)| deflection_table(&mesh, r, &markers, measured.as_ref()))
+        .transpose()?;
+    let lever = LeverResult {
+        mesh: &mesh,
+        free: &free,
+        followed: &followed,
+        modal: &modal,
+        response: response.as_ref(),
+        deflection: deflection.as_ref(),
+        markers: &markers,
+    };
+    let mut files = write_outputs(&lever, cfg, out)?;
+    let record = FemRecord {
+        job: "fem".into(),
+        bodies: bodies.display().to_string(),
+        forces: forces.display().to_string(),
+        mechanism: mechanism.display().to_string(),
+        samples: instants.len(),
+        smallest_mac_along_the_cycle: worst_mac,
+        rigid_balance_worst_relative: worst_balance,
+        measured: measured
+            .as_ref()
+            .map(|c| MeasuredDeflection::of(c, cfg.measured.as_deref())),
+        warnings: balance_warning(worst_balance),
+        ..FemRecord::of(&lever, cfg)
+    };
+    files.push(record.write(&out.join("summary.json"))?);
+    Ok((record, files))
+}
+
+/// The markers on the lever: name and abscissa from B along the lever, m.
+fn lever_markers(mech: &Mechanism) -> Vec<(String, f64)> {
+    let lever_index = mech.bodies.iter().position(|b| b.name == "lever");
+    mech.markers
+        .iter()
+        .filter(|m| Some(m.body) == lever_index)
+        .map(|m| (m.name.clone(), m.local_frame.x))
+        .collect()
+}
+
+/// The warning when the liaison forces do not balance the lever's rigid motion.
+fn balance_warning(worst_balance: f64) -> Vec<String> {
+    if worst_balance > BALANCE_WARNING {
+        vec![format!("the liaison forces at B and C' balance the lever's rigid motion only to {worst_balance:.1e} of the largest term: were the forces and the bodies computed with this mechanism file?")]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The mechanism and the lever's mesh from its elastic section.
+fn lever_mesh(mechanism: &Path, cfg: &FemConfig) -> Result<(Mechanism, Mesh), PipelineError> {
+    let file = flexbench_mechanism::file::load(mechanism)?;
+    let sec = file.lever.ok_or_else(|| {
+        PipelineError::Input(format!("{}: no elastic lever (keys E, rho, area, inertia, l2 of the bench form): the FEM needs the lever's section", mechanism.display()))
+    })?;
+    let mech = file.mechanism;
+    if !mech.bodies.iter().any(|b| b.name == "lever") {
+        return Err(PipelineError::Input(format!(
+            "{}: no body named 'lever'",
+            mechanism.display()
+        )));
+    }
+    let section = Section {
+        young: sec.e,
+        density: sec.rho,
+        area: sec.area,
+        inertia: sec.inertia,
+    };
+    let lever = Lever::new(sec.length, section)
+        .map_err(|e| PipelineError::Input(format!("{}: {e}", mechanism.display())))?;
+    let mesh = Mesh::new(lever, cfg.element, cfg.elements)
+        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    if cfg.modes == 0 {
+        return Err(PipelineError::Input("--modes must be at least 1".into()));
+    }
+    Ok((mech, mesh))
+}
+
+/// The modes along the cycle and how they were followed: per sample, each followed mode's
+/// index among that sample's modes (`labels`); the crank angle of each sample, rad.
+struct Followed<'a> {
+    modes: &'a [InstantModes],
+    labels: &'a [Vec<usize>],
+    crank: &'a [f64],
+    count: usize,
+}
+
+/// The modal table and what it shows about the followed modes.
+struct Modal {
+    table: Table,
+    /// Per followed mode, its frequency (symmetric problem) at each sample, Hz.
+    per_mode: Vec<Vec<Option<f64>>>,
+    /// Largest relative gap of the full problem's frequencies to the symmetric one's.
+    max_gap: f64,
+    /// Largest |damping ratio| of the full problem.
+    max_zeta: f64,
+}
+
+/// The modal table: one row per sample and followed mode.
+fn modal_table(
+    mesh: &Mesh,
+    m_free: &nalgebra::DMatrix<f64>,
+    free: &[usize],
+    followed: &Followed,
+) -> Result<Modal, PipelineError> {
     let (mut t, mut ca, mut mode, mut freq, mut full, mut zeta, mut kind) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
-    let mut per_mode: Vec<Vec<Option<f64>>> = vec![Vec::new(); count];
+    let mut per_mode: Vec<Vec<Option<f64>>> = vec![Vec::new(); followed.count];
     let (mut max_gap, mut max_zeta): (f64, f64) = (0.0, 0.0);
-    for (s, im) in modes.iter().enumerate() {
-        for (label, &j) in labels[s].iter().enumerate() {
+    for (s, im) in followed.modes.iter().enumerate() {
+        for (label, &j) in followed.labels[s].iter().enumerate() {
             let f = im.modes.frequency_hz(j);
             let fl = im.full.get(j).copied().flatten();
             t.push(im.t);
-            ca.push(crank[s]);
+            ca.push(followed.crank[s]);
             mode.push(label as i64 + 1);
             freq.push(f.is_finite().then_some(f));
             full.push(fl.map(|x| x.0));
             zeta.push(fl.map(|x| x.1));
-            let share = flexbench_fem::modal::transverse_share(
-                &mesh,
-                &m_free,
-                &free,
-                &im.modes.shapes.column(j).into_owned(),
-            );
-            kind.push(if share > 0.5 {
-                "bending".to_string()
-            } else {
-                "axial".to_string()
-            });
+            let shape = im.modes.shapes.column(j).into_owned();
+            let share = flexbench_fem::modal::transverse_share(mesh, m_free, free, &shape);
+            kind.push(if share > 0.5 { "bending" } else { "axial" }.to_string());
             per_mode[label].push(f.is_finite().then_some(f));
             if let Some((ff, z)) = fl {
                 max_gap = max_gap.max((ff / f - 1.0).abs());
@@ -361,56 +469,59 @@ pub fn fem(
     table.push("freq_hz", Column::OptF64(freq))?;
     table.push("full_freq_hz", Column::OptF64(full))?;
     table.push("damping_ratio", Column::OptF64(zeta))?;
-    // The forced response at the markers on the lever.
-    let response = match cfg.damping {
-        None => None,
-        Some(zeta) => {
-            let f_top = modes[0]
-                .modes
-                .frequency_hz(labels[0].iter().copied().max().unwrap_or(0));
-            let damping = flexbench_fem::response::Damping::from_ratio(
-                zeta,
-                modes[0].modes.frequency_hz(labels[0][0]),
-                f_top,
-            );
-            let rcfg = flexbench_fem::response::ResponseConfig {
-                damping,
-                max_step: cfg.max_step,
-            };
-            let n = instants.len();
-            let r = flexbench_fem::response::forced_response(
-                &mesh,
-                &g,
-                &instants,
-                cfg.supports,
-                &rcfg,
-                &mut |k, _| progress(n + k, total),
-            )
+    Ok(Modal {
+        table,
+        per_mode,
+        max_gap,
+        max_zeta,
+    })
+}
+
+/// The forced response along the cycle, Rayleigh damping of ratio `zeta` exact at the first and
+/// the highest followed mode of the first sample.
+fn forced(
+    mesh: &Mesh,
+    g: &flexbench_fem::assembly::GlobalMatrices,
+    instants: &[LeverInstant],
+    followed: &Followed,
+    cfg: &FemConfig,
+    zeta: f64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Response, Damping), PipelineError> {
+    let (first, labels) = (&followed.modes[0], &followed.labels[0]);
+    let f_top = first
+        .modes
+        .frequency_hz(labels.iter().copied().max().unwrap_or(0));
+    let damping = Damping::from_ratio(zeta, first.modes.frequency_hz(labels[0]), f_top);
+    let rcfg = flexbench_fem::response::ResponseConfig {
+        damping,
+        max_step: cfg.max_step,
+    };
+    let r =
+        flexbench_fem::response::forced_response(mesh, g, instants, cfg.supports, &rcfg, progress)
             .map_err(|e| PipelineError::Input(format!("forced response: {e}")))?;
-            Some((r, damping))
-        }
-    };
-    let lever_index = mech.bodies.iter().position(|b| b.name == "lever");
-    let markers: Vec<(String, f64)> = mech
-        .markers
-        .iter()
-        .filter(|m| Some(m.body) == lever_index)
-        .map(|m| (m.name.clone(), m.local_frame.x))
-        .collect();
-    let measured = match (&cfg.measured, &response) {
-        (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
-        (Some(_), None) => {
-            return Err(PipelineError::Input(
-                "--measured needs the forced response (drop --no-response)".into(),
-            ))
-        }
-        _ => None,
-    };
-    let deflection = response
-        .as_ref()
-        .map(|(r, _)| deflection_table(&mesh, r, &markers, measured.as_ref()))
-        .transpose()?;
-    // Figures, built before anything is written.
+    Ok((r, damping))
+}
+
+/// What the fem job computed, for its figures, files and record.
+struct LeverResult<'a> {
+    mesh: &'a Mesh,
+    free: &'a [usize],
+    followed: &'a Followed<'a>,
+    modal: &'a Modal,
+    response: Option<&'a (Response, Damping)>,
+    deflection: Option<&'a Table>,
+    markers: &'a [(String, f64)],
+}
+
+/// The modal table, the figures (eigenfrequencies 3-6 and 1-2 along the cycle, mode shapes)
+/// and, with the forced response, the deflection table and figure.
+fn write_outputs(
+    lever: &LeverResult,
+    cfg: &FemConfig,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let (crank, count) = (lever.followed.crank, lever.followed.count);
     let deg: Vec<f64> = crank.iter().map(|a| (a - crank[0]).to_degrees()).collect();
     let x_label = "crank angle phi1 from the first sample (deg)";
     let panel = |label: usize| Panel {
@@ -419,7 +530,7 @@ pub fn fem(
         curves: vec![Curve {
             label: format!("f{} (symmetric problem)", label + 1),
             x: deg.clone(),
-            y: per_mode[label].clone(),
+            y: lever.modal.per_mode[label].clone(),
             band: Vec::new(),
         }],
     };
@@ -443,15 +554,17 @@ pub fn fem(
         x_label: x_label.into(),
         panels: (0..count.min(2)).map(panel).collect(),
     };
+    let first = &lever.followed.modes[0];
     let shapes = shapes_figure(
-        &mesh,
-        &modes[0],
-        &labels[0],
-        &free,
-        &format!("{caption}mode shapes at t = {:.3} s", modes[0].t),
+        lever.mesh,
+        first,
+        &lever.followed.labels[0],
+        lever.free,
+        &format!("{caption}mode shapes at t = {:.3} s", first.t),
     );
     ensure_dir(out)?;
-    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, out, "modal")?.to_vec();
+    let mut files: Vec<PathBuf> =
+        flexbench_tables::write_table(&lever.modal.table, out, "modal")?.to_vec();
     if !high.panels.is_empty() {
         files.extend(flexbench_report::write_figure(
             &high,
@@ -466,70 +579,67 @@ pub fn fem(
         &shapes,
         &out.join("mode-shapes"),
     )?);
-    if let (Some(table), Some((r, _))) = (&deflection, &response) {
+    if let (Some(table), Some((r, _))) = (lever.deflection, lever.response) {
         files.extend(flexbench_tables::write_table(table, out, "deflection")?);
+        let fig = deflection_figure(lever.mesh, r, lever.markers, &caption);
         files.extend(flexbench_report::write_figure(
-            &deflection_figure(&mesh, r, &markers, &caption),
+            &fig,
             &out.join("deflection"),
         )?);
     }
-    let range = |v: &[Option<f64>]| -> Vec<f64> {
-        let f: Vec<f64> = v.iter().flatten().copied().collect();
-        vec![
-            f.iter().copied().fold(f64::INFINITY, f64::min),
-            f.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        ]
-    };
-    let at = |v: &[nalgebra::DVector<f64>]| {
-        markers
-            .iter()
-            .map(|(_, x)| {
-                v.iter()
-                    .map(|d| mesh.displacement_at(d, *x).1.abs())
-                    .fold(0.0, f64::max)
-            })
-            .fold(0.0, f64::max)
-    };
-    let record = FemRecord {
-        job: "fem".into(),
-        bodies: bodies.display().to_string(),
-        forces: forces.display().to_string(),
-        mechanism: mechanism.display().to_string(),
-        element: cfg.element.name().into(),
-        elements: cfg.elements,
-        supports: cfg.supports.name().into(),
-        samples: instants.len(),
-        modes: count,
-        frequency_range_hz: per_mode.iter().map(|v| range(v)).collect(),
-        smallest_mac_along_the_cycle: worst_mac,
-        full_vs_symmetric_max_relative: max_gap,
-        max_abs_damping_ratio: max_zeta,
-        rigid_balance_worst_relative: worst_balance,
-        measured: measured.as_ref().map(|c| MeasuredDeflection {
-            file: cfg.measured.as_ref().map(|p| p.display().to_string()),
-            samples_compared: c.samples,
-            rms_model_detrended_m: c.rms_model,
-            rms_measured_detrended_m: c.rms_measured,
-            rms_difference_m: c.rms_difference,
-            correlation: c.correlation,
-        }),
-        response: response.as_ref().map(|(r, d)| ResponseRecord {
-            damping_ratio: cfg.damping,
-            rayleigh_alpha: d.alpha,
-            rayleigh_beta: d.beta,
-            max_step_s: cfg.max_step,
-            steps: r.steps,
-            max_deflection_at_markers_m: at(&r.d),
-            max_quasi_static_deflection_at_markers_m: at(&r.quasi_static),
-        }),
-        warnings: if worst_balance > BALANCE_WARNING {
-            vec![format!("the liaison forces at B and C' balance the lever's rigid motion only to {worst_balance:.1e} of the largest term: were the forces and the bodies computed with this mechanism file?")]
-        } else {
-            Vec::new()
-        },
-    };
-    files.push(record.write(&out.join("summary.json"))?);
-    Ok((record, files))
+    Ok(files)
+}
+
+impl FemRecord {
+    /// The record's fields that come from the lever's model, modes and response (the caller
+    /// fills in its inputs, the balance and the measured comparison).
+    fn of(lever: &LeverResult, cfg: &FemConfig) -> FemRecord {
+        let range = |v: &[Option<f64>]| -> Vec<f64> {
+            let f: Vec<f64> = v.iter().flatten().copied().collect();
+            vec![
+                f.iter().copied().fold(f64::INFINITY, f64::min),
+                f.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            ]
+        };
+        let at = |v: &[nalgebra::DVector<f64>]| {
+            lever
+                .markers
+                .iter()
+                .map(|(_, x)| {
+                    v.iter()
+                        .map(|d| lever.mesh.displacement_at(d, *x).1.abs())
+                        .fold(0.0, f64::max)
+                })
+                .fold(0.0, f64::max)
+        };
+        FemRecord {
+            job: String::new(),
+            bodies: String::new(),
+            forces: String::new(),
+            mechanism: String::new(),
+            element: cfg.element.name().into(),
+            elements: cfg.elements,
+            supports: cfg.supports.name().into(),
+            samples: 0,
+            modes: lever.followed.count,
+            frequency_range_hz: lever.modal.per_mode.iter().map(|v| range(v)).collect(),
+            smallest_mac_along_the_cycle: f64::NAN,
+            full_vs_symmetric_max_relative: lever.modal.max_gap,
+            max_abs_damping_ratio: lever.modal.max_zeta,
+            rigid_balance_worst_relative: f64::NAN,
+            measured: None,
+            response: lever.response.map(|(r, d)| ResponseRecord {
+                damping_ratio: cfg.damping,
+                rayleigh_alpha: d.alpha,
+                rayleigh_beta: d.beta,
+                max_step_s: cfg.max_step,
+                steps: r.steps,
+                max_deflection_at_markers_m: at(&r.d),
+                max_quasi_static_deflection_at_markers_m: at(&r.quasi_static),
+            }),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// The first instant's followed modes: the transverse and axial displacement of each along the
@@ -704,6 +814,20 @@ fn detrend(x: &[f64], v: &[Option<f64>]) -> Vec<Option<f64>> {
         .zip(v)
         .map(|(x, v)| v.map(|v| v - mv - b * (x - mx)))
         .collect()
+}
+
+impl MeasuredDeflection {
+    /// The record of a comparison with the measured table at `file`.
+    fn of(c: &Comparison, file: Option<&Path>) -> MeasuredDeflection {
+        MeasuredDeflection {
+            file: file.map(|p| p.display().to_string()),
+            samples_compared: c.samples,
+            rms_model_detrended_m: c.rms_model,
+            rms_measured_detrended_m: c.rms_measured,
+            rms_difference_m: c.rms_difference,
+            correlation: c.correlation,
+        }
+    }
 }
 
 /// Compare the forced response at the markers with the measured deflection: the `fit_residuals`
