@@ -1,7 +1,7 @@
 //! Bad input gets a clear error: for each case, the real binary exits non-zero, names the
 //! problem (and the key, column, row or marker) in its message, and does not panic.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

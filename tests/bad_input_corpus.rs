@@ -2,7 +2,7 @@
 //! real binary, run on the broken input, exits non-zero without a panic and its message holds
 //! every expected word (the problem and the fix). All cases run; the failures are listed together.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! `flexbench compare`: a run against the rigid bench simulated from the mechanism file,
 //! aligned by crank angle.
 
-mod common;
+use crate::common;
 
 use common::{flexbench, num, ok, read_csv};
 

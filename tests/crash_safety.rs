@@ -4,7 +4,7 @@
 //! else is (no half-written file in the place of a result); the manifest parses. A run after the
 //! kills finishes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! of the pinned lever's exact frequencies by the axial force and the rotation, and the
 //! refusals of bad input.
 
-mod common;
+use crate::common;
 
 use common::{flexbench, num, ok, read_csv};
 

@@ -3,7 +3,7 @@
 //! (the criterion), through real files on disk in both table formats, with the default
 //! kinematics (the Kalman smoother) and with `--savgol` (window 21, order 5 by default).
 
-mod common;
+use crate::common;
 
 use common::{num, ok, read_csv};
 

@@ -3,7 +3,7 @@
 //! identical outputs, the report in headless Chromium, a batch with a broken recording, and a
 //! foreign wide tracks CSV.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! the hidden frames rejected (no value invented), the smoother's parameters in the summary. Bad
 //! units and methods are refused by name.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -9,7 +9,7 @@
 //! rounding of the clicked point); and the lever's modes along the motion (`fem`) within 0.25 Hz
 //! of those along the truth.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

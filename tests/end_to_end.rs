@@ -1,0 +1,18 @@
+//! The end-to-end tests in one target: each file of `tests/` is a module here, sharing the
+//! helpers of `common` (run the real `flexbench` binary, read its tables), so that the binary,
+//! OpenCV and polars are linked once. Library tests live in their crates (`crates/<x>/tests`).
+
+mod common;
+
+mod bad_input;
+mod bad_input_corpus;
+mod compare_end_to_end;
+mod crash_safety;
+mod fem_end_to_end;
+mod import_circles;
+mod process_end_to_end;
+mod run_end_to_end;
+mod smooth_end_to_end;
+mod stand_alone;
+mod tracking_rendered;
+mod video_chain;
