@@ -501,14 +501,7 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     };
     let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
     print_calibration(&cal);
-    println!(
-        "wrote {}",
-        files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_written(&files);
     Ok(())
 }
 
@@ -571,14 +564,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
         if s.file_timestamps { "file" } else { "frame-rate" }
     );
-    println!(
-        "wrote {}",
-        files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_written(&files);
     Ok(())
 }
 
@@ -704,14 +690,7 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
     };
     let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
         .with_context(|| format!("smoothing {}", tracks.display()))?;
-    println!(
-        "wrote {}",
-        files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_written(&files);
     Ok(())
 }
 
@@ -945,6 +924,12 @@ fn run_pipeline(
         anyhow::bail!("{} of {} recordings failed (each error above and in the summary); the others' reports are written", failed.len(), items.len());
     }
     Ok(())
+}
+
+/// Print the files a command wrote.
+fn print_written(files: &[PathBuf]) {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
 }
 
 /// Print what a calibration found.

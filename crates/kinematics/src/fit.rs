@@ -241,20 +241,7 @@ pub fn fit_markers(
             residual,
         });
     }
-    let rms = |s: f64, c: usize| {
-        if c > 0 {
-            (s / c as f64).sqrt()
-        } else {
-            f64::NAN
-        }
-    };
-    report.rms_per_marker = mech
-        .markers
-        .iter()
-        .enumerate()
-        .map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i])))
-        .collect();
-    report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
+    (report.rms_per_marker, report.rms) = marker_rms(mech, &sum2, &cnt);
     free_fit_diagnostics(mech, obs, &mut report);
     if report.unfitted_samples == obs.len() {
         return Err(KinematicsError::Fit(
@@ -462,4 +449,27 @@ fn free_fit_diagnostics(
             report.rms_free * 1e3
         ));
     }
+}
+
+/// The markers' RMS residual from sums of squares and counts: per marker (m; NaN for a marker
+/// never measured) and over all markers, m per coordinate pair.
+pub(crate) fn marker_rms(
+    mech: &Mechanism,
+    sum2: &[f64],
+    cnt: &[usize],
+) -> (Vec<(String, f64)>, f64) {
+    let rms = |s: f64, c: usize| {
+        if c > 0 {
+            (s / c as f64).sqrt()
+        } else {
+            f64::NAN
+        }
+    };
+    let per_marker = mech
+        .markers
+        .iter()
+        .enumerate()
+        .map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i])))
+        .collect();
+    (per_marker, rms(sum2.iter().sum(), cnt.iter().sum()))
 }

@@ -25,7 +25,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 use flexbench_mechanism::Mechanism;
 use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, ORDER};
 
-use crate::fit::FitReport;
+use crate::fit::{marker_rms, FitReport};
 use crate::iterated::{gauss_newton, linearised, smoother_prior, NoiseModel};
 use crate::observe::{driver_weights, free_fit_rms, marker_noise, FitSample, MarkerState};
 use crate::KinematicsError;
@@ -158,20 +158,7 @@ pub fn smooth_markers_with_covariance(
             residual,
         });
     }
-    let rms = |s: f64, c: usize| {
-        if c > 0 {
-            (s / c as f64).sqrt()
-        } else {
-            f64::NAN
-        }
-    };
-    report.rms_per_marker = mech
-        .markers
-        .iter()
-        .enumerate()
-        .map(|(i, mk)| (mk.name.clone(), rms(sum2[i], cnt[i])))
-        .collect();
-    report.rms = rms(sum2.iter().sum(), cnt.iter().sum());
+    (report.rms_per_marker, report.rms) = marker_rms(mech, &sum2, &cnt);
     report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
     let covariances = est
         .states
