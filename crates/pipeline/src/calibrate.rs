@@ -29,7 +29,7 @@ pub struct CalibrateRequest {
 }
 
 fn vision(e: flexbench_vision::VisionError) -> PipelineError {
-    PipelineError::Input(e.to_string())
+    PipelineError::Vision(e)
 }
 
 /// Calibrate and write `out` (YAML) and `<stem>.corners.csv` beside it; returns the calibration

@@ -442,12 +442,10 @@ fn compare_quantity(
     phi0: f64,
 ) -> Result<(ComparedRow, Panel, Panel), PipelineError> {
     let (name, unit, simv, meas) = q;
-    let simulated = PeriodicSeries::fit(&format!("simulated {name}"), sim_phi, simv, harmonics)
-        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let simulated = PeriodicSeries::fit(&format!("simulated {name}"), sim_phi, simv, harmonics)?;
     let phi: Vec<f64> = meas.iter().map(|m| m.0).collect();
     let val: Vec<f64> = meas.iter().map(|m| m.1).collect();
-    let c = compare(&format!("measured {name}"), &phi, &val, &simulated)
-        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let c = compare(&format!("measured {name}"), &phi, &val, &simulated)?;
     let x: Vec<f64> = phi.iter().map(|p| (p - phi0).to_degrees()).collect();
     let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) {
         meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect()

@@ -300,7 +300,10 @@ pub fn fem(
         2 * count,
         &mut |k, _| progress(k, total),
     )
-    .map_err(|e| PipelineError::Input(format!("the lever's modes: {e}")))?;
+    .map_err(|source| PipelineError::FemStep {
+        context: "the lever's modes".into(),
+        source,
+    })?;
     let (labels, worst_mac) = track(&modes, &m_free, count);
     let followed = Followed {
         modes: &modes,
@@ -400,10 +403,11 @@ fn lever_mesh(mechanism: &Path, cfg: &FemConfig) -> Result<(Mechanism, Mesh), Pi
         area: sec.area,
         inertia: sec.inertia,
     };
-    let lever = Lever::new(sec.length, section)
-        .map_err(|e| PipelineError::Input(format!("{}: {e}", mechanism.display())))?;
-    let mesh = Mesh::new(lever, cfg.element, cfg.elements)
-        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let lever = Lever::new(sec.length, section).map_err(|source| PipelineError::FemStep {
+        context: format!("{}: the lever's section", mechanism.display()),
+        source,
+    })?;
+    let mesh = Mesh::new(lever, cfg.element, cfg.elements)?;
     if cfg.modes == 0 {
         return Err(PipelineError::Input("--modes must be at least 1".into()));
     }
@@ -499,7 +503,10 @@ fn forced(
     };
     let r =
         flexbench_fem::response::forced_response(mesh, g, instants, cfg.supports, &rcfg, progress)
-            .map_err(|e| PipelineError::Input(format!("forced response: {e}")))?;
+            .map_err(|source| PipelineError::FemStep {
+                context: "forced response".into(),
+                source,
+            })?;
     Ok((r, damping))
 }
 

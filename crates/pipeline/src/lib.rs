@@ -45,6 +45,24 @@ pub enum PipelineError {
     /// A figure could not be drawn.
     #[error(transparent)]
     Report(#[from] flexbench_report::ReportError),
+    /// The camera, the video or a view could not be read, calibrated or tracked.
+    #[error(transparent)]
+    Vision(#[from] flexbench_vision::VisionError),
+    /// The elastic lever's model refused.
+    #[error(transparent)]
+    Fem(#[from] flexbench_fem::FemError),
+    /// A step of the elastic lever's analysis failed: what was computed, and why.
+    #[error("{context}")]
+    FemStep {
+        /// What was being computed.
+        context: String,
+        /// Why it failed.
+        #[source]
+        source: flexbench_fem::FemError,
+    },
+    /// The comparison of measured and simulated series refused.
+    #[error(transparent)]
+    Compare(#[from] flexbench_compare::CompareError),
     /// The tracks and the mechanism disagree.
     #[error("{0}")]
     Input(String),

@@ -339,7 +339,7 @@ pub fn render(
         lighting: spec.lighting,
         noise: spec.noise,
     };
-    let vision = |e: flexbench_vision::VisionError| PipelineError::Input(e.to_string());
+    let vision = PipelineError::Vision;
     // Motion: simulated finely enough to place the exposure's instants by linear interpolation.
     let sub = 20usize;
     let rate = spec.fps * sub as f64;

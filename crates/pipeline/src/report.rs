@@ -640,8 +640,7 @@ fn calibration_residuals(page: &mut Page, cdir: &Path) -> Result<(), PipelineErr
         .sum::<f64>()
         / u.len().max(1) as f64)
         .sqrt();
-    let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))
-        .map_err(|e| PipelineError::Input(e.to_string()))?;
+    let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))?;
     let (w, h) = (cal.intrinsics.width as f64, cal.intrinsics.height as f64);
     let scale = if rmax > 0.0 { 0.05 * w / rmax } else { 1.0 };
     let border = vec![

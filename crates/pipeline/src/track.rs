@@ -40,7 +40,7 @@ pub fn track(
     out: &Path,
     progress: impl FnMut(usize, usize),
 ) -> Result<(TrackSummary, Vec<PathBuf>), PipelineError> {
-    let vision = |e: flexbench_vision::VisionError| PipelineError::Input(e.to_string());
+    let vision = PipelineError::Vision;
     let cal = Calibration::read(calibration).map_err(vision)?;
     let ext = out
         .extension()
@@ -103,7 +103,7 @@ pub fn import_tracks(
             markers: markers.map(<[String]>::to_vec),
         };
         let cal = match calibration {
-            Some(c) => Some(Calibration::read(c).map_err(|e| PipelineError::Input(e.to_string()))?),
+            Some(c) => Some(Calibration::read(c)?),
             None => None,
         };
         let map = cal.as_ref().and_then(|c| {
