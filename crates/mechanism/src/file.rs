@@ -728,6 +728,66 @@ pub struct DriverEntry {
 impl GeneralFile {
     /// Build and validate the model.
     pub fn build(&self) -> Result<Mechanism, MechanismError> {
+        let (bodies, guess) = self.bodies()?;
+        let names = Names {
+            bodies: &bodies,
+            ground: &self.ground,
+        };
+        let mut joints = Vec::new();
+        for (i, j) in self.joints.iter().enumerate() {
+            let joint = joint(i, j, &names, &|b| guess[b][2])?;
+            if joints.iter().any(|o: &Joint| o.name == joint.name) {
+                return Err(key_err(
+                    &format!("joints[{i}]"),
+                    format!("two joints are called '{}'", joint.name),
+                ));
+            }
+            joints.push(joint);
+        }
+        let forces = self
+            .forces
+            .iter()
+            .enumerate()
+            .map(|(i, f)| force(i, f, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut markers = Vec::new();
+        for (i, mk) in self.markers.iter().enumerate() {
+            let marker = marker(i, mk, &names)?;
+            if markers.iter().any(|m: &Marker| m.name == mk.name) {
+                return Err(key_err(
+                    &format!("markers[{i}] ({})", mk.name),
+                    "two markers share this name",
+                ));
+            }
+            markers.push(marker);
+        }
+        let drivers = self
+            .drivers
+            .iter()
+            .enumerate()
+            .map(|(i, d)| driver(i, d, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        let gravity = vec2(
+            Some(self.gravity.unwrap_or([0.0, -9.81])),
+            "gravity",
+            "gravity in m/s^2",
+        )?;
+        let mech = Mechanism {
+            name: self.name.clone().unwrap_or_else(|| "mechanism".into()),
+            bodies,
+            joints,
+            forces,
+            gravity,
+            markers,
+            drivers,
+            guess,
+        };
+        mech.validate()?;
+        Ok(mech)
+    }
+
+    /// The bodies, checked, and the assembly guess of each (centroid x, y and angle).
+    fn bodies(&self) -> Result<(Vec<Body>, Vec<[f64; 3]>), MechanismError> {
         let mut bodies = Vec::new();
         let mut guess = Vec::new();
         for (i, b) in self.bodies.iter().enumerate() {
@@ -770,316 +830,310 @@ impl GeneralFile {
                 points,
             });
         }
-        let body_ref = |name: &str, key: &str| -> Result<BodyRef, MechanismError> {
-            if name == "ground" {
-                return Ok(BodyRef::Ground);
-            }
-            bodies
-                .iter()
-                .position(|b| b.name == name)
-                .map(BodyRef::Body)
-                .ok_or_else(|| {
-                    key_err(
-                        key,
-                        format!(
-                            "no body called '{name}' (bodies: ground, {})",
-                            bodies
-                                .iter()
-                                .map(|b| b.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                })
-        };
-        let moving = |name: &str, key: &str| -> Result<usize, MechanismError> {
-            match body_ref(name, key)? {
-                BodyRef::Body(i) => Ok(i),
-                BodyRef::Ground => Err(key_err(key, "this needs a moving body, not the ground")),
-            }
-        };
-        let point_ref = |spec: &str, key: &str| -> Result<PointRef, MechanismError> {
-            let (b, p) = spec.split_once(':').ok_or_else(|| {
-                key_err(key, format!("'{spec}' is not of the form \"body:point\""))
-            })?;
-            let body = body_ref(b, key)?;
-            let local = match body {
-                BodyRef::Ground => self.ground.get(p).map(|a| Vector2::new(a[0], a[1])),
-                BodyRef::Body(i) => bodies[i].point_rel(p),
-            };
-            let local = local.ok_or_else(|| {
-                let known: Vec<String> = match body {
-                    BodyRef::Ground => self.ground.keys().cloned().collect(),
-                    BodyRef::Body(i) => bodies[i].points.keys().cloned().collect(),
-                };
+        Ok((bodies, guess))
+    }
+}
+
+/// The names a general file's entries refer to: the bodies and the ground's points.
+struct Names<'a> {
+    bodies: &'a [Body],
+    ground: &'a BTreeMap<String, [f64; 2]>,
+}
+
+impl Names<'_> {
+    /// A body by name ("ground" for the bench frame); `key` names the entry for messages.
+    fn body(&self, name: &str, key: &str) -> Result<BodyRef, MechanismError> {
+        if name == "ground" {
+            return Ok(BodyRef::Ground);
+        }
+        self.bodies
+            .iter()
+            .position(|b| b.name == name)
+            .map(BodyRef::Body)
+            .ok_or_else(|| {
                 key_err(
                     key,
                     format!(
-                        "body '{b}' has no point '{p}' (its points: {})",
-                        known.join(", ")
+                        "no body called '{name}' (bodies: ground, {})",
+                        self.bodies
+                            .iter()
+                            .map(|b| b.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 )
-            })?;
-            Ok(PointRef {
-                body,
-                name: p.into(),
-                local,
             })
-        };
-        let mut joints = Vec::new();
-        for (i, j) in self.joints.iter().enumerate() {
-            let joint = match j {
-                JointEntry::Revolute {
-                    name,
-                    first,
-                    second,
-                } => {
-                    let key = format!("joints[{i}] ({name})");
-                    let a = point_ref(first, &format!("{key}.first"))?;
-                    let b = point_ref(second, &format!("{key}.second"))?;
-                    if a.body == b.body {
-                        return Err(key_err(&key, "a joint must connect two different bodies"));
-                    }
-                    Joint {
-                        name: name.clone(),
-                        kind: JointKind::Revolute { a, b },
-                    }
-                }
-                JointEntry::Slide {
-                    name,
-                    point,
-                    origin,
-                    angle,
-                } => {
-                    let key = format!("joints[{i}] ({name})");
-                    let p = point_ref(point, &format!("{key}.point"))?;
-                    let BodyRef::Body(body) = p.body else {
-                        return Err(key_err(
-                            &format!("{key}.point"),
-                            "the sliding point must be on a moving body",
-                        ));
-                    };
-                    Joint {
-                        name: name.clone(),
-                        kind: JointKind::Slide {
-                            body,
-                            point: p.local,
-                            origin: vec2(
-                                Some(*origin),
-                                &format!("{key}.origin"),
-                                "a point of the line",
-                            )?,
-                            angle: need(
-                                Some(*angle),
-                                &format!("{key}.angle"),
-                                "the line's direction",
-                            )?,
-                            body_angle: guess[body][2],
-                        },
-                    }
-                }
-            };
-            if joints.iter().any(|o: &Joint| o.name == joint.name) {
-                return Err(key_err(
-                    &format!("joints[{i}]"),
-                    format!("two joints are called '{}'", joint.name),
-                ));
-            }
-            joints.push(joint);
-        }
-        let mut forces = Vec::new();
-        for (i, f) in self.forces.iter().enumerate() {
-            let fe = match f {
-                ForceEntry::Motor {
-                    name,
-                    body,
-                    reaction,
-                    km,
-                    omega_ref_rpm,
-                    actuator,
-                } => {
-                    let key = format!("forces[{i}] ({name})");
-                    ForceElement {
-                        name: name.clone(),
-                        kind: ForceKind::Motor {
-                            body: moving(body, &format!("{key}.body"))?,
-                            reaction: body_ref(
-                                reaction.as_deref().unwrap_or("ground"),
-                                &format!("{key}.reaction"),
-                            )?,
-                            km: non_negative(Some(*km), &format!("{key}.km"), "N m s")?,
-                            omega_ref: need(
-                                Some(*omega_ref_rpm),
-                                &format!("{key}.omega_ref_rpm"),
-                                "rpm",
-                            )? * std::f64::consts::PI
-                                / 30.0,
-                        },
-                        actuator: *actuator,
-                    }
-                }
-                ForceEntry::Pump {
-                    name,
-                    point,
-                    angle,
-                    k,
-                    s0,
-                    c,
-                    fr,
-                    vr,
-                    actuator,
-                } => {
-                    let key = format!("forces[{i}] ({name})");
-                    let p = point_ref(point, &format!("{key}.point"))?;
-                    let BodyRef::Body(body) = p.body else {
-                        return Err(key_err(
-                            &format!("{key}.point"),
-                            "the pump acts on a moving body",
-                        ));
-                    };
-                    ForceElement {
-                        name: name.clone(),
-                        kind: ForceKind::Pump {
-                            body,
-                            point: p.local,
-                            angle: need(Some(*angle), &format!("{key}.angle"), "rad")?,
-                            k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
-                            s0: need(Some(*s0), &format!("{key}.s0"), "m")?,
-                            c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
-                            fr: non_negative(Some(*fr), &format!("{key}.fr"), "N")?,
-                            vr: positive(Some(*vr), &format!("{key}.vr"), "m/s")?,
-                        },
-                        actuator: *actuator,
-                    }
-                }
-                ForceEntry::Spring {
-                    name,
-                    first,
-                    second,
-                    k,
-                    c,
-                    rest,
-                } => {
-                    let key = format!("forces[{i}] ({name})");
-                    ForceElement {
-                        name: name.clone(),
-                        kind: ForceKind::Spring {
-                            a: point_ref(first, &format!("{key}.first"))?,
-                            b: point_ref(second, &format!("{key}.second"))?,
-                            k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
-                            c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
-                            rest: non_negative(
-                                Some(*rest),
-                                &format!("{key}.rest"),
-                                "the rest length in m",
-                            )?,
-                        },
-                        actuator: false,
-                    }
-                }
-                ForceEntry::Torque {
-                    name,
-                    body,
-                    reaction,
-                    torque,
-                    actuator,
-                } => {
-                    let key = format!("forces[{i}] ({name})");
-                    ForceElement {
-                        name: name.clone(),
-                        kind: ForceKind::Torque {
-                            body: moving(body, &format!("{key}.body"))?,
-                            reaction: body_ref(
-                                reaction.as_deref().unwrap_or("ground"),
-                                &format!("{key}.reaction"),
-                            )?,
-                            torque: need(Some(*torque), &format!("{key}.torque"), "N m")?,
-                        },
-                        actuator: *actuator,
-                    }
-                }
-            };
-            forces.push(fe);
-        }
-        let mut markers = Vec::new();
-        for (i, mk) in self.markers.iter().enumerate() {
-            let key = format!("markers[{i}] ({})", mk.name);
-            let b = moving(&mk.body, &format!("{key}.body"))?;
-            let at = vec2(
-                Some(mk.at),
-                &format!("{key}.at"),
-                "the marker's local position",
-            )?;
-            if markers.iter().any(|m: &Marker| m.name == mk.name) {
-                return Err(key_err(&key, "two markers share this name"));
-            }
-            markers.push(Marker {
-                name: mk.name.clone(),
-                body: b,
-                local: at - bodies[b].centroid,
-                local_frame: at,
-            });
-        }
-        let mut drivers = Vec::new();
-        for (i, d) in self.drivers.iter().enumerate() {
-            let key = format!("drivers[{i}] ({})", d.name);
-            let body = moving(&d.body, &format!("{key}.body"))?;
-            let point = || -> Result<Vector2<f64>, MechanismError> {
-                let p = d.point.as_deref().ok_or_else(|| {
-                    key_err(
-                        &format!("{key}.point"),
-                        "missing: x and y coordinates need a point",
-                    )
-                })?;
-                bodies[body].point_rel(p).ok_or_else(|| {
-                    key_err(
-                        &format!("{key}.point"),
-                        format!("body '{}' has no point '{p}'", d.body),
-                    )
-                })
-            };
-            let coordinate = match d.coordinate.as_str() {
-                "angle" => Coordinate::Angle { body },
-                "x" => Coordinate::PointX {
-                    body,
-                    point: point()?,
-                },
-                "y" => Coordinate::PointY {
-                    body,
-                    point: point()?,
-                },
-                other => {
-                    return Err(key_err(
-                        &format!("{key}.coordinate"),
-                        format!("'{other}' is not one of angle, x, y"),
-                    ))
-                }
-            };
-            drivers.push(Driver {
-                name: d.name.clone(),
-                coordinate,
-                value: need(Some(d.value), &format!("{key}.value"), "rad or m")?,
-                rate: need(Some(d.rate), &format!("{key}.rate"), "rad/s or m/s")?,
-            });
-        }
-        let gravity = vec2(
-            Some(self.gravity.unwrap_or([0.0, -9.81])),
-            "gravity",
-            "gravity in m/s^2",
-        )?;
-        let mech = Mechanism {
-            name: self.name.clone().unwrap_or_else(|| "mechanism".into()),
-            bodies,
-            joints,
-            forces,
-            gravity,
-            markers,
-            drivers,
-            guess,
-        };
-        mech.validate()?;
-        Ok(mech)
     }
+
+    /// A moving body by name (not the ground).
+    fn moving(&self, name: &str, key: &str) -> Result<usize, MechanismError> {
+        match self.body(name, key)? {
+            BodyRef::Body(i) => Ok(i),
+            BodyRef::Ground => Err(key_err(key, "this needs a moving body, not the ground")),
+        }
+    }
+
+    /// A point "body:point" of a body or of the ground.
+    fn point(&self, spec: &str, key: &str) -> Result<PointRef, MechanismError> {
+        let (b, p) = spec
+            .split_once(':')
+            .ok_or_else(|| key_err(key, format!("'{spec}' is not of the form \"body:point\"")))?;
+        let body = self.body(b, key)?;
+        let local = match body {
+            BodyRef::Ground => self.ground.get(p).map(|a| Vector2::new(a[0], a[1])),
+            BodyRef::Body(i) => self.bodies[i].point_rel(p),
+        };
+        let local = local.ok_or_else(|| {
+            let known: Vec<String> = match body {
+                BodyRef::Ground => self.ground.keys().cloned().collect(),
+                BodyRef::Body(i) => self.bodies[i].points.keys().cloned().collect(),
+            };
+            key_err(
+                key,
+                format!(
+                    "body '{b}' has no point '{p}' (its points: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        Ok(PointRef {
+            body,
+            name: p.into(),
+            local,
+        })
+    }
+}
+
+/// Joint `i` of a general file; `body_angle` gives a body's angle in the assembly guess.
+fn joint(
+    i: usize,
+    j: &JointEntry,
+    names: &Names,
+    body_angle: &dyn Fn(usize) -> f64,
+) -> Result<Joint, MechanismError> {
+    Ok(match j {
+        JointEntry::Revolute {
+            name,
+            first,
+            second,
+        } => {
+            let key = format!("joints[{i}] ({name})");
+            let a = names.point(first, &format!("{key}.first"))?;
+            let b = names.point(second, &format!("{key}.second"))?;
+            if a.body == b.body {
+                return Err(key_err(&key, "a joint must connect two different bodies"));
+            }
+            Joint {
+                name: name.clone(),
+                kind: JointKind::Revolute { a, b },
+            }
+        }
+        JointEntry::Slide {
+            name,
+            point,
+            origin,
+            angle,
+        } => {
+            let key = format!("joints[{i}] ({name})");
+            let p = names.point(point, &format!("{key}.point"))?;
+            let BodyRef::Body(body) = p.body else {
+                return Err(key_err(
+                    &format!("{key}.point"),
+                    "the sliding point must be on a moving body",
+                ));
+            };
+            Joint {
+                name: name.clone(),
+                kind: JointKind::Slide {
+                    body,
+                    point: p.local,
+                    origin: vec2(
+                        Some(*origin),
+                        &format!("{key}.origin"),
+                        "a point of the line",
+                    )?,
+                    angle: need(
+                        Some(*angle),
+                        &format!("{key}.angle"),
+                        "the line's direction",
+                    )?,
+                    body_angle: body_angle(body),
+                },
+            }
+        }
+    })
+}
+
+/// Force element `i` of a general file. One arm per kind of force, each checking its keys one by
+/// one: longer than 80 lines, but read one arm at a time.
+fn force(i: usize, f: &ForceEntry, names: &Names) -> Result<ForceElement, MechanismError> {
+    Ok(match f {
+        ForceEntry::Motor {
+            name,
+            body,
+            reaction,
+            km,
+            omega_ref_rpm,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Motor {
+                    body: names.moving(body, &format!("{key}.body"))?,
+                    reaction: names.body(
+                        reaction.as_deref().unwrap_or("ground"),
+                        &format!("{key}.reaction"),
+                    )?,
+                    km: non_negative(Some(*km), &format!("{key}.km"), "N m s")?,
+                    omega_ref: need(Some(*omega_ref_rpm), &format!("{key}.omega_ref_rpm"), "rpm")?
+                        * std::f64::consts::PI
+                        / 30.0,
+                },
+                actuator: *actuator,
+            }
+        }
+        ForceEntry::Pump {
+            name,
+            point,
+            angle,
+            k,
+            s0,
+            c,
+            fr,
+            vr,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            let p = names.point(point, &format!("{key}.point"))?;
+            let BodyRef::Body(body) = p.body else {
+                return Err(key_err(
+                    &format!("{key}.point"),
+                    "the pump acts on a moving body",
+                ));
+            };
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Pump {
+                    body,
+                    point: p.local,
+                    angle: need(Some(*angle), &format!("{key}.angle"), "rad")?,
+                    k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
+                    s0: need(Some(*s0), &format!("{key}.s0"), "m")?,
+                    c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
+                    fr: non_negative(Some(*fr), &format!("{key}.fr"), "N")?,
+                    vr: positive(Some(*vr), &format!("{key}.vr"), "m/s")?,
+                },
+                actuator: *actuator,
+            }
+        }
+        ForceEntry::Spring {
+            name,
+            first,
+            second,
+            k,
+            c,
+            rest,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Spring {
+                    a: names.point(first, &format!("{key}.first"))?,
+                    b: names.point(second, &format!("{key}.second"))?,
+                    k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
+                    c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
+                    rest: non_negative(
+                        Some(*rest),
+                        &format!("{key}.rest"),
+                        "the rest length in m",
+                    )?,
+                },
+                actuator: false,
+            }
+        }
+        ForceEntry::Torque {
+            name,
+            body,
+            reaction,
+            torque,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Torque {
+                    body: names.moving(body, &format!("{key}.body"))?,
+                    reaction: names.body(
+                        reaction.as_deref().unwrap_or("ground"),
+                        &format!("{key}.reaction"),
+                    )?,
+                    torque: need(Some(*torque), &format!("{key}.torque"), "N m")?,
+                },
+                actuator: *actuator,
+            }
+        }
+    })
+}
+
+/// Marker `i` of a general file (its name's uniqueness is the caller's check).
+fn marker(i: usize, mk: &MarkerEntry, names: &Names) -> Result<Marker, MechanismError> {
+    let key = format!("markers[{i}] ({})", mk.name);
+    let b = names.moving(&mk.body, &format!("{key}.body"))?;
+    let at = vec2(
+        Some(mk.at),
+        &format!("{key}.at"),
+        "the marker's local position",
+    )?;
+    Ok(Marker {
+        name: mk.name.clone(),
+        body: b,
+        local: at - names.bodies[b].centroid,
+        local_frame: at,
+    })
+}
+
+/// Driving coordinate `i` of a general file.
+fn driver(i: usize, d: &DriverEntry, names: &Names) -> Result<Driver, MechanismError> {
+    let key = format!("drivers[{i}] ({})", d.name);
+    let body = names.moving(&d.body, &format!("{key}.body"))?;
+    let point = || -> Result<Vector2<f64>, MechanismError> {
+        let p = d.point.as_deref().ok_or_else(|| {
+            key_err(
+                &format!("{key}.point"),
+                "missing: x and y coordinates need a point",
+            )
+        })?;
+        names.bodies[body].point_rel(p).ok_or_else(|| {
+            key_err(
+                &format!("{key}.point"),
+                format!("body '{}' has no point '{p}'", d.body),
+            )
+        })
+    };
+    let coordinate = match d.coordinate.as_str() {
+        "angle" => Coordinate::Angle { body },
+        "x" => Coordinate::PointX {
+            body,
+            point: point()?,
+        },
+        "y" => Coordinate::PointY {
+            body,
+            point: point()?,
+        },
+        other => {
+            return Err(key_err(
+                &format!("{key}.coordinate"),
+                format!("'{other}' is not one of angle, x, y"),
+            ))
+        }
+    };
+    Ok(Driver {
+        name: d.name.clone(),
+        coordinate,
+        value: need(Some(d.value), &format!("{key}.value"), "rad or m")?,
+        rate: need(Some(d.rate), &format!("{key}.rate"), "rad/s or m/s")?,
+    })
 }
 
 /// A mechanism read from a file, with the lever's section where the file is the bench's flat form.
