@@ -5,7 +5,7 @@
 # (benches/criterion/examples/peers.rs), and the bench rendered for 10 s and for 100 s (once, kept
 # under the build directory: about 2 and 15 minutes). Then benches/peers.py times the peers and
 # writes the table.
-#   usage: benches/peers.sh [OUT.md]   (default docs/benchmarks.md)
+#   usage: benches/peers.sh [FILE]   (the page written; default docs/benchmarks.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

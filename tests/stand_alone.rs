@@ -1,12 +1,12 @@
 //! The repository stands alone: no tracked file reads or names anything outside it.
 //!
 //! Every tracked text file (`git ls-files`) is scanned for
-//! - the names of material that lives beside a checkout on a developer's machine and not in it
-//!   (a `shared` reference shelf, its bench description, papers and dependency notes);
 //! - absolute paths into a home or work folder (`/work/`, `/home/`, `/root/`);
 //! - every relative path that starts with `../`: it must resolve, from the file's own folder,
 //!   the repository's root or one of its crates (the folders a path in code is relative to), to
-//!   a path that exists inside the repository.
+//!   a path that exists inside the repository;
+//! - every document named (`*.md`): a path must resolve the same way, a bare name must be the
+//!   name of a tracked file. Notes kept beside a checkout on a developer's machine are found so.
 //!
 //! A finding names the file, the line and the path, so the fix is plain: copy the data into the
 //! repository (with its source and licence) or describe the thing in the project's own words.
@@ -22,17 +22,8 @@ fn root() -> PathBuf {
     root.canonicalize().expect("the repository's root exists")
 }
 
-/// Names that only make sense beside a checkout, never inside one.
-const OUTSIDE_NAMES: [&str; 8] = [
-    "../shared",
-    "shared/data",
-    "shared/seeds",
-    "bench-model.md",
-    "DEPENDENCIES.md",
-    "STYLE.md",
-    "/work/",
-    "/home/",
-];
+/// Absolute folders that exist on a developer's machine, never in a clone.
+const OUTSIDE_FOLDERS: [&str; 3] = ["/work/", "/home/", "/root/"];
 
 /// The tracked files, by `git ls-files` (a clone always has its index).
 fn tracked_files(root: &Path) -> Vec<PathBuf> {
@@ -100,6 +91,27 @@ fn is_path_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')
 }
 
+/// The documents a line names: tokens ending in `.md` that are not `../` paths (those are
+/// checked as paths), nor absolute, nor part of an address.
+fn documents(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut token = String::new();
+    for c in line.chars().chain(std::iter::once(' ')) {
+        if is_path_char(c) {
+            token.push(c);
+            continue;
+        }
+        let t = token.trim_end_matches(['.', ',']).trim_start_matches('-');
+        let address = c == ':' || line.contains(&format!("://{t}"));
+        // A token starting with a dot is a suffix (`stem + ".table.md"`), not a document.
+        if t.ends_with(".md") && !t.starts_with('.') && !t.starts_with('/') && !address {
+            found.push(t.to_string());
+        }
+        token.clear();
+    }
+    found
+}
+
 /// Every token of `line` that starts with `../`, trailing punctuation removed.
 fn parent_paths(line: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -123,25 +135,55 @@ fn parent_paths(line: &str) -> Vec<String> {
     found
 }
 
+/// The repository's places a line may name: its root, its bases (crates), its tracked files.
+struct Repo<'a> {
+    root: &'a Path,
+    bases: &'a [PathBuf],
+    names: &'a BTreeSet<String>,
+}
+
 /// What is wrong with one line of `file`, if anything.
-fn check_line(root: &Path, bases: &[PathBuf], file: &Path, line: &str) -> Vec<String> {
+fn check_line(repo: &Repo, file: &Path, line: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    for name in OUTSIDE_NAMES {
-        if line.contains(name) {
-            problems.push(format!("names `{name}`, which is not in the repository"));
+    for folder in OUTSIDE_FOLDERS {
+        if line.contains(folder) {
+            problems.push(format!(
+                "names the folder `{folder}` of a machine, not of the repository"
+            ));
         }
     }
     let own_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let inside = |rel: &str| {
+        std::iter::once(&own_dir)
+            .chain(repo.bases.iter())
+            .filter_map(|b| resolve(b, rel))
+            .any(|p| repo.root.join(&p).exists() || is_output(&p))
+    };
     for rel in parent_paths(line) {
-        let inside = std::iter::once(&own_dir)
-            .chain(bases.iter())
-            .filter_map(|b| resolve(b, &rel))
-            .any(|p| root.join(&p).exists() || is_output(&p));
-        if !inside {
+        if !inside(&rel) {
             problems.push(format!("`{rel}` leads to nothing inside the repository"));
         }
     }
+    for doc in documents(line) {
+        let known = match doc.contains('/') {
+            true => inside(&doc),
+            false => repo.names.contains(&doc),
+        };
+        if !known {
+            problems.push(format!(
+                "names the document `{doc}`, which the repository has not"
+            ));
+        }
+    }
     problems
+}
+
+/// The file names of the tracked files.
+fn file_names(files: &[PathBuf]) -> BTreeSet<String> {
+    files
+        .iter()
+        .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect()
 }
 
 #[test]
@@ -153,13 +195,16 @@ fn no_tracked_file_refers_outside_the_repository() {
         "git ls-files listed only {} files",
         files.len()
     );
-    let bases = bases(&files);
+    let (bases, names) = (bases(&files), file_names(&files));
+    let repo = Repo {
+        root: &root,
+        bases: &bases,
+        names: &names,
+    };
+    // This file names outside places in its own test of the checker.
     let this_file = Path::new("tests/stand_alone.rs");
     let mut findings = Vec::new();
-    for file in &files {
-        if file == this_file {
-            continue;
-        }
+    for file in files.iter().filter(|f| f.as_path() != this_file) {
         let Ok(bytes) = std::fs::read(root.join(file)) else {
             continue;
         };
@@ -167,7 +212,7 @@ fn no_tracked_file_refers_outside_the_repository() {
             continue;
         };
         for (n, line) in text.lines().enumerate() {
-            for p in check_line(&root, &bases, file, line) {
+            for p in check_line(&repo, file, line) {
                 findings.push(format!("{}:{}: {p}", file.display(), n + 1));
             }
         }
@@ -186,35 +231,35 @@ fn no_tracked_file_refers_outside_the_repository() {
 fn the_checker_finds_outside_paths_and_passes_inside_ones() {
     let root = root();
     let files = tracked_files(&root);
-    let bases = bases(&files);
-    let file = Path::new("crates/flexbench/src/main.rs");
-    let bad = check_line(
-        &root,
-        &bases,
-        file,
-        "let p = \"../../../elsewhere/photos\";",
+    let (bases, names) = (bases(&files), file_names(&files));
+    let repo = Repo {
+        root: &root,
+        bases: &bases,
+        names: &names,
+    };
+    let check = |file: &str, line: &str| check_line(&repo, Path::new(file), line);
+    let main = "crates/flexbench/src/main.rs";
+    assert_eq!(
+        check(main, "let p = \"../../../elsewhere/photos\";").len(),
+        1
     );
-    assert_eq!(bad.len(), 1, "{bad:?}");
-    // Two names of the shelf and a path leading nowhere inside.
-    let bad = check_line(&root, &bases, file, "see ../shared/data/README.md");
-    assert_eq!(bad.len(), 3, "{bad:?}");
-    let bad = check_line(&root, &bases, file, "cp /work/elsewhere/a.jpg .");
-    assert_eq!(bad.len(), 1, "{bad:?}");
-    let ok = check_line(&root, &bases, file, "path = \"../../tests/stand_alone.rs\"");
-    assert!(ok.is_empty(), "{ok:?}");
-    let ok = check_line(
-        &root,
-        &bases,
-        Path::new("docs/bench.md"),
-        "[fem](../docs/fem.md).",
-    );
-    assert!(ok.is_empty(), "{ok:?}");
-    // An output folder of a run need not exist in a clone.
-    let ok = check_line(
-        &root,
-        &bases,
-        Path::new("pipelines/default.toml"),
-        "out = \"../out/demo\"",
-    );
-    assert!(ok.is_empty(), "{ok:?}");
+    // A path leading nowhere inside (checked as a path, once).
+    assert_eq!(check(main, "see ../elsewhere/data/NOTES.md").len(), 1);
+    assert_eq!(check(main, "as the team's model-notes.md says").len(), 1);
+    assert_eq!(check(main, "the photos in notes/data/README.md").len(), 1);
+    assert_eq!(check(main, "cp /work/elsewhere/a.jpg .").len(), 1);
+    for (file, line) in [
+        (main, "path = \"../../tests/stand_alone.rs\""),
+        ("docs/bench.md", "[fem](../docs/fem.md)."),
+        ("crates/mechanism/src/fit.rs", "(docs/bench.md section 4)"),
+        (
+            "README.md",
+            "see [the FEM](docs/fem.md) and ARCHITECTURE.md, https://example.org/a.md",
+        ),
+        // An output folder of a run need not exist in a clone.
+        ("pipelines/default.toml", "out = \"../out/demo\""),
+    ] {
+        let ok = check(file, line);
+        assert!(ok.is_empty(), "{line}: {ok:?}");
+    }
 }
