@@ -16,7 +16,29 @@ pub struct UnknownName {
     /// The name given.
     pub given: String,
     /// The names of the set, in words ("quintic or frame").
-    pub choices: &'static str,
+    pub choices: String,
+}
+
+/// A value of a closed set by its name, from the set's table of (name, value); a name outside it
+/// is refused with `what` the set is and the names that are.
+pub fn by_name<T: Copy>(
+    name: &str,
+    what: &'static str,
+    table: &[(&'static str, T)],
+) -> Result<T, UnknownName> {
+    if let Some((_, v)) = table.iter().find(|(n, _)| *n == name) {
+        return Ok(*v);
+    }
+    let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+    let choices = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    };
+    Err(UnknownName {
+        what,
+        given: name.to_string(),
+        choices,
+    })
 }
 
 /// Read a value by its name (serde `deserialize_with`).
@@ -33,4 +55,21 @@ where
 /// Write a value as its name (serde `serialize_with`).
 pub fn ser_name<S: Serializer, T: Display>(value: &T, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(value)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A name of the set gives its value; another is refused with the set's names in words.
+    #[test]
+    fn names_and_refusal() {
+        let table = [("pinned", 1), ("clamped-free", 2), ("free-free", 3)];
+        assert_eq!(super::by_name("free-free", "a support", &table), Ok(3));
+        let e = super::by_name("loose", "a support", &table).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "\"loose\" is not a support: use pinned, clamped-free or free-free"
+        );
+        let e = super::by_name("x", "a unit", &[("m", 1.0)]).unwrap_err();
+        assert_eq!(e.to_string(), "\"x\" is not a unit: use m");
+    }
 }

@@ -69,16 +69,15 @@ impl std::str::FromStr for Supports {
     type Err = flexbench_contracts::names::UnknownName;
 
     fn from_str(name: &str) -> Result<Supports, Self::Err> {
-        match name {
-            "pinned" => Ok(Supports::Pinned),
-            "clamped-free" => Ok(Supports::ClampedFree),
-            "free-free" => Ok(Supports::FreeFree),
-            _ => Err(flexbench_contracts::names::UnknownName {
-                what: "a support of the lever",
-                given: name.to_string(),
-                choices: "pinned, clamped-free or free-free",
-            }),
-        }
+        flexbench_contracts::names::by_name(
+            name,
+            "a support of the lever",
+            &[
+                ("pinned", Supports::Pinned),
+                ("clamped-free", Supports::ClampedFree),
+                ("free-free", Supports::FreeFree),
+            ],
+        )
     }
 }
 

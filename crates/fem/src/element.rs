@@ -127,15 +127,14 @@ impl std::str::FromStr for ElementKind {
     type Err = flexbench_contracts::names::UnknownName;
 
     fn from_str(name: &str) -> Result<ElementKind, Self::Err> {
-        match name {
-            "quintic" => Ok(ElementKind::Quintic),
-            "frame" => Ok(ElementKind::Frame),
-            _ => Err(flexbench_contracts::names::UnknownName {
-                what: "a lever element",
-                given: name.to_string(),
-                choices: "quintic or frame",
-            }),
-        }
+        flexbench_contracts::names::by_name(
+            name,
+            "a lever element",
+            &[
+                ("quintic", ElementKind::Quintic),
+                ("frame", ElementKind::Frame),
+            ],
+        )
     }
 }
 

@@ -15,6 +15,7 @@ use flexbench_report::{Curve, Figure, Panel};
 use flexbench_tables::{opt_f64, read_frame, strings};
 use serde::{Deserialize, Serialize};
 
+use crate::StageRecord;
 use crate::{ensure_dir, PipelineError};
 
 /// One compared quantity: its name, its unit, the simulated values per simulated sample, and
@@ -143,16 +144,8 @@ pub struct QuantityRecord {
     pub simulated_harmonic_amplitudes: Vec<f64>,
 }
 
-impl CompareRecord {
-    /// Write the record as JSON (keys sorted), atomically.
-    pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
-        crate::write_record(path, self)
-    }
-
-    /// Read a record written by [`CompareRecord::write`].
-    pub fn read(path: &Path) -> Result<CompareRecord, PipelineError> {
-        crate::read_record(path, "compare")
-    }
+impl crate::StageRecord for CompareRecord {
+    const STAGE: &'static str = "compare";
 }
 
 /// Run the `compare` job on the processed directory `processed` (bodies, markers, forces

@@ -16,6 +16,7 @@ use flexbench_tables::{opt_f64, read_frame, strings};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
+use crate::StageRecord;
 use crate::{ensure_dir, PipelineError};
 
 /// Largest imbalance of the liaison forces against the lever's rigid motion, relative to the
@@ -245,16 +246,8 @@ pub struct ResponseRecord {
     pub max_quasi_static_deflection_at_markers_m: f64,
 }
 
-impl FemRecord {
-    /// Write the record as JSON (keys sorted), atomically.
-    pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
-        crate::write_record(path, self)
-    }
-
-    /// Read a record written by [`FemRecord::write`].
-    pub fn read(path: &Path) -> Result<FemRecord, PipelineError> {
-        crate::read_record(path, "fem")
-    }
+impl crate::StageRecord for FemRecord {
+    const STAGE: &'static str = "fem";
 }
 
 /// Run the `fem` job: read, compute every instant's modes, follow them, then write the modal

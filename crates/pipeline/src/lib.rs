@@ -99,16 +99,6 @@ pub fn threads() -> usize {
         })
 }
 
-/// `f` applied to every item on at most `threads` threads, the results in the items' order:
-/// deterministic whatever the scheduling.
-pub fn parallel_map_on<T: Sync, R: Send>(
-    threads: usize,
-    items: &[T],
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    flexbench_contracts::parallel::map_in_order(threads, items, f)
-}
-
 /// Create the output directory (and parents) or say why not.
 pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     std::fs::create_dir_all(dir).map_err(|e| PipelineError::Io {
@@ -118,33 +108,33 @@ pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     Ok(())
 }
 
-/// A stage's JSON record written with its keys sorted (as every JSON file flexbench writes),
-/// atomically.
-pub fn write_record<T: serde::Serialize>(
-    path: &Path,
-    record: &T,
-) -> Result<PathBuf, PipelineError> {
-    let value = serde_json::to_value(record).map_err(|e| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    write_json(path, &value)
-}
+/// A stage's record (JSON), written and read back by its own type.
+pub trait StageRecord: serde::Serialize + serde::de::DeserializeOwned {
+    /// The stage that writes it, named when a record cannot be read.
+    const STAGE: &'static str;
 
-/// A stage's JSON record read back by its own type; an unreadable one names the file and the
-/// stage to run again.
-pub fn read_record<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    stage: &str,
-) -> Result<T, PipelineError> {
-    let bad = |reason: String| {
-        PipelineError::Input(format!(
-            "{}: {reason}; run the {stage} stage again (delete its folder)",
-            path.display()
-        ))
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
-    serde_json::from_str(&text).map_err(|e| bad(format!("not a {stage} record ({e})")))
+    /// Write the record with its keys sorted (as every JSON file flexbench writes), atomically.
+    fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
+        let value = serde_json::to_value(self).map_err(|e| PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        write_json(path, &value)
+    }
+
+    /// Read a record back; an unreadable one names the file and the stage to run again.
+    fn read(path: &Path) -> Result<Self, PipelineError> {
+        let stage = Self::STAGE;
+        let bad = |reason: String| {
+            PipelineError::Input(format!(
+                "{}: {reason}; run the {stage} stage again (delete its folder)",
+                path.display()
+            ))
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a {stage} record ({e})")))
+    }
 }
 
 /// Write a JSON value atomically.

@@ -19,6 +19,7 @@ use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
+use crate::StageRecord;
 use crate::{ensure_dir, forces_figure, PipelineError};
 
 /// How the mechanism's motion is estimated from the markers.
@@ -34,15 +35,14 @@ impl std::str::FromStr for KinematicsMethod {
     type Err = flexbench_contracts::names::UnknownName;
 
     fn from_str(name: &str) -> Result<KinematicsMethod, Self::Err> {
-        match name {
-            "smoother" => Ok(KinematicsMethod::Smoother),
-            "savgol" => Ok(KinematicsMethod::Savgol),
-            _ => Err(flexbench_contracts::names::UnknownName {
-                what: "a kinematics method",
-                given: name.to_string(),
-                choices: "smoother or savgol",
-            }),
-        }
+        flexbench_contracts::names::by_name(
+            name,
+            "a kinematics method",
+            &[
+                ("smoother", KinematicsMethod::Smoother),
+                ("savgol", KinematicsMethod::Savgol),
+            ],
+        )
     }
 }
 
@@ -112,16 +112,8 @@ pub struct InverseDynamicsRecord {
     pub toggle_times_s: Vec<f64>,
 }
 
-impl ProcessRecord {
-    /// Write the record as JSON (keys sorted), atomically.
-    pub fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
-        crate::write_record(path, self)
-    }
-
-    /// Read a record written by [`ProcessRecord::write`].
-    pub fn read(path: &Path) -> Result<ProcessRecord, PipelineError> {
-        crate::read_record(path, "process")
-    }
+impl crate::StageRecord for ProcessRecord {
+    const STAGE: &'static str = "process";
 }
 
 /// Parameters of `process`.

@@ -22,6 +22,7 @@ use crate::process::ProcessRecord;
 use crate::smooth::SmoothRecord;
 use crate::track::TrackRecord;
 use crate::PipelineError;
+use crate::StageRecord;
 use flexbench_vision::track::TrackSummary;
 
 /// The folders of the stages a report draws from.
@@ -146,9 +147,18 @@ impl Page<'_> {
 struct Crank {
     t: Vec<f64>,
     phi: Vec<f64>,
+    /// The angle one turn after the first sample's, in the motion's sense.
+    turn_end: Option<f64>,
 }
 
 impl Crank {
+    fn new(t: Vec<f64>, phi: Vec<f64>) -> Crank {
+        let turn_end = phi
+            .first()
+            .map(|p| p + TAU * phi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
+        Crank { t, phi, turn_end }
+    }
+
     /// The crank angle at a sample's time, from the recording's first sample, in [0, 360) deg.
     fn degrees_at(&self, ti: Option<f64>) -> f64 {
         ti.and_then(|ti| crate::compare::angle_at(&self.t, &self.phi, ti))
@@ -158,14 +168,10 @@ impl Crank {
 
     /// Whether the sample at `ti` lies in the recording's first crank turn.
     fn in_first_turn(&self, ti: f64) -> bool {
-        let turn_end = self
-            .phi
-            .first()
-            .map(|p| p + TAU * self.phi.last().map(|l| (l - p).signum()).unwrap_or(1.0));
         match (
             crate::compare::angle_at(&self.t, &self.phi, ti),
             self.phi.first(),
-            turn_end,
+            self.turn_end,
         ) {
             (Some(p), Some(p0), Some(pe)) => (p - p0).abs() <= (pe - p0).abs(),
             _ => false,
@@ -222,7 +228,7 @@ pub fn report(
     let process_summary = ProcessRecord::read(&dirs.process.join("summary.json"))?;
     let cols = MarkerColumns::read(&markers)?;
     let (t, phi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
-    let crank = Crank { t, phi };
+    let crank = Crank::new(t, phi);
     let largest = marker_figures(&mut page, &cols, &crank)?;
     progress("forces over the crank turn", 0.3);
     let peaks = forces_over_turn(&mut page, dirs, &crank, &process_summary.bands)?;
@@ -259,7 +265,7 @@ pub fn report(
         ..ReportRecord::from_stages(&compare_summary, &fem_summary, peaks, warnings)
     };
     let summary = out.join("summary.json");
-    page.files.push(crate::write_record(&summary, &key)?);
+    page.files.push(key.write(&summary)?);
     progress("report.html", 0.8);
     let html = html(
         title,
@@ -934,11 +940,6 @@ impl ReportRecord {
             peaks,
         }
     }
-
-    /// Read a record written by the report stage.
-    pub fn read(path: &Path) -> Result<ReportRecord, PipelineError> {
-        crate::read_record(path, "report")
-    }
 }
 
 /// Escape text for HTML.
@@ -1027,4 +1028,8 @@ figcaption{{font-size:.9em;color:#333;margin-top:.3em}}code,pre{{font-size:.85em
     h.push_str("<script>window.addEventListener('load',function(){var im=document.images,ok=0;for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0)ok++;}document.body.setAttribute('data-figures',im.length);document.body.setAttribute('data-rendered',ok);});</script>\n");
     h.push_str("</body></html>\n");
     Ok(h)
+}
+
+impl crate::StageRecord for ReportRecord {
+    const STAGE: &'static str = "report";
 }

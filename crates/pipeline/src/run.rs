@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::report::ReportRecord;
 use crate::smooth::SmoothSettings;
 use crate::PipelineError;
+use crate::StageRecord;
 
 /// The pipeline file: one table per stage, every key optional but `[run] mechanism`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1304,7 +1305,7 @@ pub fn run_batch(
     events: &(dyn Fn(&str, RunEvent) + Sync),
 ) -> Result<(Vec<BatchItem>, Vec<PathBuf>), PipelineError> {
     crate::ensure_dir(out)?;
-    let results = crate::parallel_map_on(jobs, folders, |folder| {
+    let results = flexbench_contracts::parallel::map_in_order(jobs, folders, |folder| {
         let name = folder
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

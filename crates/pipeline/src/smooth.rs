@@ -11,6 +11,7 @@ use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
 use crate::process::markers_table;
+use crate::StageRecord;
 use crate::{ensure_dir, PipelineError};
 
 /// How `smooth` differentiates.
@@ -208,11 +209,8 @@ pub struct SampleCounts {
     pub rejected: usize,
 }
 
-impl SmoothRecord {
-    /// Read a record written by the smooth stage.
-    pub fn read(path: &Path) -> Result<SmoothRecord, PipelineError> {
-        crate::read_record(path, "smooth")
-    }
+impl crate::StageRecord for SmoothRecord {
+    const STAGE: &'static str = "smooth";
 }
 
 /// Smooth and differentiate every marker of the tracks at `tracks_path`, whose x and y are in
@@ -378,10 +376,7 @@ pub fn smooth(
             rejected: counts(flexbench_signal::Provenance::Rejected),
         },
     };
-    files.push(crate::write_record(
-        &dir.join(format!("{stem}.summary.json")),
-        &record,
-    )?);
+    files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
     Ok(files)
 }
 

@@ -10,6 +10,7 @@ use flexbench_vision::track::{track_video, TrackConfig, TrackSummary};
 use flexbench_vision::Calibration;
 
 use crate::PipelineError;
+use crate::StageRecord;
 
 /// The track stage's record (`<stem>.summary.json`): what tracking found, and its inputs.
 /// Written and read back by this type.
@@ -24,11 +25,8 @@ pub struct TrackRecord {
     pub calibration: String,
 }
 
-impl TrackRecord {
-    /// Read a record written by the track stage.
-    pub fn read(path: &Path) -> Result<TrackRecord, PipelineError> {
-        crate::read_record(path, "track")
-    }
+impl crate::StageRecord for TrackRecord {
+    const STAGE: &'static str = "track";
 }
 
 /// Track the markers of `video` with the calibration at `calibration` into `out` (.csv or
@@ -69,10 +67,7 @@ pub fn track(
         video: video.display().to_string(),
         calibration: calibration.display().to_string(),
     };
-    files.push(crate::write_record(
-        &dir.join(format!("{stem}.summary.json")),
-        &record,
-    )?);
+    files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
     Ok((summary, files))
 }
 

@@ -47,20 +47,17 @@ impl std::str::FromStr for EdgeMode {
 
     /// A mode by its scipy name; `constant` extends with zeros.
     fn from_str(name: &str) -> Result<EdgeMode, Self::Err> {
-        Ok(match name {
-            "interp" => EdgeMode::Interp,
-            "mirror" => EdgeMode::Mirror,
-            "nearest" => EdgeMode::Nearest,
-            "constant" => EdgeMode::Constant(0.0),
-            "wrap" => EdgeMode::Wrap,
-            _ => {
-                return Err(flexbench_contracts::names::UnknownName {
-                    what: "an edge mode",
-                    given: name.to_string(),
-                    choices: "interp, mirror, nearest, constant or wrap",
-                })
-            }
-        })
+        flexbench_contracts::names::by_name(
+            name,
+            "an edge mode",
+            &[
+                ("interp", EdgeMode::Interp),
+                ("mirror", EdgeMode::Mirror),
+                ("nearest", EdgeMode::Nearest),
+                ("constant", EdgeMode::Constant(0.0)),
+                ("wrap", EdgeMode::Wrap),
+            ],
+        )
     }
 }
 
