@@ -205,11 +205,68 @@ pub struct LeverSection {
     pub length: f64,
 }
 
+/// The flat file's values, each checked (present, finite, within its range), SI units.
+struct WindPump {
+    l1: f64,
+    c1: f64,
+    m1: f64,
+    j1: f64,
+    l2: f64,
+    a2: f64,
+    m2: f64,
+    j2: f64,
+    section: LeverSection,
+    /// The markers' names and positions along the lever (fractions of l2).
+    markers: Vec<(String, f64)>,
+    l3: f64,
+    l4: f64,
+    /// The rocker with its weight as one rigid body: mass kg, centroid m (rocker frame),
+    /// inertia about it kg m^2 (parallel-axis theorem).
+    rocker: RigidBody,
+    e: f64,
+    md: f64,
+    k: f64,
+    xd0: f64,
+    cd: f64,
+    fr: f64,
+    vr: f64,
+    km: f64,
+    /// The motor's reference speed, rad/s.
+    omega: f64,
+    g: f64,
+    phi1: f64,
+    xd: f64,
+}
+
 impl WindPumpFile {
     /// Build the multibody model of the bench: bodies crank, lever, rocker, slide; joints A
     /// (ground on crank), B (crank on lever), C (rocker on lever at C'), D (slide on rocker)
     /// and the slide along y = e; the motor torque and the pump force as actuators.
     pub fn build(&self) -> Result<(Mechanism, LeverSection), MechanismError> {
+        let p = self.checked()?;
+        let bodies = p.bodies();
+        let guess = p.assembly_guess(&bodies)?;
+        let joints = wind_pump_joints(&bodies, p.e);
+        let mech = Mechanism {
+            name: self
+                .name
+                .clone()
+                .unwrap_or_else(|| "wind-pump bench".into()),
+            bodies,
+            joints,
+            forces: p.forces(),
+            gravity: Vector2::new(0.0, -p.g),
+            markers: p.lever_markers(),
+            drivers: p.drivers(),
+            guess,
+        };
+        mech.validate()?;
+        Ok((mech, p.section))
+    }
+
+    /// Every value checked, in the file's order of sections (crank, lever, markers, rocker,
+    /// slide and pump, motor, start).
+    fn checked(&self) -> Result<WindPump, MechanismError> {
         let l1 = positive(self.l1, "l1", "the crank length A-B in m")?;
         let c1 = need(
             self.c1,
@@ -222,6 +279,62 @@ impl WindPumpFile {
             "J1",
             "the crank's inertia about its centroid in kg m^2",
         )?;
+        let (l2, a2, m2, j2, section) = self.lever()?;
+        let markers = self.marker_layout()?;
+        let (l3, l4, rocker) = self.rocker()?;
+        let e = need(self.e, "e", "the height of the slide line y = e in m")?;
+        let md = positive(self.mD, "mD", "the slide's mass in kg")?;
+        let k = non_negative(self.k, "k", "the pump spring's stiffness in N/m")?;
+        let xd0 = need(self.xD0, "xD0", "the pump spring's free position of D in m")?;
+        let cd = non_negative(self.cD, "cD", "the pump's viscous damping in N s/m")?;
+        let fr = non_negative(self.Fr, "Fr", "the pump's friction force in N")?;
+        let vr = positive(self.vr, "vr", "the friction's regularising speed in m/s")?;
+        let km = non_negative(self.Km, "Km", "the motor's torque constant in N m s")?;
+        let rpm = need(
+            self.omega_ref_rpm,
+            "omega_ref_rpm",
+            "the motor's reference speed in rpm",
+        )?;
+        Ok(WindPump {
+            l1,
+            c1,
+            m1,
+            j1,
+            l2,
+            a2,
+            m2,
+            j2,
+            section,
+            markers,
+            l3,
+            l4,
+            rocker,
+            e,
+            md,
+            k,
+            xd0,
+            cd,
+            fr,
+            vr,
+            km,
+            omega: rpm * std::f64::consts::PI / 30.0,
+            g: non_negative(self.gravity.or(Some(9.81)), "gravity", "gravity in m/s^2")?,
+            phi1: need(
+                self.phi1_start.or(Some(0.0)),
+                "phi1_start",
+                "the initial crank angle in rad",
+            )?,
+            xd: need(
+                self.xD_start.or(Some(xd0)),
+                "xD_start",
+                "the initial slide position in m",
+            )?,
+        })
+    }
+
+    /// The lever's length, centroid fraction, mass, inertia and elastic section (mass and
+    /// inertia from the section when not given: a uniform bar).
+    fn lever(&self) -> Result<LeverValues, MechanismError> {
         let l2 = positive(self.l2, "l2", "the lever length B-C' in m")?;
         let a2 = need(
             self.a2,
@@ -234,17 +347,20 @@ impl WindPumpFile {
                 format!("{a2} is outside [0, 1]: the centroid must lie on the lever"),
             ));
         }
-        let young = positive(self.E, "E", "the lever's Young's modulus in Pa")?;
-        let rho = positive(self.rho, "rho", "the lever's density in kg/m^3")?;
-        let area = positive(self.area, "area", "the lever's cross-section area in m^2")?;
-        let inertia = positive(
-            self.inertia,
-            "inertia",
-            "the lever's in-plane second moment of area in m^4",
-        )?;
+        let section = LeverSection {
+            e: positive(self.E, "E", "the lever's Young's modulus in Pa")?,
+            rho: positive(self.rho, "rho", "the lever's density in kg/m^3")?,
+            area: positive(self.area, "area", "the lever's cross-section area in m^2")?,
+            inertia: positive(
+                self.inertia,
+                "inertia",
+                "the lever's in-plane second moment of area in m^4",
+            )?,
+            length: l2,
+        };
         let m2 = match self.m2 {
             Some(_) => positive(self.m2, "m2", "the lever's mass in kg")?,
-            None => rho * area * l2,
+            None => section.rho * section.area * l2,
         };
         let j2 = match self.J2 {
             Some(_) => non_negative(
@@ -254,6 +370,12 @@ impl WindPumpFile {
             )?,
             None => m2 * l2 * l2 / 12.0,
         };
+        Ok((l2, a2, m2, j2, section))
+    }
+
+    /// The markers' names and positions along the lever (fractions of l2): at least two,
+    /// inside [0, 1], distinct, as many names as positions.
+    fn marker_layout(&self) -> Result<Vec<(String, f64)>, MechanismError> {
         let s = self
             .markers
             .clone()
@@ -294,6 +416,12 @@ impl WindPumpFile {
             Some(n) => n.clone(),
             None => (1..=s.len()).map(|i| format!("M{i}")).collect(),
         };
+        Ok(names.into_iter().zip(s).collect())
+    }
+
+    /// The rocker's lengths C'-C and C-D, and the rocker with its adjustable weight as one
+    /// rigid body (mass, centroid in the rocker frame, inertia about it).
+    fn rocker(&self) -> Result<(f64, f64, RigidBody), MechanismError> {
         let l3 = positive(self.l3, "l3", "the rocker length C'-C in m")?;
         let l4 = need(self.l4, "l4", "the rocker offset C-D in m")?;
         let m3 = positive(self.m3, "m3", "the rocker arm's mass in kg")?;
@@ -309,59 +437,84 @@ impl WindPumpFile {
             "w3",
             "the adjustable weight's position in the rocker frame, m",
         )?;
-        let e = need(self.e, "e", "the height of the slide line y = e in m")?;
-        let md = positive(self.mD, "mD", "the slide's mass in kg")?;
-        let k = non_negative(self.k, "k", "the pump spring's stiffness in N/m")?;
-        let xd0 = need(self.xD0, "xD0", "the pump spring's free position of D in m")?;
-        let cd = non_negative(self.cD, "cD", "the pump's viscous damping in N s/m")?;
-        let fr = non_negative(self.Fr, "Fr", "the pump's friction force in N")?;
-        let vr = positive(self.vr, "vr", "the friction's regularising speed in m/s")?;
-        let km = non_negative(self.Km, "Km", "the motor's torque constant in N m s")?;
-        let rpm = need(
-            self.omega_ref_rpm,
-            "omega_ref_rpm",
-            "the motor's reference speed in rpm",
-        )?;
-        let g = non_negative(self.gravity.or(Some(9.81)), "gravity", "gravity in m/s^2")?;
-        let phi1 = need(
-            self.phi1_start.or(Some(0.0)),
-            "phi1_start",
-            "the initial crank angle in rad",
-        )?;
-        let xd = need(
-            self.xD_start.or(Some(xd0)),
-            "xD_start",
-            "the initial slide position in m",
-        )?;
-        let omega = rpm * std::f64::consts::PI / 30.0;
-
         // Rocker with its weight: one rigid body (parallel-axis theorem).
         let m_r = m3 + mw;
         let g_r = (g3 * m3 + w3 * mw) / m_r;
         let j_r = j3 + m3 * (g3 - g_r).norm_squared() + mw * (w3 - g_r).norm_squared();
+        Ok((l3, l4, (m_r, g_r, j_r)))
+    }
+}
 
-        let pts = |list: &[(&str, f64, f64)]| -> BTreeMap<String, Vector2<f64>> {
-            list.iter()
-                .map(|(n, x, y)| (n.to_string(), Vector2::new(*x, *y)))
-                .collect()
-        };
-        let mut lever_points = pts(&[("B", 0.0, 0.0), ("C'", l2, 0.0)]);
-        for (n, &sk) in names.iter().zip(&s) {
-            lever_points.insert(n.clone(), Vector2::new(sk * l2, 0.0));
+/// A body's mass (kg), centroid (m, body frame) and inertia about the centroid (kg m^2).
+type RigidBody = (f64, Vector2<f64>, f64);
+
+/// The lever's length l2 (m), centroid as a fraction of l2, mass (kg), inertia about the
+/// centroid (kg m^2) and elastic section.
+type LeverValues = (f64, f64, f64, f64, LeverSection);
+
+/// Named points of a body frame, m.
+fn named_points(list: &[(&str, f64, f64)]) -> BTreeMap<String, Vector2<f64>> {
+    list.iter()
+        .map(|(n, x, y)| (n.to_string(), Vector2::new(*x, *y)))
+        .collect()
+}
+
+/// The bench's joints: revolutes A (ground on crank), B (crank on lever), C (rocker on lever
+/// at C'), D (slide on rocker), and the slide along y = `e` (m).
+fn wind_pump_joints(bodies: &[Body], e: f64) -> Vec<Joint> {
+    let pr = |b: usize, n: &str| PointRef {
+        body: BodyRef::Body(b),
+        name: n.into(),
+        local: bodies[b].point_rel(n).unwrap_or_else(Vector2::zeros),
+    };
+    let revolute = |name: &str, a: PointRef, b: PointRef| Joint {
+        name: name.into(),
+        kind: JointKind::Revolute { a, b },
+    };
+    let ground_a = PointRef {
+        body: BodyRef::Ground,
+        name: "A".into(),
+        local: Vector2::zeros(),
+    };
+    vec![
+        revolute("A", ground_a, pr(0, "A")),
+        revolute("B", pr(0, "B"), pr(1, "B")),
+        revolute("C", pr(2, "C'"), pr(1, "C'")),
+        revolute("D", pr(3, "D"), pr(2, "D")),
+        Joint {
+            name: "slide".into(),
+            kind: JointKind::Slide {
+                body: 3,
+                point: Vector2::zeros(),
+                origin: Vector2::new(0.0, e),
+                angle: 0.0,
+                body_angle: 0.0,
+            },
+        },
+    ]
+}
+
+impl WindPump {
+    /// The four bodies: crank, lever (with the markers as named points), rocker, slide.
+    fn bodies(&self) -> Vec<Body> {
+        let mut lever_points = named_points(&[("B", 0.0, 0.0), ("C'", self.l2, 0.0)]);
+        for (n, sk) in &self.markers {
+            lever_points.insert(n.clone(), Vector2::new(sk * self.l2, 0.0));
         }
-        let bodies = vec![
+        let (m_r, g_r, j_r) = self.rocker;
+        vec![
             Body {
                 name: "crank".into(),
-                mass: m1,
-                inertia: j1,
-                centroid: Vector2::new(c1, 0.0),
-                points: pts(&[("A", 0.0, 0.0), ("B", l1, 0.0)]),
+                mass: self.m1,
+                inertia: self.j1,
+                centroid: Vector2::new(self.c1, 0.0),
+                points: named_points(&[("A", 0.0, 0.0), ("B", self.l1, 0.0)]),
             },
             Body {
                 name: "lever".into(),
-                mass: m2,
-                inertia: j2,
-                centroid: Vector2::new(a2 * l2, 0.0),
+                mass: self.m2,
+                inertia: self.j2,
+                centroid: Vector2::new(self.a2 * self.l2, 0.0),
                 points: lever_points,
             },
             Body {
@@ -369,73 +522,32 @@ impl WindPumpFile {
                 mass: m_r,
                 inertia: j_r,
                 centroid: g_r,
-                points: pts(&[("C'", 0.0, 0.0), ("C", l3, 0.0), ("D", l3, l4)]),
+                points: named_points(&[
+                    ("C'", 0.0, 0.0),
+                    ("C", self.l3, 0.0),
+                    ("D", self.l3, self.l4),
+                ]),
             },
             Body {
                 name: "slide".into(),
-                mass: md,
+                mass: self.md,
                 inertia: 0.0,
                 centroid: Vector2::zeros(),
-                points: pts(&[("D", 0.0, 0.0)]),
+                points: named_points(&[("D", 0.0, 0.0)]),
             },
-        ];
-        let pr = |b: usize, n: &str| PointRef {
-            body: BodyRef::Body(b),
-            name: n.into(),
-            local: bodies[b].point_rel(n).unwrap_or_else(Vector2::zeros),
-        };
-        let joints = vec![
-            Joint {
-                name: "A".into(),
-                kind: JointKind::Revolute {
-                    a: PointRef {
-                        body: BodyRef::Ground,
-                        name: "A".into(),
-                        local: Vector2::zeros(),
-                    },
-                    b: pr(0, "A"),
-                },
-            },
-            Joint {
-                name: "B".into(),
-                kind: JointKind::Revolute {
-                    a: pr(0, "B"),
-                    b: pr(1, "B"),
-                },
-            },
-            Joint {
-                name: "C".into(),
-                kind: JointKind::Revolute {
-                    a: pr(2, "C'"),
-                    b: pr(1, "C'"),
-                },
-            },
-            Joint {
-                name: "D".into(),
-                kind: JointKind::Revolute {
-                    a: pr(3, "D"),
-                    b: pr(2, "D"),
-                },
-            },
-            Joint {
-                name: "slide".into(),
-                kind: JointKind::Slide {
-                    body: 3,
-                    point: Vector2::zeros(),
-                    origin: Vector2::new(0.0, e),
-                    angle: 0.0,
-                    body_angle: 0.0,
-                },
-            },
-        ];
-        let forces = vec![
+        ]
+    }
+
+    /// The actuators: the motor's torque on the crank and the pump's force on the slide.
+    fn forces(&self) -> Vec<ForceElement> {
+        vec![
             ForceElement {
                 name: "motor_torque".into(),
                 kind: ForceKind::Motor {
                     body: 0,
                     reaction: BodyRef::Ground,
-                    km,
-                    omega_ref: omega,
+                    km: self.km,
+                    omega_ref: self.omega,
                 },
                 actuator: true,
             },
@@ -445,31 +557,40 @@ impl WindPumpFile {
                     body: 3,
                     point: Vector2::zeros(),
                     angle: 0.0,
-                    k,
-                    s0: xd0,
-                    c: cd,
-                    fr,
-                    vr,
+                    k: self.k,
+                    s0: self.xd0,
+                    c: self.cd,
+                    fr: self.fr,
+                    vr: self.vr,
                 },
                 actuator: true,
             },
-        ];
-        let markers = names
+        ]
+    }
+
+    /// The markers on the lever (body 1), from its centroid and from its frame at B.
+    fn lever_markers(&self) -> Vec<Marker> {
+        let l2 = self.l2;
+        self.markers
             .iter()
-            .zip(&s)
-            .map(|(n, &sk)| Marker {
+            .map(|(n, sk)| Marker {
                 name: n.clone(),
                 body: 1,
-                local: Vector2::new(sk * l2 - a2 * l2, 0.0),
+                local: Vector2::new(sk * l2 - self.a2 * l2, 0.0),
                 local_frame: Vector2::new(sk * l2, 0.0),
             })
-            .collect();
-        let drivers = vec![
+            .collect()
+    }
+
+    /// The driving coordinates: the crank angle (at the motor's reference speed) and the
+    /// slide's position.
+    fn drivers(&self) -> Vec<Driver> {
+        vec![
             Driver {
                 name: "crank angle".into(),
                 coordinate: Coordinate::Angle { body: 0 },
-                value: phi1,
-                rate: omega,
+                value: self.phi1,
+                rate: self.omega,
             },
             Driver {
                 name: "slide position x_D".into(),
@@ -477,14 +598,18 @@ impl WindPumpFile {
                     body: 3,
                     point: Vector2::zeros(),
                 },
-                value: xd,
+                value: self.xd,
                 rate: 0.0,
             },
-        ];
-        // Assembly guess by construction: C' is where the circles about B (radius l2) and D
-        // (radius |(l3, l4)|) meet, on the side below the line B-D.
+        ]
+    }
+
+    /// Assembly guess by construction: C' is where the circles about B (radius l2) and D
+    /// (radius |(l3, l4)|) meet, on the side below the line B-D; an error when they cannot.
+    fn assembly_guess(&self, bodies: &[Body]) -> Result<Vec<[f64; 3]>, MechanismError> {
+        let (l1, l2, l3, l4, phi1, xd) = (self.l1, self.l2, self.l3, self.l4, self.phi1, self.xd);
         let b = Vector2::new(l1 * phi1.cos(), l1 * phi1.sin());
-        let d = Vector2::new(xd, e);
+        let d = Vector2::new(xd, self.e);
         let r3 = (l3 * l3 + l4 * l4).sqrt();
         let bd = d - b;
         let dist = bd.norm();
@@ -507,36 +632,12 @@ impl WindPumpFile {
             let g = o + rot(phi, body.centroid);
             [g.x, g.y, phi]
         };
-        let guess = vec![
+        Ok(vec![
             origin_to_centroid(Vector2::zeros(), phi1, &bodies[0]),
             origin_to_centroid(b, phi2, &bodies[1]),
             origin_to_centroid(cp, phi3, &bodies[2]),
-            [xd, e, 0.0],
-        ];
-        let mech = Mechanism {
-            name: self
-                .name
-                .clone()
-                .unwrap_or_else(|| "wind-pump bench".into()),
-            bodies,
-            joints,
-            forces,
-            gravity: Vector2::new(0.0, -g),
-            markers,
-            drivers,
-            guess,
-        };
-        mech.validate()?;
-        Ok((
-            mech,
-            LeverSection {
-                e: young,
-                rho,
-                area,
-                inertia,
-                length: l2,
-            },
-        ))
+            [xd, self.e, 0.0],
+        ])
     }
 }
 
