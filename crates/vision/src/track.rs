@@ -424,217 +424,328 @@ pub fn track_video(
         });
     }
     let start = Instant::now();
-    let mut summary = TrackSummary::default();
+    let mut tracker = Tracker::new(nm);
     let mut frame = Mat::default();
-    let mut grey = Mat::default();
     let mut stamps: Vec<f64> = Vec::new();
-    let mut per_frame: Vec<Vec<Option<Blob>>> = Vec::new();
-    let mut lock: Option<Vec<f64>> = None; // the markers' parameters along the line (px at lock)
-    let mut counts = std::collections::BTreeMap::<usize, usize>::new();
-    let mut sigmas = Vec::new();
-    let (mut extra_frames, mut searched_frames) = (0usize, 0usize);
-    let mut window_buf = WindowBuffers::default();
-    // Decoding on a thread of its own, frames handed over through a short queue and their
-    // buffers recycled: decoding and tracking overlap on two cores.
-    let (frame_tx, frame_rx) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), String>>(4);
-    let (back_tx, back_rx) = std::sync::mpsc::channel::<Mat>();
-    let decoder = std::thread::spawn(move || {
-        let mut cap = cap;
-        loop {
-            let mut m = back_rx.try_recv().unwrap_or_default();
-            match cap.read(&mut m) {
-                Ok(true) if !m.empty() => {
-                    let ts = cap.get(opencv::videoio::CAP_PROP_POS_MSEC).unwrap_or(0.0);
-                    if frame_tx.send(Ok((m, ts))).is_err() {
+    let decoder = Decoder::spawn(cap);
+    while let Ok(item) = decoder.frames.recv() {
+        let (decoded, ts) = item.map_err(|e| {
+            video_err(format!(
+                "decoding frame {} failed ({e})",
+                tracker.per_frame.len()
+            ))
+        })?;
+        decoder.recycle(std::mem::replace(&mut frame, decoded));
+        stamps.push(ts / 1000.0);
+        let k = tracker.per_frame.len();
+        tracker.frame(&frame, cfg, &plane, cal)?;
+        if k.is_multiple_of(16) {
+            progress(k, total);
+        }
+    }
+    decoder.finish();
+    if tracker.per_frame.is_empty() {
+        return Err(video_err(
+            "holds no frame that can be decoded (empty or truncated file)".into(),
+        ));
+    }
+    tracker.check_lock(&p)?;
+    let mut summary = tracker.summary;
+    let times = frame_times(&stamps, fps, tracker.per_frame.len(), &mut summary);
+    let frames = tracker.per_frame.len();
+    let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
+    summary.frames = frames;
+    summary.detections = rows.len();
+    summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    sigmas.sort_by(|a, b| a.total_cmp(b));
+    summary.median_sigma_px = sigmas.get(sigmas.len() / 2).copied().unwrap_or(f64::NAN);
+    progress(frames, frames);
+    Ok((rows, summary))
+}
+
+/// The video decoded on a thread of its own, frames handed over through a short queue and
+/// their buffers recycled: decoding and tracking overlap on two cores.
+struct Decoder {
+    /// Each decoded frame with its timestamp (ms), or the decoder's error.
+    frames: std::sync::mpsc::Receiver<Result<(Mat, f64), String>>,
+    /// Buffers handed back for the next frames.
+    back: std::sync::mpsc::Sender<Mat>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Decoder {
+    fn spawn(cap: opencv::videoio::VideoCapture) -> Decoder {
+        let (frame_tx, frames) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), String>>(4);
+        let (back, back_rx) = std::sync::mpsc::channel::<Mat>();
+        let thread = std::thread::spawn(move || {
+            let mut cap = cap;
+            loop {
+                let mut m = back_rx.try_recv().unwrap_or_default();
+                match cap.read(&mut m) {
+                    Ok(true) if !m.empty() => {
+                        let ts = cap.get(opencv::videoio::CAP_PROP_POS_MSEC).unwrap_or(0.0);
+                        if frame_tx.send(Ok((m, ts))).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(_) => break,
+                    Err(e) => {
+                        let _ = frame_tx.send(Err(e.message));
                         break;
                     }
                 }
-                Ok(_) => break,
-                Err(e) => {
-                    let _ = frame_tx.send(Err(e.message));
-                    break;
-                }
             }
+        });
+        Decoder {
+            frames,
+            back,
+            thread,
         }
-    });
-    let recycle = |m: Mat| {
-        let _ = back_tx.send(m);
-    };
-    while let Ok(item) = frame_rx.recv() {
-        let (decoded, ts) = item
-            .map_err(|e| video_err(format!("decoding frame {} failed ({e})", per_frame.len())))?;
-        recycle(std::mem::replace(&mut frame, decoded));
-        stamps.push(ts / 1000.0);
-        let k = per_frame.len();
-        // Locked: every marker in a small window about its prediction, except one frame in
-        // WINDOW_CHECK_EVERY, which goes through the lever-neighbourhood search so that extra
-        // discs on the lever's line are still counted.
-        if lock.is_some() && !k.is_multiple_of(WINDOW_CHECK_EVERY) {
-            let prev2 = k.checked_sub(2).and_then(|i| per_frame.get(i));
-            if let Some(prev1) = per_frame.last() {
+    }
+
+    /// A frame's buffer handed back for reuse.
+    fn recycle(&self, m: Mat) {
+        let _ = self.back.send(m);
+    }
+
+    /// Stop the decoding thread (it ends at its next send) and wait for it.
+    fn finish(self) {
+        drop(self.frames);
+        let _ = self.thread.join();
+    }
+}
+
+/// The tracker's state over the frames: each frame's assigned blobs, the lock (the markers'
+/// parameters along the line, px at lock), the blob counts per frame, the counts of frames with
+/// extra discs on the lever's line, and the summary so far.
+struct Tracker {
+    nm: usize,
+    per_frame: Vec<Vec<Option<Blob>>>,
+    lock: Option<Vec<f64>>,
+    counts: std::collections::BTreeMap<usize, usize>,
+    extra_frames: usize,
+    searched_frames: usize,
+    summary: TrackSummary,
+    window_buf: WindowBuffers,
+    grey: Mat,
+}
+
+impl Tracker {
+    fn new(nm: usize) -> Tracker {
+        Tracker {
+            nm,
+            per_frame: Vec::new(),
+            lock: None,
+            counts: Default::default(),
+            extra_frames: 0,
+            searched_frames: 0,
+            summary: TrackSummary::default(),
+            window_buf: WindowBuffers::default(),
+            grey: Mat::default(),
+        }
+    }
+
+    /// One frame: once locked, every marker in a small window about its prediction, except
+    /// one frame in WINDOW_CHECK_EVERY, which goes through the lever-neighbourhood search so
+    /// that extra discs on the lever's line are still counted; else a search for blobs, then
+    /// the lock or the assignment to the markers.
+    fn frame(
+        &mut self,
+        frame: &Mat,
+        cfg: &TrackConfig,
+        plane: &crate::camera::BenchPlane,
+        cal: &Calibration,
+    ) -> Result<(), VisionError> {
+        let k = self.per_frame.len();
+        if self.lock.is_some() && !k.is_multiple_of(WINDOW_CHECK_EVERY) {
+            let prev2 = k.checked_sub(2).and_then(|i| self.per_frame.get(i));
+            if let Some(prev1) = self.per_frame.last() {
                 if let Some((assigned, rejected)) =
-                    follow_in_windows(&frame, prev1, prev2, cfg, &mut window_buf)?
+                    follow_in_windows(frame, prev1, prev2, cfg, &mut self.window_buf)?
                 {
-                    summary.rejected_blobs += rejected;
-                    *counts.entry(nm).or_default() += 1;
-                    summary.window_frames += 1;
-                    per_frame.push(assigned);
-                    if k.is_multiple_of(16) {
-                        progress(k, total);
-                    }
-                    continue;
+                    self.summary.rejected_blobs += rejected;
+                    *self.counts.entry(self.nm).or_default() += 1;
+                    self.summary.window_frames += 1;
+                    self.per_frame.push(assigned);
+                    return Ok(());
                 }
             }
         }
-        // Once locked, only the lever's neighbourhood is searched: the box of the markers'
-        // predicted places widened by the gate and one marker spacing (the whole frame again
-        // when the markers were lost).
-        let region = match (&lock, per_frame.last()) {
+        let (blobs, rejected) = self.search(frame, cfg)?;
+        self.summary.rejected_blobs += rejected;
+        *self.counts.entry(blobs.len()).or_default() += 1;
+        let assigned = self.assign(&blobs, plane, cal);
+        if let Some(params) = &self.lock {
+            self.summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
+            if extra_on_line(&blobs, &assigned, params) > 0 {
+                self.extra_frames += 1;
+            }
+            self.searched_frames += 1;
+        }
+        self.per_frame.push(assigned);
+        Ok(())
+    }
+
+    /// The blobs of a frame (and those rejected by shape). Once locked, only the lever's
+    /// neighbourhood is searched: the box of the markers' predicted places widened by the gate
+    /// and one marker spacing (the whole frame again when the markers were lost).
+    fn search(
+        &mut self,
+        frame: &Mat,
+        cfg: &TrackConfig,
+    ) -> Result<(Vec<Blob>, usize), VisionError> {
+        let region = match (&self.lock, self.per_frame.last()) {
             (Some(params), Some(last)) => search_box(
                 last,
-                per_frame
+                self.per_frame
                     .len()
                     .checked_sub(2)
-                    .and_then(|i| per_frame.get(i)),
+                    .and_then(|i| self.per_frame.get(i)),
                 params,
                 frame.cols(),
                 frame.rows(),
             ),
             _ => None,
         };
-        let (blobs, rejected) = match region {
+        let (mut blobs, rejected) = match region {
             Some(rect) => {
-                let view = cv("roi", Mat::roi(&frame, rect))?;
+                let view = cv("roi", Mat::roi(frame, rect))?;
                 let sub = if frame.channels() == 1 {
                     cv("roi", view.try_clone())?
                 } else {
-                    cv(
-                        "cvtColor",
-                        opencv::imgproc::cvt_color(
-                            &view,
-                            &mut grey,
-                            opencv::imgproc::COLOR_BGR2GRAY,
-                            0,
-                        ),
-                    )?;
-                    std::mem::take(&mut grey)
+                    self.grey_of(&view)?
                 };
-                let (mut b, r) = find_blobs(&sub, cfg)?;
-                for x in &mut b {
-                    x.u += rect.x as f64;
-                    x.v += rect.y as f64;
-                }
-                (b, r)
+                find_blobs(&sub, cfg)?
             }
             None => {
                 let full = if frame.channels() == 1 {
                     cv("clone", frame.try_clone())?
                 } else {
-                    cv(
-                        "cvtColor",
-                        opencv::imgproc::cvt_color(
-                            &frame,
-                            &mut grey,
-                            opencv::imgproc::COLOR_BGR2GRAY,
-                            0,
-                        ),
-                    )?;
-                    std::mem::take(&mut grey)
+                    self.grey_of(frame)?
                 };
-                find_blobs(&full, cfg)?
+                return find_blobs(&full, cfg);
             }
         };
-        summary.rejected_blobs += rejected;
-        *counts.entry(blobs.len()).or_default() += 1;
-        let assigned = match &lock {
-            None => match lock_on(&blobs, nm, &plane, cal) {
+        if let Some(rect) = region {
+            for x in &mut blobs {
+                x.u += rect.x as f64;
+                x.v += rect.y as f64;
+            }
+        }
+        Ok((blobs, rejected))
+    }
+
+    /// A colour image (or a view of one) in grey, through the tracker's buffer.
+    fn grey_of(&mut self, src: &impl opencv::core::ToInputArray) -> Result<Mat, VisionError> {
+        cv(
+            "cvtColor",
+            opencv::imgproc::cvt_color(src, &mut self.grey, opencv::imgproc::COLOR_BGR2GRAY, 0),
+        )?;
+        Ok(std::mem::take(&mut self.grey))
+    }
+
+    /// The searched blobs assigned to the markers: the lock when not yet locked (or nothing),
+    /// else by the markers' predicted places.
+    fn assign(
+        &mut self,
+        blobs: &[Blob],
+        plane: &crate::camera::BenchPlane,
+        cal: &Calibration,
+    ) -> Vec<Option<Blob>> {
+        let nm = self.nm;
+        match &self.lock {
+            None => match lock_on(blobs, nm, plane, cal) {
                 Some((order, params)) => {
-                    lock = Some(params);
-                    summary.lock_frame = k;
-                    summary.rejected_blobs += blobs.len() - nm;
+                    self.lock = Some(params);
+                    self.summary.lock_frame = self.per_frame.len();
+                    self.summary.rejected_blobs += blobs.len() - nm;
                     order.into_iter().map(|i| Some(blobs[i])).collect()
                 }
                 None => vec![None; nm],
             },
             Some(params) => {
-                let prev1 = per_frame.last();
-                let prev2 = if per_frame.len() >= 2 {
-                    per_frame.get(per_frame.len() - 2)
+                let n = self.per_frame.len();
+                let prev1 = self.per_frame.last();
+                let prev2 = if n >= 2 {
+                    self.per_frame.get(n - 2)
                 } else {
                     None
                 };
-                let (a, extra) = follow(&blobs, params, prev1, prev2);
-                summary.rejected_blobs += extra;
+                let (a, extra) = follow(blobs, params, prev1, prev2);
+                self.summary.rejected_blobs += extra;
                 a
             }
-        };
-        if let Some(params) = &lock {
-            summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
-            if extra_on_line(&blobs, &assigned, params) > 0 {
-                extra_frames += 1;
-            }
-            searched_frames += 1;
-        }
-        per_frame.push(assigned);
-        if k.is_multiple_of(16) {
-            progress(k, total);
         }
     }
-    drop(frame_rx);
-    let _ = decoder.join();
-    if per_frame.is_empty() {
-        return Err(video_err(
-            "holds no frame that can be decoded (empty or truncated file)".into(),
-        ));
+
+    /// An error when the markers were never found in a line, or when more marker-like blobs
+    /// lie on the lever's line than markers named (the count is wrong: a lock taken while a
+    /// marker was hidden would otherwise name the markers wrongly).
+    fn check_lock(&self, p: &str) -> Result<(), VisionError> {
+        let nm = self.nm;
+        if self.lock.is_none() {
+            let seen: Vec<String> = self
+                .counts
+                .iter()
+                .map(|(n, f)| format!("{n} blob(s) in {f} frame(s)"))
+                .collect();
+            return Err(VisionError::Tracking {
+                path: p.into(),
+                reason: format!(
+                    "the {nm} markers were never found in a line: {}; check the marker count (--markers), the threshold, and that the markers are bright on a darker lever",
+                    seen.join(", ")
+                ),
+            });
+        }
+        let (extra, searched) = (self.extra_frames, self.searched_frames);
+        if extra * 10 > searched {
+            return Err(VisionError::Tracking {
+                path: p.into(),
+                reason: format!(
+                    "more bright discs lie on the lever's line than the {nm} markers named, in {extra} of {searched} frames searched; name every marker with --markers (e.g. M1,M2,M3,M4,M5)"
+                ),
+            });
+        }
+        Ok(())
     }
-    if lock.is_none() {
-        let seen: Vec<String> = counts
-            .iter()
-            .map(|(n, f)| format!("{n} blob(s) in {f} frame(s)"))
-            .collect();
-        return Err(VisionError::Tracking {
-            path: p,
-            reason: format!(
-                "the {nm} markers were never found in a line: {}; check the marker count (--markers), the threshold, and that the markers are bright on a darker lever",
-                seen.join(", ")
-            ),
-        });
-    }
-    // More marker-like blobs on the lever's line than markers named: the count is wrong (a
-    // lock taken while a marker was hidden would otherwise name the markers wrongly).
-    if extra_frames * 10 > searched_frames {
-        return Err(VisionError::Tracking {
-            path: p,
-            reason: format!(
-                "more bright discs lie on the lever's line than the {nm} markers named, in {extra_frames} of {searched_frames} frames searched; name every marker with --markers (e.g. M1,M2,M3,M4,M5)"
-            ),
-        });
-    }
-    // Times: the file's timestamps where they increase, snapped to the frame grid of the file's
-    // frame rate (containers round them, Matroska to 1 ms: a quarter of a frame at 240 fps, which
-    // would be jitter in the derivatives); a skipped slot of the grid is a dropped frame. Without
-    // usable timestamps, frame / fps.
+}
+
+/// Times of the frames, s: the file's timestamps where they increase, snapped to the frame
+/// grid of the file's frame rate (containers round them, Matroska to 1 ms: a quarter of a frame
+/// at 240 fps, which would be jitter in the derivatives); a skipped slot of the grid is a
+/// dropped frame (counted in `summary`). Without usable timestamps, frame / fps.
+fn frame_times(stamps: &[f64], fps: f64, frames: usize, summary: &mut TrackSummary) -> Vec<f64> {
     let increasing = stamps.windows(2).all(|w| w[1] > w[0]);
     summary.file_timestamps = increasing && stamps.len() > 1;
     let f = if fps > 0.0 { fps } else { 1.0 };
-    let times: Vec<f64> = if summary.file_timestamps {
-        let t0 = stamps[0];
-        let slots: Vec<i64> = stamps
-            .iter()
-            .map(|s| ((s - t0) * f).round() as i64)
-            .collect();
-        if slots.windows(2).all(|w| w[1] > w[0]) {
-            summary.dropped_frames = slots.windows(2).map(|w| (w[1] - w[0] - 1) as usize).sum();
-            slots.iter().map(|&n| n as f64 / f).collect()
-        } else {
-            stamps.iter().map(|s| s - t0).collect()
-        }
+    if !summary.file_timestamps {
+        return (0..frames).map(|k| k as f64 / f).collect();
+    }
+    let t0 = stamps[0];
+    let slots: Vec<i64> = stamps
+        .iter()
+        .map(|s| ((s - t0) * f).round() as i64)
+        .collect();
+    if slots.windows(2).all(|w| w[1] > w[0]) {
+        summary.dropped_frames = slots.windows(2).map(|w| (w[1] - w[0] - 1) as usize).sum();
+        slots.iter().map(|&n| n as f64 / f).collect()
     } else {
-        (0..per_frame.len()).map(|k| k as f64 / f).collect()
-    };
-    let frames = per_frame.len();
-    let mut rows = Vec::with_capacity(frames * cfg.markers.len());
-    // Consumed frame by frame: a long recording's detections are not held twice.
+        stamps.iter().map(|s| s - t0).collect()
+    }
+}
+
+/// The tracks' rows (each detection undistorted and taken to the bench plane, m) and the
+/// detections' centre sigmas (px). Consumed frame by frame: a long recording's detections are
+/// not held twice.
+fn bench_rows(
+    per_frame: Vec<Vec<Option<Blob>>>,
+    times: &[f64],
+    cal: &Calibration,
+    plane: &crate::camera::BenchPlane,
+    cfg: &TrackConfig,
+) -> (Vec<TrackRow>, Vec<f64>) {
+    let mut rows = Vec::with_capacity(per_frame.len() * cfg.markers.len());
+    let mut sigmas = Vec::new();
     for (k, assigned) in per_frame.into_iter().enumerate() {
         for (m, a) in assigned.into_iter().enumerate() {
             if let Some(b) = a {
@@ -654,13 +765,7 @@ pub fn track_video(
             }
         }
     }
-    summary.frames = frames;
-    summary.detections = rows.len();
-    summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
-    sigmas.sort_by(|a, b| a.total_cmp(b));
-    summary.median_sigma_px = sigmas.get(sigmas.len() / 2).copied().unwrap_or(f64::NAN);
-    progress(frames, frames);
-    Ok((rows, summary))
+    (rows, sigmas)
 }
 
 /// Lock on: exactly `nm` blobs lying on a line (residual under 1 % of their spread); returns the
