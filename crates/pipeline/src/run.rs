@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use flexbench_mechanism::Mechanism;
+
 use crate::report::ReportRecord;
 use crate::smooth::SmoothSettings;
 use crate::PipelineError;
@@ -879,7 +881,6 @@ pub fn run_recording(
     out: &Path,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary, PipelineError> {
-    use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
     let mech_file = flexbench_mechanism::file::load(&rec.mechanism)?;
     let mech = &mech_file.mechanism;
     let calibrating = matches!(
@@ -895,224 +896,34 @@ pub fn run_recording(
     // Every setting checked before any stage runs: a wrong value late in the file is reported
     // at once, not after the stages before it.
     let settings = Settings::resolve(file, mech, calibrating)?;
-    let (factor, method, rigid, cfg, element, supports) = (
-        settings.factor,
-        settings.method,
-        settings.rigid.clone(),
-        settings.process,
-        settings.element,
-        settings.supports,
-    );
     let stages = STAGES.len() - usize::from(!calibrating);
-    let mut runner = Runner::new(out, build_identity(), stages, events);
-    let mechanism = rec.mechanism.as_path();
-
-    // Calibrate, or reuse a calibration.
-    let cal_source = match &rec.source {
-        TracksSource::Video { calibration, .. } => Some(calibration),
-        TracksSource::Table { calibration, .. } => calibration.as_ref(),
+    let mut run = RecordingRun {
+        file,
+        rec,
+        mech,
+        settings,
+        runner: Runner::new(out, build_identity(), stages, events),
     };
-    let calibration: Option<PathBuf> = match cal_source {
-        None => None,
-        Some(CalibrationSource::File(p)) => Some(p.clone()),
-        Some(CalibrationSource::Views {
-            views,
-            plane_view,
-            clicks,
-        }) => {
-            let c = &file.calibrate;
-            let board = settings
-                .board
-                .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
-            let (origin, horizontal) = read_clicks(clicks)?;
-            let req = CalibrateRequest {
-                views: views.clone(),
-                board,
-                subpix_window: c.subpix_window,
-                plane: Some((plane_view.clone(), origin, horizontal)),
-            };
-            let dir = runner.stage(
-                "calibrate",
-                params(c),
-                &[
-                    ("views", views),
-                    ("plane_view", plane_view),
-                    ("clicks", clicks),
-                ],
-                &mut |tmp, progress| {
-                    progress("chessboard views", 0.0);
-                    calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
-                },
-            )?;
-            Some(dir.join("calibration.yaml"))
-        }
-    };
-
-    // Track, or import a table.
-    let tracks = match &rec.source {
-        TracksSource::Video { video, .. } => {
-            let cal = calibration.clone().unwrap_or_default();
-            let markers = file
-                .track
-                .markers
-                .clone()
-                .unwrap_or_else(|| mech.markers.iter().map(|m| m.name.clone()).collect());
-            let cfg = flexbench_vision::track::TrackConfig {
-                markers: markers.clone(),
-                threshold: file.track.threshold,
-                ..Default::default()
-            };
-            let dir = runner.stage(
-                "track",
-                json!({ "markers": markers, "threshold": file.track.threshold }),
-                &[("video", video), ("calibration", &cal)],
-                &mut |tmp, progress| {
-                    crate::track::track(video, &cal, &cfg, &tmp.join("tracks.parquet"), |k, n| {
-                        progress("tracking", k as f64 / n.max(1) as f64)
-                    })
-                    .map(|_| ())
-                },
-            )?;
-            dir.join("tracks.parquet")
-        }
-        TracksSource::Table { tracks, .. } => {
-            let inputs = &file.inputs;
-            let cal = calibration.clone();
-            let mut ins: Vec<(&str, &Path)> = vec![("tracks", tracks.as_path())];
-            if let Some(c) = &cal {
-                ins.push(("calibration", c.as_path()));
-            }
-            let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
-            let dir = runner.stage("track", p, &ins, &mut |tmp, progress| {
-                progress("importing the tracks table", 0.0);
-                crate::track::import_tracks(
-                    tracks,
-                    inputs.tracks_unit.as_deref(),
-                    inputs.tracks_fps,
-                    inputs.tracks_markers.as_deref(),
-                    cal.as_deref(),
-                    &tmp.join("tracks.parquet"),
-                )
-                .map(|_| ())
-            })?;
-            dir.join("tracks.parquet")
-        }
-    };
-
-    // Smooth: the markers alone.
-    let smooth_dir = runner.stage(
-        "smooth",
-        params(&file.smooth),
-        &[("tracks", &tracks), ("mechanism", mechanism)],
-        &mut |tmp, progress| {
-            progress("markers' velocities and accelerations", 0.0);
-            crate::smooth::smooth(
-                &tracks,
-                factor,
-                method,
-                Some(rigid.clone()),
-                &tmp.join("markers.parquet"),
-            )
-            .map(|_| ())
-        },
-    )?;
-
-    // Process: kinematics and inverse dynamics.
-    let p = &file.process;
-    let process_dir = runner.stage(
-        "process",
-        params(p),
-        &[("tracks", &tracks), ("mechanism", mechanism)],
-        &mut |tmp, progress| crate::process(&tracks, mech, &cfg, tmp, &mut *progress).map(|_| ()),
-    )?;
-
-    // FEM: the elastic lever.
-    let f = &file.fem;
-    let (bodies, forces, residuals) = (
-        process_dir.join("bodies.parquet"),
-        process_dir.join("forces.parquet"),
-        process_dir.join("fit_residuals.parquet"),
-    );
-    let fem_cfg = crate::fem::FemConfig {
-        element,
-        elements: f.elements,
-        supports,
-        modes: f.modes,
-        damping: (f.damping > 0.0).then_some(f.damping),
-        max_step: f.step,
-        measured: Some(residuals.clone()),
-    };
-    let fem_dir = runner.stage(
-        "fem",
-        params(f),
-        &[
-            ("bodies", &bodies),
-            ("forces", &forces),
-            ("fit_residuals", &residuals),
-            ("mechanism", mechanism),
-        ],
-        &mut |tmp, progress| {
-            crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
-                progress("modes along the cycle", k as f64 / n.max(1) as f64)
-            })
-            .map(|_| ())
-        },
-    )?;
-
-    // Compare: measured against simulated.
-    let markers = process_dir.join("markers.parquet");
-    let harmonics = file.compare.harmonics;
-    let compare_dir = runner.stage(
-        "compare",
-        params(&file.compare),
-        &[
-            ("bodies", &bodies),
-            ("markers", &markers),
-            ("forces", &forces),
-            ("mechanism", mechanism),
-        ],
-        &mut |tmp, progress| {
-            progress("simulating the bench", 0.0);
-            crate::compare::compare_run(&process_dir, mechanism, harmonics, tmp).map(|_| ())
-        },
-    )?;
-
-    // Report.
-    let title = file
-        .report
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("flexbench: recording {}", rec.name));
+    let calibration = run.calibrate()?;
+    let tracks = run.track(calibration.as_deref())?;
+    let smooth = run.smooth(&tracks)?;
+    let process = run.process(&tracks)?;
+    let fem = run.fem(&process)?;
+    let compare = run.compare(&process)?;
     let dirs = crate::report::StageDirs {
         calibrate: calibration
             .as_ref()
             .and_then(|c| c.parent().map(Path::to_path_buf))
             .filter(|_| calibrating),
         track: tracks.parent().map(Path::to_path_buf).unwrap_or_default(),
-        smooth: smooth_dir.clone(),
-        process: process_dir.clone(),
-        fem: fem_dir.clone(),
-        compare: compare_dir.clone(),
+        smooth,
+        process,
+        fem,
+        compare,
     };
-    let manifest = manifest(file, pipeline_path, rec, &mut runner)?;
-    let mut ins: Vec<(&str, &Path)> = vec![
-        ("track", &dirs.track),
-        ("smooth", &smooth_dir),
-        ("process", &process_dir),
-        ("fem", &fem_dir),
-        ("compare", &compare_dir),
-    ];
-    if let Some(c) = &dirs.calibrate {
-        ins.push(("calibrate", c));
-    }
-    let report_dir = runner.stage(
-        "report",
-        json!({ "title": title, "manifest": manifest }),
-        &ins,
-        &mut |tmp, progress| {
-            crate::report::report(&title, &dirs, mech, &manifest, tmp, &mut *progress).map(|_| ())
-        },
-    )?;
+    let manifest = manifest(file, pipeline_path, rec, &mut run.runner)?;
+    let report_dir = run.report(&dirs, &manifest)?;
+    let runner = run.runner;
     let manifest_path = crate::write_json(
         &out.join("manifest.json"),
         &with_stages(manifest, &runner.stamps),
@@ -1124,6 +935,238 @@ pub fn run_recording(
         report: report_dir.join("report.html"),
         manifest: manifest_path,
     })
+}
+
+/// One recording's run: its pipeline file, inputs, mechanism, checked settings, and the runner
+/// that keeps or reruns each stage. One method per stage, each returning its folder (or file).
+struct RecordingRun<'r, 'e> {
+    file: &'r PipelineFile,
+    rec: &'r RecordingInputs,
+    mech: &'r Mechanism,
+    settings: Settings,
+    runner: Runner<'e>,
+}
+
+impl RecordingRun<'_, '_> {
+    /// Calibrate, or reuse a calibration: the calibration file, None for a tracks table in m.
+    fn calibrate(&mut self) -> Result<Option<PathBuf>, PipelineError> {
+        use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
+        let cal_source = match &self.rec.source {
+            TracksSource::Video { calibration, .. } => Some(calibration),
+            TracksSource::Table { calibration, .. } => calibration.as_ref(),
+        };
+        let (views, plane_view, clicks) = match cal_source {
+            None => return Ok(None),
+            Some(CalibrationSource::File(p)) => return Ok(Some(p.clone())),
+            Some(CalibrationSource::Views {
+                views,
+                plane_view,
+                clicks,
+            }) => (views, plane_view, clicks),
+        };
+        let c = &self.file.calibrate;
+        let board = self
+            .settings
+            .board
+            .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
+        let (origin, horizontal) = read_clicks(clicks)?;
+        let req = CalibrateRequest {
+            views: views.clone(),
+            board,
+            subpix_window: c.subpix_window,
+            plane: Some((plane_view.clone(), origin, horizontal)),
+        };
+        let dir = self.runner.stage(
+            "calibrate",
+            params(c),
+            &[
+                ("views", views),
+                ("plane_view", plane_view),
+                ("clicks", clicks),
+            ],
+            &mut |tmp, progress| {
+                progress("chessboard views", 0.0);
+                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+            },
+        )?;
+        Ok(Some(dir.join("calibration.yaml")))
+    }
+
+    /// Track the video, or import a table: the tracks table.
+    fn track(&mut self, calibration: Option<&Path>) -> Result<PathBuf, PipelineError> {
+        let file = self.file;
+        let dir = match &self.rec.source {
+            TracksSource::Video { video, .. } => {
+                let cal = calibration.map(Path::to_path_buf).unwrap_or_default();
+                let markers =
+                    file.track.markers.clone().unwrap_or_else(|| {
+                        self.mech.markers.iter().map(|m| m.name.clone()).collect()
+                    });
+                let cfg = flexbench_vision::track::TrackConfig {
+                    markers: markers.clone(),
+                    threshold: file.track.threshold,
+                    ..Default::default()
+                };
+                self.runner.stage(
+                    "track",
+                    json!({ "markers": markers, "threshold": file.track.threshold }),
+                    &[("video", video), ("calibration", &cal)],
+                    &mut |tmp, progress| {
+                        let out = tmp.join("tracks.parquet");
+                        crate::track::track(video, &cal, &cfg, &out, |k, n| {
+                            progress("tracking", k as f64 / n.max(1) as f64)
+                        })
+                        .map(|_| ())
+                    },
+                )?
+            }
+            TracksSource::Table { tracks, .. } => {
+                let inputs = &file.inputs;
+                let mut ins: Vec<(&str, &Path)> = vec![("tracks", tracks.as_path())];
+                if let Some(c) = calibration {
+                    ins.push(("calibration", c));
+                }
+                let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
+                self.runner.stage("track", p, &ins, &mut |tmp, progress| {
+                    progress("importing the tracks table", 0.0);
+                    crate::track::import_tracks(
+                        tracks,
+                        inputs.tracks_unit.as_deref(),
+                        inputs.tracks_fps,
+                        inputs.tracks_markers.as_deref(),
+                        calibration,
+                        &tmp.join("tracks.parquet"),
+                    )
+                    .map(|_| ())
+                })?
+            }
+        };
+        Ok(dir.join("tracks.parquet"))
+    }
+
+    /// Smooth: the markers alone.
+    fn smooth(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
+        let s = &self.settings;
+        let (factor, method, rigid) = (s.factor, s.method, s.rigid.clone());
+        self.runner.stage(
+            "smooth",
+            params(&self.file.smooth),
+            &[("tracks", tracks), ("mechanism", &self.rec.mechanism)],
+            &mut |tmp, progress| {
+                progress("markers' velocities and accelerations", 0.0);
+                crate::smooth::smooth(
+                    tracks,
+                    factor,
+                    method,
+                    Some(rigid.clone()),
+                    &tmp.join("markers.parquet"),
+                )
+                .map(|_| ())
+            },
+        )
+    }
+
+    /// Process: kinematics and inverse dynamics.
+    fn process(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
+        let (mech, cfg) = (self.mech, self.settings.process);
+        self.runner.stage(
+            "process",
+            params(&self.file.process),
+            &[("tracks", tracks), ("mechanism", &self.rec.mechanism)],
+            &mut |tmp, progress| {
+                crate::process(tracks, mech, &cfg, tmp, &mut *progress).map(|_| ())
+            },
+        )
+    }
+
+    /// FEM: the elastic lever, from the process stage's folder.
+    fn fem(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
+        let f = &self.file.fem;
+        let mechanism = self.rec.mechanism.as_path();
+        let (bodies, forces, residuals) = (
+            process_dir.join("bodies.parquet"),
+            process_dir.join("forces.parquet"),
+            process_dir.join("fit_residuals.parquet"),
+        );
+        let fem_cfg = crate::fem::FemConfig {
+            element: self.settings.element,
+            elements: f.elements,
+            supports: self.settings.supports,
+            modes: f.modes,
+            damping: (f.damping > 0.0).then_some(f.damping),
+            max_step: f.step,
+            measured: Some(residuals.clone()),
+        };
+        self.runner.stage(
+            "fem",
+            params(f),
+            &[
+                ("bodies", &bodies),
+                ("forces", &forces),
+                ("fit_residuals", &residuals),
+                ("mechanism", mechanism),
+            ],
+            &mut |tmp, progress| {
+                crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
+                    progress("modes along the cycle", k as f64 / n.max(1) as f64)
+                })
+                .map(|_| ())
+            },
+        )
+    }
+
+    /// Compare: measured against simulated, from the process stage's folder.
+    fn compare(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
+        let mechanism = self.rec.mechanism.as_path();
+        let harmonics = self.file.compare.harmonics;
+        self.runner.stage(
+            "compare",
+            params(&self.file.compare),
+            &[
+                ("bodies", &process_dir.join("bodies.parquet")),
+                ("markers", &process_dir.join("markers.parquet")),
+                ("forces", &process_dir.join("forces.parquet")),
+                ("mechanism", mechanism),
+            ],
+            &mut |tmp, progress| {
+                progress("simulating the bench", 0.0);
+                crate::compare::compare_run(process_dir, mechanism, harmonics, tmp).map(|_| ())
+            },
+        )
+    }
+
+    /// Report: every stage's figures and numbers on one page.
+    fn report(
+        &mut self,
+        dirs: &crate::report::StageDirs,
+        manifest: &Value,
+    ) -> Result<PathBuf, PipelineError> {
+        let title = self
+            .file
+            .report
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("flexbench: recording {}", self.rec.name));
+        let mut ins: Vec<(&str, &Path)> = vec![
+            ("track", &dirs.track),
+            ("smooth", &dirs.smooth),
+            ("process", &dirs.process),
+            ("fem", &dirs.fem),
+            ("compare", &dirs.compare),
+        ];
+        if let Some(c) = &dirs.calibrate {
+            ins.push(("calibrate", c));
+        }
+        let mech = self.mech;
+        self.runner.stage(
+            "report",
+            json!({ "title": title, "manifest": manifest }),
+            &ins,
+            &mut |tmp, progress| {
+                crate::report::report(&title, dirs, mech, manifest, tmp, &mut *progress).map(|_| ())
+            },
+        )
+    }
 }
 
 /// The manifest before the stages: build, inputs' hashes, parameters, seed. Everything needed to
