@@ -325,6 +325,27 @@ fn imwrite(path: &Path, img: &opencv::core::Mat) -> Result<(), PipelineError> {
     Ok(())
 }
 
+/// Samples of the simulated motion per video frame: fine enough to place the exposure's instants
+/// by linear interpolation.
+const SAMPLES_PER_FRAME: usize = 20;
+
+/// The simulated motion at `rate` samples per second, interpolated linearly between samples.
+struct Motion {
+    sim: flexbench_mechanism::simulate::Simulation,
+    rate: f64,
+}
+
+impl Motion {
+    /// The coordinates q at time `t` (s from the first sample), clamped to the simulation.
+    fn at(&self, t: f64) -> DVector<f64> {
+        let s = &self.sim.samples;
+        let x = (t * self.rate).clamp(0.0, (s.len() - 1) as f64);
+        let i = (x.floor() as usize).min(s.len() - 2);
+        let f = x - i as f64;
+        &s[i].q * (1.0 - f) + &s[i + 1].q * f
+    }
+}
+
 /// Render `mech` as `spec` films it into `out`.
 pub fn render(
     mech: &Mechanism,
@@ -339,10 +360,7 @@ pub fn render(
         lighting: spec.lighting,
         noise: spec.noise,
     };
-    let vision = PipelineError::Vision;
-    // Motion: simulated finely enough to place the exposure's instants by linear interpolation.
-    let sub = 20usize;
-    let rate = spec.fps * sub as f64;
+    let rate = spec.fps * SAMPLES_PER_FRAME as f64;
     progress("simulate", 0.0);
     let sim = mech.simulate(
         &SimConfig {
@@ -353,19 +371,42 @@ pub fn render(
         },
         &mut |f| progress("simulate", f),
     )?;
-    let state_at = |t: f64| -> DVector<f64> {
-        let x = (t * rate).clamp(0.0, (sim.samples.len() - 1) as f64);
-        let i = (x.floor() as usize).min(sim.samples.len() - 2);
-        let f = x - i as f64;
-        &sim.samples[i].q * (1.0 - f) + &sim.samples[i + 1].q * f
-    };
+    let motion = Motion { sim, rate };
     let frames = (spec.duration * spec.fps).round() as usize;
     ensure_dir(out)?;
     ensure_dir(&out.join("views"))?;
     ensure_dir(&out.join("truth"))?;
-    let mut files = Vec::new();
     let mut rng = opencv::core::RNG::new(spec.seed).map_err(|e| PipelineError::Input(e.message))?;
-    // Calibration views and the plane view.
+    let mut files = calibration_images(spec, &cam, &look, &mut rng, out, &mut progress)?;
+    let film = Film {
+        mech,
+        spec,
+        cam: &cam,
+        look: &look,
+        motion: &motion,
+    };
+    let (video, rows) = film.shoot(codec, frames, &mut rng, out, &mut progress)?;
+    files.push(video.clone());
+    files.extend(truth_tables(mech, &motion.sim, frames, spec, rows, out)?);
+    Ok(RenderSummary {
+        video,
+        frames,
+        files,
+    })
+}
+
+/// The calibration views, the plane view, the clicks of A and the horizontal in it (to 0.1 px,
+/// as a user clicks them) and the true camera (`truth/camera.yaml`); the files written.
+fn calibration_images(
+    spec: &RenderSpec,
+    cam: &CameraTruth,
+    look: &Look,
+    rng: &mut opencv::core::RNG,
+    out: &Path,
+    progress: &mut impl FnMut(&str, f64),
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let vision = PipelineError::Vision;
+    let mut files = Vec::new();
     let intr = cam.intrinsics;
     let board = Board {
         cols: spec.board[0],
@@ -373,17 +414,14 @@ pub fn render(
         square: spec.square,
     };
     let br = BoardRenderer::new(&intr);
-    for (k, (r, t)) in board_poses(&intr, &board, spec.views, &mut rng)
+    for (k, (r, t)) in board_poses(&intr, &board, spec.views, rng)
         .map_err(vision)?
         .iter()
         .enumerate()
     {
         progress("calibration views", k as f64 / spec.views as f64);
         let p = out.join("views").join(format!("view{k:02}.png"));
-        imwrite(
-            &p,
-            &br.render(&board, r, t, &look, &mut rng).map_err(vision)?,
-        )?;
+        imwrite(&p, &br.render(&board, r, t, look, rng).map_err(vision)?)?;
         files.push(p);
     }
     let flip = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
@@ -393,7 +431,7 @@ pub fn render(
     let plane_view = out.join("plane-view.png");
     imwrite(
         &plane_view,
-        &br.render(&board, &r, &t, &look, &mut rng).map_err(vision)?,
+        &br.render(&board, &r, &t, look, rng).map_err(vision)?,
     )?;
     files.push(plane_view);
     let round = |x: f64| (x * 10.0).round() / 10.0;
@@ -411,7 +449,6 @@ pub fn render(
         }
     })?;
     files.push(clicks);
-    // The true camera.
     let truth_cam = Calibration {
         intrinsics: intr,
         rms: 0.0,
@@ -425,33 +462,90 @@ pub fn render(
     let truth_cam_path = out.join("truth").join("camera.yaml");
     truth_cam.write(&truth_cam_path).map_err(vision)?;
     files.push(truth_cam_path);
-    // The video.
-    let map = PlaneMap::new(&cam, &look).map_err(vision)?;
-    let video = out.join(format!("video.{}", codec.extension()));
-    let tmp = flexbench_contracts::atomic::temporary_path(&video);
-    let mut writer =
-        VideoOut::create(&tmp, codec, spec.fps, intr.width, intr.height).map_err(vision)?;
-    let mut rows = Vec::new();
-    let hidden_at = |k: usize| -> Vec<usize> {
-        spec.occlusion
+    Ok(files)
+}
+
+/// What the video is made of: the mechanism, the spec, the camera, the look and the motion.
+struct Film<'a> {
+    mech: &'a Mechanism,
+    spec: &'a RenderSpec,
+    cam: &'a CameraTruth,
+    look: &'a Look,
+    motion: &'a Motion,
+}
+
+impl Film<'_> {
+    /// The video (written to a temporary file, then renamed) and the markers' true tracks at
+    /// its frames. Frame k shows the motion at t = k / fps plus one frame, each exposure blurred
+    /// over `blur_samples` instants; occluded markers are left out of their frames.
+    fn shoot(
+        &self,
+        codec: Codec,
+        frames: usize,
+        rng: &mut opencv::core::RNG,
+        out: &Path,
+        progress: &mut impl FnMut(&str, f64),
+    ) -> Result<(PathBuf, Vec<flexbench_contracts::TrackRow>), PipelineError> {
+        let (mech, spec, vision) = (self.mech, self.spec, PipelineError::Vision);
+        let intr = self.cam.intrinsics;
+        let map = PlaneMap::new(self.cam, self.look).map_err(vision)?;
+        let video = out.join(format!("video.{}", codec.extension()));
+        let tmp = flexbench_contracts::atomic::temporary_path(&video);
+        let mut writer =
+            VideoOut::create(&tmp, codec, spec.fps, intr.width, intr.height).map_err(vision)?;
+        let mut rows = Vec::new();
+        for o in &spec.occlusion {
+            if !mech.markers.iter().any(|m| m.name == o.marker) {
+                return Err(PipelineError::Input(format!(
+                    "occlusion of '{}': the mechanism has no such marker",
+                    o.marker
+                )));
+            }
+        }
+        for k in 0..frames {
+            let tk = k as f64 / spec.fps;
+            let img = map
+                .render(&self.exposure(k, tk), self.look, rng)
+                .map_err(vision)?;
+            writer.write(&img).map_err(vision)?;
+            let q = self.motion.at(tk + 1.0 / spec.fps);
+            for mk in &mech.markers {
+                let p = body_point(&q, mk.body, mk.local);
+                let (u, v) = self.cam.project(p.x, p.y);
+                rows.push(flexbench_contracts::TrackRow {
+                    frame: k as i64,
+                    t: tk,
+                    marker: mk.name.clone(),
+                    u: Some(u),
+                    v: Some(v),
+                    x: Some(p.x),
+                    y: Some(p.y),
+                    sigma_px: None,
+                });
+            }
+            if k % 8 == 0 {
+                progress("video", k as f64 / frames as f64);
+            }
+        }
+        writer.finish().map_err(vision)?;
+        std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
+            path: video.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok((video, rows))
+    }
+
+    /// The scenes of frame `k` (at `tk`, s) over its exposure, without its occluded markers.
+    fn exposure(&self, k: usize, tk: f64) -> Vec<Vec<Shape>> {
+        let spec = self.spec;
+        let hidden: Vec<usize> = spec
+            .occlusion
             .iter()
             .filter(|o| k >= o.frames[0] && k <= o.frames[1])
-            .filter_map(|o| mech.markers.iter().position(|m| m.name == o.marker))
-            .collect()
-    };
-    for o in &spec.occlusion {
-        if !mech.markers.iter().any(|m| m.name == o.marker) {
-            return Err(PipelineError::Input(format!(
-                "occlusion of '{}': the mechanism has no such marker",
-                o.marker
-            )));
-        }
-    }
-    for k in 0..frames {
-        let tk = k as f64 / spec.fps;
-        let hidden = hidden_at(k);
+            .filter_map(|o| self.mech.markers.iter().position(|m| m.name == o.marker))
+            .collect();
         let n = spec.blur_samples;
-        let instants: Vec<Vec<Shape>> = (0..n)
+        (0..n)
             .map(|j| {
                 let dt = if n > 1 {
                     (j as f64 / (n - 1) as f64 - 0.5) * spec.exposure
@@ -459,44 +553,31 @@ pub fn render(
                     0.0
                 };
                 scene(
-                    mech,
-                    &state_at(tk + dt + 1.0 / spec.fps),
+                    self.mech,
+                    &self.motion.at(tk + dt + 1.0 / spec.fps),
                     spec.marker_radius,
                     &hidden,
                 )
             })
-            .collect();
-        let img = map.render(&instants, &look, &mut rng).map_err(vision)?;
-        writer.write(&img).map_err(vision)?;
-        let q = state_at(tk + 1.0 / spec.fps);
-        for mk in &mech.markers {
-            let p = body_point(&q, mk.body, mk.local);
-            let (u, v) = cam.project(p.x, p.y);
-            rows.push(flexbench_contracts::TrackRow {
-                frame: k as i64,
-                t: tk,
-                marker: mk.name.clone(),
-                u: Some(u),
-                v: Some(v),
-                x: Some(p.x),
-                y: Some(p.y),
-                sigma_px: None,
-            });
-        }
-        if k % 8 == 0 {
-            progress("video", k as f64 / frames as f64);
-        }
+            .collect()
     }
-    writer.finish().map_err(vision)?;
-    std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
-        path: video.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    files.push(video.clone());
-    // The simulation's own tables at the frames' instants (exact samples: the rate is a multiple
-    // of the frame rate), forces from the multipliers.
-    let at: Vec<&flexbench_mechanism::simulate::Sample> =
-        (0..frames).map(|k| &sim.samples[(k + 1) * sub]).collect();
+}
+
+/// The simulation's own tables at the frames' instants (exact samples: the rate is a multiple
+/// of the frame rate; forces from the multipliers), the true tracks and `render.json`, in
+/// `out/truth`; the files written.
+fn truth_tables(
+    mech: &Mechanism,
+    sim: &flexbench_mechanism::simulate::Simulation,
+    frames: usize,
+    spec: &RenderSpec,
+    rows: Vec<flexbench_contracts::TrackRow>,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let truth = out.join("truth");
+    let at: Vec<&flexbench_mechanism::simulate::Sample> = (0..frames)
+        .map(|k| &sim.samples[(k + 1) * SAMPLES_PER_FRAME])
+        .collect();
     let times: Vec<f64> = (0..frames).map(|k| k as f64 / spec.fps).collect();
     let states: Vec<_> = at
         .iter()
@@ -507,29 +588,17 @@ pub fn render(
         .iter()
         .map(|s| Some(mech.forces_from_multipliers(s)))
         .collect();
-    files.extend(flexbench_tables::write_table(
-        &mech.markers_table(&states),
-        &out.join("truth"),
-        "markers",
-    )?);
-    files.extend(flexbench_tables::write_table(
-        &mech.bodies_table(&states),
-        &out.join("truth"),
-        "bodies",
-    )?);
-    files.extend(flexbench_tables::write_table(
-        &mech.forces_table(&times, &forces_rows),
-        &out.join("truth"),
-        "forces",
-    )?);
-    let tracks = flexbench_contracts::Tracks::new(rows)?;
-    files.extend(flexbench_tables::write_table(
-        &tracks.to_table(),
-        &out.join("truth"),
-        "tracks",
-    )?);
+    let mut files = Vec::new();
+    for (table, stem) in [
+        (mech.markers_table(&states), "markers"),
+        (mech.bodies_table(&states), "bodies"),
+        (mech.forces_table(&times, &forces_rows), "forces"),
+        (flexbench_contracts::Tracks::new(rows)?.to_table(), "tracks"),
+    ] {
+        files.extend(flexbench_tables::write_table(&table, &truth, stem)?);
+    }
     files.push(write_json(
-        &out.join("truth").join("render.json"),
+        &truth.join("render.json"),
         &json!({
             "mechanism": mech.name, "frames": frames, "fps": spec.fps, "exposure_s": spec.exposure, "blur_samples": spec.blur_samples,
             "noise": spec.noise, "lighting": spec.lighting, "codec": spec.codec, "seed": spec.seed,
@@ -537,9 +606,5 @@ pub fn render(
             "note": "frame k shows the motion at t = k / fps after the settling time plus one frame",
         }),
     )?);
-    Ok(RenderSummary {
-        video,
-        frames,
-        files,
-    })
+    Ok(files)
 }
