@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use flexbench_contracts::{TrackRow, Tracks};
 
-use crate::{opt_f64, read_frame, TableError};
+use crate::{opt_f64, read_frame, DataFrame, TableError};
 
 /// The unit of a foreign table's coordinates: a length in the bench frame, or image pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,6 @@ type OptColumn = Vec<Option<f64>>;
 /// A wide tracks table: its markers in column order with their x and y columns, and the time.
 /// Exposed for tests and for tools that read DLTdv or Tracker files.
 pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks, TableError> {
-    let (fps, rename) = (spec.fps, spec.markers.as_deref());
     let df = read_frame(path)?;
     let bad = |reason: String| TableError::Wide {
         path: path.display().to_string(),
@@ -107,103 +106,10 @@ pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks,
         .iter()
         .map(|c| c.to_string())
         .collect();
-    let mut markers: Vec<(String, Option<String>, Option<String>)> = Vec::new();
-    for c in &names {
-        if let Some((m, axis)) = coordinate_column(c) {
-            let k = match markers.iter().position(|e| e.0 == m) {
-                Some(k) => k,
-                None => {
-                    markers.push((m.clone(), None, None));
-                    markers.len() - 1
-                }
-            };
-            if axis == 'x' {
-                markers[k].1 = Some(c.clone());
-            } else {
-                markers[k].2 = Some(c.clone());
-            }
-        }
-    }
-    let markers: Vec<(String, String, String)> = markers
-        .into_iter()
-        .map(|(m, x, y)| match (x, y) {
-            (Some(x), Some(y)) => Ok((m, x, y)),
-            (x, _) => Err(bad(format!(
-                "marker {m} has a {} column but no {} column; each marker needs both",
-                if x.is_some() { "x" } else { "y" },
-                if x.is_some() { "y" } else { "x" }
-            ))),
-        })
-        .collect::<Result<_, _>>()?;
-    if markers.is_empty() {
-        return Err(bad(format!(
-            "no marker coordinate columns (a pair <marker>_x, <marker>_y per marker, e.g. M1_x, M1_y or pt1_cam1_X, pt1_cam1_Y); the columns are {}",
-            names.join(", ")
-        )));
-    }
-    let labels: Vec<String> = match rename {
-        Some(r) if r.len() != markers.len() => {
-            return Err(bad(format!(
-                "tracks_markers names {} markers but the file has {} ({})",
-                r.len(),
-                markers.len(),
-                markers
-                    .iter()
-                    .map(|m| m.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))
-        }
-        Some(r) => r.to_vec(),
-        None => markers.iter().map(|m| m.0.clone()).collect(),
-    };
-    let n = df.height();
-    let time_col = names.iter().find(|c| {
-        ["t", "time", "time_s", "t_s", "time (s)"].contains(&c.trim().to_lowercase().as_str())
-    });
-    let frame_col = names
-        .iter()
-        .find(|c| ["frame", "frame#", "frames"].contains(&c.trim().to_lowercase().as_str()));
-    let frames: Vec<i64> = match frame_col {
-        Some(c) => opt_f64(&df, path, c)?
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                f.filter(|f| f.is_finite() && f.fract() == 0.0)
-                    .map(|f| f as i64)
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "row {}: the {c} column needs a whole frame number",
-                            i + 2
-                        ))
-                    })
-            })
-            .collect::<Result<_, _>>()?,
-        None => (0..n as i64).collect(),
-    };
-    let t: Vec<f64> = match (time_col, fps) {
-        (Some(c), _) => opt_f64(&df, path, c)?
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.filter(|v| v.is_finite())
-                    .ok_or_else(|| bad(format!("row {}: the {c} column needs a time in s", i + 2)))
-            })
-            .collect::<Result<_, _>>()?,
-        (None, Some(fps)) if fps > 0.0 && fps.is_finite() => {
-            frames.iter().map(|&f| f as f64 / fps).collect()
-        }
-        (None, Some(fps)) => {
-            return Err(bad(format!(
-                "tracks_fps = {fps}: give the frame rate in frames/s, a positive number"
-            )))
-        }
-        (None, None) => {
-            return Err(bad(
-                "no time column (t or time, s): give the frame rate as [inputs] tracks_fps".into(),
-            ))
-        }
-    };
+    let markers = wide_markers(&names).map_err(&bad)?;
+    let labels = wide_labels(&markers, spec.markers.as_deref()).map_err(&bad)?;
+    let frames = wide_frames(&df, path, &names)?;
+    let t = wide_times(&df, path, &names, &frames, spec.fps)?;
     let factor = spec.unit.metres();
     let plane = match (factor, pixels) {
         (Some(_), _) => None,
@@ -211,6 +117,7 @@ pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks,
         (None, Pixels::NoPlane) => return Err(bad("the calibration has no bench plane, needed to map pixels to the bench".into())),
         (None, Pixels::Uncalibrated) => return Err(bad("coordinates in px need a calibration with the bench plane: give [inputs] calibration or views".into())),
     };
+    let n = df.height();
     let mut rows = Vec::with_capacity(n * markers.len());
     let cols: Vec<(OptColumn, OptColumn)> = markers
         .iter()
@@ -243,6 +150,125 @@ pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks,
         }
     }
     Tracks::new(rows).map_err(|e| bad(e.to_string()))
+}
+
+/// A wide table's markers in column order, each with its x and y columns; the reason when a
+/// marker lacks one of them or the table has none.
+fn wide_markers(names: &[String]) -> Result<Vec<(String, String, String)>, String> {
+    let mut markers: Vec<(String, Option<String>, Option<String>)> = Vec::new();
+    for c in names {
+        if let Some((m, axis)) = coordinate_column(c) {
+            let k = match markers.iter().position(|e| e.0 == m) {
+                Some(k) => k,
+                None => {
+                    markers.push((m.clone(), None, None));
+                    markers.len() - 1
+                }
+            };
+            if axis == 'x' {
+                markers[k].1 = Some(c.clone());
+            } else {
+                markers[k].2 = Some(c.clone());
+            }
+        }
+    }
+    let markers: Vec<(String, String, String)> = markers
+        .into_iter()
+        .map(|(m, x, y)| match (x, y) {
+            (Some(x), Some(y)) => Ok((m, x, y)),
+            (x, _) => Err(format!(
+                "marker {m} has a {} column but no {} column; each marker needs both",
+                if x.is_some() { "x" } else { "y" },
+                if x.is_some() { "y" } else { "x" }
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    if markers.is_empty() {
+        return Err(format!(
+            "no marker coordinate columns (a pair <marker>_x, <marker>_y per marker, e.g. M1_x, M1_y or pt1_cam1_X, pt1_cam1_Y); the columns are {}",
+            names.join(", ")
+        ));
+    }
+    Ok(markers)
+}
+
+/// The markers' names: the table's, or `rename` (as many names as markers).
+fn wide_labels(
+    markers: &[(String, String, String)],
+    rename: Option<&[String]>,
+) -> Result<Vec<String>, String> {
+    match rename {
+        Some(r) if r.len() != markers.len() => Err(format!(
+            "tracks_markers names {} markers but the file has {} ({})",
+            r.len(),
+            markers.len(),
+            markers
+                .iter()
+                .map(|m| m.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Some(r) => Ok(r.to_vec()),
+        None => Ok(markers.iter().map(|m| m.0.clone()).collect()),
+    }
+}
+
+/// The rows' frame numbers: the frame column's (whole numbers), else the row index.
+fn wide_frames(df: &DataFrame, path: &Path, names: &[String]) -> Result<Vec<i64>, TableError> {
+    let frame_col = names
+        .iter()
+        .find(|c| ["frame", "frame#", "frames"].contains(&c.trim().to_lowercase().as_str()));
+    let Some(c) = frame_col else {
+        return Ok((0..df.height() as i64).collect());
+    };
+    opt_f64(df, path, c)?
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            f.filter(|f| f.is_finite() && f.fract() == 0.0)
+                .map(|f| f as i64)
+                .ok_or_else(|| TableError::Wide {
+                    path: path.display().to_string(),
+                    reason: format!("row {}: the {c} column needs a whole frame number", i + 2),
+                })
+        })
+        .collect()
+}
+
+/// The rows' times, s: the time column's, else the frames over the frame rate `fps`.
+fn wide_times(
+    df: &DataFrame,
+    path: &Path,
+    names: &[String],
+    frames: &[i64],
+    fps: Option<f64>,
+) -> Result<Vec<f64>, TableError> {
+    let bad = |reason: String| TableError::Wide {
+        path: path.display().to_string(),
+        reason,
+    };
+    let time_col = names.iter().find(|c| {
+        ["t", "time", "time_s", "t_s", "time (s)"].contains(&c.trim().to_lowercase().as_str())
+    });
+    match (time_col, fps) {
+        (Some(c), _) => opt_f64(df, path, c)?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.filter(|v| v.is_finite())
+                    .ok_or_else(|| bad(format!("row {}: the {c} column needs a time in s", i + 2)))
+            })
+            .collect(),
+        (None, Some(fps)) if fps > 0.0 && fps.is_finite() => {
+            Ok(frames.iter().map(|&f| f as f64 / fps).collect())
+        }
+        (None, Some(fps)) => Err(bad(format!(
+            "tracks_fps = {fps}: give the frame rate in frames/s, a positive number"
+        ))),
+        (None, None) => Err(bad(
+            "no time column (t or time, s): give the frame rate as [inputs] tracks_fps".into(),
+        )),
+    }
 }
 
 /// Marker trajectories on a common frame grid, for export: names, frame rate, first frame, and
@@ -441,124 +467,40 @@ pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> 
     if n == 0 || m == 0 || last > u16::MAX as usize || m > 255 {
         return Err(bad(format!("{n} frames of {m} markers from frame {} cannot be written as C3D (at most 65535 frames, 255 markers)", tr.first_frame)));
     }
-    let width = tr
-        .markers
-        .iter()
-        .map(|s| s.len())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 32);
-    let f32b = |v: f32| v.to_le_bytes().to_vec();
-    let i16b = |v: i16| v.to_le_bytes().to_vec();
-    // Parameters, in two groups: POINT (1) and ANALOG (2).
-    let build = |data_start: u16| -> Vec<u8> {
-        let point: Vec<C3dParam> = vec![
-            C3dParam {
-                name: "USED",
-                kind: 2,
-                dims: vec![],
-                data: i16b(m as i16),
-            },
-            C3dParam {
-                name: "FRAMES",
-                kind: 2,
-                dims: vec![],
-                data: i16b(n.min(i16::MAX as usize) as i16),
-            },
-            C3dParam {
-                name: "SCALE",
-                kind: 4,
-                dims: vec![],
-                data: f32b(-1.0),
-            },
-            C3dParam {
-                name: "RATE",
-                kind: 4,
-                dims: vec![],
-                data: f32b(tr.rate as f32),
-            },
-            C3dParam {
-                name: "DATA_START",
-                kind: 2,
-                dims: vec![],
-                data: i16b(data_start as i16),
-            },
-            C3dParam {
-                name: "UNITS",
-                ..c3d_chars(&["mm".into()], 2)
-            },
-            C3dParam {
-                name: "LABELS",
-                ..c3d_chars(&tr.markers, width)
-            },
-            C3dParam {
-                name: "DESCRIPTIONS",
-                ..c3d_chars(
-                    &tr.markers
-                        .iter()
-                        .map(|k| format!("{k}, bench frame"))
-                        .collect::<Vec<_>>(),
-                    width.max(20),
-                )
-            },
-        ];
-        // No analog channels: ANALOG:RATE 0, consistent with the header's 0 samples per frame.
-        let analog: Vec<C3dParam> = vec![
-            C3dParam {
-                name: "USED",
-                kind: 2,
-                dims: vec![],
-                data: i16b(0),
-            },
-            C3dParam {
-                name: "RATE",
-                kind: 4,
-                dims: vec![],
-                data: f32b(0.0),
-            },
-        ];
-        let mut records: Vec<Vec<u8>> = Vec::new();
-        for (id, gname, desc, params) in [
-            (1i8, "POINT", "3-D point parameters", point),
-            (2, "ANALOG", "analog parameters", analog),
-        ] {
-            let mut g = vec![gname.len() as u8, (-id) as u8];
-            g.extend(gname.bytes());
-            g.extend(i16b(3 + desc.len() as i16));
-            g.push(desc.len() as u8);
-            g.extend(desc.bytes());
-            records.push(g);
-            for p in params {
-                let mut r = vec![p.name.len() as u8, id as u8];
-                r.extend(p.name.bytes());
-                let body_len = 1 + 1 + p.dims.len() + p.data.len() + 1;
-                r.extend(i16b(2 + body_len as i16));
-                r.push(p.kind as u8);
-                r.push(p.dims.len() as u8);
-                r.extend(&p.dims);
-                r.extend(&p.data);
-                r.push(0); // no description
-                records.push(r);
-            }
-        }
-        // The last record's offset is 0: the end of the parameters.
-        if let Some(r) = records.last_mut() {
-            let at = 2 + r[0] as usize;
-            r[at] = 0;
-            r[at + 1] = 0;
-        }
-        let mut bytes = vec![1u8, 0x50, 0, 84];
-        for r in records {
-            bytes.extend(r);
-        }
-        let blocks = bytes.len().div_ceil(512);
-        bytes[2] = blocks as u8;
-        bytes.resize(blocks * 512, 0);
-        bytes
-    };
-    let blocks = build(0).len() / 512;
+    let blocks = c3d_parameters(tr, 0).len() / 512;
     let data_start = (2 + blocks) as u16;
-    let params = build(data_start);
+    let mut bytes = c3d_header(tr, data_start);
+    bytes.extend(c3d_parameters(tr, data_start));
+    bytes.extend(c3d_points(tr));
+    flexbench_contracts::atomic::write_bytes(path, &bytes).map_err(|e| bad(e.to_string()))?;
+    Ok(path.to_path_buf())
+}
+
+/// A little-endian 32-bit float's bytes.
+fn f32b(v: f32) -> Vec<u8> {
+    v.to_le_bytes().to_vec()
+}
+
+/// A little-endian 16-bit integer's bytes.
+fn i16b(v: i16) -> Vec<u8> {
+    v.to_le_bytes().to_vec()
+}
+
+/// A scalar parameter: integer (kind 2) or float (kind 4).
+fn c3d_scalar(name: &'static str, kind: i8, data: Vec<u8>) -> C3dParam {
+    C3dParam {
+        name,
+        kind,
+        dims: vec![],
+        data,
+    }
+}
+
+/// The C3D header block: the point count, the frames' range, float data (scale -1), where the
+/// data start (512-byte block), no analog samples, the frame rate.
+fn c3d_header(tr: &Trajectories, data_start: u16) -> Vec<u8> {
+    let m = tr.markers.len();
+    let last = tr.first_frame + tr.positions.len().saturating_sub(1);
     let mut header = vec![0u8; 512];
     header[0] = 2;
     header[1] = 0x50;
@@ -574,31 +516,111 @@ pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> 
     put(9, data_start.to_le_bytes().to_vec());
     put(10, i16b(0));
     put(11, f32b(tr.rate as f32));
-    let mut data = Vec::with_capacity(n * m * 16);
+    header
+}
+
+/// The parameter section, in two groups, POINT (1) and ANALOG (2), padded to 512-byte blocks;
+/// `data_start` is the data's first block (0 to measure the section first).
+fn c3d_parameters(tr: &Trajectories, data_start: u16) -> Vec<u8> {
+    let (n, m) = (tr.positions.len(), tr.markers.len());
+    let width = tr
+        .markers
+        .iter()
+        .map(|s| s.len())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 32);
+    let point: Vec<C3dParam> = vec![
+        c3d_scalar("USED", 2, i16b(m as i16)),
+        c3d_scalar("FRAMES", 2, i16b(n.min(i16::MAX as usize) as i16)),
+        c3d_scalar("SCALE", 4, f32b(-1.0)),
+        c3d_scalar("RATE", 4, f32b(tr.rate as f32)),
+        c3d_scalar("DATA_START", 2, i16b(data_start as i16)),
+        C3dParam {
+            name: "UNITS",
+            ..c3d_chars(&["mm".into()], 2)
+        },
+        C3dParam {
+            name: "LABELS",
+            ..c3d_chars(&tr.markers, width)
+        },
+        C3dParam {
+            name: "DESCRIPTIONS",
+            ..c3d_chars(
+                &tr.markers
+                    .iter()
+                    .map(|k| format!("{k}, bench frame"))
+                    .collect::<Vec<_>>(),
+                width.max(20),
+            )
+        },
+    ];
+    // No analog channels: ANALOG:RATE 0, consistent with the header's 0 samples per frame.
+    let analog: Vec<C3dParam> = vec![
+        c3d_scalar("USED", 2, i16b(0)),
+        c3d_scalar("RATE", 4, f32b(0.0)),
+    ];
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    for (id, gname, desc, params) in [
+        (1i8, "POINT", "3-D point parameters", point),
+        (2, "ANALOG", "analog parameters", analog),
+    ] {
+        let mut g = vec![gname.len() as u8, (-id) as u8];
+        g.extend(gname.bytes());
+        g.extend(i16b(3 + desc.len() as i16));
+        g.push(desc.len() as u8);
+        g.extend(desc.bytes());
+        records.push(g);
+        records.extend(params.iter().map(|p| c3d_record(p, id)));
+    }
+    // The last record's offset is 0: the end of the parameters.
+    if let Some(r) = records.last_mut() {
+        let at = 2 + r[0] as usize;
+        r[at] = 0;
+        r[at + 1] = 0;
+    }
+    let mut bytes = vec![1u8, 0x50, 0, 84];
+    for r in records {
+        bytes.extend(r);
+    }
+    let blocks = bytes.len().div_ceil(512);
+    bytes[2] = blocks as u8;
+    bytes.resize(blocks * 512, 0);
+    bytes
+}
+
+/// One parameter's record in group `id`: name, offset to the next record, kind, dimensions,
+/// data, and an empty description.
+fn c3d_record(p: &C3dParam, id: i8) -> Vec<u8> {
+    let mut r = vec![p.name.len() as u8, id as u8];
+    r.extend(p.name.bytes());
+    let body_len = 1 + 1 + p.dims.len() + p.data.len() + 1;
+    r.extend(i16b(2 + body_len as i16));
+    r.push(p.kind as u8);
+    r.push(p.dims.len() as u8);
+    r.extend(&p.dims);
+    r.extend(&p.data);
+    r.push(0); // no description
+    r
+}
+
+/// The points' data: per frame and marker x, y, z (mm) and the residual word (0, or -1 for a
+/// gap), as floats, padded to 512-byte blocks.
+fn c3d_points(tr: &Trajectories) -> Vec<u8> {
+    let mut data = Vec::with_capacity(tr.positions.len() * tr.markers.len() * 16);
     for frame in &tr.positions {
         for p in frame {
-            match p {
-                Some((x, y)) => {
-                    data.extend(f32b((x * 1e3) as f32));
-                    data.extend(f32b((y * 1e3) as f32));
-                    data.extend(f32b(0.0));
-                    data.extend(f32b(0.0));
-                }
-                None => {
-                    data.extend(f32b(0.0));
-                    data.extend(f32b(0.0));
-                    data.extend(f32b(0.0));
-                    data.extend(f32b(-1.0));
-                }
+            let words = match p {
+                Some((x, y)) => [(x * 1e3) as f32, (y * 1e3) as f32, 0.0, 0.0],
+                None => [0.0, 0.0, 0.0, -1.0],
+            };
+            for w in words {
+                data.extend(f32b(w));
             }
         }
     }
     data.resize(data.len().div_ceil(512) * 512, 0);
-    let mut bytes = header;
-    bytes.extend(params);
-    bytes.extend(data);
-    flexbench_contracts::atomic::write_bytes(path, &bytes).map_err(|e| bad(e.to_string()))?;
-    Ok(path.to_path_buf())
+    data
 }
 
 #[cfg(test)]
