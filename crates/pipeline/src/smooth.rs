@@ -29,6 +29,18 @@ pub enum SmoothMethod {
     },
 }
 
+impl SmoothMethod {
+    /// The method and its parameters in words, as the smooth stage's record states them.
+    pub fn describe(&self) -> String {
+        match self {
+            SmoothMethod::Rts(r) => r.describe(),
+            SmoothMethod::SavGol { window, order } => {
+                format!("Savitzky-Golay, window {window}, order {order}")
+            }
+        }
+    }
+}
+
 /// The signal stage's settings as a pipeline file's `[smooth]` table gives them (every key
 /// optional; the command line overrides the file, the file the defaults):
 ///
@@ -240,8 +252,6 @@ pub fn smooth(
         )));
     };
     let t = first.t.clone();
-    // The motion's fundamental frequency, over every marker's coordinates at once (the markers
-    // of one mechanism share it); each coordinate then decides on its periodic part.
     let scaled: Vec<(Vec<f64>, Vec<f64>)> = series
         .iter()
         .map(|s| {
@@ -251,75 +261,11 @@ pub fn smooth(
             )
         })
         .collect();
-    let f0 = match method {
-        SmoothMethod::Rts(r) if r.frequency.is_some() => r.frequency,
-        SmoothMethod::Rts(r) if r.harmonics != Some(0) && series.iter().all(|s| s.t == t) => {
-            let coords: Vec<(&[f64], &[bool])> = series
-                .iter()
-                .zip(&scaled)
-                .flat_map(|(s, (x, y))| {
-                    [
-                        (x.as_slice(), s.present.as_slice()),
-                        (y.as_slice(), s.present.as_slice()),
-                    ]
-                })
-                .collect();
-            flexbench_signal::rts::fundamental(&t, &coords)
-        }
-        _ => None,
-    };
+    let f0 = common_fundamental(method, &series, &scaled, &t);
     let mut diffs: Vec<(Derivatives, Derivatives)> = Vec::with_capacity(series.len());
     let mut params = Vec::new();
     for (s, (x, y)) in series.iter().zip(&scaled) {
-        let mut pair = Vec::with_capacity(2);
-        for (axis, v) in [("x", x), ("y", y)] {
-            let name = format!("{}.{axis}", s.name);
-            let d = match method {
-                SmoothMethod::Rts(r) => {
-                    let (d, chosen) = r.with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
-                    params.push(CoordinateParameters {
-                        coordinate: name.clone(),
-                        noise_m: chosen.map(|c| c.noise),
-                        snap_density: chosen.map(|c| c.density),
-                        log_likelihood: chosen.map(|c| c.log_likelihood),
-                        periodic_frequency_hz: chosen.and_then(|c| c.frequency),
-                        harmonics: chosen.map(|c| c.harmonics),
-                        periodic_prior_lambda_beta_edf: chosen
-                            .and_then(|c| c.prior)
-                            .map(|p| [p.0, p.1, p.2]),
-                    });
-                    d
-                }
-                SmoothMethod::SavGol { window, order } => {
-                    SavGol::new(window, order)?.differentiate(&name, &s.t, v, &s.present)?
-                }
-            };
-            pair.push(d);
-        }
-        let dy = pair
-            .pop()
-            .ok_or_else(|| PipelineError::Input("internal: no y".into()))?;
-        let dx = pair
-            .pop()
-            .ok_or_else(|| PipelineError::Input("internal: no x".into()))?;
-        if dx
-            .provenance
-            .iter()
-            .all(|p| *p == flexbench_signal::Provenance::Rejected)
-        {
-            let seen = s.present.iter().filter(|p| **p).count();
-            let need = match method {
-                SmoothMethod::Rts(_) => flexbench_signal::rts::MIN_SEGMENT,
-                SmoothMethod::SavGol { window, .. } => window,
-            };
-            return Err(PipelineError::Input(format!(
-                "marker {}: no run of at least {need} consecutive samples to smooth ({seen} seen in all, {} in the recording): the recording or its runs between gaps are too short for the method{}",
-                s.name,
-                s.t.len(),
-                if matches!(method, SmoothMethod::SavGol { .. }) { "; try a shorter --window or --method rts" } else { "" }
-            )));
-        }
-        diffs.push((dx, dy));
+        diffs.push(differentiate_marker(s, x, y, method, f0, &mut params)?);
     }
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let table = markers_table(&names, &t, &diffs);
@@ -340,16 +286,13 @@ pub fn smooth(
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
     let mut rigid_summary = None;
     if let Some((field, residual, summary)) = rigid_out {
-        files.extend(flexbench_tables::write_table(
-            &field,
-            dir,
-            &format!("{stem}.rigid"),
-        )?);
-        files.extend(flexbench_tables::write_table(
-            &residual,
-            dir,
-            &format!("{stem}.rigid_residual"),
-        )?);
+        for (table, suffix) in [(&field, "rigid"), (&residual, "rigid_residual")] {
+            files.extend(flexbench_tables::write_table(
+                table,
+                dir,
+                &format!("{stem}.{suffix}"),
+            )?);
+        }
         rigid_summary = Some(summary);
     }
     let counts = |p: flexbench_signal::Provenance| {
@@ -361,12 +304,7 @@ pub fn smooth(
     let record = SmoothRecord {
         tracks: tracks_path.display().to_string(),
         unit_m: unit,
-        method: match method {
-            SmoothMethod::Rts(r) => r.describe(),
-            SmoothMethod::SavGol { window, order } => {
-                format!("Savitzky-Golay, window {window}, order {order}")
-            }
-        },
+        method: method.describe(),
         fundamental_hz: f0,
         parameters: params,
         rigid_field: rigid_summary,
@@ -378,6 +316,90 @@ pub fn smooth(
     };
     files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
     Ok(files)
+}
+
+/// The motion's fundamental frequency (Hz) for the RTS smoother's periodic part: the one given,
+/// or found over every marker's coordinates at once (the markers of one mechanism share it;
+/// each coordinate then decides on its periodic part); None without a periodic part, for
+/// Savitzky-Golay, or when the markers' times differ.
+fn common_fundamental(
+    method: SmoothMethod,
+    series: &[flexbench_contracts::MarkerSeries],
+    scaled: &[(Vec<f64>, Vec<f64>)],
+    t: &[f64],
+) -> Option<f64> {
+    match method {
+        SmoothMethod::Rts(r) if r.frequency.is_some() => r.frequency,
+        SmoothMethod::Rts(r) if r.harmonics != Some(0) && series.iter().all(|s| s.t == t) => {
+            let coords: Vec<(&[f64], &[bool])> = series
+                .iter()
+                .zip(scaled)
+                .flat_map(|(s, (x, y))| {
+                    [
+                        (x.as_slice(), s.present.as_slice()),
+                        (y.as_slice(), s.present.as_slice()),
+                    ]
+                })
+                .collect();
+            flexbench_signal::rts::fundamental(t, &coords)
+        }
+        _ => None,
+    }
+}
+
+/// One marker's x and y (m) smoothed and differentiated by `method`, the RTS smoother's chosen
+/// parameters appended to `params`; an error when no run of the marker is long enough.
+fn differentiate_marker(
+    s: &flexbench_contracts::MarkerSeries,
+    x: &[f64],
+    y: &[f64],
+    method: SmoothMethod,
+    f0: Option<f64>,
+    params: &mut Vec<CoordinateParameters>,
+) -> Result<(Derivatives, Derivatives), PipelineError> {
+    let mut coordinate = |axis: &str, v: &[f64]| -> Result<Derivatives, PipelineError> {
+        let name = format!("{}.{axis}", s.name);
+        Ok(match method {
+            SmoothMethod::Rts(r) => {
+                let (d, chosen) = r.with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
+                params.push(CoordinateParameters {
+                    coordinate: name.clone(),
+                    noise_m: chosen.map(|c| c.noise),
+                    snap_density: chosen.map(|c| c.density),
+                    log_likelihood: chosen.map(|c| c.log_likelihood),
+                    periodic_frequency_hz: chosen.and_then(|c| c.frequency),
+                    harmonics: chosen.map(|c| c.harmonics),
+                    periodic_prior_lambda_beta_edf: chosen
+                        .and_then(|c| c.prior)
+                        .map(|p| [p.0, p.1, p.2]),
+                });
+                d
+            }
+            SmoothMethod::SavGol { window, order } => {
+                SavGol::new(window, order)?.differentiate(&name, &s.t, v, &s.present)?
+            }
+        })
+    };
+    let dx = coordinate("x", x)?;
+    let dy = coordinate("y", y)?;
+    if dx
+        .provenance
+        .iter()
+        .all(|p| *p == flexbench_signal::Provenance::Rejected)
+    {
+        let seen = s.present.iter().filter(|p| **p).count();
+        let need = match method {
+            SmoothMethod::Rts(_) => flexbench_signal::rts::MIN_SEGMENT,
+            SmoothMethod::SavGol { window, .. } => window,
+        };
+        return Err(PipelineError::Input(format!(
+            "marker {}: no run of at least {need} consecutive samples to smooth ({seen} seen in all, {} in the recording): the recording or its runs between gaps are too short for the method{}",
+            s.name,
+            s.t.len(),
+            if matches!(method, SmoothMethod::SavGol { .. }) { "; try a shorter --window or --method rts" } else { "" }
+        )));
+    }
+    Ok((dx, dy))
 }
 
 /// A named point of a body's frame: marker name and coordinates (m).
@@ -433,8 +455,34 @@ fn rigid_tables(
     t: &[f64],
     diffs: &[(Derivatives, Derivatives)],
 ) -> Result<(Table, Table, RigidSummary), PipelineError> {
-    let n = t.len();
-    let samples: Vec<Vec<Option<MarkerKinematics>>> = (0..n)
+    let samples = marker_samples(diffs, t.len());
+    let layout = rigid_layout(req, names, &samples)?;
+    let fits: Vec<_> = samples.iter().map(|s| layout.fit(s)).collect();
+    let field = rigid_field_table(t, &fits);
+    let (residual, rms_residual, rms_sigma) = rigid_residual_table(t, names, &fits);
+    let chi: Vec<f64> = fits
+        .iter()
+        .filter_map(|f| f.as_ref().map(|f| f.chi2_dof))
+        .filter(|v| v.is_finite())
+        .collect();
+    let summary = RigidSummary {
+        reference: req.reference.clone(),
+        layout_m: layout.markers.iter().map(|p| [p.x, p.y]).collect(),
+        fitted_samples: fits.iter().filter(|f| f.is_some()).count(),
+        rms_normal_residual_m_s2: rms_residual,
+        rms_normal_sigma_m_s2: rms_sigma,
+        mean_chi2_dof: (!chi.is_empty()).then(|| chi.iter().sum::<f64>() / chi.len() as f64),
+    };
+    Ok((field, residual, summary))
+}
+
+/// Per sample, each marker's position, velocity and acceleration (bench frame, SI) with the
+/// velocity's and acceleration's sigmas when the smoother gave them; None where one is missing.
+fn marker_samples(
+    diffs: &[(Derivatives, Derivatives)],
+    n: usize,
+) -> Vec<Vec<Option<MarkerKinematics>>> {
+    (0..n)
         .map(|k| {
             diffs
                 .iter()
@@ -465,8 +513,17 @@ fn rigid_tables(
                 })
                 .collect()
         })
-        .collect();
-    let layout = match &req.layout {
+        .collect()
+}
+
+/// The markers' layout on the body: the mechanism's (every tracked marker declared there), or
+/// the mean shape of the samples where every marker is seen.
+fn rigid_layout(
+    req: &RigidRequest,
+    names: &[String],
+    samples: &[Vec<Option<MarkerKinematics>>],
+) -> Result<Layout, PipelineError> {
+    Ok(match &req.layout {
         Some((named, reference)) => {
             let markers = names
                 .iter()
@@ -478,10 +535,15 @@ fn rigid_tables(
                 .collect::<Result<Vec<_>, _>>()?;
             Layout { markers, reference: *reference }
         }
-        None => Layout::from_samples(&samples)
+        None => Layout::from_samples(samples)
             .ok_or_else(|| PipelineError::Input("the rigid field needs at least one sample where every marker is seen, to learn their layout; give the mechanism file (--mechanism)".into()))?,
-    };
-    let fits: Vec<_> = samples.iter().map(|s| layout.fit(s)).collect();
+    })
+}
+
+/// The rigid field per sample: the reference point's position, velocity and acceleration, the
+/// body's angle, rate and angular acceleration, their sigmas and the fit's chi2 per degree of
+/// freedom (SI, bench frame).
+fn rigid_field_table(t: &[f64], fits: &[Option<flexbench_signal::rigid::RigidField>]) -> Table {
     let opt = |f: &dyn Fn(&flexbench_signal::rigid::RigidField) -> f64| {
         Column::OptF64(
             fits.iter()
@@ -512,6 +574,17 @@ fn rigid_tables(
     for (name, c) in cols {
         let _ = field.push(name, c);
     }
+    field
+}
+
+/// Each marker's acceleration residual from the rigid field per sample (m/s^2), its normal
+/// part and that part's sigma; with the RMS normal residual and RMS sigma over the samples that
+/// have a sigma.
+fn rigid_residual_table(
+    t: &[f64],
+    names: &[String],
+    fits: &[Option<flexbench_signal::rigid::RigidField>],
+) -> (Table, Option<f64>, Option<f64>) {
     let (mut tt, mut mk, mut ex, mut ey, mut en, mut es) = (
         Vec::new(),
         Vec::new(),
@@ -550,18 +623,6 @@ fn rigid_tables(
     ] {
         let _ = residual.push(name, c);
     }
-    let chi: Vec<f64> = fits
-        .iter()
-        .filter_map(|f| f.as_ref().map(|f| f.chi2_dof))
-        .filter(|v| v.is_finite())
-        .collect();
-    let summary = RigidSummary {
-        reference: req.reference.clone(),
-        layout_m: layout.markers.iter().map(|p| [p.x, p.y]).collect(),
-        fitted_samples: fits.iter().filter(|f| f.is_some()).count(),
-        rms_normal_residual_m_s2: (count > 0).then(|| (sum_e2 / count as f64).sqrt()),
-        rms_normal_sigma_m_s2: (count > 0).then(|| (sum_s2 / count as f64).sqrt()),
-        mean_chi2_dof: (!chi.is_empty()).then(|| chi.iter().sum::<f64>() / chi.len() as f64),
-    };
-    Ok((field, residual, summary))
+    let rms = |s: f64| (count > 0).then(|| (s / count as f64).sqrt());
+    (residual, rms(sum_e2), rms(sum_s2))
 }
