@@ -193,20 +193,7 @@ pub fn periodic_refit(
     let idx: Vec<usize> = (0..start.len())
         .filter(|&k| start[k].state.is_some())
         .collect();
-    let state = |k: usize| start[k].state.as_ref().map(|s| (&s.0, &s.1, &s.2));
-    let c0 = &mech.drivers[0].coordinate;
-    let theta: Vec<(f64, f64, f64)> = idx
-        .iter()
-        .filter_map(|&k| {
-            let (q, qd, qdd) = state(k)?;
-            let n = q.len();
-            Some((
-                c0.value(q),
-                c0.gradient(q, n).dot(qd),
-                c0.gradient(q, n).dot(qdd) + c0.quadratic(q, qd),
-            ))
-        })
-        .collect();
+    let theta = first_driver_path(mech, start, &idx);
     let (lo, hi) = theta
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
@@ -219,21 +206,11 @@ pub fn periodic_refit(
             mech.drivers[0].name
         )));
     }
-    let rss_of = |qs: &[DVector<f64>]| -> (f64, usize) {
-        let mut s = 0.0;
-        let mut n = 0;
-        for (i, &k) in idx.iter().enumerate() {
-            let (_, r) = marker_system(mech, &qs[i], &obs[k]);
-            s += r.norm_squared();
-            n += r.len();
-        }
-        (s, n)
-    };
     let start_q: Vec<DVector<f64>> = idx
         .iter()
-        .filter_map(|&k| state(k).map(|s| s.0.clone()))
+        .filter_map(|&k| start[k].state.as_ref().map(|s| s.0.clone()))
         .collect();
-    let (rss0, ncoord) = rss_of(&start_q);
+    let (rss0, ncoord) = rss_and_count(mech, obs, &idx, &start_q);
     // The crank first: its angle as a steady turn with a periodic ripple in time.
     let times: Vec<f64> = idx.iter().map(|&k| t[k]).collect();
     let (theta, start_q, crank) = crank_refit(mech, obs, &idx, &times, &start_q, &theta, ncoord)
@@ -243,81 +220,15 @@ pub fn periodic_refit(
                 mech.drivers[0].name
             ))
         })?;
-    // The number of harmonics by BIC on the markers linearised about the smoothed motion;
-    // then Gauss-Newton at that number.
-    // Two starts: the smoother's drivers, and every non-first driver at rest (its value in
-    // the mechanism file). Near a fold the markers cannot tell the slide's two positions
-    // apart, and at low frame rates the smoother may follow the wrong one for a stretch;
-    // such a motion is not periodic, and the fit from rest, which is, wins on the markers.
-    let rest_q: Option<Vec<DVector<f64>>> = start_q
-        .iter()
-        .zip(&theta)
-        .map(|(q, th)| {
-            let mut values = vec![th.0];
-            values.extend(mech.drivers[1..].iter().map(|d| d.value));
-            mech.assemble_from(q, &values).ok()
-        })
-        .collect();
-    let k_cap = resolvable_harmonics(idx.len(), turns);
-    let n = ncoord as f64;
-    let mut chosen: Option<(f64, usize, Trajectory, Trajectory)> = None;
-    for from in [Some(start_q.clone()), rest_q].into_iter().flatten() {
-        let Ok(lin) = periodic_normals(mech, obs, &idx, &from) else {
-            continue;
-        };
-        let mut best: Option<(f64, usize)> = None;
-        for k in (2..=MAX_HARMONICS.min(k_cap)).step_by(2) {
-            let p = 2 * k + 1;
-            if p * (nd - 1) * 4 > ncoord {
-                break;
-            }
-            let Some((_, rss)) = lin.solve(&theta, k) else {
-                continue;
-            };
-            let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
-            if best.is_none_or(|b| bic < b.0) {
-                best = Some((bic, k));
-            }
-        }
-        let Some((_, k)) = best else { continue };
-        let Some((coefs, qs)) = periodic_gauss_newton(mech, obs, &idx, &from, &theta, k) else {
-            continue;
-        };
-        let (rss, _) = rss_of(&qs);
-        let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
-        if chosen.as_ref().is_none_or(|c| bic < c.0) {
-            chosen = Some((bic, k, coefs, qs));
-        }
-    }
-    let (_, k, coefs, qs) = chosen.ok_or_else(|| KinematicsError::Fit("the periodic fit did not assemble at every sample from either start (the smoother's motion or rest)".into()))?;
-    let mut out: Vec<FitSample> = start.to_vec();
-    let mut rss = 0.0;
-    for (i, &s) in idx.iter().enumerate() {
-        let (th, th1, th2) = theta[i];
-        let (_, b1, b2) = basis(th, k);
-        let mut rates = vec![th1];
-        let mut accs = vec![th2];
-        for c in &coefs {
-            rates.push(b1.dot(c) * th1);
-            accs.push(b2.dot(c) * th1 * th1 + b1.dot(c) * th2);
-        }
-        let q = qs[i].clone();
-        let qd = mech.velocities_at(&q, &rates)?;
-        let qdd = mech.accelerations_at(&q, &qd, &accs)?;
-        let (_, r) = marker_system(mech, &q, &obs[s]);
-        rss += r.norm_squared();
-        let mut residual = vec![None; mech.markers.len()];
-        let present: Vec<usize> = (0..mech.markers.len())
-            .filter(|&m| obs[s][m].is_some())
-            .collect();
-        for (row, &m) in present.iter().enumerate() {
-            residual[m] = Some(nalgebra::Vector2::new(r[2 * row], r[2 * row + 1]));
-        }
-        out[s] = FitSample {
-            state: Some((q, qd, qdd)),
-            residual,
-        };
-    }
+    let fit = PeriodicFit {
+        mech,
+        obs,
+        idx: &idx,
+        theta: &theta,
+        ncoord,
+    };
+    let (k, coefs, qs) = fit.best(start_q, resolvable_harmonics(idx.len(), turns))?;
+    let (out, rss) = fit.samples(start, k, &coefs, &qs)?;
     let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
     Ok((
         out,
@@ -330,6 +241,161 @@ pub fn periodic_refit(
             rms_start: rms(rss0),
         },
     ))
+}
+
+/// The first driver's (the crank's) value, rate and acceleration at the samples `idx` of the
+/// smoothed motion.
+fn first_driver_path(mech: &Mechanism, start: &[FitSample], idx: &[usize]) -> Vec<CrankAngle> {
+    let c0 = &mech.drivers[0].coordinate;
+    idx.iter()
+        .filter_map(|&k| {
+            let (q, qd, qdd) = start[k].state.as_ref()?;
+            let n = q.len();
+            Some((
+                c0.value(q),
+                c0.gradient(q, n).dot(qd),
+                c0.gradient(q, n).dot(qdd) + c0.quadratic(q, qd),
+            ))
+        })
+        .collect()
+}
+
+/// The markers' residual sum of squares of configurations `qs` at the samples `idx`, and the
+/// number of marker coordinates it sums.
+fn rss_and_count(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    qs: &[DVector<f64>],
+) -> (f64, usize) {
+    let mut s = 0.0;
+    let mut n = 0;
+    for (i, &k) in idx.iter().enumerate() {
+        let (_, r) = marker_system(mech, &qs[i], &obs[k]);
+        s += r.norm_squared();
+        n += r.len();
+    }
+    (s, n)
+}
+
+/// The non-first drivers' periodic fit once the crank's is done: the samples it fits, the
+/// crank's refitted angle there, and the number of marker coordinates.
+struct PeriodicFit<'a> {
+    mech: &'a Mechanism,
+    obs: &'a [Vec<Option<MarkerState>>],
+    idx: &'a [usize],
+    theta: &'a [CrankAngle],
+    ncoord: usize,
+}
+
+impl PeriodicFit<'_> {
+    /// The number of harmonics by BIC on the markers linearised about the smoothed motion, then
+    /// Gauss-Newton at that number, from two starts: the smoother's drivers, and every
+    /// non-first driver at rest (its value in the mechanism file). Near a fold the markers
+    /// cannot tell the slide's two positions apart, and at low frame rates the smoother may
+    /// follow the wrong one for a stretch; such a motion is not periodic, and the fit from
+    /// rest, which is, wins on the markers. Returns the harmonics, coefficients and
+    /// configurations of the start with the lower BIC.
+    fn best(
+        &self,
+        start_q: Trajectory,
+        k_cap: usize,
+    ) -> Result<(usize, Trajectory, Trajectory), KinematicsError> {
+        let (mech, theta) = (self.mech, self.theta);
+        let rest_q: Option<Vec<DVector<f64>>> = start_q
+            .iter()
+            .zip(theta)
+            .map(|(q, th)| {
+                let mut values = vec![th.0];
+                values.extend(mech.drivers[1..].iter().map(|d| d.value));
+                mech.assemble_from(q, &values).ok()
+            })
+            .collect();
+        let n = self.ncoord as f64;
+        let nd = mech.drivers.len();
+        let mut chosen: Option<(f64, usize, Trajectory, Trajectory)> = None;
+        for from in [Some(start_q), rest_q].into_iter().flatten() {
+            let Some(k) = self.harmonics_by_bic(&from, k_cap) else {
+                continue;
+            };
+            let Some((coefs, qs)) =
+                periodic_gauss_newton(mech, self.obs, self.idx, &from, theta, k)
+            else {
+                continue;
+            };
+            let (rss, _) = rss_and_count(mech, self.obs, self.idx, &qs);
+            let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
+            if chosen.as_ref().is_none_or(|c| bic < c.0) {
+                chosen = Some((bic, k, coefs, qs));
+            }
+        }
+        let (_, k, coefs, qs) = chosen.ok_or_else(|| KinematicsError::Fit("the periodic fit did not assemble at every sample from either start (the smoother's motion or rest)".into()))?;
+        Ok((k, coefs, qs))
+    }
+
+    /// The even number of harmonics (2 to the cap) with the least BIC on the markers
+    /// linearised about `from`; None when the normal equations cannot be formed or solved.
+    fn harmonics_by_bic(&self, from: &[DVector<f64>], k_cap: usize) -> Option<usize> {
+        let lin = periodic_normals(self.mech, self.obs, self.idx, from).ok()?;
+        let nd = self.mech.drivers.len();
+        let n = self.ncoord as f64;
+        let mut best: Option<(f64, usize)> = None;
+        for k in (2..=MAX_HARMONICS.min(k_cap)).step_by(2) {
+            let p = 2 * k + 1;
+            if p * (nd - 1) * 4 > self.ncoord {
+                break;
+            }
+            let Some((_, rss)) = lin.solve(self.theta, k) else {
+                continue;
+            };
+            let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
+            if best.is_none_or(|b| bic < b.0) {
+                best = Some((bic, k));
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// The fitted samples (the drivers' rates and accelerations from the harmonics by the
+    /// chain rule, the markers' residuals), `start` elsewhere; and their markers' RSS.
+    fn samples(
+        &self,
+        start: &[FitSample],
+        k: usize,
+        coefs: &[DVector<f64>],
+        qs: &[DVector<f64>],
+    ) -> Result<(Vec<FitSample>, f64), KinematicsError> {
+        let (mech, obs) = (self.mech, self.obs);
+        let mut out: Vec<FitSample> = start.to_vec();
+        let mut rss = 0.0;
+        for (i, &s) in self.idx.iter().enumerate() {
+            let (th, th1, th2) = self.theta[i];
+            let (_, b1, b2) = basis(th, k);
+            let mut rates = vec![th1];
+            let mut accs = vec![th2];
+            for c in coefs {
+                rates.push(b1.dot(c) * th1);
+                accs.push(b2.dot(c) * th1 * th1 + b1.dot(c) * th2);
+            }
+            let q = qs[i].clone();
+            let qd = mech.velocities_at(&q, &rates)?;
+            let qdd = mech.accelerations_at(&q, &qd, &accs)?;
+            let (_, r) = marker_system(mech, &q, &obs[s]);
+            rss += r.norm_squared();
+            let mut residual = vec![None; mech.markers.len()];
+            let present: Vec<usize> = (0..mech.markers.len())
+                .filter(|&m| obs[s][m].is_some())
+                .collect();
+            for (row, &m) in present.iter().enumerate() {
+                residual[m] = Some(nalgebra::Vector2::new(r[2 * row], r[2 * row + 1]));
+            }
+            out[s] = FitSample {
+                state: Some((q, qd, qdd)),
+                residual,
+            };
+        }
+        Ok((out, rss))
+    }
 }
 
 /// The markers' residual sum of squares of configurations `qs` at the samples `idx`.
