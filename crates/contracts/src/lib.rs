@@ -8,6 +8,7 @@
 
 pub mod atomic;
 pub mod json;
+pub mod manifest;
 pub mod names;
 pub mod parallel;
 pub mod table;

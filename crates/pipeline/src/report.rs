@@ -8,12 +8,12 @@ use std::f64::consts::TAU;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
+use flexbench_contracts::manifest::Manifest;
 use flexbench_mechanism::Mechanism;
+use flexbench_report::page::{esc, MechanismLine, RunPage};
 use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
 use flexbench_tables::{has_column, opt_f64, read_frame, strings};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeSet;
 
 use crate::compare::CompareRecord;
@@ -40,14 +40,6 @@ pub struct StageDirs {
     pub fem: PathBuf,
     /// The compare stage's (measured against simulated).
     pub compare: PathBuf,
-}
-
-/// One figure of the report: the stage folder it is in (its name in the run), where its SVG
-/// is, its caption.
-struct Fig {
-    stage: &'static str,
-    stem: PathBuf,
-    caption: String,
 }
 
 /// Per marker (in first-seen order): times and the rows' values of the named columns.
@@ -95,52 +87,6 @@ fn largest_acceleration(
         }
     }
     best
-}
-
-/// What the report gathers while it writes its figures: the files written, the figures to show
-/// (with their captions) and the notes (section title, HTML), in the page's order.
-struct Page<'a> {
-    out: &'a Path,
-    files: Vec<PathBuf>,
-    figs: Vec<Fig>,
-    notes: Vec<(String, String)>,
-}
-
-impl Page<'_> {
-    /// A figure of this stage, written, and shown with `caption`.
-    fn plane(
-        &mut self,
-        fig: &PlaneFigure,
-        stem: &str,
-        caption: String,
-    ) -> Result<(), PipelineError> {
-        self.files.extend(flexbench_report::write_plane_figure(
-            fig,
-            &self.out.join(stem),
-        )?);
-        self.show(stem, caption);
-        Ok(())
-    }
-
-    /// A figure of panels of this stage, written, and shown with `caption`.
-    fn figure(&mut self, fig: &Figure, stem: &str, caption: String) -> Result<(), PipelineError> {
-        self.files
-            .extend(flexbench_report::write_figure(fig, &self.out.join(stem))?);
-        self.show(stem, caption);
-        Ok(())
-    }
-
-    fn show(&mut self, stem: &str, caption: String) {
-        self.figs.push(Fig {
-            stage: "report",
-            stem: self.out.join(stem),
-            caption,
-        });
-    }
-
-    fn note(&mut self, section: &str, html: String) {
-        self.notes.push((section.into(), html));
-    }
 }
 
 /// The crank angle along the process stage's motion: times (s) and unwrapped angles (rad).
@@ -211,16 +157,11 @@ pub fn report(
     title: &str,
     dirs: &StageDirs,
     mech: &Mechanism,
-    manifest: &Value,
+    manifest: &Manifest,
     out: &Path,
     progress: &mut dyn FnMut(&str, f64),
 ) -> Result<Vec<PathBuf>, PipelineError> {
-    let mut page = Page {
-        out,
-        files: Vec::new(),
-        figs: Vec::new(),
-        notes: Vec::new(),
-    };
+    let mut page = RunPage::new(out);
     // The markers' measured kinematics (the fitted motion of the process stage, consistent with
     // the forces and the comparison): trajectories and the acceleration field.
     progress("trajectories and acceleration field", 0.0);
@@ -261,20 +202,19 @@ pub fn report(
         fit_rms_mm: process_summary.fit.rms * 1e3,
         largest_acceleration_m_s2: largest.0,
         largest_acceleration_marker: largest.1,
-        figures: page.figs.len(),
+        figures: page.figure_count(),
         ..ReportRecord::from_stages(&compare_summary, &fem_summary, peaks, warnings)
     };
     let summary = out.join("summary.json");
     page.files.push(key.write(&summary)?);
     progress("report.html", 0.8);
-    let html = html(
-        title,
-        mech,
-        manifest,
-        &page.figs,
-        &page.notes,
-        &key.warnings,
-    )?;
+    let mech_line = MechanismLine {
+        name: mech.name.clone(),
+        bodies: mech.bodies.len(),
+        joints: mech.joints.len(),
+        markers: mech.markers.len(),
+    };
+    let html = page.html(title, &mech_line, manifest, &key.warnings)?;
     let path = out.join("report.html");
     flexbench_contracts::atomic::write_bytes(&path, html.as_bytes()).map_err(|e| {
         PipelineError::Io {
@@ -289,7 +229,7 @@ pub fn report(
 /// The markers' trajectories (seed 001 Fig. 5) and their acceleration field over the first
 /// crank turn (Fig. 6), with the note of the largest acceleration.
 fn marker_figures(
-    page: &mut Page,
+    page: &mut RunPage,
     cols: &MarkerColumns,
     crank: &Crank,
 ) -> Result<Largest, PipelineError> {
@@ -375,7 +315,7 @@ fn first_turn_arrows(cols: &MarkerColumns, crank: &Crank) -> Vec<(usize, f64, f6
 /// The liaison forces at B and C' against the crank angle, every turn overlaid, with the table
 /// of their peaks; returns the peaks for the run's key numbers.
 fn forces_over_turn(
-    page: &mut Page,
+    page: &mut RunPage,
     dirs: &StageDirs,
     crank: &Crank,
     bands: &str,
@@ -521,7 +461,7 @@ impl TrackColumns {
 /// Tracking quality: each marker's centre sigma over time (figure) and its gaps (table), with
 /// the tracking record's counts; returns that record (None for imported tracks).
 fn tracking_quality(
-    page: &mut Page,
+    page: &mut RunPage,
     dirs: &StageDirs,
 ) -> Result<Option<TrackSummary>, PipelineError> {
     let tc = TrackColumns::read(&dirs.track.join("tracks.parquet"))?;
@@ -625,7 +565,7 @@ fn marker_quality_row(
 }
 
 /// The calibration's corner residuals drawn over the image, and the calibration's numbers.
-fn calibration_residuals(page: &mut Page, cdir: &Path) -> Result<(), PipelineError> {
+fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
     let cp = cdir.join("calibration.corners.csv");
     let cdf = read_frame(&cp)?;
     let (u, v, du, dv) = (
@@ -691,7 +631,7 @@ fn calibration_residuals(page: &mut Page, cdir: &Path) -> Result<(), PipelineErr
 }
 
 /// The figures the earlier stages drew, shown from their own folders.
-fn stage_figures(page: &mut Page, dirs: &StageDirs) {
+fn stage_figures(page: &mut RunPage, dirs: &StageDirs) {
     for (stage, dir, stem, caption) in [
         ("compare", &dirs.compare, "accelerations", "The markers' accelerations measured (process stage, from the fitted motion) against the rigid bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title."),
         ("compare", &dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
@@ -703,14 +643,12 @@ fn stage_figures(page: &mut Page, dirs: &StageDirs) {
         ("fem", &dirs.fem, "deflection", "The lever's deflection at the markers: forced response of the FEM model against the measured residual of the rigid fit (each detrended by its best-fit line)."),
         ("process", &dirs.process, "forces", "Liaison forces at B and C' over time, from the inverse dynamics of the measured motion."),
     ] {
-        if dir.join(format!("{stem}.svg")).exists() {
-            page.figs.push(Fig { stage, stem: dir.join(stem), caption: caption.into() });
-        }
+        page.show_from(stage, dir, stem, caption);
     }
 }
 
 /// The kinematic fit's and the inverse dynamics' numbers.
-fn kinematics_note(page: &mut Page, process: &ProcessRecord) {
+fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
     let fit = &process.fit;
     let per_marker: String = fit
         .rms_per_marker
@@ -732,7 +670,7 @@ fn kinematics_note(page: &mut Page, process: &ProcessRecord) {
 }
 
 /// The comparison's table: each quantity's NRMSE, peaks and phase lag.
-fn comparison_note(page: &mut Page, compare: &CompareRecord) {
+fn comparison_note(page: &mut RunPage, compare: &CompareRecord) {
     let mut crows = String::new();
     for q in &compare.quantities {
         let _ = write!(
@@ -763,7 +701,7 @@ fn comparison_note(page: &mut Page, compare: &CompareRecord) {
 }
 
 /// The lever's model, its frequency ranges and its deflection against the measured one.
-fn lever_note(page: &mut Page, fem: &FemRecord) {
+fn lever_note(page: &mut RunPage, fem: &FemRecord) {
     let mut mrows = String::new();
     for (k, r) in fem.frequency_range_hz.iter().enumerate() {
         let at = |i: usize| r.get(i).copied().unwrap_or(f64::NAN);
@@ -791,16 +729,16 @@ fn lever_note(page: &mut Page, fem: &FemRecord) {
 }
 
 /// The tracks and the markers' fitted kinematics as TRC and C3D; returns the tracks' frame rate.
-fn interchange_files(page: &mut Page, dirs: &StageDirs) -> Result<f64, PipelineError> {
+fn interchange_files(page: &mut RunPage, dirs: &StageDirs) -> Result<f64, PipelineError> {
     use flexbench_tables::interchange::{write_c3d, write_trc, Trajectories};
     let tracks = flexbench_tables::read_tracks(&dirs.track.join("tracks.parquet"))?;
     let traj = Trajectories::from_tracks(&tracks)?;
     let fitted = Trajectories::from_markers_table(&dirs.process.join("markers.parquet"))?;
     for (tr, stem) in [(&traj, "tracks"), (&fitted, "markers")] {
         page.files
-            .push(write_trc(tr, &page.out.join(format!("{stem}.trc")))?);
+            .push(write_trc(tr, &page.out().join(format!("{stem}.trc")))?);
         page.files
-            .push(write_c3d(tr, &page.out.join(format!("{stem}.c3d")))?);
+            .push(write_c3d(tr, &page.out().join(format!("{stem}.c3d")))?);
     }
     Ok(traj.rate)
 }
@@ -940,94 +878,6 @@ impl ReportRecord {
             peaks,
         }
     }
-}
-
-/// Escape text for HTML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn html(
-    title: &str,
-    mech: &Mechanism,
-    manifest: &Value,
-    figs: &[Fig],
-    notes: &[(String, String)],
-    warnings: &[String],
-) -> Result<String, PipelineError> {
-    let mut h = String::new();
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>\
-body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}\
-h1{{font-size:1.6em}}h2{{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}}\
-table{{border-collapse:collapse;margin:.6em 0;font-size:.9em}}td,th{{border:1px solid #ccc;padding:.25em .5em;text-align:right}}\
-th{{background:#f3f3f3}}td:first-child{{text-align:left}}figure{{margin:1.2em 0}}figure img{{width:100%;border:1px solid #ddd}}\
-figcaption{{font-size:.9em;color:#333;margin-top:.3em}}code,pre{{font-size:.85em;background:#f7f7f7}}pre{{padding:.6em;overflow-x:auto}}\
-.warn{{color:#a40}}</style></head><body>\n<h1>{t}</h1>\n",
-        t = esc(title)
-    );
-    let _ = writeln!(h, "<p>Mechanism: {} ({} bodies, {} joints, {} markers). Repeat this run with <code>{}</code>; the manifest below fixes its inputs and build.</p>", esc(&mech.name), mech.bodies.len(), mech.joints.len(), mech.markers.len(), esc(manifest["repeat"].as_str().unwrap_or("")));
-    if !warnings.is_empty() {
-        h.push_str("<h2>Warnings</h2><ul>");
-        for w in warnings {
-            let _ = write!(h, "<li class=\"warn\">{}</li>", esc(w));
-        }
-        h.push_str("</ul>\n");
-    }
-    h.push_str("<h2>Inputs</h2><table><tr><th>input</th><th>path</th><th>SHA-256</th></tr>");
-    for (k, v) in manifest["inputs"].as_object().into_iter().flatten() {
-        let _ = write!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            esc(k),
-            esc(v["path"].as_str().unwrap_or("")),
-            esc(v["sha256"].as_str().unwrap_or(""))
-        );
-    }
-    let _ = writeln!(
-        h,
-        "</table><p>flexbench {}, OpenCV {}; build <code>{}</code>; seed of the rendered recording: {}.</p>",
-        esc(manifest["flexbench"].as_str().unwrap_or("")),
-        esc(manifest["opencv"].as_str().unwrap_or("")),
-        esc(manifest["build"].as_str().unwrap_or("")),
-        manifest["seed"].as_u64().map(|s| s.to_string()).unwrap_or_else(|| "none (not rendered)".into())
-    );
-    let params = serde_json::to_string_pretty(&manifest["parameters"]).unwrap_or_default();
-    let _ = writeln!(
-        h,
-        "<details><summary>Parameters of every stage</summary><pre>{}</pre></details>",
-        esc(&params)
-    );
-    for (section, body) in notes {
-        let _ = write!(h, "<h2>{}</h2>\n{body}\n", esc(section));
-    }
-    h.push_str("<h2>Figures</h2>\n");
-    for (k, f) in figs.iter().enumerate() {
-        let svg = f.stem.with_extension("svg");
-        let bytes = std::fs::read(&svg).map_err(|e| PipelineError::Io {
-            path: svg.display().to_string(),
-            reason: format!("cannot read the figure ({e})"),
-        })?;
-        let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        let table = f.stem.with_extension("figure.csv");
-        let table_note = match table.file_name().filter(|_| table.exists()) {
-            Some(name) => format!(
-                " Numbers: <code>{}/{}</code>.",
-                f.stage,
-                esc(&name.to_string_lossy())
-            ),
-            None => String::new(),
-        };
-        let _ = writeln!(h, "<figure id=\"fig{n}\"><img alt=\"Figure {n}\" src=\"data:image/svg+xml;base64,{b64}\"><figcaption><b>Figure {n}.</b> {}{table_note}</figcaption></figure>", esc(&f.caption), n = k + 1);
-    }
-    // Lets a headless browser (and the test) see that every figure decoded and rendered.
-    h.push_str("<script>window.addEventListener('load',function(){var im=document.images,ok=0;for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0)ok++;}document.body.setAttribute('data-figures',im.length);document.body.setAttribute('data-rendered',ok);});</script>\n");
-    h.push_str("</body></html>\n");
-    Ok(h)
 }
 
 impl crate::StageRecord for ReportRecord {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use flexbench_contracts::manifest::{InputFile, Manifest, StageEntry};
 use flexbench_mechanism::Mechanism;
 
 use crate::report::ReportRecord;
@@ -926,7 +927,7 @@ pub fn run_recording(
     let runner = run.runner;
     let manifest_path = crate::write_json(
         &out.join("manifest.json"),
-        &with_stages(manifest, &runner.stamps),
+        &params(&with_stages(manifest, &runner.stamps)),
     )?;
     Ok(RunSummary {
         name: rec.name.clone(),
@@ -1139,7 +1140,7 @@ impl RecordingRun<'_, '_> {
     fn report(
         &mut self,
         dirs: &crate::report::StageDirs,
-        manifest: &Value,
+        manifest: &Manifest,
     ) -> Result<PathBuf, PipelineError> {
         let title = self
             .file
@@ -1176,14 +1177,15 @@ fn manifest(
     pipeline_path: &Path,
     rec: &RecordingInputs,
     runner: &mut Runner,
-) -> Result<Value, PipelineError> {
-    let mut inputs = serde_json::Map::new();
+) -> Result<Manifest, PipelineError> {
+    let mut inputs = BTreeMap::new();
     // The stages' own hashes of their inputs, reused (the video and the views are read once).
     let mut add = |k: &str, p: &Path| -> Result<(), PipelineError> {
-        inputs.insert(
-            k.into(),
-            json!({ "path": p.display().to_string(), "sha256": runner.hash(p)? }),
-        );
+        let input = InputFile {
+            path: p.display().to_string(),
+            sha256: runner.hash(p)?,
+        };
+        inputs.insert(k.to_string(), input);
         Ok(())
     };
     add("pipeline_file", pipeline_path)?;
@@ -1214,26 +1216,31 @@ fn manifest(
             }
         }
     }
-    Ok(json!({
-        "flexbench": env!("CARGO_PKG_VERSION"),
-        "build": runner.build,
-        "opencv": flexbench_vision::opencv_version(),
-        "recording": rec.name,
-        "inputs": inputs,
-        "parameters": params(file),
-        "seed": rec.seed,
-        "repeat": format!("flexbench run {}", pipeline_path.display()),
-    }))
+    Ok(Manifest {
+        build: runner.build.clone(),
+        flexbench: env!("CARGO_PKG_VERSION").into(),
+        inputs,
+        opencv: flexbench_vision::opencv_version(),
+        parameters: params(file),
+        recording: rec.name.clone(),
+        repeat: format!("flexbench run {}", pipeline_path.display()),
+        seed: rec.seed,
+        stages: Vec::new(),
+    })
 }
 
-fn with_stages(mut manifest: Value, stamps: &[StageStamp]) -> Value {
-    manifest["stages"] = json!(stamps
+/// The manifest with the stages as they ran or were kept.
+fn with_stages(manifest: Manifest, stamps: &[StageStamp]) -> Manifest {
+    let stages = stamps
         .iter()
-        .map(
-            |s| json!({ "stage": s.stage, "key": s.key, "inputs": s.inputs, "outputs": s.outputs })
-        )
-        .collect::<Vec<_>>());
-    manifest
+        .map(|s| StageEntry {
+            inputs: s.inputs.clone(),
+            key: s.key.clone(),
+            outputs: s.outputs.clone(),
+            stage: s.stage.clone(),
+        })
+        .collect();
+    Manifest { stages, ..manifest }
 }
 
 /// Whether a folder is a recording (a video or a tracks table in it).
@@ -1370,62 +1377,58 @@ pub fn run_batch(
     Ok((items, files))
 }
 
-/// The batch summary: one row per recording (its key numbers, or its error).
+/// The batch summary: one row per recording (its key numbers, or its error), as CSV, HTML and
+/// JSON in `out`.
 fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
-    use flexbench_report::csv_field;
-    type Column = (
-        &'static str,
-        &'static str,
-        f64,
-        usize,
-        fn(&ReportRecord) -> Option<f64>,
-    );
+    use flexbench_report::batch::{batch_csv, batch_html, BatchColumn, BatchRow};
+    /// A column, the factor to its unit, and its value in the report's record.
+    type Column = (BatchColumn, f64, fn(&ReportRecord) -> Option<f64>);
+    let col = |key, label, decimals| BatchColumn {
+        key,
+        label,
+        decimals,
+    };
     let cols: [Column; 9] = [
-        ("frame_rate_hz", "frame rate (Hz)", 1.0, 1, |k| {
+        (col("frame_rate_hz", "frame rate (Hz)", 1), 1.0, |k| {
             Some(k.frame_rate_hz)
         }),
-        ("crank_speed_rpm", "crank speed (rpm)", 1.0, 2, |k| {
+        (col("crank_speed_rpm", "crank speed (rpm)", 2), 1.0, |k| {
             Some(k.crank_speed_rpm)
         }),
         (
-            "largest_acceleration_m_s2",
-            "largest |a| (m/s^2)",
+            col("largest_acceleration_m_s2", "largest |a| (m/s^2)", 2),
             1.0,
-            2,
             |k| Some(k.largest_acceleration_m_s2),
         ),
-        ("peak_force_B_n", "peak |B| (N)", 1.0, 1, |k| k.peaks.b_n),
-        ("peak_force_C_n", "peak |C'| (N)", 1.0, 1, |k| k.peaks.c_n),
+        (col("peak_force_B_n", "peak |B| (N)", 1), 1.0, |k| {
+            k.peaks.b_n
+        }),
+        (col("peak_force_C_n", "peak |C'| (N)", 1), 1.0, |k| {
+            k.peaks.c_n
+        }),
         (
-            "acceleration_nrmse_mean",
-            "accel. NRMSE mean (%)",
+            col("acceleration_nrmse_mean", "accel. NRMSE mean (%)", 2),
             100.0,
-            2,
             |k| Some(k.acceleration_nrmse_mean),
         ),
         (
-            "acceleration_nrmse_max",
-            "accel. NRMSE max (%)",
+            col("acceleration_nrmse_max", "accel. NRMSE max (%)", 2),
             100.0,
-            2,
             |k| Some(k.acceleration_nrmse_max),
         ),
-        ("force_nrmse_max", "force NRMSE max (%)", 100.0, 2, |k| {
-            Some(k.force_nrmse_max)
+        (
+            col("force_nrmse_max", "force NRMSE max (%)", 2),
+            100.0,
+            |k| Some(k.force_nrmse_max),
+        ),
+        (col("fit_rms_mm", "fit RMS (mm)", 3), 1.0, |k| {
+            Some(k.fit_rms_mm)
         }),
-        ("fit_rms_mm", "fit RMS (mm)", 1.0, 3, |k| Some(k.fit_rms_mm)),
     ];
-    let mut csv = String::from("recording,status,");
-    csv.push_str(&cols.iter().map(|c| c.0).collect::<Vec<_>>().join(","));
-    csv.push_str(",mode1_hz_min,mode1_hz_max,mode3_hz_min,mode3_hz_max,report,error\n");
-    let mut html = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>flexbench batch summary</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}td:first-child,td.err{text-align:left}.err{color:#a00}</style></head><body><h1>Batch summary</h1><table><tr><th>recording</th><th>status</th>");
-    for c in &cols {
-        html.push_str(&format!("<th>{}</th>", crate::report::esc(c.1)));
-    }
-    html.push_str("<th>mode 1 (Hz)</th><th>mode 3 (Hz)</th><th>report / error</th></tr>\n");
     let mut rows = Vec::new();
+    let mut json_rows = Vec::new();
     for it in items {
-        let name = it
+        let recording = it
             .folder
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -1438,69 +1441,40 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
                     let v = *k.as_ref()?.mode_frequency_ranges_hz.get(m)?.get(e)?;
                     v.is_finite().then_some(v)
                 };
-                let rel = r
+                let report = r
                     .report
                     .strip_prefix(out)
                     .unwrap_or(&r.report)
                     .to_string_lossy()
                     .into_owned();
-                csv.push_str(&format!("{},ok,", csv_field(&name)));
-                html.push_str(&format!(
-                    "<tr><td>{}</td><td>ok</td>",
-                    crate::report::esc(&name)
-                ));
-                for c in &cols {
-                    let v = k
-                        .as_ref()
-                        .and_then(c.4)
-                        .filter(|v| v.is_finite())
-                        .map(|v| v * c.2);
-                    csv.push_str(&format!(
-                        "{},",
-                        v.map(|v| v.to_string()).unwrap_or_default()
-                    ));
-                    html.push_str(&format!(
-                        "<td>{}</td>",
-                        v.map(|v| format!("{v:.*}", c.3))
-                            .unwrap_or_else(|| "-".into())
-                    ));
-                }
-                let f = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-                csv.push_str(&format!(
-                    "{},{},{},{},{},\n",
-                    f(modes(0, 0)),
-                    f(modes(0, 1)),
-                    f(modes(2, 0)),
-                    f(modes(2, 1)),
-                    csv_field(&rel)
-                ));
-                let range = |m: usize| match (modes(m, 0), modes(m, 1)) {
-                    (Some(a), Some(b)) => format!("{a:.1}-{b:.1}"),
-                    _ => "-".into(),
-                };
-                html.push_str(&format!(
-                    "<td>{}</td><td>{}</td><td><a href=\"{}\">report</a></td></tr>\n",
-                    range(0),
-                    range(2),
-                    crate::report::esc(&rel)
-                ));
-                rows.push(
-                    json!({ "recording": name, "status": "ok", "report": rel, "summary": k.map(|k| params(&k)) }),
-                );
+                let values = cols
+                    .iter()
+                    .map(|c| {
+                        k.as_ref()
+                            .and_then(c.2)
+                            .filter(|v| v.is_finite())
+                            .map(|v| v * c.1)
+                    })
+                    .collect();
+                json_rows.push(json!({ "recording": recording, "status": "ok", "report": report, "summary": k.as_ref().map(params) }));
+                rows.push(BatchRow::Done {
+                    recording,
+                    values,
+                    mode1: [modes(0, 0), modes(0, 1)],
+                    mode3: [modes(2, 0), modes(2, 1)],
+                    report,
+                });
             }
             Err(e) => {
-                csv.push_str(&format!(
-                    "{},failed,{}{}\n",
-                    csv_field(&name),
-                    ",".repeat(cols.len() + 5),
-                    csv_field(e)
-                ));
-                html.push_str(&format!("<tr><td>{}</td><td class=\"err\">failed</td><td class=\"err\" colspan=\"{}\">{}</td></tr>\n", crate::report::esc(&name), cols.len() + 3, crate::report::esc(e)));
-                rows.push(json!({ "recording": name, "status": "failed", "error": e }));
+                json_rows.push(json!({ "recording": recording, "status": "failed", "error": e }));
+                rows.push(BatchRow::Failed {
+                    recording,
+                    error: e.clone(),
+                });
             }
         }
     }
-    html.push_str("</table></body></html>\n");
+    let columns: Vec<BatchColumn> = cols.iter().map(|c| c.0).collect();
     let w = |p: PathBuf, b: &str| -> Result<PathBuf, PipelineError> {
         flexbench_contracts::atomic::write_bytes(&p, b.as_bytes()).map_err(|e| {
             PipelineError::Io {
@@ -1511,11 +1485,11 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
         Ok(p)
     };
     Ok(vec![
-        w(out.join("batch-summary.csv"), &csv)?,
-        w(out.join("batch-summary.html"), &html)?,
+        w(out.join("batch-summary.csv"), &batch_csv(&columns, &rows))?,
+        w(out.join("batch-summary.html"), &batch_html(&columns, &rows))?,
         crate::write_json(
             &out.join("batch-summary.json"),
-            &json!({ "recordings": rows }),
+            &json!({ "recordings": json_rows }),
         )?,
     ])
 }

@@ -1,8 +1,13 @@
-//! Figures of flexbench, drawn with plotters as PNG and SVG side by side, with units on every
-//! axis and the DejaVu Sans font compiled in (no system fonts needed). Each file is written
-//! atomically, so a failed run never replaces an earlier figure with a broken one.
+//! Figures and pages of flexbench. Figures are drawn with plotters as PNG and SVG side by side,
+//! with units on every axis and the DejaVu Sans font compiled in (no system fonts needed); each
+//! file is written atomically, so a failed run never replaces an earlier figure with a broken
+//! one. The run's report page ([`page`]) holds every figure inline with the run's numbers and
+//! manifest; the batch summary ([`batch`]) is one row per recording, as CSV and HTML.
 
 #![warn(missing_docs)]
+
+pub mod batch;
+pub mod page;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
