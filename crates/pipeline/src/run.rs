@@ -1377,18 +1377,22 @@ pub fn run_batch(
     Ok((items, files))
 }
 
-/// The batch summary: one row per recording (its key numbers, or its error), as CSV, HTML and
-/// JSON in `out`.
-fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
-    use flexbench_report::batch::{batch_csv, batch_html, BatchColumn, BatchRow};
-    /// A column, the factor to its unit, and its value in the report's record.
-    type Column = (BatchColumn, f64, fn(&ReportRecord) -> Option<f64>);
+/// A column of the batch summary, the factor to its unit, and its value in the report's record.
+type BatchColumnOf = (
+    flexbench_report::batch::BatchColumn,
+    f64,
+    fn(&ReportRecord) -> Option<f64>,
+);
+
+/// The batch summary's number columns: each recording's key numbers from its report's record.
+fn batch_columns() -> [BatchColumnOf; 9] {
+    use flexbench_report::batch::BatchColumn;
     let col = |key, label, decimals| BatchColumn {
         key,
         label,
         decimals,
     };
-    let cols: [Column; 9] = [
+    [
         (col("frame_rate_hz", "frame rate (Hz)", 1), 1.0, |k| {
             Some(k.frame_rate_hz)
         }),
@@ -1424,56 +1428,72 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
         (col("fit_rms_mm", "fit RMS (mm)", 3), 1.0, |k| {
             Some(k.fit_rms_mm)
         }),
-    ];
-    let mut rows = Vec::new();
-    let mut json_rows = Vec::new();
-    for it in items {
-        let recording = it
-            .folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match &it.result {
-            Ok(r) => {
-                // An unreadable record leaves its cells empty (the batch goes on).
-                let k = ReportRecord::read(&r.report.with_file_name("summary.json")).ok();
-                let modes = |m: usize, e: usize| {
-                    let v = *k.as_ref()?.mode_frequency_ranges_hz.get(m)?.get(e)?;
-                    v.is_finite().then_some(v)
-                };
-                let report = r
-                    .report
-                    .strip_prefix(out)
-                    .unwrap_or(&r.report)
-                    .to_string_lossy()
-                    .into_owned();
-                let values = cols
-                    .iter()
-                    .map(|c| {
-                        k.as_ref()
-                            .and_then(c.2)
-                            .filter(|v| v.is_finite())
-                            .map(|v| v * c.1)
-                    })
-                    .collect();
-                json_rows.push(json!({ "recording": recording, "status": "ok", "report": report, "summary": k.as_ref().map(params) }));
-                rows.push(BatchRow::Done {
-                    recording,
-                    values,
-                    mode1: [modes(0, 0), modes(0, 1)],
-                    mode3: [modes(2, 0), modes(2, 1)],
-                    report,
-                });
-            }
-            Err(e) => {
-                json_rows.push(json!({ "recording": recording, "status": "failed", "error": e }));
-                rows.push(BatchRow::Failed {
-                    recording,
-                    error: e.clone(),
-                });
-            }
+    ]
+}
+
+/// One recording's row of the batch summary and its entry in `batch-summary.json`.
+fn batch_row(
+    it: &BatchItem,
+    out: &Path,
+    cols: &[BatchColumnOf],
+) -> (flexbench_report::batch::BatchRow, Value) {
+    use flexbench_report::batch::BatchRow;
+    let recording = it
+        .folder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match &it.result {
+        Ok(r) => {
+            // An unreadable record leaves its cells empty (the batch goes on).
+            let k = ReportRecord::read(&r.report.with_file_name("summary.json")).ok();
+            let modes = |m: usize, e: usize| {
+                let v = *k.as_ref()?.mode_frequency_ranges_hz.get(m)?.get(e)?;
+                v.is_finite().then_some(v)
+            };
+            let report = r
+                .report
+                .strip_prefix(out)
+                .unwrap_or(&r.report)
+                .to_string_lossy()
+                .into_owned();
+            let values = cols
+                .iter()
+                .map(|c| {
+                    k.as_ref()
+                        .and_then(c.2)
+                        .filter(|v| v.is_finite())
+                        .map(|v| v * c.1)
+                })
+                .collect();
+            let entry = json!({ "recording": recording, "status": "ok", "report": report, "summary": k.as_ref().map(params) });
+            let row = BatchRow::Done {
+                recording,
+                values,
+                mode1: [modes(0, 0), modes(0, 1)],
+                mode3: [modes(2, 0), modes(2, 1)],
+                report,
+            };
+            (row, entry)
+        }
+        Err(e) => {
+            let entry = json!({ "recording": recording, "status": "failed", "error": e });
+            let row = BatchRow::Failed {
+                recording,
+                error: e.clone(),
+            };
+            (row, entry)
         }
     }
+}
+
+/// The batch summary: one row per recording (its key numbers, or its error), as CSV, HTML and
+/// JSON in `out`.
+fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+    use flexbench_report::batch::{batch_csv, batch_html, BatchColumn, BatchRow};
+    let cols = batch_columns();
+    let (rows, json_rows): (Vec<BatchRow>, Vec<Value>) =
+        items.iter().map(|it| batch_row(it, out, &cols)).unzip();
     let columns: Vec<BatchColumn> = cols.iter().map(|c| c.0).collect();
     let w = |p: PathBuf, b: &str| -> Result<PathBuf, PipelineError> {
         flexbench_contracts::atomic::write_bytes(&p, b.as_bytes()).map_err(|e| {

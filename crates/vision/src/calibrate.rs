@@ -290,8 +290,100 @@ pub fn calibrate_views(
             board.cols, board.rows, board.square
         )));
     }
+    let Detected {
+        mut kept,
+        mut rejected,
+        size,
+    } = detect_views(files, board, window)?;
+    let listed = |rejected: &[(String, String)]| {
+        rejected
+            .iter()
+            .map(|(n, r)| format!("{n}: {r}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let Some(size) = size else {
+        return Err(VisionError::Calibration(format!(
+            "the {}x{} board was found in none of the {} views ({}); check --board (inner corners, e.g. 9x6) and the images",
+            board.cols,
+            board.rows,
+            files.len(),
+            listed(&rejected)
+        )));
+    };
+    if kept.len() < 3 {
+        return Err(VisionError::Calibration(format!(
+            "only {} usable view(s); calibration needs at least 3 views of the board at varied poses (rejected: {})",
+            kept.len(),
+            listed(&rejected)
+        )));
+    }
+    let corners = |kept: &[(String, Vector<Point2f>)]| -> Vec<Vector<Point2f>> {
+        kept.iter().map(|(_, c)| c.clone()).collect()
+    };
+    let mut s = solve(&corners(&kept), board, size, 0)?;
+    let mut sorted = s.per_view.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median = sorted[sorted.len() / 2];
+    let limit = (5.0 * median).max(2.0);
+    let outliers: Vec<usize> = (0..kept.len()).filter(|&i| s.per_view[i] > limit).collect();
+    if !outliers.is_empty() && kept.len() - outliers.len() >= 3 {
+        for &i in outliers.iter().rev() {
+            let (name, _) = kept.remove(i);
+            rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", s.per_view[i], limit)));
+        }
+        s = solve(&corners(&kept), board, size, 0)?;
+    }
+    let s4 = solve(&corners(&kept), board, size, opencv::calib3d::CALIB_FIX_K3)?;
+    let (s, model) = distortion_model(&kept, s, s4);
+    Ok(Calibration {
+        intrinsics: s.intrinsics,
+        rms: s.rms,
+        std_intrinsics: s.std,
+        per_view: kept
+            .iter()
+            .map(|(n, _)| n.clone())
+            .zip(s.per_view.iter().copied())
+            .collect(),
+        rejected,
+        plane: None,
+        distortion_model: Some(model),
+        corners: kept
+            .iter()
+            .zip(&s.residuals)
+            .flat_map(|((name, _), r)| {
+                r.iter().map(move |c| CornerResidual {
+                    view: name.clone(),
+                    u: c[0],
+                    v: c[1],
+                    du: c[2],
+                    dv: c[3],
+                })
+            })
+            .collect(),
+    })
+}
+
+/// A view's file name and its board's corners (px).
+type ViewCorners = (String, Vector<Point2f>);
+
+/// The views with a board (name and corners), the rejected ones (name and reason), and the
+/// image size of the first view with a board (None when there is none).
+struct Detected {
+    kept: Vec<ViewCorners>,
+    rejected: Vec<(String, String)>,
+    size: Option<Size>,
+}
+
+/// The views whose board was found (name and corners), the rejected ones with their reason,
+/// and the image size (of the first view with a board; None when there is none).
+fn detect_views(
+    files: &[PathBuf],
+    board: &Board,
+    window: SubPixWindow,
+) -> Result<Detected, VisionError> {
     let mut rejected = Vec::new();
-    let mut kept: Vec<(String, Vector<Point2f>)> = Vec::new();
+    let mut kept: Vec<ViewCorners> = Vec::new();
     let mut size: Option<Size> = None;
     for f in files {
         let name = f
@@ -326,103 +418,38 @@ pub fn calibrate_views(
             )),
         }
     }
-    let Some(size) = size else {
-        return Err(VisionError::Calibration(format!(
-            "the {}x{} board was found in none of the {} views ({}); check --board (inner corners, e.g. 9x6) and the images",
-            board.cols,
-            board.rows,
-            files.len(),
-            rejected.iter().map(|(n, r)| format!("{n}: {r}")).collect::<Vec<_>>().join("; ")
-        )));
-    };
-    let need = |kept: usize| -> Result<(), VisionError> {
-        if kept < 3 {
-            return Err(VisionError::Calibration(format!(
-                "only {kept} usable view(s); calibration needs at least 3 views of the board at varied poses (rejected: {})",
-                rejected.iter().map(|(n, r)| format!("{n}: {r}")).collect::<Vec<_>>().join("; ")
-            )));
-        }
-        Ok(())
-    };
-    need(kept.len())?;
-    let mut s = solve(
-        &kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
-        board,
+    Ok(Detected {
+        kept,
+        rejected,
         size,
-        0,
-    )?;
-    let mut sorted = s.per_view.clone();
-    sorted.sort_by(|a, b| a.total_cmp(b));
-    let median = sorted[sorted.len() / 2];
-    let limit = (5.0 * median).max(2.0);
-    let outliers: Vec<usize> = (0..kept.len()).filter(|&i| s.per_view[i] > limit).collect();
-    if !outliers.is_empty() && kept.len() - outliers.len() >= 3 {
-        for &i in outliers.iter().rev() {
-            let (name, _) = kept.remove(i);
-            rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", s.per_view[i], limit)));
-        }
-        s = solve(
-            &kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
-            board,
-            size,
-            0,
-        )?;
-    }
-    // The distortion model: k3 free or fixed at 0, by the Bayesian information criterion
-    // (N ln(RSS / N) + p ln N over the N corner coordinates, p the intrinsics, distortion and
-    // the views' poses). A k3 that the views cannot pin down is extrapolated wildly into the
-    // image's corners, beyond the boards' reach.
+    })
+}
+
+/// The distortion model: k3 free (`s5`) or fixed at 0 (`s4`), by the Bayesian information
+/// criterion (N ln(RSS / N) + p ln N over the N corner coordinates, p the intrinsics,
+/// distortion and the views' poses). A k3 that the views cannot pin down is extrapolated wildly
+/// into the image's corners, beyond the boards' reach. Returns the chosen solution and the
+/// choice in words.
+fn distortion_model(kept: &[ViewCorners], s5: Solved, s4: Solved) -> (Solved, String) {
     let points: usize = kept.iter().map(|(_, c)| c.len()).sum();
     let n_obs = 2.0 * points as f64;
     let bic = |rms: f64, params: usize| {
         n_obs * (rms * rms * points as f64 / n_obs).max(1e-300).ln() + params as f64 * n_obs.ln()
     };
-    let s4 = solve(
-        &kept.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
-        board,
-        size,
-        opencv::calib3d::CALIB_FIX_K3,
-    )?;
     let (b5, b4) = (
-        bic(s.rms, 9 + 6 * kept.len()),
+        bic(s5.rms, 9 + 6 * kept.len()),
         bic(s4.rms, 8 + 6 * kept.len()),
     );
-    let model = if b4 <= b5 {
-        let text = format!("k1 k2 p1 p2, k3 fixed at 0 (BIC {b4:.1}; {b5:.1} with k3 free, RMS {:.4} px, k3 {:.4})", s.rms, s.intrinsics.dist[4]);
-        s = s4;
-        text
+    if b4 <= b5 {
+        let text = format!("k1 k2 p1 p2, k3 fixed at 0 (BIC {b4:.1}; {b5:.1} with k3 free, RMS {:.4} px, k3 {:.4})", s5.rms, s5.intrinsics.dist[4]);
+        (s4, text)
     } else {
-        format!(
+        let text = format!(
             "k1 k2 p1 p2 k3 (BIC {b5:.1}; {b4:.1} with k3 fixed at 0, RMS {:.4} px)",
             s4.rms
-        )
-    };
-    Ok(Calibration {
-        intrinsics: s.intrinsics,
-        rms: s.rms,
-        std_intrinsics: s.std,
-        per_view: kept
-            .iter()
-            .map(|(n, _)| n.clone())
-            .zip(s.per_view.iter().copied())
-            .collect(),
-        rejected,
-        plane: None,
-        distortion_model: Some(model),
-        corners: kept
-            .iter()
-            .zip(&s.residuals)
-            .flat_map(|((name, _), r)| {
-                r.iter().map(move |c| CornerResidual {
-                    view: name.clone(),
-                    u: c[0],
-                    v: c[1],
-                    du: c[2],
-                    dv: c[3],
-                })
-            })
-            .collect(),
-    })
+        );
+        (s5, text)
+    }
 }
 
 /// The bench plane from one view of the board lying in the lever's plane: the board's pose by
