@@ -132,103 +132,36 @@ pub fn fit_markers(
     let mut report = FitReport::default();
     check_scale(mech, obs)?;
     check_swaps(mech, obs)?;
-    let w_rate = driver_weights(mech, RATE_PRIOR_WEIGHT);
-    let nd = mech.drivers.len();
 
     // (1) Positions.
     let (qs, fold_report) = fit_positions(mech, t, obs)?;
     report.folds = fold_report;
 
     // (2) The drivers' rates from their fitted values.
-    let mut driver_rates: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = Vec::with_capacity(nd);
-    for d in &mech.drivers {
-        let present: Vec<bool> = qs.iter().map(|q| q.is_some()).collect();
-        let vals: Vec<f64> = qs
-            .iter()
-            .map(|q| q.as_ref().map_or(f64::NAN, |q| d.coordinate.value(q)))
-            .collect();
-        let der = diff
-            .differentiate(&d.name, t, &vals, &present)
-            .map_err(|e| KinematicsError::Fit(format!("differentiating the {}: {e}", d.name)))?;
-        let ok: Vec<bool> = der
-            .rate
-            .iter()
-            .zip(&der.accel)
-            .map(|(a, b)| a.is_finite() && b.is_finite())
-            .collect();
-        driver_rates.push((der.rate, der.accel, ok));
-    }
+    let rates = driver_rates(mech, t, &qs, diff)?;
 
     // (3) Velocities and accelerations.
+    let w_rate = driver_weights(mech, RATE_PRIOR_WEIGHT);
     let mut out = Vec::with_capacity(obs.len());
     let mut sum2 = vec![0.0; nm];
     let mut cnt = vec![0usize; nm];
     for (k, o) in obs.iter().enumerate() {
-        let unfitted = FitSample {
-            state: None,
-            residual: vec![None; nm],
-        };
-        let Some(q) = qs[k].clone() else {
-            report.unfitted_samples += 1;
-            out.push(unfitted);
-            continue;
-        };
-        let wk: Vec<f64> = (0..nd)
-            .map(|j| if driver_rates[j].2[k] { w_rate[j] } else { 0.0 })
+        let wk: Vec<f64> = (0..mech.drivers.len())
+            .map(|j| if rates[j].ok[k] { w_rate[j] } else { 0.0 })
             .collect();
-        let (jac, r) = marker_system(mech, &q, o);
-        let jd = driver_jacobian(mech, &q, &wk);
+        let state = qs[k].as_ref().and_then(|q| {
+            let (qd, qdd, r) = rates_at(mech, q, o, &wk, &rates, k)?;
+            Some((q.clone(), qd, qdd, r))
+        });
+        let Some((q, qd, qdd, r)) = state else {
+            report.unfitted_samples += 1;
+            out.push(FitSample {
+                state: None,
+                residual: vec![None; nm],
+            });
+            continue;
+        };
         let present: Vec<usize> = (0..nm).filter(|&i| o[i].is_some()).collect();
-        let mut vel = DVector::zeros(2 * present.len());
-        for (row, &i) in present.iter().enumerate() {
-            if let Some(s) = o[i] {
-                vel[2 * row] = s.v.x;
-                vel[2 * row + 1] = s.v.y;
-            }
-        }
-        let vd = DVector::from_iterator(
-            nd,
-            (0..nd).map(|j| {
-                if wk[j] > 0.0 {
-                    wk[j] * driver_rates[j].0[k]
-                } else {
-                    0.0
-                }
-            }),
-        );
-        let (a, b) = stack(&jac, &vel, &jd, &vd);
-        let Some(qd) = constrained_lsq(mech, &q, &a, &b, &DVector::zeros(mech.nconstraints()))
-        else {
-            report.unfitted_samples += 1;
-            out.push(unfitted);
-            continue;
-        };
-        let mut acc = DVector::zeros(2 * present.len());
-        for (row, &i) in present.iter().enumerate() {
-            if let Some(s) = o[i] {
-                let mk = &mech.markers[i];
-                let om = qd[3 * mk.body + 2];
-                let c = -rot(q[3 * mk.body + 2], mk.local) * (om * om);
-                acc[2 * row] = s.a.x - c.x;
-                acc[2 * row + 1] = s.a.y - c.y;
-            }
-        }
-        let ad = DVector::from_iterator(
-            nd,
-            mech.drivers.iter().enumerate().map(|(j, d)| {
-                if wk[j] > 0.0 {
-                    wk[j] * (driver_rates[j].1[k] - d.coordinate.quadratic(&q, &qd))
-                } else {
-                    0.0
-                }
-            }),
-        );
-        let (a, b) = stack(&jac, &acc, &jd, &ad);
-        let Some(qdd) = constrained_lsq(mech, &q, &a, &b, &mech.gamma(&q, &qd)) else {
-            report.unfitted_samples += 1;
-            out.push(unfitted);
-            continue;
-        };
         let mut residual = vec![None; nm];
         for (row, &i) in present.iter().enumerate() {
             let d = Vector2::new(r[2 * row], r[2 * row + 1]);
@@ -249,6 +182,111 @@ pub fn fit_markers(
         ));
     }
     Ok((out, report))
+}
+
+/// A driving coordinate's rate and acceleration from its fitted values, and where both are
+/// finite.
+struct DriverRates {
+    rate: Vec<f64>,
+    accel: Vec<f64>,
+    ok: Vec<bool>,
+}
+
+/// Every driving coordinate's values at the fitted positions `qs`, differentiated by `diff`.
+fn driver_rates(
+    mech: &Mechanism,
+    t: &[f64],
+    qs: &[Option<DVector<f64>>],
+    diff: &dyn flexbench_signal::Differentiator,
+) -> Result<Vec<DriverRates>, KinematicsError> {
+    let present: Vec<bool> = qs.iter().map(|q| q.is_some()).collect();
+    mech.drivers
+        .iter()
+        .map(|d| {
+            let vals: Vec<f64> = qs
+                .iter()
+                .map(|q| q.as_ref().map_or(f64::NAN, |q| d.coordinate.value(q)))
+                .collect();
+            let der = diff
+                .differentiate(&d.name, t, &vals, &present)
+                .map_err(|e| {
+                    KinematicsError::Fit(format!("differentiating the {}: {e}", d.name))
+                })?;
+            let ok = der
+                .rate
+                .iter()
+                .zip(&der.accel)
+                .map(|(a, b)| a.is_finite() && b.is_finite())
+                .collect();
+            Ok(DriverRates {
+                rate: der.rate,
+                accel: der.accel,
+                ok,
+            })
+        })
+        .collect()
+}
+
+/// The velocities and accelerations at sample `k` of fitted position `q`: the loop's analysis
+/// with the markers' measured rates (`o`), the drivers' rates entering with the weights `wk`
+/// (zero where a driver's rate is missing). Returns (q', q'', the markers' position
+/// residual), None when a least-squares solve fails.
+fn rates_at(
+    mech: &Mechanism,
+    q: &DVector<f64>,
+    o: &[Option<MarkerState>],
+    wk: &[f64],
+    rates: &[DriverRates],
+    k: usize,
+) -> Option<(DVector<f64>, DVector<f64>, DVector<f64>)> {
+    let nd = mech.drivers.len();
+    let (jac, r) = marker_system(mech, q, o);
+    let jd = driver_jacobian(mech, q, wk);
+    let present: Vec<usize> = (0..mech.markers.len())
+        .filter(|&i| o[i].is_some())
+        .collect();
+    let mut vel = DVector::zeros(2 * present.len());
+    for (row, &i) in present.iter().enumerate() {
+        if let Some(s) = o[i] {
+            vel[2 * row] = s.v.x;
+            vel[2 * row + 1] = s.v.y;
+        }
+    }
+    let vd = DVector::from_iterator(
+        nd,
+        (0..nd).map(|j| {
+            if wk[j] > 0.0 {
+                wk[j] * rates[j].rate[k]
+            } else {
+                0.0
+            }
+        }),
+    );
+    let (a, b) = stack(&jac, &vel, &jd, &vd);
+    let qd = constrained_lsq(mech, q, &a, &b, &DVector::zeros(mech.nconstraints()))?;
+    let mut acc = DVector::zeros(2 * present.len());
+    for (row, &i) in present.iter().enumerate() {
+        if let Some(s) = o[i] {
+            let mk = &mech.markers[i];
+            let om = qd[3 * mk.body + 2];
+            let c = -rot(q[3 * mk.body + 2], mk.local) * (om * om);
+            acc[2 * row] = s.a.x - c.x;
+            acc[2 * row + 1] = s.a.y - c.y;
+        }
+    }
+    let ad = DVector::from_iterator(
+        nd,
+        mech.drivers.iter().enumerate().map(|(j, d)| {
+            if wk[j] > 0.0 {
+                wk[j] * (rates[j].accel[k] - d.coordinate.quadratic(q, &qd))
+            } else {
+                0.0
+            }
+        }),
+    );
+    let (a, b) = stack(&jac, &acc, &jd, &ad);
+    let qdd = constrained_lsq(mech, q, &a, &b, &mech.gamma(q, &qd))?;
+    Some((qd, qdd, r))
 }
 
 /// Refuse markers in the wrong unit: on each body, the measured distances between its

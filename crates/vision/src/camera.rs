@@ -270,37 +270,9 @@ impl Calibration {
             reason,
         };
         // Every matrix size checked before OpenCV reads the file: a damaged `rows:` makes it
-        // try to allocate tens of gigabytes (found by fuzzing). A calibration's matrices are
-        // at most 3 x 3 or 1 x 14.
+        // try to allocate tens of gigabytes (found by fuzzing).
         if let Ok(bytes) = std::fs::read(path) {
-            // A calibration file is UTF-8 text (OpenCV's parser spun for minutes on a damaged
-            // one with binary bytes in it: found by fuzzing).
-            let text = String::from_utf8(bytes).map_err(|e| {
-                bad(format!(
-                    "not UTF-8 text (a byte at {} is not); the file is damaged: calibrate again",
-                    e.utf8_error().valid_up_to()
-                ))
-            })?;
-            if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
-                return Err(bad(
-                    "holds control characters; the file is damaged: calibrate again".into(),
-                ));
-            }
-            for (k, line) in text.lines().enumerate() {
-                let t = line.trim();
-                if let Some((key, value)) = t
-                    .split_once(':')
-                    .filter(|(k, _)| *k == "rows" || *k == "cols")
-                {
-                    if !value
-                        .trim()
-                        .parse::<u32>()
-                        .is_ok_and(|n| (1..=64).contains(&n))
-                    {
-                        return Err(bad(format!("line {}: '{key}: {}' is not a matrix size (1 to 64); the file is damaged: calibrate again", k + 1, value.trim())));
-                    }
-                }
-            }
+            check_text(bytes).map_err(&bad)?;
         }
         let fs =
             FileStorage::new(&p, opencv::core::FileStorage_Mode::READ as i32, "").map_err(|e| {
@@ -312,66 +284,36 @@ impl Calibration {
         if !cv("open", fs.is_opened())? {
             return Err(bad("cannot be opened as OpenCV FileStorage YAML".into()));
         }
-        let node = |key: &str| -> Result<opencv::core::FileNode, VisionError> {
-            let n = cv("read", fs.get(key))?;
-            if cv("read", n.is_none())? {
-                return Err(bad(format!("'{key}' is missing; recalibrate or add it")));
-            }
-            Ok(n)
-        };
-        let values = |key: &str, len: usize| -> Result<Vec<f64>, VisionError> {
-            let m = cv("read", node(key)?.mat())
-                .map_err(|_| bad(format!("'{key}' is not a matrix")))?;
-            let v = mat_values(&m)?;
-            if v.len() != len {
-                return Err(bad(format!(
-                    "'{key}' must hold {len} numbers, it holds {} ({v:?}); calibrate again",
-                    v.len()
-                )));
-            }
-            if let Some(k) = v.iter().position(|x| !x.is_finite()) {
-                return Err(bad(format!(
-                    "'{key}' holds {} at position {}, not a finite number ({v:?}); calibrate again",
-                    v[k],
-                    k + 1
-                )));
-            }
-            Ok(v)
-        };
-        let width = cv("read", node("image_width")?.to_i32())?;
-        let height = cv("read", node("image_height")?.to_i32())?;
+        let file = Stored { fs: &fs, path: &p };
+        let width = cv("read", file.node("image_width")?.to_i32())?;
+        let height = cv("read", file.node("image_height")?.to_i32())?;
         if width <= 0 || height <= 0 {
             return Err(bad(format!(
                 "image size {width} x {height} is not positive"
             )));
         }
-        let k = values("camera_matrix", 9)?;
+        let k = file.values("camera_matrix", 9)?;
         if !(k[0] > 0.0 && k[4] > 0.0) {
             return Err(bad(format!(
                 "camera_matrix has non-positive focal lengths {} and {}",
                 k[0], k[4]
             )));
         }
-        let d = values("distortion_coefficients", 5)?;
-        let rms = cv("read", node("rms_reprojection_error_px")?.real()).unwrap_or(f64::NAN);
-        let has = |key: &str| {
-            fs.get(key)
-                .and_then(|n| n.is_none())
-                .map(|none| !none)
-                .unwrap_or(false)
+        let d = file.values("distortion_coefficients", 5)?;
+        let rms = cv("read", file.node("rms_reprojection_error_px")?.real()).unwrap_or(f64::NAN);
+        let plane = match file.has("bench_homography") {
+            true => Some(BenchPlane {
+                h: Matrix3::from_row_slice(&file.values("bench_homography", 9)?),
+            }),
+            false => None,
         };
-        let plane = if has("bench_homography") {
-            let h = values("bench_homography", 9)?;
-            Some(BenchPlane {
-                h: Matrix3::from_row_slice(&h),
-            })
-        } else {
-            None
+        let std_intrinsics = match file.has("std_deviations_intrinsics") {
+            true => mat_values(&cv("read", file.node("std_deviations_intrinsics")?.mat())?)?,
+            false => Vec::new(),
         };
-        let std_intrinsics = if has("std_deviations_intrinsics") {
-            mat_values(&cv("read", node("std_deviations_intrinsics")?.mat())?)?
-        } else {
-            Vec::new()
+        let distortion_model = match file.has("distortion_model") {
+            true => cv("read", file.node("distortion_model")?.to_string()).ok(),
+            false => None,
         };
         Ok(Calibration {
             intrinsics: Intrinsics {
@@ -388,13 +330,95 @@ impl Calibration {
             per_view: Vec::new(),
             rejected: Vec::new(),
             plane,
-            distortion_model: if has("distortion_model") {
-                cv("read", node("distortion_model")?.to_string()).ok()
-            } else {
-                None
-            },
+            distortion_model,
             corners: Vec::new(),
         })
+    }
+}
+
+/// A calibration file's text checked before OpenCV parses it: UTF-8 (OpenCV's parser spun for
+/// minutes on a damaged one with binary bytes in it), no control characters, and every matrix
+/// size (`rows:`, `cols:`) from 1 to 64 (a damaged size makes OpenCV try to allocate tens of
+/// gigabytes; a calibration's matrices are at most 3 x 3 or 1 x 14). Both found by fuzzing.
+fn check_text(bytes: Vec<u8>) -> Result<(), String> {
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (a byte at {} is not); the file is damaged: calibrate again",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+        return Err("holds control characters; the file is damaged: calibrate again".into());
+    }
+    for (k, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some((key, value)) = t
+            .split_once(':')
+            .filter(|(k, _)| *k == "rows" || *k == "cols")
+        {
+            if !value
+                .trim()
+                .parse::<u32>()
+                .is_ok_and(|n| (1..=64).contains(&n))
+            {
+                return Err(format!("line {}: '{key}: {}' is not a matrix size (1 to 64); the file is damaged: calibrate again", k + 1, value.trim()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An opened calibration file and its path (for the errors).
+struct Stored<'a> {
+    fs: &'a FileStorage,
+    path: &'a str,
+}
+
+impl Stored<'_> {
+    fn bad(&self, reason: String) -> VisionError {
+        VisionError::CalibrationFile {
+            path: self.path.into(),
+            reason,
+        }
+    }
+
+    /// Whether the file has `key`.
+    fn has(&self, key: &str) -> bool {
+        self.fs
+            .get(key)
+            .and_then(|n| n.is_none())
+            .map(|none| !none)
+            .unwrap_or(false)
+    }
+
+    /// The node at `key`; an error naming it when it is missing.
+    fn node(&self, key: &str) -> Result<opencv::core::FileNode, VisionError> {
+        let n = cv("read", self.fs.get(key))?;
+        if cv("read", n.is_none())? {
+            return Err(self.bad(format!("'{key}' is missing; recalibrate or add it")));
+        }
+        Ok(n)
+    }
+
+    /// The `len` finite numbers of the matrix at `key`; an error naming it otherwise.
+    fn values(&self, key: &str, len: usize) -> Result<Vec<f64>, VisionError> {
+        let m = cv("read", self.node(key)?.mat())
+            .map_err(|_| self.bad(format!("'{key}' is not a matrix")))?;
+        let v = mat_values(&m)?;
+        if v.len() != len {
+            return Err(self.bad(format!(
+                "'{key}' must hold {len} numbers, it holds {} ({v:?}); calibrate again",
+                v.len()
+            )));
+        }
+        if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+            return Err(self.bad(format!(
+                "'{key}' holds {} at position {}, not a finite number ({v:?}); calibrate again",
+                v[k],
+                k + 1
+            )));
+        }
+        Ok(v)
     }
 }
 
