@@ -98,12 +98,36 @@ fn scalar_rts(
     tau: f64,
     smooth: bool,
 ) -> Option<(f64, Vec<ScaledState>)> {
-    let n = t.len();
-    let r = sigma * sigma;
-    let d = Vector4::new(1.0, tau, tau * tau, tau * tau * tau);
-    let fact = [1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0];
-    let step = |h: f64, with_q: bool| {
-        let u = h / tau;
+    let model = SnapModel::new(s, tau);
+    let (loglik, pred, mut states) = scalar_forward(t, z, sigma, &model, smooth)?;
+    if smooth {
+        scalar_backward(t, &model, &pred, &mut states)?;
+    }
+    Some((loglik, states))
+}
+
+/// The white-snap model on the state scaled to the sample step tau: its snap density `s` and
+/// the scales d = (1, tau, tau^2, tau^3).
+struct SnapModel {
+    s: f64,
+    tau: f64,
+    d: Vector4<f64>,
+}
+
+impl SnapModel {
+    fn new(s: f64, tau: f64) -> SnapModel {
+        SnapModel {
+            s,
+            tau,
+            d: Vector4::new(1.0, tau, tau * tau, tau * tau * tau),
+        }
+    }
+
+    /// The transition F and (when `with_q`) the process noise Q over a step `h` (s).
+    fn step(&self, h: f64, with_q: bool) -> (Matrix4<f64>, Matrix4<f64>) {
+        let fact = [1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0];
+        let (s, d) = (self.s, &self.d);
+        let u = h / self.tau;
         let f = Matrix4::from_fn(|i, j| {
             if j >= i {
                 u.powi((j - i) as i32) / fact[j - i]
@@ -120,7 +144,20 @@ fn scalar_rts(
             Matrix4::zeros()
         };
         (f, q)
-    };
+    }
+}
+
+/// The filter's forward pass: the log-likelihood, and when `smooth` the predicted and the
+/// filtered states (scaled). None when a covariance loses positive definiteness.
+fn scalar_forward(
+    t: &[f64],
+    z: &[f64],
+    sigma: f64,
+    model: &SnapModel,
+    smooth: bool,
+) -> Option<(f64, Vec<ScaledState>, Vec<ScaledState>)> {
+    let n = t.len();
+    let r = sigma * sigma;
     // Prior: the first value with twice the noise, each derivative diffuse on the scale of the
     // series' range per step (in scaled units: generous, yet within a few orders of the value's).
     let (lo, hi) = z
@@ -137,10 +174,8 @@ fn scalar_rts(
         1e2 * range * range,
     ));
     let mut loglik = 0.0;
-    let mut pred: Vec<(Vector4<f64>, Matrix4<f64>)> =
-        Vec::with_capacity(if smooth { n } else { 0 });
-    let mut states: Vec<(Vector4<f64>, Matrix4<f64>)> =
-        Vec::with_capacity(if smooth { n } else { 0 });
+    let mut pred: Vec<ScaledState> = Vec::with_capacity(if smooth { n } else { 0 });
+    let mut states: Vec<ScaledState> = Vec::with_capacity(if smooth { n } else { 0 });
     let mut last_h = f64::NAN;
     let (mut f, mut q) = (Matrix4::identity(), Matrix4::zeros());
     // Likelihood passes only: once the covariance stops changing at a constant step (the
@@ -151,7 +186,7 @@ fn scalar_rts(
         if k > 0 {
             let h = t[k] - t[k - 1];
             if (h - last_h).abs() > STEP_TOLERANCE * h || last_h.is_nan() {
-                (f, q) = step(h, true);
+                (f, q) = model.step(h, true);
                 last_h = h;
                 steady = None;
             }
@@ -193,27 +228,38 @@ fn scalar_rts(
             states.push((x, p));
         }
     }
-    if smooth {
-        last_h = f64::NAN;
-        for k in (0..n.saturating_sub(1)).rev() {
-            let h = t[k + 1] - t[k];
-            if (h - last_h).abs() > STEP_TOLERANCE * h || last_h.is_nan() {
-                (f, _) = step(h, false);
-                last_h = h;
-            }
-            let fp = f * states[k].1;
-            let g = pred[k + 1].1.cholesky()?.solve(&fp).transpose();
-            let xk = states[k].0 + g * (states[k + 1].0 - pred[k + 1].0);
-            let pk = states[k].1 + g * (states[k + 1].1 - pred[k + 1].1) * g.transpose();
-            states[k] = (xk, (pk + pk.transpose()) * 0.5);
+    Some((loglik, pred, states))
+}
+
+/// The RTS backward pass over the filtered `states` (with the predicted ones `pred`), then the
+/// states taken from scaled units to SI. None when a predicted covariance is not positive
+/// definite.
+fn scalar_backward(
+    t: &[f64],
+    model: &SnapModel,
+    pred: &[ScaledState],
+    states: &mut [ScaledState],
+) -> Option<()> {
+    let mut last_h = f64::NAN;
+    let mut f = Matrix4::identity();
+    for k in (0..t.len().saturating_sub(1)).rev() {
+        let h = t[k + 1] - t[k];
+        if (h - last_h).abs() > STEP_TOLERANCE * h || last_h.is_nan() {
+            (f, _) = model.step(h, false);
+            last_h = h;
         }
-        let dinv = Matrix4::from_diagonal(&d.map(|v| 1.0 / v));
-        for (x, p) in states.iter_mut() {
-            *x = dinv * *x;
-            *p = dinv * *p * dinv;
-        }
+        let fp = f * states[k].1;
+        let g = pred[k + 1].1.cholesky()?.solve(&fp).transpose();
+        let xk = states[k].0 + g * (states[k + 1].0 - pred[k + 1].0);
+        let pk = states[k].1 + g * (states[k + 1].1 - pred[k + 1].1) * g.transpose();
+        states[k] = (xk, (pk + pk.transpose()) * 0.5);
     }
-    Some((loglik, states))
+    let dinv = Matrix4::from_diagonal(&model.d.map(|v| 1.0 / v));
+    for (x, p) in states.iter_mut() {
+        *x = dinv * *x;
+        *p = dinv * *p * dinv;
+    }
+    Some(())
 }
 
 /// A trend plus harmonics at time u (from the series' origin, s): value, first and second
