@@ -789,74 +789,21 @@ impl RtsSmoother {
         };
         // The plain smoother.
         let plain = self.ml(t, values, &segs, tau).ok_or_else(failed)?;
-        let idx: Vec<usize> = segs.iter().flat_map(|&(a, b)| a..b).collect();
-        let nobs = idx.len() as f64;
-        // The periodic part (Bayesian harmonic regression), kept if the whole model's penalised
-        // likelihood beats the plain smoother's.
-        let f0 = if self.harmonics == Some(0) {
-            None
-        } else {
-            self.frequency
-                .or_else(|| fundamental(t, &[(values, present)]))
-        };
-        let mut periodic: Option<(PeriodicFit, (f64, f64, f64))> = None;
-        if let Some(f0) = f0 {
-            let t_span = t[*idx.last().unwrap_or(&0)] - t[idx[0]];
-            let k_auto = MAX_HARMONICS
-                .min((0.45 / (tau * f0)).floor() as usize)
-                .min(((nobs / 2.0 - 2.0) / 2.0).max(0.0) as usize);
-            let k = self.harmonics.map_or(k_auto, |k| k.min(k_auto));
-            if t_span * f0 >= 2.0 {
-                if let Some(fit) = PeriodicFit::fit(t, values, &idx, f0, k, plain.0) {
-                    let resid: Vec<f64> = (0..n)
-                        .map(|j| {
-                            if present[j] {
-                                values[j] - fit.value_at(t[j])
-                            } else {
-                                0.0
-                            }
-                        })
-                        .collect();
-                    if let Some(ml) = self.ml(t, &resid, &segs, tau) {
-                        let penalised = ml.2 - 0.5 * (fit.effective_parameters + 3.0) * nobs.ln();
-                        if penalised > plain.2 || self.harmonics.is_some() {
-                            periodic = Some((fit, ml));
-                        }
-                    }
-                }
-            }
-        }
+        let periodic = self.periodic_part(t, values, present, &segs, tau, plain);
         let (sigma, s, l) = periodic.as_ref().map_or(plain, |p| p.1);
         let parts: Vec<([f64; 3], [f64; 3])> = match &periodic {
             None => vec![([0.0; 3], [0.0; 3]); n],
             Some(p) => p.0.evaluate(t),
         };
-        let part = |j: usize| parts[j];
         for &(a, b) in &segs {
-            let z: Vec<f64> = (a..b).map(|j| values[j] - part(j).0[0]).collect();
+            let z: Vec<f64> = (a..b).map(|j| values[j] - parts[j].0[0]).collect();
             let (_, st) = scalar_rts(&t[a..b], &z, sigma, s, tau, true).ok_or_else(|| {
                 SignalError::BadInput {
                     name: name.into(),
                     reason: "the smoother lost positive definiteness".into(),
                 }
             })?;
-            let mut acc_sd: Vec<f64> = st.iter().map(|(_, p)| p[(2, 2)].max(0.0).sqrt()).collect();
-            acc_sd.sort_by(|x, y| x.total_cmp(y));
-            let median = acc_sd[acc_sd.len() / 2];
-            for (i, (x, p)) in st.iter().enumerate() {
-                let j = a + i;
-                let (hv, hvar) = part(j);
-                out.value[j] = x[0] + hv[0];
-                out.rate[j] = x[1] + hv[1];
-                out.accel[j] = x[2] + hv[2];
-                let rs = [p[(0, 0)], p[(1, 1)], p[(2, 2)]];
-                out.sigma[j] = [0, 1, 2].map(|i| (rs[i].max(0.0) + hvar[i]).sqrt());
-                out.provenance[j] = if rs[2].max(0.0).sqrt() > 2.0 * median {
-                    Provenance::Edge
-                } else {
-                    Provenance::Measured
-                };
-            }
+            add_segment(&mut out, a, &st, &parts);
         }
         let (frequency, harmonics) = periodic
             .as_ref()
@@ -875,6 +822,78 @@ impl RtsSmoother {
                 prior,
             }),
         ))
+    }
+
+    /// The periodic part (Bayesian harmonic regression) with the smoother's (noise, density,
+    /// log-likelihood) on the rest, kept if the whole model's penalised likelihood beats the
+    /// plain smoother's (`plain`) or the harmonics were given; None without a fundamental or
+    /// two of its periods.
+    fn periodic_part(
+        &self,
+        t: &[f64],
+        values: &[f64],
+        present: &[bool],
+        segs: &[(usize, usize)],
+        tau: f64,
+        plain: (f64, f64, f64),
+    ) -> Option<(PeriodicFit, (f64, f64, f64))> {
+        let idx: Vec<usize> = segs.iter().flat_map(|&(a, b)| a..b).collect();
+        let nobs = idx.len() as f64;
+        let f0 = if self.harmonics == Some(0) {
+            None
+        } else {
+            self.frequency
+                .or_else(|| fundamental(t, &[(values, present)]))
+        }?;
+        let t_span = t[*idx.last().unwrap_or(&0)] - t[idx[0]];
+        let k_auto = MAX_HARMONICS
+            .min((0.45 / (tau * f0)).floor() as usize)
+            .min(((nobs / 2.0 - 2.0) / 2.0).max(0.0) as usize);
+        let k = self.harmonics.map_or(k_auto, |k| k.min(k_auto));
+        if t_span * f0 < 2.0 {
+            return None;
+        }
+        let fit = PeriodicFit::fit(t, values, &idx, f0, k, plain.0)?;
+        let resid: Vec<f64> = (0..t.len())
+            .map(|j| {
+                if present[j] {
+                    values[j] - fit.value_at(t[j])
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let ml = self.ml(t, &resid, segs, tau)?;
+        let penalised = ml.2 - 0.5 * (fit.effective_parameters + 3.0) * nobs.ln();
+        (penalised > plain.2 || self.harmonics.is_some()).then_some((fit, ml))
+    }
+}
+
+/// One run's smoothed states (from sample `a`) into `out`, with the periodic part's value and
+/// variance (`parts`) added back; a sample whose acceleration sigma exceeds twice the run's
+/// median is marked as at an edge.
+fn add_segment(
+    out: &mut Derivatives,
+    a: usize,
+    st: &[ScaledState],
+    parts: &[([f64; 3], [f64; 3])],
+) {
+    let mut acc_sd: Vec<f64> = st.iter().map(|(_, p)| p[(2, 2)].max(0.0).sqrt()).collect();
+    acc_sd.sort_by(|x, y| x.total_cmp(y));
+    let median = acc_sd[acc_sd.len() / 2];
+    for (i, (x, p)) in st.iter().enumerate() {
+        let j = a + i;
+        let (hv, hvar) = parts[j];
+        out.value[j] = x[0] + hv[0];
+        out.rate[j] = x[1] + hv[1];
+        out.accel[j] = x[2] + hv[2];
+        let rs = [p[(0, 0)], p[(1, 1)], p[(2, 2)]];
+        out.sigma[j] = [0, 1, 2].map(|i| (rs[i].max(0.0) + hvar[i]).sqrt());
+        out.provenance[j] = if rs[2].max(0.0).sqrt() > 2.0 * median {
+            Provenance::Edge
+        } else {
+            Provenance::Measured
+        };
     }
 }
 
