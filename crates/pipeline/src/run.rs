@@ -335,82 +335,20 @@ impl RecordingInputs {
         if let Some(d) = folder.filter(|d| !d.is_dir()) {
             return Err(PipelineError::Input(format!("recording {name}: the recording folder {} does not exist; check [run] recording (paths are relative to the pipeline file)", d.display())));
         }
-        let given = |p: &Option<PathBuf>| p.as_ref().map(|p| clean_path(&base.join(p)));
-        let usual = |f: &str| folder.map(|d| d.join(f)).filter(|p| p.exists());
-        let missing = |what: &str, key: &str, usual: &str| {
-            PipelineError::Input(match folder {
-                Some(d) => format!("recording {name}: no {what}; put {usual} in the recording folder ({}) or give [inputs] {key} in the pipeline file", d.display()),
-                None => format!("recording {name}: no {what}; give [run] recording (a folder with {usual}) or [inputs] {key} in the pipeline file"),
-            })
-        };
-        let exists = |p: PathBuf, key: &str| -> Result<PathBuf, PipelineError> {
-            if p.exists() {
-                Ok(p)
-            } else {
-                Err(PipelineError::Input(format!(
-                    "recording {name}: [inputs] {key} = {}: no such file or folder",
-                    p.display()
-                )))
-            }
-        };
-        let calibration = || -> Result<CalibrationSource, PipelineError> {
-            if let Some(c) = given(&inputs.calibration) {
-                return Ok(CalibrationSource::File(exists(c, "calibration")?));
-            }
-            let views = match given(&inputs.views) {
-                Some(v) => exists(v, "views")?,
-                None => match usual("views") {
-                    Some(v) => v,
-                    None => match usual("calibration.yaml") {
-                        Some(c) => return Ok(CalibrationSource::File(c)),
-                        None => {
-                            return Err(missing(
-                                "calibration",
-                                "calibration (a file) or views",
-                                "views/ (chessboard views) or calibration.yaml",
-                            ))
-                        }
-                    },
-                },
-            };
-            let plane_view = match given(&inputs.plane_view) {
-                Some(p) => exists(p, "plane_view")?,
-                None => usual("plane-view.png").ok_or_else(|| {
-                    missing(
-                        "view of the board in the lever's plane",
-                        "plane_view",
-                        "plane-view.png",
-                    )
-                })?,
-            };
-            let clicks = match given(&inputs.clicks) {
-                Some(p) => exists(p, "clicks")?,
-                None => usual("clicks.toml").ok_or_else(|| {
-                    missing(
-                        "clicked pixels of A and the horizontal",
-                        "clicks",
-                        "clicks.toml",
-                    )
-                })?,
-            };
-            Ok(CalibrationSource::Views {
-                views,
-                plane_view,
-                clicks,
-            })
-        };
-        let tracks = match given(&inputs.tracks) {
-            Some(t) => Some(exists(t, "tracks")?),
+        let look = Lookup { name, folder, base };
+        let tracks = match look.given(&inputs.tracks) {
+            Some(t) => Some(look.exists(t, "tracks")?),
             None => None,
         };
-        let video = match given(&inputs.video) {
-            Some(v) => Some(exists(v, "video")?),
+        let video = match look.given(&inputs.video) {
+            Some(v) => Some(look.exists(v, "video")?),
             None if tracks.is_none() => folder.and_then(find_video),
             None => None,
         };
         let tracks = tracks.or_else(|| {
             if video.is_none() {
-                usual("tracks.parquet").or_else(|| usual("tracks.csv"))
+                look.usual("tracks.parquet")
+                    .or_else(|| look.usual("tracks.csv"))
             } else {
                 None
             }
@@ -418,17 +356,21 @@ impl RecordingInputs {
         let source = match (video, tracks) {
             (Some(video), _) => TracksSource::Video {
                 video,
-                calibration: calibration()?,
+                calibration: look.calibration(inputs)?,
             },
             (None, Some(tracks)) => {
                 let px = inputs.tracks_unit.as_deref() == Some("px");
                 TracksSource::Table {
                     tracks,
-                    calibration: if px { Some(calibration()?) } else { None },
+                    calibration: if px {
+                        Some(look.calibration(inputs)?)
+                    } else {
+                        None
+                    },
                 }
             }
             (None, None) => {
-                return Err(missing(
+                return Err(look.missing(
                     "video or tracks table",
                     "video or tracks",
                     "video.mp4 (or .avi, .mkv, .mov)",
@@ -446,6 +388,106 @@ impl RecordingInputs {
             mechanism: mechanism.to_path_buf(),
             seed,
         })
+    }
+}
+
+/// Where a recording's inputs are looked up: the `[inputs]` paths (relative to `base`) and
+/// the recording folder's usual files; its errors name the recording and how to give a file.
+struct Lookup<'a> {
+    name: &'a str,
+    folder: Option<&'a Path>,
+    base: &'a Path,
+}
+
+impl Lookup<'_> {
+    /// A path given in `[inputs]`, from the pipeline file's folder.
+    fn given(&self, p: &Option<PathBuf>) -> Option<PathBuf> {
+        p.as_ref().map(|p| clean_path(&self.base.join(p)))
+    }
+
+    /// The recording folder's file `f`, when it is there.
+    fn usual(&self, f: &str) -> Option<PathBuf> {
+        self.folder.map(|d| d.join(f)).filter(|p| p.exists())
+    }
+
+    /// The error of an input found nowhere: `what` it is, the `[inputs]` key and the usual file.
+    fn missing(&self, what: &str, key: &str, usual: &str) -> PipelineError {
+        let name = self.name;
+        PipelineError::Input(match self.folder {
+            Some(d) => format!("recording {name}: no {what}; put {usual} in the recording folder ({}) or give [inputs] {key} in the pipeline file", d.display()),
+            None => format!("recording {name}: no {what}; give [run] recording (a folder with {usual}) or [inputs] {key} in the pipeline file"),
+        })
+    }
+
+    /// A given path, or the error that it does not exist.
+    fn exists(&self, p: PathBuf, key: &str) -> Result<PathBuf, PipelineError> {
+        if p.exists() {
+            Ok(p)
+        } else {
+            Err(PipelineError::Input(format!(
+                "recording {}: [inputs] {key} = {}: no such file or folder",
+                self.name,
+                p.display()
+            )))
+        }
+    }
+
+    /// The calibration: a file given, or views with the plane view and the clicks (given or
+    /// the folder's), or the folder's calibration file.
+    fn calibration(&self, inputs: &Inputs) -> Result<CalibrationSource, PipelineError> {
+        if let Some(c) = self.given(&inputs.calibration) {
+            return Ok(CalibrationSource::File(self.exists(c, "calibration")?));
+        }
+        let views = match self.given(&inputs.views) {
+            Some(v) => self.exists(v, "views")?,
+            None => match self.usual("views") {
+                Some(v) => v,
+                None => match self.usual("calibration.yaml") {
+                    Some(c) => return Ok(CalibrationSource::File(c)),
+                    None => {
+                        return Err(self.missing(
+                            "calibration",
+                            "calibration (a file) or views",
+                            "views/ (chessboard views) or calibration.yaml",
+                        ))
+                    }
+                },
+            },
+        };
+        let plane_view = self.given_or_usual(
+            &inputs.plane_view,
+            "plane_view",
+            "plane-view.png",
+            "view of the board in the lever's plane",
+        )?;
+        let clicks = self.given_or_usual(
+            &inputs.clicks,
+            "clicks",
+            "clicks.toml",
+            "clicked pixels of A and the horizontal",
+        )?;
+        Ok(CalibrationSource::Views {
+            views,
+            plane_view,
+            clicks,
+        })
+    }
+
+    /// The file given as `[inputs] key`, else the folder's `usual` one; else the error that
+    /// the `what` is missing.
+    fn given_or_usual(
+        &self,
+        p: &Option<PathBuf>,
+        key: &str,
+        usual: &str,
+        what: &str,
+    ) -> Result<PathBuf, PipelineError> {
+        match self.given(p) {
+            Some(p) => self.exists(p, key),
+            None => self
+                .usual(usual)
+                .ok_or_else(|| self.missing(what, key, usual)),
+        }
     }
 }
 
