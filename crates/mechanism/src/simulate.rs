@@ -172,13 +172,7 @@ impl Mechanism {
         }
         let n = self.ncoords();
         let nf = self.forces.len();
-        let q0 = self.initial_configuration()?;
-        let rates: Vec<f64> = self.drivers.iter().map(|d| d.rate).collect();
-        let qd0 = self.velocities_at(&q0, &rates)?;
-        let mut y = DVector::zeros(2 * n + nf);
-        y.rows_mut(0, n).copy_from(&q0);
-        y.rows_mut(n, n).copy_from(&qd0);
-
+        let mut y = self.initial_state()?;
         let deriv = |y: &DVector<f64>| -> Result<DVector<f64>, MechanismError> {
             let q = y.rows(0, n).into_owned();
             let qd = y.rows(n, n).into_owned();
@@ -191,40 +185,31 @@ impl Mechanism {
             }
             Ok(d)
         };
-
         let nsamples = (cfg.duration * cfg.rate).round() as usize + 1;
         let total = cfg.settle + (nsamples - 1) as f64 / cfg.rate;
         let mut report = SimReport::default();
         let mut samples = Vec::with_capacity(nsamples);
         let mut t = 0.0;
         let mut h = 1e-4f64;
-        let mut next = 0usize; // next output sample
         let sample_time = |k: usize| cfg.settle + k as f64 / cfg.rate;
         let mut work0: Option<Vec<f64>> = None;
         let mut last_report = 0.0;
         loop {
             // Record when we stand on an output time.
+            let next = samples.len();
             if next < nsamples && (t - sample_time(next)).abs() < 1e-12 {
-                let q = y.rows(0, n).into_owned();
-                let qd = y.rows(n, n).into_owned();
-                let (qdd, lambda) = self.forward(&q, &qd).map_err(|e| with_time(e, t))?;
-                let w: Vec<f64> = (0..nf).map(|k| y[2 * n + k]).collect();
-                let w0 = work0.get_or_insert_with(|| w.clone());
-                report.max_drift_at_samples = report.max_drift_at_samples.max(self.phi(&q).amax());
-                samples.push(Sample {
-                    t: next as f64 / cfg.rate,
-                    q,
-                    qd,
-                    qdd,
-                    lambda,
-                    work: w.iter().zip(w0.iter()).map(|(a, b)| a - b).collect(),
-                });
-                next += 1;
-                if next == nsamples {
+                samples.push(self.sample(
+                    &y,
+                    t,
+                    next as f64 / cfg.rate,
+                    &mut work0,
+                    &mut report,
+                )?);
+                if samples.len() == nsamples {
                     break;
                 }
             }
-            let target = sample_time(next);
+            let target = sample_time(samples.len());
             let hh = h.min(target - t);
             let (ynew, err) = dopri5_step(&deriv, &y, hh, cfg).map_err(|e| with_time(e, t))?;
             if err <= 1.0 {
@@ -234,13 +219,7 @@ impl Mechanism {
                     t + hh
                 };
                 y = ynew;
-                let mut q = y.rows(0, n).into_owned();
-                let mut qd = y.rows(n, n).into_owned();
-                let before = self.project(&mut q, &mut qd).map_err(|e| with_time(e, t))?;
-                report.max_drift_before_projection = report.max_drift_before_projection.max(before);
-                y.rows_mut(0, n).copy_from(&q);
-                y.rows_mut(n, n).copy_from(&qd);
-                report.steps += 1;
+                self.project_state(&mut y, t, &mut report)?;
                 if t - last_report > 0.01 * total {
                     last_report = t;
                     progress(t / total);
@@ -248,15 +227,7 @@ impl Mechanism {
             } else {
                 report.rejected += 1;
             }
-            let factor = if err == 0.0 {
-                5.0
-            } else {
-                (0.9 * err.powf(-0.2)).clamp(0.2, 5.0)
-            };
-            // Keep the full step length h when the step was only shortened to land on a sample.
-            h = (hh * factor)
-                .max(if err <= 1.0 { h.min(hh * 5.0) } else { 0.0 })
-                .min(0.01);
+            h = next_step(h, hh, err);
             if h < 1e-12 {
                 return Err(MechanismError::Simulation {
                     t,
@@ -273,6 +244,66 @@ impl Mechanism {
         progress(1.0);
         self.energy_balance(&samples, &mut report);
         Ok(Simulation { samples, report })
+    }
+
+    /// The integrator's initial state: the assembled configuration, its velocities at the
+    /// drivers' rates, and zero work of every force element.
+    fn initial_state(&self) -> Result<DVector<f64>, MechanismError> {
+        let n = self.ncoords();
+        let q0 = self.initial_configuration()?;
+        let rates: Vec<f64> = self.drivers.iter().map(|d| d.rate).collect();
+        let qd0 = self.velocities_at(&q0, &rates)?;
+        let mut y = DVector::zeros(2 * n + self.forces.len());
+        y.rows_mut(0, n).copy_from(&q0);
+        y.rows_mut(n, n).copy_from(&qd0);
+        Ok(y)
+    }
+
+    /// The output sample at integration time `t` (its time `ts` from the end of settling): the
+    /// state, accelerations and multipliers, and each force element's work since the first
+    /// sample (`work0`, set at the first); the constraints' drift noted in `report`.
+    fn sample(
+        &self,
+        y: &DVector<f64>,
+        t: f64,
+        ts: f64,
+        work0: &mut Option<Vec<f64>>,
+        report: &mut SimReport,
+    ) -> Result<Sample, MechanismError> {
+        let n = self.ncoords();
+        let q = y.rows(0, n).into_owned();
+        let qd = y.rows(n, n).into_owned();
+        let (qdd, lambda) = self.forward(&q, &qd).map_err(|e| with_time(e, t))?;
+        let w: Vec<f64> = (0..self.forces.len()).map(|k| y[2 * n + k]).collect();
+        let w0 = work0.get_or_insert_with(|| w.clone());
+        report.max_drift_at_samples = report.max_drift_at_samples.max(self.phi(&q).amax());
+        Ok(Sample {
+            t: ts,
+            q,
+            qd,
+            qdd,
+            lambda,
+            work: w.iter().zip(w0.iter()).map(|(a, b)| a - b).collect(),
+        })
+    }
+
+    /// An accepted step's state projected back onto the constraints (positions and
+    /// velocities), the drift before projection and the step counted in `report`.
+    fn project_state(
+        &self,
+        y: &mut DVector<f64>,
+        t: f64,
+        report: &mut SimReport,
+    ) -> Result<(), MechanismError> {
+        let n = self.ncoords();
+        let mut q = y.rows(0, n).into_owned();
+        let mut qd = y.rows(n, n).into_owned();
+        let before = self.project(&mut q, &mut qd).map_err(|e| with_time(e, t))?;
+        report.max_drift_before_projection = report.max_drift_before_projection.max(before);
+        y.rows_mut(0, n).copy_from(&q);
+        y.rows_mut(n, n).copy_from(&qd);
+        report.steps += 1;
+        Ok(())
     }
 
     /// Fill the energy-balance figures of `report` from the samples.
@@ -356,6 +387,20 @@ fn with_time(e: MechanismError, t: f64) -> MechanismError {
         MechanismError::Simulation { reason, .. } => MechanismError::Simulation { t, reason },
         other => other,
     }
+}
+
+/// The next step length after a step of `hh` (s) with error ratio `err`, the step before that
+/// `h`: the usual 0.9 err^(-1/5) (between 0.2 and 5 times), keeping the full length h when the
+/// step was only shortened to land on a sample; at most 10 ms.
+fn next_step(h: f64, hh: f64, err: f64) -> f64 {
+    let factor = if err == 0.0 {
+        5.0
+    } else {
+        (0.9 * err.powf(-0.2)).clamp(0.2, 5.0)
+    };
+    (hh * factor)
+        .max(if err <= 1.0 { h.min(hh * 5.0) } else { 0.0 })
+        .min(0.01)
 }
 
 /// One Dormand-Prince 5(4) step (Hairer, Norsett & Wanner, Solving ODE I, table 5.2): the
