@@ -276,11 +276,6 @@ fn follow_in_windows(
     cfg: &TrackConfig,
     bufs: &mut WindowBuffers,
 ) -> Result<Option<WindowFollow>, VisionError> {
-    let WindowBuffers {
-        grey: buf,
-        seen,
-        stack,
-    } = bufs;
     let (cols, rows) = (frame.cols() as i64, frame.rows() as i64);
     let ch = frame.channels() as usize;
     if !(ch == 1 || ch == 3) || !frame.is_continuous() {
@@ -310,6 +305,7 @@ fn follow_in_windows(
             return Ok(None);
         }
         let (w, h) = ((x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize);
+        let buf = &mut bufs.grey;
         buf.clear();
         for v in y0..=y1 {
             let row = (v * cols) as usize;
@@ -322,63 +318,13 @@ fn follow_in_windows(
                 });
             }
         }
-        let thr = threshold_of(buf, cfg);
-        // Connected components (8-connectivity) of the pixels above the threshold.
-        seen.clear();
-        seen.resize(w * h, false);
-        stack.clear();
-        let mut found: Option<(i32, i32, i32, i32, f64)> = None;
-        for start in 0..w * h {
-            if seen[start] || (buf[start] as f64) <= thr {
-                continue;
-            }
-            let (mut bx0, mut by0, mut bx1, mut by1, mut area) =
-                (usize::MAX, usize::MAX, 0usize, 0usize, 0usize);
-            seen[start] = true;
-            stack.push(start);
-            while let Some(i) = stack.pop() {
-                let (u, v) = (i % w, i / w);
-                area += 1;
-                bx0 = bx0.min(u);
-                by0 = by0.min(v);
-                bx1 = bx1.max(u);
-                by1 = by1.max(v);
-                for dv in -1i64..=1 {
-                    for du in -1i64..=1 {
-                        let (nu, nv) = (u as i64 + du, v as i64 + dv);
-                        if nu < 0 || nv < 0 || nu >= w as i64 || nv >= h as i64 {
-                            continue;
-                        }
-                        let j = nv as usize * w + nu as usize;
-                        if !seen[j] && (buf[j] as f64) > thr {
-                            seen[j] = true;
-                            stack.push(j);
-                        }
-                    }
-                }
-            }
-            let (bw, bh) = ((bx1 - bx0 + 1) as i32, (by1 - by0 + 1) as i32);
-            if !disc_like(area as f64, bw, bh, cfg) {
-                rejected += 1;
-                continue;
-            }
-            // Wholly inside the window with the 3 px of the centroid's box, unless the window
-            // ends at the frame's edge (as the whole-frame search clips there too).
-            let inside = |lo: usize, hi: usize, n: usize, at_lo: bool, at_hi: bool| {
-                (lo >= 4 || at_lo) && (hi + 4 < n || at_hi)
-            };
-            if found.is_some()
-                || !inside(bx0, bx1, w, x0 == 0, x1 == cols - 1)
-                || !inside(by0, by1, h, y0 == 0, y1 == rows - 1)
-            {
-                return Ok(None);
-            }
-            found = Some((bx0 as i32, by0 as i32, bw, bh, area as f64));
-        }
+        let edges = [x0 == 0, x1 == cols - 1, y0 == 0, y1 == rows - 1];
+        let (found, r) = single_disc(bufs, w, h, edges, cfg);
+        rejected += r;
         let Some((bx, by, bw, bh, area)) = found else {
             return Ok(None);
         };
-        let Some(mut blob) = measure_blob(buf, w, h, (bx, by, bw, bh), area) else {
+        let Some(mut blob) = measure_blob(&bufs.grey, w, h, (bx, by, bw, bh), area) else {
             return Ok(None);
         };
         blob.u += x0 as f64;
@@ -386,6 +332,80 @@ fn follow_in_windows(
         out.push(Some(blob));
     }
     Ok(Some((out, rejected)))
+}
+
+/// A blob's box in a window (x, y, width, height, px) and its area (px).
+type BlobBox = (i32, i32, i32, i32, f64);
+
+/// The one disc-like blob (box x, y, width, height in px, and area) of the window of `w` x `h`
+/// grey pixels in `bufs`, and the blobs rejected by shape. None when there is none, more than
+/// one, or one not wholly inside the window with the 3 px of the centroid's box (unless the
+/// window ends at the frame's edge there: `edges` left, right, top, bottom, as the
+/// whole-frame search clips there too). Connected components with 8-connectivity.
+fn single_disc(
+    bufs: &mut WindowBuffers,
+    w: usize,
+    h: usize,
+    edges: [bool; 4],
+    cfg: &TrackConfig,
+) -> (Option<BlobBox>, usize) {
+    let WindowBuffers {
+        grey: buf,
+        seen,
+        stack,
+    } = bufs;
+    let thr = threshold_of(buf, cfg);
+    seen.clear();
+    seen.resize(w * h, false);
+    stack.clear();
+    let mut found: Option<BlobBox> = None;
+    let mut rejected = 0;
+    for start in 0..w * h {
+        if seen[start] || (buf[start] as f64) <= thr {
+            continue;
+        }
+        let (mut bx0, mut by0, mut bx1, mut by1, mut area) =
+            (usize::MAX, usize::MAX, 0usize, 0usize, 0usize);
+        seen[start] = true;
+        stack.push(start);
+        while let Some(i) = stack.pop() {
+            let (u, v) = (i % w, i / w);
+            area += 1;
+            bx0 = bx0.min(u);
+            by0 = by0.min(v);
+            bx1 = bx1.max(u);
+            by1 = by1.max(v);
+            for dv in -1i64..=1 {
+                for du in -1i64..=1 {
+                    let (nu, nv) = (u as i64 + du, v as i64 + dv);
+                    if nu < 0 || nv < 0 || nu >= w as i64 || nv >= h as i64 {
+                        continue;
+                    }
+                    let j = nv as usize * w + nu as usize;
+                    if !seen[j] && (buf[j] as f64) > thr {
+                        seen[j] = true;
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        let (bw, bh) = ((bx1 - bx0 + 1) as i32, (by1 - by0 + 1) as i32);
+        if !disc_like(area as f64, bw, bh, cfg) {
+            rejected += 1;
+            continue;
+        }
+        let inside = |lo: usize, hi: usize, n: usize, at_lo: bool, at_hi: bool| {
+            (lo >= 4 || at_lo) && (hi + 4 < n || at_hi)
+        };
+        if found.is_some()
+            || !inside(bx0, bx1, w, edges[0], edges[1])
+            || !inside(by0, by1, h, edges[2], edges[3])
+        {
+            return (None, rejected);
+        }
+        found = Some((bx0 as i32, by0 as i32, bw, bh, area as f64));
+    }
+    (found, rejected)
 }
 
 /// One locked frame in this many is searched over the lever's neighbourhood rather than in the
