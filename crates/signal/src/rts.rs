@@ -443,7 +443,6 @@ impl PeriodicFit {
         harmonics: usize,
         sigma0: f64,
     ) -> Option<PeriodicFit> {
-        let p = 2 + 2 * harmonics;
         let n = idx.len();
         if n <= 4 || harmonics == 0 {
             return None;
@@ -458,54 +457,101 @@ impl PeriodicFit {
             });
         let range = (hi - lo).max(sigma0).max(1e-300);
         let span = (t[idx[n - 1]] - t0).max(1e-300);
-        // Diffuse mean and trend: prior variances far above the data's scale (constant in the
-        // hyperparameters, so they do not bias the choice).
-        let diffuse = [(1e3 * range).powi(2), (1e3 * range / span).powi(2)];
-        let eval = |sigma: f64,
-                    lambda: f64,
-                    beta: f64,
-                    keep: bool|
-         -> Option<(f64, Option<HarmonicPosterior>)> {
-            let s2 = sigma * sigma;
-            let mut a = &btb / s2;
-            let mut logdet_p = 0.0;
-            for j in 0..p {
-                let v = if j < 2 {
-                    diffuse[j]
-                } else {
-                    lambda * ((j / 2) as f64).powf(-2.0 * beta)
-                };
-                a[(j, j)] += 1.0 / v;
-                logdet_p += v.ln();
-            }
-            let chol = a.cholesky()?;
-            let z = &btx / s2;
-            let mean = chol.solve(&z);
-            let logdet_a = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
-            let quad = xtx / s2 - z.dot(&mean);
-            let ll = -0.5
-                * (quad
-                    + logdet_p
-                    + logdet_a
-                    + n as f64 * s2.ln()
-                    + n as f64 * (std::f64::consts::TAU).ln());
-            let extra = if keep {
-                let cov = chol.inverse();
-                let edf = (&cov * &btb).trace() / s2;
-                Some((mean, cov, edf))
-            } else {
-                None
-            };
-            Some((ll, extra))
+        let evidence = HarmonicEvidence {
+            btb,
+            btx,
+            xtx,
+            n,
+            // Diffuse mean and trend: prior variances far above the data's scale (constant in
+            // the hyperparameters, so they do not bias the choice).
+            diffuse: [(1e3 * range).powi(2), (1e3 * range / span).powi(2)],
         };
-        // Start: lambda from the first harmonic's least-squares power, beta 3; then coordinate
-        // ascent on logarithmic grids.
+        // Start: lambda from the first harmonic's least-squares power, beta 3.
         let first = harmonic_fit(t, values, idx, f0, 1)
             .map(|(c, _)| 0.5 * (c[2] * c[2] + c[3] * c[3]))
             .unwrap_or(range * range);
+        let (ll, sigma, lambda, beta) = evidence.maximise(sigma0, first);
+        let (_, extra) = evidence.eval(sigma, lambda, beta, true)?;
+        let (mean, cov, edf) = extra?;
+        Some(PeriodicFit {
+            frequency: f0,
+            harmonics,
+            noise: sigma,
+            lambda,
+            beta,
+            log_likelihood: ll,
+            effective_parameters: edf,
+            t0,
+            mean,
+            cov,
+        })
+    }
+}
+
+/// The harmonic regression's evidence: the normal equations (B'B, B'x, x'x) over `n` samples
+/// and the diffuse prior variances of the mean and the trend; the harmonics' prior variance is
+/// lambda k^(-2 beta) for harmonic k.
+struct HarmonicEvidence {
+    btb: DMatrix<f64>,
+    btx: DVector<f64>,
+    xtx: f64,
+    n: usize,
+    diffuse: [f64; 2],
+}
+
+impl HarmonicEvidence {
+    /// The log marginal likelihood at noise `sigma` and prior (`lambda`, `beta`), with the
+    /// posterior (mean, covariance, effective parameters) when `keep`; None when the
+    /// posterior precision is not positive definite.
+    fn eval(
+        &self,
+        sigma: f64,
+        lambda: f64,
+        beta: f64,
+        keep: bool,
+    ) -> Option<(f64, Option<HarmonicPosterior>)> {
+        let (btb, btx, n) = (&self.btb, &self.btx, self.n);
+        let p = btb.nrows();
+        let s2 = sigma * sigma;
+        let mut a = btb / s2;
+        let mut logdet_p = 0.0;
+        for j in 0..p {
+            let v = if j < 2 {
+                self.diffuse[j]
+            } else {
+                lambda * ((j / 2) as f64).powf(-2.0 * beta)
+            };
+            a[(j, j)] += 1.0 / v;
+            logdet_p += v.ln();
+        }
+        let chol = a.cholesky()?;
+        let z = btx / s2;
+        let mean = chol.solve(&z);
+        let logdet_a = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
+        let quad = self.xtx / s2 - z.dot(&mean);
+        let ll = -0.5
+            * (quad
+                + logdet_p
+                + logdet_a
+                + n as f64 * s2.ln()
+                + n as f64 * (std::f64::consts::TAU).ln());
+        let extra = if keep {
+            let cov = chol.inverse();
+            let edf = (&cov * btb).trace() / s2;
+            Some((mean, cov, edf))
+        } else {
+            None
+        };
+        Some((ll, extra))
+    }
+
+    /// The (log-likelihood, sigma, lambda, beta) of largest evidence: a grid over beta and
+    /// lambda about `first` at `sigma0`, then coordinate ascent on logarithmic grids, each
+    /// round finer.
+    fn maximise(&self, sigma0: f64, first: f64) -> (f64, f64, f64, f64) {
         let mut best = (f64::NEG_INFINITY, sigma0, first.max(1e-300), 3.0);
         let consider = |sg: f64, lm: f64, bt: f64, best: &mut (f64, f64, f64, f64)| {
-            if let Some((ll, _)) = eval(sg, lm, bt, false) {
+            if let Some((ll, _)) = self.eval(sg, lm, bt, false) {
                 if ll.is_finite() && ll > best.0 {
                     *best = (ll, sg, lm, bt);
                 }
@@ -531,21 +577,7 @@ impl PeriodicFit {
                 consider(sg, lm, (bt + 0.25 * fine * e as f64).max(0.0), &mut best);
             }
         }
-        let (ll, sigma, lambda, beta) = best;
-        let (_, extra) = eval(sigma, lambda, beta, true)?;
-        let (mean, cov, edf) = extra?;
-        Some(PeriodicFit {
-            frequency: f0,
-            harmonics,
-            noise: sigma,
-            lambda,
-            beta,
-            log_likelihood: ll,
-            effective_parameters: edf,
-            t0,
-            mean,
-            cov,
-        })
+        best
     }
 }
 
