@@ -213,31 +213,28 @@ pub fn fit_positions(
         seen.push(r);
     }
     let mut report = FoldReport::default();
-    let in_zone = |k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]| {
-        qs[k].is_some() && seen[k] < FOLD_ZONE_RATIO
-    };
     if !(0..n).any(|k| in_zone(k, &qs, &seen)) {
         return Ok((qs, report));
     }
     let noise = marker_noise(mech, obs).unwrap_or(0.0).max(1e-7);
     let nd = mech.drivers.len();
-    let mut zs: Vec<DriverObs> = (0..n)
-        .map(|k| {
-            if in_zone(k, &qs, &seen) {
-                None
-            } else {
-                qs[k]
-                    .as_ref()
-                    .and_then(|q| driver_obs(mech, q, &obs[k], noise))
-            }
-        })
-        .collect();
+    let mut zs = zone_free_obs(mech, obs, &qs, &seen, noise, 0..n);
     // The motion model's jerk density by maximum likelihood over a logarithmic grid.
     let (s, _) = ml_jerk_densities(nd, |s| Some(driver_filter(t, &zs, nd, s, false)?.0))
         .ok_or_else(|| {
             KinematicsError::Fit("the drivers' motion model fits no jerk density".into())
         })?;
     report.jerk_density = s.clone();
+    let zone = |a: usize, b: usize| Zone {
+        t,
+        obs,
+        a,
+        b,
+        noise,
+        s: &s,
+        atlas: &atlas,
+        w: &w,
+    };
     // The driver each zone's markers are blind to (on the bench, the slide).
     let mut blind: Vec<usize> = Vec::new();
     let mut zones: Vec<(usize, usize)> = Vec::new();
@@ -252,16 +249,7 @@ pub fn fit_positions(
             k += 1;
         }
         report.zones += 1;
-        let ctx = Zone {
-            t,
-            obs,
-            a,
-            b: k,
-            noise,
-            s: &s,
-            atlas: &atlas,
-            w: &w,
-        };
+        let ctx = zone(a, k);
         let zone_blind = blind_driver(mech, &ctx, &qs);
         blind.extend(zone_blind);
         zones.push((a, k));
@@ -279,34 +267,43 @@ pub fn fit_positions(
     if report.relabelled > 0 {
         // The zones bridged anew between the path's sides.
         for &(a, b) in &zones {
-            let ctx = Zone {
-                t,
-                obs,
-                a,
-                b,
-                noise,
-                s: &s,
-                atlas: &atlas,
-                w: &w,
-            };
             let (lo, hi) = (a.saturating_sub(FOLD_SIDE), (b + FOLD_SIDE).min(n));
-            let window: Vec<DriverObs> = (lo..hi)
-                .map(|j| {
-                    if in_zone(j, &qs, &seen) {
-                        None
-                    } else {
-                        qs[j]
-                            .as_ref()
-                            .and_then(|q| driver_obs(mech, q, &obs[j], noise))
-                    }
-                })
-                .collect();
+            let window = zone_free_obs(mech, obs, &qs, &seen, noise, lo..hi);
             let mut path = qs[lo..hi].to_vec();
-            bridge_zone(mech, &ctx, lo, &mut path, &window);
+            bridge_zone(mech, &zone(a, b), lo, &mut path, &window);
             qs[a..b].clone_from_slice(&path[a - lo..b - lo]);
         }
     }
     Ok((qs, report))
+}
+
+/// Whether sample `k` is fitted and lies in a fold zone (the markers see the motion's weakest
+/// direction less than [`FOLD_ZONE_RATIO`] of its strongest).
+fn in_zone(k: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> bool {
+    qs[k].is_some() && seen[k] < FOLD_ZONE_RATIO
+}
+
+/// The drivers' observations from the markers at the samples of `range` (None in a fold zone
+/// or where the sample is not fitted).
+fn zone_free_obs(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    qs: &[Option<DVector<f64>>],
+    seen: &[f64],
+    noise: f64,
+    range: std::ops::Range<usize>,
+) -> Vec<DriverObs> {
+    range
+        .map(|k| {
+            if in_zone(k, qs, seen) {
+                None
+            } else {
+                qs[k]
+                    .as_ref()
+                    .and_then(|q| driver_obs(mech, q, &obs[k], noise))
+            }
+        })
+        .collect()
 }
 
 /// Decide the branch after one fold zone and bridge the zone (`blind`: the driver the zone's
