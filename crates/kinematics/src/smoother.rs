@@ -84,22 +84,9 @@ pub fn smooth_markers_with_covariance(
     init: &[Option<DVector<f64>>],
 ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), KinematicsError> {
     let nd = mech.drivers.len();
-    let nm = mech.markers.len();
-    let n = t.len();
     let scale = driver_weights(mech, 1.0);
     let sigma = marker_noise(mech, obs).map_or(1e-4, |s| s.max(1e-7));
-    // Linearisation points: the fit, gaps filled from the nearest fitted sample.
-    let first = init.iter().find_map(|q| q.clone()).ok_or_else(|| {
-        KinematicsError::Fit("the smoother has no fitted sample to start from".into())
-    })?;
-    let mut lin: Vec<DVector<f64>> = Vec::with_capacity(n);
-    for q in init {
-        let next = q
-            .clone()
-            .or_else(|| lin.last().cloned())
-            .unwrap_or_else(|| first.clone());
-        lin.push(next);
-    }
+    let mut lin = linearisation_points(init)?;
     let prior = |lin: &[DVector<f64>]| smoother_prior(mech, &lin[0]);
     let lobs = linearised(mech, obs, &lin, sigma, &vec![None; nd]);
     let (s, _) = ml_jerk_densities(nd, |s| {
@@ -123,18 +110,73 @@ pub fn smooth_markers_with_covariance(
             "the smoother's innovation covariance lost positive definiteness".into(),
         )
     })?;
-    let mut out = Vec::with_capacity(n);
+    let (out, mut report) = smoothed_samples(mech, obs, &lin, &est, &scale);
+    report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
+    let covariances = est
+        .states
+        .iter()
+        .map(|(_, p)| {
+            DMatrix::from_fn(3 * nd, 3 * nd, |a, b| {
+                let (ja, oa, jb, ob) = (a / 3, a % 3, b / 3, b % 3);
+                p[(ORDER * ja + oa, ORDER * jb + ob)] / (scale[ja] * scale[jb])
+            })
+        })
+        .collect();
+    Ok((
+        out,
+        report,
+        SmootherReport {
+            sigma_m: sigma,
+            jerk_density: s,
+            log_likelihood: est.loglik,
+            iterations,
+            last_step: step,
+        },
+        covariances,
+    ))
+}
+
+/// Linearisation points: the fit, gaps filled from the nearest earlier fitted sample (the
+/// first fitted one before any).
+fn linearisation_points(
+    init: &[Option<DVector<f64>>],
+) -> Result<Vec<DVector<f64>>, KinematicsError> {
+    let first = init.iter().find_map(|q| q.clone()).ok_or_else(|| {
+        KinematicsError::Fit("the smoother has no fitted sample to start from".into())
+    })?;
+    let mut lin: Vec<DVector<f64>> = Vec::with_capacity(init.len());
+    for q in init {
+        let next = q
+            .clone()
+            .or_else(|| lin.last().cloned())
+            .unwrap_or_else(|| first.clone());
+        lin.push(next);
+    }
+    Ok(lin)
+}
+
+/// The smoothed samples: each configuration of the last linearisation with the velocities and
+/// accelerations of the smoothed drivers' rates (in the drivers' units: the state divided by
+/// `scale`), and the markers' residuals; the fit's report of them.
+fn smoothed_samples(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    lin: &[DVector<f64>],
+    est: &flexbench_signal::kalman::Estimate,
+    scale: &[f64],
+) -> (Vec<FitSample>, FitReport) {
+    let (nd, nm) = (mech.drivers.len(), mech.markers.len());
+    let mut out = Vec::with_capacity(lin.len());
     let mut report = FitReport::default();
     let (mut sum2, mut cnt) = (vec![0.0; nm], vec![0usize; nm]);
-    for k in 0..n {
+    for (k, q) in lin.iter().enumerate() {
         let x = &est.states[k].0;
         let rates: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 1] / scale[j]).collect();
         let accs: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 2] / scale[j]).collect();
         let state = (|| {
-            let q = lin[k].clone();
-            let qd = mech.velocities_at(&q, &rates).ok()?;
-            let qdd = mech.accelerations_at(&q, &qd, &accs).ok()?;
-            Some((q, qd, qdd))
+            let qd = mech.velocities_at(q, &rates).ok()?;
+            let qdd = mech.accelerations_at(q, &qd, &accs).ok()?;
+            Some((q.clone(), qd, qdd))
         })();
         let Some((q, qd, qdd)) = state else {
             report.unfitted_samples += 1;
@@ -159,27 +201,5 @@ pub fn smooth_markers_with_covariance(
         });
     }
     (report.rms_per_marker, report.rms) = marker_rms(mech, &sum2, &cnt);
-    report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
-    let covariances = est
-        .states
-        .iter()
-        .map(|(_, p)| {
-            DMatrix::from_fn(3 * nd, 3 * nd, |a, b| {
-                let (ja, oa, jb, ob) = (a / 3, a % 3, b / 3, b % 3);
-                p[(ORDER * ja + oa, ORDER * jb + ob)] / (scale[ja] * scale[jb])
-            })
-        })
-        .collect();
-    Ok((
-        out,
-        report,
-        SmootherReport {
-            sigma_m: sigma,
-            jerk_density: s,
-            log_likelihood: est.loglik,
-            iterations,
-            last_step: step,
-        },
-        covariances,
-    ))
+    (out, report)
 }
