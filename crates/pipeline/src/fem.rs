@@ -261,21 +261,11 @@ pub fn fem(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<(FemRecord, Vec<PathBuf>), PipelineError> {
     let (mech, mesh) = lever_mesh(mechanism, cfg)?;
-    let centroid = mech
-        .bodies
-        .iter()
-        .find(|b| b.name == "lever")
-        .map(|b| b.centroid)
-        .unwrap_or_default();
+    let lever_body = mech.bodies.iter().find(|b| b.name == "lever");
+    let centroid = lever_body.map(|b| b.centroid).unwrap_or_default();
     let (instants, crank) = read_instants(bodies, forces, centroid, mech.gravity)?;
     let g = mesh.assemble();
-    let worst_balance = instants
-        .iter()
-        .map(|inst| {
-            let (r, scale) = inst.rigid_balance(&mesh, &g);
-            r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300)
-        })
-        .fold(0.0, f64::max);
+    let worst_balance = worst_rigid_balance(&instants, &mesh, &g);
     let total = match cfg.damping {
         Some(_) => 2 * instants.len(),
         None => instants.len(),
@@ -283,19 +273,8 @@ pub fn fem(
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
     let count = cfg.modes.min(free.len());
-    // The shapes of the lowest 2 count modes are all that following `count` modes reads.
-    let modes: Vec<InstantModes> = cycle_modes_keeping(
-        &mesh,
-        &g,
-        &instants,
-        cfg.supports,
-        cfg.modes,
-        2 * count,
-        &mut |k, _| progress(k, total),
-    )
-    .map_err(|source| PipelineError::FemStep {
-        context: "the lever's modes".into(),
-        source,
+    let modes = lever_modes(&mesh, &g, &instants, cfg, count, &mut |k| {
+        progress(k, total)
     })?;
     let (labels, worst_mac) = track(&modes, &m_free, count);
     let followed = Followed {
@@ -319,11 +298,7 @@ pub fn fem(
     let markers = lever_markers(&mech);
     let measured = match (&cfg.measured, &response) {
         (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
-        (Some(_), None) => {
-            return Err(PipelineError::Input(
-                "--measured needs the forced response (drop --no-response)".into(),
-            ))
-        }
+        (Some(_), None) => return Err(PipelineError::Input(NEEDS_RESPONSE.into())),
         _ => None,
     };
     let deflection = response
@@ -356,6 +331,50 @@ pub fn fem(
     };
     files.push(record.write(&out.join("summary.json"))?);
     Ok((record, files))
+}
+
+/// Every instant's modes of the lever; the shapes of the lowest 2 `count` modes are kept, all
+/// that following `count` modes reads. `progress` is told each instant done.
+fn lever_modes(
+    mesh: &Mesh,
+    g: &flexbench_fem::assembly::GlobalMatrices,
+    instants: &[LeverInstant],
+    cfg: &FemConfig,
+    count: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Vec<InstantModes>, PipelineError> {
+    cycle_modes_keeping(
+        mesh,
+        g,
+        instants,
+        cfg.supports,
+        cfg.modes,
+        2 * count,
+        &mut |k, _| progress(k),
+    )
+    .map_err(|source| PipelineError::FemStep {
+        context: "the lever's modes".into(),
+        source,
+    })
+}
+
+/// The error of a comparison with the measured deflection asked without the forced response.
+const NEEDS_RESPONSE: &str = "--measured needs the forced response (drop --no-response)";
+
+/// The largest relative residual of the lever's rigid-body balance (the rigid modes' share of
+/// the loads, which the liaison forces should cancel) over the instants.
+fn worst_rigid_balance(
+    instants: &[LeverInstant],
+    mesh: &Mesh,
+    g: &flexbench_fem::assembly::GlobalMatrices,
+) -> f64 {
+    instants
+        .iter()
+        .map(|inst| {
+            let (r, scale) = inst.rigid_balance(mesh, g);
+            r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300)
+        })
+        .fold(0.0, f64::max)
 }
 
 /// The markers on the lever: name and abscissa from B along the lever, m.
