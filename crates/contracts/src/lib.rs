@@ -9,11 +9,13 @@
 pub mod atomic;
 pub mod json;
 pub mod manifest;
+pub mod motion;
 pub mod names;
 pub mod parallel;
 pub mod table;
 pub mod tracks;
 
+pub use motion::{Bodies, BodyMotion, Forces};
 pub use table::{Column, Table};
 pub use tracks::{MarkerSeries, TrackRow, Tracks};
 
@@ -95,4 +97,30 @@ pub enum ContractError {
     /// Marker names differ from what the mechanism expects.
     #[error("{0}")]
     Markers(String),
+    /// A value that must be there is absent.
+    #[error("table '{table}', row {row}: column '{column}' is empty; every row needs it")]
+    Missing {
+        table: String,
+        row: usize,
+        column: String,
+    },
+    /// A value that must be finite or absent is NaN or infinite.
+    #[error("table '{table}', row {row}: column '{column}' is {value}, not a finite number; leave it empty where there is no value")]
+    NotFiniteValue {
+        table: String,
+        row: usize,
+        column: String,
+        value: f64,
+    },
+    /// Time does not increase strictly.
+    #[error("table '{table}', row {row}: time goes from {previous} s to {current} s; times must increase strictly (sort the table by time and remove duplicated samples)")]
+    TimeNotIncreasing {
+        table: String,
+        row: usize,
+        previous: f64,
+        current: f64,
+    },
+    /// The rows do not share one time grid.
+    #[error("table '{table}': {reason}")]
+    TimeGrid { table: String, reason: String },
 }

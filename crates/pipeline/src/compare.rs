@@ -34,20 +34,14 @@ pub const SPEED_WARNING: f64 = 0.01;
 /// The times and the crank angle per sample (rad, unwrapped), from a bodies table (rows of body
 /// `crank`); at least two samples.
 pub(crate) fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), PipelineError> {
-    let df = read_frame(bodies)?;
-    let names = strings(&df, bodies, "body")?;
-    let (t, phi) = (opt_f64(&df, bodies, "t")?, opt_f64(&df, bodies, "phi")?);
-    let rows: Vec<usize> = (0..names.len())
-        .filter(|&i| names[i].as_deref() == Some("crank"))
-        .collect();
+    let table = flexbench_tables::read_bodies(bodies)?;
+    let phi = table.body("crank").and_then(|c| c.column("phi"));
     let mut out_t = Vec::new();
     let mut out_phi: Vec<f64> = Vec::new();
-    for &i in &rows {
-        let (Some(ti), Some(p)) = (t[i], phi[i]) else {
-            continue;
-        };
-        out_t.push(ti);
-        out_phi.push(p);
+    for (ti, p) in table.t.iter().zip(phi.unwrap_or_default()) {
+        let Some(p) = p else { continue };
+        out_t.push(*ti);
+        out_phi.push(*p);
     }
     crate::unwrap_angles(&mut out_phi);
     if out_t.len() < 2 {
@@ -358,9 +352,7 @@ fn quantities<'a>(
         opt_f64(&mdf, markers, "ax")?,
         opt_f64(&mdf, markers, "ay")?,
     );
-    let forces = measured.forces;
-    let fdf = read_frame(forces)?;
-    let ft = opt_f64(&fdf, forces, "t")?;
+    let forces = flexbench_tables::read_forces(measured.forces)?;
     let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
     let (sax, say) = (
         sigma_of(&mdf, markers, "ax")?,
@@ -382,10 +374,15 @@ fn quantities<'a>(
         let Some(j) = cols.iter().position(|c| c == name) else {
             continue;
         };
-        let col = opt_f64(&fdf, forces, name)?;
-        let sig = sigma_of(&fdf, forces, name)?;
-        let meas: Vec<(f64, f64, Option<f64>)> = (0..ft.len())
-            .filter_map(|i| Some((angle_at(ft[i]?)?, col[i]?, sig[i])))
+        let col = forces.column(name).ok_or_else(|| {
+            PipelineError::Input(format!(
+                "{}: no column '{name}', which the mechanism's joints give; give the forces table the process stage wrote with this mechanism",
+                measured.forces.display()
+            ))
+        })?;
+        let sig = forces.column(&format!("{name}_sigma"));
+        let meas: Vec<(f64, f64, Option<f64>)> = (0..forces.t.len())
+            .filter_map(|i| Some((angle_at(forces.t[i])?, col[i]?, sig.and_then(|s| s[i]))))
             .collect();
         let simv = sim_forces.iter().map(|r| r[j]).collect();
         quantities.push((name.to_string(), "N", simv, meas));

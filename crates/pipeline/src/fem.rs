@@ -12,7 +12,7 @@ use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_mechanism::Mechanism;
 use flexbench_report::{Curve, Figure, Panel};
-use flexbench_tables::{opt_f64, read_frame, strings};
+use flexbench_tables::{opt_f64, read_bodies, read_forces, read_frame, strings};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
@@ -75,72 +75,53 @@ fn read_instants(
     centroid: Vector2<f64>,
     gravity: Vector2<f64>,
 ) -> Result<(Vec<LeverInstant>, Vec<f64>), PipelineError> {
-    let df = read_frame(bodies)?;
-    let names = strings(&df, bodies, "body")?;
-    let col = |n: &str| opt_f64(&df, bodies, n);
-    let (t, phi, omega, ax, ay, eps) = (
-        col("t")?,
-        col("phi")?,
-        col("omega")?,
-        col("ax")?,
-        col("ay")?,
-        col("epsilon")?,
-    );
-    let rows = |body: &str| -> Vec<usize> {
-        (0..names.len())
-            .filter(|&i| names[i].as_deref() == Some(body))
-            .collect()
-    };
-    let (lever, crank) = (rows("lever"), rows("crank"));
-    if lever.is_empty() {
+    let table = read_bodies(bodies)?;
+    let Some(lever) = table.body("lever") else {
         return Err(PipelineError::Input(format!("{}: no rows for body 'lever': give the bodies table that `process` or `simulate` wrote", bodies.display())));
-    }
-    let ff = read_frame(forces)?;
-    let fcol = |n: &str| opt_f64(&ff, forces, n);
-    let (tf, bx, by, cx, cy) = (
-        fcol("t")?,
-        fcol("B_x")?,
-        fcol("B_y")?,
-        fcol("C_x")?,
-        fcol("C_y")?,
-    );
-    if tf.len() != lever.len() {
+    };
+    let ff = read_forces(forces)?;
+    let fcol = |n: &str| -> Result<&[Option<f64>], PipelineError> {
+        ff.column(n).ok_or_else(|| {
+            PipelineError::Input(format!(
+                "{}: no column '{n}': give the forces table of the bench's process stage",
+                forces.display()
+            ))
+        })
+    };
+    let (bx, by, cx, cy) = (fcol("B_x")?, fcol("B_y")?, fcol("C_x")?, fcol("C_y")?);
+    if ff.t.len() != table.t.len() {
         return Err(PipelineError::Input(format!(
             "{} has {} samples and {} has {} of the lever: give the forces and the bodies of the same run",
             forces.display(),
-            tf.len(),
+            ff.t.len(),
             bodies.display(),
-            lever.len()
+            table.t.len()
         )));
     }
-    let mut out = Vec::with_capacity(lever.len());
-    let mut crank_angle = Vec::with_capacity(lever.len());
-    let mut last_t = f64::NEG_INFINITY;
-    for (k, &i) in lever.iter().enumerate() {
+    let col = |n: &str| lever.column(n).unwrap_or_default();
+    let (phi, omega, ax, ay, eps) = (
+        col("phi"),
+        col("omega"),
+        col("ax"),
+        col("ay"),
+        col("epsilon"),
+    );
+    let mut out = Vec::with_capacity(table.t.len());
+    for (k, (&ti, &tfi)) in table.t.iter().zip(&ff.t).enumerate() {
         let need = |v: Option<f64>, what: &str, file: &Path| -> Result<f64, PipelineError> {
-            v.filter(|x| x.is_finite()).ok_or_else(|| PipelineError::Input(format!("{}: sample {} has no finite {what}: the FEM needs every sample (drop the rejected ones first)", file.display(), k + 1)))
+            v.ok_or_else(|| PipelineError::Input(format!("{}: sample {} has no finite {what}: the FEM needs every sample (drop the rejected ones first)", file.display(), k + 1)))
         };
-        let ti = need(t[i], "t", bodies)?;
-        let tfi = need(tf[k], "t", forces)?;
         if (ti - tfi).abs() > 1e-9 * ti.abs().max(1.0) {
             return Err(PipelineError::Input(format!("sample {}: t = {ti} s in {} but {tfi} s in {}: give the forces and the bodies of the same run", k + 1, bodies.display(), forces.display())));
         }
-        if ti <= last_t {
-            return Err(PipelineError::Input(format!(
-                "{}: time is not increasing at sample {} (t = {ti} s after {last_t} s)",
-                bodies.display(),
-                k + 1
-            )));
-        }
-        last_t = ti;
         let (p, w, e) = (
-            need(phi[i], "lever phi", bodies)?,
-            need(omega[i], "lever omega", bodies)?,
-            need(eps[i], "lever epsilon", bodies)?,
+            need(phi[k], "lever phi", bodies)?,
+            need(omega[k], "lever omega", bodies)?,
+            need(eps[k], "lever epsilon", bodies)?,
         );
         let a_g = Vector2::new(
-            need(ax[i], "lever ax", bodies)?,
-            need(ay[i], "lever ay", bodies)?,
+            need(ax[k], "lever ax", bodies)?,
+            need(ay[k], "lever ay", bodies)?,
         );
         let a_b = LeverInstant::origin_acceleration(a_g, p, w, e, centroid);
         out.push(LeverInstant {
@@ -153,8 +134,11 @@ fn read_instants(
             force_c: Vector2::new(need(cx[k], "C_x", forces)?, need(cy[k], "C_y", forces)?),
             gravity,
         });
-        crank_angle.push(crank.get(k).and_then(|&c| phi[c]).unwrap_or(f64::NAN));
     }
+    let mut crank_angle: Vec<f64> = match table.body("crank").and_then(|c| c.column("phi")) {
+        Some(phi) => phi.iter().map(|p| p.unwrap_or(f64::NAN)).collect(),
+        None => vec![f64::NAN; out.len()],
+    };
     crate::unwrap_angles(&mut crank_angle);
     Ok((out, crank_angle))
 }

@@ -320,10 +320,12 @@ fn forces_over_turn(
     crank: &Crank,
     bands: &str,
 ) -> Result<Peaks, PipelineError> {
-    let fpath = dirs.process.join("forces.parquet");
-    let fdf = read_frame(&fpath)?;
-    let ft = opt_f64(&fdf, &fpath, "t")?;
-    let deg: Vec<f64> = ft.iter().map(|ti| crank.degrees_at(*ti)).collect();
+    let forces = flexbench_tables::read_forces(&dirs.process.join("forces.parquet"))?;
+    let deg: Vec<f64> = forces
+        .t
+        .iter()
+        .map(|ti| crank.degrees_at(Some(*ti)))
+        .collect();
     let mut panels = Vec::new();
     let mut peak_rows = String::new();
     let mut peaks = Peaks::default();
@@ -331,11 +333,9 @@ fn forces_over_turn(
         ("B", "B: force of the crank on the lever"),
         ("C", "C': force of the rocker on the lever"),
     ] {
-        let (cx, cy) = (format!("{j}_x"), format!("{j}_y"));
-        if !has_column(&fdf, &cx) || !has_column(&fdf, &cy) {
+        let Some((panel, mag)) = joint_panel(&forces, j, label, &deg) else {
             continue;
-        }
-        let (panel, mag) = joint_panel(&fdf, &fpath, j, label, &deg)?;
+        };
         panels.push(panel);
         if let Some(k) = (0..mag.len())
             .filter(|&i| mag[i].is_some())
@@ -348,7 +348,7 @@ fn forces_over_turn(
                 "<tr><td>{name}</td><td>{:.1}</td><td>{:.1}</td><td>{:.4}</td></tr>",
                 mag[k].unwrap_or(f64::NAN),
                 deg[k],
-                ft[k].unwrap_or(f64::NAN)
+                forces.t[k]
             );
         }
     }
@@ -375,26 +375,20 @@ fn forces_over_turn(
 }
 
 /// One joint's panel (x, y with their 2-sigma bands, and |F|) in order of crank angle, and the
-/// magnitude per sample.
+/// magnitude per sample; None when the forces table has no components of the joint.
 fn joint_panel(
-    fdf: &flexbench_tables::DataFrame,
-    fpath: &Path,
+    forces: &flexbench_contracts::Forces,
     j: &str,
     label: &str,
     deg: &[f64],
-) -> Result<(Panel, Vec<Option<f64>>), PipelineError> {
+) -> Option<(Panel, Vec<Option<f64>>)> {
     let (cx, cy) = (format!("{j}_x"), format!("{j}_y"));
-    let (vx, vy) = (opt_f64(fdf, fpath, &cx)?, opt_f64(fdf, fpath, &cy)?);
-    let sig = |c: &str| -> Result<Vec<Option<f64>>, PipelineError> {
-        let n = format!("{c}_sigma");
-        Ok(if has_column(fdf, &n) {
-            opt_f64(fdf, fpath, &n)?
-                .iter()
-                .map(|s| s.map(|s| 2.0 * s))
-                .collect()
-        } else {
-            Vec::new()
-        })
+    let (vx, vy) = (forces.column(&cx)?, forces.column(&cy)?);
+    let sig = |c: &str| -> Vec<Option<f64>> {
+        match forces.column(&format!("{c}_sigma")) {
+            Some(s) => s.iter().map(|s| s.map(|s| 2.0 * s)).collect(),
+            None => Vec::new(),
+        }
     };
     // The samples in order of crank angle, with a break where the angle wraps.
     let mut order: Vec<usize> = (0..deg.len()).filter(|&i| deg[i].is_finite()).collect();
@@ -403,10 +397,10 @@ fn joint_panel(
     let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
         order.iter().map(|&i| v.get(i).copied().flatten()).collect()
     };
-    let (sx, sy) = (sig(&cx)?, sig(&cy)?);
+    let (sx, sy) = (sig(&cx), sig(&cy));
     let mag: Vec<Option<f64>> = vx
         .iter()
-        .zip(&vy)
+        .zip(vy)
         .map(|(a, b)| a.zip(*b).map(|(a, b)| a.hypot(b)))
         .collect();
     let curve = |label: String, y: &[Option<f64>], band: &[Option<f64>]| Curve {
@@ -423,12 +417,12 @@ fn joint_panel(
         title: label.into(),
         y_label: "force (N), bench frame".into(),
         curves: vec![
-            curve(format!("{j}_x"), &vx, &sx),
-            curve(format!("{j}_y"), &vy, &sy),
+            curve(format!("{j}_x"), vx, &sx),
+            curve(format!("{j}_y"), vy, &sy),
             curve(format!("|{j}|"), &mag, &[]),
         ],
     };
-    Ok((panel, mag))
+    Some((panel, mag))
 }
 
 /// The tracks' columns the tracking-quality figure and table read.

@@ -11,7 +11,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::atomic::{write_with, AtomicError};
-use flexbench_contracts::{Column as FbColumn, ContractError, Table, TrackRow, Tracks};
+use flexbench_contracts::motion::{BodyRow, BODY_COLUMNS};
+use flexbench_contracts::{
+    Bodies, Column as FbColumn, ContractError, Forces, Table, TrackRow, Tracks,
+};
 use polars::prelude::*;
 
 pub mod interchange;
@@ -355,6 +358,45 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
     })
 }
 
+/// Read the bodies table (`bodies.parquet` or `.csv` of the process stage or of `simulate`):
+/// columns `t, body` and [`BODY_COLUMNS`], checked by [`Bodies::new`].
+pub fn read_bodies(path: &Path) -> Result<Bodies, TableError> {
+    let df = read_frame(path)?;
+    let t = opt_f64(&df, path, "t")?;
+    let body = strings(&df, path, "body")?;
+    let mut cols = Vec::with_capacity(BODY_COLUMNS.len());
+    for c in BODY_COLUMNS {
+        cols.push(opt_f64(&df, path, c)?);
+    }
+    let rows: Vec<BodyRow> = t
+        .into_iter()
+        .zip(body)
+        .enumerate()
+        .map(|(i, (ti, b))| (ti, b, std::array::from_fn(|c| cols[c][i])))
+        .collect();
+    Bodies::new("bodies", rows).map_err(|source| TableError::Contract {
+        path: path.display().to_string(),
+        source: Box::new(source),
+    })
+}
+
+/// Read the forces table (`forces.parquet` or `.csv` of the process stage): column `t` and
+/// every other column as numbers, checked by [`Forces::new`].
+pub fn read_forces(path: &Path) -> Result<Forces, TableError> {
+    let df = read_frame(path)?;
+    let t = opt_f64(&df, path, "t")?;
+    let mut columns = Vec::new();
+    for name in df.get_column_names() {
+        if name.as_str() != "t" {
+            columns.push((name.to_string(), opt_f64(&df, path, name.as_str())?));
+        }
+    }
+    Forces::new("forces", t, columns).map_err(|source| TableError::Contract {
+        path: path.display().to_string(),
+        source: Box::new(source),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,6 +490,58 @@ mod tests {
             let back = read_tracks(&p).unwrap();
             assert_eq!(back, tracks, "{}", p.display());
         }
+    }
+
+    #[test]
+    fn bodies_and_forces_read_checked_from_both_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bodies = Table::new("bodies");
+        let _ = bodies.push("t", FbColumn::F64(vec![0.0, 0.0, 0.01, 0.01]));
+        let _ = bodies.push(
+            "body",
+            FbColumn::Str(
+                ["crank", "lever", "crank", "lever"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+        );
+        for (k, c) in BODY_COLUMNS.iter().enumerate() {
+            let v = vec![Some(k as f64), None, Some(1.5), Some(-2.0)];
+            let _ = bodies.push(c, FbColumn::OptF64(v));
+        }
+        let mut forces = Table::new("forces");
+        let _ = forces.push("t", FbColumn::F64(vec![0.0, 0.01]));
+        let _ = forces.push("B_x", FbColumn::OptF64(vec![Some(12.5), None]));
+        let _ = forces.push("B_x_sigma", FbColumn::OptF64(vec![Some(0.5), None]));
+        let [bc, bp] = write_table(&bodies, dir.path(), "bodies").unwrap();
+        let [fc, fp] = write_table(&forces, dir.path(), "forces").unwrap();
+        for p in [bc, bp] {
+            let b = read_bodies(&p).unwrap();
+            assert_eq!(b.t, [0.0, 0.01], "{}", p.display());
+            let lever = b.body("lever").unwrap();
+            assert_eq!(lever.column("epsilon").unwrap(), [None, Some(-2.0)]);
+            assert_eq!(
+                b.body("crank").unwrap().column("phi").unwrap(),
+                [Some(2.0), Some(1.5)]
+            );
+        }
+        for p in [fc, fp] {
+            let f = read_forces(&p).unwrap();
+            assert_eq!(f.t, [0.0, 0.01]);
+            assert_eq!(f.column("B_x").unwrap(), [Some(12.5), None]);
+            assert_eq!(f.column("B_x_sigma").unwrap(), [Some(0.5), None]);
+        }
+        // A NaN and an unsorted time are named with the file, row and column.
+        let p = dir.path().join("bad.csv");
+        std::fs::write(&p, "t,B_x\n0.0,1.0\n0.01,NaN\n").unwrap();
+        let e = read_forces(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("bad.csv") && e.contains("row 2") && e.contains("'B_x'"),
+            "{e}"
+        );
+        std::fs::write(&p, "t,B_x\n0.01,1.0\n0.0,1.0\n").unwrap();
+        let e = read_forces(&p).unwrap_err().to_string();
+        assert!(e.contains("0.01 s to 0 s"), "{e}");
     }
 
     #[test]

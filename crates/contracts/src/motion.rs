@@ -1,0 +1,286 @@
+//! The process stage's motion tables, checked: [`Bodies`] (each body's centroid motion and
+//! angle per sample) and [`Forces`] (the liaison forces, actuator efforts and their standard
+//! deviations per sample). Both share one time grid, finite and strictly increasing; a value
+//! may be absent (a sample the process stage did not fit, or a toggle) but never NaN or
+//! infinite. Built by [`Bodies::new`] and [`Forces::new`], which check, so a reader that holds
+//! one needs no further checks of its shape.
+
+use crate::ContractError;
+
+/// The columns of a body's motion in the bodies table, in the table's order: centroid x, y (m),
+/// angle phi (rad), centroid velocity vx, vy (m/s), angular velocity omega (rad/s), centroid
+/// acceleration ax, ay (m/s^2), angular acceleration epsilon (rad/s^2); bench frame.
+pub const BODY_COLUMNS: [&str; 9] = ["x", "y", "phi", "vx", "vy", "omega", "ax", "ay", "epsilon"];
+
+/// One body's motion along the recording, bench frame, SI (None where the sample was not fitted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyMotion {
+    /// The body's name in the mechanism (crank, lever, rocker, slide on the bench).
+    pub name: String,
+    /// Per column of [`BODY_COLUMNS`], its value per sample.
+    pub values: [Vec<Option<f64>>; 9],
+}
+
+impl BodyMotion {
+    /// The values of column `name` of [`BODY_COLUMNS`] (None for another name).
+    pub fn column(&self, name: &str) -> Option<&[Option<f64>]> {
+        let k = BODY_COLUMNS.iter().position(|c| *c == name)?;
+        Some(&self.values[k])
+    }
+}
+
+/// The bodies table, checked: one time grid (s) shared by every body, and each body's motion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bodies {
+    /// Times of the samples, s: finite, strictly increasing.
+    pub t: Vec<f64>,
+    /// The bodies in the table's order.
+    pub bodies: Vec<BodyMotion>,
+}
+
+/// A row of the bodies table as read: time, body name, and the values of [`BODY_COLUMNS`].
+pub type BodyRow = (Option<f64>, Option<String>, [Option<f64>; 9]);
+
+impl Bodies {
+    /// The table from its rows (`table` names it in errors): rows grouped by body in first-seen
+    /// order; every body on the same times, finite and strictly increasing; every value finite
+    /// or absent.
+    pub fn new(table: &str, rows: Vec<BodyRow>) -> Result<Bodies, ContractError> {
+        let mut t: Vec<f64> = Vec::new();
+        let mut bodies: Vec<BodyMotion> = Vec::new();
+        let mut times: Vec<Vec<f64>> = Vec::new();
+        for (i, (ti, name, values)) in rows.into_iter().enumerate() {
+            let row = i + 1;
+            let ti = finite(table, row, "t", ti)?.ok_or_else(|| ContractError::Missing {
+                table: table.into(),
+                row,
+                column: "t".into(),
+            })?;
+            let name = name.ok_or_else(|| ContractError::Missing {
+                table: table.into(),
+                row,
+                column: "body".into(),
+            })?;
+            for (c, v) in BODY_COLUMNS.iter().zip(&values) {
+                finite(table, row, c, *v)?;
+            }
+            let k = match bodies.iter().position(|b| b.name == name) {
+                Some(k) => k,
+                None => {
+                    bodies.push(BodyMotion {
+                        name,
+                        values: Default::default(),
+                    });
+                    times.push(Vec::new());
+                    bodies.len() - 1
+                }
+            };
+            if let Some(&previous) = times[k].last() {
+                if ti <= previous {
+                    return Err(ContractError::TimeNotIncreasing {
+                        table: table.into(),
+                        row,
+                        previous,
+                        current: ti,
+                    });
+                }
+            }
+            times[k].push(ti);
+            for (col, v) in bodies[k].values.iter_mut().zip(values) {
+                col.push(v);
+            }
+        }
+        if let Some(first) = times.first() {
+            t.clone_from(first);
+        }
+        for (b, tb) in bodies.iter().zip(&times) {
+            if *tb != t {
+                return Err(ContractError::TimeGrid {
+                    table: table.into(),
+                    reason: format!(
+                        "body '{}' has {} samples on other times than body '{}' ({}); every body needs one row per sample",
+                        b.name,
+                        tb.len(),
+                        bodies[0].name,
+                        t.len()
+                    ),
+                });
+            }
+        }
+        Ok(Bodies { t, bodies })
+    }
+
+    /// The body named `name`, if the table has it.
+    pub fn body(&self, name: &str) -> Option<&BodyMotion> {
+        self.bodies.iter().find(|b| b.name == name)
+    }
+}
+
+/// The forces table, checked: the liaison forces' components (`<joint>_x`, `<joint>_y`, N,
+/// bench frame), the actuators' efforts (N or N m) and other constraint efforts, each with its
+/// standard deviation (`<name>_sigma`) when the process stage gave one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forces {
+    /// Times of the samples, s: finite, strictly increasing.
+    pub t: Vec<f64>,
+    /// Every other column by name, in the table's order: a value per sample (None where the
+    /// inverse dynamics gave none: an unfitted sample or a toggle).
+    pub columns: Vec<(String, Vec<Option<f64>>)>,
+}
+
+impl Forces {
+    /// The table from its time column and the other columns (`table` names it in errors): times
+    /// finite and strictly increasing, every value finite or absent, every column as long as
+    /// the times.
+    pub fn new(
+        table: &str,
+        t: Vec<Option<f64>>,
+        columns: Vec<(String, Vec<Option<f64>>)>,
+    ) -> Result<Forces, ContractError> {
+        let mut times = Vec::with_capacity(t.len());
+        for (i, ti) in t.into_iter().enumerate() {
+            let row = i + 1;
+            let ti = finite(table, row, "t", ti)?.ok_or_else(|| ContractError::Missing {
+                table: table.into(),
+                row,
+                column: "t".into(),
+            })?;
+            if let Some(&previous) = times.last() {
+                if ti <= previous {
+                    return Err(ContractError::TimeNotIncreasing {
+                        table: table.into(),
+                        row,
+                        previous,
+                        current: ti,
+                    });
+                }
+            }
+            times.push(ti);
+        }
+        for (name, values) in &columns {
+            if values.len() != times.len() {
+                return Err(ContractError::RaggedColumn {
+                    table: table.into(),
+                    column: name.clone(),
+                    len: values.len(),
+                    expected: times.len(),
+                });
+            }
+            for (i, v) in values.iter().enumerate() {
+                finite(table, i + 1, name, *v)?;
+            }
+        }
+        Ok(Forces { t: times, columns })
+    }
+
+    /// The column `name` (e.g. `B_x`, `motor_torque`, `B_x_sigma`), if the table has it.
+    pub fn column(&self, name: &str) -> Option<&[Option<f64>]> {
+        self.columns
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+    }
+}
+
+/// `v` when it is finite or absent; the error naming the table, row and column otherwise.
+fn finite(
+    table: &str,
+    row: usize,
+    column: &str,
+    v: Option<f64>,
+) -> Result<Option<f64>, ContractError> {
+    match v {
+        Some(x) if !x.is_finite() => Err(ContractError::NotFiniteValue {
+            table: table.into(),
+            row,
+            column: column.into(),
+            value: x,
+        }),
+        v => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t: f64, body: &str, x: f64) -> BodyRow {
+        let mut v = [Some(0.0); 9];
+        v[0] = Some(x);
+        (Some(t), Some(body.into()), v)
+    }
+
+    #[test]
+    fn bodies_group_by_body_on_one_time_grid() {
+        let b = Bodies::new(
+            "bodies",
+            vec![
+                row(0.0, "crank", 1.0),
+                row(0.0, "lever", 2.0),
+                row(0.1, "crank", 3.0),
+                row(0.1, "lever", 4.0),
+            ],
+        )
+        .unwrap();
+        assert_eq!(b.t, [0.0, 0.1]);
+        assert_eq!(b.bodies.len(), 2);
+        assert_eq!(
+            b.body("lever").unwrap().column("x").unwrap(),
+            [Some(2.0), Some(4.0)]
+        );
+        assert!(b.body("slide").is_none());
+    }
+
+    #[test]
+    fn bodies_refuse_nan_unsorted_time_and_a_ragged_grid() {
+        let mut nan = row(0.1, "crank", 0.0);
+        nan.2[8] = Some(f64::NAN);
+        let e = Bodies::new("bodies", vec![row(0.0, "crank", 0.0), nan]).unwrap_err();
+        assert!(
+            e.to_string().contains("row 2") && e.to_string().contains("'epsilon'"),
+            "{e}"
+        );
+        let e = Bodies::new(
+            "bodies",
+            vec![row(0.1, "crank", 0.0), row(0.1, "crank", 0.0)],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("0.1 s to 0.1 s"), "{e}");
+        let e = Bodies::new(
+            "bodies",
+            vec![
+                row(0.0, "crank", 0.0),
+                row(0.0, "lever", 0.0),
+                row(0.1, "crank", 0.0),
+            ],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("body 'lever' has 1 samples"), "{e}");
+    }
+
+    #[test]
+    fn forces_check_time_values_and_lengths() {
+        let f = Forces::new(
+            "forces",
+            vec![Some(0.0), Some(0.1)],
+            vec![("B_x".into(), vec![Some(1.0), None])],
+        )
+        .unwrap();
+        assert_eq!(f.column("B_x").unwrap(), [Some(1.0), None]);
+        assert!(f.column("C_x").is_none());
+        let e = Forces::new("forces", vec![Some(0.0), None], vec![]).unwrap_err();
+        assert!(
+            e.to_string().contains("row 2") && e.to_string().contains("'t'"),
+            "{e}"
+        );
+        let e = Forces::new(
+            "forces",
+            vec![Some(0.0)],
+            vec![("B_x".into(), vec![Some(f64::INFINITY)])],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("inf"), "{e}");
+        let e = Forces::new("forces", vec![Some(0.0)], vec![("B_x".into(), vec![])]).unwrap_err();
+        assert!(e.to_string().contains("has 0 rows, expected 1"), "{e}");
+    }
+}
