@@ -9,12 +9,14 @@
 pub mod atomic;
 pub mod json;
 pub mod manifest;
+pub mod modes;
 pub mod motion;
 pub mod names;
 pub mod parallel;
 pub mod table;
 pub mod tracks;
 
+pub use modes::{ModeKind, ModeRow, Modes};
 pub use motion::{Bodies, BodyMotion, Forces};
 pub use table::{Column, Table};
 pub use tracks::{MarkerSeries, TrackRow, Tracks};

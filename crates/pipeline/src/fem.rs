@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use flexbench_contracts::{Column, Table};
+use flexbench_contracts::{Column, ModeKind, ModeRow, Modes, Table};
 use flexbench_fem::cycle::{cycle_modes_keeping, track, InstantModes};
 use flexbench_fem::element::Section;
 use flexbench_fem::response::{Damping, Response};
@@ -437,23 +437,28 @@ fn modal_table(
     free: &[usize],
     followed: &Followed,
 ) -> Result<Modal, PipelineError> {
-    let (mut t, mut ca, mut mode, mut freq, mut full, mut zeta, mut kind) =
-        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut rows = Vec::new();
     let mut per_mode: Vec<Vec<Option<f64>>> = vec![Vec::new(); followed.count];
     let (mut max_gap, mut max_zeta): (f64, f64) = (0.0, 0.0);
     for (s, im) in followed.modes.iter().enumerate() {
         for (label, &j) in followed.labels[s].iter().enumerate() {
             let f = im.modes.frequency_hz(j);
             let fl = im.full.get(j).copied().flatten();
-            t.push(im.t);
-            ca.push(followed.crank[s]);
-            mode.push(label as i64 + 1);
-            freq.push(f.is_finite().then_some(f));
-            full.push(fl.map(|x| x.0));
-            zeta.push(fl.map(|x| x.1));
             let shape = im.modes.shapes.column(j).into_owned();
             let share = flexbench_fem::modal::transverse_share(mesh, m_free, free, &shape);
-            kind.push(if share > 0.5 { "bending" } else { "axial" }.to_string());
+            rows.push(ModeRow {
+                t: im.t,
+                crank_angle: followed.crank[s],
+                mode: label + 1,
+                kind: if share > 0.5 {
+                    ModeKind::Bending
+                } else {
+                    ModeKind::Axial
+                },
+                freq_hz: f.is_finite().then_some(f),
+                full_freq_hz: fl.map(|x| x.0),
+                damping_ratio: fl.map(|x| x.1),
+            });
             per_mode[label].push(f.is_finite().then_some(f));
             if let Some((ff, z)) = fl {
                 max_gap = max_gap.max((ff / f - 1.0).abs());
@@ -461,14 +466,7 @@ fn modal_table(
             }
         }
     }
-    let mut table = Table::new("modal");
-    table.push("t", Column::F64(t))?;
-    table.push("crank_angle", Column::F64(ca))?;
-    table.push("mode", Column::I64(mode))?;
-    table.push("kind", Column::Str(kind))?;
-    table.push("freq_hz", Column::OptF64(freq))?;
-    table.push("full_freq_hz", Column::OptF64(full))?;
-    table.push("damping_ratio", Column::OptF64(zeta))?;
+    let table = Modes::new(rows)?.to_table();
     Ok(Modal {
         table,
         per_mode,

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::atomic::{write_with, AtomicError};
 use flexbench_contracts::motion::{BodyRow, BODY_COLUMNS};
 use flexbench_contracts::{
-    Bodies, Column as FbColumn, ContractError, Forces, Table, TrackRow, Tracks,
+    Bodies, Column as FbColumn, ContractError, Forces, ModeKind, ModeRow, Modes, Table, TrackRow,
+    Tracks,
 };
 use polars::prelude::*;
 
@@ -380,6 +381,50 @@ pub fn read_bodies(path: &Path) -> Result<Bodies, TableError> {
     })
 }
 
+/// Read the fem stage's modal table (`modal.parquet` or `.csv`), checked by [`Modes::new`].
+pub fn read_modes(path: &Path) -> Result<Modes, TableError> {
+    let df = read_frame(path)?;
+    let col = |n: &str| opt_f64(&df, path, n);
+    let (t, ca, mode) = (col("t")?, col("crank_angle")?, col("mode")?);
+    let (freq, full, zeta) = (col("freq_hz")?, col("full_freq_hz")?, col("damping_ratio")?);
+    let kind = strings(&df, path, "kind")?;
+    let bad = |row: usize, column: &str, reason: &str| TableError::Column {
+        path: path.display().to_string(),
+        column: column.into(),
+        reason: format!("row {row}: {reason}"),
+    };
+    let mut rows = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let row = i + 1;
+        let m = mode[i]
+            .filter(|m| m.fract() == 0.0 && *m >= 1.0)
+            .ok_or_else(|| bad(row, "mode", "needs a mode number from 1"))?;
+        rows.push(ModeRow {
+            t: t[i].ok_or_else(|| bad(row, "t", "empty: every row needs its time in s"))?,
+            crank_angle: ca[i].unwrap_or(f64::NAN),
+            mode: m as usize,
+            kind: match kind[i].as_deref() {
+                Some("bending") => ModeKind::Bending,
+                Some("axial") => ModeKind::Axial,
+                other => {
+                    return Err(bad(
+                        row,
+                        "kind",
+                        &format!("{other:?} is not bending or axial"),
+                    ))
+                }
+            },
+            freq_hz: freq[i],
+            full_freq_hz: full[i],
+            damping_ratio: zeta[i],
+        });
+    }
+    Modes::new(rows).map_err(|source| TableError::Contract {
+        path: path.display().to_string(),
+        source: Box::new(source),
+    })
+}
+
 /// Read the forces table (`forces.parquet` or `.csv` of the process stage): column `t` and
 /// every other column as numbers, checked by [`Forces::new`].
 pub fn read_forces(path: &Path) -> Result<Forces, TableError> {
@@ -530,6 +575,30 @@ mod tests {
             assert_eq!(f.t, [0.0, 0.01]);
             assert_eq!(f.column("B_x").unwrap(), [Some(12.5), None]);
             assert_eq!(f.column("B_x_sigma").unwrap(), [Some(0.5), None]);
+        }
+        let modes = Modes::new(vec![
+            ModeRow {
+                t: 0.0,
+                crank_angle: 0.5,
+                mode: 1,
+                kind: ModeKind::Bending,
+                freq_hz: Some(20.5),
+                full_freq_hz: Some(20.4),
+                damping_ratio: Some(1e-3),
+            },
+            ModeRow {
+                t: 0.0,
+                crank_angle: 0.5,
+                mode: 2,
+                kind: ModeKind::Axial,
+                freq_hz: None,
+                full_freq_hz: None,
+                damping_ratio: None,
+            },
+        ])
+        .unwrap();
+        for p in write_table(&modes.to_table(), dir.path(), "modal").unwrap() {
+            assert_eq!(read_modes(&p).unwrap(), modes, "{}", p.display());
         }
         // A NaN and an unsorted time are named with the file, row and column.
         let p = dir.path().join("bad.csv");
