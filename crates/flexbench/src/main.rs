@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use flexbench_mechanism::file::load;
 use flexbench_mechanism::simulate::SimConfig;
-use flexbench_pipeline::{process, simulate, ProcessConfig};
+use flexbench_pipeline::{process, simulate, ProcessConfig, StageEvent};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Video recordings of the wind-pump lever bench -> trajectories, accelerations, liaison forces.
@@ -439,10 +439,9 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         refine_horizontal,
     };
     let pb = bar(1000);
-    let s = process(&tracks, &file.mechanism, &cfg, &out, |stage, f| {
-        if let Some(w) = stage.strip_prefix("warning: ") {
-            pb.suspend(|| eprintln!("warning: {w}"));
-        } else {
+    let s = process(&tracks, &file.mechanism, &cfg, &out, |event| match event {
+        StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
+        StageEvent::Progress(stage, f) => {
             pb.set_message(stage.to_string());
             pb.set_position((f * 1000.0) as u64);
         }

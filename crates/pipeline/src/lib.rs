@@ -137,6 +137,30 @@ pub trait StageRecord: serde::Serialize + serde::de::DeserializeOwned {
     }
 }
 
+/// A stage's warning: something the user should know about a run's results (the run went on).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StageWarning {
+    /// The stage that found it (process, fem, compare...).
+    pub stage: String,
+    /// What it found, in words.
+    pub warning: String,
+}
+
+impl std::fmt::Display for StageWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.stage, self.warning)
+    }
+}
+
+/// What a stage tells its caller as it goes: its progress, and what the user should know.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StageEvent<'a> {
+    /// What the stage is doing, and the fraction of it done (0..1).
+    Progress(&'a str, f64),
+    /// Something the user should know (in words); the stage goes on.
+    Warning(&'a str),
+}
+
 /// Write a JSON value atomically.
 pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<PathBuf, PipelineError> {
     let text = serde_json::to_string_pretty(value).map_err(|e| PipelineError::Io {

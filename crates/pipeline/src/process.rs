@@ -19,8 +19,8 @@ use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
-use crate::StageRecord;
 use crate::{ensure_dir, forces_figure, PipelineError};
+use crate::{StageEvent, StageRecord};
 
 /// How the mechanism's motion is estimated from the markers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +176,7 @@ pub fn process(
     mech: &Mechanism,
     cfg: &ProcessConfig,
     out: &Path,
-    mut progress: impl FnMut(&str, f64),
+    mut events: impl FnMut(StageEvent),
 ) -> Result<ProcessSummary, PipelineError> {
     let mut timing = Vec::new();
     let mut clock = Instant::now();
@@ -184,7 +184,7 @@ pub fn process(
         timing.push((name.to_string(), clock.elapsed().as_secs_f64()));
         clock = Instant::now();
     };
-    progress("read", 0.0);
+    events(StageEvent::Progress("read", 0.0));
     let tracks = read_tracks(tracks_path)?;
     let series = tracks.series()?;
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
@@ -192,7 +192,7 @@ pub fn process(
     lap("read", &mut timing);
 
     // Differentiation, marker by marker and coordinate by coordinate.
-    progress("differentiate", 0.0);
+    events(StageEvent::Progress("differentiate", 0.0));
     let t = series[0].t.clone();
     let window = cfg.window.unwrap_or_else(|| default_window(&t, cfg.order));
     let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
@@ -200,7 +200,7 @@ pub fn process(
     let mut markers = markers_table(&names, &t, &diffs);
     lap("differentiate", &mut timing);
 
-    progress("kinematics", 0.0);
+    events(StageEvent::Progress("kinematics", 0.0));
     let seen = Observed::new(mech, &series, &diffs);
     let kin_cfg = flexbench_kinematics::Config {
         smoother: cfg.smoother,
@@ -214,9 +214,9 @@ pub fn process(
     let residuals = residual_table(mech, &t, &motion.samples);
     lap("kinematics", &mut timing);
 
-    progress("inverse dynamics", 0.0);
+    events(StageEvent::Progress("inverse dynamics", 0.0));
     let forces = flexbench_kinematics::forces(mech, &t, &motion, cfg.max_condition, &mut |f| {
-        progress("inverse dynamics", f)
+        events(StageEvent::Progress("inverse dynamics", f))
     })?;
     if cfg.smoother {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
@@ -228,7 +228,7 @@ pub fn process(
     lap("inverse dynamics", &mut timing);
 
     // All computed: write.
-    progress("write", 0.0);
+    events(StageEvent::Progress("write", 0.0));
     let tables = [
         (&markers, "markers"),
         (&bodies, "bodies"),
@@ -237,7 +237,7 @@ pub fn process(
     let mut files = write_outputs(mech, &t, &tables, &forces, &motion, tracks_path, out)?;
     lap("write", &mut timing);
     for w in &motion.report.warnings {
-        progress(&format!("warning: {w}"), 1.0);
+        events(StageEvent::Warning(w));
     }
     let differentiation = Differentiation {
         method: sg.describe(),

@@ -23,6 +23,7 @@ use crate::smooth::SmoothRecord;
 use crate::track::TrackRecord;
 use crate::PipelineError;
 use crate::StageRecord;
+use crate::{StageEvent, StageWarning};
 use flexbench_vision::track::TrackSummary;
 
 /// The folders of the stages a report draws from.
@@ -159,24 +160,27 @@ pub fn report(
     mech: &Mechanism,
     manifest: &Manifest,
     out: &Path,
-    progress: &mut dyn FnMut(&str, f64),
+    events: &mut dyn FnMut(StageEvent),
 ) -> Result<Vec<PathBuf>, PipelineError> {
     let mut page = RunPage::new(out);
     // The markers' measured kinematics (the fitted motion of the process stage, consistent with
     // the forces and the comparison): trajectories and the acceleration field.
-    progress("trajectories and acceleration field", 0.0);
+    events(StageEvent::Progress(
+        "trajectories and acceleration field",
+        0.0,
+    ));
     let markers = dirs.process.join("markers.parquet");
     let process_summary = ProcessRecord::read(&dirs.process.join("summary.json"))?;
     let cols = MarkerColumns::read(&markers)?;
     let (t, phi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
     let crank = Crank::new(t, phi);
     let largest = marker_figures(&mut page, &cols, &crank)?;
-    progress("forces over the crank turn", 0.3);
+    events(StageEvent::Progress("forces over the crank turn", 0.3));
     let peaks = forces_over_turn(&mut page, dirs, &crank, &process_summary.bands)?;
-    progress("tracking quality", 0.5);
+    events(StageEvent::Progress("tracking quality", 0.5));
     let track_summary = tracking_quality(&mut page, dirs)?;
     if let Some(cdir) = &dirs.calibrate {
-        progress("calibration residuals", 0.6);
+        events(StageEvent::Progress("calibration residuals", 0.6));
         calibration_residuals(&mut page, cdir)?;
     }
     stage_figures(&mut page, dirs);
@@ -185,15 +189,18 @@ pub fn report(
     kinematics_note(&mut page, &process_summary);
     comparison_note(&mut page, &compare_summary);
     lever_note(&mut page, &fem_summary);
-    let mut warnings: Vec<String> = Vec::new();
+    let mut warnings: Vec<StageWarning> = Vec::new();
     for (stage, s) in [
         ("process", &process_summary.fit.warnings),
         ("fem", &fem_summary.warnings),
         ("compare", &compare_summary.warnings),
     ] {
-        warnings.extend(s.iter().map(|w| format!("{stage}: {w}")));
+        warnings.extend(s.iter().map(|w| StageWarning {
+            stage: stage.into(),
+            warning: w.clone(),
+        }));
     }
-    progress("interchange files", 0.7);
+    events(StageEvent::Progress("interchange files", 0.7));
     let rate = interchange_files(&mut page, dirs)?;
     let key = ReportRecord {
         title: title.to_string(),
@@ -207,14 +214,15 @@ pub fn report(
     };
     let summary = out.join("summary.json");
     page.files.push(key.write(&summary)?);
-    progress("report.html", 0.8);
+    events(StageEvent::Progress("report.html", 0.8));
     let mech_line = MechanismLine {
         name: mech.name.clone(),
         bodies: mech.bodies.len(),
         joints: mech.joints.len(),
         markers: mech.markers.len(),
     };
-    let html = page.html(title, &mech_line, manifest, &key.warnings)?;
+    let listed: Vec<String> = key.warnings.iter().map(|w| w.to_string()).collect();
+    let html = page.html(title, &mech_line, manifest, &listed)?;
     let path = out.join("report.html");
     flexbench_contracts::atomic::write_bytes(&path, html.as_bytes()).map_err(|e| {
         PipelineError::Io {
@@ -819,8 +827,8 @@ pub struct ReportRecord {
     /// Per followed mode, its lowest and highest frequency along the cycle, Hz.
     #[serde(deserialize_with = "flexbench_contracts::json::nested_f64_or_nan")]
     pub mode_frequency_ranges_hz: Vec<Vec<f64>>,
-    /// Every stage's warnings, each prefixed by its stage.
-    pub warnings: Vec<String>,
+    /// Every stage's warnings, with the stage that found each.
+    pub warnings: Vec<StageWarning>,
     /// Figures in the report.
     pub figures: usize,
     /// The peak liaison forces.
@@ -835,7 +843,7 @@ impl ReportRecord {
         compare: &CompareRecord,
         fem: &FemRecord,
         peaks: Peaks,
-        warnings: Vec<String>,
+        warnings: Vec<StageWarning>,
     ) -> ReportRecord {
         let nrmse = |unit: &str| -> Vec<f64> {
             compare

@@ -25,6 +25,7 @@ use crate::report::ReportRecord;
 use crate::smooth::SmoothSettings;
 use crate::PipelineError;
 use crate::StageRecord;
+use crate::{StageEvent, StageWarning};
 
 /// The pipeline file: one table per stage, every key optional but `[run] mechanism`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -508,7 +509,7 @@ pub enum RunEvent {
     /// A stage ended: run, or skipped because its inputs had not changed.
     Done(StageOutcome),
     /// Something the user should know (the run goes on).
-    Warning(String),
+    Warning(StageWarning),
 }
 
 /// How a stage ended.
@@ -623,7 +624,7 @@ const STAMP: &str = "stage.json";
 /// A stage's work: it writes its files into the given temporary folder and reports progress
 /// (step name, fraction done) to the callback.
 pub type StageBody<'a> =
-    dyn FnMut(&Path, &mut dyn FnMut(&str, f64)) -> Result<(), PipelineError> + 'a;
+    dyn FnMut(&Path, &mut dyn FnMut(StageEvent)) -> Result<(), PipelineError> + 'a;
 
 /// Runs stages with their keys, into one output directory.
 pub struct Runner<'a> {
@@ -721,12 +722,12 @@ impl<'a> Runner<'a> {
         }
         crate::ensure_dir(&tmp)?;
         let events = &mut *self.events;
-        let result = body(&tmp, &mut |what: &str, f: f64| {
-            if let Some(w) = what.strip_prefix("warning: ") {
-                events(RunEvent::Warning(format!("{name}: {w}")));
-            } else {
-                events(RunEvent::Progress(what.to_string(), f));
-            }
+        let result = body(&tmp, &mut |event: StageEvent| match event {
+            StageEvent::Warning(w) => events(RunEvent::Warning(StageWarning {
+                stage: name.into(),
+                warning: w.into(),
+            })),
+            StageEvent::Progress(what, f) => events(RunEvent::Progress(what.to_string(), f)),
         });
         if let Err(e) = result {
             let _ = std::fs::remove_dir_all(&tmp);
@@ -1028,7 +1029,7 @@ impl RecordingRun<'_, '_> {
                 ("clicks", clicks),
             ],
             &mut |tmp, progress| {
-                progress("chessboard views", 0.0);
+                progress(StageEvent::Progress("chessboard views", 0.0));
                 calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
             },
         )?;
@@ -1057,7 +1058,7 @@ impl RecordingRun<'_, '_> {
                     &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
                         crate::track::track(video, &cal, &cfg, &out, |k, n| {
-                            progress("tracking", k as f64 / n.max(1) as f64)
+                            progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
                         })
                         .map(|_| ())
                     },
@@ -1071,7 +1072,7 @@ impl RecordingRun<'_, '_> {
                 }
                 let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
                 self.runner.stage("track", p, &ins, &mut |tmp, progress| {
-                    progress("importing the tracks table", 0.0);
+                    progress(StageEvent::Progress("importing the tracks table", 0.0));
                     crate::track::import_tracks(
                         tracks,
                         inputs.tracks_unit.as_deref(),
@@ -1096,7 +1097,10 @@ impl RecordingRun<'_, '_> {
             params(&self.file.smooth),
             &[("tracks", tracks), ("mechanism", &self.rec.mechanism)],
             &mut |tmp, progress| {
-                progress("markers' velocities and accelerations", 0.0);
+                progress(StageEvent::Progress(
+                    "markers' velocities and accelerations",
+                    0.0,
+                ));
                 crate::smooth::smooth(
                     tracks,
                     factor,
@@ -1150,10 +1154,17 @@ impl RecordingRun<'_, '_> {
                 ("mechanism", mechanism),
             ],
             &mut |tmp, progress| {
-                crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
-                    progress("modes along the cycle", k as f64 / n.max(1) as f64)
-                })
-                .map(|_| ())
+                let (record, _) =
+                    crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
+                        progress(StageEvent::Progress(
+                            "modes along the cycle",
+                            k as f64 / n.max(1) as f64,
+                        ))
+                    })?;
+                for w in &record.warnings {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
             },
         )
     }
@@ -1172,8 +1183,13 @@ impl RecordingRun<'_, '_> {
                 ("mechanism", mechanism),
             ],
             &mut |tmp, progress| {
-                progress("simulating the bench", 0.0);
-                crate::compare::compare_run(process_dir, mechanism, harmonics, tmp).map(|_| ())
+                progress(StageEvent::Progress("simulating the bench", 0.0));
+                let (record, _) =
+                    crate::compare::compare_run(process_dir, mechanism, harmonics, tmp)?;
+                for w in &record.warnings {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
             },
         )
     }
