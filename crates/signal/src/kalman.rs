@@ -102,45 +102,19 @@ pub fn kalman_rts(
     smooth: bool,
 ) -> Option<Estimate> {
     let n = t.len();
-    let dim = ORDER * nd;
-    let tau = {
-        let mut steps: Vec<f64> = t
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .filter(|h| *h > 0.0)
-            .collect();
-        steps.sort_by(|a, b| a.total_cmp(b));
-        steps.get(steps.len() / 2).copied().unwrap_or(1.0)
-    };
-    // D = diag(tau^o) per coordinate; scaled quantities carry a tilde in the comments.
-    let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
-    // D M D (into scaled units) or D^-1 M D^-1 (back to SI) of a covariance.
-    let sandwich = |m: &DMatrix<f64>, back: bool| {
-        DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| {
-            if back {
-                m[(i, j)] / (d[i] * d[j])
-            } else {
-                m[(i, j)] * d[i] * d[j]
-            }
-        })
-    };
-    let step = |h: f64, s: &[f64]| {
-        let (f, q) = transition(nd, h, s);
-        let ft = DMatrix::from_fn(dim, dim, |i, j| f[(i, j)] * d[i] / d[j]);
-        (ft, sandwich(&q, false))
-    };
-    let mut x = DVector::from_fn(dim, |i, _| x0[i] * d[i]);
-    let mut p = sandwich(&p0, false);
+    let scaled = Scaled::new(t, nd);
+    let d = &scaled.d;
+    let mut x = DVector::from_fn(scaled.dim, |i, _| x0[i] * d[i]);
+    let mut p = scaled.sandwich(&p0, false);
     let mut loglik = 0.0;
     let (mut xs_pred, mut ps_pred, mut states) = (
         Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    let eye = DMatrix::<f64>::identity(dim, dim);
     for k in 0..n {
         if k > 0 {
-            let (f, qn) = step(t[k] - t[k - 1], s);
+            let (f, qn) = scaled.step(t[k] - t[k - 1], s);
             x = &f * &x;
             p = &f * &p * f.transpose() + qn;
             p = (&p + p.transpose()) * 0.5;
@@ -150,31 +124,108 @@ pub fn kalman_rts(
             ps_pred.push(p.clone());
         }
         if let Some(o) = obs[k].as_ref().filter(|o| o.h.nrows() > 0) {
-            let h = DMatrix::from_fn(o.h.nrows(), dim, |i, j| o.h[(i, j)] / d[j]);
-            let y = &o.z - &h * &x;
-            let chol = (&h * &p * h.transpose() + &o.r).cholesky()?;
-            let sol = chol.solve(&y);
-            loglik += -0.5
-                * (y.dot(&sol)
-                    + chol
-                        .l()
-                        .diagonal()
-                        .iter()
-                        .map(|v| 2.0 * v.ln())
-                        .sum::<f64>());
-            // K = P H^T S^-1 = (S^-1 H P)^T
-            let gain = chol.solve(&(&h * &p)).transpose();
-            x = &x + &gain * y;
-            let ikh = &eye - &gain * &h;
-            p = &ikh * &p * ikh.transpose() + &gain * &o.r * gain.transpose();
-            p = (&p + p.transpose()) * 0.5;
+            loglik += scaled.update(o, &mut x, &mut p)?;
         }
         states.push((x.clone(), p.clone()));
     }
     if smooth {
-        let zero = vec![0.0; nd];
-        for k in (0..n.saturating_sub(1)).rev() {
-            let (f, _) = step(t[k + 1] - t[k], &zero);
+        scaled.backward(t, &xs_pred, &ps_pred, &mut states)?;
+    }
+    for (x, p) in states.iter_mut() {
+        for i in 0..scaled.dim {
+            x[i] /= d[i];
+        }
+        *p = scaled.sandwich(p, true);
+    }
+    Some(Estimate { loglik, states })
+}
+
+/// The state scaled to the sample step tau for `nd` drivers: D = diag(tau^o) per coordinate
+/// (scaled quantities carry a tilde in the comments).
+struct Scaled {
+    nd: usize,
+    dim: usize,
+    d: Vec<f64>,
+}
+
+impl Scaled {
+    /// The scaling of the samples `t` (tau their median step).
+    fn new(t: &[f64], nd: usize) -> Scaled {
+        let dim = ORDER * nd;
+        let tau = {
+            let mut steps: Vec<f64> = t
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .filter(|h| *h > 0.0)
+                .collect();
+            steps.sort_by(|a, b| a.total_cmp(b));
+            steps.get(steps.len() / 2).copied().unwrap_or(1.0)
+        };
+        let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
+        Scaled { nd, dim, d }
+    }
+
+    /// D M D (into scaled units) or D^-1 M D^-1 (`back` to SI) of a covariance.
+    fn sandwich(&self, m: &DMatrix<f64>, back: bool) -> DMatrix<f64> {
+        let d = &self.d;
+        DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| {
+            if back {
+                m[(i, j)] / (d[i] * d[j])
+            } else {
+                m[(i, j)] * d[i] * d[j]
+            }
+        })
+    }
+
+    /// The scaled transition F~ = D F D^-1 and noise Q~ = D Q D over a step `h` (s) with snap
+    /// densities `s`.
+    fn step(&self, h: f64, s: &[f64]) -> (DMatrix<f64>, DMatrix<f64>) {
+        let (f, q) = transition(self.nd, h, s);
+        let d = &self.d;
+        let ft = DMatrix::from_fn(self.dim, self.dim, |i, j| f[(i, j)] * d[i] / d[j]);
+        (ft, self.sandwich(&q, false))
+    }
+
+    /// The measurement update of (x~, P~) by `o` (H~ = H D^-1), covariance in Joseph form;
+    /// returns the innovation's log-likelihood term, None when its covariance is not positive
+    /// definite.
+    fn update(&self, o: &LinearObs, x: &mut DVector<f64>, p: &mut DMatrix<f64>) -> Option<f64> {
+        let d = &self.d;
+        let h = DMatrix::from_fn(o.h.nrows(), self.dim, |i, j| o.h[(i, j)] / d[j]);
+        let y = &o.z - &h * &*x;
+        let chol = (&h * &*p * h.transpose() + &o.r).cholesky()?;
+        let sol = chol.solve(&y);
+        let ll = -0.5
+            * (y.dot(&sol)
+                + chol
+                    .l()
+                    .diagonal()
+                    .iter()
+                    .map(|v| 2.0 * v.ln())
+                    .sum::<f64>());
+        // K = P H^T S^-1 = (S^-1 H P)^T
+        let gain = chol.solve(&(&h * &*p)).transpose();
+        *x = &*x + &gain * y;
+        let eye = DMatrix::<f64>::identity(self.dim, self.dim);
+        let ikh = &eye - &gain * &h;
+        *p = &ikh * &*p * ikh.transpose() + &gain * &o.r * gain.transpose();
+        *p = (&*p + p.transpose()) * 0.5;
+        Some(ll)
+    }
+
+    /// The RTS backward pass over the filtered `states` with the predicted means and
+    /// covariances; the gain solves with the Cholesky factor of the predicted covariance (LU
+    /// where it fails). None when neither solves.
+    fn backward(
+        &self,
+        t: &[f64],
+        xs_pred: &[DVector<f64>],
+        ps_pred: &[DMatrix<f64>],
+        states: &mut [(DVector<f64>, DMatrix<f64>)],
+    ) -> Option<()> {
+        let zero = vec![0.0; self.nd];
+        for k in (0..t.len().saturating_sub(1)).rev() {
+            let (f, _) = self.step(t[k + 1] - t[k], &zero);
             // G = P_k F^T Ppred^-1 = (Ppred^-1 F P_k)^T
             let fp = &f * &states[k].1;
             let g = match ps_pred[k + 1].clone().cholesky() {
@@ -185,14 +236,8 @@ pub fn kalman_rts(
             let pk = &states[k].1 + &g * (&states[k + 1].1 - &ps_pred[k + 1]) * g.transpose();
             states[k] = (xk, (&pk + pk.transpose()) * 0.5);
         }
+        Some(())
     }
-    for (x, p) in states.iter_mut() {
-        for i in 0..dim {
-            x[i] /= d[i];
-        }
-        *p = sandwich(p, true);
-    }
-    Some(Estimate { loglik, states })
 }
 
 /// The state's size per driver: the driver and its derivatives up to order ORDER - 1, the
