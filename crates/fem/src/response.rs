@@ -198,51 +198,32 @@ pub fn forced_response(
     }
     let free = mesh.free_dofs(supports);
     let red = Reduced::new(mesh, g, &free);
-    let m = red.mass().clone();
-    let cr = (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta)
-        .select_rows(&free)
-        .select_columns(&free);
-    let system = |inst: &LeverInstant| {
-        let (k, c, f) = red.instant(mesh, inst);
-        (
-            k + red.skew() * inst.epsilon,
-            c + &cr,
-            f + inst.liaison_load(mesh).select_rows(&free),
-        )
+    let sys = Forced {
+        mesh,
+        m: red.mass().clone(),
+        cr: (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta)
+            .select_rows(&free)
+            .select_columns(&free),
+        red,
+        free,
+        supports,
     };
     let local: Vec<Local> = instants.iter().map(Local::of).collect();
-    let full = |r: &DVector<f64>| {
-        let mut out = DVector::zeros(mesh.dofs());
-        for (i, &gi) in free.iter().enumerate() {
-            out[gi] = r[i];
-        }
-        out
-    };
-    let solve = |a: DMatrix<f64>, b: DVector<f64>| -> Result<DVector<f64>, FemError> {
-        a.lu()
-            .solve(&b)
-            .filter(|x| x.iter().all(|v| v.is_finite()))
-            .ok_or_else(|| FemError::Singular(supports.name().into()))
-    };
-    let quasi = |inst: &LeverInstant| -> Result<DVector<f64>, FemError> {
-        let (k, _, f) = system(inst);
-        solve(k, f)
-    };
     // Start: the quasi-static solution and its rate.
     let t0 = instants[0].t;
-    let q0 = quasi(&local[0].instant(t0))?;
-    let q1 = quasi(&local[1].instant(instants[1].t))?;
-    let mut d = q0.clone();
-    let mut v = (&q1 - &q0) / (instants[1].t - t0);
-    let (k0, c0, f0) = system(&local[0].instant(t0));
-    let mut a = solve(m.clone(), f0 - &c0 * &v - &k0 * &d)?;
+    let q0 = sys.quasi(&local[0].instant(t0))?;
+    let q1 = sys.quasi(&local[1].instant(instants[1].t))?;
+    let d = q0.clone();
+    let v = (&q1 - &q0) / (instants[1].t - t0);
+    let (k0, c0, f0) = sys.system(&local[0].instant(t0));
+    let a = sys.solve(sys.m.clone(), f0 - &c0 * &v - &k0 * &d)?;
+    let mut state = (d, v, a);
     let mut out = Response {
         t: vec![t0],
-        d: vec![full(&d)],
-        quasi_static: vec![full(&q0)],
+        d: vec![sys.full(&state.0)],
+        quasi_static: vec![sys.full(&q0)],
         steps: 0,
     };
-    let (gamma, beta) = (0.5, 0.25);
     for s in 1..instants.len() {
         let (ta, tb) = (instants[s - 1].t, instants[s].t);
         if tb.is_nan() || tb <= ta {
@@ -251,28 +232,89 @@ pub fn forced_response(
                 s + 1
             )));
         }
-        let n = ((tb - ta) / cfg.max_step).ceil().max(1.0) as usize;
-        let dt = (tb - ta) / n as f64;
-        for j in 1..=n {
-            let frac = j as f64 / n as f64;
-            let inst = local[s - 1]
-                .lerp(&local[s], frac)
-                .instant(ta + frac * (tb - ta));
-            let (k, c, f) = system(&inst);
-            let d_pred = &d + &v * dt + &a * (dt * dt * (0.5 - beta));
-            let v_pred = &v + &a * (dt * (1.0 - gamma));
-            let lhs = &m + &c * (gamma * dt) + &k * (beta * dt * dt);
-            a = solve(lhs, f - &c * &v_pred - &k * &d_pred)?;
-            d = d_pred + &a * (beta * dt * dt);
-            v = v_pred + &a * (gamma * dt);
-            out.steps += 1;
-        }
+        out.steps += sys.newmark(&local[s - 1], &local[s], (ta, tb), cfg.max_step, &mut state)?;
         out.t.push(tb);
-        out.d.push(full(&d));
-        out.quasi_static.push(full(&quasi(&local[s].instant(tb))?));
+        out.d.push(sys.full(&state.0));
+        out.quasi_static
+            .push(sys.full(&sys.quasi(&local[s].instant(tb))?));
         progress(s + 1, instants.len());
     }
     Ok(out)
+}
+
+/// The lever's reduced equations of motion on the free degrees of freedom: mass, Rayleigh
+/// damping, and per instant the stiffness (with the skew coupling), damping and loads.
+struct Forced<'a> {
+    mesh: &'a Mesh,
+    m: DMatrix<f64>,
+    cr: DMatrix<f64>,
+    red: Reduced,
+    free: Vec<usize>,
+    supports: Supports,
+}
+
+impl Forced<'_> {
+    /// (K, C, f) at an instant: the reduced stiffness with the skew term epsilon S, the
+    /// gyroscopic damping with Rayleigh's, and the inertial and liaison loads.
+    fn system(&self, inst: &LeverInstant) -> (DMatrix<f64>, DMatrix<f64>, DVector<f64>) {
+        let (k, c, f) = self.red.instant(self.mesh, inst);
+        (
+            k + self.red.skew() * inst.epsilon,
+            c + &self.cr,
+            f + inst.liaison_load(self.mesh).select_rows(&self.free),
+        )
+    }
+
+    /// A free-dof vector on every degree of freedom (zero at the supports).
+    fn full(&self, r: &DVector<f64>) -> DVector<f64> {
+        let mut out = DVector::zeros(self.mesh.dofs());
+        for (i, &gi) in self.free.iter().enumerate() {
+            out[gi] = r[i];
+        }
+        out
+    }
+
+    /// The solution of a x = b; an error naming the supports when singular or not finite.
+    fn solve(&self, a: DMatrix<f64>, b: DVector<f64>) -> Result<DVector<f64>, FemError> {
+        a.lu()
+            .solve(&b)
+            .filter(|x| x.iter().all(|v| v.is_finite()))
+            .ok_or_else(|| FemError::Singular(self.supports.name().into()))
+    }
+
+    /// The quasi-static deflection at an instant: K q = f.
+    fn quasi(&self, inst: &LeverInstant) -> Result<DVector<f64>, FemError> {
+        let (k, _, f) = self.system(inst);
+        self.solve(k, f)
+    }
+
+    /// Newmark's average acceleration (gamma 1/2, beta 1/4) from `ta` to `tb` in equal steps
+    /// of at most `max_step`, the instant interpolated between `from` and `to`; advances the
+    /// state (displacement, velocity, acceleration) and returns the steps taken.
+    fn newmark(
+        &self,
+        from: &Local,
+        to: &Local,
+        (ta, tb): (f64, f64),
+        max_step: f64,
+        (d, v, a): &mut (DVector<f64>, DVector<f64>, DVector<f64>),
+    ) -> Result<usize, FemError> {
+        let (gamma, beta) = (0.5, 0.25);
+        let n = ((tb - ta) / max_step).ceil().max(1.0) as usize;
+        let dt = (tb - ta) / n as f64;
+        for j in 1..=n {
+            let frac = j as f64 / n as f64;
+            let inst = from.lerp(to, frac).instant(ta + frac * (tb - ta));
+            let (k, c, f) = self.system(&inst);
+            let d_pred = &*d + &*v * dt + &*a * (dt * dt * (0.5 - beta));
+            let v_pred = &*v + &*a * (dt * (1.0 - gamma));
+            let lhs = &self.m + &c * (gamma * dt) + &k * (beta * dt * dt);
+            *a = self.solve(lhs, f - &c * &v_pred - &k * &d_pred)?;
+            *d = d_pred + &*a * (beta * dt * dt);
+            *v = v_pred + &*a * (gamma * dt);
+        }
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
