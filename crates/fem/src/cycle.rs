@@ -67,26 +67,7 @@ pub(crate) fn instant_modes_reduced(
     }
     let n = modes.eigenvalues.len();
     let nb = n.min((3 * full).max(FULL_BASIS));
-    let phi = modes.shapes.columns(0, nb).into_owned();
-    let gm = phi.transpose() * &c * &phi;
-    let em = phi.transpose() * &e * &phi;
-    // State (S eta, eta'), S = diag(sqrt|lambda_i|): every entry of the state matrix is then of
-    // the size of a frequency, which keeps the Schur decomposition's error at rounding of the
-    // highest frequency rather than of the highest eigenvalue.
-    let sc: Vec<f64> = (0..nb)
-        .map(|i| modes.eigenvalues[i].abs().sqrt().max(1e-6))
-        .collect();
-    let mut a = DMatrix::<f64>::zeros(2 * nb, 2 * nb);
-    for i in 0..nb {
-        a[(i, nb + i)] = sc[i];
-    }
-    for i in 0..nb {
-        for j in 0..nb {
-            let stiff = if i == j { modes.eigenvalues[i] } else { 0.0 } + em[(i, j)];
-            a[(nb + i, j)] = -stiff / sc[j];
-            a[(nb + i, nb + j)] = -gm[(i, j)];
-        }
-    }
+    let a = modal_state_matrix(&modes, &c, &e, nb);
     let mus = a.clone().complex_eigenvalues();
     let ac: DMatrix<Complex<f64>> = a.map(|v| Complex::new(v, 0.0));
     let mut best: Vec<Option<(f64, f64, f64)>> = vec![None; full.min(nb)];
@@ -101,35 +82,11 @@ pub(crate) fn instant_modes_reduced(
         .iter()
         .filter(|mu| mu.im > 0.0 && mu.norm() <= 1.5 * top + 1.0)
     {
-        // One step of inverse iteration from a fixed start: the eigenvector's modal part.
-        let shift = mu * Complex::new(1.0 + 1e-10, 1e-10);
-        let mut b = ac.clone();
-        for i in 0..2 * nb {
-            b[(i, i)] -= shift;
-        }
-        let start = DVector::<Complex<f64>>::from_fn(2 * nb, |i, _| {
-            Complex::new(1.0 + 0.1 * i as f64, 0.3)
-        });
-        let Some(x) = b.lu().solve(&start) else {
+        let Some((j, share)) = dominant_mode(&ac, *mu, nb) else {
             continue;
         };
-        // The modal displacement eta_i = x_i / s_i, weighed by its energy lambda_i eta_i^2 ~ x_i^2.
-        let weights: Vec<f64> = (0..nb).map(|i| x[i].norm_sqr()).collect();
-        let total: f64 = weights.iter().sum();
-        let Some((j, w)) = weights
-            .iter()
-            .copied()
-            .enumerate()
-            .max_by(|p, q| p.1.total_cmp(&q.1))
-        else {
-            continue;
-        };
-        if j < best.len() && best[j].as_ref().is_none_or(|b| w / total > b.2) {
-            best[j] = Some((
-                mu.norm() / std::f64::consts::TAU,
-                -mu.re / mu.norm(),
-                w / total,
-            ));
+        if j < best.len() && best[j].as_ref().is_none_or(|b| share > b.2) {
+            best[j] = Some((mu.norm() / std::f64::consts::TAU, -mu.re / mu.norm(), share));
         }
     }
     Ok(InstantModes {
@@ -140,6 +97,60 @@ pub(crate) fn instant_modes_reduced(
             .map(|b| b.map(|(f, z, _)| (f, z)))
             .collect(),
     })
+}
+
+/// The full problem's state matrix on the lowest `nb` symmetric modes, with the gyroscopic
+/// damping `c` and the skew stiffness `e` projected on them. State (S eta, eta'), S =
+/// diag(sqrt|lambda_i|): every entry of the state matrix is then of the size of a frequency,
+/// which keeps the Schur decomposition's error at rounding of the highest frequency rather than
+/// of the highest eigenvalue.
+fn modal_state_matrix(
+    modes: &crate::modal::Modes,
+    c: &DMatrix<f64>,
+    e: &DMatrix<f64>,
+    nb: usize,
+) -> DMatrix<f64> {
+    let phi = modes.shapes.columns(0, nb).into_owned();
+    let gm = phi.transpose() * c * &phi;
+    let em = phi.transpose() * e * &phi;
+    let sc: Vec<f64> = (0..nb)
+        .map(|i| modes.eigenvalues[i].abs().sqrt().max(1e-6))
+        .collect();
+    let mut a = DMatrix::<f64>::zeros(2 * nb, 2 * nb);
+    for i in 0..nb {
+        a[(i, nb + i)] = sc[i];
+    }
+    for i in 0..nb {
+        for j in 0..nb {
+            let stiff = if i == j { modes.eigenvalues[i] } else { 0.0 } + em[(i, j)];
+            a[(nb + i, j)] = -stiff / sc[j];
+            a[(nb + i, nb + j)] = -gm[(i, j)];
+        }
+    }
+    a
+}
+
+/// The symmetric mode that dominates the eigenvector of eigenvalue `mu` of the state matrix
+/// `ac`, and its share of the vector's energy: one step of inverse iteration from a fixed
+/// start gives the eigenvector's modal part; the modal displacement eta_i = x_i / s_i is
+/// weighed by its energy lambda_i eta_i^2 ~ x_i^2. None when the shifted matrix is singular.
+fn dominant_mode(ac: &DMatrix<Complex<f64>>, mu: Complex<f64>, nb: usize) -> Option<(usize, f64)> {
+    let shift = mu * Complex::new(1.0 + 1e-10, 1e-10);
+    let mut b = ac.clone();
+    for i in 0..2 * nb {
+        b[(i, i)] -= shift;
+    }
+    let start =
+        DVector::<Complex<f64>>::from_fn(2 * nb, |i, _| Complex::new(1.0 + 0.1 * i as f64, 0.3));
+    let x = b.lu().solve(&start)?;
+    let weights: Vec<f64> = (0..nb).map(|i| x[i].norm_sqr()).collect();
+    let total: f64 = weights.iter().sum();
+    let (j, w) = weights
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|p, q| p.1.total_cmp(&q.1))?;
+    Some((j, w / total))
 }
 
 /// The lever's modes at every instant of a cycle (the matrices reduced once).
