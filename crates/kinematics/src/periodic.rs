@@ -411,20 +411,9 @@ fn markers_rss(
         .sum()
 }
 
-/// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's
-/// harmonics by BIC on the markers linearised about the smoothed motion, then Gauss-Newton
-/// (the other drivers held), the speed updated from the fitted trend and the fit repeated.
-/// Returns the crank's (theta, theta', theta'') per sample, the configurations, the fit.
-fn crank_refit(
-    mech: &Mechanism,
-    obs: &[Vec<Option<MarkerState>>],
-    idx: &[usize],
-    times: &[f64],
-    start_q: &[DVector<f64>],
-    theta: &[(f64, f64, f64)],
-    ncoord: usize,
-) -> Option<(Vec<CrankAngle>, Trajectory, CrankFit)> {
-    let nd = mech.drivers.len();
+/// The crank's mean speed (rad/s): the least-squares slope of its smoothed angle against
+/// time; None when it is zero or not finite.
+fn mean_speed(times: &[f64], theta: &[CrankAngle]) -> Option<f64> {
     let t0 = *times.first()?;
     let n = times.len() as f64;
     let (su, sth) = times
@@ -435,15 +424,23 @@ fn crank_refit(
     let (num, den) = times.iter().zip(theta).fold((0.0, 0.0), |(a, b), (t, th)| {
         (a + (t - t0 - mu) * (th.0 - mth), b + (t - t0 - mu).powi(2))
     });
-    let mut speed = num / den;
-    if !speed.is_finite() || speed == 0.0 {
-        return None;
-    }
-    let lin = driver_normals(mech, obs, idx, start_q, 0..1).ok()?;
+    let speed = num / den;
+    (speed.is_finite() && speed != 0.0).then_some(speed)
+}
+
+/// The number of the crank ripple's harmonics (0 to `cap`) with the least BIC on the markers
+/// linearised about the smoothed motion (`lin`), the trend at `speed`; None when no number fits.
+fn crank_harmonics_by_bic(
+    lin: &Normals,
+    times: &[f64],
+    speed: f64,
+    cap: usize,
+    ncoord: usize,
+) -> Option<usize> {
+    let t0 = *times.first()?;
     let nc = ncoord as f64;
     let mut best: Option<(f64, usize)> = None;
-    let turns = (theta.last()?.0 - theta.first()?.0).abs() / std::f64::consts::TAU;
-    for k in 0..=MAX_CRANK_HARMONICS.min(resolvable_harmonics(times.len(), turns)) {
+    for k in 0..=cap {
         let p = 2 + 2 * k;
         if 4 * p > ncoord {
             break;
@@ -460,7 +457,29 @@ fn crank_refit(
             best = Some((bic, k));
         }
     }
-    let (_, k) = best?;
+    best.map(|b| b.1)
+}
+
+/// The crank's refit ([`CrankFit`]): the mean speed from the smoothed angle, the ripple's
+/// harmonics by BIC on the markers linearised about the smoothed motion, then Gauss-Newton
+/// (the other drivers held), the speed updated from the fitted trend and the fit repeated.
+/// Returns the crank's (theta, theta', theta'') per sample, the configurations, the fit.
+fn crank_refit(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    idx: &[usize],
+    times: &[f64],
+    start_q: &[DVector<f64>],
+    theta: &[(f64, f64, f64)],
+    ncoord: usize,
+) -> Option<(Vec<CrankAngle>, Trajectory, CrankFit)> {
+    let nd = mech.drivers.len();
+    let t0 = *times.first()?;
+    let mut speed = mean_speed(times, theta)?;
+    let lin = driver_normals(mech, obs, idx, start_q, 0..1).ok()?;
+    let turns = (theta.last()?.0 - theta.first()?.0).abs() / std::f64::consts::TAU;
+    let cap = MAX_CRANK_HARMONICS.min(resolvable_harmonics(times.len(), turns));
+    let k = crank_harmonics_by_bic(&lin, times, speed, cap, ncoord)?;
     let mut qs = start_q.to_vec();
     let mut fit = None;
     let rss_at = |qs: &[DVector<f64>]| markers_rss(mech, obs, idx, qs);
