@@ -180,6 +180,50 @@ struct Solved {
     residuals: Vec<Vec<[f64; 4]>>,
 }
 
+/// Per view, per corner: the corner found (u, v) and found minus reprojected through the
+/// solved camera (`k`, `d`) and the view's pose (`rvecs`, `tvecs`), px.
+fn corner_residuals(
+    points: &[Vector<Point2f>],
+    board: &Board,
+    (rvecs, tvecs): (&Vector<Mat>, &Vector<Mat>),
+    (k, d): (&Mat, &Mat),
+) -> Result<Vec<Vec<[f64; 4]>>, VisionError> {
+    let mut residuals = Vec::with_capacity(points.len());
+    for (i, found) in points.iter().enumerate() {
+        let mut projected = Vector::<Point2f>::new();
+        let (r, t) = (cv("rvec", rvecs.get(i))?, cv("tvec", tvecs.get(i))?);
+        cv(
+            "projectPoints",
+            opencv::calib3d::project_points_def(
+                &board.object_points(),
+                &r,
+                &t,
+                k,
+                d,
+                &mut projected,
+            ),
+        )?;
+        residuals.push(
+            found
+                .iter()
+                .zip(projected.iter())
+                .map(|(f, p)| {
+                    [
+                        f.x as f64,
+                        f.y as f64,
+                        (f.x - p.x) as f64,
+                        (f.y - p.y) as f64,
+                    ]
+                })
+                .collect(),
+        );
+    }
+    Ok(residuals)
+}
+
+/// OpenCV's calibration (calibrateCameraExtended, `flags`) from the boards' corners in the
+/// views: intrinsics, RMS and per-view errors, the intrinsics' standard deviations, the corner
+/// residuals.
 fn solve(
     points: &[Vector<Point2f>],
     board: &Board,
@@ -229,36 +273,7 @@ fn solve(
             dv.len()
         )));
     }
-    let mut residuals = Vec::with_capacity(points.len());
-    for (i, found) in points.iter().enumerate() {
-        let mut projected = Vector::<Point2f>::new();
-        let (r, t) = (cv("rvec", rvecs.get(i))?, cv("tvec", tvecs.get(i))?);
-        cv(
-            "projectPoints",
-            opencv::calib3d::project_points_def(
-                &board.object_points(),
-                &r,
-                &t,
-                &k,
-                &d,
-                &mut projected,
-            ),
-        )?;
-        residuals.push(
-            found
-                .iter()
-                .zip(projected.iter())
-                .map(|(f, p)| {
-                    [
-                        f.x as f64,
-                        f.y as f64,
-                        (f.x - p.x) as f64,
-                        (f.y - p.y) as f64,
-                    ]
-                })
-                .collect(),
-        );
-    }
+    let residuals = corner_residuals(points, board, (&rvecs, &tvecs), (&k, &d))?;
     Ok(Solved {
         intrinsics: Intrinsics {
             width: size.width,
