@@ -170,21 +170,8 @@ impl Mechanism {
                 cfg.duration, cfg.rate, cfg.settle
             )));
         }
-        let n = self.ncoords();
-        let nf = self.forces.len();
         let mut y = self.initial_state()?;
-        let deriv = |y: &DVector<f64>| -> Result<DVector<f64>, MechanismError> {
-            let q = y.rows(0, n).into_owned();
-            let qd = y.rows(n, n).into_owned();
-            let (qdd, _) = self.forward(&q, &qd)?;
-            let mut d = DVector::zeros(2 * n + nf);
-            d.rows_mut(0, n).copy_from(&qd);
-            d.rows_mut(n, n).copy_from(&qdd);
-            for (k, p) in self.element_powers(&q, &qd).into_iter().enumerate() {
-                d[2 * n + k] = p;
-            }
-            Ok(d)
-        };
+        let deriv = |y: &DVector<f64>| self.state_rate(y);
         let nsamples = (cfg.duration * cfg.rate).round() as usize + 1;
         let total = cfg.settle + (nsamples - 1) as f64 / cfg.rate;
         let mut report = SimReport::default();
@@ -244,6 +231,22 @@ impl Mechanism {
         progress(1.0);
         self.energy_balance(&samples, &mut report);
         Ok(Simulation { samples, report })
+    }
+
+    /// The rate of the integrator's state y = (q, q', work of each force element): (q', q'',
+    /// each element's power).
+    fn state_rate(&self, y: &DVector<f64>) -> Result<DVector<f64>, MechanismError> {
+        let n = self.ncoords();
+        let q = y.rows(0, n).into_owned();
+        let qd = y.rows(n, n).into_owned();
+        let (qdd, _) = self.forward(&q, &qd)?;
+        let mut d = DVector::zeros(2 * n + self.forces.len());
+        d.rows_mut(0, n).copy_from(&qd);
+        d.rows_mut(n, n).copy_from(&qdd);
+        for (k, p) in self.element_powers(&q, &qd).into_iter().enumerate() {
+            d[2 * n + k] = p;
+        }
+        Ok(d)
     }
 
     /// The integrator's initial state: the assembled configuration, its velocities at the

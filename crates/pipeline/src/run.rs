@@ -619,6 +619,26 @@ pub struct StageStamp {
     pub outputs: BTreeMap<String, String>,
 }
 
+/// Every file a stage wrote into `tmp` (relative, with / separators, sorted) and its SHA-256.
+fn outputs_of(tmp: &Path) -> Result<BTreeMap<String, String>, PipelineError> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    list_files(tmp, &mut files).map_err(|e| PipelineError::Io {
+        path: tmp.display().to_string(),
+        reason: format!("cannot list the stage's files ({e})"),
+    })?;
+    files.sort();
+    let mut outputs = BTreeMap::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(tmp)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        outputs.insert(rel, hash_path(&f)?);
+    }
+    Ok(outputs)
+}
+
 const STAMP: &str = "stage.json";
 
 /// A stage's work: it writes its files into the given temporary folder and reports progress
@@ -668,6 +688,23 @@ impl<'a> Runner<'a> {
         Ok(h)
     }
 
+    /// The stage folder's stamp when its key is `key` and every file it lists is unchanged
+    /// (their hashes then remembered for the stages after it); None when the stage must run.
+    fn kept(&mut self, dir: &Path, key: &str) -> Option<StageStamp> {
+        let stamp = read_stamp(dir).filter(|s| s.key == key)?;
+        let unchanged = stamp
+            .outputs
+            .iter()
+            .all(|(f, h)| hash_path(&dir.join(f)).ok().as_deref() == Some(h.as_str()));
+        if !unchanged {
+            return None;
+        }
+        for (f, h) in &stamp.outputs {
+            self.hashes.insert(dir.join(f), h.clone());
+        }
+        Some(stamp)
+    }
+
     /// Send an event.
     pub fn event(&mut self, e: RunEvent) {
         (self.events)(e)
@@ -696,18 +733,9 @@ impl<'a> Runner<'a> {
         }
         let key = sha256_hex(serde_json::to_string(&json!({ "build": self.build, "stage": name, "parameters": parameters, "inputs": hashed })).unwrap_or_default().as_bytes());
         let dir = self.out.join(name);
-        if let Some(stamp) = read_stamp(&dir).filter(|s| s.key == key) {
-            if stamp
-                .outputs
-                .iter()
-                .all(|(f, h)| hash_path(&dir.join(f)).ok().as_deref() == Some(h.as_str()))
-            {
-                for (f, h) in &stamp.outputs {
-                    self.hashes.insert(dir.join(f), h.clone());
-                }
-                self.stamps.push(stamp);
-                return Ok(self.done(name, false, clock, dir));
-            }
+        if let Some(stamp) = self.kept(&dir, &key) {
+            self.stamps.push(stamp);
+            return Ok(self.done(name, false, clock, dir));
         }
         // Run into a fresh temporary folder beside the stage's.
         crate::ensure_dir(&self.out)?;
@@ -733,24 +761,12 @@ impl<'a> Runner<'a> {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(e);
         }
-        let mut outputs = BTreeMap::new();
-        let mut files: Vec<PathBuf> = Vec::new();
-        list_files(&tmp, &mut files).map_err(|e| io(&tmp, "list the stage's files", e))?;
-        files.sort();
-        for f in files {
-            let rel = f
-                .strip_prefix(&tmp)
-                .unwrap_or(&f)
-                .to_string_lossy()
-                .replace('\\', "/");
-            outputs.insert(rel, hash_path(&f)?);
-        }
         let stamp = StageStamp {
             stage: name.into(),
             key,
             parameters,
             inputs: hashed,
-            outputs,
+            outputs: outputs_of(&tmp)?,
         };
         crate::write_json(
             &tmp.join(STAMP),
