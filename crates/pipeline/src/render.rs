@@ -230,7 +230,7 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usiz
         [p.x, p.y]
     };
     for (b, body) in m.bodies.iter().enumerate() {
-        let pinned = m.joints.iter().any(|j| matches!(&j.kind, JointKind::Revolute { a, b: bb } if (a.body == BodyRef::Ground && bb.body == BodyRef::Body(b)) || (bb.body == BodyRef::Ground && a.body == BodyRef::Body(b))));
+        let pinned = pinned_to_ground(m, b);
         let sliding = m
             .joints
             .iter()
@@ -247,19 +247,7 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usiz
                 b,
                 -body.centroid + body.points.values().next().copied().unwrap_or_default(),
             );
-            let r = pts
-                .iter()
-                .map(|p| (p[0] - c[0]).hypot(p[1] - c[1]))
-                .fold(0.0, f64::max)
-                + 0.025;
-            back.push(Shape::Disc { c, r, grey: 70.0 });
-            for p in &pts {
-                back.push(Shape::Disc {
-                    c: *p,
-                    r: 0.008,
-                    grey: 40.0,
-                });
-            }
+            back.extend(pinned_disc(c, &pts));
         } else if sliding {
             let g = pt(b, Vector2::zeros());
             back.push(Shape::Bar {
@@ -308,6 +296,34 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usiz
         }
     }
     back
+}
+
+/// Whether body `b` turns about a pin in the ground (a revolute joint between them).
+fn pinned_to_ground(m: &Mechanism, b: usize) -> bool {
+    m.joints.iter().any(|j| {
+        matches!(&j.kind, JointKind::Revolute { a, b: bb }
+            if (a.body == BodyRef::Ground && bb.body == BodyRef::Body(b))
+                || (bb.body == BodyRef::Ground && a.body == BodyRef::Body(b)))
+    })
+}
+
+/// A body pinned to the ground drawn as a disc about the pin `c` reaching 25 mm beyond its
+/// farthest point, with a dark dot at each of its points `pts` (m, bench frame).
+fn pinned_disc(c: [f64; 2], pts: &[[f64; 2]]) -> Vec<Shape> {
+    let r = pts
+        .iter()
+        .map(|p| (p[0] - c[0]).hypot(p[1] - c[1]))
+        .fold(0.0, f64::max)
+        + 0.025;
+    let mut shapes = vec![Shape::Disc { c, r, grey: 70.0 }];
+    for p in pts {
+        shapes.push(Shape::Disc {
+            c: *p,
+            r: 0.008,
+            grey: 40.0,
+        });
+    }
+    shapes
 }
 
 fn imwrite(path: &Path, img: &opencv::core::Mat) -> Result<(), PipelineError> {
