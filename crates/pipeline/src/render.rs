@@ -370,6 +370,15 @@ pub fn render(
     mut progress: impl FnMut(&str, f64),
 ) -> Result<RenderSummary, PipelineError> {
     let codec = spec.codec().map_err(PipelineError::Input)?;
+    // The spec checked before anything is simulated or written.
+    for o in &spec.occlusion {
+        if !mech.markers.iter().any(|m| m.name == o.marker) {
+            return Err(PipelineError::Input(format!(
+                "occlusion of '{}': the mechanism has no such marker",
+                o.marker
+            )));
+        }
+    }
     let cam = spec.camera();
     let look = Look {
         background: spec.background,
@@ -502,22 +511,37 @@ impl Film<'_> {
         out: &Path,
         progress: &mut impl FnMut(&str, f64),
     ) -> Result<(PathBuf, Vec<flexbench_contracts::TrackRow>), PipelineError> {
-        let (mech, spec, vision) = (self.mech, self.spec, PipelineError::Vision);
+        let (spec, vision) = (self.spec, PipelineError::Vision);
         let intr = self.cam.intrinsics;
-        let map = PlaneMap::new(self.cam, self.look).map_err(vision)?;
         let video = out.join(format!("video.{}", codec.extension()));
         let tmp = flexbench_contracts::atomic::temporary_path(&video);
-        let mut writer =
+        let writer =
             VideoOut::create(&tmp, codec, spec.fps, intr.width, intr.height).map_err(vision)?;
+        let rows = self
+            .frames(writer, frames, rng, progress)
+            .inspect_err(|_| {
+                // A failed rendering leaves no partial video behind.
+                let _ = std::fs::remove_file(&tmp);
+            })?;
+        std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
+            path: video.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok((video, rows))
+    }
+
+    /// The video's frames written by `writer` (then closed), and the markers' true tracks at
+    /// them.
+    fn frames(
+        &self,
+        mut writer: VideoOut,
+        frames: usize,
+        rng: &mut opencv::core::RNG,
+        progress: &mut impl FnMut(&str, f64),
+    ) -> Result<Vec<flexbench_contracts::TrackRow>, PipelineError> {
+        let (mech, spec, vision) = (self.mech, self.spec, PipelineError::Vision);
+        let map = PlaneMap::new(self.cam, self.look).map_err(vision)?;
         let mut rows = Vec::new();
-        for o in &spec.occlusion {
-            if !mech.markers.iter().any(|m| m.name == o.marker) {
-                return Err(PipelineError::Input(format!(
-                    "occlusion of '{}': the mechanism has no such marker",
-                    o.marker
-                )));
-            }
-        }
         for k in 0..frames {
             let tk = k as f64 / spec.fps;
             let img = map
@@ -544,11 +568,7 @@ impl Film<'_> {
             }
         }
         writer.finish().map_err(vision)?;
-        std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
-            path: video.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        Ok((video, rows))
+        Ok(rows)
     }
 
     /// The scenes of frame `k` (at `tk`, s) over its exposure, without its occluded markers.
