@@ -170,6 +170,31 @@ pub struct ProcessSummary {
     pub timing: Vec<(String, f64)>,
 }
 
+impl ProcessConfig {
+    /// The kinematics' configuration (the smoother, the horizontal's refinement, the periodic
+    /// refit, the threads).
+    pub fn kinematics(&self) -> flexbench_kinematics::Config {
+        flexbench_kinematics::Config {
+            smoother: self.smoother,
+            refine_horizontal: self.refine_horizontal,
+            periodic: self.periodic,
+            threads: crate::threads(),
+        }
+    }
+}
+
+impl Differentiation {
+    /// The markers' Savitzky-Golay differentiation `sg` of `window` samples as `cfg` set it.
+    fn of(sg: &SavGol, window: usize, cfg: &ProcessConfig) -> Differentiation {
+        Differentiation {
+            method: sg.describe(),
+            window,
+            order: cfg.order,
+            edges: cfg.edges.name().into(),
+        }
+    }
+}
+
 /// Run `process` on the tracks at `tracks_path` for the mechanism `mech`, writing into `out`.
 pub fn process(
     tracks_path: &Path,
@@ -202,14 +227,8 @@ pub fn process(
 
     events(StageEvent::Progress("kinematics", 0.0));
     let seen = Observed::new(mech, &series, &diffs);
-    let kin_cfg = flexbench_kinematics::Config {
-        smoother: cfg.smoother,
-        refine_horizontal: cfg.refine_horizontal,
-        periodic: cfg.periodic,
-        threads: crate::threads(),
-    };
     let (obs, raw) = (&seen.differentiated, &seen.positions);
-    let motion = estimate(mech, &t, obs, raw, &sg, &kin_cfg)?;
+    let motion = estimate(mech, &t, obs, raw, &sg, &cfg.kinematics())?;
     let bodies = bodies_table(mech, &t, &motion);
     let residuals = residual_table(mech, &t, &motion.samples);
     lap("kinematics", &mut timing);
@@ -239,12 +258,7 @@ pub fn process(
     for w in &motion.report.warnings {
         events(StageEvent::Warning(w));
     }
-    let differentiation = Differentiation {
-        method: sg.describe(),
-        window,
-        order: cfg.order,
-        edges: cfg.edges.name().into(),
-    };
+    let differentiation = Differentiation::of(&sg, window, cfg);
     let record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, &motion, &forces);
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {

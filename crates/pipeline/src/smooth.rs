@@ -221,6 +221,23 @@ pub struct SampleCounts {
     pub rejected: usize,
 }
 
+impl SampleCounts {
+    /// The samples of the markers' x coordinates by provenance.
+    fn of(diffs: &[(Derivatives, Derivatives)]) -> SampleCounts {
+        let counts = |p: flexbench_signal::Provenance| {
+            diffs
+                .iter()
+                .map(|(dx, _)| dx.provenance.iter().filter(|q| **q == p).count())
+                .sum::<usize>()
+        };
+        SampleCounts {
+            measured: counts(flexbench_signal::Provenance::Measured),
+            edge: counts(flexbench_signal::Provenance::Edge),
+            rejected: counts(flexbench_signal::Provenance::Rejected),
+        }
+    }
+}
+
 impl crate::StageRecord for SmoothRecord {
     const STAGE: &'static str = "smooth";
 }
@@ -287,20 +304,11 @@ pub fn smooth(
     let mut rigid_summary = None;
     if let Some((field, residual, summary)) = rigid_out {
         for (table, suffix) in [(&field, "rigid"), (&residual, "rigid_residual")] {
-            files.extend(flexbench_tables::write_table(
-                table,
-                dir,
-                &format!("{stem}.{suffix}"),
-            )?);
+            let stem = format!("{stem}.{suffix}");
+            files.extend(flexbench_tables::write_table(table, dir, &stem)?);
         }
         rigid_summary = Some(summary);
     }
-    let counts = |p: flexbench_signal::Provenance| {
-        diffs
-            .iter()
-            .map(|(dx, _)| dx.provenance.iter().filter(|q| **q == p).count())
-            .sum::<usize>()
-    };
     let record = SmoothRecord {
         tracks: tracks_path.display().to_string(),
         unit_m: unit,
@@ -308,11 +316,7 @@ pub fn smooth(
         fundamental_hz: f0,
         parameters: params,
         rigid_field: rigid_summary,
-        samples: SampleCounts {
-            measured: counts(flexbench_signal::Provenance::Measured),
-            edge: counts(flexbench_signal::Provenance::Edge),
-            rejected: counts(flexbench_signal::Provenance::Rejected),
-        },
+        samples: SampleCounts::of(&diffs),
     };
     files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
     Ok(files)

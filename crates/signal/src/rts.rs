@@ -147,6 +147,27 @@ impl SnapModel {
     }
 }
 
+/// The filter's prior: the first value with twice the noise, each derivative diffuse on the
+/// scale of the series' range per step (in scaled units: generous, yet within a few orders of
+/// the value's).
+fn scalar_prior(z: &[f64], sigma: f64) -> ScaledState {
+    let r = sigma * sigma;
+    let (lo, hi) = z
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
+    let range = (hi - lo).max(10.0 * sigma);
+    let x = Vector4::new(z[0], 0.0, 0.0, 0.0);
+    let p = Matrix4::from_diagonal(&Vector4::new(
+        4.0 * r + range * range,
+        1e2 * range * range,
+        1e2 * range * range,
+        1e2 * range * range,
+    ));
+    (x, p)
+}
+
 /// The filter's forward pass: the log-likelihood, and when `smooth` the predicted and the
 /// filtered states (scaled). None when a covariance loses positive definiteness.
 fn scalar_forward(
@@ -158,21 +179,7 @@ fn scalar_forward(
 ) -> Option<(f64, Vec<ScaledState>, Vec<ScaledState>)> {
     let n = t.len();
     let r = sigma * sigma;
-    // Prior: the first value with twice the noise, each derivative diffuse on the scale of the
-    // series' range per step (in scaled units: generous, yet within a few orders of the value's).
-    let (lo, hi) = z
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(*v), b.max(*v))
-        });
-    let range = (hi - lo).max(10.0 * sigma);
-    let mut x = Vector4::new(z[0], 0.0, 0.0, 0.0);
-    let mut p = Matrix4::from_diagonal(&Vector4::new(
-        4.0 * r + range * range,
-        1e2 * range * range,
-        1e2 * range * range,
-        1e2 * range * range,
-    ));
+    let (mut x, mut p) = scalar_prior(z, sigma);
     let mut loglik = 0.0;
     let mut pred: Vec<ScaledState> = Vec::with_capacity(if smooth { n } else { 0 });
     let mut states: Vec<ScaledState> = Vec::with_capacity(if smooth { n } else { 0 });

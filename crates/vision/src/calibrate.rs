@@ -337,16 +337,7 @@ pub fn calibrate_views(
         kept.iter().map(|(_, c)| c.clone()).collect()
     };
     let mut s = solve(&corners(&kept), board, size, 0)?;
-    let mut sorted = s.per_view.clone();
-    sorted.sort_by(|a, b| a.total_cmp(b));
-    let median = sorted[sorted.len() / 2];
-    let limit = (5.0 * median).max(2.0);
-    let outliers: Vec<usize> = (0..kept.len()).filter(|&i| s.per_view[i] > limit).collect();
-    if !outliers.is_empty() && kept.len() - outliers.len() >= 3 {
-        for &i in outliers.iter().rev() {
-            let (name, _) = kept.remove(i);
-            rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", s.per_view[i], limit)));
-        }
+    if drop_outliers(&mut kept, &mut rejected, &s.per_view) {
         s = solve(&corners(&kept), board, size, 0)?;
     }
     let s4 = solve(&corners(&kept), board, size, opencv::calib3d::CALIB_FIX_K3)?;
@@ -377,6 +368,28 @@ pub fn calibrate_views(
             })
             .collect(),
     })
+}
+
+/// Reject the views whose reprojection error `per_view` (px) exceeds 5 times the median (at
+/// least 2 px), when at least 3 views remain; true when some were.
+fn drop_outliers(
+    kept: &mut Vec<ViewCorners>,
+    rejected: &mut Vec<(String, String)>,
+    per_view: &[f64],
+) -> bool {
+    let mut sorted = per_view.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median = sorted[sorted.len() / 2];
+    let limit = (5.0 * median).max(2.0);
+    let outliers: Vec<usize> = (0..kept.len()).filter(|&i| per_view[i] > limit).collect();
+    if outliers.is_empty() || kept.len() - outliers.len() < 3 {
+        return false;
+    }
+    for &i in outliers.iter().rev() {
+        let (name, _) = kept.remove(i);
+        rejected.push((name, format!("outlier: reprojection error {:.2} px above {:.2} px (5 x the median, at least 2 px)", per_view[i], limit)));
+    }
+    true
 }
 
 /// A view's file name and its board's corners (px).
