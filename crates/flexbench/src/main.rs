@@ -758,10 +758,7 @@ fn run_pipeline(
     recordings: Vec<PathBuf>,
     jobs: Option<usize>,
 ) -> Result<()> {
-    use flexbench_pipeline::run::{
-        clean_path, discover_recordings, run_batch, run_recording, PipelineFile, RecordingInputs,
-        RunEvent,
-    };
+    use flexbench_pipeline::run::{clean_path, PipelineFile};
     let clock = std::time::Instant::now();
     let file = PipelineFile::load(pipeline)?;
     let base = pipeline
@@ -786,65 +783,119 @@ fn run_pipeline(
             .map(|r| clean_path(&base.join(r)))
             .collect()
     };
-    let style = ProgressStyle::with_template("{msg:40} [{bar:30}] {percent:>3}% {elapsed_precise}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
+    let plan = RunPlan {
+        file,
+        pipeline,
+        base,
+        mechanism,
+        out,
+        clock,
+    };
     if batch.is_empty() {
-        let folder = file
-            .run
-            .recording
-            .as_ref()
-            .map(|r| clean_path(&base.join(r)));
-        let name = folder
-            .as_ref()
-            .and_then(|f| f.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| stem.clone());
-        let rec =
-            RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, &base, &mechanism)?;
-        let mut pb: Option<ProgressBar> = None;
-        let mut label = String::new();
-        let summary = run_recording(&file, pipeline, &rec, &out, &mut |e| match e {
-            RunEvent::Stage { name, index, of } => {
-                label = format!("[{index}/{of}] {name}");
-                let b = ProgressBar::new(1000).with_style(style.clone());
-                b.set_message(label.clone());
-                pb = Some(b);
-            }
-            RunEvent::Progress(what, f) => {
-                if let Some(b) = &pb {
-                    b.set_message(format!("{label}: {what}"));
-                    b.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
-                }
-            }
-            RunEvent::Warning(w) => match &pb {
-                Some(b) => b.suspend(|| eprintln!("warning: {w}")),
-                None => eprintln!("warning: {w}"),
-            },
-            RunEvent::Done(o) => {
-                if let Some(b) = pb.take() {
-                    b.finish_and_clear();
-                }
-                println!(
-                    "{label:<22} {:>8.2} s  {}",
-                    o.seconds,
-                    if o.ran { "ran" } else { "unchanged: kept" }
-                );
-            }
-        })
-        .with_context(|| format!("running {} on recording {name}", pipeline.display()))?;
-        let ran = summary.outcomes.iter().filter(|o| o.ran).count();
-        println!(
-            "{} of {} stages ran in {:.2} s; report {}; manifest {}",
-            ran,
-            summary.outcomes.len(),
-            clock.elapsed().as_secs_f64(),
-            summary.report.display(),
-            summary.manifest.display()
-        );
-        return Ok(());
+        run_one(&plan, &stem)
+    } else {
+        run_many(&plan, &batch, jobs)
     }
-    let folders = discover_recordings(&batch)?;
+}
+
+/// What `flexbench run` resolved from its pipeline file and arguments.
+struct RunPlan<'a> {
+    file: flexbench_pipeline::run::PipelineFile,
+    pipeline: &'a std::path::Path,
+    /// The pipeline file's folder (paths in it are relative to it).
+    base: PathBuf,
+    mechanism: PathBuf,
+    out: PathBuf,
+    clock: std::time::Instant,
+}
+
+/// The progress bars' style.
+fn bar_style() -> ProgressStyle {
+    ProgressStyle::with_template("{msg:40} [{bar:30}] {percent:>3}% {elapsed_precise}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+/// `flexbench run` on one recording (the pipeline file's [run] recording): a bar per stage.
+fn run_one(plan: &RunPlan, stem: &str) -> Result<()> {
+    use flexbench_pipeline::run::{clean_path, run_recording, RecordingInputs, RunEvent};
+    let RunPlan {
+        file,
+        pipeline,
+        base,
+        mechanism,
+        out,
+        clock,
+    } = plan;
+    let style = bar_style();
+    let folder = file
+        .run
+        .recording
+        .as_ref()
+        .map(|r| clean_path(&base.join(r)));
+    let name = folder
+        .as_ref()
+        .and_then(|f| f.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| stem.to_string());
+    let rec = RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, base, mechanism)?;
+    let mut pb: Option<ProgressBar> = None;
+    let mut label = String::new();
+    let summary = run_recording(file, pipeline, &rec, out, &mut |e| match e {
+        RunEvent::Stage { name, index, of } => {
+            label = format!("[{index}/{of}] {name}");
+            let b = ProgressBar::new(1000).with_style(style.clone());
+            b.set_message(label.clone());
+            pb = Some(b);
+        }
+        RunEvent::Progress(what, f) => {
+            if let Some(b) = &pb {
+                b.set_message(format!("{label}: {what}"));
+                b.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+            }
+        }
+        RunEvent::Warning(w) => match &pb {
+            Some(b) => b.suspend(|| eprintln!("warning: {w}")),
+            None => eprintln!("warning: {w}"),
+        },
+        RunEvent::Done(o) => {
+            if let Some(b) = pb.take() {
+                b.finish_and_clear();
+            }
+            println!(
+                "{label:<22} {:>8.2} s  {}",
+                o.seconds,
+                if o.ran { "ran" } else { "unchanged: kept" }
+            );
+        }
+    })
+    .with_context(|| format!("running {} on recording {name}", pipeline.display()))?;
+    let ran = summary.outcomes.iter().filter(|o| o.ran).count();
+    println!(
+        "{} of {} stages ran in {:.2} s; report {}; manifest {}",
+        ran,
+        summary.outcomes.len(),
+        clock.elapsed().as_secs_f64(),
+        summary.report.display(),
+        summary.manifest.display()
+    );
+    Ok(())
+}
+
+/// `flexbench run` on a batch of recordings, `jobs` at once: a bar per recording, then a
+/// line per recording and the summary tables.
+fn run_many(plan: &RunPlan, batch: &[PathBuf], jobs: Option<usize>) -> Result<()> {
+    use flexbench_pipeline::run::{discover_recordings, run_batch, RunEvent};
+    let RunPlan {
+        file,
+        pipeline,
+        mechanism,
+        out,
+        clock,
+        ..
+    } = plan;
+    let style = bar_style();
+    let folders = discover_recordings(batch)?;
     let jobs = jobs
         .or(file.run.jobs)
         .unwrap_or_else(flexbench_pipeline::threads);
@@ -882,13 +933,23 @@ fn run_pipeline(
             RunEvent::Done(_) => b.set_position(1000),
         }
     };
-    let (items, files) = run_batch(&file, pipeline, &mechanism, &folders, &out, jobs, &events)?;
+    let (items, files) = run_batch(file, pipeline, mechanism, &folders, out, jobs, &events)?;
     for b in bars.values() {
         b.finish_and_clear();
     }
+    print_batch(&items, &files, clock.elapsed().as_secs_f64())
+}
+
+/// The batch's outcome: a line per recording (its report, or its error), the summary tables'
+/// paths; an error when a recording failed.
+fn print_batch(
+    items: &[flexbench_pipeline::run::BatchItem],
+    files: &[PathBuf],
+    seconds: f64,
+) -> Result<()> {
     let failed: Vec<&flexbench_pipeline::run::BatchItem> =
         items.iter().filter(|i| i.result.is_err()).collect();
-    for it in &items {
+    for it in items {
         match &it.result {
             Ok(r) => println!(
                 "{:<20} ok      {} stage(s) ran; report {}",
@@ -912,7 +973,7 @@ fn run_pipeline(
         "{} recording(s), {} failed, in {:.2} s; summary {}",
         items.len(),
         failed.len(),
-        clock.elapsed().as_secs_f64(),
+        seconds,
         files
             .iter()
             .map(|f| f.display().to_string())
