@@ -5,12 +5,11 @@
 //! (inline SVG), its tables, inputs, parameters and quality figures.
 
 use std::f64::consts::TAU;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::manifest::Manifest;
 use flexbench_mechanism::Mechanism;
-use flexbench_report::page::{esc, MechanismLine, RunPage};
+use flexbench_report::page::{MechanismLine, Note, RunPage, Span};
 use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
 use flexbench_tables::{has_column, opt_f64, read_frame, strings};
 use serde::{Deserialize, Serialize};
@@ -295,7 +294,13 @@ fn marker_figures(
         "The markers' accelerations as vectors along their trajectories over the recording's first crank turn (bench frame; an arrow of {:.3} m is 10 m/s^2). The largest acceleration of any marker over the recording is {amax:.2} m/s^2 ({amax_marker} at t = {amax_t:.3} s); seed 001 Fig. 6 states 14.33 m/s^2 for its bench.",
         10.0 * scale
     ))?;
-    page.note("Largest acceleration", format!("<p>Largest acceleration of the markers (the fitted motion): <b>{amax:.2} m/s²</b> at {} (t = {amax_t:.3} s). Seed 001 states 14.33 m/s² (its Fig. 6).</p>", esc(&amax_marker)));
+    page.note(Note::new("Largest acceleration").paragraph(vec![
+        Span::Text("Largest acceleration of the markers (the fitted motion): ".into()),
+        Span::Bold(format!("{amax:.2} m/s²")),
+        Span::Text(format!(
+            " at {amax_marker} (t = {amax_t:.3} s). Seed 001 states 14.33 m/s² (its Fig. 6)."
+        )),
+    ]));
     Ok(largest)
 }
 
@@ -335,7 +340,7 @@ fn forces_over_turn(
         .map(|ti| crank.degrees_at(Some(*ti)))
         .collect();
     let mut panels = Vec::new();
-    let mut peak_rows = String::new();
+    let mut peak_rows: Vec<Vec<String>> = Vec::new();
     let mut peaks = Peaks::default();
     for (j, label) in [
         ("B", "B: force of the crank on the lever"),
@@ -351,13 +356,12 @@ fn forces_over_turn(
         {
             let name = if j == "C" { "C'" } else { "B" };
             peaks.set(j, mag[k], deg[k]);
-            let _ = write!(
-                peak_rows,
-                "<tr><td>{name}</td><td>{:.1}</td><td>{:.1}</td><td>{:.4}</td></tr>",
-                mag[k].unwrap_or(f64::NAN),
-                deg[k],
-                forces.t[k]
-            );
+            peak_rows.push(vec![
+                name.into(),
+                format!("{:.1}", mag[k].unwrap_or(f64::NAN)),
+                format!("{:.1}", deg[k]),
+                format!("{:.4}", forces.t[k]),
+            ]);
         }
     }
     let banded = panels
@@ -377,7 +381,10 @@ fn forces_over_turn(
                 "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
             }
         ))?;
-        page.note("Peak forces", format!("<table><tr><th>joint</th><th>peak |F| (N)</th><th>crank angle (deg)</th><th>t (s)</th></tr>{peak_rows}</table>"));
+        page.note(Note::new("Peak forces").table(
+            &["joint", "peak |F| (N)", "crank angle (deg)", "t (s)"],
+            peak_rows,
+        ));
     }
     Ok(peaks)
 }
@@ -470,10 +477,16 @@ fn tracking_quality(
     // The recording's frames (a marker's gap may be a row without x, y or no row at all).
     let all_frames: BTreeSet<i64> = tc.frame.iter().flatten().map(|f| *f as i64).collect();
     let smooth_summary = SmoothRecord::read(&dirs.smooth.join("markers.summary.json"))?;
-    let mut qrows = String::new();
+    let mut qrows: Vec<Vec<String>> = Vec::new();
     let mut curves = Vec::new();
     for (name, rows) in tc.by_marker.names.iter().zip(&tc.by_marker.rows) {
-        qrows += &marker_quality_row(name, rows, &tc, &all_frames, &smooth_summary);
+        qrows.push(marker_quality_row(
+            name,
+            rows,
+            &tc,
+            &all_frames,
+            &smooth_summary,
+        ));
         curves.push(Curve {
             label: name.clone(),
             x: rows.iter().map(|&i| tc.t[i].unwrap_or(f64::NAN)).collect(),
@@ -508,12 +521,18 @@ fn tracking_quality(
         ),
         None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),
     };
-    page.note(
-        "Tracking",
-        format!(
-            "<p>{tracking}</p><table><tr><th>marker</th><th>frames seen</th><th>gaps (frames)</th><th>longest gap (frames)</th><th>median sigma (px)</th><th>95th percentile sigma (px)</th><th>noise by the smoother (mm)</th></tr>{qrows}</table>"
-        ),
-    );
+    page.note(Note::new("Tracking").text(tracking).table(
+        &[
+            "marker",
+            "frames seen",
+            "gaps (frames)",
+            "longest gap (frames)",
+            "median sigma (px)",
+            "95th percentile sigma (px)",
+            "noise by the smoother (mm)",
+        ],
+        qrows,
+    ));
     Ok(track_summary)
 }
 
@@ -525,7 +544,7 @@ fn marker_quality_row(
     tc: &TrackColumns,
     all_frames: &BTreeSet<i64>,
     smooth: &SmoothRecord,
-) -> String {
+) -> Vec<String> {
     let seen_frames: BTreeSet<i64> = rows
         .iter()
         .filter(|&&i| tc.x[i].is_some())
@@ -556,14 +575,17 @@ fn marker_quality_row(
     let noise = noise_of("x")
         .zip(noise_of("y"))
         .map(|(a, b)| (0.5 * (a * a + b * b)).sqrt() * 1e3);
-    format!(
-        "<tr><td>{}</td><td>{}</td><td>{gaps}</td><td>{longest}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td></tr>",
-        esc(name),
-        seen.len() - gaps,
-        q(0.5),
-        q(0.95),
-        noise.map(|n| format!("{n:.3}")).unwrap_or_else(|| "-".into())
-    )
+    vec![
+        name.to_string(),
+        (seen.len() - gaps).to_string(),
+        gaps.to_string(),
+        longest.to_string(),
+        format!("{:.4}", q(0.5)),
+        format!("{:.4}", q(0.95)),
+        noise
+            .map(|n| format!("{n:.3}"))
+            .unwrap_or_else(|| "-".into()),
+    ]
 }
 
 /// The calibration's corner residuals drawn over the image, and the calibration's numbers.
@@ -622,13 +644,10 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
         .collect::<BTreeSet<_>>()
         .len();
     let i = &cal.intrinsics;
-    page.note(
-        "Calibration",
-        format!(
-            "<p>RMS reprojection error {:.4} px over {views} views; fx {:.2}, fy {:.2}, cx {:.2}, cy {:.2} px; distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}.</p>",
-            cal.rms, i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
-        ),
-    );
+    page.note(Note::new("Calibration").text(format!(
+        "RMS reprojection error {:.4} px over {views} views; fx {:.2}, fy {:.2}, cx {:.2}, cy {:.2} px; distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}.",
+        cal.rms, i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
+    )));
     Ok(())
 }
 
@@ -658,75 +677,93 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
         .map(|(name, rms)| format!("{name} {:.3} mm", rms * 1e3))
         .collect::<Vec<_>>()
         .join(", ");
-    page.note(
-        "Kinematics and inverse dynamics",
-        format!(
-            "<p>{} samples; markers' RMS residual from the fitted mechanism {:.3} mm ({per_marker}); horizontal correction {:.2} mrad; {} toggle sample(s), largest condition number {:.1}.</p>",
-            process.samples,
-            fit.rms * 1e3,
-            process.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
-            process.inverse_dynamics.toggle_samples,
-            process.inverse_dynamics.max_condition
-        ),
-    );
+    page.note(Note::new("Kinematics and inverse dynamics").text(format!(
+        "{} samples; markers' RMS residual from the fitted mechanism {:.3} mm ({per_marker}); horizontal correction {:.2} mrad; {} toggle sample(s), largest condition number {:.1}.",
+        process.samples,
+        fit.rms * 1e3,
+        process.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
+        process.inverse_dynamics.toggle_samples,
+        process.inverse_dynamics.max_condition
+    )));
 }
 
 /// The comparison's table: each quantity's NRMSE, peaks and phase lag.
 fn comparison_note(page: &mut RunPage, compare: &CompareRecord) {
-    let mut crows = String::new();
-    for q in &compare.quantities {
-        let _ = write!(
-            crows,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td><td>{:.3}</td><td>{:.1}</td><td>{:.2}</td></tr>",
-            esc(&q.quantity),
-            esc(&q.unit),
-            100.0 * q.nrmse,
-            q.rms_error,
-            q.measured_peak,
-            q.measured_peak_angle_deg,
-            q.simulated_peak,
-            q.simulated_peak_angle_deg,
-            q.phase_lag_deg
-        );
-    }
+    let rows = compare
+        .quantities
+        .iter()
+        .map(|q| {
+            vec![
+                q.quantity.clone(),
+                q.unit.clone(),
+                format!("{:.2}", 100.0 * q.nrmse),
+                format!("{:.3}", q.rms_error),
+                format!("{:.3}", q.measured_peak),
+                format!("{:.1}", q.measured_peak_angle_deg),
+                format!("{:.3}", q.simulated_peak),
+                format!("{:.1}", q.simulated_peak_angle_deg),
+                format!("{:.2}", q.phase_lag_deg),
+            ]
+        })
+        .collect();
+    let header = [
+        "quantity",
+        "unit",
+        "NRMSE (%)",
+        "RMS error",
+        "measured peak",
+        "at (deg)",
+        "simulated peak",
+        "at (deg)",
+        "phase lag (deg)",
+    ];
     page.note(
-        "Measured against simulated",
-        format!(
-            "<p>Recording's mean crank speed {:.2} rpm; the bench simulated at {:.2} rpm (motor reference {:.2} rpm, the file's {:.2} rpm); {} harmonics of the crank angle.</p><table><tr><th>quantity</th><th>unit</th><th>NRMSE (%)</th><th>RMS error</th><th>measured peak</th><th>at (deg)</th><th>simulated peak</th><th>at (deg)</th><th>phase lag (deg)</th></tr>{crows}</table>",
-            compare.measured_crank_speed_rpm,
-            compare.simulated_crank_speed_rpm,
-            compare.motor_reference_rpm_simulated.unwrap_or(f64::NAN),
-            compare.motor_reference_rpm_in_file.unwrap_or(f64::NAN),
-            compare.harmonics
-        ),
+        Note::new("Measured against simulated")
+            .text(format!(
+                "Recording's mean crank speed {:.2} rpm; the bench simulated at {:.2} rpm (motor reference {:.2} rpm, the file's {:.2} rpm); {} harmonics of the crank angle.",
+                compare.measured_crank_speed_rpm,
+                compare.simulated_crank_speed_rpm,
+                compare.motor_reference_rpm_simulated.unwrap_or(f64::NAN),
+                compare.motor_reference_rpm_in_file.unwrap_or(f64::NAN),
+                compare.harmonics
+            ))
+            .table(&header, rows),
     );
 }
 
 /// The lever's model, its frequency ranges and its deflection against the measured one.
 fn lever_note(page: &mut RunPage, fem: &FemRecord) {
-    let mut mrows = String::new();
-    for (k, r) in fem.frequency_range_hz.iter().enumerate() {
-        let at = |i: usize| r.get(i).copied().unwrap_or(f64::NAN);
-        let _ = write!(
-            mrows,
-            "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
-            k + 1,
-            at(0),
-            at(1)
-        );
-    }
+    let rows = fem
+        .frequency_range_hz
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let at = |i: usize| r.get(i).copied().unwrap_or(f64::NAN);
+            vec![
+                (k + 1).to_string(),
+                format!("{:.2}", at(0)),
+                format!("{:.2}", at(1)),
+            ]
+        })
+        .collect();
     let meas = |f: fn(&MeasuredDeflection) -> f64| fem.measured.as_ref().map_or(f64::NAN, f);
     page.note(
-        "The elastic lever",
-        format!(
-            "<p>{} {} elements, supports {}; smallest MAC between successive samples {:.4}; full against symmetric frequencies within {:.1e} (relative).</p><table><tr><th>mode</th><th>lowest (Hz)</th><th>highest (Hz)</th></tr>{mrows}</table><p>Deflection at the markers: model {:.3} mm RMS, measured residual {:.3} mm RMS, correlation {:.2}.</p>",
-            fem.elements, esc(&fem.element), esc(&format!("{:?}", fem.supports.as_str())),
-            fem.smallest_mac_along_the_cycle,
-            fem.full_vs_symmetric_max_relative,
-            meas(|m| m.rms_model_detrended_m) * 1e3,
-            meas(|m| m.rms_measured_detrended_m) * 1e3,
-            meas(|m| m.correlation)
-        ),
+        Note::new("The elastic lever")
+            .text(format!(
+                "{} {} elements, supports {:?}; smallest MAC between successive samples {:.4}; full against symmetric frequencies within {:.1e} (relative).",
+                fem.elements,
+                fem.element,
+                fem.supports.as_str(),
+                fem.smallest_mac_along_the_cycle,
+                fem.full_vs_symmetric_max_relative,
+            ))
+            .table(&["mode", "lowest (Hz)", "highest (Hz)"], rows)
+            .text(format!(
+                "Deflection at the markers: model {:.3} mm RMS, measured residual {:.3} mm RMS, correlation {:.2}.",
+                meas(|m| m.rms_model_detrended_m) * 1e3,
+                meas(|m| m.rms_measured_detrended_m) * 1e3,
+                meas(|m| m.correlation)
+            )),
     );
 }
 

@@ -19,6 +19,106 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// A piece of a note's paragraph: plain or bold text (escaped when the page is written).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Span {
+    /// Plain text.
+    Text(String),
+    /// Bold text (a key number).
+    Bold(String),
+}
+
+/// A block of a note: a paragraph, or a table (a header row and rows of cells, the first
+/// column left-aligned by the page's style).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A paragraph of spans.
+    Paragraph(Vec<Span>),
+    /// A table.
+    Table {
+        /// The column headings, with units.
+        header: Vec<String>,
+        /// The rows, one cell per heading.
+        rows: Vec<Vec<String>>,
+    },
+}
+
+/// A section of notes on the page: its title and its blocks, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    /// The section's title.
+    pub section: String,
+    /// Its paragraphs and tables.
+    pub blocks: Vec<Block>,
+}
+
+impl Note {
+    /// An empty section titled `section`.
+    pub fn new(section: &str) -> Note {
+        Note {
+            section: section.into(),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The section with a paragraph of plain text.
+    pub fn text(self, text: impl Into<String>) -> Note {
+        self.paragraph(vec![Span::Text(text.into())])
+    }
+
+    /// The section with a paragraph of spans.
+    pub fn paragraph(mut self, spans: Vec<Span>) -> Note {
+        self.blocks.push(Block::Paragraph(spans));
+        self
+    }
+
+    /// The section with a table.
+    pub fn table(mut self, header: &[&str], rows: Vec<Vec<String>>) -> Note {
+        self.blocks.push(Block::Table {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows,
+        });
+        self
+    }
+
+    /// The section's body as HTML, every text escaped.
+    pub fn body_html(&self) -> String {
+        let mut h = String::new();
+        for b in &self.blocks {
+            match b {
+                Block::Paragraph(spans) => {
+                    h.push_str("<p>");
+                    for s in spans {
+                        match s {
+                            Span::Text(t) => h.push_str(&esc(t)),
+                            Span::Bold(t) => {
+                                let _ = write!(h, "<b>{}</b>", esc(t));
+                            }
+                        }
+                    }
+                    h.push_str("</p>");
+                }
+                Block::Table { header, rows } => {
+                    h.push_str("<table><tr>");
+                    for c in header {
+                        let _ = write!(h, "<th>{}</th>", esc(c));
+                    }
+                    h.push_str("</tr>");
+                    for r in rows {
+                        h.push_str("<tr>");
+                        for c in r {
+                            let _ = write!(h, "<td>{}</td>", esc(c));
+                        }
+                        h.push_str("</tr>");
+                    }
+                    h.push_str("</table>");
+                }
+            }
+        }
+        h
+    }
+}
+
 /// One figure on the page: the stage folder it is in (its name in the run), its stem (the SVG
 /// is `<stem>.svg`, its numbers `<stem>.figure.csv`), its caption.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,14 +145,14 @@ pub struct MechanismLine {
 }
 
 /// What a report page gathers while its figures are written: the files written, the figures to
-/// show (with their captions) and the notes (section title, HTML), in the page's order.
+/// show (with their captions) and the notes, in the page's order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunPage {
     out: PathBuf,
     /// The files written so far (figures, tables).
     pub files: Vec<PathBuf>,
     figures: Vec<PageFigure>,
-    notes: Vec<(String, String)>,
+    notes: Vec<Note>,
 }
 
 impl RunPage {
@@ -111,9 +211,9 @@ impl RunPage {
         }
     }
 
-    /// A section of notes: its title and its body (HTML).
-    pub fn note(&mut self, section: &str, html: String) {
-        self.notes.push((section.into(), html));
+    /// A section of notes.
+    pub fn note(&mut self, note: Note) {
+        self.notes.push(note);
     }
 
     /// The figures shown so far.
@@ -141,8 +241,8 @@ impl RunPage {
             h.push_str("</ul>\n");
         }
         inputs(&mut h, manifest);
-        for (section, body) in &self.notes {
-            let _ = write!(h, "<h2>{}</h2>\n{body}\n", esc(section));
+        for note in &self.notes {
+            let _ = write!(h, "<h2>{}</h2>\n{}\n", esc(&note.section), note.body_html());
         }
         h.push_str("<h2>Figures</h2>\n");
         for (k, f) in self.figures.iter().enumerate() {
@@ -216,4 +316,25 @@ fn figure(h: &mut String, n: usize, f: &PageFigure) -> Result<(), ReportError> {
     };
     let _ = writeln!(h, "<figure id=\"fig{n}\"><img alt=\"Figure {n}\" src=\"data:image/svg+xml;base64,{b64}\"><figcaption><b>Figure {n}.</b> {}{table_note}</figcaption></figure>", esc(&f.caption));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_escape_every_text_and_keep_their_order() {
+        let note = Note::new("Peak <forces>")
+            .paragraph(vec![
+                Span::Text("largest ".into()),
+                Span::Bold("14.3 m/s²".into()),
+                Span::Text(" at \"M3\" & B".into()),
+            ])
+            .table(&["joint", "|F| (N)"], vec![vec!["C'".into(), "<1>".into()]]);
+        assert_eq!(
+            note.body_html(),
+            "<p>largest <b>14.3 m/s²</b> at &quot;M3&quot; &amp; B</p><table><tr><th>joint</th><th>|F| (N)</th></tr><tr><td>C'</td><td>&lt;1&gt;</td></tr></table>"
+        );
+        assert_eq!(esc(&note.section), "Peak &lt;forces&gt;");
+    }
 }
