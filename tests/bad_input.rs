@@ -428,7 +428,7 @@ fn calibration_bad_input() {
             "--out",
             o,
         ],
-        &["--board nine", "COLSxROWS"],
+        &["'nine'", "--board", "COLSxROWS"],
     );
     expect_error(
         &[
@@ -674,7 +674,17 @@ fn run_bad_pipeline_files() {
     );
     expect_error(
         &["run", p.to_str().unwrap(), "--out", o],
-        &["damping", "below 1"],
+        &["damping", "between 0 and 1"],
+    );
+    // No forced response is said as such, not by a damping of 0.
+    let p = write(
+        dir.path(),
+        "no-damping.toml",
+        &format!("{head}[fem]\ndamping = 0.0\n"),
+    );
+    expect_error(
+        &["run", p.to_str().unwrap(), "--out", o],
+        &["damping = 0", "response = false"],
     );
     // A recording folder with a video but no calibration.
     let bare = dir.path().join("bare");

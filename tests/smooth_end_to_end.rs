@@ -84,8 +84,8 @@ fn smooth_noisy_tracks_in_millimetres() {
         assert_eq!(rejected, if m == "M3" { 12 } else { 0 }, "{m}");
     }
     for (args, needle) in [
-        (vec!["--unit", "furlong"], "--unit 'furlong'"),
-        (vec!["--method", "magic"], "--method 'magic'"),
+        (vec!["--unit", "furlong"], "'furlong' for '--unit"),
+        (vec!["--method", "magic"], "'magic' for '--method"),
     ] {
         let bad = dir.path().join("bad/m.csv");
         let mut a = vec![

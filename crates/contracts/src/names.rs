@@ -57,6 +57,27 @@ pub fn ser_name<S: Serializer, T: Display>(value: &T, s: S) -> Result<S::Ok, S::
     s.collect_str(value)
 }
 
+/// Read an optional value by its name (serde `deserialize_with`, with `default`).
+pub fn de_opt_name<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr,
+    T::Err: Display,
+{
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(name) => name.parse().map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+/// Write an optional value as its name, or nothing (serde `serialize_with`).
+pub fn ser_opt_name<S: Serializer, T: Display>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// A name of the set gives its value; another is refused with the set's names in words.

@@ -160,7 +160,7 @@ struct CalibrateArgs {
     views: PathBuf,
     /// Inner corners of the board, COLSxROWS (e.g. 9x6).
     #[arg(long)]
-    board: String,
+    board: flexbench_vision::calibrate::BoardCorners,
     /// Side of a square, m.
     #[arg(long)]
     square: f64,
@@ -270,10 +270,10 @@ struct SmoothArgs {
     /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;
     /// the default) or savgol.
     #[arg(long)]
-    method: Option<String>,
+    method: Option<flexbench_pipeline::smooth::SmoothKind>,
     /// Unit of x and y in the tracks: m (the default), mm, cm or in.
     #[arg(long)]
-    unit: Option<String>,
+    unit: Option<flexbench_pipeline::smooth::LengthUnit>,
     /// Savitzky-Golay window, samples (odd), with --method savgol (default 21).
     #[arg(long)]
     window: Option<usize>,
@@ -473,9 +473,7 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         out,
     } = args;
     use flexbench_pipeline::calibrate::{calibrate, read_clicks, CalibrateRequest};
-    let (cols, rows) = parse_pair::<i32>(&board, 'x').with_context(|| {
-        format!("--board {board}: give the inner corners as COLSxROWS, e.g. 9x6")
-    })?;
+    let (cols, rows) = (board.cols, board.rows);
     let clicked = match (&clicks, &origin, &horizontal) {
         (Some(c), _, _) => Some(read_clicks(c)?),
         (None, Some(o), Some(h)) => Some((

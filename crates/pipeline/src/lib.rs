@@ -63,7 +63,18 @@ pub enum PipelineError {
     /// The comparison of measured and simulated series refused.
     #[error(transparent)]
     Compare(#[from] flexbench_compare::CompareError),
-    /// The tracks and the mechanism disagree.
+    /// A TOML file (pipeline file, camera file, recording's inputs) that cannot be read as one:
+    /// where, and the parser's reason (line, column, key).
+    #[error("{what}: {source}")]
+    Toml {
+        /// The file, as the message names it.
+        what: String,
+        /// The parser's error.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// An input that cannot be used (a setting, a file, tables that disagree), in words that
+    /// name it and the fix.
     #[error("{0}")]
     Input(String),
     /// A file could not be written.

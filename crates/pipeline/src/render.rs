@@ -155,8 +155,10 @@ impl RenderSpec {
             path: path.display().to_string(),
             reason: format!("cannot be read ({e})"),
         })?;
-        let spec: RenderSpec = toml::from_str(&text)
-            .map_err(|e| PipelineError::Input(format!("camera file {}: {e}", path.display())))?;
+        let spec: RenderSpec = toml::from_str(&text).map_err(|source| PipelineError::Toml {
+            what: format!("camera file {}", path.display()),
+            source,
+        })?;
         spec.check()
             .map_err(|r| PipelineError::Input(format!("camera file {}: {r}", path.display())))?;
         Ok(spec)

@@ -103,7 +103,11 @@ pub struct Inputs {
 #[serde(deny_unknown_fields, default)]
 pub struct CalibrateSection {
     /// Inner corners, "COLSxROWS".
-    pub board: String,
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_name",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub board: flexbench_vision::calibrate::BoardCorners,
     /// Side of a square, m.
     pub square: Option<f64>,
     /// cornerSubPix half-window, px (default: from the board's size in the image).
@@ -113,7 +117,7 @@ pub struct CalibrateSection {
 impl Default for CalibrateSection {
     fn default() -> Self {
         CalibrateSection {
-            board: "9x6".into(),
+            board: flexbench_vision::calibrate::BoardCorners { cols: 9, rows: 6 },
             square: None,
             subpix_window: None,
         }
@@ -194,8 +198,12 @@ pub struct FemSection {
     pub supports: flexbench_fem::Supports,
     /// Modes followed along the cycle.
     pub modes: usize,
-    /// Damping ratio of the forced response; 0 or less: no forced response.
+    /// Damping ratio of the forced response (between 0 and 1, exclusive).
     pub damping: f64,
+    /// Compute the forced response (false: the modes only). Written only when false, so that
+    /// the default keeps the records of runs before it.
+    #[serde(skip_serializing_if = "is_true")]
+    pub response: bool,
     /// Longest integration step of the forced response, s.
     pub step: f64,
 }
@@ -208,9 +216,15 @@ impl Default for FemSection {
             supports: flexbench_fem::Supports::Pinned,
             modes: 6,
             damping: crate::fem::DEFAULT_DAMPING,
+            response: true,
             step: crate::fem::DEFAULT_STEP,
         }
     }
+}
+
+/// Whether a flag is set (serde's `skip_serializing_if` of a flag true by default).
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// `[compare]`: measured against simulated.
@@ -251,7 +265,10 @@ impl PipelineFile {
                 path.display()
             )),
         })?;
-        toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))
+        toml::from_str(&text).map_err(|source| PipelineError::Toml {
+            what: path.display().to_string(),
+            source,
+        })
     }
 }
 
@@ -874,17 +891,16 @@ impl Settings {
             if !(square.is_finite() && square > 0.0) {
                 return bad(format!("[calibrate] square = {square}: give the side of a square in m, a positive number (e.g. 0.03)"));
             }
-            let (cols, rows) = c
-                .board
-                .split_once('x')
-                .and_then(|(a, b)| Some((a.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)))
-                .filter(|(a, b)| *a >= 2 && *b >= 2)
-                .ok_or_else(|| PipelineError::Input(format!("[calibrate] board = \"{}\": give the inner corners as \"COLSxROWS\", each at least 2, e.g. \"9x6\"", c.board)))?;
+            let (cols, rows) = (c.board.cols, c.board.rows);
             Some(flexbench_vision::calibrate::Board { cols, rows, square })
         } else {
             None
         };
-        if file.smooth.unit.as_deref().is_some_and(|u| u != "m") {
+        if file
+            .smooth
+            .unit
+            .is_some_and(|u| u != flexbench_tables::interchange::LengthUnit::M)
+        {
             return bad("[smooth] unit: in a run the tracks are in metres (the track stage maps them); give a foreign table's unit as [inputs] tracks_unit".into());
         }
         let (factor, method) = file.smooth.resolve()?;
@@ -914,8 +930,8 @@ impl Settings {
         if f.elements < 1 || f.modes < 1 {
             return bad(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", f.elements, f.modes));
         }
-        if !(f.step.is_finite() && f.step > 0.0 && f.damping.is_finite()) || f.damping >= 1.0 {
-            return bad(format!("[fem] step = {} s, damping = {}: give a positive step (default 5e-5 s) and a damping ratio below 1 (0: modes only)", f.step, f.damping));
+        if !(f.step.is_finite() && f.step > 0.0 && f.damping > 0.0 && f.damping < 1.0) {
+            return bad(format!("[fem] step = {} s, damping = {}: give a positive step (default 5e-5 s) and a damping ratio between 0 and 1 (for the modes only, response = false)", f.step, f.damping));
         }
         if file.compare.harmonics < 1 {
             return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
@@ -1156,7 +1172,7 @@ impl RecordingRun<'_, '_> {
             elements: f.elements,
             supports: self.settings.supports,
             modes: f.modes,
-            damping: (f.damping > 0.0).then_some(f.damping),
+            damping: f.response.then_some(f.damping),
             max_step: f.step,
             measured: Some(residuals.clone()),
         };
@@ -1391,8 +1407,10 @@ fn recording_inputs(folder: &Path) -> Result<Inputs, PipelineError> {
     }
     let text = std::fs::read_to_string(&f)
         .map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
-    let r: RecordingFile =
-        toml::from_str(&text).map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
+    let r: RecordingFile = toml::from_str(&text).map_err(|source| PipelineError::Toml {
+        what: f.display().to_string(),
+        source,
+    })?;
     Ok(r.inputs)
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::{Column, Table};
 use flexbench_signal::rigid::{Layout, MarkerKinematics};
 use flexbench_signal::{Derivatives, Differentiator, RtsSmoother, SavGol};
+pub use flexbench_tables::interchange::LengthUnit;
 use flexbench_tables::read_tracks;
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,36 @@ impl SmoothMethod {
     }
 }
 
+/// The smooth stage's method by name: `rts` (the Kalman/RTS smoother) or `savgol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmoothKind {
+    /// The Kalman/RTS smoother with its periodic part.
+    Rts,
+    /// Savitzky-Golay.
+    Savgol,
+}
+
+const SMOOTH_KINDS: [(&str, SmoothKind); 2] =
+    [("rts", SmoothKind::Rts), ("savgol", SmoothKind::Savgol)];
+
+impl std::str::FromStr for SmoothKind {
+    type Err = flexbench_contracts::names::UnknownName;
+
+    fn from_str(name: &str) -> Result<SmoothKind, Self::Err> {
+        flexbench_contracts::names::by_name(name, "a smoothing method", &SMOOTH_KINDS)
+    }
+}
+
+impl std::fmt::Display for SmoothKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = SMOOTH_KINDS
+            .iter()
+            .find(|(_, k)| k == self)
+            .map_or("", |(n, _)| n);
+        f.write_str(name)
+    }
+}
+
 /// The signal stage's settings as a pipeline file's `[smooth]` table gives them (every key
 /// optional; the command line overrides the file, the file the defaults):
 ///
@@ -59,10 +90,20 @@ impl SmoothMethod {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SmoothSettings {
-    /// "rts" or "savgol".
-    pub method: Option<String>,
+    /// rts or savgol.
+    #[serde(
+        default,
+        deserialize_with = "flexbench_contracts::names::de_opt_name",
+        serialize_with = "flexbench_contracts::names::ser_opt_name"
+    )]
+    pub method: Option<SmoothKind>,
     /// Unit of x and y in the tracks: m, mm, cm or in.
-    pub unit: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "flexbench_contracts::names::de_opt_name",
+        serialize_with = "flexbench_contracts::names::ser_opt_name"
+    )]
+    pub unit: Option<LengthUnit>,
     /// Savitzky-Golay window, samples.
     pub window: Option<usize>,
     /// Savitzky-Golay order.
@@ -100,8 +141,8 @@ impl SmoothSettings {
     /// These settings with every value set in `over` taking precedence.
     pub fn overridden_by(&self, over: &SmoothSettings) -> SmoothSettings {
         SmoothSettings {
-            method: over.method.clone().or_else(|| self.method.clone()),
-            unit: over.unit.clone().or_else(|| self.unit.clone()),
+            method: over.method.or(self.method),
+            unit: over.unit.or(self.unit),
             window: over.window.or(self.window),
             order: over.order.or(self.order),
             noise_m: over.noise_m.or(self.noise_m),
@@ -114,17 +155,11 @@ impl SmoothSettings {
 
     /// The unit factor (m per unit of the tracks) and the method, checked.
     pub fn resolve(&self) -> Result<(f64, SmoothMethod), PipelineError> {
-        let unit = match self.unit.as_deref().unwrap_or("m") {
-            "m" => 1.0,
-            "mm" => 1e-3,
-            "cm" => 1e-2,
-            "in" => 0.0254,
-            other => {
-                return Err(PipelineError::Input(format!(
-                    "--unit '{other}' is not one of m, mm, cm, in"
-                )))
-            }
-        };
+        let unit = self.unit.unwrap_or(LengthUnit::M).metres().ok_or_else(|| {
+            PipelineError::Input(
+                "unit px: smoothing works on bench coordinates; give m, mm, cm or in (a table in pixels is imported by a run with a calibration)".into(),
+            )
+        })?;
         let positive = |v: Option<f64>, what: &str| -> Result<Option<f64>, PipelineError> {
             match v {
                 Some(x) if !(x.is_finite() && x > 0.0) => Err(PipelineError::Input(format!(
@@ -133,22 +168,17 @@ impl SmoothSettings {
                 _ => Ok(v),
             }
         };
-        let method = match self.method.as_deref().unwrap_or("rts") {
-            "rts" => SmoothMethod::Rts(RtsSmoother {
+        let method = match self.method.unwrap_or(SmoothKind::Rts) {
+            SmoothKind::Rts => SmoothMethod::Rts(RtsSmoother {
                 noise: positive(self.noise_m, "noise_m")?,
                 density: positive(self.snap_density, "snap_density")?,
                 frequency: positive(self.frequency_hz, "frequency_hz")?,
                 harmonics: self.harmonics,
             }),
-            "savgol" => SmoothMethod::SavGol {
+            SmoothKind::Savgol => SmoothMethod::SavGol {
                 window: self.window.unwrap_or(21),
                 order: self.order.unwrap_or(5),
             },
-            other => {
-                return Err(PipelineError::Input(format!(
-                    "--method '{other}' is not one of rts, savgol"
-                )))
-            }
         };
         Ok((unit, method))
     }

@@ -37,6 +37,19 @@ impl LengthUnit {
     }
 }
 
+impl std::fmt::Display for LengthUnit {
+    /// The unit's name, as files and the command line give it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LengthUnit::M => "m",
+            LengthUnit::Mm => "mm",
+            LengthUnit::Cm => "cm",
+            LengthUnit::In => "in",
+            LengthUnit::Px => "px",
+        })
+    }
+}
+
 impl std::str::FromStr for LengthUnit {
     type Err = TableError;
 

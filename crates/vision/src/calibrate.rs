@@ -19,6 +19,36 @@ use opencv::prelude::*;
 use crate::camera::{mat_values, BenchPlane, Calibration, CornerResidual, Intrinsics};
 use crate::{cv, VisionError};
 
+/// A chessboard's inner corners (each count at least 2), as files and the command line name
+/// them: "COLSxROWS", e.g. "9x6".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardCorners {
+    /// Inner corners per row.
+    pub cols: i32,
+    /// Inner corners per column.
+    pub rows: i32,
+}
+
+impl std::str::FromStr for BoardCorners {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<BoardCorners, String> {
+        text.split_once('x')
+            .and_then(|(a, b)| Some((a.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)))
+            .filter(|(a, b)| *a >= 2 && *b >= 2)
+            .map(|(cols, rows)| BoardCorners { cols, rows })
+            .ok_or_else(|| {
+                format!("board \"{text}\": give the inner corners as \"COLSxROWS\", each at least 2, e.g. \"9x6\"")
+            })
+    }
+}
+
+impl std::fmt::Display for BoardCorners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.cols, self.rows)
+    }
+}
+
 /// A chessboard: inner corners along its width and height, and the square's side (m).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Board {
