@@ -51,11 +51,6 @@ impl Bodies {
         let mut times: Vec<Vec<f64>> = Vec::new();
         for (i, (ti, name, values)) in rows.into_iter().enumerate() {
             let row = i + 1;
-            let ti = finite(table, row, "t", ti)?.ok_or_else(|| ContractError::Missing {
-                table: table.into(),
-                row,
-                column: "t".into(),
-            })?;
             let name = name.ok_or_else(|| ContractError::Missing {
                 table: table.into(),
                 row,
@@ -75,16 +70,7 @@ impl Bodies {
                     bodies.len() - 1
                 }
             };
-            if let Some(&previous) = times[k].last() {
-                if ti <= previous {
-                    return Err(ContractError::TimeNotIncreasing {
-                        table: table.into(),
-                        row,
-                        previous,
-                        current: ti,
-                    });
-                }
-            }
+            let ti = next_time(table, row, ti, times[k].last().copied())?;
             times[k].push(ti);
             for (col, v) in bodies[k].values.iter_mut().zip(values) {
                 col.push(v);
@@ -139,22 +125,7 @@ impl Forces {
     ) -> Result<Forces, ContractError> {
         let mut times = Vec::with_capacity(t.len());
         for (i, ti) in t.into_iter().enumerate() {
-            let row = i + 1;
-            let ti = finite(table, row, "t", ti)?.ok_or_else(|| ContractError::Missing {
-                table: table.into(),
-                row,
-                column: "t".into(),
-            })?;
-            if let Some(&previous) = times.last() {
-                if ti <= previous {
-                    return Err(ContractError::TimeNotIncreasing {
-                        table: table.into(),
-                        row,
-                        previous,
-                        current: ti,
-                    });
-                }
-            }
+            let ti = next_time(table, i + 1, ti, times.last().copied())?;
             times.push(ti);
         }
         for (name, values) in &columns {
@@ -179,6 +150,30 @@ impl Forces {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_slice())
+    }
+}
+
+/// The time of row `row` (s): present, finite and after the `previous` one; the error naming the
+/// table and row otherwise.
+fn next_time(
+    table: &str,
+    row: usize,
+    t: Option<f64>,
+    previous: Option<f64>,
+) -> Result<f64, ContractError> {
+    let t = finite(table, row, "t", t)?.ok_or_else(|| ContractError::Missing {
+        table: table.into(),
+        row,
+        column: "t".into(),
+    })?;
+    match previous {
+        Some(previous) if t <= previous => Err(ContractError::TimeNotIncreasing {
+            table: table.into(),
+            row,
+            previous,
+            current: t,
+        }),
+        _ => Ok(t),
     }
 }
 

@@ -224,7 +224,7 @@ struct WindPump {
     /// inertia about it kg m^2 (parallel-axis theorem).
     rocker: RigidBody,
     e: f64,
-    md: f64,
+    m_slide: f64,
     k: f64,
     xd0: f64,
     cd: f64,
@@ -310,7 +310,7 @@ impl WindPumpFile {
             l4,
             rocker,
             e,
-            md,
+            m_slide: md,
             k,
             xd0,
             cd,
@@ -530,7 +530,7 @@ impl WindPump {
             },
             Body {
                 name: "slide".into(),
-                mass: self.md,
+                mass: self.m_slide,
                 inertia: 0.0,
                 centroid: Vector2::zeros(),
                 points: named_points(&[("D", 0.0, 0.0)]),
