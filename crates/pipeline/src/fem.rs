@@ -299,20 +299,16 @@ pub fn fem(
         markers: &markers,
     };
     let mut files = write_outputs(&lever, cfg, out)?;
-    let record = FemRecord {
-        job: "fem".into(),
-        bodies: bodies.display().to_string(),
-        forces: forces.display().to_string(),
-        mechanism: mechanism.display().to_string(),
+    let run = FemRun {
+        inputs: [bodies, forces, mechanism],
         samples: instants.len(),
-        smallest_mac_along_the_cycle: worst_mac,
-        rigid_balance_worst_relative: worst_balance,
+        smallest_mac: worst_mac,
+        worst_balance,
         measured: measured
             .as_ref()
             .map(|c| MeasuredDeflection::of(c, cfg.measured.as_deref())),
-        warnings: balance_warning(worst_balance),
-        ..FemRecord::of(&lever, cfg)
     };
+    let record = FemRecord::new(run, &lever, cfg);
     files.push(record.write(&out.join("summary.json"))?);
     Ok((record, files))
 }
@@ -591,10 +587,20 @@ fn write_outputs(
     Ok(files)
 }
 
+/// What the fem stage measured beside the lever's model, modes and response: its input tables
+/// and mechanism file, the instants, the smallest MAC along the cycle, the rigid balance's
+/// worst residual and the comparison with the measured deflection.
+struct FemRun<'a> {
+    inputs: [&'a Path; 3],
+    samples: usize,
+    smallest_mac: f64,
+    worst_balance: f64,
+    measured: Option<MeasuredDeflection>,
+}
+
 impl FemRecord {
-    /// The record's fields that come from the lever's model, modes and response (the caller
-    /// fills in its inputs, the balance and the measured comparison).
-    fn of(lever: &LeverResult, cfg: &FemConfig) -> FemRecord {
+    /// The record of a fem run: its inputs and measures, the lever's model, modes and response.
+    fn new(run: FemRun, lever: &LeverResult, cfg: &FemConfig) -> FemRecord {
         let range = |v: &[Option<f64>]| -> Vec<f64> {
             let f: Vec<f64> = v.iter().flatten().copied().collect();
             vec![
@@ -613,22 +619,23 @@ impl FemRecord {
                 })
                 .fold(0.0, f64::max)
         };
+        let [bodies, forces, mechanism] = run.inputs.map(|p| p.display().to_string());
         FemRecord {
-            job: String::new(),
-            bodies: String::new(),
-            forces: String::new(),
-            mechanism: String::new(),
+            job: "fem".into(),
+            bodies,
+            forces,
+            mechanism,
             element: cfg.element.name().into(),
             elements: cfg.elements,
             supports: cfg.supports.name().into(),
-            samples: 0,
+            samples: run.samples,
             modes: lever.followed.count,
             frequency_range_hz: lever.modal.per_mode.iter().map(|v| range(v)).collect(),
-            smallest_mac_along_the_cycle: f64::NAN,
+            smallest_mac_along_the_cycle: run.smallest_mac,
             full_vs_symmetric_max_relative: lever.modal.max_gap,
             max_abs_damping_ratio: lever.modal.max_zeta,
-            rigid_balance_worst_relative: f64::NAN,
-            measured: None,
+            rigid_balance_worst_relative: run.worst_balance,
+            measured: run.measured,
             response: lever.response.map(|(r, d)| ResponseRecord {
                 damping_ratio: cfg.damping,
                 rayleigh_alpha: d.alpha,
@@ -638,7 +645,7 @@ impl FemRecord {
                 max_deflection_at_markers_m: at(&r.d),
                 max_quasi_static_deflection_at_markers_m: at(&r.quasi_static),
             }),
-            warnings: Vec::new(),
+            warnings: balance_warning(run.worst_balance),
         }
     }
 }

@@ -201,16 +201,17 @@ pub fn report(
     }
     events(StageEvent::Progress("interchange files", 0.7));
     let rate = interchange_files(&mut page, dirs)?;
-    let key = ReportRecord {
+    let own = ReportNumbers {
         title: title.to_string(),
         frames: track_summary.as_ref().map(|ts| ts.frames),
         frame_rate_hz: rate,
         fit_rms_mm: process_summary.fit.rms * 1e3,
-        largest_acceleration_m_s2: largest.0,
-        largest_acceleration_marker: largest.1,
+        largest,
         figures: page.figure_count(),
-        ..ReportRecord::from_stages(&compare_summary, &fem_summary, peaks, warnings)
+        peaks,
+        warnings,
     };
+    let key = ReportRecord::new(own, &compare_summary, &fem_summary);
     let summary = out.join("summary.json");
     page.files.push(key.write(&summary)?);
     events(StageEvent::Progress("report.html", 0.8));
@@ -873,15 +874,22 @@ pub struct ReportRecord {
     pub peaks: Peaks,
 }
 
+/// The report stage's own numbers, beside those it takes from the compare and fem records.
+struct ReportNumbers {
+    title: String,
+    frames: Option<usize>,
+    frame_rate_hz: f64,
+    fit_rms_mm: f64,
+    largest: Largest,
+    figures: usize,
+    peaks: Peaks,
+    warnings: Vec<StageWarning>,
+}
+
 impl ReportRecord {
-    /// The numbers that come from the compare and fem records, with the peaks and warnings; the
-    /// report's own numbers are filled in by the caller.
-    fn from_stages(
-        compare: &CompareRecord,
-        fem: &FemRecord,
-        peaks: Peaks,
-        warnings: Vec<StageWarning>,
-    ) -> ReportRecord {
+    /// The run's key numbers: the report's own, and the accelerations' and forces' NRMSE, the
+    /// crank speed and the modes' frequency ranges from the compare and fem records.
+    fn new(own: ReportNumbers, compare: &CompareRecord, fem: &FemRecord) -> ReportRecord {
         let nrmse = |unit: &str| -> Vec<f64> {
             compare
                 .quantities
@@ -900,21 +908,21 @@ impl ReportRecord {
             }
         };
         ReportRecord {
-            title: String::new(),
-            frames: None,
-            frame_rate_hz: f64::NAN,
+            title: own.title,
+            frames: own.frames,
+            frame_rate_hz: own.frame_rate_hz,
             crank_speed_rpm: compare.measured_crank_speed_rpm,
-            largest_acceleration_m_s2: f64::NAN,
-            largest_acceleration_marker: String::new(),
-            fit_rms_mm: f64::NAN,
+            largest_acceleration_m_s2: own.largest.0,
+            largest_acceleration_marker: own.largest.1,
+            fit_rms_mm: own.fit_rms_mm,
             acceleration_nrmse_mean: mean(&na),
             acceleration_nrmse_max: na.iter().copied().fold(f64::NAN, f64::max),
             force_nrmse_mean: mean(&nf),
             force_nrmse_max: nf.iter().copied().fold(f64::NAN, f64::max),
             mode_frequency_ranges_hz: fem.frequency_range_hz.clone(),
-            warnings,
-            figures: 0,
-            peaks,
+            warnings: own.warnings,
+            figures: own.figures,
+            peaks: own.peaks,
         }
     }
 }
