@@ -352,7 +352,7 @@ fn quantities<'a>(
         opt_f64(&mdf, markers, "ax")?,
         opt_f64(&mdf, markers, "ay")?,
     );
-    let forces = flexbench_tables::read_forces(measured.forces)?;
+    let forces = crate::tables::forces_of(measured.forces, mech)?;
     let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
     let (sax, say) = (
         sigma_of(&mdf, markers, "ax")?,
@@ -374,12 +374,10 @@ fn quantities<'a>(
         let Some(j) = cols.iter().position(|c| c == name) else {
             continue;
         };
-        let col = forces.column(name).ok_or_else(|| {
-            PipelineError::Input(format!(
-                "{}: no column '{name}', which the mechanism's joints give; give the forces table the process stage wrote with this mechanism",
-                measured.forces.display()
-            ))
-        })?;
+        // Present: forces_of checked every column the mechanism gives.
+        let Some(col) = forces.column(name) else {
+            continue;
+        };
         let sig = forces.column(&format!("{name}_sigma"));
         let meas: Vec<(f64, f64, Option<f64>)> = (0..forces.t.len())
             .filter_map(|i| Some((angle_at(forces.t[i])?, col[i]?, sig.and_then(|s| s[i]))))

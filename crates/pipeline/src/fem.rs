@@ -12,7 +12,7 @@ use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_mechanism::Mechanism;
 use flexbench_report::{Curve, Figure, Panel};
-use flexbench_tables::{opt_f64, read_bodies, read_forces, read_frame, strings};
+use flexbench_tables::{opt_f64, read_frame, strings};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
@@ -72,14 +72,15 @@ impl Default for FemConfig {
 fn read_instants(
     bodies: &Path,
     forces: &Path,
+    mech: &Mechanism,
     centroid: Vector2<f64>,
-    gravity: Vector2<f64>,
 ) -> Result<(Vec<LeverInstant>, Vec<f64>), PipelineError> {
-    let table = read_bodies(bodies)?;
+    let gravity = mech.gravity;
+    let table = crate::tables::bodies_of(bodies, mech)?;
     let Some(lever) = table.body("lever") else {
         return Err(PipelineError::Input(format!("{}: no rows for body 'lever': give the bodies table that `process` or `simulate` wrote", bodies.display())));
     };
-    let ff = read_forces(forces)?;
+    let ff = crate::tables::forces_of(forces, mech)?;
     let fcol = |n: &str| -> Result<&[Option<f64>], PipelineError> {
         ff.column(n).ok_or_else(|| {
             PipelineError::Input(format!(
@@ -247,7 +248,7 @@ pub fn fem(
     let (mech, mesh) = lever_mesh(mechanism, cfg)?;
     let lever_body = mech.bodies.iter().find(|b| b.name == "lever");
     let centroid = lever_body.map(|b| b.centroid).unwrap_or_default();
-    let (instants, crank) = read_instants(bodies, forces, centroid, mech.gravity)?;
+    let (instants, crank) = read_instants(bodies, forces, &mech, centroid)?;
     let g = mesh.assemble();
     let worst_balance = worst_rigid_balance(&instants, &mesh, &g);
     let total = match cfg.damping {

@@ -16,6 +16,7 @@ pub mod report;
 pub mod run;
 pub mod simulate;
 pub mod smooth;
+pub mod tables;
 pub mod track;
 
 use std::path::{Path, PathBuf};

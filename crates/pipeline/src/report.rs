@@ -11,7 +11,7 @@ use flexbench_contracts::manifest::Manifest;
 use flexbench_mechanism::Mechanism;
 use flexbench_report::page::{MechanismLine, Note, RunPage, Span};
 use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
-use flexbench_tables::{has_column, opt_f64, read_frame, strings};
+use flexbench_tables::{opt_f64, read_frame, strings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -175,7 +175,7 @@ pub fn report(
     let crank = Crank::new(t, phi);
     let largest = marker_figures(&mut page, &cols, &crank)?;
     events(StageEvent::Progress("forces over the crank turn", 0.3));
-    let peaks = forces_over_turn(&mut page, dirs, &crank, &process_summary.bands)?;
+    let peaks = forces_over_turn(&mut page, dirs, mech, &crank, &process_summary.bands)?;
     events(StageEvent::Progress("tracking quality", 0.5));
     let track_summary = tracking_quality(&mut page, dirs)?;
     if let Some(cdir) = &dirs.calibrate {
@@ -331,10 +331,11 @@ fn first_turn_arrows(cols: &MarkerColumns, crank: &Crank) -> Vec<(usize, f64, f6
 fn forces_over_turn(
     page: &mut RunPage,
     dirs: &StageDirs,
+    mech: &Mechanism,
     crank: &Crank,
     bands: &str,
 ) -> Result<Peaks, PipelineError> {
-    let forces = flexbench_tables::read_forces(&dirs.process.join("forces.parquet"))?;
+    let forces = crate::tables::forces_of(&dirs.process.join("forces.parquet"), mech)?;
     let deg: Vec<f64> = forces
         .t
         .iter()
@@ -441,7 +442,8 @@ fn joint_panel(
     Some((panel, mag))
 }
 
-/// The tracks' columns the tracking-quality figure and table read.
+/// The tracks' columns the tracking-quality figure and table read, row by row as the table
+/// holds them.
 struct TrackColumns {
     t: Vec<Option<f64>>,
     x: Vec<Option<f64>>,
@@ -451,19 +453,17 @@ struct TrackColumns {
 }
 
 impl TrackColumns {
+    /// The columns of the tracks table at `path`, read and checked as `Tracks`.
     fn read(path: &Path) -> Result<TrackColumns, PipelineError> {
-        let df = read_frame(path)?;
-        let sigma = if has_column(&df, "sigma_px") {
-            opt_f64(&df, path, "sigma_px")?
-        } else {
-            vec![None; df.height()]
-        };
+        let tracks = flexbench_tables::read_tracks(path)?;
+        let rows = tracks.rows();
+        let names: Vec<Option<String>> = rows.iter().map(|r| Some(r.marker.clone())).collect();
         Ok(TrackColumns {
-            t: opt_f64(&df, path, "t")?,
-            x: opt_f64(&df, path, "x")?,
-            frame: opt_f64(&df, path, "frame")?,
-            sigma,
-            by_marker: by_marker(&strings(&df, path, "marker")?),
+            t: rows.iter().map(|r| Some(r.t)).collect(),
+            x: rows.iter().map(|r| r.x).collect(),
+            frame: rows.iter().map(|r| Some(r.frame as f64)).collect(),
+            sigma: rows.iter().map(|r| r.sigma_px).collect(),
+            by_marker: by_marker(&names),
         })
     }
 }
