@@ -1559,13 +1559,13 @@ fn batch_row(
                 })
                 .collect();
             let entry = json!({ "recording": recording, "status": "ok", "report": report, "summary": k.as_ref().map(params) });
-            let row = BatchRow::Done {
+            let row = BatchRow::Done(flexbench_report::batch::BatchDone {
                 recording,
                 values,
                 mode1: [modes(0, 0), modes(0, 1)],
                 mode3: [modes(2, 0), modes(2, 1)],
                 report,
-            };
+            });
             (row, entry)
         }
         Err(e) => {

@@ -18,22 +18,26 @@ pub struct BatchColumn {
     pub decimals: usize,
 }
 
+/// A recording whose run ended: its numbers in the batch summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchDone {
+    /// The recording's folder name.
+    pub recording: String,
+    /// One value per column, in the column's unit (None where absent or not finite).
+    pub values: Vec<Option<f64>>,
+    /// The lever's mode 1, lowest and highest frequency along the cycle, Hz.
+    pub mode1: [Option<f64>; 2],
+    /// The lever's mode 3, lowest and highest frequency along the cycle, Hz.
+    pub mode3: [Option<f64>; 2],
+    /// The report's path, relative to the batch folder.
+    pub report: String,
+}
+
 /// One recording's row of the batch summary.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchRow {
     /// The run ended.
-    Done {
-        /// The recording's folder name.
-        recording: String,
-        /// One value per column, in the column's unit (None where absent or not finite).
-        values: Vec<Option<f64>>,
-        /// The lever's mode 1, lowest and highest frequency along the cycle, Hz.
-        mode1: [Option<f64>; 2],
-        /// The lever's mode 3, lowest and highest frequency along the cycle, Hz.
-        mode3: [Option<f64>; 2],
-        /// The report's path, relative to the batch folder.
-        report: String,
-    },
+    Done(BatchDone),
     /// The run stopped with an error.
     Failed {
         /// The recording's folder name.
@@ -52,26 +56,13 @@ pub fn batch_csv(cols: &[BatchColumn], rows: &[BatchRow]) -> String {
     let f = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     for row in rows {
         match row {
-            BatchRow::Done {
-                recording,
-                values,
-                mode1,
-                mode3,
-                report,
-            } => {
-                let _ = write!(csv, "{},ok,", csv_field(recording));
-                for v in values {
+            BatchRow::Done(d) => {
+                let _ = write!(csv, "{},ok,", csv_field(&d.recording));
+                for v in &d.values {
                     let _ = write!(csv, "{},", f(*v));
                 }
-                let _ = writeln!(
-                    csv,
-                    "{},{},{},{},{},",
-                    f(mode1[0]),
-                    f(mode1[1]),
-                    f(mode3[0]),
-                    f(mode3[1]),
-                    csv_field(report)
-                );
+                let [a, b, c, e] = [d.mode1[0], d.mode1[1], d.mode3[0], d.mode3[1]].map(f);
+                let _ = writeln!(csv, "{a},{b},{c},{e},{},", csv_field(&d.report));
             }
             BatchRow::Failed { recording, error } => {
                 let _ = writeln!(
@@ -101,15 +92,9 @@ pub fn batch_html(cols: &[BatchColumn], rows: &[BatchRow]) -> String {
     };
     for row in rows {
         match row {
-            BatchRow::Done {
-                recording,
-                values,
-                mode1,
-                mode3,
-                report,
-            } => {
-                let _ = write!(html, "<tr><td>{}</td><td>ok</td>", esc(recording));
-                for (c, v) in cols.iter().zip(values) {
+            BatchRow::Done(d) => {
+                let _ = write!(html, "<tr><td>{}</td><td>ok</td>", esc(&d.recording));
+                for (c, v) in cols.iter().zip(&d.values) {
                     let cell = v
                         .map(|v| format!("{v:.*}", c.decimals))
                         .unwrap_or_else(|| "-".into());
@@ -118,9 +103,9 @@ pub fn batch_html(cols: &[BatchColumn], rows: &[BatchRow]) -> String {
                 let _ = writeln!(
                     html,
                     "<td>{}</td><td>{}</td><td><a href=\"{}\">report</a></td></tr>",
-                    range(mode1),
-                    range(mode3),
-                    esc(report)
+                    range(&d.mode1),
+                    range(&d.mode3),
+                    esc(&d.report)
                 );
             }
             BatchRow::Failed { recording, error } => {
@@ -153,13 +138,13 @@ mod tests {
 
     fn rows() -> Vec<BatchRow> {
         vec![
-            BatchRow::Done {
+            BatchRow::Done(BatchDone {
                 recording: "a, 240 fps".into(),
                 values: vec![Some(139.987654), None],
                 mode1: [Some(20.04), Some(21.96)],
                 mode3: [None, Some(90.0)],
                 report: "a/report/report.html".into(),
-            },
+            }),
             BatchRow::Failed {
                 recording: "b".into(),
                 error: "video <broken>".into(),
