@@ -153,6 +153,83 @@ impl Forces {
     }
 }
 
+/// The columns of a marker's state in the markers table, in the table's order: position x, y
+/// (m), velocity vx, vy (m/s), acceleration ax, ay (m/s^2); bench frame. Each may have its
+/// standard deviation beside it as `<column>_sigma`.
+pub const MARKER_COLUMNS: [&str; 6] = ["x", "y", "vx", "vy", "ax", "ay"];
+
+/// One row of the markers table: a marker's state at one sample, bench frame, SI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkerRow {
+    /// Time, s.
+    pub t: f64,
+    /// The marker's name.
+    pub marker: String,
+    /// Per column of [`MARKER_COLUMNS`], its value (None where not estimated).
+    pub values: [Option<f64>; 6],
+    /// Per column of [`MARKER_COLUMNS`], its standard deviation (None where not given).
+    pub sigmas: [Option<f64>; 6],
+}
+
+impl MarkerRow {
+    /// The value of column `name` of [`MARKER_COLUMNS`] (None for another name or no value).
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.values[MARKER_COLUMNS.iter().position(|c| *c == name)?]
+    }
+
+    /// The standard deviation of column `name` of [`MARKER_COLUMNS`], when given.
+    pub fn sigma(&self, name: &str) -> Option<f64> {
+        self.sigmas[MARKER_COLUMNS.iter().position(|c| *c == name)?]
+    }
+}
+
+/// The markers table (of the smooth or the process stage), checked: rows in the table's order,
+/// each marker's times finite and strictly increasing, every value and sigma finite or absent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkerStates {
+    /// The rows, as the table holds them.
+    pub rows: Vec<MarkerRow>,
+}
+
+/// A row of the markers table as read: time, marker name, values, sigmas.
+pub type MarkerRowRead = (
+    Option<f64>,
+    Option<String>,
+    [Option<f64>; 6],
+    [Option<f64>; 6],
+);
+
+impl MarkerStates {
+    /// The table from its rows (`table` names it in errors), checked.
+    pub fn new(table: &str, read: Vec<MarkerRowRead>) -> Result<MarkerStates, ContractError> {
+        let mut last: std::collections::HashMap<String, f64> = Default::default();
+        let mut rows = Vec::with_capacity(read.len());
+        for (i, (t, marker, values, sigmas)) in read.into_iter().enumerate() {
+            let row = i + 1;
+            let marker = marker.ok_or_else(|| ContractError::Missing {
+                table: table.into(),
+                row,
+                column: "marker".into(),
+            })?;
+            let t = next_time(table, row, t, last.get(&marker).copied())?;
+            for (c, v) in MARKER_COLUMNS.iter().zip(&values) {
+                finite(table, row, c, *v)?;
+            }
+            for (c, v) in MARKER_COLUMNS.iter().zip(&sigmas) {
+                finite(table, row, &format!("{c}_sigma"), *v)?;
+            }
+            last.insert(marker.clone(), t);
+            rows.push(MarkerRow {
+                t,
+                marker,
+                values,
+                sigmas,
+            });
+        }
+        Ok(MarkerStates { rows })
+    }
+}
+
 /// The time of row `row` (s): present, finite and after the `previous` one; the error naming the
 /// table and row otherwise.
 fn next_time(
@@ -251,6 +328,35 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("body 'lever' has 1 samples"), "{e}");
+    }
+
+    #[test]
+    fn markers_keep_their_rows_and_refuse_nan_and_unsorted_time() {
+        let row = |t: f64, m: &str, ax: f64| -> MarkerRowRead {
+            let mut v = [Some(0.5); 6];
+            v[4] = Some(ax);
+            (Some(t), Some(m.into()), v, [None; 6])
+        };
+        let m = MarkerStates::new(
+            "markers",
+            vec![
+                row(0.0, "M1", 1.0),
+                row(0.0, "M2", 2.0),
+                row(0.1, "M1", 3.0),
+            ],
+        )
+        .unwrap();
+        assert_eq!(m.rows[1].marker, "M2");
+        assert_eq!(m.rows[2].value("ax"), Some(3.0));
+        assert_eq!(m.rows[2].sigma("ax"), None);
+        let e = MarkerStates::new("markers", vec![row(0.1, "M1", 0.0), row(0.1, "M1", 0.0)])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("row 2") && e.to_string().contains("0.1 s to 0.1 s"),
+            "{e}"
+        );
+        let e = MarkerStates::new("markers", vec![row(0.0, "M1", f64::NAN)]).unwrap_err();
+        assert!(e.to_string().contains("'ax' is NaN"), "{e}");
     }
 
     #[test]

@@ -12,7 +12,6 @@ use flexbench_contracts::{Column, Table};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_report::{Curve, Figure, Panel};
-use flexbench_tables::{opt_f64, read_frame, strings};
 use serde::{Deserialize, Serialize};
 
 use crate::StageRecord;
@@ -301,20 +300,6 @@ struct Measured<'a> {
     forces: &'a Path,
 }
 
-/// The measured standard deviations of a column, where the processed table has them
-/// (`<name>_sigma`).
-fn sigma_of(
-    df: &flexbench_tables::DataFrame,
-    path: &Path,
-    name: &str,
-) -> Result<Vec<Option<f64>>, PipelineError> {
-    if flexbench_tables::has_column(df, &format!("{name}_sigma")) {
-        Ok(opt_f64(df, path, &format!("{name}_sigma"))?)
-    } else {
-        Ok(vec![None; df.height()])
-    }
-}
-
 /// Every compared quantity: each marker's acceleration components, then the liaison forces at
 /// B and C', simulated per simulated sample and measured by crank angle.
 fn quantities<'a>(
@@ -344,26 +329,16 @@ fn quantities<'a>(
         .iter()
         .map(|s| mech.marker_kinematics(&s.q, &s.qd, &s.qdd))
         .collect();
-    let markers = measured.markers;
-    let mdf = read_frame(markers)?;
-    let (mt, mname, max_, may) = (
-        opt_f64(&mdf, markers, "t")?,
-        strings(&mdf, markers, "marker")?,
-        opt_f64(&mdf, markers, "ax")?,
-        opt_f64(&mdf, markers, "ay")?,
-    );
+    let rows = flexbench_tables::read_markers(measured.markers)?.rows;
     let forces = crate::tables::forces_of(measured.forces, mech)?;
     let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
-    let (sax, say) = (
-        sigma_of(&mdf, markers, "ax")?,
-        sigma_of(&mdf, markers, "ay")?,
-    );
     let mut quantities: Vec<Quantity<'_>> = Vec::new();
     for (mi, m) in mech.markers.iter().enumerate() {
-        for (c, col, sig) in [(4usize, &max_, &sax), (5, &may, &say)] {
-            let meas: Vec<(f64, f64, Option<f64>)> = (0..mname.len())
-                .filter(|&i| mname[i].as_deref() == Some(m.name.as_str()))
-                .filter_map(|i| Some((angle_at(mt[i]?)?, col[i]?, sig[i])))
+        for (c, col) in [(4usize, "ax"), (5, "ay")] {
+            let meas: Vec<(f64, f64, Option<f64>)> = rows
+                .iter()
+                .filter(|r| r.marker == m.name)
+                .filter_map(|r| Some((angle_at(r.t)?, r.value(col)?, r.sigma(col))))
                 .collect();
             let simv: Vec<f64> = sim_marks.iter().map(|r| r[6 * mi + c]).collect();
             let axis = if c == 4 { "ax" } else { "ay" };

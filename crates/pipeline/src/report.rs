@@ -136,15 +136,18 @@ struct MarkerColumns {
 }
 
 impl MarkerColumns {
+    /// The columns of the markers table at `path`, read and checked as `MarkerStates`.
     fn read(path: &Path) -> Result<MarkerColumns, PipelineError> {
-        let df = read_frame(path)?;
+        let rows = flexbench_tables::read_markers(path)?.rows;
+        let col = |c: &str| rows.iter().map(|r| r.value(c)).collect();
+        let names: Vec<Option<String>> = rows.iter().map(|r| Some(r.marker.clone())).collect();
         Ok(MarkerColumns {
-            t: opt_f64(&df, path, "t")?,
-            x: opt_f64(&df, path, "x")?,
-            y: opt_f64(&df, path, "y")?,
-            ax: opt_f64(&df, path, "ax")?,
-            ay: opt_f64(&df, path, "ay")?,
-            by_marker: by_marker(&strings(&df, path, "marker")?),
+            t: rows.iter().map(|r| Some(r.t)).collect(),
+            x: col("x"),
+            y: col("y"),
+            ax: col("ax"),
+            ay: col("ay"),
+            by_marker: by_marker(&names),
         })
     }
 }

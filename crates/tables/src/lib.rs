@@ -11,10 +11,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::atomic::{write_with, AtomicError};
-use flexbench_contracts::motion::{BodyRow, BODY_COLUMNS};
+use flexbench_contracts::motion::{BodyRow, MarkerRowRead, BODY_COLUMNS, MARKER_COLUMNS};
 use flexbench_contracts::{
-    Bodies, Column as FbColumn, ContractError, Forces, ModeKind, ModeRow, Modes, Table, TrackRow,
-    Tracks,
+    Bodies, Column as FbColumn, ContractError, Forces, MarkerStates, ModeKind, ModeRow, Modes,
+    Table, TrackRow, Tracks,
 };
 use polars::prelude::*;
 
@@ -376,6 +376,40 @@ pub fn read_bodies(path: &Path) -> Result<Bodies, TableError> {
         .map(|(i, (ti, b))| (ti, b, std::array::from_fn(|c| cols[c][i])))
         .collect();
     Bodies::new("bodies", rows).map_err(|source| TableError::Contract {
+        path: path.display().to_string(),
+        source: Box::new(source),
+    })
+}
+
+/// Read a markers table (`markers.parquet` or `.csv` of the smooth or the process stage): columns
+/// `t, marker` and [`MARKER_COLUMNS`], with their `<column>_sigma` where the table has them,
+/// checked by [`MarkerStates::new`].
+pub fn read_markers(path: &Path) -> Result<MarkerStates, TableError> {
+    let df = read_frame(path)?;
+    let n = df.height();
+    let t = opt_f64(&df, path, "t")?;
+    let marker = strings(&df, path, "marker")?;
+    let mut values = Vec::with_capacity(6);
+    let mut sigmas = Vec::with_capacity(6);
+    for c in MARKER_COLUMNS {
+        values.push(opt_f64(&df, path, c)?);
+        let s = format!("{c}_sigma");
+        sigmas.push(match has_column(&df, &s) {
+            true => opt_f64(&df, path, &s)?,
+            false => vec![None; n],
+        });
+    }
+    let rows: Vec<MarkerRowRead> = t
+        .into_iter()
+        .zip(marker)
+        .enumerate()
+        .map(|(i, (ti, m))| {
+            let v = std::array::from_fn(|c| values[c][i]);
+            let s = std::array::from_fn(|c| sigmas[c][i]);
+            (ti, m, v, s)
+        })
+        .collect();
+    MarkerStates::new("markers", rows).map_err(|source| TableError::Contract {
         path: path.display().to_string(),
         source: Box::new(source),
     })
