@@ -17,7 +17,7 @@ pub mod table;
 pub mod tracks;
 
 pub use modes::{ModeKind, ModeRow, Modes};
-pub use motion::{Bodies, BodyMotion, Forces, MarkerRow, MarkerStates};
+pub use motion::{Bodies, BodyMotion, Forces, MarkerResiduals, MarkerRow, MarkerStates};
 pub use table::{Column, Table};
 pub use tracks::{MarkerSeries, TrackRow, Tracks};
 

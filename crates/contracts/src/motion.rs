@@ -230,6 +230,53 @@ impl MarkerStates {
     }
 }
 
+/// One row of the fit residuals table: a marker's position residual from the fitted mechanism
+/// (fitted minus measured, bench frame, m) at a sample; None where the sample was not fitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResidualRow {
+    /// Time, s.
+    pub t: f64,
+    /// The marker's name.
+    pub marker: String,
+    /// Residual along x, m.
+    pub rx: Option<f64>,
+    /// Residual along y, m.
+    pub ry: Option<f64>,
+}
+
+/// The fit residuals table (of the process stage), checked: each marker's times finite and
+/// strictly increasing, residuals finite or absent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkerResiduals {
+    /// The rows, as the table holds them.
+    pub rows: Vec<ResidualRow>,
+}
+
+impl MarkerResiduals {
+    /// The table from its rows (time, marker, rx, ry as read), checked.
+    #[allow(clippy::type_complexity)]
+    pub fn new(
+        table: &str,
+        read: Vec<(Option<f64>, Option<String>, Option<f64>, Option<f64>)>,
+    ) -> Result<MarkerResiduals, ContractError> {
+        let mut last: std::collections::HashMap<String, f64> = Default::default();
+        let mut rows = Vec::with_capacity(read.len());
+        for (i, (t, marker, rx, ry)) in read.into_iter().enumerate() {
+            let row = i + 1;
+            let marker = marker.ok_or_else(|| ContractError::Missing {
+                table: table.into(),
+                row,
+                column: "marker".into(),
+            })?;
+            let t = next_time(table, row, t, last.get(&marker).copied())?;
+            let (rx, ry) = (finite(table, row, "rx", rx)?, finite(table, row, "ry", ry)?);
+            last.insert(marker.clone(), t);
+            rows.push(ResidualRow { t, marker, rx, ry });
+        }
+        Ok(MarkerResiduals { rows })
+    }
+}
+
 /// The time of row `row` (s): present, finite and after the `previous` one; the error naming the
 /// table and row otherwise.
 fn next_time(
@@ -357,6 +404,19 @@ mod tests {
         );
         let e = MarkerStates::new("markers", vec![row(0.0, "M1", f64::NAN)]).unwrap_err();
         assert!(e.to_string().contains("'ax' is NaN"), "{e}");
+    }
+
+    #[test]
+    fn residuals_per_marker_in_time_and_finite() {
+        let r = |t: f64, m: &str, rx: f64| (Some(t), Some(m.to_string()), Some(rx), None);
+        let ok = MarkerResiduals::new("fit_residuals", vec![r(0.0, "M1", 1e-4), r(0.0, "M2", 0.0)]);
+        assert_eq!(ok.unwrap().rows[0].rx, Some(1e-4));
+        let e =
+            MarkerResiduals::new("fit_residuals", vec![r(0.0, "M1", f64::INFINITY)]).unwrap_err();
+        assert!(e.to_string().contains("'rx' is inf"), "{e}");
+        let e = MarkerResiduals::new("fit_residuals", vec![(None, Some("M1".into()), None, None)])
+            .unwrap_err();
+        assert!(e.to_string().contains("column 't' is empty"), "{e}");
     }
 
     #[test]

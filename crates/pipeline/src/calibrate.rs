@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use flexbench_vision::calibrate::{
     bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow,
 };
+use flexbench_vision::camera::CornerResidual;
 use flexbench_vision::Calibration;
 
 use crate::PipelineError;
@@ -80,6 +81,41 @@ pub fn calibrate(
         }
     })?;
     Ok((cal, vec![out.to_path_buf(), corners]))
+}
+
+/// Read the calibration's corner residuals (`<stem>.corners.csv`, as `calibrate` writes it):
+/// every row a view's name and finite u, v, du, dv (px).
+pub fn read_corners(path: &Path) -> Result<Vec<CornerResidual>, PipelineError> {
+    use flexbench_tables::{opt_f64, read_frame, strings};
+    let df = read_frame(path)?;
+    let view = strings(&df, path, "view")?;
+    let cols = ["u_px", "v_px", "du_px", "dv_px"]
+        .map(|c| opt_f64(&df, path, c).map(|v| (c, v)))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    (0..df.height())
+        .map(|i| {
+            let bad = |what: &str| {
+                PipelineError::Input(format!(
+                    "{}: row {}: {what}; give the corners table `calibrate` wrote",
+                    path.display(),
+                    i + 1
+                ))
+            };
+            let at = |k: usize| -> Result<f64, PipelineError> {
+                let (c, v) = &cols[k];
+                v[i].filter(|x| x.is_finite())
+                    .ok_or_else(|| bad(&format!("'{c}' is not a finite number")))
+            };
+            Ok(CornerResidual {
+                view: view[i].clone().ok_or_else(|| bad("no view"))?,
+                u: at(0)?,
+                v: at(1)?,
+                du: at(2)?,
+                dv: at(3)?,
+            })
+        })
+        .collect()
 }
 
 /// Read `origin = [u, v]` and `horizontal = [u, v]` (pixels of the bench origin A and of a second

@@ -12,7 +12,6 @@ use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_mechanism::Mechanism;
 use flexbench_report::{Curve, Figure, Panel};
-use flexbench_tables::{opt_f64, read_frame, strings};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
@@ -848,13 +847,7 @@ fn compare_measured(
     instants: &[LeverInstant],
     markers: &[(String, f64)],
 ) -> Result<Comparison, PipelineError> {
-    let df = read_frame(path)?;
-    let names = strings(&df, path, "marker")?;
-    let (t, rx, ry) = (
-        opt_f64(&df, path, "t")?,
-        opt_f64(&df, path, "rx")?,
-        opt_f64(&df, path, "ry")?,
-    );
+    let rows = flexbench_tables::read_fit_residuals(path)?.rows;
     let xs: Vec<f64> = markers.iter().map(|m| m.1).collect();
     let (mut model, mut measured) = (Vec::new(), Vec::new());
     let (mut s_mod, mut s_mea, mut s_dif, mut s_mm, mut count, mut samples) =
@@ -864,14 +857,11 @@ fn compare_measured(
         let meas: Vec<Option<f64>> = markers
             .iter()
             .map(|(name, _)| {
-                (0..names.len())
-                    .find(|&i| {
-                        names[i].as_deref() == Some(name.as_str())
-                            && t[i].is_some_and(|ti| {
-                                (ti - inst.t).abs() <= 1e-9 * inst.t.abs().max(1.0)
-                            })
+                rows.iter()
+                    .find(|r| {
+                        r.marker == *name && (r.t - inst.t).abs() <= 1e-9 * inst.t.abs().max(1.0)
                     })
-                    .and_then(|i| Some(-Vector2::new(rx[i]?, ry[i]?).dot(&normal)))
+                    .and_then(|r| Some(-Vector2::new(r.rx?, r.ry?).dot(&normal)))
             })
             .collect();
         if k == 0 && meas.iter().all(|m| m.is_none()) {

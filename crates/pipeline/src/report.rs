@@ -11,7 +11,6 @@ use flexbench_contracts::manifest::Manifest;
 use flexbench_mechanism::Mechanism;
 use flexbench_report::page::{MechanismLine, Note, RunPage, Span};
 use flexbench_report::{Curve, Figure, Panel, PlaneFigure};
-use flexbench_tables::{opt_f64, read_frame, strings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -594,25 +593,13 @@ fn marker_quality_row(
 
 /// The calibration's corner residuals drawn over the image, and the calibration's numbers.
 fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
-    let cp = cdir.join("calibration.corners.csv");
-    let cdf = read_frame(&cp)?;
-    let (u, v, du, dv) = (
-        opt_f64(&cdf, &cp, "u_px")?,
-        opt_f64(&cdf, &cp, "v_px")?,
-        opt_f64(&cdf, &cp, "du_px")?,
-        opt_f64(&cdf, &cp, "dv_px")?,
-    );
-    let rmax = du
+    let corners = crate::calibrate::read_corners(&cdir.join("calibration.corners.csv"))?;
+    let rmax = corners.iter().map(|c| c.du.hypot(c.dv)).fold(0.0, f64::max);
+    let rms = (corners
         .iter()
-        .zip(&dv)
-        .filter_map(|(a, b)| Some(a.as_ref()?.hypot(*b.as_ref()?)))
-        .fold(0.0, f64::max);
-    let rms = (du
-        .iter()
-        .zip(&dv)
-        .filter_map(|(a, b)| Some(a.as_ref()?.powi(2) + b.as_ref()?.powi(2)))
+        .map(|c| c.du.powi(2) + c.dv.powi(2))
         .sum::<f64>()
-        / u.len().max(1) as f64)
+        / corners.len().max(1) as f64)
         .sqrt();
     let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))?;
     let (w, h) = (cal.intrinsics.width as f64, cal.intrinsics.height as f64);
@@ -635,16 +622,14 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
         arrow_groups: vec![format!(
             "corner residual (found - reprojected), x{scale:.0}"
         )],
-        arrows: (0..u.len())
-            .filter_map(|i| Some((0, u[i]?, v[i]?, du[i]?, dv[i]?)))
-            .collect(),
+        arrows: corners.iter().map(|c| (0, c.u, c.v, c.du, c.dv)).collect(),
         scale,
         vector_unit: "px".into(),
     };
     page.plane(&fig, "calibration-residuals", format!("Reprojection residual of every chessboard corner kept for the calibration, drawn where the corner lies in the image, magnified {scale:.0} times; RMS {rms:.3} px, largest {rmax:.3} px. A pattern (rather than scatter) would show a distortion model too poor for the lens."))?;
-    let views = strings(&cdf, &cp, "view")?
-        .into_iter()
-        .flatten()
+    let views = corners
+        .iter()
+        .map(|c| &c.view)
         .collect::<BTreeSet<_>>()
         .len();
     let i = &cal.intrinsics;

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::atomic::{write_with, AtomicError};
 use flexbench_contracts::motion::{BodyRow, MarkerRowRead, BODY_COLUMNS, MARKER_COLUMNS};
 use flexbench_contracts::{
-    Bodies, Column as FbColumn, ContractError, Forces, MarkerStates, ModeKind, ModeRow, Modes,
-    Table, TrackRow, Tracks,
+    Bodies, Column as FbColumn, ContractError, Forces, MarkerResiduals, MarkerStates, ModeKind,
+    ModeRow, Modes, Table, TrackRow, Tracks,
 };
 use polars::prelude::*;
 
@@ -410,6 +410,22 @@ pub fn read_markers(path: &Path) -> Result<MarkerStates, TableError> {
         })
         .collect();
     MarkerStates::new("markers", rows).map_err(|source| TableError::Contract {
+        path: path.display().to_string(),
+        source: Box::new(source),
+    })
+}
+
+/// Read the process stage's fit residuals table (`fit_residuals.parquet` or `.csv`: `t, marker,
+/// rx, ry`), checked by [`MarkerResiduals::new`].
+pub fn read_fit_residuals(path: &Path) -> Result<MarkerResiduals, TableError> {
+    let df = read_frame(path)?;
+    let t = opt_f64(&df, path, "t")?;
+    let marker = strings(&df, path, "marker")?;
+    let (rx, ry) = (opt_f64(&df, path, "rx")?, opt_f64(&df, path, "ry")?);
+    let rows = (0..df.height())
+        .map(|i| (t[i], marker[i].clone(), rx[i], ry[i]))
+        .collect();
+    MarkerResiduals::new("fit_residuals", rows).map_err(|source| TableError::Contract {
         path: path.display().to_string(),
         source: Box::new(source),
     })
