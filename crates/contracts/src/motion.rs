@@ -202,23 +202,17 @@ pub type MarkerRowRead = (
 impl MarkerStates {
     /// The table from its rows (`table` names it in errors), checked.
     pub fn new(table: &str, read: Vec<MarkerRowRead>) -> Result<MarkerStates, ContractError> {
-        let mut last: std::collections::HashMap<String, f64> = Default::default();
+        let mut times = MarkerTimes::default();
         let mut rows = Vec::with_capacity(read.len());
         for (i, (t, marker, values, sigmas)) in read.into_iter().enumerate() {
             let row = i + 1;
-            let marker = marker.ok_or_else(|| ContractError::Missing {
-                table: table.into(),
-                row,
-                column: "marker".into(),
-            })?;
-            let t = next_time(table, row, t, last.get(&marker).copied())?;
+            let (marker, t) = times.next(table, row, marker, t)?;
             for (c, v) in MARKER_COLUMNS.iter().zip(&values) {
                 finite(table, row, c, *v)?;
             }
             for (c, v) in MARKER_COLUMNS.iter().zip(&sigmas) {
                 finite(table, row, &format!("{c}_sigma"), *v)?;
             }
-            last.insert(marker.clone(), t);
             rows.push(MarkerRow {
                 t,
                 marker,
@@ -259,21 +253,39 @@ impl MarkerResiduals {
         table: &str,
         read: Vec<(Option<f64>, Option<String>, Option<f64>, Option<f64>)>,
     ) -> Result<MarkerResiduals, ContractError> {
-        let mut last: std::collections::HashMap<String, f64> = Default::default();
+        let mut times = MarkerTimes::default();
         let mut rows = Vec::with_capacity(read.len());
         for (i, (t, marker, rx, ry)) in read.into_iter().enumerate() {
             let row = i + 1;
-            let marker = marker.ok_or_else(|| ContractError::Missing {
-                table: table.into(),
-                row,
-                column: "marker".into(),
-            })?;
-            let t = next_time(table, row, t, last.get(&marker).copied())?;
+            let (marker, t) = times.next(table, row, marker, t)?;
             let (rx, ry) = (finite(table, row, "rx", rx)?, finite(table, row, "ry", ry)?);
-            last.insert(marker.clone(), t);
             rows.push(ResidualRow { t, marker, rx, ry });
         }
         Ok(MarkerResiduals { rows })
+    }
+}
+
+/// Each marker's last time in a table read row by row.
+#[derive(Default)]
+struct MarkerTimes(std::collections::HashMap<String, f64>);
+
+impl MarkerTimes {
+    /// Row `row`'s marker (present) and time (present, finite, after the marker's previous).
+    fn next(
+        &mut self,
+        table: &str,
+        row: usize,
+        marker: Option<String>,
+        t: Option<f64>,
+    ) -> Result<(String, f64), ContractError> {
+        let marker = marker.ok_or_else(|| ContractError::Missing {
+            table: table.into(),
+            row,
+            column: "marker".into(),
+        })?;
+        let t = next_time(table, row, t, self.0.get(&marker).copied())?;
+        self.0.insert(marker.clone(), t);
+        Ok((marker, t))
     }
 }
 
