@@ -599,9 +599,7 @@ fn fem_command(args: FemArgs) -> Result<()> {
         })
         .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
     pb.finish_and_clear();
-    for w in &summary.warnings {
-        eprintln!("warning: {w}");
-    }
+    print_warnings(&summary.warnings);
     println!(
         "{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}",
         summary.samples,
@@ -626,9 +624,7 @@ fn compare_command(args: CompareArgs) -> Result<()> {
             .with_context(|| {
                 format!("comparing {} with the simulated bench", processed.display())
             })?;
-    for w in &summary.warnings {
-        eprintln!("warning: {w}");
-    }
+    print_warnings(&summary.warnings);
     for q in &summary.quantities {
         println!(
             "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
@@ -982,6 +978,13 @@ fn print_batch(
         anyhow::bail!("{} of {} recordings failed (each error above and in the summary); the others' reports are written", failed.len(), items.len());
     }
     Ok(())
+}
+
+/// Print a stage's warnings on standard error.
+fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// Print the files a command wrote.

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use flexbench_contracts::motion::ResidualRow;
 use flexbench_contracts::{Column, ModeKind, ModeRow, Modes, Table};
 use flexbench_fem::cycle::{cycle_modes_keeping, track, InstantModes};
 use flexbench_fem::element::Section;
@@ -847,7 +848,12 @@ fn compare_measured(
     instants: &[LeverInstant],
     markers: &[(String, f64)],
 ) -> Result<Comparison, PipelineError> {
-    let rows = flexbench_tables::read_fit_residuals(path)?.rows;
+    let table = flexbench_tables::read_fit_residuals(path)?;
+    // Each marker's rows, in time order (the checked table's): a sample found by bisection.
+    let mut by_marker: std::collections::HashMap<&str, Vec<&ResidualRow>> = Default::default();
+    for r in &table.rows {
+        by_marker.entry(r.marker.as_str()).or_default().push(r);
+    }
     let xs: Vec<f64> = markers.iter().map(|m| m.1).collect();
     let (mut model, mut measured) = (Vec::new(), Vec::new());
     let (mut s_mod, mut s_mea, mut s_dif, mut s_mm, mut count, mut samples) =
@@ -857,11 +863,13 @@ fn compare_measured(
         let meas: Vec<Option<f64>> = markers
             .iter()
             .map(|(name, _)| {
-                rows.iter()
-                    .find(|r| {
-                        r.marker == *name && (r.t - inst.t).abs() <= 1e-9 * inst.t.abs().max(1.0)
-                    })
-                    .and_then(|r| Some(-Vector2::new(r.rx?, r.ry?).dot(&normal)))
+                let rows = by_marker.get(name.as_str())?;
+                let tol = 1e-9 * inst.t.abs().max(1.0);
+                let r = rows.get(rows.partition_point(|r| r.t < inst.t - tol))?;
+                if (r.t - inst.t).abs() > tol {
+                    return None;
+                }
+                Some(-Vector2::new(r.rx?, r.ry?).dot(&normal))
             })
             .collect();
         if k == 0 && meas.iter().all(|m| m.is_none()) {

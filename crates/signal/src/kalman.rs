@@ -146,6 +146,8 @@ struct Scaled {
     nd: usize,
     dim: usize,
     d: Vec<f64>,
+    /// The identity of the state's size (formed once: the update runs at every sample).
+    eye: DMatrix<f64>,
 }
 
 impl Scaled {
@@ -162,7 +164,12 @@ impl Scaled {
             steps.get(steps.len() / 2).copied().unwrap_or(1.0)
         };
         let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
-        Scaled { nd, dim, d }
+        Scaled {
+            nd,
+            dim,
+            d,
+            eye: DMatrix::identity(dim, dim),
+        }
     }
 
     /// D M D (into scaled units) or D^-1 M D^-1 (`back` to SI) of a covariance.
@@ -206,8 +213,7 @@ impl Scaled {
         // K = P H^T S^-1 = (S^-1 H P)^T
         let gain = chol.solve(&(&h * &*p)).transpose();
         *x = &*x + &gain * y;
-        let eye = DMatrix::<f64>::identity(self.dim, self.dim);
-        let ikh = &eye - &gain * &h;
+        let ikh = &self.eye - &gain * &h;
         *p = &ikh * &*p * ikh.transpose() + &gain * &o.r * gain.transpose();
         *p = (&*p + p.transpose()) * 0.5;
         Some(ll)

@@ -228,9 +228,8 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
 
 /// The column called `name`, or an error listing the columns the file has.
 fn column<'a>(df: &'a DataFrame, path: &Path, name: &str) -> Result<&'a Column, TableError> {
-    df.column(name).map_err(|_| TableError::Contract {
-        path: path.display().to_string(),
-        source: Box::new(ContractError::MissingColumn {
+    df.column(name).map_err(|_| {
+        broken(path)(ContractError::MissingColumn {
             table: "table".into(),
             column: name.into(),
             expected: df
@@ -239,7 +238,7 @@ fn column<'a>(df: &'a DataFrame, path: &Path, name: &str) -> Result<&'a Column, 
                 .map(|s| s.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-        }),
+        })
     })
 }
 
@@ -295,12 +294,9 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
     let df = read_frame(path)?;
     let p = path.display().to_string();
     if df.height() == 0 {
-        return Err(TableError::Contract {
-            path: p,
-            source: Box::new(ContractError::Empty {
-                table: "tracks".into(),
-            }),
-        });
+        return Err(broken(path)(ContractError::Empty {
+            table: "tracks".into(),
+        }));
     }
     let t = opt_f64(&df, path, "t")?;
     let frame = opt_f64(&df, path, "frame")?;
@@ -353,10 +349,15 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
             sigma_px: sigma[i],
         });
     }
-    Tracks::new(rows).map_err(|source| TableError::Contract {
-        path: p,
+    Tracks::new(rows).map_err(broken(path))
+}
+
+/// The error of a table at `path` that breaks the contract.
+fn broken(path: &Path) -> impl Fn(ContractError) -> TableError + '_ {
+    move |source| TableError::Contract {
+        path: path.display().to_string(),
         source: Box::new(source),
-    })
+    }
 }
 
 /// Read the bodies table (`bodies.parquet` or `.csv` of the process stage or of `simulate`):
@@ -375,10 +376,7 @@ pub fn read_bodies(path: &Path) -> Result<Bodies, TableError> {
         .enumerate()
         .map(|(i, (ti, b))| (ti, b, std::array::from_fn(|c| cols[c][i])))
         .collect();
-    Bodies::new("bodies", rows).map_err(|source| TableError::Contract {
-        path: path.display().to_string(),
-        source: Box::new(source),
-    })
+    Bodies::new("bodies", rows).map_err(broken(path))
 }
 
 /// Read a markers table (`markers.parquet` or `.csv` of the smooth or the process stage): columns
@@ -409,10 +407,7 @@ pub fn read_markers(path: &Path) -> Result<MarkerStates, TableError> {
             (ti, m, v, s)
         })
         .collect();
-    MarkerStates::new("markers", rows).map_err(|source| TableError::Contract {
-        path: path.display().to_string(),
-        source: Box::new(source),
-    })
+    MarkerStates::new("markers", rows).map_err(broken(path))
 }
 
 /// Read the process stage's fit residuals table (`fit_residuals.parquet` or `.csv`: `t, marker,
@@ -425,10 +420,7 @@ pub fn read_fit_residuals(path: &Path) -> Result<MarkerResiduals, TableError> {
     let rows = (0..df.height())
         .map(|i| (t[i], marker[i].clone(), rx[i], ry[i]))
         .collect();
-    MarkerResiduals::new("fit_residuals", rows).map_err(|source| TableError::Contract {
-        path: path.display().to_string(),
-        source: Box::new(source),
-    })
+    MarkerResiduals::new("fit_residuals", rows).map_err(broken(path))
 }
 
 /// Read the fem stage's modal table (`modal.parquet` or `.csv`), checked by [`Modes::new`].
@@ -469,10 +461,7 @@ pub fn read_modes(path: &Path) -> Result<Modes, TableError> {
             damping_ratio: zeta[i],
         });
     }
-    Modes::new(rows).map_err(|source| TableError::Contract {
-        path: path.display().to_string(),
-        source: Box::new(source),
-    })
+    Modes::new(rows).map_err(broken(path))
 }
 
 /// Read the forces table (`forces.parquet` or `.csv` of the process stage): column `t` and
@@ -486,10 +475,7 @@ pub fn read_forces(path: &Path) -> Result<Forces, TableError> {
             columns.push((name.to_string(), opt_f64(&df, path, name.as_str())?));
         }
     }
-    Forces::new("forces", t, columns).map_err(|source| TableError::Contract {
-        path: path.display().to_string(),
-        source: Box::new(source),
-    })
+    Forces::new("forces", t, columns).map_err(broken(path))
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use flexbench_vision::calibrate::{calibrate_views, Board, SubPixWindow};
 use flexbench_vision::render::{board_poses, BoardRenderer, Look};
 use flexbench_vision::Intrinsics;
 
-#[test]
-fn recovers_the_rendering_camera() {
-    let truth = Intrinsics {
+/// The rendering camera: 640 x 480 with a moderate barrel distortion (the shipped recording's).
+fn camera() -> Intrinsics {
+    Intrinsics {
         width: 640,
         height: 480,
         fx: 700.0,
@@ -19,12 +19,22 @@ fn recovers_the_rendering_camera() {
         cx: 324.0,
         cy: 236.0,
         dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
-    };
-    let board = Board {
+    }
+}
+
+/// The chessboard: 9 x 6 inner corners, 30 mm squares.
+fn board() -> Board {
+    Board {
         cols: 9,
         rows: 6,
         square: 0.03,
-    };
+    }
+}
+
+#[test]
+fn recovers_the_rendering_camera() {
+    let truth = camera();
+    let board = board();
     let look = Look {
         background: 110.0,
         lighting: 0.2,
@@ -130,21 +140,9 @@ fn recovers_the_rendering_camera() {
 #[test]
 fn bench_plane_from_a_board_in_the_lever_plane() {
     use flexbench_vision::render::CameraTruth;
-    let intr = Intrinsics {
-        width: 640,
-        height: 480,
-        fx: 700.0,
-        fy: 702.0,
-        cx: 324.0,
-        cy: 236.0,
-        dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
-    };
+    let intr = camera();
     let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
-    let board = Board {
-        cols: 9,
-        rows: 6,
-        square: 0.03,
-    };
+    let board = board();
     // Board frame: x along bench X, y along bench -Y, origin (first inner corner) at (0.05, 0.05).
     let m = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
     let r = cam.r * m;
