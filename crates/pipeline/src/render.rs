@@ -78,6 +78,60 @@ pub struct Occlusion {
     pub frames: [usize; 2],
 }
 
+/// A marker's look changed for a range of frames: a specular glint sweeping over it, or an
+/// edge of something half hiding it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerNuisance {
+    /// Marker name.
+    pub marker: String,
+    /// First and last frame (inclusive).
+    pub frames: [usize; 2],
+}
+
+/// A bright spot fixed on a body (a screw head on the crank disc), in the body's own frame as
+/// the mechanism file gives its points, m.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spot {
+    /// Body name.
+    pub body: String,
+    /// Place in the body's frame, m.
+    pub at: [f64; 2],
+}
+
+fn d_flicker_hz() -> f64 {
+    100.0
+}
+
+/// What a real bench adds to the picture (`[nuisances]` of the camera file): the lamp's
+/// flicker, bright bolt heads on the frame, bright screws on moving bodies, glints sweeping over
+/// markers, markers half hidden. Every one is off unless given; vignetting is the `lighting` key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nuisances {
+    /// Relative amplitude of the lamp's flicker (0: steady).
+    #[serde(default)]
+    pub flicker: f64,
+    /// Frequency of the flicker, Hz (twice the mains frequency: 100 Hz on 50 Hz mains).
+    #[serde(default = "d_flicker_hz")]
+    pub flicker_hz: f64,
+    /// Bright bolt heads on the bench frame, bench metres; drawn as bright as a marker and the
+    /// same size, under the moving bodies.
+    #[serde(default)]
+    pub bolts: Vec<[f64; 2]>,
+    /// Bright screw heads on moving bodies, drawn over their body and under the lever.
+    #[serde(default)]
+    pub screws: Vec<Spot>,
+    /// Glints: a small saturated spot sweeping across the marker (0.6 of its radius, from 2.5
+    /// radii on one side to 2.5 on the other) over the frames.
+    #[serde(default)]
+    pub glints: Vec<MarkerNuisance>,
+    /// Markers half hidden (the half towards +Y of the bench) over the frames.
+    #[serde(default)]
+    pub half_hidden: Vec<MarkerNuisance>,
+}
+
 /// The camera file of `render`: the camera (intrinsics, distortion, pose) and the recording's
 /// settings, SI units and pixels.
 #[derive(Debug, Clone, Deserialize)]
@@ -146,6 +200,9 @@ pub struct RenderSpec {
     /// Markers hidden in chosen frames.
     #[serde(default)]
     pub occlusion: Vec<Occlusion>,
+    /// What a real bench adds to the picture.
+    #[serde(default)]
+    pub nuisances: Nuisances,
 }
 
 impl RenderSpec {
@@ -186,6 +243,51 @@ impl RenderSpec {
         self.codec()?;
         Ok(())
     }
+    /// The spec checked against the mechanism it films: every marker and body it names exists,
+    /// every frame range is in order; the screws as (body, place relative to its centroid,
+    /// radius, m).
+    fn check_against(&self, mech: &Mechanism) -> Result<Vec<(usize, Vector2<f64>, f64)>, String> {
+        let nz = &self.nuisances;
+        let ranges = self
+            .occlusion
+            .iter()
+            .map(|o| ("occlusion", &o.marker, o.frames));
+        let glints = nz.glints.iter().map(|g| ("glint", &g.marker, g.frames));
+        let halves = nz
+            .half_hidden
+            .iter()
+            .map(|h| ("half_hidden", &h.marker, h.frames));
+        for (what, marker, frames) in ranges.chain(glints).chain(halves) {
+            if !mech.markers.iter().any(|m| &m.name == marker) {
+                return Err(format!(
+                    "{what} of '{marker}': the mechanism has no such marker"
+                ));
+            }
+            if frames[1] < frames[0] {
+                return Err(format!(
+                    "{what} of '{marker}': frames [{}, {}] end before they start",
+                    frames[0], frames[1]
+                ));
+            }
+        }
+        if !(nz.flicker >= 0.0 && nz.flicker < 1.0 && nz.flicker_hz.is_finite()) {
+            return Err(format!(
+                "[nuisances] flicker = {}: a relative amplitude in [0, 1)",
+                nz.flicker
+            ));
+        }
+        nz.screws
+            .iter()
+            .map(|sc| {
+                let b = mech.body_index(&sc.body).ok_or_else(|| {
+                    format!("screw on '{}': the mechanism has no such body", sc.body)
+                })?;
+                let at = Vector2::new(sc.at[0], sc.at[1]) - mech.bodies[b].centroid;
+                Ok((b, at, self.marker_radius))
+            })
+            .collect()
+    }
+
     /// The codec named in the file.
     pub fn codec(&self) -> Result<Codec, String> {
         match self.codec.as_str() {
@@ -221,75 +323,56 @@ pub struct RenderSummary {
     pub files: Vec<PathBuf>,
 }
 
+/// What one instant of a frame adds to the bodies and markers: markers hidden, bright spots on
+/// the ground (under every body) and on bodies (over the bodies without markers, under those
+/// with), shapes on top of everything (glints, half-occluders), bench metres.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// Markers hidden (index into the mechanism's markers).
+    pub hidden: Vec<usize>,
+    /// Shapes on the ground, under every body.
+    pub ground: Vec<Shape>,
+    /// Bright spots on bodies: the body, the spot's place relative to its centroid (local
+    /// axes, m), its radius (m).
+    pub spots: Vec<(usize, Vector2<f64>, f64)>,
+    /// Shapes over everything.
+    pub top: Vec<Shape>,
+}
+
 /// The scene of the mechanism at configuration q: every body drawn around its points (a disc
 /// for a body turning about a ground pin, like the crank; bars between its points otherwise; the
-/// slide as a block), the markers as bright discs on top, occluders over hidden markers.
-pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usize]) -> Vec<Shape> {
-    let mut back = Vec::new();
+/// slide as a block), the markers as bright discs on top, occluders over hidden markers, and the
+/// frame's `extras`.
+pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, extras: &Extras) -> Vec<Shape> {
+    let mut back = extras.ground.clone();
     let mut front = Vec::new();
     let pt = |b: usize, s: Vector2<f64>| {
         let p = body_point(q, b, s);
         [p.x, p.y]
     };
-    for (b, body) in m.bodies.iter().enumerate() {
-        let pinned = pinned_to_ground(m, b);
-        let sliding = m
-            .joints
-            .iter()
-            .any(|j| matches!(&j.kind, JointKind::Slide { body, .. } if *body == b));
-        let has_markers = m.markers.iter().any(|mk| mk.body == b);
-        let pts: Vec<[f64; 2]> = body
-            .points
-            .iter()
-            .filter(|(n, _)| !m.markers.iter().any(|mk| &mk.name == *n))
-            .map(|(_, p)| pt(b, p - body.centroid))
-            .collect();
-        if pinned && !has_markers {
-            let c = pt(
-                b,
-                -body.centroid + body.points.values().next().copied().unwrap_or_default(),
-            );
-            back.extend(pinned_disc(c, &pts));
-        } else if sliding {
-            let g = pt(b, Vector2::zeros());
-            back.push(Shape::Bar {
-                a: [g[0] - 0.03, g[1]],
-                b: [g[0] + 0.03, g[1]],
-                half_width: 0.012,
-                grey: 120.0,
-            });
+    for b in 0..m.bodies.len() {
+        let layer = if m.markers.iter().any(|mk| mk.body == b) {
+            &mut front
         } else {
-            let (hw, grey, layer) = if has_markers {
-                (0.0125, 150.0, &mut front)
-            } else {
-                (0.01, 110.0, &mut back)
-            };
-            for w in pts.windows(2) {
-                layer.push(Shape::Bar {
-                    a: w[0],
-                    b: w[1],
-                    half_width: hw,
-                    grey,
-                });
-            }
-            let g = pt(b, Vector2::zeros());
-            if pts.iter().all(|p| (p[0] - g[0]).hypot(p[1] - g[1]) > 0.03) {
-                layer.push(Shape::Disc {
-                    c: g,
-                    r: 0.025,
-                    grey: 55.0,
-                });
-            }
-        }
+            &mut back
+        };
+        layer.extend(body_shapes(m, b, &pt));
+    }
+    for &(b, at, r) in &extras.spots {
+        back.push(Shape::Disc {
+            c: pt(b, at),
+            r,
+            grey: MARKER_GREY,
+        });
     }
     back.extend(front);
     for (k, mk) in m.markers.iter().enumerate() {
         back.push(Shape::Disc {
             c: pt(mk.body, mk.local),
             r: marker_radius,
-            grey: 235.0,
+            grey: MARKER_GREY,
         });
-        if hidden.contains(&k) {
+        if extras.hidden.contains(&k) {
             back.push(Shape::Disc {
                 c: pt(mk.body, mk.local),
                 r: marker_radius * 2.0,
@@ -297,7 +380,71 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, hidden: &[usiz
             });
         }
     }
+    back.extend(extras.top.iter().copied());
     back
+}
+
+/// A marker's grey level before lighting (bright spots of the nuisances are as bright).
+const MARKER_GREY: f64 = 235.0;
+
+/// The shapes of body `b`, `pt` placing its points (relative to the centroid) in the bench.
+fn body_shapes(
+    m: &Mechanism,
+    b: usize,
+    pt: &impl Fn(usize, Vector2<f64>) -> [f64; 2],
+) -> Vec<Shape> {
+    let body = &m.bodies[b];
+    let pinned = pinned_to_ground(m, b);
+    let sliding = m
+        .joints
+        .iter()
+        .any(|j| matches!(&j.kind, JointKind::Slide { body, .. } if *body == b));
+    let has_markers = m.markers.iter().any(|mk| mk.body == b);
+    let pts: Vec<[f64; 2]> = body
+        .points
+        .iter()
+        .filter(|(n, _)| !m.markers.iter().any(|mk| &mk.name == *n))
+        .map(|(_, p)| pt(b, p - body.centroid))
+        .collect();
+    if pinned && !has_markers {
+        let c = pt(
+            b,
+            -body.centroid + body.points.values().next().copied().unwrap_or_default(),
+        );
+        return pinned_disc(c, &pts);
+    }
+    if sliding {
+        let g = pt(b, Vector2::zeros());
+        return vec![Shape::Bar {
+            a: [g[0] - 0.03, g[1]],
+            b: [g[0] + 0.03, g[1]],
+            half_width: 0.012,
+            grey: 120.0,
+        }];
+    }
+    let (hw, grey) = if has_markers {
+        (0.0125, 150.0)
+    } else {
+        (0.01, 110.0)
+    };
+    let mut shapes: Vec<Shape> = pts
+        .windows(2)
+        .map(|w| Shape::Bar {
+            a: w[0],
+            b: w[1],
+            half_width: hw,
+            grey,
+        })
+        .collect();
+    let g = pt(b, Vector2::zeros());
+    if pts.iter().all(|p| (p[0] - g[0]).hypot(p[1] - g[1]) > 0.03) {
+        shapes.push(Shape::Disc {
+            c: g,
+            r: 0.025,
+            grey: 55.0,
+        });
+    }
+    shapes
 }
 
 /// Whether body `b` turns about a pin in the ground (a revolute joint between them).
@@ -373,19 +520,13 @@ pub fn render(
 ) -> Result<RenderSummary, PipelineError> {
     let codec = spec.codec().map_err(PipelineError::Input)?;
     // The spec checked before anything is simulated or written.
-    for o in &spec.occlusion {
-        if !mech.markers.iter().any(|m| m.name == o.marker) {
-            return Err(PipelineError::Input(format!(
-                "occlusion of '{}': the mechanism has no such marker",
-                o.marker
-            )));
-        }
-    }
+    let spots = spec.check_against(mech).map_err(PipelineError::Input)?;
     let cam = spec.camera();
     let look = Look {
         background: spec.background,
         lighting: spec.lighting,
         noise: spec.noise,
+        gain: 1.0,
     };
     let rate = spec.fps * SAMPLES_PER_FRAME as f64;
     progress("simulate", 0.0);
@@ -411,6 +552,7 @@ pub fn render(
         cam: &cam,
         look: &look,
         motion: &motion,
+        spots,
     };
     let (video, rows) = film.shoot(codec, frames, &mut rng, out, &mut progress)?;
     files.push(video.clone());
@@ -499,6 +641,8 @@ struct Film<'a> {
     cam: &'a CameraTruth,
     look: &'a Look,
     motion: &'a Motion,
+    /// The screws of the nuisances: body, place relative to its centroid, radius (m).
+    spots: Vec<(usize, Vector2<f64>, f64)>,
 }
 
 impl Film<'_> {
@@ -546,8 +690,13 @@ impl Film<'_> {
         let mut rows = Vec::new();
         for k in 0..frames {
             let tk = k as f64 / spec.fps;
+            let nz = &spec.nuisances;
+            let look = Look {
+                gain: 1.0 + nz.flicker * (std::f64::consts::TAU * nz.flicker_hz * tk).sin(),
+                ..*self.look
+            };
             let img = map
-                .render(&self.exposure(k, tk), self.look, rng)
+                .render(&self.exposure(k, tk), &look, rng)
                 .map_err(vision)?;
             writer.write(&img).map_err(vision)?;
             let q = self.motion.at(tk + 1.0 / spec.fps);
@@ -576,12 +725,6 @@ impl Film<'_> {
     /// The scenes of frame `k` (at `tk`, s) over its exposure, without its occluded markers.
     fn exposure(&self, k: usize, tk: f64) -> Vec<Vec<Shape>> {
         let spec = self.spec;
-        let hidden: Vec<usize> = spec
-            .occlusion
-            .iter()
-            .filter(|o| k >= o.frames[0] && k <= o.frames[1])
-            .filter_map(|o| self.mech.markers.iter().position(|m| m.name == o.marker))
-            .collect();
         let n = spec.blur_samples;
         (0..n)
             .map(|j| {
@@ -590,15 +733,105 @@ impl Film<'_> {
                 } else {
                     0.0
                 };
-                scene(
-                    self.mech,
-                    &self.motion.at(tk + dt + 1.0 / spec.fps),
-                    spec.marker_radius,
-                    &hidden,
-                )
+                let q = self.motion.at(tk + dt + 1.0 / spec.fps);
+                scene(self.mech, &q, spec.marker_radius, &self.extras(k, &q))
             })
             .collect()
     }
+
+    /// What frame `k` adds at configuration `q`: its occluded markers and the nuisances.
+    fn extras(&self, k: usize, q: &DVector<f64>) -> Extras {
+        let (spec, mech) = (self.spec, self.mech);
+        let nz = &spec.nuisances;
+        let r = spec.marker_radius;
+        let during = |f: [usize; 2]| k >= f[0] && k <= f[1];
+        let marker_at = |name: &str| {
+            let mk = mech.markers.iter().find(|m| m.name == name)?;
+            let p = body_point(q, mk.body, mk.local);
+            Some([p.x, p.y])
+        };
+        let mut top = Vec::new();
+        for g in nz.glints.iter().filter(|g| during(g.frames)) {
+            let Some(c) = marker_at(&g.marker) else {
+                continue;
+            };
+            // Across the marker along +Y, from -2.5 r to +2.5 r over the frames.
+            let s = (k - g.frames[0]) as f64 + 0.5;
+            let y = (s / (g.frames[1] - g.frames[0] + 1) as f64 - 0.5) * 5.0 * r;
+            top.push(Shape::Disc {
+                c: [c[0], c[1] + y],
+                r: 0.6 * r,
+                grey: 255.0,
+            });
+        }
+        for h in nz.half_hidden.iter().filter(|h| during(h.frames)) {
+            let Some(c) = marker_at(&h.marker) else {
+                continue;
+            };
+            top.push(Shape::Disc {
+                c: [c[0], c[1] + 3.0 * r],
+                r: 3.0 * r,
+                grey: 35.0,
+            });
+        }
+        Extras {
+            hidden: spec
+                .occlusion
+                .iter()
+                .filter(|o| during(o.frames))
+                .filter_map(|o| mech.markers.iter().position(|m| m.name == o.marker))
+                .collect(),
+            ground: nz
+                .bolts
+                .iter()
+                .map(|&c| Shape::Disc {
+                    c,
+                    r,
+                    grey: MARKER_GREY,
+                })
+                .collect(),
+            spots: self.spots.clone(),
+            top,
+        }
+    }
+}
+
+/// The nuisances as `render.json` states them (none: empty, and left out, so that a recording
+/// without them is described as before).
+fn nuisances_json(nz: &Nuisances) -> serde_json::Map<String, serde_json::Value> {
+    let ranges = |v: &[MarkerNuisance]| {
+        v.iter()
+            .map(|g| json!({"marker": g.marker, "frames": g.frames}))
+            .collect::<Vec<_>>()
+    };
+    let mut out = serde_json::Map::new();
+    if nz.flicker > 0.0 {
+        out.insert("flicker".into(), json!(nz.flicker));
+        out.insert("flicker_hz".into(), json!(nz.flicker_hz));
+    }
+    for (key, value, any) in [
+        ("bolts", json!(nz.bolts), !nz.bolts.is_empty()),
+        (
+            "screws",
+            json!(nz
+                .screws
+                .iter()
+                .map(|s| json!({"body": s.body, "at": s.at}))
+                .collect::<Vec<_>>()),
+            !nz.screws.is_empty(),
+        ),
+        ("glints", json!(ranges(&nz.glints)), !nz.glints.is_empty()),
+        (
+            "half_hidden",
+            json!(ranges(&nz.half_hidden)),
+            !nz.half_hidden.is_empty(),
+        ),
+    ] {
+        if any {
+            out.insert(key.into(), value);
+        }
+    }
+    out
 }
 
 /// The simulation's own tables at the frames' instants (exact samples: the rate is a multiple
@@ -635,14 +868,16 @@ fn truth_tables(
     ] {
         files.extend(flexbench_tables::write_table(&table, &truth, stem)?);
     }
-    files.push(write_json(
-        &truth.join("render.json"),
-        &json!({
-            "mechanism": mech.name, "frames": frames, "fps": spec.fps, "exposure_s": spec.exposure, "blur_samples": spec.blur_samples,
-            "noise": spec.noise, "lighting": spec.lighting, "codec": spec.codec, "seed": spec.seed,
-            "occlusion": spec.occlusion.iter().map(|o| json!({"marker": o.marker, "frames": o.frames})).collect::<Vec<_>>(),
-            "note": "frame k shows the motion at t = k / fps after the settling time plus one frame",
-        }),
-    )?);
+    let mut described = json!({
+        "mechanism": mech.name, "frames": frames, "fps": spec.fps, "exposure_s": spec.exposure, "blur_samples": spec.blur_samples,
+        "noise": spec.noise, "lighting": spec.lighting, "codec": spec.codec, "seed": spec.seed,
+        "occlusion": spec.occlusion.iter().map(|o| json!({"marker": o.marker, "frames": o.frames})).collect::<Vec<_>>(),
+        "note": "frame k shows the motion at t = k / fps after the settling time plus one frame",
+    });
+    let nuisances = nuisances_json(&spec.nuisances);
+    if let (Some(obj), false) = (described.as_object_mut(), nuisances.is_empty()) {
+        obj.insert("nuisances".into(), serde_json::Value::Object(nuisances));
+    }
+    files.push(write_json(&truth.join("render.json"), &described)?);
     Ok(files)
 }

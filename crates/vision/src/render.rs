@@ -153,6 +153,9 @@ pub struct Look {
     pub lighting: f64,
     /// Standard deviation of the sensor noise, grey levels.
     pub noise: f64,
+    /// The lamp's brightness in this frame relative to its mean (1: steady light; a lamp on
+    /// the mains flickers at twice its frequency).
+    pub gain: f64,
 }
 
 /// The bench plane seen by each pixel: its centre's bench coordinates (m) and footprint (m).
@@ -255,7 +258,7 @@ impl PlaneMap {
         let lit: Vec<f32> = img
             .iter()
             .zip(&self.light)
-            .map(|(v, l)| (v * l) as f32)
+            .map(|(v, l)| (v * l * look.gain) as f32)
             .collect();
         finish_image(&lit, self.width, self.height, look.noise, rng)
     }
@@ -612,6 +615,7 @@ mod tests {
             background: 90.0,
             lighting: 0.0,
             noise: 0.0,
+            gain: 1.0,
         };
         let map = PlaneMap::new(&cam, &look).unwrap();
         let mut rng = opencv::core::RNG::new(1).unwrap();

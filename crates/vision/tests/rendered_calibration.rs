@@ -39,6 +39,7 @@ fn recovers_the_rendering_camera() {
         background: 110.0,
         lighting: 0.2,
         noise: 1.5,
+        gain: 1.0,
     };
     let mut rng = opencv::core::RNG::new(7).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -157,6 +158,7 @@ fn bench_plane_from_a_board_in_the_lever_plane() {
                 background: 110.0,
                 lighting: 0.2,
                 noise: 1.5,
+                gain: 1.0,
             },
             &mut rng,
         )
