@@ -7,6 +7,7 @@
 
 pub mod calibrate;
 pub mod camera;
+pub mod pattern;
 pub mod render;
 pub mod track;
 
