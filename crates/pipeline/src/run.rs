@@ -1079,6 +1079,7 @@ impl RecordingRun<'_, '_> {
                         self.mech.markers.iter().map(|m| m.name.clone()).collect()
                     });
                 let cfg = flexbench_vision::track::TrackConfig {
+                    layout: Some(crate::track::layout_of(self.mech, &markers)?),
                     markers: markers.clone(),
                     threshold: file.track.threshold,
                     ..Default::default()
@@ -1086,7 +1087,11 @@ impl RecordingRun<'_, '_> {
                 self.runner.stage(
                     "track",
                     json!({ "markers": markers, "threshold": file.track.threshold }),
-                    &[("video", video), ("calibration", &cal)],
+                    &[
+                        ("video", video),
+                        ("calibration", &cal),
+                        ("mechanism", &self.rec.mechanism),
+                    ],
                     &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
                         crate::track::track(video, &cal, &cfg, &out, |k, n| {

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use flexbench_tables::interchange::{read_wide, Pixels, WideSpec};
 use flexbench_tables::{read_frame, read_tracks};
+use flexbench_mechanism::model::{BodyRef, JointKind, Mechanism, PointRef};
+use flexbench_vision::pattern::{Anchor, BodyPattern, MarkerLayout, Reach};
 use flexbench_vision::track::{track_video, TrackConfig, TrackSummary};
 use flexbench_vision::Calibration;
 
@@ -121,4 +123,94 @@ pub fn import_tracks(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "tracks".into());
     Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
+}
+
+/// The tracker's layout of the markers `names` (in this order) from the mechanism: each body's
+/// markers as a rigid pattern (places relative to the body's centroid, m), with the joint
+/// points the assembly places: a pin to the ground, the pin of a body that turns about a
+/// ground pin (on its circle), a slide's point (on its line). An error names a marker the
+/// mechanism does not have.
+pub fn layout_of(mech: &Mechanism, names: &[String]) -> Result<MarkerLayout, PipelineError> {
+    let mut bodies: Vec<BodyPattern> = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let mk = mech.markers.iter().find(|m| &m.name == name).ok_or_else(|| {
+            PipelineError::Input(format!(
+                "[track] markers: '{name}' is not a marker of the mechanism '{}' ({}); name its markers or leave the key out",
+                mech.name,
+                mech.markers.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let at = [mk.local.x, mk.local.y];
+        match bodies.iter_mut().find(|b| b.body == mech.bodies[mk.body].name) {
+            Some(b) => b.markers.push((k, at)),
+            None => bodies.push(BodyPattern {
+                body: mech.bodies[mk.body].name.clone(),
+                markers: vec![(k, at)],
+                anchors: anchors_of(mech, mk.body),
+            }),
+        }
+    }
+    Ok(MarkerLayout { bodies })
+}
+
+/// The joint points of body `b` that the assembly places, relative to its centroid (m).
+fn anchors_of(mech: &Mechanism, b: usize) -> Vec<Anchor> {
+    let mut out = Vec::new();
+    for j in &mech.joints {
+        match &j.kind {
+            JointKind::Revolute { a, b: bb } => {
+                let (mine, other) = if a.body == BodyRef::Body(b) {
+                    (a, bb)
+                } else if bb.body == BodyRef::Body(b) {
+                    (bb, a)
+                } else {
+                    continue;
+                };
+                if let Some(reach) = reach_of(mech, other) {
+                    out.push(Anchor {
+                        local: [mine.local.x, mine.local.y],
+                        reach,
+                    });
+                }
+            }
+            JointKind::Slide {
+                body,
+                point,
+                origin,
+                angle,
+                ..
+            } if *body == b => out.push(Anchor {
+                local: [point.x, point.y],
+                reach: Reach::Line {
+                    origin: [origin.x, origin.y],
+                    angle: *angle,
+                },
+            }),
+            JointKind::Slide { .. } => {}
+        }
+    }
+    out
+}
+
+/// Where the point `other` (of the ground, or of a body pinned to the ground) is: the ground
+/// point itself, or the circle the pinned body's point turns on; None otherwise.
+fn reach_of(mech: &Mechanism, other: &PointRef) -> Option<Reach> {
+    let c = match other.body {
+        BodyRef::Ground => return Some(Reach::Point([other.local.x, other.local.y])),
+        BodyRef::Body(c) => c,
+    };
+    mech.joints.iter().find_map(|j| match &j.kind {
+        JointKind::Revolute { a, b } => {
+            let (ground, pin) = match (a.body, b.body) {
+                (BodyRef::Ground, x) if x == BodyRef::Body(c) => (a, b),
+                (x, BodyRef::Ground) if x == BodyRef::Body(c) => (b, a),
+                _ => return None,
+            };
+            Some(Reach::Circle {
+                centre: [ground.local.x, ground.local.y],
+                radius: (other.local - pin.local).norm(),
+            })
+        }
+        JointKind::Slide { .. } => None,
+    })
 }

@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+mod assign;
 pub mod calibrate;
 pub mod camera;
 pub mod pattern;

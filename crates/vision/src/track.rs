@@ -32,7 +32,12 @@ use flexbench_contracts::TrackRow;
 use opencv::core::{Mat, CV_32S};
 use opencv::prelude::*;
 
+use crate::assign::{
+    extra_on_line, follow, lock_by_layout, lock_in_line, predict, research, Lock, Prediction, View,
+    ACCEPT_CHI2,
+};
 use crate::camera::Calibration;
+use crate::pattern::{MarkerLayout, NotFound};
 use crate::{cv, VisionError};
 
 /// Tracking settings.
@@ -46,6 +51,10 @@ pub struct TrackConfig {
     pub min_area: f64,
     /// Largest blob area kept, px.
     pub max_area: f64,
+    /// The markers as the mechanism places them (each body's markers a rigid pattern, index
+    /// into `markers`); None: the markers lie in a line on the lever, named from the end
+    /// nearest the bench origin.
+    pub layout: Option<MarkerLayout>,
 }
 
 impl Default for TrackConfig {
@@ -55,6 +64,7 @@ impl Default for TrackConfig {
             threshold: None,
             min_area: 6.0,
             max_area: 5000.0,
+            layout: None,
         }
     }
 }
@@ -98,6 +108,13 @@ pub struct Blob {
     pub sigma: f64,
     /// Area above the threshold, px.
     pub area: f64,
+    /// Elongation: the square root of the ratio of the principal second moments of its
+    /// pixels above the background (1 for a disc; motion blur and a glint lengthen it).
+    pub elongation: f64,
+    /// How plausible the nearest other blob among the marker's candidates was: its squared
+    /// distance from the marker's prediction over the motion model's variance (chi-square, 2
+    /// degrees of freedom); None when there was none.
+    pub rival: Option<f64>,
 }
 
 /// Bright, disc-like blobs of a grey frame with their sub-pixel centres.
@@ -204,14 +221,27 @@ fn measure_blob(
     }
     let (cu, cv_) = (su / s, sv / s);
     let (mut mu, mut mv) = (0.0, 0.0);
+    // The intensity-weighted second moments, for the blob's elongation.
+    let (mut wuu, mut wvv, mut wuv) = (0.0, 0.0, 0.0);
     for v in v0..=v1 {
         for u in u0..=u1 {
-            if data[v * w + u] as f64 > b {
-                mu += (u as f64 - cu).powi(2);
-                mv += (v as f64 - cv_).powi(2);
+            let wgt = data[v * w + u] as f64 - b;
+            if wgt > 0.0 {
+                let (du, dv) = (u as f64 - cu, v as f64 - cv_);
+                mu += du * du;
+                mv += dv * dv;
+                wuu += wgt * du * du;
+                wvv += wgt * dv * dv;
+                wuv += wgt * du * dv;
             }
         }
     }
+    // Principal moments: (wuu + wvv)/2 +- sqrt(((wuu - wvv)/2)^2 + wuv^2).
+    let (mean, dev) = (
+        0.5 * (wuu + wvv),
+        (0.25 * (wuu - wvv).powi(2) + wuv * wuv).sqrt(),
+    );
+    let elongation = ((mean + dev) / (mean - dev).max(1e-12 * mean)).sqrt();
     // Noise quantised to 8 bits has a floor of 1/sqrt(12) grey level.
     let sn = noise.max(1.0 / 12f64.sqrt());
     let sigma = sn * mu.max(mv).sqrt() / s;
@@ -220,6 +250,8 @@ fn measure_blob(
         v: cv_,
         sigma,
         area,
+        elongation,
+        rival: None,
     })
 }
 
@@ -266,13 +298,14 @@ type WindowFollow = (Vec<Option<Blob>>, usize);
 
 /// The fast path of a locked frame: each marker sought in a small window about its prediction
 /// (constant velocity in the image), straight on the decoded pixels. None when a marker was not
-/// seen in the last frame, or a window does not hold exactly one disc-like blob wholly inside it
-/// (the frame then goes through the lever-neighbourhood search). The buffers are reused from
-/// frame to frame.
+/// seen in the last frame, or a window does not hold exactly one disc-like blob wholly inside it,
+/// or its blob is not plausible under the motion model (`preds`, [`ACCEPT_CHI2`]): the frame
+/// then goes through the lever-neighbourhood search. The buffers are reused from frame to frame.
 fn follow_in_windows(
     frame: &Mat,
     prev1: &[Option<Blob>],
     prev2: Option<&Vec<Option<Blob>>>,
+    preds: &[Option<Prediction>],
     cfg: &TrackConfig,
     bufs: &mut WindowBuffers,
 ) -> Result<Option<WindowFollow>, VisionError> {
@@ -329,6 +362,9 @@ fn follow_in_windows(
         };
         blob.u += x0 as f64;
         blob.v += y0 as f64;
+        if preds[m].is_none_or(|p| p.chi2(&blob) > ACCEPT_CHI2) {
+            return Ok(None);
+        }
         out.push(Some(blob));
     }
     Ok(Some((out, rejected)))
@@ -444,7 +480,7 @@ pub fn track_video(
         });
     }
     let start = Instant::now();
-    let mut tracker = Tracker::new(nm);
+    let mut tracker = Tracker::new(cfg, View { cal, plane: &plane });
     let mut frame = Mat::default();
     let mut stamps: Vec<f64> = Vec::new();
     let decoder = Decoder::spawn(cap);
@@ -458,7 +494,7 @@ pub fn track_video(
         decoder.recycle(std::mem::replace(&mut frame, decoded));
         stamps.push(ts / 1000.0);
         let k = tracker.per_frame.len();
-        tracker.frame(&frame, cfg, &plane, cal)?;
+        tracker.frame(&frame)?;
         if k.is_multiple_of(16) {
             progress(k, total);
         }
@@ -535,93 +571,126 @@ impl Decoder {
     }
 }
 
-/// The tracker's state over the frames: each frame's assigned blobs, the lock (the markers'
-/// parameters along the line, px at lock), the blob counts per frame, the counts of frames with
-/// extra discs on the lever's line, and the summary so far.
-struct Tracker {
+/// The tracker's state over the frames: each frame's assigned blobs, the lock, the running
+/// mean square of each marker's prediction error (px^2 per axis), the blob counts per frame,
+/// the counts of frames with extra discs on the lever's line, why the layout found no lock, and
+/// the summary so far.
+struct Tracker<'a> {
     nm: usize,
+    cfg: &'a TrackConfig,
+    view: View<'a>,
     per_frame: Vec<Vec<Option<Blob>>>,
-    lock: Option<Vec<f64>>,
+    lock: Option<Lock>,
+    scale2: Vec<f64>,
     counts: std::collections::BTreeMap<usize, usize>,
     extra_frames: usize,
     searched_frames: usize,
+    not_found: std::collections::BTreeMap<(String, String), usize>,
     summary: TrackSummary,
     window_buf: WindowBuffers,
     grey: Mat,
 }
 
-impl Tracker {
-    fn new(nm: usize) -> Tracker {
+impl<'a> Tracker<'a> {
+    fn new(cfg: &'a TrackConfig, view: View<'a>) -> Tracker<'a> {
         Tracker {
-            nm,
+            nm: cfg.markers.len(),
+            cfg,
+            view,
             per_frame: Vec::new(),
             lock: None,
+            scale2: Vec::new(),
             counts: Default::default(),
             extra_frames: 0,
             searched_frames: 0,
+            not_found: Default::default(),
             summary: TrackSummary::default(),
             window_buf: WindowBuffers::default(),
             grey: Mat::default(),
         }
     }
 
+    /// The markers' predictions in the next frame (`assign::predict`); None before the lock.
+    fn predictions(&self) -> Option<Vec<Option<Prediction>>> {
+        let lock = self.lock.as_ref()?;
+        let prev1 = self.per_frame.last()?;
+        let k = self.per_frame.len();
+        let prev2 = k.checked_sub(2).and_then(|i| self.per_frame.get(i));
+        let layout = self.cfg.layout.as_ref();
+        Some(predict(lock, layout, self.view, prev1, prev2, &self.scale2))
+    }
+
     /// One frame: once locked, every marker in a small window about its prediction, except
     /// one frame in WINDOW_CHECK_EVERY, which goes through the lever-neighbourhood search so
     /// that extra discs on the lever's line are still counted; else a search for blobs, then
     /// the lock or the assignment to the markers.
-    fn frame(
-        &mut self,
-        frame: &Mat,
-        cfg: &TrackConfig,
-        plane: &crate::camera::BenchPlane,
-        cal: &Calibration,
-    ) -> Result<(), VisionError> {
+    fn frame(&mut self, frame: &Mat) -> Result<(), VisionError> {
         let k = self.per_frame.len();
-        if self.lock.is_some() && !k.is_multiple_of(WINDOW_CHECK_EVERY) {
+        let preds = self.predictions();
+        if let (Some(preds), false) = (&preds, k.is_multiple_of(WINDOW_CHECK_EVERY)) {
             let prev2 = k.checked_sub(2).and_then(|i| self.per_frame.get(i));
             if let Some(prev1) = self.per_frame.last() {
                 if let Some((assigned, rejected)) =
-                    follow_in_windows(frame, prev1, prev2, cfg, &mut self.window_buf)?
+                    follow_in_windows(frame, prev1, prev2, preds, self.cfg, &mut self.window_buf)?
                 {
                     self.summary.rejected_blobs += rejected;
                     *self.counts.entry(self.nm).or_default() += 1;
                     self.summary.window_frames += 1;
+                    self.learn(preds, &assigned);
                     self.per_frame.push(assigned);
                     return Ok(());
                 }
             }
         }
-        let (blobs, rejected) = self.search(frame, cfg)?;
+        let (blobs, rejected) = self.search(frame)?;
         self.summary.rejected_blobs += rejected;
         *self.counts.entry(blobs.len()).or_default() += 1;
-        let assigned = self.assign(&blobs, plane, cal);
-        if let Some(params) = &self.lock {
+        let assigned = self.assign(&blobs, preds.as_deref());
+        if let (Some(lock), Some(preds)) = (&self.lock, &preds) {
             self.summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
-            if extra_on_line(&blobs, &assigned, params) > 0 {
-                self.extra_frames += 1;
+            if let Some(params) = &lock.line {
+                if extra_on_line(&blobs, &assigned, params) > 0 {
+                    self.extra_frames += 1;
+                }
             }
             self.searched_frames += 1;
+            self.learn(preds, &assigned);
         }
         self.per_frame.push(assigned);
         Ok(())
     }
 
+    /// The running mean square of the constant-velocity predictions' errors updated by a
+    /// frame's assignment (weight 0.1; per axis: half the squared distance).
+    fn learn(&mut self, preds: &[Option<Prediction>], assigned: &[Option<Blob>]) {
+        let k = self.per_frame.len();
+        let Some(prev2) = k.checked_sub(2).and_then(|i| self.per_frame.get(i)) else {
+            return;
+        };
+        let prev1 = &self.per_frame[k - 1];
+        for m in 0..self.nm {
+            if let (Some(p), Some(b), Some(_), Some(_)) =
+                (preds[m], assigned[m], prev1[m], prev2[m])
+            {
+                let d2 = (b.u - p.u).powi(2) + (b.v - p.v).powi(2);
+                self.scale2[m] = 0.9 * self.scale2[m] + 0.1 * 0.5 * d2;
+            }
+        }
+    }
+
     /// The blobs of a frame (and those rejected by shape). Once locked, only the lever's
     /// neighbourhood is searched: the box of the markers' predicted places widened by the gate
     /// and one marker spacing (the whole frame again when the markers were lost).
-    fn search(
-        &mut self,
-        frame: &Mat,
-        cfg: &TrackConfig,
-    ) -> Result<(Vec<Blob>, usize), VisionError> {
+    fn search(&mut self, frame: &Mat) -> Result<(Vec<Blob>, usize), VisionError> {
+        let cfg = self.cfg;
         let region = match (&self.lock, self.per_frame.last()) {
-            (Some(params), Some(last)) => search_box(
+            (Some(lock), Some(last)) => search_box(
                 last,
                 self.per_frame
                     .len()
                     .checked_sub(2)
                     .and_then(|i| self.per_frame.get(i)),
-                params,
+                lock.spacing,
                 frame.cols(),
                 frame.rows(),
             ),
@@ -665,60 +734,89 @@ impl Tracker {
     }
 
     /// The searched blobs assigned to the markers: the lock when not yet locked (or nothing),
-    /// else by the markers' predicted places.
+    /// else by the markers' predictions, a body of the layout lost sought again.
     fn assign(
         &mut self,
         blobs: &[Blob],
-        plane: &crate::camera::BenchPlane,
-        cal: &Calibration,
+        preds: Option<&[Option<Prediction>]>,
     ) -> Vec<Option<Blob>> {
         let nm = self.nm;
-        match &self.lock {
-            None => match lock_on(blobs, nm, plane, cal) {
-                Some((order, params)) => {
-                    self.lock = Some(params);
+        match (&self.lock, preds) {
+            (Some(lock), Some(preds)) => {
+                let (mut a, mut extra) = follow(blobs, lock, preds);
+                if let Some(layout) = &self.cfg.layout {
+                    extra -= research(layout, blobs, &mut a, self.view);
+                }
+                self.summary.rejected_blobs += extra;
+                a
+            }
+            _ => match self.lock_on(blobs) {
+                Some((order, lock)) => {
+                    self.scale2 = vec![(lock.spacing / 8.0).powi(2); nm];
+                    self.lock = Some(lock);
                     self.summary.lock_frame = self.per_frame.len();
                     self.summary.rejected_blobs += blobs.len() - nm;
                     order.into_iter().map(|i| Some(blobs[i])).collect()
                 }
                 None => vec![None; nm],
             },
-            Some(params) => {
-                let n = self.per_frame.len();
-                let prev1 = self.per_frame.last();
-                let prev2 = if n >= 2 {
-                    self.per_frame.get(n - 2)
-                } else {
-                    None
+        }
+    }
+
+    /// The lock in this frame: by the layout when there is one (why not, counted), else in a
+    /// line.
+    fn lock_on(&mut self, blobs: &[Blob]) -> Option<(Vec<usize>, Lock)> {
+        let Some(layout) = &self.cfg.layout else {
+            return lock_in_line(blobs, self.nm, self.view);
+        };
+        match lock_by_layout(blobs, layout, self.nm, self.view) {
+            Ok(found) => Some(found),
+            Err((body, why)) => {
+                let why = match why {
+                    NotFound::NoPose => "not found",
+                    NotFound::Ambiguous => "ambiguous",
                 };
-                let (a, extra) = follow(blobs, params, prev1, prev2);
-                self.summary.rejected_blobs += extra;
-                a
+                *self.not_found.entry((body, why.into())).or_default() += 1;
+                None
             }
         }
     }
 
-    /// An error when the markers were never found in a line, or when more marker-like blobs
-    /// lie on the lever's line than markers named (the count is wrong: a lock taken while a
-    /// marker was hidden would otherwise name the markers wrongly).
+    /// An error when the markers were never found, or (a lock in a line) when more
+    /// marker-like blobs lie on the lever's line than markers named (the count is wrong: a
+    /// lock taken while a marker was hidden would otherwise name the markers wrongly).
     fn check_lock(&self, p: &str) -> Result<(), VisionError> {
         let nm = self.nm;
-        if self.lock.is_none() {
+        let Some(lock) = &self.lock else {
             let seen: Vec<String> = self
                 .counts
                 .iter()
                 .map(|(n, f)| format!("{n} blob(s) in {f} frame(s)"))
                 .collect();
-            return Err(VisionError::Tracking {
-                path: p.into(),
-                reason: format!(
+            let reason = if self.cfg.layout.is_some() {
+                let why: Vec<String> = self
+                    .not_found
+                    .iter()
+                    .map(|((body, why), f)| format!("the {body}'s markers {why} in {f} frame(s)"))
+                    .collect();
+                format!(
+                    "the markers were never all found where the mechanism places them: {}; {}; check the mechanism's markers (their places on their bodies), the calibration's bench plane, and the threshold",
+                    why.join(", "),
+                    seen.join(", ")
+                )
+            } else {
+                format!(
                     "the {nm} markers were never found in a line: {}; check the marker count (--markers), the threshold, and that the markers are bright on a darker lever",
                     seen.join(", ")
-                ),
+                )
+            };
+            return Err(VisionError::Tracking {
+                path: p.into(),
+                reason,
             });
-        }
+        };
         let (extra, searched) = (self.extra_frames, self.searched_frames);
-        if extra * 10 > searched {
+        if lock.line.is_some() && extra * 10 > searched {
             return Err(VisionError::Tracking {
                 path: p.into(),
                 reason: format!(
@@ -786,130 +884,6 @@ fn bench_rows(
         }
     }
     (rows, sigmas)
-}
-
-/// Lock on: exactly `nm` blobs lying on a line (residual under 1 % of their spread); returns the
-/// blob index of each marker (from the end nearest the bench origin) and their positions along
-/// the line (px).
-fn lock_on(
-    blobs: &[Blob],
-    nm: usize,
-    plane: &crate::camera::BenchPlane,
-    cal: &Calibration,
-) -> Option<(Vec<usize>, Vec<f64>)> {
-    if blobs.len() != nm {
-        return None;
-    }
-    let (mu, mv) = (
-        blobs.iter().map(|b| b.u).sum::<f64>() / nm as f64,
-        blobs.iter().map(|b| b.v).sum::<f64>() / nm as f64,
-    );
-    let (mut suu, mut suv, mut svv) = (0.0, 0.0, 0.0);
-    for b in blobs {
-        suu += (b.u - mu).powi(2);
-        suv += (b.u - mu) * (b.v - mv);
-        svv += (b.v - mv).powi(2);
-    }
-    // Principal direction of the blobs.
-    let angle = 0.5 * (2.0 * suv).atan2(suu - svv);
-    let (du, dv) = (angle.cos(), angle.sin());
-    let along: Vec<f64> = blobs
-        .iter()
-        .map(|b| (b.u - mu) * du + (b.v - mv) * dv)
-        .collect();
-    let across: Vec<f64> = blobs
-        .iter()
-        .map(|b| -(b.u - mu) * dv + (b.v - mv) * du)
-        .collect();
-    let spread = along.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        - along.iter().cloned().fold(f64::INFINITY, f64::min);
-    if across.iter().any(|a| a.abs() > 0.01 * spread + 1.0) {
-        return None;
-    }
-    let mut order: Vec<usize> = (0..nm).collect();
-    order.sort_by(|&a, &b| along[a].total_cmp(&along[b]));
-    // The end nearest A (bench origin) is M1.
-    let dist_to_a = |i: usize| {
-        let (xn, yn) = cal.intrinsics.undistort_pixel(blobs[i].u, blobs[i].v);
-        let (x, y) = plane.to_bench(xn, yn);
-        x.hypot(y)
-    };
-    if dist_to_a(order[nm - 1]) < dist_to_a(order[0]) {
-        order.reverse();
-    }
-    let params = order
-        .iter()
-        .map(|&i| (blobs[i].u - blobs[order[0]].u).hypot(blobs[i].v - blobs[order[0]].v))
-        .collect();
-    Some((order, params))
-}
-
-/// Follow the markers into a new frame: each marker's predicted place (constant velocity from
-/// the last two frames, or, when it was not seen there, its place on the line through the
-/// markers of the last frame), then the nearest blob within the gate, each blob taken once.
-fn follow(
-    blobs: &[Blob],
-    params: &[f64],
-    prev1: Option<&Vec<Option<Blob>>>,
-    prev2: Option<&Vec<Option<Blob>>>,
-) -> (Vec<Option<Blob>>, usize) {
-    let nm = params.len();
-    let min_spacing = params
-        .windows(2)
-        .map(|w| (w[1] - w[0]).abs())
-        .fold(f64::INFINITY, f64::min);
-    let gate = 0.4 * min_spacing;
-    let empty = vec![None; nm];
-    let p1 = prev1.unwrap_or(&empty);
-    let p2 = prev2.unwrap_or(&empty);
-    // Line through the markers seen last frame: u(s), v(s) fitted linearly in the parameter s.
-    let seen: Vec<(f64, Blob)> = (0..nm)
-        .filter_map(|m| p1[m].map(|b| (params[m], b)))
-        .collect();
-    let line = if seen.len() >= 2 {
-        let n = seen.len() as f64;
-        let ms = seen.iter().map(|(s, _)| s).sum::<f64>() / n;
-        let mu = seen.iter().map(|(_, b)| b.u).sum::<f64>() / n;
-        let mv = seen.iter().map(|(_, b)| b.v).sum::<f64>() / n;
-        let sss: f64 = seen.iter().map(|(s, _)| (s - ms).powi(2)).sum();
-        let su: f64 = seen.iter().map(|(s, b)| (s - ms) * (b.u - mu)).sum::<f64>() / sss;
-        let sv: f64 = seen.iter().map(|(s, b)| (s - ms) * (b.v - mv)).sum::<f64>() / sss;
-        Some((ms, mu, mv, su, sv))
-    } else {
-        None
-    };
-    let predict = |m: usize| -> Option<(f64, f64)> {
-        match (p1[m], p2[m]) {
-            (Some(a), Some(b)) => Some((2.0 * a.u - b.u, 2.0 * a.v - b.v)),
-            (Some(a), None) => Some((a.u, a.v)),
-            _ => line.map(|(ms, mu, mv, su, sv)| {
-                (mu + su * (params[m] - ms), mv + sv * (params[m] - ms))
-            }),
-        }
-    };
-    // Candidate pairs by distance, taken greedily.
-    let mut pairs = Vec::new();
-    for m in 0..nm {
-        if let Some((pu, pv)) = predict(m) {
-            for (i, b) in blobs.iter().enumerate() {
-                let d = (b.u - pu).hypot(b.v - pv);
-                if d < gate {
-                    pairs.push((d, m, i));
-                }
-            }
-        }
-    }
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out = vec![None; nm];
-    let mut used = vec![false; blobs.len()];
-    for (_, m, i) in pairs {
-        if out[m].is_none() && !used[i] {
-            out[m] = Some(blobs[i]);
-            used[i] = true;
-        }
-    }
-    let extra = used.iter().filter(|u| !**u).count();
-    (out, extra)
 }
 
 /// What decoding a video alone gives: frames, the file's frame rate and whether its timestamps
@@ -1013,52 +987,13 @@ pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
     Ok(out)
 }
 
-/// Unassigned blobs lying on the line through the assigned markers, within its extent widened
-/// by one marker spacing at each end, and within 2 px of it.
-fn extra_on_line(blobs: &[Blob], assigned: &[Option<Blob>], params: &[f64]) -> usize {
-    let seen: Vec<(f64, Blob)> = assigned
-        .iter()
-        .zip(params)
-        .filter_map(|(a, &s)| a.map(|b| (s, b)))
-        .collect();
-    if seen.len() < 2 {
-        return 0;
-    }
-    let (s0, a) = seen[0];
-    let (s1, b) = seen[seen.len() - 1];
-    let len = (b.u - a.u).hypot(b.v - a.v);
-    if len <= 0.0 || s1 <= s0 {
-        return 0;
-    }
-    let (du, dv) = ((b.u - a.u) / len, (b.v - a.v) / len);
-    let px_per_s = len / (s1 - s0);
-    let spacing = params
-        .windows(2)
-        .map(|w| (w[1] - w[0]).abs())
-        .fold(f64::INFINITY, f64::min)
-        * px_per_s;
-    let (lo, hi) = (
-        (params[0] - s0) * px_per_s - spacing,
-        (params[params.len() - 1] - s0) * px_per_s + spacing,
-    );
-    blobs
-        .iter()
-        .filter(|x| !assigned.iter().flatten().any(|y| y.u == x.u && y.v == x.v))
-        .filter(|x| {
-            let along = (x.u - a.u) * du + (x.v - a.v) * dv;
-            let across = (-(x.u - a.u) * dv + (x.v - a.v) * du).abs();
-            across < 2.0 && along > lo && along < hi
-        })
-        .count()
-}
-
 /// The search box of a frame after the lock: the markers' predicted places (constant velocity)
-/// widened by one marker spacing and 12 px, clipped to the image; None when fewer than two
+/// widened by one marker spacing (px) and 12 px, clipped to the image; None when fewer than two
 /// markers were seen in the last frame.
 fn search_box(
     last: &[Option<Blob>],
     before: Option<&Vec<Option<Blob>>>,
-    params: &[f64],
+    spacing: f64,
     cols: i32,
     rows: i32,
 ) -> Option<opencv::core::Rect> {
@@ -1076,10 +1011,6 @@ fn search_box(
     if pts.len() < 4 {
         return None;
     }
-    let spacing = params
-        .windows(2)
-        .map(|w| (w[1] - w[0]).abs())
-        .fold(f64::INFINITY, f64::min);
     let pad = spacing + 12.0;
     let (mut u0, mut v0, mut u1, mut v1) = (
         f64::INFINITY,
