@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod flags;
 pub mod json;
 pub mod manifest;
 pub mod modes;
@@ -125,4 +126,12 @@ pub enum ContractError {
     /// The rows do not share one time grid.
     #[error("table '{table}': {reason}")]
     TimeGrid { table: String, reason: String },
+    /// A value outside what its column allows.
+    #[error("table '{table}', row {row}: column '{column}' {reason}")]
+    Invalid {
+        table: String,
+        row: usize,
+        column: String,
+        reason: String,
+    },
 }

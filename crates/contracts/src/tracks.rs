@@ -160,6 +160,32 @@ impl Tracks {
         Ok(Tracks { rows })
     }
 
+    /// The same tracks with the samples `left_out` (frame, marker) made gaps (their positions
+    /// emptied, their rows kept, so that the frame grid stays whole), and how many were.
+    pub fn without(&self, left_out: &std::collections::BTreeSet<(i64, String)>) -> (Tracks, usize) {
+        let mut n = 0;
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                if r.x.is_some() && left_out.contains(&(r.frame, r.marker.clone())) {
+                    n += 1;
+                    TrackRow {
+                        u: None,
+                        v: None,
+                        x: None,
+                        y: None,
+                        sigma_px: None,
+                        ..r.clone()
+                    }
+                } else {
+                    r.clone()
+                }
+            })
+            .collect();
+        (Tracks { rows }, n)
+    }
+
     /// The rows, as given.
     pub fn rows(&self) -> &[TrackRow] {
         &self.rows

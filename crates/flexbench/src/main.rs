@@ -150,6 +150,13 @@ struct ProcessArgs {
     /// milliradian of it, finer than one clicks.
     #[arg(long, conflicts_with = "savgol")]
     refine_horizontal: bool,
+    /// The track stage's flags table (flags.csv beside tracks.csv): its samples are left out of
+    /// the fit as gaps.
+    #[arg(long)]
+    flags: Option<PathBuf>,
+    /// Keep the flagged samples in the fit.
+    #[arg(long, requires = "flags")]
+    keep_flagged: bool,
 }
 
 /// Arguments of `flexbench calibrate`.
@@ -425,6 +432,8 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         savgol,
         periodic,
         refine_horizontal,
+        flags,
+        keep_flagged,
     } = args;
     let file = load(&mechanism)
         .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
@@ -437,15 +446,23 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         smoother: !savgol,
         periodic,
         refine_horizontal,
+        keep_flagged,
     };
     let pb = bar(1000);
-    let s = process(&tracks, &file.mechanism, &cfg, &out, |event| match event {
-        StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
-        StageEvent::Progress(stage, f) => {
-            pb.set_message(stage.to_string());
-            pb.set_position((f * 1000.0) as u64);
-        }
-    })
+    let s = process(
+        &tracks,
+        flags.as_deref(),
+        &file.mechanism,
+        &cfg,
+        &out,
+        |event| match event {
+            StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
+            StageEvent::Progress(stage, f) => {
+                pb.set_message(stage.to_string());
+                pb.set_position((f * 1000.0) as u64);
+            }
+        },
+    )
     .with_context(|| format!("processing {}", tracks.display()))?;
     pb.finish_and_clear();
     println!(

@@ -163,7 +163,13 @@ fn fit_next(
                 (q, c)
             }),
     };
-    let ratio = fitted.as_ref().map_or(0.0, |(q, _)| fold_ratio(mech, q, o));
+    // The fold's zone is the mechanism's geometry, not the sample's luck: the ratio of every
+    // marker, so that a marker missing at one sample (hidden, or flagged and left out) does not
+    // make a zone of it.
+    let every = vec![Some(MarkerState::default()); o.len()];
+    let ratio = fitted
+        .as_ref()
+        .map_or(0.0, |(q, _)| fold_ratio(mech, q, &every));
     (fitted.map(|f| f.0), ratio)
 }
 

@@ -15,7 +15,7 @@ use crate::KinematicsError;
 
 /// Measured kinematics of one marker at one sample (bench frame): position (m), velocity
 /// (m/s), acceleration (m/s^2).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MarkerState {
     /// Position, m.
     pub p: Vector2<f64>,

@@ -81,6 +81,12 @@ pub struct ProcessRecord {
     pub horizontal_correction_rad: Option<f64>,
     /// Samples the markers did not determine.
     pub unfitted_samples: usize,
+    /// The flags table read with the tracks, if any.
+    #[serde(default)]
+    pub flags: Option<String>,
+    /// Tracked samples left out of the fit because they were flagged.
+    #[serde(default)]
+    pub flagged_left_out: usize,
     /// The inverse dynamics' conditioning and toggles.
     pub inverse_dynamics: InverseDynamicsRecord,
 }
@@ -137,6 +143,8 @@ pub struct ProcessConfig {
     /// After the smoother, the drivers other than the first refitted as Fourier series of the
     /// first (the crank angle) over every turn (steady periodic motion).
     pub periodic: bool,
+    /// The samples of the flags table kept in the fit (by default they are left out, as gaps).
+    pub keep_flagged: bool,
 }
 
 impl Default for ProcessConfig {
@@ -149,6 +157,7 @@ impl Default for ProcessConfig {
             smoother: true,
             periodic: false,
             refine_horizontal: false,
+            keep_flagged: false,
         }
     }
 }
@@ -195,9 +204,12 @@ impl Differentiation {
     }
 }
 
-/// Run `process` on the tracks at `tracks_path` for the mechanism `mech`, writing into `out`.
+/// Run `process` on the tracks at `tracks_path` for the mechanism `mech`, writing into `out`;
+/// the samples of the flags table at `flags` (the track stage's) left out of the fit as gaps
+/// unless `cfg.keep_flagged`.
 pub fn process(
     tracks_path: &Path,
+    flags: Option<&Path>,
     mech: &Mechanism,
     cfg: &ProcessConfig,
     out: &Path,
@@ -210,7 +222,12 @@ pub fn process(
         clock = Instant::now();
     };
     events(StageEvent::Progress("read", 0.0));
-    let tracks = read_tracks(tracks_path)?;
+    let mut tracks = read_tracks(tracks_path)?;
+    let mut left_out = 0;
+    if let (Some(path), false) = (flags, cfg.keep_flagged) {
+        let doubted = flexbench_tables::read_flags(path)?.samples();
+        (tracks, left_out) = tracks.without(&doubted);
+    }
     let series = tracks.series()?;
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;
@@ -259,7 +276,9 @@ pub fn process(
         events(StageEvent::Warning(w));
     }
     let differentiation = Differentiation::of(&sg, window, cfg);
-    let record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, &motion, &forces);
+    let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, &motion, &forces);
+    record.flags = flags.map(|f| f.display().to_string());
+    record.flagged_left_out = left_out;
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
         samples: t.len(),
@@ -428,6 +447,8 @@ impl ProcessRecord {
             .into(),
             horizontal_correction_rad: motion.horizontal,
             unfitted_samples: motion.samples.iter().filter(|f| f.state.is_none()).count(),
+            flags: None,
+            flagged_left_out: 0,
             inverse_dynamics: InverseDynamicsRecord {
                 max_condition_allowed: cfg.max_condition,
                 max_condition: forces.max_condition,

@@ -133,6 +133,8 @@ pub struct TrackSection {
     pub markers: Option<Vec<String>>,
     /// Segmentation threshold, grey level (default: halfway between median and maximum).
     pub threshold: Option<f64>,
+    /// False-alarm level of each test of the tracked samples (default 1e-6).
+    pub false_alarm: Option<f64>,
 }
 
 /// `[process]`: kinematics and inverse dynamics.
@@ -161,6 +163,8 @@ pub struct ProcessSection {
     pub edges: flexbench_signal::EdgeMode,
     /// Condition number above which a sample is a toggle position.
     pub max_condition: f64,
+    /// The tracked samples the track stage flagged kept in the fit (default: left out).
+    pub keep_flagged: bool,
 }
 
 impl Default for ProcessSection {
@@ -174,6 +178,7 @@ impl Default for ProcessSection {
             order: d.order,
             edges: flexbench_signal::EdgeMode::Interp,
             max_condition: d.max_condition,
+            keep_flagged: false,
         }
     }
 }
@@ -924,6 +929,7 @@ impl Settings {
             smoother,
             periodic: p.periodic && smoother,
             refine_horizontal: p.refine_horizontal && smoother,
+            keep_flagged: p.keep_flagged,
         };
         let f = &file.fem;
         let (element, supports) = (f.element, f.supports);
@@ -1078,15 +1084,25 @@ impl RecordingRun<'_, '_> {
                     file.track.markers.clone().unwrap_or_else(|| {
                         self.mech.markers.iter().map(|m| m.name.clone()).collect()
                     });
+                let alpha = file
+                    .track
+                    .false_alarm
+                    .unwrap_or(flexbench_vision::track::FALSE_ALARM);
+                if !(alpha > 0.0 && alpha < 0.5) {
+                    return Err(PipelineError::Input(format!(
+                        "[track] false_alarm = {alpha}: give a probability between 0 and 0.5 (default 1e-6)"
+                    )));
+                }
                 let cfg = flexbench_vision::track::TrackConfig {
                     layout: Some(crate::track::layout_of(self.mech, &markers)?),
                     markers: markers.clone(),
                     threshold: file.track.threshold,
+                    alpha,
                     ..Default::default()
                 };
                 self.runner.stage(
                     "track",
-                    json!({ "markers": markers, "threshold": file.track.threshold }),
+                    json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha }),
                     &[
                         ("video", video),
                         ("calibration", &cal),
@@ -1153,12 +1169,22 @@ impl RecordingRun<'_, '_> {
     /// Process: kinematics and inverse dynamics.
     fn process(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
         let (mech, cfg) = (self.mech, self.settings.process);
+        let flags = tracks.with_file_name("flags.parquet");
+        let flags = flags.exists().then_some(flags);
+        let mut inputs = vec![
+            ("tracks", tracks),
+            ("mechanism", self.rec.mechanism.as_path()),
+        ];
+        if let Some(f) = &flags {
+            inputs.push(("flags", f));
+        }
         self.runner.stage(
             "process",
             params(&self.file.process),
-            &[("tracks", tracks), ("mechanism", &self.rec.mechanism)],
+            &inputs,
             &mut |tmp, progress| {
-                crate::process(tracks, mech, &cfg, tmp, &mut *progress).map(|_| ())
+                crate::process(tracks, flags.as_deref(), mech, &cfg, tmp, &mut *progress)
+                    .map(|_| ())
             },
         )
     }

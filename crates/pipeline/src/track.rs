@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use flexbench_mechanism::model::{BodyRef, JointKind, Mechanism, PointRef};
 use flexbench_tables::interchange::{read_wide, Pixels, WideSpec};
 use flexbench_tables::{read_frame, read_tracks};
-use flexbench_mechanism::model::{BodyRef, JointKind, Mechanism, PointRef};
 use flexbench_vision::pattern::{Anchor, BodyPattern, MarkerLayout, Reach};
 use flexbench_vision::track::{track_video, TrackConfig, TrackSummary};
 use flexbench_vision::Calibration;
@@ -31,8 +31,18 @@ impl crate::StageRecord for TrackRecord {
     const STAGE: &'static str = "track";
 }
 
+/// The stem of the flags table beside a tracks table of stem `stem` (`tracks` -> `flags`,
+/// `run7` -> `run7.flags`).
+pub fn flags_stem(stem: &str) -> String {
+    match stem {
+        "tracks" => "flags".into(),
+        other => format!("{other}.flags"),
+    }
+}
+
 /// Track the markers of `video` with the calibration at `calibration` into `out` (.csv or
-/// .parquet; the other format and `<stem>.summary.json` are written beside it).
+/// .parquet; the other format, the flags table (`flags.csv` and `.parquet` beside
+/// `tracks.csv`, [`flags_stem`]) and `<stem>.summary.json` are written beside it).
 pub fn track(
     video: &Path,
     calibration: &Path,
@@ -52,8 +62,9 @@ pub fn track(
             out.display()
         )));
     }
-    let (rows, summary) = track_video(video, &cal, cfg, progress).map_err(vision)?;
-    let table = flexbench_contracts::Tracks::new(rows)?.into_table();
+    let tracked = track_video(video, &cal, cfg, progress).map_err(vision)?;
+    let summary = tracked.summary;
+    let table = flexbench_contracts::Tracks::new(tracked.rows)?.into_table();
     let dir = out
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -64,6 +75,11 @@ pub fn track(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "tracks".into());
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
+    files.extend(flexbench_tables::write_table(
+        &tracked.flags.to_table(),
+        dir,
+        &flags_stem(&stem),
+    )?);
     let record = TrackRecord {
         summary: summary.clone(),
         video: video.display().to_string(),
@@ -141,7 +157,10 @@ pub fn layout_of(mech: &Mechanism, names: &[String]) -> Result<MarkerLayout, Pip
             ))
         })?;
         let at = [mk.local.x, mk.local.y];
-        match bodies.iter_mut().find(|b| b.body == mech.bodies[mk.body].name) {
+        match bodies
+            .iter_mut()
+            .find(|b| b.body == mech.bodies[mk.body].name)
+        {
             Some(b) => b.markers.push((k, at)),
             None => bodies.push(BodyPattern {
                 body: mech.bodies[mk.body].name.clone(),

@@ -423,6 +423,19 @@ pub fn read_fit_residuals(path: &Path) -> Result<MarkerResiduals, TableError> {
     MarkerResiduals::new("fit_residuals", rows).map_err(broken(path))
 }
 
+/// Read a flags table (`flags.csv` of the track stage), checked by
+/// [`flexbench_contracts::flags::Flags::new`].
+pub fn read_flags(path: &Path) -> Result<flexbench_contracts::flags::Flags, TableError> {
+    let df = read_frame(path)?;
+    let frame = opt_f64(&df, path, "frame")?;
+    let (marker, reason) = (strings(&df, path, "marker")?, strings(&df, path, "reason")?);
+    let score = opt_f64(&df, path, "score")?;
+    let rows = (0..df.height())
+        .map(|i| (frame[i], marker[i].clone(), reason[i].clone(), score[i]))
+        .collect();
+    flexbench_contracts::flags::Flags::new("flags", rows).map_err(broken(path))
+}
+
 /// Read the fem stage's modal table (`modal.parquet` or `.csv`), checked by [`Modes::new`].
 pub fn read_modes(path: &Path) -> Result<Modes, TableError> {
     let df = read_frame(path)?;

@@ -8,6 +8,7 @@
 mod assign;
 pub mod calibrate;
 pub mod camera;
+pub mod flags;
 pub mod pattern;
 pub mod render;
 pub mod track;

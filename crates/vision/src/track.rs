@@ -28,6 +28,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use flexbench_contracts::flags::{FlagReason, Flags};
 use flexbench_contracts::TrackRow;
 use opencv::core::{Mat, CV_32S};
 use opencv::prelude::*;
@@ -39,6 +40,10 @@ use crate::assign::{
 use crate::camera::Calibration;
 use crate::pattern::{MarkerLayout, NotFound};
 use crate::{cv, VisionError};
+
+/// The default false-alarm level of each test of the tracked samples: measured on the clean
+/// default recording, 0.2 % of its samples fail a test at this level (docs/tracking.md).
+pub const FALSE_ALARM: f64 = 1e-6;
 
 /// Tracking settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +60,8 @@ pub struct TrackConfig {
     /// into `markers`); None: the markers lie in a line on the lever, named from the end
     /// nearest the bench origin.
     pub layout: Option<MarkerLayout>,
+    /// False-alarm level of each test of the tracked samples (`flags`).
+    pub alpha: f64,
 }
 
 impl Default for TrackConfig {
@@ -65,6 +72,7 @@ impl Default for TrackConfig {
             min_area: 6.0,
             max_area: 5000.0,
             layout: None,
+            alpha: FALSE_ALARM,
         }
     }
 }
@@ -95,6 +103,23 @@ pub struct TrackSummary {
     pub median_sigma_px: f64,
     /// Frames tracked in the markers' own windows (the fast path), the rest by a search.
     pub window_frames: usize,
+    /// Samples flagged by at least one test.
+    #[serde(default)]
+    pub flagged: usize,
+    /// Flags of each reason.
+    #[serde(default)]
+    pub flags_by_reason: std::collections::BTreeMap<FlagReason, usize>,
+}
+
+/// What tracking a video gives: the tracks' rows, the flagged samples, the summary.
+#[derive(Debug, Clone)]
+pub struct Tracked {
+    /// Rows frame by frame, marker by marker; a marker not found in a frame has no row.
+    pub rows: Vec<TrackRow>,
+    /// The samples that failed a test (`flags`).
+    pub flags: Flags,
+    /// What tracking found.
+    pub summary: TrackSummary,
 }
 
 /// A blob's sub-pixel centre and its standard deviation (px).
@@ -108,6 +133,10 @@ pub struct Blob {
     pub sigma: f64,
     /// Area above the threshold, px.
     pub area: f64,
+    /// Pixels of the centroid's box at or above half the blob's peak over its background, px:
+    /// the area the flags compare, the same whichever threshold found the blob, and under any
+    /// lamp brightness.
+    pub half_area: f64,
     /// Elongation: the square root of the ratio of the principal second moments of its
     /// pixels above the background (1 for a disc; motion blur and a glint lengthen it).
     pub elongation: f64,
@@ -205,7 +234,7 @@ fn measure_blob(
     let mut dev: Vec<f64> = border.iter().map(|x| (x - b).abs()).collect();
     dev.sort_by(|a, b| a.total_cmp(b));
     let noise = 1.4826 * dev[dev.len() / 2];
-    let (mut s, mut su, mut sv) = (0.0, 0.0, 0.0);
+    let (mut s, mut su, mut sv, mut peak) = (0.0, 0.0, 0.0, 0.0f64);
     for v in v0..=v1 {
         for u in u0..=u1 {
             let wgt = data[v * w + u] as f64 - b;
@@ -213,6 +242,7 @@ fn measure_blob(
                 s += wgt;
                 su += wgt * u as f64;
                 sv += wgt * v as f64;
+                peak = peak.max(wgt);
             }
         }
     }
@@ -220,7 +250,7 @@ fn measure_blob(
         return None;
     }
     let (cu, cv_) = (su / s, sv / s);
-    let (mut mu, mut mv) = (0.0, 0.0);
+    let (mut mu, mut mv, mut half_area) = (0.0, 0.0, 0.0);
     // The intensity-weighted second moments, for the blob's elongation.
     let (mut wuu, mut wvv, mut wuv) = (0.0, 0.0, 0.0);
     for v in v0..=v1 {
@@ -233,6 +263,9 @@ fn measure_blob(
                 wuu += wgt * du * du;
                 wvv += wgt * dv * dv;
                 wuv += wgt * du * dv;
+                if wgt >= 0.5 * peak {
+                    half_area += 1.0;
+                }
             }
         }
     }
@@ -250,6 +283,7 @@ fn measure_blob(
         v: cv_,
         sigma,
         area,
+        half_area,
         elongation,
         rival: None,
     })
@@ -448,14 +482,14 @@ fn single_disc(
 /// markers' own windows (see [`track_video`]).
 pub const WINDOW_CHECK_EVERY: usize = 16;
 
-/// Track the markers of the video at `path` with the camera `cal` (intrinsics and bench plane).
-/// Rows come out frame by frame, marker by marker; a marker not found in a frame has no row.
+/// Track the markers of the video at `path` with the camera `cal` (intrinsics and bench plane),
+/// and test every sample (`flags`).
 pub fn track_video(
     path: &Path,
     cal: &Calibration,
     cfg: &TrackConfig,
     mut progress: impl FnMut(usize, usize),
-) -> Result<(Vec<TrackRow>, TrackSummary), VisionError> {
+) -> Result<Tracked, VisionError> {
     let p = path.display().to_string();
     let video_err = |reason: String| VisionError::Video {
         path: p.clone(),
@@ -509,6 +543,16 @@ pub fn track_video(
     let mut summary = tracker.summary;
     let times = frame_times(&stamps, fps, tracker.per_frame.len(), &mut summary);
     let frames = tracker.per_frame.len();
+    let view = tracker.view;
+    let flags = crate::flags::test_samples(
+        &tracker.per_frame,
+        &cfg.markers,
+        cfg.layout.as_ref(),
+        view,
+        cfg.alpha,
+    );
+    summary.flagged = flags.samples().len();
+    summary.flags_by_reason = flags.counts().into_iter().filter(|c| c.1 > 0).collect();
     let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
     summary.frames = frames;
     summary.detections = rows.len();
@@ -516,7 +560,11 @@ pub fn track_video(
     sigmas.sort_by(|a, b| a.total_cmp(b));
     summary.median_sigma_px = sigmas.get(sigmas.len() / 2).copied().unwrap_or(f64::NAN);
     progress(frames, frames);
-    Ok((rows, summary))
+    Ok(Tracked {
+        rows,
+        flags,
+        summary,
+    })
 }
 
 /// The video decoded on a thread of its own, frames handed over through a short queue and
