@@ -14,5 +14,6 @@ mod process_end_to_end;
 mod run_end_to_end;
 mod smooth_end_to_end;
 mod stand_alone;
+mod tracking_nuisances;
 mod tracking_rendered;
 mod video_chain;

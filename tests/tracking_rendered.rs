@@ -30,8 +30,8 @@ fn run(spec: &RenderSpec, max_rms_px: f64) {
     let dir = tempfile::tempdir().unwrap();
     let out = render(&mech, spec, dir.path(), |_, _| {}).unwrap();
     let cal = Calibration::read(&dir.path().join("truth/camera.yaml")).unwrap();
-    let (rows, summary) =
-        track_video(&out.video, &cal, &TrackConfig::default(), |_, _| {}).unwrap();
+    let tracked = track_video(&out.video, &cal, &TrackConfig::default(), |_, _| {}).unwrap();
+    let (rows, summary) = (tracked.rows, tracked.summary);
     let truth = flexbench_tables::read_tracks(&dir.path().join("truth/tracks.csv")).unwrap();
     let by: HashMap<(i64, String), _> = truth
         .rows()

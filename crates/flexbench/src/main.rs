@@ -314,12 +314,21 @@ struct TrackArgs {
     /// Tracks table to write (.csv or .parquet; the other format is written beside it).
     #[arg(long)]
     out: PathBuf,
-    /// Marker names along the lever from B, comma-separated.
-    #[arg(long, default_value = "M1,M2,M3,M4,M5")]
-    markers: String,
+    /// Marker names along the lever from B, comma-separated (default: the mechanism's markers,
+    /// else M1,M2,M3,M4,M5).
+    #[arg(long)]
+    markers: Option<String>,
+    /// Mechanism file: its markers are found where it places them (each body's markers a rigid
+    /// pattern, among any other bright blobs); without it, the markers must be the only bright
+    /// discs on one line.
+    #[arg(long)]
+    mechanism: Option<PathBuf>,
     /// Segmentation threshold, grey level; default: halfway between median and maximum.
     #[arg(long)]
     threshold: Option<f64>,
+    /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
+    #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
+    false_alarm: f64,
 }
 
 /// Arguments of `flexbench probe`.
@@ -553,16 +562,41 @@ fn track_command(args: TrackArgs) -> Result<()> {
         calibration,
         out,
         markers,
+        mechanism,
         threshold,
+        false_alarm,
     } = args;
-    let names: Vec<String> = markers
-        .split(',')
-        .map(|m| m.trim().to_string())
-        .filter(|m| !m.is_empty())
-        .collect();
+    if !(false_alarm > 0.0 && false_alarm < 0.5) {
+        anyhow::bail!(
+            "--false-alarm {false_alarm}: give a probability between 0 and 0.5 (default 1e-6)"
+        );
+    }
+    let mech = match &mechanism {
+        Some(m) => Some(
+            load(m)
+                .with_context(|| format!("loading the mechanism {}", m.display()))?
+                .mechanism,
+        ),
+        None => None,
+    };
+    let names: Vec<String> = match (&markers, &mech) {
+        (Some(list), _) => list
+            .split(',')
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .collect(),
+        (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
+        (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
+    };
+    let layout = match &mech {
+        Some(m) => Some(flexbench_pipeline::track::layout_of(m, &names)?),
+        None => None,
+    };
     let cfg = flexbench_vision::track::TrackConfig {
         markers: names,
         threshold,
+        layout,
+        alpha: false_alarm,
         ..Default::default()
     };
     let pb = bar(1);
@@ -574,8 +608,8 @@ fn track_command(args: TrackArgs) -> Result<()> {
     .with_context(|| format!("tracking {}", video.display()))?;
     pb.finish_and_clear();
     println!(
-        "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, locked at frame {}, median sigma {:.3} px, {} timestamps",
-        s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.lock_frame, s.median_sigma_px,
+        "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px, {} timestamps",
+        s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.flagged, s.lock_frame, s.median_sigma_px,
         if s.file_timestamps { "file" } else { "frame-rate" }
     );
     print_written(&files);

@@ -495,6 +495,33 @@ pub fn read_forces(path: &Path) -> Result<Forces, TableError> {
 mod tests {
     use super::*;
 
+    /// A flags table, empty or not, reads back as written from CSV and Parquet.
+    #[test]
+    fn flags_round_trip() {
+        use flexbench_contracts::flags::{Flag, FlagReason, Flags};
+        let dir = tempfile::tempdir().unwrap();
+        let some = Flags::from_rows(vec![
+            Flag {
+                frame: 7,
+                marker: "M2".into(),
+                reason: FlagReason::SecondBlob,
+                score: 3.5,
+            },
+            Flag {
+                frame: 2,
+                marker: "M4".into(),
+                reason: FlagReason::PartlyHidden,
+                score: 1.25,
+            },
+        ]);
+        for (stem, flags) in [("none", Flags::default()), ("some", some)] {
+            let files = write_table(&flags.to_table(), dir.path(), stem).unwrap();
+            for f in files {
+                assert_eq!(read_flags(&f).unwrap(), flags, "{}", f.display());
+            }
+        }
+    }
+
     /// Regression (fuzzing): a damaged Parquet file read at a path where a good one was read
     /// before, in the same process, made polars panic in its worker threads; it is an error
     /// naming the file now, whatever the reader does inside.
