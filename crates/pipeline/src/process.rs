@@ -204,6 +204,20 @@ impl Differentiation {
     }
 }
 
+/// The tracks at `tracks_path` with the samples of the flags table at `flags` made gaps (unless
+/// `keep`), and how many were.
+fn read_trusted(
+    tracks_path: &Path,
+    flags: Option<&Path>,
+    keep: bool,
+) -> Result<(flexbench_contracts::Tracks, usize), PipelineError> {
+    let tracks = read_tracks(tracks_path)?;
+    match (flags, keep) {
+        (Some(path), false) => Ok(tracks.without(&flexbench_tables::read_flags(path)?.samples())),
+        _ => Ok((tracks, 0)),
+    }
+}
+
 /// Run `process` on the tracks at `tracks_path` for the mechanism `mech`, writing into `out`;
 /// the samples of the flags table at `flags` (the track stage's) left out of the fit as gaps
 /// unless `cfg.keep_flagged`.
@@ -222,12 +236,7 @@ pub fn process(
         clock = Instant::now();
     };
     events(StageEvent::Progress("read", 0.0));
-    let mut tracks = read_tracks(tracks_path)?;
-    let mut left_out = 0;
-    if let (Some(path), false) = (flags, cfg.keep_flagged) {
-        let doubted = flexbench_tables::read_flags(path)?.samples();
-        (tracks, left_out) = tracks.without(&doubted);
-    }
+    let (tracks, left_out) = read_trusted(tracks_path, flags, cfg.keep_flagged)?;
     let series = tracks.series()?;
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;

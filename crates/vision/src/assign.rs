@@ -17,9 +17,9 @@
 
 use nalgebra::Vector2;
 
+use crate::blob::Blob;
 use crate::camera::{BenchPlane, Calibration};
 use crate::pattern::{find_all, find_body, MarkerLayout, NotFound, Pose};
-use crate::track::Blob;
 
 /// Chi-square (2 degrees of freedom) of the 1e-6 level: a blob farther from a marker's
 /// prediction than this is not taken.

@@ -26,8 +26,8 @@ use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use nalgebra::Vector2;
 
 use crate::assign::View;
+use crate::blob::Blob;
 use crate::pattern::{MarkerLayout, Pose};
-use crate::track::Blob;
 
 /// Neighbours on each side of the innovation test, frames.
 const HALF: usize = 4;

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod assign;
+pub mod blob;
 pub mod calibrate;
 pub mod camera;
 pub mod flags;

@@ -37,6 +37,7 @@ use crate::assign::{
     extra_on_line, follow, lock_by_layout, lock_in_line, predict, research, Lock, Prediction, View,
     ACCEPT_CHI2,
 };
+pub use crate::blob::Blob;
 use crate::camera::Calibration;
 use crate::pattern::{MarkerLayout, NotFound};
 use crate::{cv, VisionError};
@@ -120,30 +121,6 @@ pub struct Tracked {
     pub flags: Flags,
     /// What tracking found.
     pub summary: TrackSummary,
-}
-
-/// A blob's sub-pixel centre and its standard deviation (px).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Blob {
-    /// Column of the centre, px.
-    pub u: f64,
-    /// Row of the centre, px.
-    pub v: f64,
-    /// Standard deviation of the centre, px.
-    pub sigma: f64,
-    /// Area above the threshold, px.
-    pub area: f64,
-    /// Pixels of the centroid's box at or above half the blob's peak over its background, px:
-    /// the area the flags compare, the same whichever threshold found the blob, and under any
-    /// lamp brightness.
-    pub half_area: f64,
-    /// Elongation: the square root of the ratio of the principal second moments of its
-    /// pixels above the background (1 for a disc; motion blur and a glint lengthen it).
-    pub elongation: f64,
-    /// How plausible the nearest other blob among the marker's candidates was: its squared
-    /// distance from the marker's prediction over the motion model's variance (chi-square, 2
-    /// degrees of freedom); None when there was none.
-    pub rival: Option<f64>,
 }
 
 /// Bright, disc-like blobs of a grey frame with their sub-pixel centres.
@@ -540,19 +517,10 @@ pub fn track_video(
         ));
     }
     tracker.check_lock(&p)?;
-    let mut summary = tracker.summary;
+    let mut summary = std::mem::take(&mut tracker.summary);
     let times = frame_times(&stamps, fps, tracker.per_frame.len(), &mut summary);
     let frames = tracker.per_frame.len();
-    let view = tracker.view;
-    let flags = crate::flags::test_samples(
-        &tracker.per_frame,
-        &cfg.markers,
-        cfg.layout.as_ref(),
-        view,
-        cfg.alpha,
-    );
-    summary.flagged = flags.samples().len();
-    summary.flags_by_reason = flags.counts().into_iter().filter(|c| c.1 > 0).collect();
+    let flags = tracker.flags(&mut summary);
     let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
     summary.frames = frames;
     summary.detections = rows.len();
@@ -828,6 +796,17 @@ impl<'a> Tracker<'a> {
                 None
             }
         }
+    }
+
+    /// Every tracked sample tested (`flags`), the counts written into `summary`.
+    fn flags(&self, summary: &mut TrackSummary) -> Flags {
+        let cfg = self.cfg;
+        let layout = cfg.layout.as_ref();
+        let flags =
+            crate::flags::test_samples(&self.per_frame, &cfg.markers, layout, self.view, cfg.alpha);
+        summary.flagged = flags.samples().len();
+        summary.flags_by_reason = flags.counts().into_iter().filter(|c| c.1 > 0).collect();
+        flags
     }
 
     /// An error when the markers were never found, or (a lock in a line) when more
