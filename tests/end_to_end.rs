@@ -9,6 +9,7 @@ mod bad_input_corpus;
 mod compare_end_to_end;
 mod crash_safety;
 mod fem_end_to_end;
+mod four_bar_video;
 mod import_circles;
 mod process_end_to_end;
 mod run_end_to_end;

@@ -871,8 +871,9 @@ pub struct Settings {
     pub factor: f64,
     /// The smooth stage's method.
     pub method: crate::smooth::SmoothMethod,
-    /// The lever's marker layout for the rigid field.
-    pub rigid: crate::smooth::RigidRequest,
+    /// The marker layout of the rigid field (the lever's on the bench); None when the markers
+    /// lie on several bodies (no rigid field then).
+    pub rigid: Option<crate::smooth::RigidRequest>,
     /// The process stage's configuration.
     pub process: crate::ProcessConfig,
     /// The FEM's element.
@@ -909,7 +910,11 @@ impl Settings {
             return bad("[smooth] unit: in a run the tracks are in metres (the track stage maps them); give a foreign table's unit as [inputs] tracks_unit".into());
         }
         let (factor, method) = file.smooth.resolve()?;
-        let rigid = crate::smooth::RigidRequest::from_mechanism(mech)?;
+        let one_body = mech.markers.windows(2).all(|w| w[0].body == w[1].body);
+        let rigid = match one_body {
+            true => Some(crate::smooth::RigidRequest::from_mechanism(mech)?),
+            false => None,
+        };
         let p = &file.process;
         let (edges, smoother) = (
             p.edges,
@@ -1158,7 +1163,7 @@ impl RecordingRun<'_, '_> {
                     tracks,
                     factor,
                     method,
-                    Some(rigid.clone()),
+                    rigid.clone(),
                     &tmp.join("markers.parquet"),
                 )
                 .map(|_| ())
