@@ -33,7 +33,8 @@ lint: deps
 # The shipped recording (rendered by `make recording`), from its video to the report, every
 # stage's settings in pipelines/default.toml: calibrate -> track -> smooth -> process (Kalman
 # smoother, drivers refitted as Fourier series of the crank angle, the bench's horizontal refined
-# from the motion) -> fem (the elastic lever's modes along the motion, forced response) ->
+# from the motion) -> overlay (the video with the tracked markers, the flagged samples and the
+# fitted mechanism drawn) -> fem (the elastic lever's modes along the motion, forced response) ->
 # compare (against the bench simulated at the recording's crank speed) -> report (HTML).
 # A stage whose inputs and settings are unchanged is kept: a second `make demo` does no work.
 demo: build

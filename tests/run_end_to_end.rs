@@ -97,6 +97,7 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
             "track",
             "smooth",
             "process",
+            "overlay",
             "fem",
             "compare",
             "report"
@@ -119,7 +120,7 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
         );
     }
     assert_eq!(manifest["seed"], 1, "the rendered recording's seed");
-    assert_eq!(manifest["stages"].as_array().unwrap().len(), 7);
+    assert_eq!(manifest["stages"].as_array().unwrap().len(), 8);
     let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
     assert!(
         html.contains("data:image/svg+xml;base64,")
@@ -148,6 +149,17 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     for f in ["tracks.trc", "tracks.c3d", "markers.trc", "markers.c3d"] {
         assert!(out.join("report").join(f).exists(), "{f}");
     }
+    // The overlay video decodes in OpenCV with every frame, and the report links it.
+    let overlay = out.join("overlay/overlay.mp4");
+    let probe = flexbench_vision::track::probe_video(&overlay).unwrap();
+    let source =
+        flexbench_vision::track::probe_video(&root().join("recordings/default/video.mp4")).unwrap();
+    assert_eq!(probe.frames, source.frames, "every frame in the overlay");
+    let link = Path::new("..").join("overlay").join("overlay.mp4");
+    assert!(
+        html.contains(&format!("href=\"{}\"", link.display())),
+        "the report links the overlay"
+    );
 
     // Nothing changed: nothing runs.
     assert!(run(&p, &out).is_empty());
@@ -235,6 +247,22 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     let (figures, rendered) = (attr("data-figures"), attr("data-rendered"));
     assert!(figures >= 12, "{figures} figures in the report");
     assert_eq!(rendered, figures, "every figure renders");
+    // The overlay plays in the browser: a page with the video, its first frame's size and
+    // duration read once it has loaded.
+    let player = out.join("overlay/play.html");
+    std::fs::write(&player, "<html><body><video id=\"v\" src=\"overlay.mp4\" muted preload=\"auto\"></video><script>var v=document.getElementById('v');v.addEventListener('loadeddata',function(){document.body.setAttribute('data-width',v.videoWidth);document.body.setAttribute('data-duration',v.duration);});</script></body></html>").unwrap();
+    let dom = Command::new(chromium)
+        .args(flags)
+        .arg(profile("p3"))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", player.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("data-width=\"640\""),
+        "the overlay plays in Chromium: {dom}"
+    );
     let shot = dir.path().join("report.png");
     let o = Command::new(chromium)
         .args(flags)

@@ -67,12 +67,19 @@ enum Command {
     ///
     /// Example: flexbench track --video recordings/default/video.mp4 --calibration calibration/default.yaml --out out/tracks.parquet
     Track(TrackArgs),
+    /// Draw on the recording what flexbench made of it: each marker's tracked centre and name,
+    /// the gaps, the flagged samples, and (with --processed) the fitted mechanism through the
+    /// calibration; H.264 MP4 (Motion JPEG AVI where H.264 is missing), with a contact sheet of
+    /// the flagged samples' crops.
+    ///
+    /// Example: flexbench overlay --video recordings/default/video.mp4 --calibration out/demo/calibrate/calibration.yaml --tracks out/demo/track/tracks.parquet --flags out/demo/track/flags.parquet --processed out/demo/process --mechanism pipelines/wind-pump.toml --out out/overlay
+    Overlay(OverlayArgs),
     /// Decode a video and report its frames, frame rate, timestamps and decoding speed.
     ///
     /// Example: flexbench probe --video recordings/default/video.mp4
     Probe(ProbeArgs),
     /// The whole chain for a recording, from its video (or a tracks table) to the report:
-    /// calibrate -> track -> smooth -> process -> fem -> compare -> report, each stage's settings
+    /// calibrate -> track -> smooth -> process -> overlay -> fem -> compare -> report, each stage's settings
     /// from the pipeline file. A stage whose inputs and settings have not changed is not run
     /// again. With several recordings (`[run] recordings` or --recordings), a batch run in
     /// parallel with a summary table; a failed recording is reported and the others go on.
@@ -331,6 +338,32 @@ struct TrackArgs {
     false_alarm: f64,
 }
 
+/// Arguments of `flexbench overlay`.
+#[derive(clap::Args)]
+struct OverlayArgs {
+    /// Video file.
+    #[arg(long)]
+    video: PathBuf,
+    /// Calibration file (YAML, with the bench plane).
+    #[arg(long)]
+    calibration: PathBuf,
+    /// Tracks table of the video.
+    #[arg(long)]
+    tracks: PathBuf,
+    /// Flags table of the tracks (flags.csv beside them).
+    #[arg(long)]
+    flags: Option<PathBuf>,
+    /// Folder of the process stage (its bodies table): the fitted mechanism is drawn.
+    #[arg(long)]
+    processed: Option<PathBuf>,
+    /// Mechanism file (TOML).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Output folder: overlay.mp4 (or .avi), overlay-flagged.png, summary.json.
+    #[arg(long)]
+    out: PathBuf,
+}
+
 /// Arguments of `flexbench probe`.
 #[derive(clap::Args)]
 struct ProbeArgs {
@@ -387,6 +420,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Compare(args) => compare_command(args),
         Command::Smooth(args) => smooth_command(args),
         Command::Probe(args) => probe_command(args),
+        Command::Overlay(args) => overlay_command(args),
         Command::Run(args) => run_command(args),
         Command::Check(args) => check_command(args),
     }
@@ -611,6 +645,42 @@ fn track_command(args: TrackArgs) -> Result<()> {
         "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px, {} timestamps",
         s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.flagged, s.lock_frame, s.median_sigma_px,
         if s.file_timestamps { "file" } else { "frame-rate" }
+    );
+    print_written(&files);
+    Ok(())
+}
+
+/// `flexbench overlay`: what [`Command::Overlay`] describes.
+fn overlay_command(args: OverlayArgs) -> Result<()> {
+    let file = load(&args.mechanism)
+        .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?;
+    let bodies = args.processed.as_ref().map(|p| p.join("bodies.parquet"));
+    let inputs = flexbench_pipeline::overlay::OverlayInputs {
+        video: &args.video,
+        calibration: &args.calibration,
+        tracks: &args.tracks,
+        flags: args.flags.as_deref(),
+        bodies: bodies.as_deref(),
+        mechanism: &file.mechanism,
+    };
+    let pb = bar(1);
+    pb.set_message("overlay");
+    let (record, files) = flexbench_pipeline::overlay::overlay(&inputs, &args.out, |k, n| {
+        pb.set_length(n.max(k).max(1) as u64);
+        pb.set_position(k as u64);
+    })
+    .with_context(|| format!("drawing the overlay of {}", args.video.display()))?;
+    pb.finish_and_clear();
+    println!(
+        "overlay of {} frames ({}), {} flagged sample(s) marked{}",
+        record.frames,
+        record.codec,
+        record.flagged,
+        if record.mechanism_drawn {
+            ", the fitted mechanism drawn"
+        } else {
+            ""
+        }
     );
     print_written(&files);
     Ok(())

@@ -10,6 +10,7 @@
 pub mod calibrate;
 pub mod compare;
 pub mod fem;
+pub mod overlay;
 pub mod process;
 pub mod render;
 pub mod report;

@@ -35,6 +35,8 @@ pub struct StageDirs {
     pub smooth: PathBuf,
     /// The process stage's (bodies, markers, forces).
     pub process: PathBuf,
+    /// The overlay stage's (the overlay video, the flagged samples' contact sheet), when it ran.
+    pub overlay: Option<PathBuf>,
     /// The fem stage's (modes, deflection).
     pub fem: PathBuf,
     /// The compare stage's (measured against simulated).
@@ -184,7 +186,7 @@ pub fn report(
         events(StageEvent::Progress("calibration residuals", 0.6));
         calibration_residuals(&mut page, cdir)?;
     }
-    stage_figures(&mut page, dirs);
+    stage_figures(&mut page, dirs)?;
     let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
     let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
     kinematics_note(&mut page, &process_summary);
@@ -518,9 +520,10 @@ fn tracking_quality(
     };
     let tracking = match &track_summary {
         Some(ts) => format!(
-            "{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}; timestamps from {}.",
+            "{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}; timestamps from {}. {}",
             ts.frames, ts.detections, ts.gaps, ts.rejected_blobs, ts.lock_frame,
-            if ts.file_timestamps { "the file" } else { "the frame rate" }
+            if ts.file_timestamps { "the file" } else { "the frame rate" },
+            flags_sentence(ts)
         ),
         None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),
     };
@@ -537,6 +540,24 @@ fn tracking_quality(
         qrows,
     ));
     Ok(track_summary)
+}
+
+/// The flagged samples in words: how many, by which test (flags.csv of the track stage).
+fn flags_sentence(ts: &TrackSummary) -> String {
+    if ts.flagged == 0 {
+        return "No sample failed a test of the tracked samples.".into();
+    }
+    let by: Vec<String> = ts
+        .flags_by_reason
+        .iter()
+        .map(|(r, n)| format!("{r} {n}"))
+        .collect();
+    format!(
+        "{} sample(s) ({:.2} %) failed a test of the tracked samples (flags.csv: {}); the kinematic fit leaves them out unless [process] keep_flagged.",
+        ts.flagged,
+        100.0 * ts.flagged as f64 / ts.detections.max(1) as f64,
+        by.join(", ")
+    )
 }
 
 /// One marker's row of the tracking table: frames seen, gaps, the longest gap, the median and
@@ -640,8 +661,38 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
     Ok(())
 }
 
-/// The figures the earlier stages drew, shown from their own folders.
-fn stage_figures(page: &mut RunPage, dirs: &StageDirs) {
+/// The overlay video's link and the contact sheet of the flagged samples, when the overlay
+/// stage ran.
+fn overlay_note(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineError> {
+    let Some(dir) = &dirs.overlay else {
+        return Ok(());
+    };
+    let record = crate::overlay::OverlayRecord::read(&dir.join("summary.json"))?;
+    let mut spans = vec![
+        Span::Text("The recording with the tracked markers (green), the gaps (yellow), the flagged samples (red) and the fitted mechanism (cyan) drawn on every frame: ".into()),
+        Span::Link {
+            text: format!("overlay/{}", record.video),
+            // The report's folder and the overlay's are siblings in the run's folder.
+            href: Path::new("..")
+                .join("overlay")
+                .join(&record.video)
+                .display()
+                .to_string(),
+        },
+        Span::Text(format!(" ({} frames, {}); ", record.frames, record.codec)),
+        Span::Bold(format!("{} flagged sample(s)", record.flagged)),
+        Span::Text(".".into()),
+    ];
+    if record.sheet.is_none() {
+        spans.push(Span::Text(" No sample was flagged.".into()));
+    }
+    page.note(Note::new("Overlay").paragraph(spans));
+    page.show_from("overlay", dir, "overlay-flagged", "The flagged samples (the first 48): 64 x 64 px of the recording about each marker, drawn twice as large, with its frame, its name and the tests it failed (flags.csv of the track stage).");
+    Ok(())
+}
+
+/// The figures the earlier stages drew, shown from their own folders, and the overlay's note.
+fn stage_figures(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineError> {
     for (stage, dir, stem, caption) in [
         ("compare", &dirs.compare, "accelerations", "The markers' accelerations measured (process stage, from the fitted motion) against the rigid bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title."),
         ("compare", &dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
@@ -655,6 +706,7 @@ fn stage_figures(page: &mut RunPage, dirs: &StageDirs) {
     ] {
         page.show_from(stage, dir, stem, caption);
     }
+    overlay_note(page, dirs)
 }
 
 /// The kinematic fit's and the inverse dynamics' numbers.

@@ -43,6 +43,8 @@ pub struct PipelineFile {
     pub smooth: SmoothSettings,
     /// Kinematics of the mechanism and inverse dynamics.
     pub process: ProcessSection,
+    /// The overlay video.
+    pub overlay: OverlaySection,
     /// The elastic lever: modes along the cycle, forced response.
     pub fem: FemSection,
     /// Measured against simulated.
@@ -230,6 +232,21 @@ impl Default for FemSection {
 /// Whether a flag is set (serde's `skip_serializing_if` of a flag true by default).
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+/// `[overlay]`: the recording with the tracked markers, the flagged samples and the fitted
+/// mechanism drawn on it (a run from a video only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OverlaySection {
+    /// Whether the run draws it (default: yes; it costs about one decoding and one encoding).
+    pub enabled: bool,
+}
+
+impl Default for OverlaySection {
+    fn default() -> Self {
+        OverlaySection { enabled: true }
+    }
 }
 
 /// `[compare]`: measured against simulated.
@@ -834,11 +851,12 @@ fn list_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 /// Names of a run's stages, in order.
-pub const STAGES: [&str; 7] = [
+pub const STAGES: [&str; 8] = [
     "calibrate",
     "track",
     "smooth",
     "process",
+    "overlay",
     "fem",
     "compare",
     "report",
@@ -983,7 +1001,8 @@ pub fn run_recording(
     // Every setting checked before any stage runs: a wrong value late in the file is reported
     // at once, not after the stages before it.
     let settings = Settings::resolve(file, mech, calibrating)?;
-    let stages = STAGES.len() - usize::from(!calibrating);
+    let overlaying = file.overlay.enabled && matches!(rec.source, TracksSource::Video { .. });
+    let stages = STAGES.len() - usize::from(!calibrating) - usize::from(!overlaying);
     let mut run = RecordingRun {
         file,
         rec,
@@ -995,6 +1014,10 @@ pub fn run_recording(
     let tracks = run.track(calibration.as_deref())?;
     let smooth = run.smooth(&tracks)?;
     let process = run.process(&tracks)?;
+    let overlay = match (overlaying, &calibration) {
+        (true, Some(cal)) => Some(run.overlay(cal, &tracks, &process)?),
+        _ => None,
+    };
     let fem = run.fem(&process)?;
     let compare = run.compare(&process)?;
     let dirs = crate::report::StageDirs {
@@ -1005,6 +1028,7 @@ pub fn run_recording(
         track: tracks.parent().map(Path::to_path_buf).unwrap_or_default(),
         smooth,
         process,
+        overlay,
         fem,
         compare,
     };
@@ -1258,6 +1282,54 @@ impl RecordingRun<'_, '_> {
                     progress(StageEvent::Warning(w));
                 }
                 Ok(())
+            },
+        )
+    }
+
+    /// Overlay: the video with what the run made of it drawn on every frame.
+    fn overlay(
+        &mut self,
+        calibration: &Path,
+        tracks: &Path,
+        process_dir: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        let TracksSource::Video { video, .. } = &self.rec.source else {
+            return Err(PipelineError::Input(
+                "the overlay needs the recording's video".into(),
+            ));
+        };
+        let (flags, bodies) = (
+            tracks.with_file_name("flags.parquet"),
+            process_dir.join("bodies.parquet"),
+        );
+        let mech = self.mech;
+        self.runner.stage(
+            "overlay",
+            params(&self.file.overlay),
+            &[
+                ("video", video.as_path()),
+                ("calibration", calibration),
+                ("tracks", tracks),
+                ("flags", &flags),
+                ("bodies", &bodies),
+                ("mechanism", &self.rec.mechanism),
+            ],
+            &mut |tmp, progress| {
+                let inputs = crate::overlay::OverlayInputs {
+                    video,
+                    calibration,
+                    tracks,
+                    flags: Some(&flags),
+                    bodies: Some(&bodies),
+                    mechanism: mech,
+                };
+                crate::overlay::overlay(&inputs, tmp, |k, n| {
+                    progress(StageEvent::Progress(
+                        "overlay video",
+                        k as f64 / n.max(1) as f64,
+                    ))
+                })
+                .map(|_| ())
             },
         )
     }

@@ -26,6 +26,13 @@ pub enum Span {
     Text(String),
     /// Bold text (a key number).
     Bold(String),
+    /// A link to a file of the run, relative to the page (the overlay video).
+    Link {
+        /// The words shown.
+        text: String,
+        /// Where it leads, relative to the report's folder.
+        href: String,
+    },
 }
 
 /// A block of a note: a paragraph, or a table (a header row and rows of cells, the first
@@ -93,6 +100,9 @@ impl Note {
                             Span::Text(t) => h.push_str(&esc(t)),
                             Span::Bold(t) => {
                                 let _ = write!(h, "<b>{}</b>", esc(t));
+                            }
+                            Span::Link { text, href } => {
+                                let _ = write!(h, "<a href=\"{}\">{}</a>", esc(href), esc(text));
                             }
                         }
                     }
@@ -295,6 +305,15 @@ fn inputs(h: &mut String, manifest: &Manifest) {
         "<details><summary>Parameters of every stage</summary><pre>{}</pre></details>",
         esc(&params)
     );
+}
+
+/// An SVG of `width` x `height` px that shows the PNG image `png` (base64 inside): a raster
+/// (the contact sheet of video crops) shown on the page like every figure.
+pub fn png_svg(png: &[u8], width: u32, height: u32) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(png);
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\"><image width=\"{width}\" height=\"{height}\" href=\"data:image/png;base64,{b64}\"/></svg>"
+    )
 }
 
 /// Figure `n`: its SVG inline (base64), its caption and where its numbers are.

@@ -10,6 +10,7 @@ pub mod blob;
 pub mod calibrate;
 pub mod camera;
 pub mod flags;
+pub mod overlay;
 pub mod pattern;
 pub mod render;
 pub mod track;

@@ -498,18 +498,22 @@ impl VideoOut {
     }
     /// Append a grey frame.
     pub fn write(&mut self, grey: &Mat) -> Result<(), VisionError> {
-        if cv("size", grey.size())? != self.size {
-            return Err(VisionError::Video {
-                path: self.path.clone(),
-                reason: "frame size differs from the video's".into(),
-            });
-        }
         let mut bgr = Mat::default();
         cv(
             "cvtColor",
             opencv::imgproc::cvt_color(grey, &mut bgr, opencv::imgproc::COLOR_GRAY2BGR, 0),
         )?;
-        cv("write frame", self.writer.write(&bgr))
+        self.write_bgr(&bgr)
+    }
+    /// Append a colour (BGR) frame.
+    pub fn write_bgr(&mut self, bgr: &Mat) -> Result<(), VisionError> {
+        if cv("size", bgr.size())? != self.size {
+            return Err(VisionError::Video {
+                path: self.path.clone(),
+                reason: "frame size differs from the video's".into(),
+            });
+        }
+        cv("write frame", self.writer.write(bgr))
     }
     /// Finish the file.
     pub fn finish(mut self) -> Result<(), VisionError> {

@@ -1,0 +1,227 @@
+//! `flexbench overlay` and the run's overlay stage: the recording with the tracked markers, the
+//! gaps, the flagged samples and the fitted mechanism drawn on every frame
+//! (`flexbench_vision::overlay`), and the contact sheet of the flagged samples' crops.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use flexbench_contracts::motion::Bodies;
+use flexbench_mechanism::constraints::{body_point, point_pos};
+use flexbench_mechanism::model::{JointKind, Mechanism};
+use flexbench_vision::overlay::{write_overlay, OverlayFrame, OverlayMarker};
+use flexbench_vision::Calibration;
+use nalgebra::DVector;
+
+use crate::PipelineError;
+
+/// The overlay stage's record (`summary.json`). Written and read back by this type.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OverlayRecord {
+    /// The overlay video's file name (in the stage's folder).
+    pub video: String,
+    /// Its codec: h264, or mjpg where OpenCV has no H.264 encoder.
+    pub codec: String,
+    /// Frames written.
+    pub frames: usize,
+    /// Flagged samples drawn.
+    pub flagged: usize,
+    /// The contact sheet of the flagged samples' crops (file name), when there are any.
+    pub sheet: Option<String>,
+    /// Whether the fitted mechanism is drawn (a process stage's bodies were given).
+    pub mechanism_drawn: bool,
+}
+
+impl crate::StageRecord for OverlayRecord {
+    const STAGE: &'static str = "overlay";
+}
+
+/// What the overlay draws from: the video, the calibration, the tracks, and optionally the
+/// flags and the fitted motion (the process stage's bodies table) with its mechanism.
+pub struct OverlayInputs<'a> {
+    /// The recording.
+    pub video: &'a Path,
+    /// Its calibration (with the bench plane).
+    pub calibration: &'a Path,
+    /// The tracks table of the video.
+    pub tracks: &'a Path,
+    /// The flags table beside it.
+    pub flags: Option<&'a Path>,
+    /// The process stage's bodies table.
+    pub bodies: Option<&'a Path>,
+    /// The mechanism.
+    pub mechanism: &'a Mechanism,
+}
+
+/// Write the overlay of `inputs` into the folder `out` (`overlay.mp4` or `.avi`,
+/// `overlay-flagged.png`, `summary.json`); the record and the files written.
+pub fn overlay(
+    inputs: &OverlayInputs,
+    out: &Path,
+    progress: impl FnMut(usize, usize),
+) -> Result<(OverlayRecord, Vec<PathBuf>), PipelineError> {
+    let cal = Calibration::read(inputs.calibration)?;
+    let tracks = flexbench_tables::read_tracks(inputs.tracks)?;
+    let flags = match inputs.flags {
+        Some(f) => flexbench_tables::read_flags(f)?,
+        None => Default::default(),
+    };
+    let bodies = match inputs.bodies {
+        Some(b) => Some(crate::tables::bodies_of(b, inputs.mechanism)?),
+        None => None,
+    };
+    let mech = inputs.mechanism;
+    let frames: BTreeSet<i64> = tracks.rows().iter().map(|r| r.frame).collect();
+    let sample: BTreeMap<i64, usize> = frames.iter().enumerate().map(|(k, &f)| (f, k)).collect();
+    let mut seen: BTreeMap<(i64, &str), (f64, f64)> = BTreeMap::new();
+    for r in tracks.rows() {
+        if let (Some(u), Some(v)) = (r.u, r.v) {
+            seen.insert((r.frame, r.marker.as_str()), (u, v));
+        }
+    }
+    let mut reasons: BTreeMap<(i64, &str), Vec<String>> = BTreeMap::new();
+    for f in &flags.rows {
+        reasons
+            .entry((f.frame, f.marker.as_str()))
+            .or_default()
+            .push(f.reason.to_string());
+    }
+    let names = tracks.marker_names();
+    let first = frames.first().copied().unwrap_or(0);
+    let frame = |k: usize| {
+        let fnum = first + k as i64;
+        let q = bodies
+            .as_ref()
+            .zip(sample.get(&fnum))
+            .and_then(|(b, &s)| configuration(mech, b, s));
+        drawn(mech, q.as_ref(), &names, |m| {
+            (
+                seen.get(&(fnum, m)).copied(),
+                reasons.get(&(fnum, m)).cloned().unwrap_or_default(),
+            )
+        })
+    };
+    crate::ensure_dir(out)?;
+    let s = write_overlay(
+        inputs.video,
+        &cal,
+        frame,
+        &out.join("overlay.mp4"),
+        progress,
+    )?;
+    let name = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let record = OverlayRecord {
+        video: name(&s.video),
+        codec: s.codec.clone(),
+        frames: s.frames,
+        flagged: s.flagged,
+        sheet: s.sheet.as_deref().map(name),
+        mechanism_drawn: bodies.is_some(),
+    };
+    let mut files = vec![s.video.clone()];
+    if let Some(sheet) = &s.sheet {
+        files.push(sheet.clone());
+        files.push(sheet_svg(sheet)?);
+    }
+    files.push(crate::StageRecord::write(
+        &record,
+        &out.join("summary.json"),
+    )?);
+    Ok((record, files))
+}
+
+/// The contact sheet (PNG) as an SVG beside it (`<stem>.svg`), for the report's page.
+fn sheet_svg(png: &Path) -> Result<PathBuf, PipelineError> {
+    let io = |path: &Path, e: &dyn std::fmt::Display| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let bytes = std::fs::read(png).map_err(|e| io(png, &e))?;
+    let img = opencv::imgcodecs::imread(png.as_os_str(), opencv::imgcodecs::IMREAD_COLOR)
+        .map_err(|e| io(png, &e.message))?;
+    use opencv::prelude::MatTraitConst;
+    let (w, h) = (img.cols().max(1) as u32, img.rows().max(1) as u32);
+    let svg = png.with_extension("svg");
+    let text = flexbench_report::page::png_svg(&bytes, w, h);
+    flexbench_contracts::atomic::write_bytes(&svg, text.as_bytes()).map_err(|e| io(&svg, &e))?;
+    Ok(svg)
+}
+
+/// The configuration q (x, y, phi of every body of the mechanism, in its order) at sample `k` of
+/// the bodies table; None where a body was not fitted.
+fn configuration(mech: &Mechanism, bodies: &Bodies, k: usize) -> Option<DVector<f64>> {
+    let mut q = Vec::with_capacity(3 * mech.bodies.len());
+    for b in &mech.bodies {
+        let motion = bodies.body(&b.name)?;
+        for c in ["x", "y", "phi"] {
+            q.push((*motion.column(c)?.get(k)?)?);
+        }
+    }
+    Some(DVector::from_vec(q))
+}
+
+/// One frame's drawing: the markers (`at(name)`: tracked pixel and flag reasons) with their
+/// fitted places, and the mechanism at q (each body's points other than markers, closed when
+/// three or more; the revolute joints).
+fn drawn<'a>(
+    mech: &Mechanism,
+    q: Option<&DVector<f64>>,
+    names: &'a [String],
+    at: impl Fn(&'a str) -> (Option<(f64, f64)>, Vec<String>),
+) -> OverlayFrame {
+    let pt = |v: nalgebra::Vector2<f64>| [v.x, v.y];
+    let markers = names
+        .iter()
+        .map(|name| {
+            let (tracked, flags) = at(name.as_str());
+            let fitted = q
+                .zip(mech.markers.iter().find(|m| &m.name == name))
+                .map(|(q, mk)| pt(body_point(q, mk.body, mk.local)));
+            OverlayMarker {
+                name: name.clone(),
+                tracked,
+                fitted,
+                flags,
+            }
+        })
+        .collect();
+    let Some(q) = q else {
+        return OverlayFrame {
+            markers,
+            ..Default::default()
+        };
+    };
+    let bodies = mech
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(b, body)| {
+            let mut pts: Vec<[f64; 2]> = body
+                .points
+                .iter()
+                .filter(|(n, _)| !mech.markers.iter().any(|m| &m.name == *n))
+                .map(|(_, p)| pt(body_point(q, b, p - body.centroid)))
+                .collect();
+            if pts.len() >= 3 {
+                pts.push(pts[0]);
+            }
+            pts
+        })
+        .collect();
+    let joints = mech
+        .joints
+        .iter()
+        .filter_map(|j| match &j.kind {
+            JointKind::Revolute { a, .. } => Some(pt(point_pos(q, a))),
+            JointKind::Slide { .. } => None,
+        })
+        .collect();
+    OverlayFrame {
+        markers,
+        bodies,
+        joints,
+    }
+}
