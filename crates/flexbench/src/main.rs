@@ -336,6 +336,10 @@ struct TrackArgs {
     /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
     #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
     false_alarm: f64,
+    /// The user's corrections (TOML: [[drop]], [[move]], [[swap]], [[seek]] per marker and
+    /// frames), applied as the video is tracked.
+    #[arg(long)]
+    corrections: Option<PathBuf>,
 }
 
 /// Arguments of `flexbench overlay`.
@@ -599,6 +603,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         mechanism,
         threshold,
         false_alarm,
+        corrections,
     } = args;
     if !(false_alarm > 0.0 && false_alarm < 0.5) {
         anyhow::bail!(
@@ -626,11 +631,16 @@ fn track_command(args: TrackArgs) -> Result<()> {
         Some(m) => Some(flexbench_pipeline::track::layout_of(m, &names)?),
         None => None,
     };
+    let corrections = match &corrections {
+        Some(c) => flexbench_pipeline::track::read_corrections(c, &names)?,
+        None => Vec::new(),
+    };
     let cfg = flexbench_vision::track::TrackConfig {
         markers: names,
         threshold,
         layout,
         alpha: false_alarm,
+        corrections,
         ..Default::default()
     };
     let pb = bar(1);

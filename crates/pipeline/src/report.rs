@@ -514,10 +514,15 @@ fn tracking_quality(
     }
     // A run on a tracks table has no tracking record: flexbench did not track.
     let summary_path = dirs.track.join("tracks.summary.json");
-    let track_summary = match summary_path.exists() {
-        true => Some(TrackRecord::read(&summary_path)?.summary),
+    let record = match summary_path.exists() {
+        true => Some(TrackRecord::read(&summary_path)?),
         false => None,
     };
+    let corrections = record
+        .as_ref()
+        .map(|r| r.corrections.clone())
+        .unwrap_or_default();
+    let track_summary = record.map(|r| r.summary);
     let tracking = match &track_summary {
         Some(ts) => format!(
             "{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}; timestamps from {}. {}",
@@ -527,7 +532,14 @@ fn tracking_quality(
         ),
         None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),
     };
-    page.note(Note::new("Tracking").text(tracking).table(
+    let mut note = Note::new("Tracking").text(tracking);
+    if !corrections.is_empty() {
+        note = note.text(format!(
+            "The user's corrections (corrections.toml), applied as the video was tracked: {}.",
+            corrections.join("; ")
+        ));
+    }
+    page.note(note.table(
         &[
             "marker",
             "frames seen",

@@ -98,6 +98,9 @@ pub struct Inputs {
     pub tracks_fps: Option<f64>,
     /// The wide CSV's markers renamed to the mechanism's, in the file's column order.
     pub tracks_markers: Option<Vec<String>>,
+    /// The user's corrections of the tracking (default: `corrections.toml` in the recording
+    /// folder, when it is there).
+    pub corrections: Option<PathBuf>,
 }
 
 /// `[calibrate]`: the chessboard.
@@ -316,6 +319,8 @@ pub enum TracksSource {
         video: PathBuf,
         /// The calibration.
         calibration: CalibrationSource,
+        /// The user's corrections of the tracking, when there are any.
+        corrections: Option<PathBuf>,
     },
     /// A tracks table made elsewhere (long contract format or wide CSV).
     Table {
@@ -397,6 +402,10 @@ impl RecordingInputs {
             (Some(video), _) => TracksSource::Video {
                 video,
                 calibration: look.calibration(inputs)?,
+                corrections: match look.given(&inputs.corrections) {
+                    Some(c) => Some(look.exists(c, "corrections")?),
+                    None => look.usual("corrections.toml"),
+                },
             },
             (None, Some(tracks)) => {
                 let px = inputs.tracks_unit.as_deref() == Some("px");
@@ -1103,40 +1112,61 @@ impl RecordingRun<'_, '_> {
         Ok(Some(dir.join("calibration.yaml")))
     }
 
+    /// The tracker's settings: the markers (the pipeline file's, else the mechanism's), their
+    /// layout from the mechanism, the threshold, the flags' level, the corrections read.
+    fn track_config(
+        &self,
+        corrections: Option<&Path>,
+    ) -> Result<flexbench_vision::track::TrackConfig, PipelineError> {
+        let t = &self.file.track;
+        let markers = t
+            .markers
+            .clone()
+            .unwrap_or_else(|| self.mech.markers.iter().map(|m| m.name.clone()).collect());
+        let alpha = t
+            .false_alarm
+            .unwrap_or(flexbench_vision::track::FALSE_ALARM);
+        if !(alpha > 0.0 && alpha < 0.5) {
+            return Err(PipelineError::Input(format!(
+                "[track] false_alarm = {alpha}: give a probability between 0 and 0.5 (default 1e-6)"
+            )));
+        }
+        let corrections = match corrections {
+            Some(c) => crate::track::read_corrections(c, &markers)?,
+            None => Vec::new(),
+        };
+        Ok(flexbench_vision::track::TrackConfig {
+            layout: Some(crate::track::layout_of(self.mech, &markers)?),
+            markers,
+            threshold: t.threshold,
+            alpha,
+            corrections,
+            ..Default::default()
+        })
+    }
+
     /// Track the video, or import a table: the tracks table.
     fn track(&mut self, calibration: Option<&Path>) -> Result<PathBuf, PipelineError> {
         let file = self.file;
         let dir = match &self.rec.source {
-            TracksSource::Video { video, .. } => {
+            TracksSource::Video {
+                video, corrections, ..
+            } => {
                 let cal = calibration.map(Path::to_path_buf).unwrap_or_default();
-                let markers =
-                    file.track.markers.clone().unwrap_or_else(|| {
-                        self.mech.markers.iter().map(|m| m.name.clone()).collect()
-                    });
-                let alpha = file
-                    .track
-                    .false_alarm
-                    .unwrap_or(flexbench_vision::track::FALSE_ALARM);
-                if !(alpha > 0.0 && alpha < 0.5) {
-                    return Err(PipelineError::Input(format!(
-                        "[track] false_alarm = {alpha}: give a probability between 0 and 0.5 (default 1e-6)"
-                    )));
+                let cfg = self.track_config(corrections.as_deref())?;
+                let (markers, alpha) = (cfg.markers.clone(), cfg.alpha);
+                let mut inputs = vec![
+                    ("video", video.as_path()),
+                    ("calibration", cal.as_path()),
+                    ("mechanism", self.rec.mechanism.as_path()),
+                ];
+                if let Some(c) = corrections {
+                    inputs.push(("corrections", c));
                 }
-                let cfg = flexbench_vision::track::TrackConfig {
-                    layout: Some(crate::track::layout_of(self.mech, &markers)?),
-                    markers: markers.clone(),
-                    threshold: file.track.threshold,
-                    alpha,
-                    ..Default::default()
-                };
                 self.runner.stage(
                     "track",
                     json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha }),
-                    &[
-                        ("video", video),
-                        ("calibration", &cal),
-                        ("mechanism", &self.rec.mechanism),
-                    ],
+                    &inputs,
                     &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
                         crate::track::track(video, &cal, &cfg, &out, |k, n| {
@@ -1389,8 +1419,15 @@ fn manifest(
     add("pipeline_file", pipeline_path)?;
     add("mechanism", &rec.mechanism)?;
     match &rec.source {
-        TracksSource::Video { video, calibration } => {
+        TracksSource::Video {
+            video,
+            calibration,
+            corrections,
+        } => {
             add("video", video)?;
+            if let Some(c) = corrections {
+                add("corrections", c)?;
+            }
             match calibration {
                 CalibrationSource::File(p) => add("calibration", p)?,
                 CalibrationSource::Views {

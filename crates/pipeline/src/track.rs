@@ -25,6 +25,9 @@ pub struct TrackRecord {
     pub video: String,
     /// The calibration used.
     pub calibration: String,
+    /// The user's corrections applied, in words.
+    #[serde(default)]
+    pub corrections: Vec<String>,
 }
 
 impl crate::StageRecord for TrackRecord {
@@ -84,6 +87,11 @@ pub fn track(
         summary: summary.clone(),
         video: video.display().to_string(),
         calibration: calibration.display().to_string(),
+        corrections: cfg
+            .corrections
+            .iter()
+            .map(|c| c.describe(&cfg.markers))
+            .collect(),
     };
     files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
     Ok((summary, files))
@@ -232,4 +240,114 @@ fn reach_of(mech: &Mechanism, other: &PointRef) -> Option<Reach> {
         }
         JointKind::Slide { .. } => None,
     })
+}
+
+/// A marker's frames in the corrections file.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MarkerFrames {
+    marker: String,
+    frames: [usize; 2],
+}
+
+/// A move in the corrections file: the marker at the pixel `to` in its frames.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveEntry {
+    marker: String,
+    frames: [usize; 2],
+    to: [f64; 2],
+}
+
+/// A swap in the corrections file.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SwapEntry {
+    markers: [String; 2],
+    frames: [usize; 2],
+}
+
+/// A seek in the corrections file: the marker sought again in `window` (u0, v0, u1, v1, px).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeekEntry {
+    marker: String,
+    frames: [usize; 2],
+    window: [f64; 4],
+}
+
+/// `corrections.toml`: arrays of tables `[[drop]]`, `[[move]]`, `[[swap]]`, `[[seek]]`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorrectionsFile {
+    #[serde(default)]
+    drop: Vec<MarkerFrames>,
+    #[serde(default, rename = "move")]
+    moves: Vec<MoveEntry>,
+    #[serde(default)]
+    swap: Vec<SwapEntry>,
+    #[serde(default)]
+    seek: Vec<SeekEntry>,
+}
+
+/// Read a corrections file for the tracked markers `names`: every entry with its label
+/// (`[[move]] 2`), markers named by index. An error names the file, the entry and the fix.
+pub fn read_corrections(
+    path: &Path,
+    names: &[String],
+) -> Result<Vec<flexbench_vision::corrections::Correction>, PipelineError> {
+    use flexbench_vision::corrections::{Correction, Fix};
+    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: format!("cannot be read ({e})"),
+    })?;
+    let file: CorrectionsFile = toml::from_str(&text).map_err(|source| PipelineError::Toml {
+        what: format!("corrections file {}", path.display()),
+        source,
+    })?;
+    let index = |label: &str, name: &str| {
+        names.iter().position(|n| n == name).ok_or_else(|| {
+            PipelineError::Input(format!(
+                "corrections file {}: {label} names the marker '{name}', which is not tracked ({}); use one of those names",
+                path.display(),
+                names.join(", ")
+            ))
+        })
+    };
+    let mut out = Vec::new();
+    let mut push = |label: String, marker: &str, frames, fix| -> Result<(), PipelineError> {
+        let marker = index(&label, marker)?;
+        out.push(Correction {
+            label,
+            marker,
+            frames,
+            fix,
+        });
+        Ok(())
+    };
+    for (i, d) in file.drop.iter().enumerate() {
+        push(
+            format!("[[drop]] {}", i + 1),
+            &d.marker,
+            d.frames,
+            Fix::Drop,
+        )?;
+    }
+    for (i, m) in file.moves.iter().enumerate() {
+        let fix = Fix::Move {
+            u: m.to[0],
+            v: m.to[1],
+        };
+        push(format!("[[move]] {}", i + 1), &m.marker, m.frames, fix)?;
+    }
+    for (i, s) in file.swap.iter().enumerate() {
+        let label = format!("[[swap]] {}", i + 1);
+        let other = index(&label, &s.markers[1])?;
+        push(label, &s.markers[0], s.frames, Fix::Swap { other })?;
+    }
+    for (i, s) in file.seek.iter().enumerate() {
+        let fix = Fix::Seek { window: s.window };
+        push(format!("[[seek]] {}", i + 1), &s.marker, s.frames, fix)?;
+    }
+    Ok(out)
 }

@@ -93,19 +93,21 @@ pub fn normal_quantile(p: f64) -> f64 {
 }
 
 /// The tracked samples of every frame (`per_frame[k][m]`) tested at level `alpha`; `names` the
-/// markers', `layout` the mechanism's (the pattern test needs it), `view` the camera.
+/// markers', `layout` the mechanism's (the pattern test needs it), `view` the camera; the
+/// samples the user corrected (frame, marker) are not flagged.
 pub(crate) fn test_samples(
     per_frame: &[Vec<Option<Blob>>],
     names: &[String],
     layout: Option<&MarkerLayout>,
     view: View,
     alpha: f64,
+    corrected: &std::collections::BTreeSet<(usize, usize)>,
 ) -> Flags {
     let chi2 = chi2_2_quantile(alpha);
     let z = normal_quantile(1.0 - alpha);
     let mut flags = Vec::new();
     let mut push = |k: usize, m: usize, reason: FlagReason, score: f64| {
-        if score > 1.0 {
+        if score > 1.0 && !corrected.contains(&(k, m)) {
             flags.push(Flag {
                 frame: k as i64,
                 marker: names[m].clone(),
@@ -119,8 +121,12 @@ pub(crate) fn test_samples(
         for (k, c) in innovation(&series, chi2).into_iter().enumerate() {
             push(k, m, FlagReason::Innovation, c.unwrap_or(0.0) / chi2);
         }
-        let area = running_scores(&series, |b| b.half_area.ln());
-        let shape = running_scores(&series, |b| b.elongation.ln());
+        // A corrected sample's blob is the user's, not measured: out of the blob statistics.
+        let measured: Vec<Option<Blob>> = (0..series.len())
+            .map(|k| series[k].filter(|_| !corrected.contains(&(k, m))))
+            .collect();
+        let area = running_scores(&measured, |b| b.half_area.ln());
+        let shape = running_scores(&measured, |b| b.elongation.ln());
         for k in 0..series.len() {
             let (a, s) = (area[k].unwrap_or(0.0), shape[k].unwrap_or(0.0));
             push(k, m, FlagReason::Area, a / z);

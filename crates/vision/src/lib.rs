@@ -9,6 +9,7 @@ mod assign;
 pub mod blob;
 pub mod calibrate;
 pub mod camera;
+pub mod corrections;
 pub mod flags;
 pub mod overlay;
 pub mod pattern;

@@ -39,6 +39,7 @@ use crate::assign::{
 };
 pub use crate::blob::Blob;
 use crate::camera::Calibration;
+use crate::corrections::Correction;
 use crate::pattern::{MarkerLayout, NotFound};
 use crate::{cv, VisionError};
 
@@ -63,6 +64,8 @@ pub struct TrackConfig {
     pub layout: Option<MarkerLayout>,
     /// False-alarm level of each test of the tracked samples (`flags`).
     pub alpha: f64,
+    /// The user's corrections, applied frame by frame (`corrections`).
+    pub corrections: Vec<Correction>,
 }
 
 impl Default for TrackConfig {
@@ -74,6 +77,7 @@ impl Default for TrackConfig {
             max_area: 5000.0,
             layout: None,
             alpha: FALSE_ALARM,
+            corrections: Vec::new(),
         }
     }
 }
@@ -107,6 +111,9 @@ pub struct TrackSummary {
     /// Samples flagged by at least one test.
     #[serde(default)]
     pub flagged: usize,
+    /// Samples the user's corrections set (dropped, moved, swapped or sought again).
+    #[serde(default)]
+    pub corrected: usize,
     /// Flags of each reason.
     #[serde(default)]
     pub flags_by_reason: std::collections::BTreeMap<FlagReason, usize>,
@@ -455,9 +462,55 @@ fn single_disc(
     (found, rejected)
 }
 
+/// The one disc-like blob in the window (u0, v0, u1, v1, px) of a frame, in frame pixels; None
+/// when there is none or more than one.
+fn seek_in(frame: &Mat, w: [f64; 4], cfg: &TrackConfig) -> Result<Option<Blob>, VisionError> {
+    let (x0, y0) = (w[0].floor() as i32, w[1].floor() as i32);
+    let (x1, y1) = (
+        (w[2].ceil() as i32).min(frame.cols() - 1),
+        (w[3].ceil() as i32).min(frame.rows() - 1),
+    );
+    let rect = opencv::core::Rect::new(x0, y0, (x1 - x0 + 1).max(1), (y1 - y0 + 1).max(1));
+    let view = cv("roi", Mat::roi(frame, rect))?;
+    let mut grey = Mat::default();
+    if frame.channels() == 1 {
+        grey = cv("roi", view.try_clone())?;
+    } else {
+        cv(
+            "cvtColor",
+            opencv::imgproc::cvt_color(&view, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0),
+        )?;
+    }
+    let (blobs, _) = find_blobs(&grey, cfg)?;
+    Ok(match blobs.as_slice() {
+        [b] => Some(Blob {
+            u: b.u + x0 as f64,
+            v: b.v + y0 as f64,
+            ..*b
+        }),
+        _ => None,
+    })
+}
+
 /// One locked frame in this many is searched over the lever's neighbourhood rather than in the
 /// markers' own windows (see [`track_video`]).
 pub const WINDOW_CHECK_EVERY: usize = 16;
+
+/// The settings checked before a frame is decoded: two markers at least, the corrections
+/// within the markers and the image.
+fn check_config(cfg: &TrackConfig, cal: &Calibration, p: &str) -> Result<(), VisionError> {
+    let nm = cfg.markers.len();
+    let fail = |reason: String| VisionError::Tracking {
+        path: p.into(),
+        reason,
+    };
+    if nm < 2 {
+        return Err(fail("at least two markers are needed".into()));
+    }
+    let (w, h) = (cal.intrinsics.width, cal.intrinsics.height);
+    crate::corrections::check(&cfg.corrections, nm, w, h)
+        .map_err(|r| fail(format!("the corrections: {r}")))
+}
 
 /// Track the markers of the video at `path` with the camera `cal` (intrinsics and bench plane),
 /// and test every sample (`flags`).
@@ -483,13 +536,7 @@ pub fn track_video(
         cap.get(opencv::videoio::CAP_PROP_FRAME_COUNT),
     )?
     .max(0.0) as usize;
-    let nm = cfg.markers.len();
-    if nm < 2 {
-        return Err(VisionError::Tracking {
-            path: p,
-            reason: "at least two markers are needed".into(),
-        });
-    }
+    check_config(cfg, cal, &p)?;
     let start = Instant::now();
     let mut tracker = Tracker::new(cfg, View { cal, plane: &plane });
     let mut frame = Mat::default();
@@ -517,9 +564,19 @@ pub fn track_video(
         ));
     }
     tracker.check_lock(&p)?;
-    let mut summary = std::mem::take(&mut tracker.summary);
-    let times = frame_times(&stamps, fps, tracker.per_frame.len(), &mut summary);
     let frames = tracker.per_frame.len();
+    if let Some(c) = cfg.corrections.iter().find(|c| c.frames[1] >= frames) {
+        let last = frames.saturating_sub(1);
+        return Err(VisionError::Tracking {
+            path: p,
+            reason: format!(
+                "the corrections: {} names frame {}, but the video has {frames} frames (0 to {last})",
+                c.label, c.frames[1]
+            ),
+        });
+    }
+    let mut summary = std::mem::take(&mut tracker.summary);
+    let times = frame_times(&stamps, fps, frames, &mut summary);
     let flags = tracker.flags(&mut summary);
     let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
     summary.frames = frames;
@@ -602,6 +659,7 @@ struct Tracker<'a> {
     extra_frames: usize,
     searched_frames: usize,
     not_found: std::collections::BTreeMap<(String, String), usize>,
+    corrected: std::collections::BTreeMap<(usize, usize), Option<Blob>>,
     summary: TrackSummary,
     window_buf: WindowBuffers,
     grey: Mat,
@@ -620,6 +678,7 @@ impl<'a> Tracker<'a> {
             extra_frames: 0,
             searched_frames: 0,
             not_found: Default::default(),
+            corrected: Default::default(),
             summary: TrackSummary::default(),
             window_buf: WindowBuffers::default(),
             grey: Mat::default(),
@@ -643,37 +702,98 @@ impl<'a> Tracker<'a> {
     fn frame(&mut self, frame: &Mat) -> Result<(), VisionError> {
         let k = self.per_frame.len();
         let preds = self.predictions();
-        if let (Some(preds), false) = (&preds, k.is_multiple_of(WINDOW_CHECK_EVERY)) {
-            let prev2 = k.checked_sub(2).and_then(|i| self.per_frame.get(i));
-            if let Some(prev1) = self.per_frame.last() {
-                if let Some((assigned, rejected)) =
-                    follow_in_windows(frame, prev1, prev2, preds, self.cfg, &mut self.window_buf)?
-                {
-                    self.summary.rejected_blobs += rejected;
-                    *self.counts.entry(self.nm).or_default() += 1;
-                    self.summary.window_frames += 1;
-                    self.learn(preds, &assigned);
-                    self.per_frame.push(assigned);
-                    return Ok(());
+        let assigned = match self.in_windows(frame, preds.as_deref())? {
+            Some(a) => a,
+            None => {
+                let (blobs, rejected) = self.search(frame)?;
+                self.summary.rejected_blobs += rejected;
+                *self.counts.entry(blobs.len()).or_default() += 1;
+                let a = self.assign(&blobs, preds.as_deref());
+                if let (Some(lock), true) = (&self.lock, preds.is_some()) {
+                    if let Some(params) = &lock.line {
+                        if extra_on_line(&blobs, &a, params) > 0 {
+                            self.extra_frames += 1;
+                        }
+                    }
+                    self.searched_frames += 1;
                 }
+                a
             }
-        }
-        let (blobs, rejected) = self.search(frame)?;
-        self.summary.rejected_blobs += rejected;
-        *self.counts.entry(blobs.len()).or_default() += 1;
-        let assigned = self.assign(&blobs, preds.as_deref());
-        if let (Some(lock), Some(preds)) = (&self.lock, &preds) {
+        };
+        self.correct(frame, k, &assigned)?;
+        if let Some(preds) = &preds {
             self.summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
-            if let Some(params) = &lock.line {
-                if extra_on_line(&blobs, &assigned, params) > 0 {
-                    self.extra_frames += 1;
-                }
-            }
-            self.searched_frames += 1;
             self.learn(preds, &assigned);
         }
         self.per_frame.push(assigned);
         Ok(())
+    }
+
+    /// The fast path of a locked frame (`follow_in_windows`), except one frame in
+    /// [`WINDOW_CHECK_EVERY`]; None when the frame needs a search.
+    fn in_windows(
+        &mut self,
+        frame: &Mat,
+        preds: Option<&[Option<Prediction>]>,
+    ) -> Result<Option<Vec<Option<Blob>>>, VisionError> {
+        let k = self.per_frame.len();
+        let (Some(preds), Some(prev1)) = (preds, self.per_frame.last()) else {
+            return Ok(None);
+        };
+        if k.is_multiple_of(WINDOW_CHECK_EVERY) {
+            return Ok(None);
+        }
+        let prev2 = k.checked_sub(2).and_then(|i| self.per_frame.get(i));
+        let found = follow_in_windows(frame, prev1, prev2, preds, self.cfg, &mut self.window_buf)?;
+        Ok(found.map(|(assigned, rejected)| {
+            self.summary.rejected_blobs += rejected;
+            *self.counts.entry(self.nm).or_default() += 1;
+            self.summary.window_frames += 1;
+            assigned
+        }))
+    }
+
+    /// Frame `k`'s samples as the user's corrections set them (`corrections::apply`; a marker
+    /// sought again by the one disc-like blob in its window), kept aside: the tracker follows
+    /// its own samples, and the corrected ones replace them once the video is tracked
+    /// ([`Tracker::corrected_frames`]), so that an entry means the same whatever the tracker did
+    /// in the frames before.
+    fn correct(
+        &mut self,
+        frame: &Mat,
+        k: usize,
+        assigned: &[Option<Blob>],
+    ) -> Result<(), VisionError> {
+        let entries = &self.cfg.corrections;
+        if !entries.iter().any(|c| c.covers(k)) {
+            return Ok(());
+        }
+        let mut failure = None;
+        let mut fixed = assigned.to_vec();
+        let touched = crate::corrections::apply(entries, k, &mut fixed, |w| {
+            match seek_in(frame, w, self.cfg) {
+                Ok(b) => b,
+                Err(e) => {
+                    failure = Some(e);
+                    None
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        for m in touched {
+            self.corrected.insert((k, m), fixed[m]);
+        }
+        Ok(())
+    }
+
+    /// The frames' samples with the user's corrections in place; the samples corrected.
+    fn corrected_frames(&mut self) -> std::collections::BTreeSet<(usize, usize)> {
+        for (&(k, m), b) in &self.corrected {
+            self.per_frame[k][m] = *b;
+        }
+        self.corrected.keys().copied().collect()
     }
 
     /// The running mean square of the constant-velocity predictions' errors updated by a
@@ -799,12 +919,20 @@ impl<'a> Tracker<'a> {
     }
 
     /// Every tracked sample tested (`flags`), the counts written into `summary`.
-    fn flags(&self, summary: &mut TrackSummary) -> Flags {
+    fn flags(&mut self, summary: &mut TrackSummary) -> Flags {
         let cfg = self.cfg;
+        let corrected = self.corrected_frames();
         let layout = cfg.layout.as_ref();
-        let flags =
-            crate::flags::test_samples(&self.per_frame, &cfg.markers, layout, self.view, cfg.alpha);
+        let flags = crate::flags::test_samples(
+            &self.per_frame,
+            &cfg.markers,
+            layout,
+            self.view,
+            cfg.alpha,
+            &corrected,
+        );
         summary.flagged = flags.samples().len();
+        summary.corrected = corrected.len();
         summary.flags_by_reason = flags.counts().into_iter().filter(|c| c.1 > 0).collect();
         flags
     }
