@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod cdp;
 pub mod gauss;
 
 use std::collections::HashMap;

@@ -74,6 +74,12 @@ enum Command {
     ///
     /// Example: flexbench overlay --video recordings/default/video.mp4 --calibration out/demo/calibrate/calibration.yaml --tracks out/demo/track/tracks.parquet --flags out/demo/track/flags.parquet --processed out/demo/process --mechanism pipelines/wind-pump.toml --out out/overlay
     Overlay(OverlayArgs),
+    /// Write the clicks page of a board view lying in the lever's plane: a self-contained HTML
+    /// page where the bench origin A and a point of the horizontal are clicked (to 0.1 px, in a
+    /// magnified window) and clicks.toml is downloaded for `calibrate` and `run`.
+    ///
+    /// Example: flexbench clicks-page --image recordings/default/plane-view.png --out out/clicks.html
+    ClicksPage(ClicksPageArgs),
     /// Decode a video and report its frames, frame rate, timestamps and decoding speed.
     ///
     /// Example: flexbench probe --video recordings/default/video.mp4
@@ -368,6 +374,17 @@ struct OverlayArgs {
     out: PathBuf,
 }
 
+/// Arguments of `flexbench clicks-page`.
+#[derive(clap::Args)]
+struct ClicksPageArgs {
+    /// The board view in the lever's plane (PNG or JPEG).
+    #[arg(long)]
+    image: PathBuf,
+    /// The page to write (HTML).
+    #[arg(long)]
+    out: PathBuf,
+}
+
 /// Arguments of `flexbench probe`.
 #[derive(clap::Args)]
 struct ProbeArgs {
@@ -425,6 +442,15 @@ fn run(cli: Cli) -> Result<()> {
         Command::Smooth(args) => smooth_command(args),
         Command::Probe(args) => probe_command(args),
         Command::Overlay(args) => overlay_command(args),
+        Command::ClicksPage(args) => {
+            let page = flexbench_pipeline::calibrate::clicks_page(&args.image, &args.out)
+                .with_context(|| format!("the clicks page of {}", args.image.display()))?;
+            println!(
+                "wrote {}: open it in a browser, click A and the horizontal, download clicks.toml",
+                page.display()
+            );
+            Ok(())
+        }
         Command::Run(args) => run_command(args),
         Command::Check(args) => check_command(args),
     }

@@ -140,3 +140,37 @@ pub fn read_clicks(path: &Path) -> Result<(Pixel, Pixel), PipelineError> {
     };
     Ok((get("origin")?, get("horizontal")?))
 }
+
+/// Write the clicks page of the plane view `image` (`flexbench_report::review::clicks_page`)
+/// to `out`: the user clicks A and the horizontal there and downloads `clicks.toml`.
+pub fn clicks_page(image: &Path, out: &Path) -> Result<PathBuf, PipelineError> {
+    use opencv::prelude::{MatTraitConst, VectorToVec};
+    let io = |path: &Path, reason: String| PipelineError::Io {
+        path: path.display().to_string(),
+        reason,
+    };
+    let bytes = std::fs::read(image).map_err(|e| io(image, format!("cannot be read ({e})")))?;
+    let img = opencv::imgcodecs::imread(image.as_os_str(), opencv::imgcodecs::IMREAD_COLOR)
+        .map_err(|e| io(image, e.message))?;
+    if img.empty() {
+        return Err(io(
+            image,
+            "is not an image OpenCV reads (PNG or JPEG)".into(),
+        ));
+    }
+    let mut png = opencv::core::Vector::<u8>::new();
+    let is_png = bytes.starts_with(b"\x89PNG");
+    if !is_png {
+        opencv::imgcodecs::imencode(".png", &img, &mut png, &opencv::core::Vector::new())
+            .map_err(|e| io(image, e.message))?;
+    }
+    let data = if is_png { bytes } else { png.to_vec() };
+    let name = image
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let html = flexbench_report::review::clicks_page(&data, img.cols(), img.rows(), &name);
+    flexbench_contracts::atomic::write_bytes(out, html.as_bytes())
+        .map_err(|e| io(out, e.to_string()))?;
+    Ok(out.to_path_buf())
+}

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::motion::Bodies;
 use flexbench_mechanism::constraints::{body_point, point_pos};
 use flexbench_mechanism::model::{JointKind, Mechanism};
+use flexbench_report::review::ReviewSample;
 use flexbench_vision::overlay::{write_overlay, OverlayFrame, OverlayMarker};
 use flexbench_vision::Calibration;
 use nalgebra::DVector;
@@ -29,6 +30,9 @@ pub struct OverlayRecord {
     pub sheet: Option<String>,
     /// Whether the fitted mechanism is drawn (a process stage's bodies were given).
     pub mechanism_drawn: bool,
+    /// The review page of the flagged samples (file name), when there are any.
+    #[serde(default)]
+    pub review: Option<String>,
 }
 
 impl crate::StageRecord for OverlayRecord {
@@ -53,61 +57,30 @@ pub struct OverlayInputs<'a> {
 }
 
 /// Write the overlay of `inputs` into the folder `out` (`overlay.mp4` or `.avi`,
-/// `overlay-flagged.png`, `summary.json`); the record and the files written.
+/// `overlay-flagged.png` and `.svg`, the review page `review.html`, `summary.json`); the record
+/// and the files written.
 pub fn overlay(
     inputs: &OverlayInputs,
     out: &Path,
     progress: impl FnMut(usize, usize),
 ) -> Result<(OverlayRecord, Vec<PathBuf>), PipelineError> {
     let cal = Calibration::read(inputs.calibration)?;
-    let tracks = flexbench_tables::read_tracks(inputs.tracks)?;
-    let flags = match inputs.flags {
-        Some(f) => flexbench_tables::read_flags(f)?,
-        None => Default::default(),
-    };
-    let bodies = match inputs.bodies {
-        Some(b) => Some(crate::tables::bodies_of(b, inputs.mechanism)?),
-        None => None,
-    };
-    let mech = inputs.mechanism;
-    let frames: BTreeSet<i64> = tracks.rows().iter().map(|r| r.frame).collect();
-    let sample: BTreeMap<i64, usize> = frames.iter().enumerate().map(|(k, &f)| (f, k)).collect();
-    let mut seen: BTreeMap<(i64, &str), (f64, f64)> = BTreeMap::new();
-    for r in tracks.rows() {
-        if let (Some(u), Some(v)) = (r.u, r.v) {
-            seen.insert((r.frame, r.marker.as_str()), (u, v));
-        }
-    }
-    let mut reasons: BTreeMap<(i64, &str), Vec<String>> = BTreeMap::new();
-    for f in &flags.rows {
-        reasons
-            .entry((f.frame, f.marker.as_str()))
-            .or_default()
-            .push(f.reason.to_string());
-    }
-    let names = tracks.marker_names();
-    let first = frames.first().copied().unwrap_or(0);
-    let frame = |k: usize| {
-        let fnum = first + k as i64;
-        let q = bodies
-            .as_ref()
-            .zip(sample.get(&fnum))
-            .and_then(|(b, &s)| configuration(mech, b, s));
-        drawn(mech, q.as_ref(), &names, |m| {
-            (
-                seen.get(&(fnum, m)).copied(),
-                reasons.get(&(fnum, m)).cloned().unwrap_or_default(),
-            )
-        })
-    };
+    let drawing = Drawing::read(inputs)?;
+    let mut frame = |k: usize| drawing.frame(k);
     crate::ensure_dir(out)?;
     let s = write_overlay(
         inputs.video,
         &cal,
-        frame,
+        &mut frame,
         &out.join("overlay.mp4"),
         progress,
     )?;
+    let video_name = inputs
+        .video
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let review = review_page(&s.review, &cal, &mut frame, &video_name, out)?;
     let name = |p: &Path| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -119,9 +92,11 @@ pub fn overlay(
         frames: s.frames,
         flagged: s.flagged,
         sheet: s.sheet.as_deref().map(name),
-        mechanism_drawn: bodies.is_some(),
+        mechanism_drawn: drawing.bodies.is_some(),
+        review: review.as_deref().map(name),
     };
     let mut files = vec![s.video.clone()];
+    files.extend(review.clone());
     if let Some(sheet) = &s.sheet {
         files.push(sheet.clone());
         files.push(sheet_svg(sheet)?);
@@ -131,6 +106,112 @@ pub fn overlay(
         &out.join("summary.json"),
     )?);
     Ok((record, files))
+}
+
+/// What the overlay draws, looked up by frame: the tracked pixels, the flags' reasons, the fitted
+/// motion (the bodies table's sample of each frame).
+struct Drawing<'a> {
+    mech: &'a Mechanism,
+    bodies: Option<Bodies>,
+    names: Vec<String>,
+    first: i64,
+    sample: BTreeMap<i64, usize>,
+    seen: BTreeMap<(i64, String), (f64, f64)>,
+    reasons: BTreeMap<(i64, String), Vec<String>>,
+}
+
+impl<'a> Drawing<'a> {
+    /// The tables of `inputs` read and indexed.
+    fn read(inputs: &OverlayInputs<'a>) -> Result<Drawing<'a>, PipelineError> {
+        let tracks = flexbench_tables::read_tracks(inputs.tracks)?;
+        let flags = match inputs.flags {
+            Some(f) => flexbench_tables::read_flags(f)?,
+            None => Default::default(),
+        };
+        let bodies = match inputs.bodies {
+            Some(b) => Some(crate::tables::bodies_of(b, inputs.mechanism)?),
+            None => None,
+        };
+        let frames: BTreeSet<i64> = tracks.rows().iter().map(|r| r.frame).collect();
+        let mut reasons: BTreeMap<(i64, String), Vec<String>> = BTreeMap::new();
+        for f in &flags.rows {
+            let key = (f.frame, f.marker.clone());
+            reasons.entry(key).or_default().push(f.reason.to_string());
+        }
+        Ok(Drawing {
+            mech: inputs.mechanism,
+            bodies,
+            names: tracks.marker_names(),
+            first: frames.first().copied().unwrap_or(0),
+            sample: frames.iter().enumerate().map(|(k, &f)| (f, k)).collect(),
+            seen: tracks
+                .rows()
+                .iter()
+                .filter_map(|r| Some(((r.frame, r.marker.clone()), (r.u?, r.v?))))
+                .collect(),
+            reasons,
+        })
+    }
+
+    /// What frame `k` (from the tracks' first) shows.
+    fn frame(&self, k: usize) -> OverlayFrame {
+        let f = self.first + k as i64;
+        let q = self
+            .bodies
+            .as_ref()
+            .zip(self.sample.get(&f))
+            .and_then(|(b, &s)| configuration(self.mech, b, s));
+        drawn(self.mech, q.as_ref(), &self.names, |m| {
+            let key = (f, m.to_string());
+            let reasons = self.reasons.get(&key).cloned().unwrap_or_default();
+            (self.seen.get(&key).copied(), reasons)
+        })
+    }
+}
+
+/// The review page of the flagged samples (`review.html`, `flexbench_report::review`) from
+/// their crops, each with its tracked centre and where the fitted mechanism puts it (`frame(k)`
+/// draws frame k); None when no sample was flagged.
+fn review_page(
+    crops: &[flexbench_vision::overlay::FlagCrop],
+    cal: &Calibration,
+    frame: &mut impl FnMut(usize) -> OverlayFrame,
+    video: &str,
+    out: &Path,
+) -> Result<Option<PathBuf>, PipelineError> {
+    if crops.is_empty() {
+        return Ok(None);
+    }
+    let to_pixel = |p: [f64; 2]| {
+        let (xn, yn) = cal.plane?.to_image(p[0], p[1])?;
+        Some(cal.intrinsics.project_normalized(xn, yn))
+    };
+    let samples: Vec<ReviewSample> = crops
+        .iter()
+        .map(|c| {
+            let f = frame(c.frame);
+            let m = f.markers.iter().find(|m| m.name == c.marker);
+            ReviewSample {
+                frame: c.frame,
+                marker: c.marker.clone(),
+                reasons: m.map(|m| m.flags.clone()).unwrap_or_default(),
+                crop_png: c.png.clone(),
+                origin: c.origin,
+                side: c.side,
+                tracked: m.and_then(|m| m.tracked),
+                predicted: m.and_then(|m| m.fitted).and_then(to_pixel),
+            }
+        })
+        .collect();
+    let path = out.join("review.html");
+    let html = flexbench_report::review::flags_page(&samples, video);
+    flexbench_contracts::atomic::write_bytes(&path, html.as_bytes()).map_err(|e| {
+        PipelineError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
+    Ok(Some(path))
 }
 
 /// The contact sheet (PNG) as an SVG beside it (`<stem>.svg`), for the report's page.

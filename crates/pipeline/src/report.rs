@@ -695,8 +695,16 @@ fn overlay_note(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
         Span::Bold(format!("{} flagged sample(s)", record.flagged)),
         Span::Text(".".into()),
     ];
-    if record.sheet.is_none() {
-        spans.push(Span::Text(" No sample was flagged.".into()));
+    match &record.review {
+        Some(page) => spans.extend([
+            Span::Text(" Review them one by one (accept, drop, or click the true centre) and download corrections.toml: ".into()),
+            Span::Link {
+                text: format!("overlay/{page}"),
+                href: Path::new("..").join("overlay").join(page).display().to_string(),
+            },
+            Span::Text(".".into()),
+        ]),
+        None => spans.push(Span::Text(" No sample was flagged.".into())),
     }
     page.note(Note::new("Overlay").paragraph(spans));
     page.show_from("overlay", dir, "overlay-flagged", "The flagged samples (the first 48): 64 x 64 px of the recording about each marker, drawn twice as large, with its frame, its name and the tests it failed (flags.csv of the track stage).");

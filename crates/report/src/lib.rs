@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod page;
+pub mod review;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;

@@ -21,6 +21,25 @@ use crate::{cv, VisionError};
 
 /// Most crops on the contact sheet of flagged samples.
 pub const SHEET_MAX: usize = 48;
+/// Most flagged samples kept for the review page.
+pub const REVIEW_MAX: usize = 200;
+/// Side of a review crop, px.
+pub const REVIEW_SIDE: i32 = 48;
+
+/// The recording's pixels about a flagged sample, for the review page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagCrop {
+    /// Frame number.
+    pub frame: usize,
+    /// The marker's name.
+    pub marker: String,
+    /// The crop's top-left pixel (u, v) in the frame.
+    pub origin: (i32, i32),
+    /// Its side, px.
+    pub side: i32,
+    /// The crop as PNG.
+    pub png: Vec<u8>,
+}
 /// Side of a crop on the contact sheet, px (the recording's pixels, drawn twice as large).
 const CROP: i32 = 64;
 
@@ -61,6 +80,8 @@ pub struct OverlaySummary {
     pub flagged: usize,
     /// The contact sheet of the flagged samples' crops (PNG), when there are any.
     pub sheet: Option<PathBuf>,
+    /// The first [`REVIEW_MAX`] flagged samples' pixels, as decoded.
+    pub review: Vec<FlagCrop>,
 }
 
 const GREEN: (f64, f64, f64) = (60.0, 220.0, 60.0);
@@ -99,7 +120,7 @@ pub fn write_overlay(
     let (mut writer, codec, path) = open_writer(out, if fps > 0.0 { fps } else { 30.0 }, w, h)?;
     let tmp = flexbench_contracts::atomic::temporary_path(&path);
     let mut img = Mat::default();
-    let (mut k, mut crops) = (0usize, Vec::new());
+    let (mut k, mut crops, mut review) = (0usize, Vec::new(), Vec::new());
     let mut flagged = 0;
     let result = (|| -> Result<(), VisionError> {
         while cap
@@ -120,6 +141,9 @@ pub fn write_overlay(
                     if let Some(c) = crop(&img, m, k)? {
                         crops.push(c);
                     }
+                }
+                if review.len() < REVIEW_MAX {
+                    review.extend(raw_crop(&img, m, k)?);
                 }
             }
             draw(&mut img, &f, view, k)?;
@@ -145,7 +169,35 @@ pub fn write_overlay(
         frames: k,
         flagged,
         sheet,
+        review,
     })
+}
+
+/// The recording's pixels about a flagged marker ([`REVIEW_SIDE`] px, as decoded), about its
+/// tracked centre or where the fitted mechanism puts it; None when it has neither.
+fn raw_crop(img: &Mat, m: &OverlayMarker, k: usize) -> Result<Option<FlagCrop>, VisionError> {
+    let Some((u, v)) = m.tracked else {
+        return Ok(None);
+    };
+    let side = REVIEW_SIDE;
+    if img.cols() < side || img.rows() < side {
+        return Ok(None);
+    }
+    let x = ((u.round() as i32) - side / 2).clamp(0, img.cols() - side);
+    let y = ((v.round() as i32) - side / 2).clamp(0, img.rows() - side);
+    let roi = cv("crop", Mat::roi(img, Rect::new(x, y, side, side)))?;
+    let mut buf = opencv::core::Vector::<u8>::new();
+    cv(
+        "png",
+        opencv::imgcodecs::imencode(".png", &roi, &mut buf, &opencv::core::Vector::new()),
+    )?;
+    Ok(Some(FlagCrop {
+        frame: k,
+        marker: m.name.clone(),
+        origin: (x, y),
+        side,
+        png: buf.to_vec(),
+    }))
 }
 
 fn video_err(video: &Path, reason: String) -> VisionError {
