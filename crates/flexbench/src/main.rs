@@ -369,9 +369,13 @@ struct OverlayArgs {
     /// Mechanism file (TOML).
     #[arg(long)]
     mechanism: PathBuf,
-    /// Output folder: overlay.mp4 (or .avi), overlay-flagged.png, summary.json.
+    /// Output folder: overlay.mp4 (or .avi), overlay-flagged.png, review.html, summary.json.
     #[arg(long)]
     out: PathBuf,
+    /// Copy the frames without drawing: decoding plus encoding alone, the overlay's benchmark
+    /// baseline.
+    #[arg(long)]
+    plain: bool,
 }
 
 /// Arguments of `flexbench clicks-page`.
@@ -698,6 +702,7 @@ fn overlay_command(args: OverlayArgs) -> Result<()> {
         flags: args.flags.as_deref(),
         bodies: bodies.as_deref(),
         mechanism: &file.mechanism,
+        plain: args.plain,
     };
     let pb = bar(1);
     pb.set_message("overlay");

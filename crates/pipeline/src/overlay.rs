@@ -54,6 +54,8 @@ pub struct OverlayInputs<'a> {
     pub bodies: Option<&'a Path>,
     /// The mechanism.
     pub mechanism: &'a Mechanism,
+    /// Copy the frames without drawing (the benchmark's baseline: decoding plus encoding).
+    pub plain: bool,
 }
 
 /// Write the overlay of `inputs` into the folder `out` (`overlay.mp4` or `.avi`,
@@ -66,7 +68,10 @@ pub fn overlay(
 ) -> Result<(OverlayRecord, Vec<PathBuf>), PipelineError> {
     let cal = Calibration::read(inputs.calibration)?;
     let drawing = Drawing::read(inputs)?;
-    let mut frame = |k: usize| drawing.frame(k);
+    let mut frame = |k: usize| match inputs.plain {
+        true => OverlayFrame::default(),
+        false => drawing.frame(k),
+    };
     crate::ensure_dir(out)?;
     let s = write_overlay(
         inputs.video,

@@ -1352,6 +1352,7 @@ impl RecordingRun<'_, '_> {
                     flags: Some(&flags),
                     bodies: Some(&bodies),
                     mechanism: mech,
+                    plain: false,
                 };
                 crate::overlay::overlay(&inputs, tmp, |k, n| {
                     progress(StageEvent::Progress(
