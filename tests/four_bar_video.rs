@@ -24,21 +24,7 @@ fn four_bar_from_video_to_forces() {
         dir.path().join("process"),
     );
     let mech = s(&root().join("pipelines/four-bar.toml"));
-    ok(&[
-        "calibrate",
-        "--views",
-        &s(&rec.join("views")),
-        "--board",
-        "9x6",
-        "--square",
-        "0.03",
-        "--plane-view",
-        &s(&rec.join("plane-view.png")),
-        "--clicks",
-        &s(&rec.join("clicks.toml")),
-        "--out",
-        &s(&cal),
-    ]);
+    common::calibrate_recording(&rec, &cal);
     #[rustfmt::skip]
     ok(&["track", "--video", &s(&rec.join("video.mp4")), "--calibration", &s(&cal), "--mechanism", &mech, "--out", &s(&tracks)]);
     let flags = dir.path().join("flags.csv");

@@ -213,20 +213,11 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
         });
     let chromium = chromium.expect("headless Chromium is needed for the report test: run scripts/install-deps.sh (it installs Debian's chromium)");
     let page = format!("file://{}", out.join("report/report.html").display());
-    let flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--virtual-time-budget=20000",
-    ];
+    let mut flags = common::CHROMIUM_FLAGS.to_vec();
+    flags.push("--virtual-time-budget=20000");
     let profile = |n: &str| format!("--user-data-dir={}", dir.path().join(n).display());
     let dom = Command::new(chromium)
-        .args(flags)
+        .args(&flags)
         .arg(profile("p1"))
         .arg("--dump-dom")
         .arg(&page)
@@ -252,7 +243,7 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     let player = out.join("overlay/play.html");
     std::fs::write(&player, "<html><body><video id=\"v\" src=\"overlay.mp4\" muted preload=\"auto\"></video><script>var v=document.getElementById('v');v.addEventListener('loadeddata',function(){document.body.setAttribute('data-width',v.videoWidth);document.body.setAttribute('data-duration',v.duration);});</script></body></html>").unwrap();
     let dom = Command::new(chromium)
-        .args(flags)
+        .args(&flags)
         .arg(profile("p3"))
         .arg("--dump-dom")
         .arg(format!("file://{}", player.display()))
@@ -265,7 +256,7 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     );
     let shot = dir.path().join("report.png");
     let o = Command::new(chromium)
-        .args(flags)
+        .args(&flags)
         .arg(profile("p2"))
         .args([
             "--hide-scrollbars",

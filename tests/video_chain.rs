@@ -21,21 +21,7 @@ fn calibrate_track_process_on_the_shipped_recording() {
     let rec = root().join("recordings/default");
     let cal = dir.path().join("camera.yaml");
     let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
-    ok(&[
-        "calibrate",
-        "--views",
-        &s(&rec.join("views")),
-        "--board",
-        "9x6",
-        "--square",
-        "0.03",
-        "--plane-view",
-        &s(&rec.join("plane-view.png")),
-        "--clicks",
-        &s(&rec.join("clicks.toml")),
-        "--out",
-        &s(&cal),
-    ]);
+    common::calibrate_recording(&rec, &cal);
     let est = flexbench_vision::Calibration::read(&cal).unwrap();
     let truth_cam = flexbench_vision::Calibration::read(&rec.join("truth/camera.yaml")).unwrap();
     let (e, t) = (est.intrinsics, truth_cam.intrinsics);

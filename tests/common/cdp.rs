@@ -23,25 +23,13 @@ pub struct Browser {
     session: String,
 }
 
-/// The flags of a headless Chromium on a closed machine (no background networking).
-const FLAGS: [&str; 9] = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-];
-
 impl Browser {
     /// Chromium started with a fresh profile in `profile`, the page at `url` open and loaded
     /// (its body's `data-ready` set), downloads going into `downloads`.
     pub fn open(url: &str, profile: &Path, downloads: &Path) -> Browser {
         let mut child = Command::new("chromium")
-            .args(FLAGS)
+            .args(super::CHROMIUM_FLAGS)
+            .arg("--window-size=1400,1000")
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("--remote-debugging-port=0")
             .arg("about:blank")

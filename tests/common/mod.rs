@@ -129,3 +129,37 @@ pub fn noisy_tracks(
     }
     out.join("\n")
 }
+
+/// Calibrate from a recording folder's views, its board in the lever's plane and its clicks (the
+/// 9 x 6 board of 30 mm squares) into `out`, through the binary.
+pub fn calibrate_recording(rec: &Path, out: &Path) {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    ok(&[
+        "calibrate",
+        "--views",
+        &s(&rec.join("views")),
+        "--board",
+        "9x6",
+        "--square",
+        "0.03",
+        "--plane-view",
+        &s(&rec.join("plane-view.png")),
+        "--clicks",
+        &s(&rec.join("clicks.toml")),
+        "--out",
+        &s(out),
+    ]);
+}
+
+/// The flags of a headless Chromium on a closed machine (no background networking, no
+/// sandbox as root, a fresh profile given by the caller).
+pub const CHROMIUM_FLAGS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];

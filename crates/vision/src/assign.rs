@@ -282,8 +282,9 @@ pub(crate) fn follow(
         for (i, b) in blobs.iter().enumerate() {
             let d = (b.u - p.u).hypot(b.v - p.v);
             if d < gate {
-                near[m].push((p.chi2(b), i));
-                if p.chi2(b) <= ACCEPT_CHI2 {
+                let chi2 = p.chi2(b);
+                near[m].push((chi2, i));
+                if chi2 <= ACCEPT_CHI2 {
                     pairs.push((d, m, i));
                 }
             }

@@ -320,35 +320,14 @@ fn draw(img: &mut Mat, f: &OverlayFrame, view: View, k: usize) -> Result<(), Vis
 fn text(img: &mut Mat, s: &str, x: i32, y: i32, c: Scalar) -> Result<(), VisionError> {
     let font = opencv::imgproc::FONT_HERSHEY_SIMPLEX;
     let org = Point::new(x, y);
-    let dark = Scalar::new(0.0, 0.0, 0.0, 0.0);
-    cv(
-        "text",
-        opencv::imgproc::put_text(
-            img,
-            s,
-            org,
-            font,
-            0.4,
-            dark,
-            3,
-            opencv::imgproc::LINE_AA,
-            false,
-        ),
-    )?;
-    cv(
-        "text",
-        opencv::imgproc::put_text(
-            img,
-            s,
-            org,
-            font,
-            0.4,
-            c,
-            1,
-            opencv::imgproc::LINE_AA,
-            false,
-        ),
-    )
+    for (colour, thickness) in [(Scalar::new(0.0, 0.0, 0.0, 0.0), 3), (c, 1)] {
+        let aa = opencv::imgproc::LINE_AA;
+        cv(
+            "text",
+            opencv::imgproc::put_text(img, s, org, font, 0.4, colour, thickness, aa, false),
+        )?;
+    }
+    Ok(())
 }
 
 /// A flagged marker's crop (CROP x CROP px about it, drawn twice as large, labelled with the
