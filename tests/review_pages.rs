@@ -2,7 +2,8 @@
 //! (`common::cdp`): the clicks page of the shipped plane view gives back the shipped clicks.toml
 //! when A and the horizontal are clicked where the rendering put them; the review page of the
 //! nuisance recording's flagged samples turns a drop, a click on a marker's true centre and an
-//! acceptance into the corrections.toml expected, which `track --corrections` then applies.
+//! acceptance into the corrections.toml expected, which `track --corrections` then applies; and
+//! with every flagged sample clicked at its true centre, the forces stay within 3 % of their peaks.
 //! Screenshots of both pages are taken (into docs/ when FLEXBENCH_DOCS_SCREENSHOTS is set).
 
 use crate::common;
@@ -156,4 +157,79 @@ fn review_page_makes_the_corrections_clicked() {
     assert!(row(f0, &m0).is_none(), "dropped");
     let i = row(f1, &m1).expect("moved");
     assert_eq!((u[i], v[i]), (mu, mv));
+}
+
+/// Every flagged sample of the nuisance recording clicked at its true centre on the review page
+/// (a user who sees the marker), the downloaded file applied by `track`, then `process`: the
+/// forces at B and C' within the 3 % RMS of their peaks (2.4 % measured).
+#[test]
+fn forces_after_the_review_pages_corrections() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let rec = root().join("recordings/nuisances");
+    let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
+    let mech = s(&root().join("pipelines/wind-pump.toml"));
+    let tracks = dir.path().join("track/tracks.csv");
+    #[rustfmt::skip]
+    ok(&["track", "--video", &video, "--calibration", &cal, "--mechanism", &mech, "--out", &s(&tracks)]);
+    let out = dir.path().join("overlay");
+    #[rustfmt::skip]
+    ok(&["overlay", "--video", &video, "--calibration", &cal, "--tracks", &s(&tracks), "--flags", &s(&dir.path().join("track/flags.csv")), "--mechanism", &mech, "--out", &s(&out)]);
+    let downloads = dir.path().join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let url = format!("file://{}", out.join("review.html").display());
+    let mut b = Browser::open(&url, &dir.path().join("profile"), &downloads);
+    let truth = read_csv(&rec.join("truth/tracks.csv"));
+    let (tu, tv) = (num(&truth, "u"), num(&truth, "v"));
+    let n = b.eval("S.length").as_u64().unwrap() as usize;
+    for k in 0..n {
+        let v = b.eval(&format!(
+            "[S[{k}].frame, S[{k}].marker, S[{k}].x0, S[{k}].y0]"
+        ));
+        let (f, m) = (
+            v[0].as_u64().unwrap().to_string(),
+            v[1].as_str().unwrap().to_string(),
+        );
+        let (x0, y0) = (v[2].as_f64().unwrap(), v[3].as_f64().unwrap());
+        let j = (0..tu.len())
+            .find(|&j| truth["frame"][j] == f && truth["marker"][j] == m)
+            .unwrap();
+        let (dx, dy) = (
+            ((tu[j] - x0 + 0.5) * 8.0).round(),
+            ((tv[j] - y0 + 0.5) * 8.0).round(),
+        );
+        b.click_in("#crop", dx, dy);
+        if k + 1 < n {
+            b.wait_for(&format!("cv.getAttribute('data-index') === '{}'", k + 1));
+        }
+    }
+    b.click("#download");
+    let file = downloads.join("corrections.toml");
+    let text = downloaded(&file);
+    assert_eq!(text.matches("[[move]]").count(), n, "every sample moved");
+    let fixed = dir.path().join("fixed/tracks.csv");
+    #[rustfmt::skip]
+    ok(&["track", "--video", &video, "--calibration", &cal, "--mechanism", &mech, "--corrections", &s(&file), "--out", &s(&fixed)]);
+    let processed = dir.path().join("process");
+    #[rustfmt::skip]
+    ok(&["process", "--tracks", &s(&fixed), "--flags", &s(&dir.path().join("fixed/flags.csv")), "--mechanism", &mech, "--out", &s(&processed), "--periodic", "--refine-horizontal"]);
+    let (tf, pf) = (
+        read_csv(&rec.join("truth/forces.csv")),
+        read_csv(&processed.join("forces.csv")),
+    );
+    for joint in ["B", "C"] {
+        let (x, y) = (format!("{joint}_x"), format!("{joint}_y"));
+        let (ax, ay, bx, by) = (num(&tf, &x), num(&tf, &y), num(&pf, &x), num(&pf, &y));
+        let (mut e2, mut peak) = (0.0, 0.0f64);
+        for k in 0..ax.len() {
+            e2 += (bx[k] - ax[k]).powi(2) + (by[k] - ay[k]).powi(2);
+            peak = peak.max(ax[k].hypot(ay[k]));
+        }
+        let rel = (e2 / ax.len() as f64).sqrt() / peak;
+        eprintln!(
+            "after the review page's {n} corrections: {joint} {:.2} % RMS of its peak",
+            100.0 * rel
+        );
+        assert!(rel < 0.03, "{joint}: {:.2} %", 100.0 * rel);
+    }
 }
