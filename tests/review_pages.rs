@@ -70,24 +70,35 @@ fn clicks_page_gives_the_clicked_pixels() {
     assert_eq!((o, h), (so, sh));
 }
 
+/// The nuisance recording tracked with the wind pump's layout and the rendering's camera into
+/// `dir/track`, its overlay and review page drawn into `dir/overlay`, and the page open in
+/// Chromium (downloads into `dir/downloads`); the arguments `track` needs again (video,
+/// calibration, mechanism).
+fn review_of_nuisances(dir: &Path) -> (Browser, [String; 3]) {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let rec = root().join("recordings/nuisances");
+    let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
+    let mech = s(&root().join("pipelines/wind-pump.toml"));
+    let tracks = dir.join("track/tracks.csv");
+    #[rustfmt::skip]
+    ok(&["track", "--video", &video, "--calibration", &cal, "--mechanism", &mech, "--out", &s(&tracks)]);
+    let (flags, out) = (dir.join("track/flags.csv"), dir.join("overlay"));
+    #[rustfmt::skip]
+    ok(&["overlay", "--video", &video, "--calibration", &cal, "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &mech, "--out", &s(&out)]);
+    let downloads = dir.join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let url = format!("file://{}", out.join("review.html").display());
+    let b = Browser::open(&url, &dir.join("profile"), &downloads);
+    (b, [video, cal, mech])
+}
+
 #[test]
 fn review_page_makes_the_corrections_clicked() {
     let dir = tempfile::tempdir().unwrap();
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let rec = root().join("recordings/nuisances");
-    let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
-    let mech = s(&root().join("pipelines/wind-pump.toml"));
-    let tracks = dir.path().join("track/tracks.csv");
-    #[rustfmt::skip]
-    ok(&["track", "--video", &video, "--calibration", &cal, "--mechanism", &mech, "--out", &s(&tracks)]);
-    let flags = dir.path().join("track/flags.csv");
-    let out = dir.path().join("overlay");
-    #[rustfmt::skip]
-    ok(&["overlay", "--video", &video, "--calibration", &cal, "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &mech, "--out", &s(&out)]);
+    let (mut b, [video, cal, mech]) = review_of_nuisances(dir.path());
     let downloads = dir.path().join("downloads");
-    std::fs::create_dir_all(&downloads).unwrap();
-    let url = format!("file://{}", out.join("review.html").display());
-    let mut b = Browser::open(&url, &dir.path().join("profile"), &downloads);
     let n = b.eval("S.length").as_u64().unwrap();
     assert!(n >= 3, "{n} flagged samples to review");
     let sample = |b: &mut Browser, k: usize| {
@@ -167,18 +178,8 @@ fn forces_after_the_review_pages_corrections() {
     let dir = tempfile::tempdir().unwrap();
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let rec = root().join("recordings/nuisances");
-    let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
-    let mech = s(&root().join("pipelines/wind-pump.toml"));
-    let tracks = dir.path().join("track/tracks.csv");
-    #[rustfmt::skip]
-    ok(&["track", "--video", &video, "--calibration", &cal, "--mechanism", &mech, "--out", &s(&tracks)]);
-    let out = dir.path().join("overlay");
-    #[rustfmt::skip]
-    ok(&["overlay", "--video", &video, "--calibration", &cal, "--tracks", &s(&tracks), "--flags", &s(&dir.path().join("track/flags.csv")), "--mechanism", &mech, "--out", &s(&out)]);
+    let (mut b, [video, cal, mech]) = review_of_nuisances(dir.path());
     let downloads = dir.path().join("downloads");
-    std::fs::create_dir_all(&downloads).unwrap();
-    let url = format!("file://{}", out.join("review.html").display());
-    let mut b = Browser::open(&url, &dir.path().join("profile"), &downloads);
     let truth = read_csv(&rec.join("truth/tracks.csv"));
     let (tu, tv) = (num(&truth, "u"), num(&truth, "v"));
     let n = b.eval("S.length").as_u64().unwrap() as usize;
