@@ -71,15 +71,7 @@ fn four_bar_from_video_to_forces() {
     );
     assert_eq!(tf["t"].len(), pf["t"].len());
     for joint in ["O2", "A", "B", "O4"] {
-        let (x, y) = (format!("{joint}_x"), format!("{joint}_y"));
-        let (tx, ty) = (num(&tf, &x), num(&tf, &y));
-        let (px, py) = (num(&pf, &x), num(&pf, &y));
-        let (mut e2, mut peak) = (0.0, 0.0f64);
-        for k in 0..tx.len() {
-            e2 += (px[k] - tx[k]).powi(2) + (py[k] - ty[k]).powi(2);
-            peak = peak.max(tx[k].hypot(ty[k]));
-        }
-        let rel = (e2 / tx.len() as f64).sqrt() / peak;
+        let (rel, peak) = common::force_error(&tf, &pf, joint);
         eprintln!(
             "four-bar: {joint} {:.2} % RMS of its peak {peak:.1} N",
             100.0 * rel

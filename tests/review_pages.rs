@@ -219,14 +219,7 @@ fn forces_after_the_review_pages_corrections() {
         read_csv(&processed.join("forces.csv")),
     );
     for joint in ["B", "C"] {
-        let (x, y) = (format!("{joint}_x"), format!("{joint}_y"));
-        let (ax, ay, bx, by) = (num(&tf, &x), num(&tf, &y), num(&pf, &x), num(&pf, &y));
-        let (mut e2, mut peak) = (0.0, 0.0f64);
-        for k in 0..ax.len() {
-            e2 += (bx[k] - ax[k]).powi(2) + (by[k] - ay[k]).powi(2);
-            peak = peak.max(ax[k].hypot(ay[k]));
-        }
-        let rel = (e2 / ax.len() as f64).sqrt() / peak;
+        let (rel, _) = common::force_error(&tf, &pf, joint);
         eprintln!(
             "after the review page's {n} corrections: {joint} {:.2} % RMS of its peak",
             100.0 * rel

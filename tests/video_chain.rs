@@ -107,22 +107,8 @@ fn calibrate_track_process_on_the_shipped_recording() {
     let tf = read_csv(&rec.join("truth/forces.csv"));
     let pf = read_csv(&out.join("forces.csv"));
     for j in ["B", "C"] {
-        let (tx, ty, px, py) = (
-            num(&tf, &format!("{j}_x")),
-            num(&tf, &format!("{j}_y")),
-            num(&pf, &format!("{j}_x")),
-            num(&pf, &format!("{j}_y")),
-        );
-        let peak = tx
-            .iter()
-            .zip(&ty)
-            .map(|(a, b)| a.hypot(*b))
-            .fold(0.0, f64::max);
-        let pairs: Vec<f64> = (0..tx.len())
-            .filter(|&i| px[i].is_finite())
-            .map(|i| (tx[i] - px[i]).powi(2) + (ty[i] - py[i]).powi(2))
-            .collect();
-        let rms = (pairs.iter().sum::<f64>() / pairs.len() as f64).sqrt();
+        let (rel, peak) = common::force_error(&tf, &pf, j);
+        let rms = rel * peak;
         eprintln!(
             "force at {j}: RMS error {:.1} % of its peak {peak:.0} N (issue's aim: 3 %)",
             100.0 * rms / peak

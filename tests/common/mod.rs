@@ -163,3 +163,28 @@ pub const CHROMIUM_FLAGS: [&str; 8] = [
     "--disable-component-update",
     "--disable-sync",
 ];
+
+/// The RMS of the vector error of joint `joint`'s force (columns `<joint>_x`, `<joint>_y`) of
+/// `got` against `truth`, over the samples `got` has, as a share of the true force's peak; and
+/// that peak (N).
+pub fn force_error(
+    truth: &HashMap<String, Vec<String>>,
+    got: &HashMap<String, Vec<String>>,
+    joint: &str,
+) -> (f64, f64) {
+    let (x, y) = (format!("{joint}_x"), format!("{joint}_y"));
+    let (tx, ty, gx, gy) = (num(truth, &x), num(truth, &y), num(got, &x), num(got, &y));
+    let peak = tx
+        .iter()
+        .zip(&ty)
+        .map(|(a, b)| a.hypot(*b))
+        .fold(0.0, f64::max);
+    let e2: Vec<f64> = (0..tx.len())
+        .filter(|&i| gx[i].is_finite())
+        .map(|i| (tx[i] - gx[i]).powi(2) + (ty[i] - gy[i]).powi(2))
+        .collect();
+    (
+        (e2.iter().sum::<f64>() / e2.len() as f64).sqrt() / peak,
+        peak,
+    )
+}

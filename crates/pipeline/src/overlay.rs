@@ -187,10 +187,7 @@ fn review_page(
     if crops.is_empty() {
         return Ok(None);
     }
-    let to_pixel = |p: [f64; 2]| {
-        let (xn, yn) = cal.plane?.to_image(p[0], p[1])?;
-        Some(cal.intrinsics.project_normalized(xn, yn))
-    };
+    let to_pixel = |p: [f64; 2]| cal.plane?.bench_to_pixel(&cal.intrinsics, p[0], p[1]);
     let samples: Vec<ReviewSample> = crops
         .iter()
         .map(|c| {

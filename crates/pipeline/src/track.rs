@@ -129,10 +129,7 @@ pub fn import_tracks(
         };
         let map = cal.as_ref().and_then(|c| {
             let (intr, plane) = (c.intrinsics, c.plane?);
-            Some(move |u: f64, v: f64| {
-                let (xn, yn) = intr.undistort_pixel(u, v);
-                plane.to_bench(xn, yn)
-            })
+            Some(move |u: f64, v: f64| plane.pixel_to_bench(&intr, u, v))
         });
         let pixels = match (&cal, &map) {
             (None, _) => Pixels::Uncalibrated,

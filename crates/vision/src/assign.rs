@@ -57,15 +57,13 @@ pub(crate) struct View<'a> {
 impl View<'_> {
     /// The bench point (m) of a pixel.
     pub fn to_bench(self, u: f64, v: f64) -> Vector2<f64> {
-        let (xn, yn) = self.cal.intrinsics.undistort_pixel(u, v);
-        let (x, y) = self.plane.to_bench(xn, yn);
+        let (x, y) = self.plane.pixel_to_bench(&self.cal.intrinsics, u, v);
         Vector2::new(x, y)
     }
 
     /// The pixel of a bench point (m).
     pub fn to_pixel(self, p: Vector2<f64>) -> Option<(f64, f64)> {
-        let (xn, yn) = self.plane.to_image(p.x, p.y)?;
-        Some(self.cal.intrinsics.project_normalized(xn, yn))
+        self.plane.bench_to_pixel(&self.cal.intrinsics, p.x, p.y)
     }
 }
 

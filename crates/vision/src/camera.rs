@@ -119,6 +119,18 @@ impl BenchPlane {
         let p = inv * Vector3::new(bx, by, 1.0);
         Some((p.x / p.z, p.y / p.z))
     }
+    /// Bench-frame metres of a pixel (u, v) of a camera with intrinsics `intr` (undistorted,
+    /// then through the plane).
+    pub fn pixel_to_bench(&self, intr: &Intrinsics, u: f64, v: f64) -> (f64, f64) {
+        let (xn, yn) = intr.undistort_pixel(u, v);
+        self.to_bench(xn, yn)
+    }
+    /// The pixel of a bench-frame point (m) for a camera with intrinsics `intr` (through the
+    /// plane, then distorted).
+    pub fn bench_to_pixel(&self, intr: &Intrinsics, bx: f64, by: f64) -> Option<(f64, f64)> {
+        let (xn, yn) = self.to_image(bx, by)?;
+        Some(intr.project_normalized(xn, yn))
+    }
 }
 
 /// A camera calibration as written under `calibration/`: intrinsics, their standard deviations,

@@ -155,30 +155,21 @@ fn robust_scale(mut x: Vec<f64>, floor: f64) -> f64 {
     (1.4826 * x[mid].abs()).max(floor)
 }
 
+/// The robust scale of residuals' components, px (at least [`PX_FLOOR`]).
+fn px_scale<'a>(res: impl Iterator<Item = &'a Vector2<f64>>) -> f64 {
+    robust_scale(res.flat_map(|r| [r.x.abs(), r.y.abs()]).collect(), PX_FLOOR)
+}
+
 /// The innovation test's chi-square of every sample of one marker (None: not tested).
 fn innovation(series: &[Option<Blob>], chi2: f64) -> Vec<Option<f64>> {
     let first = residuals(series, &vec![false; series.len()]);
-    let scale = robust_scale(
-        first
-            .iter()
-            .flatten()
-            .flat_map(|r| [r.x.abs(), r.y.abs()])
-            .collect(),
-        PX_FLOOR,
-    );
+    let scale = px_scale(first.iter().flatten());
     let failed: Vec<bool> = first
         .iter()
         .map(|r| r.is_some_and(|r| r.norm_squared() / (scale * scale) > chi2))
         .collect();
     let second = residuals(series, &failed);
-    let scale = robust_scale(
-        second
-            .iter()
-            .flatten()
-            .flat_map(|r| [r.x.abs(), r.y.abs()])
-            .collect(),
-        PX_FLOOR,
-    );
+    let scale = px_scale(second.iter().flatten());
     second
         .iter()
         .map(|r| r.map(|r| r.norm_squared() / (scale * scale)))
@@ -271,15 +262,7 @@ fn pattern(
 /// Each marker's robust scale of its pattern residuals' components, px.
 fn marker_scales(res: &[(usize, usize, Vector2<f64>)], nm: usize) -> Vec<f64> {
     (0..nm)
-        .map(|m| {
-            robust_scale(
-                res.iter()
-                    .filter(|r| r.1 == m)
-                    .flat_map(|r| [r.2.x.abs(), r.2.y.abs()])
-                    .collect(),
-                PX_FLOOR,
-            )
-        })
+        .map(|m| px_scale(res.iter().filter(|r| r.1 == m).map(|r| &r.2)))
         .collect()
 }
 

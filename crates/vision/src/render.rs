@@ -175,10 +175,7 @@ impl PlaneMap {
         let plane = camera.plane().ok_or_else(|| {
             VisionError::Calibration("the camera sees the bench plane edge-on".into())
         })?;
-        let to_bench = |u: f64, v: f64| {
-            let (x, y) = i.undistort_pixel(u, v);
-            plane.to_bench(x, y)
-        };
+        let to_bench = |u: f64, v: f64| plane.pixel_to_bench(&i, u, v);
         let mut xy = Vec::with_capacity(w * h);
         let mut scale = Vec::with_capacity(w * h);
         let mut light = Vec::with_capacity(w * h);

@@ -1091,8 +1091,7 @@ fn bench_rows(
     for (k, assigned) in per_frame.into_iter().enumerate() {
         for (m, a) in assigned.into_iter().enumerate() {
             if let Some(b) = a {
-                let (xn, yn) = cal.intrinsics.undistort_pixel(b.u, b.v);
-                let (x, y) = plane.to_bench(xn, yn);
+                let (x, y) = plane.pixel_to_bench(&cal.intrinsics, b.u, b.v);
                 sigmas.push(b.sigma);
                 rows.push(TrackRow {
                     frame: k as i64,
