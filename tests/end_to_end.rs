@@ -13,6 +13,7 @@ mod fem_end_to_end;
 mod four_bar_video;
 mod import_circles;
 mod process_end_to_end;
+mod residual_flags;
 mod review_pages;
 mod run_end_to_end;
 mod smooth_end_to_end;

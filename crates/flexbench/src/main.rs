@@ -167,9 +167,13 @@ struct ProcessArgs {
     /// the fit as gaps.
     #[arg(long)]
     flags: Option<PathBuf>,
-    /// Keep the flagged samples in the fit.
-    #[arg(long, requires = "flags")]
+    /// Keep the flagged samples in the fit: those of --flags, and those that fail the fitted
+    /// mechanism's residual test (fit_flags.csv; by default left out and the motion refitted).
+    #[arg(long)]
     keep_flagged: bool,
+    /// False-alarm level of the fitted mechanism's residual test of each tracked sample.
+    #[arg(long, default_value_t = flexbench_contracts::flags::FALSE_ALARM)]
+    false_alarm: f64,
 }
 
 /// Arguments of `flexbench calibrate`.
@@ -363,7 +367,8 @@ struct OverlayArgs {
     /// Flags table of the tracks (flags.csv beside them).
     #[arg(long)]
     flags: Option<PathBuf>,
-    /// Folder of the process stage (its bodies table): the fitted mechanism is drawn.
+    /// Folder of the process stage: the fitted mechanism (its bodies table) is drawn, and the
+    /// samples that failed its residual test (fit_flags) marked.
     #[arg(long)]
     processed: Option<PathBuf>,
     /// Mechanism file (TOML).
@@ -511,7 +516,13 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         refine_horizontal,
         flags,
         keep_flagged,
+        false_alarm,
     } = args;
+    if !(false_alarm > 0.0 && false_alarm < 0.5) {
+        anyhow::bail!(
+            "--false-alarm {false_alarm}: give a probability between 0 and 0.5 (default 1e-6)"
+        );
+    }
     let file = load(&mechanism)
         .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
     let _ = smoother;
@@ -524,6 +535,7 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         periodic,
         refine_horizontal,
         keep_flagged,
+        false_alarm,
     };
     let pb = bar(1000);
     let s = process(
@@ -546,6 +558,17 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         "processed {} samples: fit RMS residual {:.3} mm (free rigid fit {:.3} mm), {} toggle sample(s), max condition {:.1}",
         s.samples, s.fit.rms * 1e3, s.fit.rms_free * 1e3, s.toggles.len(), s.max_condition
     );
+    if s.residual_flagged > 0 {
+        let fate = if keep_flagged {
+            "kept in the fit"
+        } else {
+            "left out and the motion refitted"
+        };
+        println!(
+            "{} sample(s) failed the fitted mechanism's residual test (fit_flags.csv): {fate}",
+            s.residual_flagged
+        );
+    }
     for (stage, secs) in &s.timing {
         println!("  {stage:<18} {secs:.3} s");
     }
@@ -695,11 +718,18 @@ fn overlay_command(args: OverlayArgs) -> Result<()> {
     let file = load(&args.mechanism)
         .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?;
     let bodies = args.processed.as_ref().map(|p| p.join("bodies.parquet"));
+    let fit_flags = args.processed.as_ref().map(|p| p.join("fit_flags.parquet"));
+    let flags: Vec<&std::path::Path> = args
+        .flags
+        .iter()
+        .chain(fit_flags.iter().filter(|f| f.exists()))
+        .map(PathBuf::as_path)
+        .collect();
     let inputs = flexbench_pipeline::overlay::OverlayInputs {
         video: &args.video,
         calibration: &args.calibration,
         tracks: &args.tracks,
-        flags: args.flags.as_deref(),
+        flags: &flags,
         bodies: bodies.as_deref(),
         mechanism: &file.mechanism,
         plain: args.plain,

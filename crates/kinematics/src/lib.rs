@@ -12,6 +12,7 @@
 //!   marker's differentiated states; the fit's report.
 //! - [`smoother`]: the Kalman smoother on the driving coordinates, with covariances.
 //! - [`periodic`]: the drivers refitted as Fourier series of the crank angle over every turn.
+//! - [`outliers`]: the fitted mechanism's reprojection test of each measured marker position.
 //! - [`estimate`](mod@estimate): the whole estimation as `process` runs it (fit, the bench's
 //!   horizontal refined from the motion, smoother, periodic refit), and the force bands.
 
@@ -22,6 +23,7 @@ pub mod fit;
 pub mod fold;
 pub mod iterated;
 pub mod observe;
+pub mod outliers;
 pub mod periodic;
 pub mod smoother;
 

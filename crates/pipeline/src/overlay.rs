@@ -40,7 +40,8 @@ impl crate::StageRecord for OverlayRecord {
 }
 
 /// What the overlay draws from: the video, the calibration, the tracks, and optionally the
-/// flags and the fitted motion (the process stage's bodies table) with its mechanism.
+/// flags tables (the track stage's, the process stage's residual test) and the fitted motion (the
+/// process stage's bodies table) with its mechanism.
 pub struct OverlayInputs<'a> {
     /// The recording.
     pub video: &'a Path,
@@ -48,8 +49,8 @@ pub struct OverlayInputs<'a> {
     pub calibration: &'a Path,
     /// The tracks table of the video.
     pub tracks: &'a Path,
-    /// The flags table beside it.
-    pub flags: Option<&'a Path>,
+    /// The flags tables: the track stage's (beside the tracks), the process stage's fit_flags.
+    pub flags: &'a [&'a Path],
     /// The process stage's bodies table.
     pub bodies: Option<&'a Path>,
     /// The mechanism.
@@ -129,17 +130,17 @@ impl<'a> Drawing<'a> {
     /// The tables of `inputs` read and indexed.
     fn read(inputs: &OverlayInputs<'a>) -> Result<Drawing<'a>, PipelineError> {
         let tracks = flexbench_tables::read_tracks(inputs.tracks)?;
-        let flags = match inputs.flags {
-            Some(f) => flexbench_tables::read_flags(f)?,
-            None => Default::default(),
-        };
+        let mut flags = Vec::new();
+        for f in inputs.flags {
+            flags.extend(flexbench_tables::read_flags(f)?.rows);
+        }
         let bodies = match inputs.bodies {
             Some(b) => Some(crate::tables::bodies_of(b, inputs.mechanism)?),
             None => None,
         };
         let frames: BTreeSet<i64> = tracks.rows().iter().map(|r| r.frame).collect();
         let mut reasons: BTreeMap<(i64, String), Vec<String>> = BTreeMap::new();
-        for f in &flags.rows {
+        for f in &flags {
             let key = (f.frame, f.marker.clone());
             reasons.entry(key).or_default().push(f.reason.to_string());
         }

@@ -3,7 +3,9 @@
 //! in the crank angle, or from each marker's Savitzky-Golay derivatives with `--savgol`) ->
 //! Newton-Euler inverse dynamics per sample -> `markers` (the fitted motion's, with bands from
 //! the smoother; each marker's Savitzky-Golay derivatives with `--savgol`), `bodies`, `forces`,
-//! `fit_residuals` tables, `summary.json` and the forces figure.
+//! `fit_residuals` tables, `fit_flags` (the samples that failed the fitted mechanism's residual
+//! test, left out and refitted: `flexbench_kinematics::outliers`), `summary.json` and the forces
+//! figure.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -87,8 +89,24 @@ pub struct ProcessRecord {
     /// Tracked samples left out of the fit because they were flagged.
     #[serde(default)]
     pub flagged_left_out: usize,
+    /// The fitted mechanism's residual test: its level, the samples that failed it, the fits run.
+    #[serde(default)]
+    pub residual_test: ResidualTestRecord,
     /// The inverse dynamics' conditioning and toggles.
     pub inverse_dynamics: InverseDynamicsRecord,
+}
+
+/// The fitted mechanism's residual test as `process` ran it (`fit_flags.csv`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResidualTestRecord {
+    /// False-alarm level of the test.
+    pub false_alarm: f64,
+    /// Samples that failed it (fit_flags.csv).
+    pub flagged: usize,
+    /// Whether they were left out of the final fit (false with keep_flagged).
+    pub left_out: bool,
+    /// Kinematic fits run (1 when no sample failed; one more per round that found some).
+    pub fits: usize,
 }
 
 /// The Savitzky-Golay differentiation of the markers, as `process` ran it.
@@ -143,8 +161,11 @@ pub struct ProcessConfig {
     /// After the smoother, the drivers other than the first refitted as Fourier series of the
     /// first (the crank angle) over every turn (steady periodic motion).
     pub periodic: bool,
-    /// The samples of the flags table kept in the fit (by default they are left out, as gaps).
+    /// The samples of the flags table, and those that fail the fitted mechanism's residual test,
+    /// kept in the fit (by default they are left out, as gaps, and the motion refitted).
     pub keep_flagged: bool,
+    /// False-alarm level of the fitted mechanism's residual test.
+    pub false_alarm: f64,
 }
 
 impl Default for ProcessConfig {
@@ -158,6 +179,7 @@ impl Default for ProcessConfig {
             periodic: false,
             refine_horizontal: false,
             keep_flagged: false,
+            false_alarm: flexbench_contracts::flags::FALSE_ALARM,
         }
     }
 }
@@ -173,6 +195,8 @@ pub struct ProcessSummary {
     pub toggles: Vec<f64>,
     /// Largest condition number of the solved inverse-dynamics systems.
     pub max_condition: f64,
+    /// Samples that failed the fitted mechanism's residual test.
+    pub residual_flagged: usize,
     /// Files written.
     pub files: Vec<PathBuf>,
     /// Wall time per stage, s.
@@ -240,35 +264,29 @@ pub fn process(
     let series = tracks.series()?;
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;
-    lap("read", &mut timing);
-
-    // Differentiation, marker by marker and coordinate by coordinate.
-    events(StageEvent::Progress("differentiate", 0.0));
     let t = series[0].t.clone();
     let window = cfg.window.unwrap_or_else(|| default_window(&t, cfg.order));
     let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
-    let diffs = differentiate(&series, &sg)?;
-    let mut markers = markers_table(&names, &t, &diffs);
-    lap("differentiate", &mut timing);
+    lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
-    let seen = Observed::new(mech, &series, &diffs);
-    let (obs, raw) = (&seen.differentiated, &seen.positions);
-    let motion = estimate(mech, &t, obs, raw, &sg, &cfg.kinematics())?;
-    let bodies = bodies_table(mech, &t, &motion);
+    let fitted = fit_testing_residuals(mech, tracks, &sg, cfg)?;
+    let (motion, seen) = (&fitted.motion, &fitted.seen);
+    let mut markers = markers_table(&names, &t, &fitted.diffs);
+    let bodies = bodies_table(mech, &t, motion);
     let residuals = residual_table(mech, &t, &motion.samples);
     lap("kinematics", &mut timing);
 
     events(StageEvent::Progress("inverse dynamics", 0.0));
-    let forces = flexbench_kinematics::forces(mech, &t, &motion, cfg.max_condition, &mut |f| {
+    let forces = flexbench_kinematics::forces(mech, &t, motion, cfg.max_condition, &mut |f| {
         events(StageEvent::Progress("inverse dynamics", f))
     })?;
     if cfg.smoother {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
-        let fitted = flexbench_kinematics::estimate::states(&motion);
-        let sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, &motion);
-        markers = mech.fitted_markers_table(&t, &fitted, sigmas.as_deref(), &seen.seen);
+        let states = flexbench_kinematics::estimate::states(motion);
+        let sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, motion);
+        markers = mech.fitted_markers_table(&t, &states, sigmas.as_deref(), &seen.seen);
     }
     lap("inverse dynamics", &mut timing);
 
@@ -279,24 +297,91 @@ pub fn process(
         (&bodies, "bodies"),
         (&residuals, "fit_residuals"),
     ];
-    let mut files = write_outputs(mech, &t, &tables, &forces, &motion, tracks_path, out)?;
+    let mut files = write_outputs(mech, &t, &tables, &forces, motion, tracks_path, out)?;
+    let fit_flags = fitted.flags.to_named_table("fit_flags");
+    files.extend(write_table(&fit_flags, out, "fit_flags")?);
     lap("write", &mut timing);
     for w in &motion.report.warnings {
         events(StageEvent::Warning(w));
     }
     let differentiation = Differentiation::of(&sg, window, cfg);
-    let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, &motion, &forces);
+    let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);
     record.flags = flags.map(|f| f.display().to_string());
     record.flagged_left_out = left_out;
+    record.residual_test = ResidualTestRecord {
+        false_alarm: cfg.false_alarm,
+        flagged: fitted.flags.rows.len(),
+        left_out: !cfg.keep_flagged,
+        fits: fitted.fits,
+    };
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
         samples: t.len(),
         fit: motion.report.clone(),
         toggles: forces.toggles.clone(),
         max_condition: forces.max_condition,
+        residual_flagged: record.residual_test.flagged,
         files,
         timing,
     })
+}
+
+/// The motion fitted to the tracks, with what fed it: the markers' differentiation, the
+/// observations, the samples that failed the fitted mechanism's residual test, the fits run.
+struct Fitted {
+    diffs: Vec<(Derivatives, Derivatives)>,
+    seen: Observed,
+    motion: Motion,
+    flags: flexbench_contracts::flags::Flags,
+    fits: usize,
+}
+
+/// The motion fitted to `tracks`, tested by the fitted mechanism's residual
+/// (`flexbench_kinematics::outliers`): the samples that fail are flagged and, unless
+/// `cfg.keep_flagged`, left out as gaps and the motion refitted, until a fit leaves none failing
+/// or the test has run [`flexbench_kinematics::outliers::ROUNDS`] times.
+fn fit_testing_residuals(
+    mech: &Mechanism,
+    mut tracks: flexbench_contracts::Tracks,
+    sg: &SavGol,
+    cfg: &ProcessConfig,
+) -> Result<Fitted, PipelineError> {
+    use flexbench_contracts::flags::{Flag, FlagReason, Flags};
+    use flexbench_kinematics::outliers::{residual_outliers, ROUNDS};
+    let (mut flagged, mut fits) = (Vec::new(), 0);
+    loop {
+        fits += 1;
+        let series = tracks.series()?;
+        let diffs = differentiate(&series, sg)?;
+        let seen = Observed::new(mech, &series, &diffs);
+        let (obs, raw) = (&seen.differentiated, &seen.positions);
+        let motion = estimate(mech, &series[0].t, obs, raw, sg, &cfg.kinematics())?;
+        let found: Vec<Flag> = match fits <= ROUNDS {
+            true => residual_outliers(&motion.samples, mech.markers.len(), cfg.false_alarm),
+            false => Vec::new(),
+        }
+        .into_iter()
+        .map(|o| Flag {
+            frame: series[0].frame[o.sample],
+            marker: mech.markers[o.marker].name.clone(),
+            reason: FlagReason::Residual,
+            score: o.score,
+        })
+        .collect();
+        let samples: std::collections::BTreeSet<(i64, String)> =
+            found.iter().map(|f| (f.frame, f.marker.clone())).collect();
+        flagged.extend(found);
+        if samples.is_empty() || cfg.keep_flagged {
+            return Ok(Fitted {
+                diffs,
+                seen,
+                motion,
+                flags: Flags::from_rows(flagged),
+                fits,
+            });
+        }
+        tracks = tracks.without(&samples).0;
+    }
 }
 
 /// Each marker's x and y differentiated by Savitzky-Golay.
@@ -458,6 +543,7 @@ impl ProcessRecord {
             unfitted_samples: motion.samples.iter().filter(|f| f.state.is_none()).count(),
             flags: None,
             flagged_left_out: 0,
+            residual_test: ResidualTestRecord::default(),
             inverse_dynamics: InverseDynamicsRecord {
                 max_condition_allowed: cfg.max_condition,
                 max_condition: forces.max_condition,

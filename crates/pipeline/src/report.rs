@@ -707,7 +707,7 @@ fn overlay_note(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
         None => spans.push(Span::Text(" No sample was flagged.".into())),
     }
     page.note(Note::new("Overlay").paragraph(spans));
-    page.show_from("overlay", dir, "overlay-flagged", "The flagged samples (the first 48): 64 x 64 px of the recording about each marker, drawn twice as large, with its frame, its name and the tests it failed (flags.csv of the track stage).");
+    page.show_from("overlay", dir, "overlay-flagged", "The flagged samples (the first 48): 64 x 64 px of the recording about each marker, drawn twice as large, with its frame, its name and the tests it failed (flags.csv of the track stage, fit_flags.csv of the process stage).");
     Ok(())
 }
 
@@ -738,14 +738,33 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
         .map(|(name, rms)| format!("{name} {:.3} mm", rms * 1e3))
         .collect::<Vec<_>>()
         .join(", ");
-    page.note(Note::new("Kinematics and inverse dynamics").text(format!(
-        "{} samples; markers' RMS residual from the fitted mechanism {:.3} mm ({per_marker}); horizontal correction {:.2} mrad; {} toggle sample(s), largest condition number {:.1}.",
-        process.samples,
-        fit.rms * 1e3,
-        process.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
-        process.inverse_dynamics.toggle_samples,
-        process.inverse_dynamics.max_condition
-    )));
+    page.note(
+        Note::new("Kinematics and inverse dynamics")
+            .text(format!(
+                "{} samples; markers' RMS residual from the fitted mechanism {:.3} mm ({per_marker}); horizontal correction {:.2} mrad; {} toggle sample(s), largest condition number {:.1}.",
+                process.samples,
+                fit.rms * 1e3,
+                process.horizontal_correction_rad.unwrap_or(0.0) * 1e3,
+                process.inverse_dynamics.toggle_samples,
+                process.inverse_dynamics.max_condition
+            ))
+            .text(residual_sentence(&process.residual_test)),
+    );
+}
+
+/// The fitted mechanism's residual test in words (fit_flags.csv of the process stage).
+fn residual_sentence(test: &crate::process::ResidualTestRecord) -> String {
+    let level = format!("at a false-alarm level of {:.0e}", test.false_alarm);
+    match (test.flagged, test.left_out) {
+        (0, _) => format!("No sample failed the fitted mechanism's residual test ({level})."),
+        (n, true) => format!(
+            "{n} sample(s) failed the fitted mechanism's residual test ({level}; fit_flags.csv): left out as gaps and the motion refitted ({} fits).",
+            test.fits
+        ),
+        (n, false) => format!(
+            "{n} sample(s) failed the fitted mechanism's residual test ({level}; fit_flags.csv): kept in the fit ([process] keep_flagged)."
+        ),
+    }
 }
 
 /// The comparison's table: each quantity's NRMSE, peaks and phase lag.

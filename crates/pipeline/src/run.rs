@@ -168,8 +168,11 @@ pub struct ProcessSection {
     pub edges: flexbench_signal::EdgeMode,
     /// Condition number above which a sample is a toggle position.
     pub max_condition: f64,
-    /// The tracked samples the track stage flagged kept in the fit (default: left out).
+    /// The tracked samples the track stage flagged, and those that fail the fitted mechanism's
+    /// residual test, kept in the fit (default: left out).
     pub keep_flagged: bool,
+    /// False-alarm level of the fitted mechanism's residual test (default 1e-6).
+    pub false_alarm: f64,
 }
 
 impl Default for ProcessSection {
@@ -184,6 +187,7 @@ impl Default for ProcessSection {
             edges: flexbench_signal::EdgeMode::Interp,
             max_condition: d.max_condition,
             keep_flagged: false,
+            false_alarm: d.false_alarm,
         }
     }
 }
@@ -953,6 +957,12 @@ impl Settings {
                 p.max_condition
             ));
         }
+        if !(p.false_alarm > 0.0 && p.false_alarm < 0.5) {
+            return bad(format!(
+                "[process] false_alarm = {}: give a probability between 0 and 0.5 (default 1e-6)",
+                p.false_alarm
+            ));
+        }
         let process = crate::ProcessConfig {
             window: p.window,
             order: p.order,
@@ -962,6 +972,7 @@ impl Settings {
             periodic: p.periodic && smoother,
             refine_horizontal: p.refine_horizontal && smoother,
             keep_flagged: p.keep_flagged,
+            false_alarm: p.false_alarm,
         };
         let f = &file.fem;
         let (element, supports) = (f.element, f.supports);
@@ -1332,24 +1343,34 @@ impl RecordingRun<'_, '_> {
             tracks.with_file_name("flags.parquet"),
             process_dir.join("bodies.parquet"),
         );
+        // The process stage's residual flags (absent from a process folder of before them).
+        let fit_flags = process_dir.join("fit_flags.parquet");
+        let mut tables = vec![flags.as_path()];
+        tables.extend(fit_flags.exists().then_some(fit_flags.as_path()));
+        let mut inputs = vec![
+            ("video", video.as_path()),
+            ("calibration", calibration),
+            ("tracks", tracks),
+            ("flags", &flags),
+            ("bodies", &bodies),
+            ("mechanism", &self.rec.mechanism),
+        ];
+        inputs.extend(
+            fit_flags
+                .exists()
+                .then_some(("fit_flags", fit_flags.as_path())),
+        );
         let mech = self.mech;
         self.runner.stage(
             "overlay",
             params(&self.file.overlay),
-            &[
-                ("video", video.as_path()),
-                ("calibration", calibration),
-                ("tracks", tracks),
-                ("flags", &flags),
-                ("bodies", &bodies),
-                ("mechanism", &self.rec.mechanism),
-            ],
+            &inputs,
             &mut |tmp, progress| {
                 let inputs = crate::overlay::OverlayInputs {
                     video,
                     calibration,
                     tracks,
-                    flags: Some(&flags),
+                    flags: &tables,
                     bodies: Some(&bodies),
                     mechanism: mech,
                     plain: false,

@@ -22,7 +22,7 @@
 //! Scores are the statistic over its threshold (1 at the threshold); a second blob's score is the
 //! threshold over its chi-square.
 
-use flexbench_contracts::flags::{Flag, FlagReason, Flags};
+use flexbench_contracts::flags::{chi2_2_quantile, robust_scale, Flag, FlagReason, Flags};
 use nalgebra::Vector2;
 
 use crate::assign::View;
@@ -37,11 +37,6 @@ const MEDIAN_HALF: usize = 15;
 const PX_FLOOR: f64 = 0.02;
 /// Scale floor of the area and shape tests (log units).
 const LOG_FLOOR: f64 = 0.02;
-
-/// The 1 - alpha quantile of the chi-square distribution with 2 degrees of freedom.
-pub fn chi2_2_quantile(alpha: f64) -> f64 {
-    -2.0 * alpha.ln()
-}
 
 /// The standard normal distribution's quantile at probability p in (0, 1): Acklam's rational
 /// approximation (relative error under 1.2e-9). Written here because it is one function (a
@@ -145,19 +140,9 @@ pub(crate) fn test_samples(
     Flags::from_rows(flags)
 }
 
-/// 1.4826 times the median of `x` (absolute values), at least `floor`.
-fn robust_scale(mut x: Vec<f64>, floor: f64) -> f64 {
-    if x.is_empty() {
-        return floor;
-    }
-    let mid = x.len() / 2;
-    x.select_nth_unstable_by(mid, f64::total_cmp);
-    (1.4826 * x[mid].abs()).max(floor)
-}
-
 /// The robust scale of residuals' components, px (at least [`PX_FLOOR`]).
 fn px_scale<'a>(res: impl Iterator<Item = &'a Vector2<f64>>) -> f64 {
-    robust_scale(res.flat_map(|r| [r.x.abs(), r.y.abs()]).collect(), PX_FLOOR)
+    robust_scale(res.flat_map(|r| [r.x, r.y]).collect(), PX_FLOOR)
 }
 
 /// The innovation test's chi-square of every sample of one marker (None: not tested).
@@ -231,7 +216,7 @@ fn running_scores(series: &[Option<Blob>], f: impl Fn(&Blob) -> f64) -> Vec<Opti
             Some(x - near[mid])
         })
         .collect();
-    let scale = robust_scale(diffs.iter().flatten().map(|d| d.abs()).collect(), LOG_FLOOR);
+    let scale = robust_scale(diffs.iter().flatten().copied().collect(), LOG_FLOOR);
     diffs.iter().map(|d| d.map(|d| d / scale)).collect()
 }
 

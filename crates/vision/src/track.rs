@@ -46,9 +46,7 @@ use crate::corrections::Correction;
 use crate::pattern::{MarkerLayout, NotFound};
 use crate::{cv, VisionError};
 
-/// The default false-alarm level of each test of the tracked samples: measured on the clean
-/// default recording, 0.2 % of its samples fail a test at this level (docs/tracking.md).
-pub const FALSE_ALARM: f64 = 1e-6;
+pub use flexbench_contracts::flags::FALSE_ALARM;
 
 /// Tracking settings.
 #[derive(Debug, Clone, PartialEq)]
