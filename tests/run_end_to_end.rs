@@ -149,6 +149,12 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     for f in ["tracks.trc", "tracks.c3d", "markers.trc", "markers.c3d"] {
         assert!(out.join("report").join(f).exists(), "{f}");
     }
+    // The fitted mechanism's residual test ran, its table written and its result in words.
+    assert!(out.join("process/fit_flags.csv").exists());
+    assert!(
+        html.contains("the fitted mechanism's residual test (at a false-alarm level of 1e-6"),
+        "the residual test in the report"
+    );
     // The overlay video decodes in OpenCV with every frame, and the report links it.
     let overlay = out.join("overlay/overlay.mp4");
     let probe = flexbench_vision::track::probe_video(&overlay).unwrap();
