@@ -558,15 +558,15 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         "processed {} samples: fit RMS residual {:.3} mm (free rigid fit {:.3} mm), {} toggle sample(s), max condition {:.1}",
         s.samples, s.fit.rms * 1e3, s.fit.rms_free * 1e3, s.toggles.len(), s.max_condition
     );
-    if s.residual_flagged > 0 {
-        let fate = if keep_flagged {
-            "kept in the fit"
-        } else {
-            "left out and the motion refitted"
+    let test = &s.residual_test;
+    if test.flagged > 0 {
+        let fate = match test.left_out {
+            true => "left out and the motion refitted",
+            false => "kept in the fit",
         };
         println!(
             "{} sample(s) failed the fitted mechanism's residual test (fit_flags.csv): {fate}",
-            s.residual_flagged
+            test.flagged
         );
     }
     for (stage, secs) in &s.timing {

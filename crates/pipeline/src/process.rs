@@ -10,6 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use std::collections::BTreeSet;
+
+use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::smoother::SmootherReport;
@@ -107,6 +110,9 @@ pub struct ResidualTestRecord {
     pub left_out: bool,
     /// Kinematic fits run (1 when no sample failed; one more per round that found some).
     pub fits: usize,
+    /// Why the test did not judge, when it did not (the Savitzky-Golay method; too many failed).
+    #[serde(default)]
+    pub skipped: Option<String>,
 }
 
 /// The Savitzky-Golay differentiation of the markers, as `process` ran it.
@@ -195,8 +201,8 @@ pub struct ProcessSummary {
     pub toggles: Vec<f64>,
     /// Largest condition number of the solved inverse-dynamics systems.
     pub max_condition: f64,
-    /// Samples that failed the fitted mechanism's residual test.
-    pub residual_flagged: usize,
+    /// The fitted mechanism's residual test: the samples that failed it and their fate.
+    pub residual_test: ResidualTestRecord,
     /// Files written.
     pub files: Vec<PathBuf>,
     /// Wall time per stage, s.
@@ -311,44 +317,55 @@ pub fn process(
     record.residual_test = ResidualTestRecord {
         false_alarm: cfg.false_alarm,
         flagged: fitted.flags.rows.len(),
-        left_out: !cfg.keep_flagged,
+        left_out: !cfg.keep_flagged && fitted.skipped.is_none(),
         fits: fitted.fits,
+        skipped: fitted.skipped.clone(),
     };
+    match &fitted.skipped {
+        Some(why) if cfg.smoother => events(StageEvent::Warning(&format!(
+            "the fitted mechanism's residual test {why}"
+        ))),
+        _ => {}
+    }
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
         samples: t.len(),
         fit: motion.report.clone(),
         toggles: forces.toggles.clone(),
         max_condition: forces.max_condition,
-        residual_flagged: record.residual_test.flagged,
+        residual_test: record.residual_test.clone(),
         files,
         timing,
     })
 }
 
 /// The motion fitted to the tracks, with what fed it: the markers' differentiation, the
-/// observations, the samples that failed the fitted mechanism's residual test, the fits run.
+/// observations, the samples that failed the fitted mechanism's residual test, the fits run, and
+/// why the test did not judge, when it did not.
 struct Fitted {
     diffs: Vec<(Derivatives, Derivatives)>,
     seen: Observed,
     motion: Motion,
-    flags: flexbench_contracts::flags::Flags,
+    flags: Flags,
     fits: usize,
+    skipped: Option<String>,
 }
 
 /// The motion fitted to `tracks`, tested by the fitted mechanism's residual
 /// (`flexbench_kinematics::outliers`): the samples that fail are flagged and, unless
 /// `cfg.keep_flagged`, left out as gaps and the motion refitted, until a fit leaves none failing
-/// or the test has run [`flexbench_kinematics::outliers::ROUNDS`] times.
+/// or the test has run [`flexbench_kinematics::outliers::ROUNDS`] times. The test needs a fit
+/// that follows the samples (the smoother): with Savitzky-Golay it does not run. When more than
+/// [`flexbench_kinematics::outliers::MAX_SHARE`] of the samples fail, the test stands down: the
+/// first fit, whole, with the first round's flags listed and why in `skipped`.
 fn fit_testing_residuals(
     mech: &Mechanism,
     mut tracks: flexbench_contracts::Tracks,
     sg: &SavGol,
     cfg: &ProcessConfig,
 ) -> Result<Fitted, PipelineError> {
-    use flexbench_contracts::flags::{Flag, FlagReason, Flags};
-    use flexbench_kinematics::outliers::{residual_outliers, ROUNDS};
-    let (mut flagged, mut fits) = (Vec::new(), 0);
+    use flexbench_kinematics::outliers::{MAX_SHARE, ROUNDS};
+    let (mut flagged, mut first, mut fits) = (Vec::new(), None::<Fitted>, 0);
     loop {
         fits += 1;
         let series = tracks.series()?;
@@ -356,32 +373,67 @@ fn fit_testing_residuals(
         let seen = Observed::new(mech, &series, &diffs);
         let (obs, raw) = (&seen.differentiated, &seen.positions);
         let motion = estimate(mech, &series[0].t, obs, raw, sg, &cfg.kinematics())?;
-        let found: Vec<Flag> = match fits <= ROUNDS {
-            true => residual_outliers(&motion.samples, mech.markers.len(), cfg.false_alarm),
+        let found = match cfg.smoother && fits <= ROUNDS {
+            true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
             false => Vec::new(),
+        };
+        let samples: BTreeSet<(i64, String)> =
+            found.iter().map(|f| (f.frame, f.marker.clone())).collect();
+        flagged.extend(found);
+        let fitted = Fitted {
+            diffs,
+            seen,
+            motion,
+            flags: Flags::from_rows(flagged.clone()),
+            fits,
+            skipped: (!cfg.smoother).then(|| {
+                "not run: the Savitzky-Golay fit follows the markers' smoothed positions, not their samples".to_string()
+            }),
+        };
+        let measured = match &first {
+            Some(f) => f.seen.seen.iter().flatten().filter(|s| **s).count(),
+            None => fitted.seen.seen.iter().flatten().filter(|s| **s).count(),
+        };
+        if flagged.len() as f64 > MAX_SHARE * measured as f64 {
+            let why = format!(
+                "stood down: {} of {measured} samples ({:.1} %) failed it, more than {:.0} %: the markers disagree with the mechanism file, the time base or the calibration, or many of the tracked samples are bad; the first round's failures are listed in fit_flags.csv and kept in the fit: look at them on the overlay",
+                flagged.len(),
+                100.0 * flagged.len() as f64 / measured.max(1) as f64,
+                100.0 * MAX_SHARE
+            );
+            return Ok(Fitted {
+                skipped: Some(why),
+                fits,
+                ..first.unwrap_or(fitted)
+            });
         }
+        if samples.is_empty() || cfg.keep_flagged {
+            return Ok(fitted);
+        }
+        first.get_or_insert(fitted);
+        tracks = tracks.without(&samples).0;
+    }
+}
+
+/// The flags of the samples of `motion` that fail the fitted mechanism's residual test at level
+/// `alpha` (`raw[k][m]` the measured positions, `frames[k]` each sample's frame).
+fn residual_flags(
+    mech: &Mechanism,
+    frames: &[i64],
+    motion: &Motion,
+    raw: &[Vec<Option<MarkerState>>],
+    alpha: f64,
+) -> Vec<Flag> {
+    use flexbench_kinematics::outliers::{raw_residuals, residual_outliers};
+    residual_outliers(&raw_residuals(mech, &motion.samples, raw), alpha)
         .into_iter()
         .map(|o| Flag {
-            frame: series[0].frame[o.sample],
+            frame: frames[o.sample],
             marker: mech.markers[o.marker].name.clone(),
             reason: FlagReason::Residual,
             score: o.score,
         })
-        .collect();
-        let samples: std::collections::BTreeSet<(i64, String)> =
-            found.iter().map(|f| (f.frame, f.marker.clone())).collect();
-        flagged.extend(found);
-        if samples.is_empty() || cfg.keep_flagged {
-            return Ok(Fitted {
-                diffs,
-                seen,
-                motion,
-                flags: Flags::from_rows(flagged),
-                fits,
-            });
-        }
-        tracks = tracks.without(&samples).0;
-    }
+        .collect()
 }
 
 /// Each marker's x and y differentiated by Savitzky-Golay.

@@ -755,6 +755,9 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
 /// The fitted mechanism's residual test in words (fit_flags.csv of the process stage).
 fn residual_sentence(test: &crate::process::ResidualTestRecord) -> String {
     let level = format!("at a false-alarm level of {:.0e}", test.false_alarm);
+    if let Some(why) = &test.skipped {
+        return format!("The fitted mechanism's residual test ({level}) {why}.");
+    }
     match (test.flagged, test.left_out) {
         (0, _) => format!("No sample failed the fitted mechanism's residual test ({level})."),
         (n, true) => format!(
