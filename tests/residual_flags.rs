@@ -146,7 +146,7 @@ fn too_many_failures_stand_the_test_down() {
         let mut f: Vec<String> = l.split(',').map(String::from).collect();
         // frame, t, marker, u, v, x, y, sigma_px (the truth table's columns).
         let frame: usize = f[0].parse().unwrap();
-        if frame % 3 == 0 && (f[2] == "M2" || f[2] == "M4") {
+        if frame.is_multiple_of(3) && (f[2] == "M2" || f[2] == "M4") {
             for (i, d) in [(5, 3e-3), (6, -3e-3)] {
                 f[i] = format!("{}", f[i].parse::<f64>().unwrap() + d);
             }
