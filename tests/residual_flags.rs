@@ -19,8 +19,9 @@ const PLANTED: [(&str, [usize; 2], [f64; 2]); 3] = [
     ("M1", [350, 352], [0.0, 3e-3]),
 ];
 
-/// The noisy truth tracks, with the planted errors when `planted`.
-fn tracks(dir: &Path, planted: bool) -> std::path::PathBuf {
+/// The noisy truth tracks, each position moved by `shift(marker, frame)` (m), written as
+/// `name` in `dir`.
+fn tracks(dir: &Path, name: &str, shift: &dyn Fn(&str, usize) -> [f64; 2]) -> std::path::PathBuf {
     let truth = common::root().join("recordings/default/truth/tracks.csv");
     let noisy = common::noisy_tracks(&truth, 1.4e-4, 0x2545F4914F6CDD1D, 1.0, &|_, _| false);
     let mut lines = noisy.lines();
@@ -31,19 +32,23 @@ fn tracks(dir: &Path, planted: bool) -> std::path::PathBuf {
     let mut out = vec![header.to_string()];
     for l in lines {
         let mut f: Vec<String> = l.split(',').map(String::from).collect();
-        let frame: usize = f[ifr].parse().unwrap();
-        for (m, [a, b], d) in PLANTED {
-            if planted && f[im] == m && (a..b).contains(&frame) {
-                for (i, di) in [(ix, d[0]), (iy, d[1])] {
-                    f[i] = format!("{}", f[i].parse::<f64>().unwrap() + di);
-                }
-            }
+        let d = shift(&f[im], f[ifr].parse().unwrap());
+        for (i, di) in [(ix, d[0]), (iy, d[1])] {
+            f[i] = format!("{}", f[i].parse::<f64>().unwrap() + di);
         }
         out.push(f.join(","));
     }
-    let path = dir.join(if planted { "planted.csv" } else { "clean.csv" });
+    let path = dir.join(name);
     std::fs::write(&path, out.join("\n")).unwrap();
     path
+}
+
+/// The planted errors' offset of `marker` at `frame`, m.
+fn planted(marker: &str, frame: usize) -> [f64; 2] {
+    PLANTED
+        .iter()
+        .find(|(m, [a, b], _)| *m == marker && (*a..*b).contains(&frame))
+        .map_or([0.0; 2], |p| p.2)
 }
 
 /// `process` on `tracks` into `out` (the default smoother), with `extra` arguments.
@@ -81,10 +86,14 @@ fn planted_bad_samples_flagged_left_out_and_refitted() {
     let dir = tempfile::tempdir().unwrap();
     let truth = read_csv(&common::root().join("recordings/default/truth/forces.csv"));
     let clean_out = dir.path().join("clean");
-    process(&tracks(dir.path(), false), &clean_out, &[]);
+    process(
+        &tracks(dir.path(), "clean.csv", &|_, _| [0.0; 2]),
+        &clean_out,
+        &[],
+    );
     assert!(flagged(&clean_out).is_empty(), "no clean sample flagged");
 
-    let planted = tracks(dir.path(), true);
+    let planted = tracks(dir.path(), "planted.csv", &planted);
     let (left, kept) = (dir.path().join("left-out"), dir.path().join("kept"));
     let stdout = process(&planted, &left, &[]);
     assert!(
@@ -138,23 +147,14 @@ fn planted_bad_samples_flagged_left_out_and_refitted() {
 #[test]
 fn too_many_failures_stand_the_test_down() {
     let dir = tempfile::tempdir().unwrap();
-    let clean = tracks(dir.path(), false);
-    let text = std::fs::read_to_string(&clean).unwrap();
-    let mut lines = text.lines();
-    let mut out = vec![lines.next().unwrap().to_string()];
-    for l in lines {
-        let mut f: Vec<String> = l.split(',').map(String::from).collect();
-        // frame, t, marker, u, v, x, y, sigma_px (the truth table's columns).
-        let frame: usize = f[0].parse().unwrap();
-        if frame.is_multiple_of(3) && (f[2] == "M2" || f[2] == "M4") {
-            for (i, d) in [(5, 3e-3), (6, -3e-3)] {
-                f[i] = format!("{}", f[i].parse::<f64>().unwrap() + d);
-            }
-        }
-        out.push(f.join(","));
-    }
-    let junk = dir.path().join("junk.csv");
-    std::fs::write(&junk, out.join("\n")).unwrap();
+    let junk = tracks(
+        dir.path(),
+        "junk.csv",
+        &|m, frame| match frame.is_multiple_of(3) && (m == "M2" || m == "M4") {
+            true => [3e-3, -3e-3],
+            false => [0.0; 2],
+        },
+    );
     let o = common::flexbench(&[
         "process",
         "--tracks",
