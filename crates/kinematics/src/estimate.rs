@@ -50,6 +50,9 @@ pub struct Config {
     pub periodic: bool,
     /// Threads the horizontal's candidate angles are evaluated on (results do not depend on it).
     pub threads: usize,
+    /// With `refine_horizontal`: the correction already found (rad) by an earlier fit of the same
+    /// tracks, used as it is instead of searched again (a refit with a few samples left out).
+    pub horizontal_found: Option<f64>,
 }
 
 /// The estimated motion of the mechanism.
@@ -206,9 +209,11 @@ pub fn estimate(
         return Ok(motion);
     }
     let run = |angle: f64| turned_run(mech, t, differentiated, positions, diff, angle);
-    let base = run(0.0)?;
     let best = if cfg.refine_horizontal {
-        let (angle, best) = refine_horizontal(base, cfg.threads, &run);
+        let (angle, best) = match cfg.horizontal_found {
+            Some(angle) => (angle, run(angle)?),
+            None => refine_horizontal(run(0.0)?, cfg.threads, &run),
+        };
         motion.horizontal = Some(angle);
         if angle.abs() > HORIZONTAL_WARN {
             motion.report.warnings.push(format!(
@@ -218,7 +223,7 @@ pub fn estimate(
         }
         best
     } else {
-        base
+        run(0.0)?
     };
     motion.report = FitReport {
         warnings: motion.report.warnings.clone(),

@@ -218,6 +218,7 @@ impl ProcessConfig {
             refine_horizontal: self.refine_horizontal,
             periodic: self.periodic,
             threads: crate::threads(),
+            horizontal_found: None,
         }
     }
 }
@@ -372,7 +373,13 @@ fn fit_testing_residuals(
         let diffs = differentiate(&series, sg)?;
         let seen = Observed::new(mech, &series, &diffs);
         let (obs, raw) = (&seen.differentiated, &seen.positions);
-        let motion = estimate(mech, &series[0].t, obs, raw, sg, &cfg.kinematics())?;
+        // A refit keeps the horizontal the first fit found: a few samples left out do not
+        // move it (measured in docs/tracking.md), and its search is most of the fit's time.
+        let kinematics = flexbench_kinematics::Config {
+            horizontal_found: first.as_ref().and_then(|f| f.motion.horizontal),
+            ..cfg.kinematics()
+        };
+        let motion = estimate(mech, &series[0].t, obs, raw, sg, &kinematics)?;
         let found = match cfg.smoother && fits <= ROUNDS {
             true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
             false => Vec::new(),
