@@ -397,10 +397,8 @@ fn fit_testing_residuals(
                 "not run: the Savitzky-Golay fit follows the markers' smoothed positions, not their samples".to_string()
             }),
         };
-        let measured = match &first {
-            Some(f) => f.seen.seen.iter().flatten().filter(|s| **s).count(),
-            None => fitted.seen.seen.iter().flatten().filter(|s| **s).count(),
-        };
+        let whole = first.as_ref().unwrap_or(&fitted);
+        let measured = whole.seen.seen.iter().flatten().filter(|s| **s).count();
         if flagged.len() as f64 > MAX_SHARE * measured as f64 {
             let why = format!(
                 "stood down: {} of {measured} samples ({:.1} %) failed it, more than {:.0} %: the markers disagree with the mechanism file, the time base or the calibration, or many of the tracked samples are bad; the first round's failures are listed in fit_flags.csv and kept in the fit: look at them on the overlay",
