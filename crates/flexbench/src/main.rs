@@ -188,6 +188,10 @@ struct CalibrateArgs {
     /// Side of a square, m.
     #[arg(long)]
     square: f64,
+    /// The corners' detector, before cornerSubPix refines them: sb (findChessboardCornersSB, fast
+    /// on views without the whole board) or classic (findChessboardCorners).
+    #[arg(long, default_value = "sb")]
+    detector: flexbench_vision::calibrate::DetectorKind,
     /// cornerSubPix half-window in px; default: 11, smaller for small squares.
     #[arg(long)]
     subpix_window: Option<i32>,
@@ -582,6 +586,7 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         views,
         board,
         square,
+        detector,
         subpix_window,
         plane_view,
         origin,
@@ -610,7 +615,13 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     let req = CalibrateRequest {
         views,
         board: flexbench_vision::calibrate::Board { cols, rows, square },
-        subpix_window,
+        detector: flexbench_vision::calibrate::Detector {
+            kind: detector,
+            window: subpix_window.map_or(
+                Default::default(),
+                flexbench_vision::calibrate::SubPixWindow::Fixed,
+            ),
+        },
         plane,
     };
     let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use flexbench_vision::calibrate::{
-    bench_plane, calibrate_views, image_files, read_grey, Board, SubPixWindow,
+    bench_plane, calibrate_views, image_files, read_grey, Board, Detector,
 };
 use flexbench_vision::camera::CornerResidual;
 use flexbench_vision::Calibration;
@@ -22,8 +22,8 @@ pub struct CalibrateRequest {
     pub views: PathBuf,
     /// The board: inner corners and square side (m).
     pub board: Board,
-    /// cornerSubPix half-window, px; None: from the board's size in the image.
-    pub subpix_window: Option<i32>,
+    /// How the corners are found (the same in the views and the plane view).
+    pub detector: Detector,
     /// A view of the board lying in the lever's plane and the pixels of the bench origin A and
     /// of a second point on the horizontal through A (u, v), for the bench plane.
     pub plane: Option<(PathBuf, Pixel, Pixel)>,
@@ -46,11 +46,8 @@ pub fn calibrate(
             req.views.display()
         )));
     }
-    let window = req
-        .subpix_window
-        .map(SubPixWindow::Fixed)
-        .unwrap_or(SubPixWindow::Auto);
-    let mut cal = calibrate_views(&files, &req.board, window).map_err(vision)?;
+    let mut cal =
+        calibrate_views(&files, &req.board, req.detector, crate::threads()).map_err(vision)?;
     if let Some((view, origin, horizontal)) = &req.plane {
         let img = read_grey(view).ok_or_else(|| {
             PipelineError::Input(format!(
@@ -59,7 +56,14 @@ pub fn calibrate(
             ))
         })?;
         cal.plane = Some(
-            bench_plane(&cal.intrinsics, &img, &req.board, *origin, *horizontal).map_err(vision)?,
+            bench_plane(
+                &cal.intrinsics,
+                &img,
+                (&req.board, req.detector),
+                *origin,
+                *horizontal,
+            )
+            .map_err(vision)?,
         );
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -115,6 +115,13 @@ pub struct CalibrateSection {
     pub board: flexbench_vision::calibrate::BoardCorners,
     /// Side of a square, m.
     pub square: Option<f64>,
+    /// The corners' detector: "sb" (findChessboardCornersSB, default) or "classic"
+    /// (findChessboardCorners and cornerSubPix).
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_name",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub detector: flexbench_vision::calibrate::DetectorKind,
     /// cornerSubPix half-window, px (default: from the board's size in the image).
     pub subpix_window: Option<i32>,
 }
@@ -124,6 +131,7 @@ impl Default for CalibrateSection {
         CalibrateSection {
             board: flexbench_vision::calibrate::BoardCorners { cols: 9, rows: 6 },
             square: None,
+            detector: Default::default(),
             subpix_window: None,
         }
     }
@@ -1101,10 +1109,17 @@ impl RecordingRun<'_, '_> {
             .board
             .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
         let (origin, horizontal) = read_clicks(clicks)?;
+        let detector = flexbench_vision::calibrate::Detector {
+            kind: c.detector,
+            window: c.subpix_window.map_or(
+                Default::default(),
+                flexbench_vision::calibrate::SubPixWindow::Fixed,
+            ),
+        };
         let req = CalibrateRequest {
             views: views.clone(),
             board,
-            subpix_window: c.subpix_window,
+            detector,
             plane: Some((plane_view.clone(), origin, horizontal)),
         };
         let dir = self.runner.stage(
