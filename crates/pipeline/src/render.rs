@@ -188,9 +188,13 @@ pub struct RenderSpec {
     /// Chessboard square, m.
     #[serde(default = "d_square")]
     pub square: f64,
-    /// Number of calibration views.
+    /// Number of calibration views (the whole board in the image).
     #[serde(default = "d_views")]
     pub views: usize,
+    /// Number of further calibration views whose board leaves the image (some inner corners
+    /// outside), as a user holding the board too close to an edge makes them.
+    #[serde(default)]
+    pub partial_views: usize,
     /// Bench position of the plane view board's first inner corner, m.
     #[serde(default = "d_plane_board_at")]
     pub plane_board_at: [f64; 2],
@@ -583,12 +587,15 @@ fn calibration_images(
         square: spec.square,
     };
     let br = BoardRenderer::new(&intr);
-    for (k, (r, t)) in board_poses(&intr, &board, spec.views, rng)
-        .map_err(vision)?
-        .iter()
-        .enumerate()
-    {
-        progress("calibration views", k as f64 / spec.views as f64);
+    let mut poses = board_poses(&intr, &board, spec.views, rng).map_err(vision)?;
+    if spec.partial_views > 0 {
+        poses.extend(
+            flexbench_vision::render::partial_board_poses(&intr, &board, spec.partial_views, rng)
+                .map_err(vision)?,
+        );
+    }
+    for (k, (r, t)) in poses.iter().enumerate() {
+        progress("calibration views", k as f64 / poses.len() as f64);
         let p = out.join("views").join(format!("view{k:02}.png"));
         imwrite(&p, &br.render(&board, r, t, look, rng).map_err(vision)?)?;
         files.push(p);

@@ -7,7 +7,7 @@
 //! test's output and docs/calibration.md).
 
 use flexbench_vision::calibrate::{calibrate_views, Board, Detector, DetectorKind, SubPixWindow};
-use flexbench_vision::render::{board_poses, BoardRenderer, Look};
+use flexbench_vision::render::{board_poses, partial_board_poses, BoardRenderer, Look};
 use flexbench_vision::Intrinsics;
 
 /// The rendering camera: 640 x 480 with a moderate barrel distortion (the shipped recording's).
@@ -40,8 +40,8 @@ type Views = (
     Vec<[(f64, f64); 4]>,
 );
 
-/// The 27 rendered views in `dir`.
-fn rendered_views(dir: &std::path::Path) -> Views {
+/// The 27 rendered views in `dir`, and `partial` more whose board leaves the image.
+fn rendered_views(dir: &std::path::Path, partial: usize) -> Views {
     let truth = camera();
     let board = board();
     let look = Look {
@@ -53,11 +53,9 @@ fn rendered_views(dir: &std::path::Path) -> Views {
     let mut rng = opencv::core::RNG::new(7).unwrap();
     let (mut files, mut corners, mut quads) = (Vec::new(), Vec::new(), Vec::new());
     let renderer = BoardRenderer::new(&truth);
-    for (k, (r, t)) in board_poses(&truth, &board, 27, &mut rng)
-        .unwrap()
-        .iter()
-        .enumerate()
-    {
+    let mut poses = board_poses(&truth, &board, 27, &mut rng).unwrap();
+    poses.extend(partial_board_poses(&truth, &board, partial, &mut rng).unwrap());
+    for (k, (r, t)) in poses.iter().enumerate() {
         let corner = |x: f64, y: f64| {
             let p = r * nalgebra::Vector3::new(x, y, 0.0) + t;
             truth.project_normalized(p.x / p.z, p.y / p.z)
@@ -118,25 +116,44 @@ fn corner_errors(
     ((su / n_f, sv / n_f), (s2 / n_f).sqrt(), n)
 }
 
+/// The default detector, with 6 more views whose board leaves the image: those are rejected
+/// (not found), the others give the camera.
 #[test]
 fn recovers_the_rendering_camera_sector_based() {
-    recovers_the_rendering_camera(Detector::default());
+    let cal = recovers_the_rendering_camera(Detector::default(), 6);
+    let partial: Vec<&str> = cal.rejected.iter().map(|(v, _)| v.as_str()).collect();
+    assert_eq!(
+        partial,
+        [
+            "view27.png",
+            "view28.png",
+            "view29.png",
+            "view30.png",
+            "view31.png",
+            "view32.png"
+        ]
+    );
 }
 
 #[test]
 fn recovers_the_rendering_camera_classic() {
-    recovers_the_rendering_camera(Detector {
+    let detector = Detector {
         kind: DetectorKind::Classic,
         window: SubPixWindow::Auto,
-    });
+    };
+    recovers_the_rendering_camera(detector, 0);
 }
 
-/// Calibrate the rendered views with `detector` and check the camera and the distortion.
-fn recovers_the_rendering_camera(detector: Detector) {
+/// Calibrate the rendered views (with `partial` views leaving the image) with `detector` and
+/// check the camera and the distortion.
+fn recovers_the_rendering_camera(
+    detector: Detector,
+    partial: usize,
+) -> flexbench_vision::Calibration {
     let truth = camera();
     let board = board();
     let dir = tempfile::tempdir().unwrap();
-    let (files, corners, quads) = rendered_views(dir.path());
+    let (files, corners, quads) = rendered_views(dir.path(), partial);
     let cal = calibrate_views(&files, &board, detector, 2).unwrap();
     let ((bu, bv), rms, n) = corner_errors(&cal, &files, &corners);
     eprintln!(
@@ -167,7 +184,12 @@ fn recovers_the_rendering_camera(detector: Detector) {
     // The distortion's effect: displacement of each normalized point by the lens, in pixels,
     // estimated against true, over a grid covering the image.
     let inside = |u: f64, v: f64| {
-        quads.iter().any(|q| {
+        // The quadrilaterals of the views the calibration kept.
+        let kept = |k: &usize| {
+            let name = files[*k].file_name().unwrap().to_string_lossy();
+            cal.per_view.iter().any(|(v, _)| *v == name)
+        };
+        (0..quads.len()).filter(kept).map(|k| &quads[k]).any(|q| {
             let s: Vec<f64> = (0..4)
                 .map(|i| {
                     let (a, b) = (q[i], q[(i + 1) % 4]);
@@ -206,6 +228,7 @@ fn recovers_the_rendering_camera(detector: Detector) {
         worst_covered < 0.1 && worst < 0.1,
         "{worst_covered} px where covered, {worst} px over the image"
     );
+    cal
 }
 
 /// The bench plane from one rendered view of the board lying in the lever's plane, with the
