@@ -5,7 +5,7 @@ Run by benches/peers.sh, which builds flexbench (release), makes the venv (numpy
 opencv-python-headless) and the 10 s recording, and runs the flexbench side of the kernels
 (benches/criterion/examples/peers.rs, which writes the inputs and its results into WORK).
 
-    peers.py WORK FLEXBENCH VIDEO10 TRUTH10 VIDEO100 OUT_MD
+    peers.py WORK FLEXBENCH VIDEO10 TRUTH10 VIDEO100 OUT_MD CALSET
 
 Every time is the shortest of several wall times, taken the same way on both sides (a kernel in
 its own language's clock, a command line by its process's wall time). Kernels run on one thread
@@ -27,7 +27,7 @@ import scipy
 import scipy.linalg as la
 from scipy.signal import savgol_filter
 
-WORK, FLEXBENCH, VIDEO, TRUTH, VIDEO100, OUT = sys.argv[1:7]
+WORK, FLEXBENCH, VIDEO, TRUTH, VIDEO100, OUT, CALSET = sys.argv[1:8]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 meta = json.load(open(os.path.join(WORK, "meta.json")))
 
@@ -217,6 +217,28 @@ fp = best_cmd(ov + ["--out", os.path.join(tmp, "plain"), "--plain"], 3)
 row(f"Overlay video of the 10 s recording ({frames} frames drawn, H.264)", fo,
     "the same frames decoded and encoded alone (`flexbench overlay --plain`)", fp,
     "every frame written; the ratio below 1 is the drawing's share (markers, names, flags; no fitted mechanism here)")
+
+# 4c. Calibration on 15 views of 1280 x 720, 5 of them with the board leaving the image: flexbench
+# (findChessboardCornersSB, views in parallel) against OpenCV-Python's classic pipeline, both
+# checked against the rendering camera.
+def truth_camera(path):
+    fs = cv2.FileStorage(path, cv2.FILE_STORAGE_READ)
+    k = fs.getNode("camera_matrix").mat()
+    return {"fx": k[0, 0], "fy": k[1, 1], "cx": k[0, 2], "cy": k[1, 2]}
+
+
+calviews, caltruth = os.path.join(CALSET, "views"), truth_camera(os.path.join(CALSET, "truth", "camera.yaml"))
+fc = best_cmd([FLEXBENCH, "calibrate", "--views", calviews, "--board", "10x7", "--square", "0.025",
+               "--out", os.path.join(tmp, "cal-bench.yaml")], 3)
+mine_cal = truth_camera(os.path.join(tmp, "cal-bench.yaml"))
+peer_json = os.path.join(tmp, "cal-peer.json")
+pc = best_cmd([sys.executable, os.path.join(ROOT, "benches", "calibrate_peer.py"), calviews, "10", "7", "0.025", peer_json], 3)
+peer_cal = json.load(open(peer_json))
+worst = lambda c: max(abs(c[n] - caltruth[n]) / caltruth[n] for n in ("fx", "fy", "cx", "cy"))
+row(f"Calibrating from 15 views (1280x720, 10 x 7 board, 5 leaving the image)", fc,
+    "OpenCV-Python: findChessboardCorners + cornerSubPix + calibrateCamera", pc,
+    f"both find the 10 whole boards ({len(peer_cal['found'])} for the peer); fx, fy, cx, cy within "
+    f"{100 * worst(mine_cal):.2f} % of the rendering camera (the peer {100 * worst(peer_cal):.2f} %)")
 
 # 5. The whole demo from nothing against decoding its video alone.
 demo_out = os.path.join(tmp, "demo")
