@@ -20,20 +20,16 @@ fn matches_opencv_python_on_real_photos() {
         .join("../../calibration/opencv-left-chessboard");
     let files = image_files(&dir).expect("the sample photos are in the repository");
     assert_eq!(files.len(), 13);
-    let cal = calibrate_views(
-        &files,
-        &Board {
+    // The 9 x 6 inner corners of OpenCV's sample board (its square in its own unit).
+    let calibrate = |kind: DetectorKind, window: SubPixWindow| {
+        let board = Board {
             cols: 9,
             rows: 6,
             square: 1.0,
-        },
-        Detector {
-            kind: DetectorKind::Classic,
-            window: SubPixWindow::Fixed(11),
-        },
-        2,
-    )
-    .unwrap();
+        };
+        calibrate_views(&files, &board, Detector { kind, window }, 2).unwrap()
+    };
+    let cal = calibrate(DetectorKind::Classic, SubPixWindow::Fixed(11));
     let i = cal.intrinsics;
     eprintln!(
         "rms {:.4} fx {:.3} fy {:.3} cx {:.3} cy {:.3} dist {:?} rejected {:?}",
@@ -56,20 +52,7 @@ fn matches_opencv_python_on_real_photos() {
         .iter()
         .all(|s| s.is_finite() && *s >= 0.0));
     // flexbench's default window (shrunk where squares are small) fits these photos better.
-    let auto = calibrate_views(
-        &files,
-        &Board {
-            cols: 9,
-            rows: 6,
-            square: 1.0,
-        },
-        Detector {
-            kind: DetectorKind::Classic,
-            window: SubPixWindow::Auto,
-        },
-        2,
-    )
-    .unwrap();
+    let auto = calibrate(DetectorKind::Classic, SubPixWindow::Auto);
     eprintln!(
         "default window: rms {:.4} px, fx {:.3}",
         auto.rms, auto.intrinsics.fx
@@ -77,20 +60,7 @@ fn matches_opencv_python_on_real_photos() {
     assert!(auto.rms < cal.rms);
     // The default detector (findChessboardCornersSB, then the same refinement of 11 px) finds
     // every view and gives the reference's camera within the same 0.1 %.
-    let sb = calibrate_views(
-        &files,
-        &Board {
-            cols: 9,
-            rows: 6,
-            square: 1.0,
-        },
-        Detector {
-            kind: DetectorKind::Sb,
-            window: SubPixWindow::Fixed(11),
-        },
-        2,
-    )
-    .unwrap();
+    let sb = calibrate(DetectorKind::Sb, SubPixWindow::Fixed(11));
     let j = sb.intrinsics;
     eprintln!(
         "sb: rms {:.4} fx {:.3} fy {:.3} cx {:.3} cy {:.3} rejected {:?}",
