@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod assign;
+pub mod bench_frame;
 pub mod blob;
 pub mod calibrate;
 pub mod camera;
