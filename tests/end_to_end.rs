@@ -6,6 +6,7 @@ mod common;
 
 mod bad_input;
 mod bad_input_corpus;
+mod bench_points;
 mod compare_end_to_end;
 mod corrections;
 mod crash_safety;

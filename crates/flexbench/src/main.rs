@@ -207,6 +207,12 @@ struct CalibrateArgs {
     /// A TOML file with `origin = [u, v]` and `horizontal = [u, v]` (instead of the two options).
     #[arg(long, conflicts_with_all = ["origin", "horizontal"])]
     clicks: Option<PathBuf>,
+    /// The bench plane without a board in it instead: a TOML file of four or more clicked
+    /// points of known bench position, `[[point]]` tables of `pixel = [u, v]` (px, in the
+    /// video's frames) and `bench = [x, y]` (m), optionally `click_sigma_px` (default 0.3); the
+    /// frame's uncertainty from the clicks is written with the plane.
+    #[arg(long, conflicts_with_all = ["origin", "horizontal", "clicks", "plane_view"])]
+    points: Option<PathBuf>,
     /// Output calibration file (YAML).
     #[arg(long)]
     out: PathBuf,
@@ -592,9 +598,12 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         origin,
         horizontal,
         clicks,
+        points,
         out,
     } = args;
-    use flexbench_pipeline::calibrate::{calibrate, read_clicks, CalibrateRequest};
+    use flexbench_pipeline::calibrate::{
+        calibrate, read_clicks, read_points, CalibrateRequest, PlaneSource,
+    };
     let (cols, rows) = (board.cols, board.rows);
     let clicked = match (&clicks, &origin, &horizontal) {
         (Some(c), _, _) => Some(read_clicks(c)?),
@@ -608,7 +617,12 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
     };
     let plane = match (plane_view, clicked) {
-        (Some(pv), Some((o, h))) => Some((pv, o, h)),
+        (_, _) if points.is_some() => points.as_deref().map(read_points).transpose()?,
+        (Some(view), Some((origin, horizontal))) => Some(PlaneSource::Board {
+            view,
+            origin,
+            horizontal,
+        }),
         (None, None) => None,
         _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
     };
@@ -1219,14 +1233,14 @@ fn print_calibration(cal: &flexbench_vision::Calibration) {
     for (n, why) in &cal.rejected {
         println!("  rejected {n}: {why}");
     }
-    println!(
-        "  bench plane: {}",
-        if cal.plane.is_some() {
-            "calibrated"
-        } else {
-            "not given (intrinsics only)"
-        }
-    );
+    match (&cal.plane, &cal.plane_uncertainty) {
+        (Some(_), Some(u)) => println!(
+            "  bench plane: from the clicked points; uncertainty for {:.2} px clicks: origin {:.3} mm, horizontal {:.3} mrad, scale {:.2e}",
+            u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+        ),
+        (Some(_), None) => println!("  bench plane: calibrated"),
+        (None, _) => println!("  bench plane: not given (intrinsics only)"),
+    }
 }
 
 /// Parse "a<sep>b" into two numbers.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use flexbench_vision::bench_frame::{bench_plane_from_points, frame_uncertainty, ClickedPoint};
 use flexbench_vision::calibrate::{
     bench_plane, calibrate_views, image_files, read_grey, Board, Detector,
 };
@@ -24,9 +25,88 @@ pub struct CalibrateRequest {
     pub board: Board,
     /// How the corners are found (the same in the views and the plane view).
     pub detector: Detector,
+    /// Where the bench plane comes from, if it is wanted.
+    pub plane: Option<PlaneSource>,
+}
+
+/// Where the bench plane comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlaneSource {
     /// A view of the board lying in the lever's plane and the pixels of the bench origin A and
-    /// of a second point on the horizontal through A (u, v), for the bench plane.
-    pub plane: Option<(PathBuf, Pixel, Pixel)>,
+    /// of a second point on the horizontal through A (u, v).
+    Board {
+        /// The plane view.
+        view: PathBuf,
+        /// The pixel of A.
+        origin: Pixel,
+        /// The pixel of a point on the horizontal through A, towards the pendulum.
+        horizontal: Pixel,
+    },
+    /// Four or more clicked pixels of points of known bench position (`points.toml`), with the
+    /// clicks' standard deviation (px) for the frame's uncertainty.
+    Points {
+        /// The points.
+        points: Vec<ClickedPoint>,
+        /// The clicks' standard deviation per coordinate, px.
+        click_sigma_px: f64,
+    },
+}
+
+/// The default standard deviation of a clicked coordinate, px: a click on the review page's
+/// zoomed view (docs/calibration.md).
+pub const CLICK_SIGMA_PX: f64 = 0.3;
+
+/// `points.toml` as written: optionally the clicks' sigma, and the points.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PointsFile {
+    click_sigma_px: Option<f64>,
+    point: Vec<PointEntry>,
+}
+
+/// One `[[point]]` of `points.toml`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PointEntry {
+    #[allow(dead_code)] // named for the reader of the file; the points are used in order
+    name: Option<String>,
+    pixel: [f64; 2],
+    bench: [f64; 2],
+}
+
+/// Read `points.toml`: `[[point]]` tables of `pixel = [u, v]` (px) and `bench = [x, y]` (m),
+/// optionally `name`, and optionally `click_sigma_px` (default [`CLICK_SIGMA_PX`]).
+pub fn read_points(path: &Path) -> Result<PlaneSource, PipelineError> {
+    let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
+    let file: PointsFile = toml::from_str(&text).map_err(|e| {
+        bad(format!(
+            "not a points file ({e}); give [[point]] tables with pixel = [u, v] and bench = [x, y] in metres"
+        ))
+    })?;
+    let click_sigma_px = file.click_sigma_px.unwrap_or(CLICK_SIGMA_PX);
+    if !(click_sigma_px.is_finite() && click_sigma_px > 0.0) {
+        return Err(bad(format!(
+            "click_sigma_px = {click_sigma_px}: give the clicks' standard deviation in px, above 0 (default 0.3)"
+        )));
+    }
+    let mut points = Vec::with_capacity(file.point.len());
+    for (i, p) in file.point.iter().enumerate() {
+        if !p.pixel.iter().chain(&p.bench).all(|v| v.is_finite()) {
+            return Err(bad(format!(
+                "point {}: its pixel and bench position must be finite numbers",
+                i + 1
+            )));
+        }
+        points.push(ClickedPoint {
+            pixel: (p.pixel[0], p.pixel[1]),
+            bench: (p.bench[0], p.bench[1]),
+        });
+    }
+    Ok(PlaneSource::Points {
+        points,
+        click_sigma_px,
+    })
 }
 
 fn vision(e: flexbench_vision::VisionError) -> PipelineError {
@@ -48,23 +128,32 @@ pub fn calibrate(
     }
     let mut cal =
         calibrate_views(&files, &req.board, req.detector, crate::threads()).map_err(vision)?;
-    if let Some((view, origin, horizontal)) = &req.plane {
-        let img = read_grey(view).ok_or_else(|| {
-            PipelineError::Input(format!(
-                "{}: cannot be read as an image (the plane view)",
-                view.display()
-            ))
-        })?;
-        cal.plane = Some(
-            bench_plane(
-                &cal.intrinsics,
-                &img,
-                (&req.board, req.detector),
-                *origin,
-                *horizontal,
-            )
-            .map_err(vision)?,
-        );
+    match &req.plane {
+        Some(PlaneSource::Board {
+            view,
+            origin,
+            horizontal,
+        }) => {
+            let img = read_grey(view).ok_or_else(|| {
+                PipelineError::Input(format!(
+                    "{}: cannot be read as an image (the plane view)",
+                    view.display()
+                ))
+            })?;
+            let board = (&req.board, req.detector);
+            let plane = bench_plane(&cal.intrinsics, &img, board, *origin, *horizontal);
+            cal.plane = Some(plane.map_err(vision)?);
+        }
+        Some(PlaneSource::Points {
+            points,
+            click_sigma_px,
+        }) => {
+            let intr = &cal.intrinsics;
+            let plane = bench_plane_from_points(intr, points).map_err(vision)?;
+            let u = frame_uncertainty(intr, points, &plane, *click_sigma_px).map_err(vision)?;
+            (cal.plane, cal.plane_uncertainty) = (Some(plane), Some(u));
+        }
+        None => {}
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::ensure_dir(dir)?;

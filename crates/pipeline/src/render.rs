@@ -632,6 +632,7 @@ fn calibration_images(
         per_view: Vec::new(),
         rejected: Vec::new(),
         plane: cam.plane(),
+        plane_uncertainty: None,
         distortion_model: None,
         corners: Vec::new(),
     };

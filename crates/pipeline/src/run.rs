@@ -1120,7 +1120,11 @@ impl RecordingRun<'_, '_> {
             views: views.clone(),
             board,
             detector,
-            plane: Some((plane_view.clone(), origin, horizontal)),
+            plane: Some(crate::calibrate::PlaneSource::Board {
+                view: plane_view.clone(),
+                origin,
+                horizontal,
+            }),
         };
         let dir = self.runner.stage(
             "calibrate",

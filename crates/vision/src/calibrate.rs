@@ -457,6 +457,7 @@ pub fn calibrate_views(
             .collect(),
         rejected,
         plane: None,
+        plane_uncertainty: None,
         distortion_model: Some(model),
         corners: kept
             .iter()

@@ -150,6 +150,9 @@ pub struct Calibration {
     pub rejected: Vec<(String, String)>,
     /// The bench plane, if calibrated.
     pub plane: Option<BenchPlane>,
+    /// The bench frame's uncertainty from the clicks, when the plane comes from clicked points
+    /// of known bench position (`bench_frame`).
+    pub plane_uncertainty: Option<crate::bench_frame::FrameUncertainty>,
     /// The distortion model chosen and why, if calibrated here.
     pub distortion_model: Option<String>,
     /// Every kept corner's reprojection residual, if calibrated here (not written to the file).
@@ -256,6 +259,14 @@ impl Calibration {
             if let Some(p) = &self.plane {
                 cv("write", fs.write_mat("bench_homography", &mat3(&p.h)?))?;
             }
+            if let Some(u) = &self.plane_uncertainty {
+                // origin (mm), angle (mrad), scale (relative), the clicks' sigma (px).
+                let row = [u.origin_mm, u.angle_mrad, u.scale, u.click_sigma_px];
+                cv(
+                    "write",
+                    fs.write_mat("bench_frame_uncertainty", &row_vec(&row)?),
+                )?;
+            }
             cv("closing the calibration file", fs.release())?;
             Ok(())
         };
@@ -319,6 +330,18 @@ impl Calibration {
             }),
             false => None,
         };
+        let plane_uncertainty = match file.has("bench_frame_uncertainty") {
+            true => {
+                let u = file.values("bench_frame_uncertainty", 4)?;
+                Some(crate::bench_frame::FrameUncertainty {
+                    origin_mm: u[0],
+                    angle_mrad: u[1],
+                    scale: u[2],
+                    click_sigma_px: u[3],
+                })
+            }
+            false => None,
+        };
         let std_intrinsics = match file.has("std_deviations_intrinsics") {
             true => mat_values(&cv("read", file.node("std_deviations_intrinsics")?.mat())?)?,
             false => Vec::new(),
@@ -342,6 +365,7 @@ impl Calibration {
             per_view: Vec::new(),
             rejected: Vec::new(),
             plane,
+            plane_uncertainty,
             distortion_model,
             corners: Vec::new(),
         })

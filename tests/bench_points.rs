@@ -1,0 +1,108 @@
+//! `flexbench calibrate --points`: the bench frame from five clicked points of known bench
+//! position, with the shipped recording's views for the intrinsics and its true camera for the
+//! clicks (projected, rounded to 0.1 px). The frame agrees with the rendering camera's: the
+//! origin within 0.5 mm and the horizontal within 0.5 mrad (the criterion), and its
+//! stated uncertainty is written into the calibration file. Three points are refused with a
+//! message that says how many are needed, and nothing is written.
+
+use std::path::Path;
+
+use crate::common;
+use common::{flexbench, ok};
+
+/// Bench positions of the clicked points, m.
+const BENCH: [(f64, f64); 5] = [
+    (0.0, 0.0),
+    (0.3, 0.0),
+    (0.3, 0.2),
+    (0.05, 0.22),
+    (0.15, -0.1),
+];
+
+/// `points.toml` of the first `n` points, clicked at their true pixels to 0.1 px.
+fn points_file(dir: &Path, n: usize) -> std::path::PathBuf {
+    let truth = flexbench_vision::Calibration::read(
+        &common::root().join("recordings/default/truth/camera.yaml"),
+    )
+    .unwrap();
+    let plane = truth.plane.unwrap();
+    let mut text = String::from("click_sigma_px = 0.1\n");
+    for (x, y) in &BENCH[..n] {
+        let (u, v) = plane.bench_to_pixel(&truth.intrinsics, *x, *y).unwrap();
+        let r = |a: f64| (a * 10.0).round() / 10.0;
+        text.push_str(&format!(
+            "\n[[point]]\npixel = [{}, {}]\nbench = [{x}, {y}]\n",
+            r(u),
+            r(v)
+        ));
+    }
+    let path = dir.join(format!("points-{n}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn bench_frame_from_clicked_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("camera.yaml");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let args = |points: &Path, out: &Path| {
+        vec![
+            "calibrate".to_string(),
+            "--views".into(),
+            "recordings/default/views".into(),
+            "--board".into(),
+            "9x6".into(),
+            "--square".into(),
+            "0.03".into(),
+            "--points".into(),
+            s(points),
+            "--out".into(),
+            s(out),
+        ]
+    };
+    let a = args(&points_file(dir.path(), 5), &out);
+    let stdout = ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        stdout.contains("bench plane: from the clicked points"),
+        "{stdout}"
+    );
+    let cal = flexbench_vision::Calibration::read(&out).unwrap();
+    let truth = flexbench_vision::Calibration::read(
+        &common::root().join("recordings/default/truth/camera.yaml"),
+    )
+    .unwrap();
+    let (tp, p) = (truth.plane.unwrap(), cal.plane.unwrap());
+    // Where the estimated frame (through the calibrated camera) puts the pixels of the true
+    // origin and of the true horizontal's point at 0.3 m.
+    let pixel = |x: f64| tp.bench_to_pixel(&truth.intrinsics, x, 0.0).unwrap();
+    let (o, x) = (pixel(0.0), pixel(0.3));
+    let (a, b) = (
+        p.pixel_to_bench(&cal.intrinsics, o.0, o.1),
+        p.pixel_to_bench(&cal.intrinsics, x.0, x.1),
+    );
+    let origin_mm = a.0.hypot(a.1) * 1e3;
+    let angle_mrad = (b.1 - a.1).atan2(b.0 - a.0).abs() * 1e3;
+    let u = cal.plane_uncertainty.unwrap();
+    eprintln!(
+        "bench frame from 5 clicked points: origin {origin_mm:.3} mm, horizontal {angle_mrad:.3} mrad from the truth; stated for {} px clicks: {:.3} mm, {:.3} mrad, scale {:.1e}",
+        u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+    );
+    assert!(
+        origin_mm < 0.5 && angle_mrad < 0.5,
+        "{origin_mm} mm, {angle_mrad} mrad"
+    );
+    assert!(u.click_sigma_px == 0.1 && u.origin_mm > 0.0 && u.angle_mrad > 0.0);
+
+    // Three points: refused, nothing written.
+    let out3 = dir.path().join("three.yaml");
+    let a3 = args(&points_file(dir.path(), 3), &out3);
+    let o = flexbench(&a3.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("3 clicked point(s)") && err.contains("at least 4"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+    assert!(!out3.exists(), "nothing written");
+}
