@@ -106,3 +106,57 @@ fn bench_frame_from_clicked_points() {
     assert!(!err.contains("panicked"));
     assert!(!out3.exists(), "nothing written");
 }
+
+/// A recording folder with `points.toml` and no plane view nor clicks: the run's calibrate stage
+/// takes the bench frame from the points (named in the manifest), the report states the
+/// frame's uncertainty, and the forces at B and C' come out within 3 % RMS of their peaks.
+#[test]
+fn a_run_takes_the_bench_frame_from_points_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    let src = common::root().join("recordings/default");
+    std::fs::create_dir_all(rec.join("views")).unwrap();
+    std::fs::copy(src.join("video.mp4"), rec.join("video.mp4")).unwrap();
+    for e in std::fs::read_dir(src.join("views")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, rec.join("views").join(p.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(points_file(dir.path(), 5), rec.join("points.toml")).unwrap();
+    let pipeline = dir.path().join("pipeline.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n\n[calibrate]\nboard = \"9x6\"\nsquare = 0.03\n\n[overlay]\nenabled = false\n",
+            common::root().join("pipelines/wind-pump.toml").display(),
+            rec.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    ok(&[
+        "run",
+        pipeline.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        manifest["inputs"]["points"]["sha256"].is_string(),
+        "{}",
+        manifest["inputs"]
+    );
+    assert!(manifest["inputs"]["plane_view"].is_null());
+    let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    assert!(html.contains("The bench frame from clicked points of known bench position"));
+    let truth = common::read_csv(&src.join("truth/forces.csv"));
+    let got = common::read_csv(&out.join("process/forces.csv"));
+    for j in ["B", "C"] {
+        let (e, _) = common::force_error(&truth, &got, j);
+        eprintln!(
+            "bench frame from points.toml: force at {j} within {:.2} % RMS of its peak",
+            e * 100.0
+        );
+        assert!(e < 0.03, "{j}: {e}");
+    }
+}

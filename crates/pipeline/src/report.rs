@@ -666,10 +666,17 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
         .collect::<BTreeSet<_>>()
         .len();
     let i = &cal.intrinsics;
-    page.note(Note::new("Calibration").text(format!(
+    let mut note = Note::new("Calibration").text(format!(
         "RMS reprojection error {:.4} px over {views} views; fx {:.2}, fy {:.2}, cx {:.2}, cy {:.2} px; distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}.",
         cal.rms, i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
-    )));
+    ));
+    if let Some(u) = &cal.plane_uncertainty {
+        note = note.text(format!(
+            "The bench frame from clicked points of known bench position (points.toml); its uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e} (the intrinsics' own uncertainty not included).",
+            u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+        ));
+    }
+    page.note(note);
     Ok(())
 }
 

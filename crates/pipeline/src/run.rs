@@ -88,6 +88,9 @@ pub struct Inputs {
     pub plane_view: Option<PathBuf>,
     /// TOML with the pixels `origin = [u, v]` (A) and `horizontal = [u, v]`.
     pub clicks: Option<PathBuf>,
+    /// Clicked points of known bench position (`points.toml`) for the bench frame instead of
+    /// the plane view and its clicks (default: the folder's `points.toml`, if there).
+    pub points: Option<PathBuf>,
     /// A tracks table instead of the video: flexbench's long format (frame, t, marker, u, v, x,
     /// y) or a wide CSV (one row per frame, `<marker>_x`, `<marker>_y` columns, NaN for gaps).
     pub tracks: Option<PathBuf>,
@@ -348,15 +351,43 @@ pub enum TracksSource {
 pub enum CalibrationSource {
     /// A calibration file reused as it is.
     File(PathBuf),
-    /// Chessboard views calibrated here, with the plane view and the clicked pixels.
+    /// Chessboard views calibrated here, with the bench plane's files.
     Views {
         /// Folder of views.
         views: PathBuf,
-        /// The board in the lever's plane.
+        /// Where the bench plane comes from.
+        plane: PlaneFiles,
+    },
+}
+
+/// The files the bench plane comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlaneFiles {
+    /// The board in the lever's plane (`plane-view.png`) and the clicked pixels of A and the
+    /// horizontal (`clicks.toml`).
+    Board {
+        /// The plane view.
         plane_view: PathBuf,
-        /// The clicked pixels of A and the horizontal.
+        /// The clicks.
         clicks: PathBuf,
     },
+    /// Clicked points of known bench position (`points.toml`).
+    Points(PathBuf),
+}
+
+impl PlaneFiles {
+    /// The stage's inputs: (name, file).
+    fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        match self {
+            PlaneFiles::Board { plane_view, clicks } => {
+                vec![
+                    ("plane_view", plane_view.as_path()),
+                    ("clicks", clicks.as_path()),
+                ]
+            }
+            PlaneFiles::Points(points) => vec![("points", points.as_path())],
+        }
+    }
 }
 
 fn find_video(dir: &Path) -> Option<PathBuf> {
@@ -515,23 +546,28 @@ impl Lookup<'_> {
                 },
             },
         };
-        let plane_view = self.given_or_usual(
-            &inputs.plane_view,
-            "plane_view",
-            "plane-view.png",
-            "view of the board in the lever's plane",
-        )?;
-        let clicks = self.given_or_usual(
-            &inputs.clicks,
-            "clicks",
-            "clicks.toml",
-            "clicked pixels of A and the horizontal",
-        )?;
-        Ok(CalibrationSource::Views {
-            views,
-            plane_view,
-            clicks,
-        })
+        let points = match self.given(&inputs.points) {
+            Some(p) => Some(self.exists(p, "points")?),
+            None => self.usual("points.toml"),
+        };
+        let plane = match points {
+            Some(points) => PlaneFiles::Points(points),
+            None => PlaneFiles::Board {
+                plane_view: self.given_or_usual(
+                    &inputs.plane_view,
+                    "plane_view",
+                    "plane-view.png",
+                    "view of the board in the lever's plane (or points.toml)",
+                )?,
+                clicks: self.given_or_usual(
+                    &inputs.clicks,
+                    "clicks",
+                    "clicks.toml",
+                    "clicked pixels of A and the horizontal (or points.toml)",
+                )?,
+            },
+        };
+        Ok(CalibrationSource::Views { views, plane })
     }
 
     /// The file given as `[inputs] key`, else the folder's `usual` one; else the error that
@@ -1094,21 +1130,27 @@ impl RecordingRun<'_, '_> {
             TracksSource::Video { calibration, .. } => Some(calibration),
             TracksSource::Table { calibration, .. } => calibration.as_ref(),
         };
-        let (views, plane_view, clicks) = match cal_source {
+        let (views, plane_files) = match cal_source {
             None => return Ok(None),
             Some(CalibrationSource::File(p)) => return Ok(Some(p.clone())),
-            Some(CalibrationSource::Views {
-                views,
-                plane_view,
-                clicks,
-            }) => (views, plane_view, clicks),
+            Some(CalibrationSource::Views { views, plane }) => (views, plane),
         };
         let c = &self.file.calibrate;
         let board = self
             .settings
             .board
             .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
-        let (origin, horizontal) = read_clicks(clicks)?;
+        let plane = match plane_files {
+            PlaneFiles::Board { plane_view, clicks } => {
+                let (origin, horizontal) = read_clicks(clicks)?;
+                crate::calibrate::PlaneSource::Board {
+                    view: plane_view.clone(),
+                    origin,
+                    horizontal,
+                }
+            }
+            PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
+        };
         let detector = flexbench_vision::calibrate::Detector {
             kind: c.detector,
             window: c.subpix_window.map_or(
@@ -1120,25 +1162,16 @@ impl RecordingRun<'_, '_> {
             views: views.clone(),
             board,
             detector,
-            plane: Some(crate::calibrate::PlaneSource::Board {
-                view: plane_view.clone(),
-                origin,
-                horizontal,
-            }),
+            plane: Some(plane),
         };
-        let dir = self.runner.stage(
-            "calibrate",
-            params(c),
-            &[
-                ("views", views),
-                ("plane_view", plane_view),
-                ("clicks", clicks),
-            ],
-            &mut |tmp, progress| {
+        let mut inputs = vec![("views", views.as_path())];
+        inputs.extend(plane_files.inputs());
+        let dir = self
+            .runner
+            .stage("calibrate", params(c), &inputs, &mut |tmp, progress| {
                 progress(StageEvent::Progress("chessboard views", 0.0));
                 calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
-            },
-        )?;
+            })?;
         Ok(Some(dir.join("calibration.yaml")))
     }
 
@@ -1471,14 +1504,11 @@ fn manifest(
             }
             match calibration {
                 CalibrationSource::File(p) => add("calibration", p)?,
-                CalibrationSource::Views {
-                    views,
-                    plane_view,
-                    clicks,
-                } => {
+                CalibrationSource::Views { views, plane } => {
                     add("views", views)?;
-                    add("plane_view", plane_view)?;
-                    add("clicks", clicks)?;
+                    for (name, file) in plane.inputs() {
+                        add(name, file)?;
+                    }
                 }
             }
         }
