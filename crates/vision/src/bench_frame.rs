@@ -15,6 +15,7 @@
 use nalgebra::{Matrix3, Vector2, Vector3};
 use opencv::core::{Mat, Point2d, Point3d, TermCriteria, TermCriteria_Type, Vector};
 
+pub use crate::camera::FrameUncertainty;
 use crate::camera::{mat_values, BenchPlane, Intrinsics};
 use crate::{cv, VisionError};
 
@@ -33,19 +34,6 @@ pub struct ClickedPoint {
     pub pixel: (f64, f64),
     /// Its position in the bench frame, m.
     pub bench: (f64, f64),
-}
-
-/// The bench frame's standard uncertainty from the clicks.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FrameUncertainty {
-    /// RMS displacement of the origin, mm (both axes together).
-    pub origin_mm: f64,
-    /// Standard deviation of the horizontal's angle, mrad.
-    pub angle_mrad: f64,
-    /// Standard deviation of the scale, relative.
-    pub scale: f64,
-    /// The clicks' standard deviation assumed, px per coordinate.
-    pub click_sigma_px: f64,
 }
 
 /// The bench plane through the clicked `points` (at least 4, not on one line) for a camera

@@ -133,6 +133,19 @@ impl BenchPlane {
     }
 }
 
+/// The bench frame's standard uncertainty from the clicks (`bench_frame`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FrameUncertainty {
+    /// RMS displacement of the origin, mm (both axes together).
+    pub origin_mm: f64,
+    /// Standard deviation of the horizontal's angle, mrad.
+    pub angle_mrad: f64,
+    /// Standard deviation of the scale, relative.
+    pub scale: f64,
+    /// The clicks' standard deviation assumed, px per coordinate.
+    pub click_sigma_px: f64,
+}
+
 /// A camera calibration as written under `calibration/`: intrinsics, their standard deviations,
 /// the reprojection errors, and (when a board was seen lying in the lever's plane) the bench
 /// plane.
@@ -152,7 +165,7 @@ pub struct Calibration {
     pub plane: Option<BenchPlane>,
     /// The bench frame's uncertainty from the clicks, when the plane comes from clicked points
     /// of known bench position (`bench_frame`).
-    pub plane_uncertainty: Option<crate::bench_frame::FrameUncertainty>,
+    pub plane_uncertainty: Option<FrameUncertainty>,
     /// The distortion model chosen and why, if calibrated here.
     pub distortion_model: Option<String>,
     /// Every kept corner's reprojection residual, if calibrated here (not written to the file).
@@ -333,7 +346,7 @@ impl Calibration {
         let plane_uncertainty = match file.has("bench_frame_uncertainty") {
             true => {
                 let u = file.values("bench_frame_uncertainty", 4)?;
-                Some(crate::bench_frame::FrameUncertainty {
+                Some(FrameUncertainty {
                     origin_mm: u[0],
                     angle_mrad: u[1],
                     scale: u[2],
