@@ -12,11 +12,11 @@
 //! mm), the horizontal (the angle of the bench X axis over the clicked points' span, mrad) and
 //! the scale (relative). The intrinsics' own uncertainty is not in it.
 
-use nalgebra::{Matrix3, Vector2, Vector3};
+use nalgebra::Vector2;
 use opencv::core::{Mat, Point2d, Point3d, TermCriteria, TermCriteria_Type, Vector};
 
 pub use crate::camera::FrameUncertainty;
-use crate::camera::{mat_values, BenchPlane, Intrinsics};
+use crate::camera::{plane_to_normalized, BenchPlane, Intrinsics};
 use crate::{cv, VisionError};
 
 /// A pair as a vector.
@@ -187,18 +187,7 @@ fn solve(
         "solvePnPRefineLM",
         opencv::calib3d::solve_pnp_refine_lm(&object, &image, &k, &d, &mut rvec, &mut tvec, crit),
     )?;
-    let mut r = Mat::default();
-    cv(
-        "Rodrigues",
-        opencv::calib3d::rodrigues(&rvec, &mut r, &mut Mat::default()),
-    )?;
-    let (rv, tv) = (mat_values(&r)?, mat_values(&tvec)?);
-    // Bench (X, Y, 1) -> normalized image: [r1 r2 t].
-    let h_bn = Matrix3::from_columns(&[
-        Vector3::new(rv[0], rv[3], rv[6]),
-        Vector3::new(rv[1], rv[4], rv[7]),
-        Vector3::new(tv[0], tv[1], tv[2]),
-    ]);
+    let h_bn = plane_to_normalized(&rvec, &tvec)?;
     let h = h_bn.try_inverse().ok_or_else(|| {
         VisionError::Calibration("the bench plane is seen edge-on from the clicked points".into())
     })?;

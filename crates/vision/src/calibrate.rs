@@ -23,7 +23,9 @@ use nalgebra::{Matrix3, Vector3};
 use opencv::core::{Mat, Point2f, Point3f, Size, TermCriteria, TermCriteria_Type, Vector};
 use opencv::prelude::*;
 
-use crate::camera::{mat_values, BenchPlane, Calibration, CornerResidual, Intrinsics};
+use crate::camera::{
+    mat_values, plane_to_normalized, BenchPlane, Calibration, CornerResidual, Intrinsics,
+};
 use crate::{cv, VisionError};
 
 /// A chessboard's inner corners (each count at least 2), as files and the command line name
@@ -632,17 +634,8 @@ pub fn bench_plane(
             opencv::calib3d::SOLVEPNP_ITERATIVE,
         ),
     )?;
-    let mut r = Mat::default();
-    cv(
-        "Rodrigues",
-        opencv::calib3d::rodrigues(&rvec, &mut r, &mut Mat::default()),
-    )?;
-    let rv = mat_values(&r)?;
-    let tv = mat_values(&tvec)?;
-    // Board (X, Y, 1) -> normalized image: [r1 r2 t].
-    let h_bn = Matrix3::new(
-        rv[0], rv[1], tv[0], rv[3], rv[4], tv[1], rv[6], rv[7], tv[2],
-    );
+    // Board (X, Y, 1) -> normalized image.
+    let h_bn = plane_to_normalized(&rvec, &tvec)?;
     let h_nb = h_bn
         .try_inverse()
         .ok_or_else(|| VisionError::Calibration("the plane view's board is seen edge-on".into()))?;

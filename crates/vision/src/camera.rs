@@ -203,6 +203,20 @@ fn row_vec(v: &[f64]) -> Result<Mat, VisionError> {
     cv("vector", Mat::from_slice_2d(&[v]))
 }
 
+/// The homography of a plane's pose from `solvePnP` (`rvec`, `tvec`, the plane's points at
+/// z = 0): plane (X, Y, 1) -> normalized image, [r1 r2 t].
+pub(crate) fn plane_to_normalized(rvec: &Mat, tvec: &Mat) -> Result<Matrix3<f64>, VisionError> {
+    let mut r = Mat::default();
+    cv(
+        "Rodrigues",
+        opencv::calib3d::rodrigues(rvec, &mut r, &mut Mat::default()),
+    )?;
+    let (rv, tv) = (mat_values(&r)?, mat_values(tvec)?);
+    Ok(Matrix3::new(
+        rv[0], rv[1], tv[0], rv[3], rv[4], tv[1], rv[6], rv[7], tv[2],
+    ))
+}
+
 /// All the f64 values of a Mat, row-major.
 pub fn mat_values(m: &Mat) -> Result<Vec<f64>, VisionError> {
     let cont = cv("clone", m.try_clone())?;
