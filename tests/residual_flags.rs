@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::common;
-use common::{force_error, ok, read_csv};
+use common::{force_error, process, read_csv};
 
 /// The planted errors: marker, frames, offset (m).
 const PLANTED: [(&str, [usize; 2], [f64; 2]); 3] = [
@@ -49,21 +49,6 @@ fn planted(marker: &str, frame: usize) -> [f64; 2] {
         .iter()
         .find(|(m, [a, b], _)| *m == marker && (*a..*b).contains(&frame))
         .map_or([0.0; 2], |p| p.2)
-}
-
-/// `process` on `tracks` into `out` (the default smoother), with `extra` arguments.
-fn process(tracks: &Path, out: &Path, extra: &[&str]) -> String {
-    let mut args = vec![
-        "process",
-        "--tracks",
-        tracks.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    ok(&args)
 }
 
 /// The samples (frame, marker) of a fit_flags.csv, each with reason "residual".

@@ -1,29 +1,4 @@
-//! A fixed pseudo-random Gaussian sequence for test data (Box-Muller on a xorshift64
-//! generator): the same numbers on every run and machine, no dependency. Shared by the
-//! workspace's tests (included by path where `common` is not a module).
+//! The workspace's fixed Gaussian sequence for test data (`flexbench_contracts::gauss`), under
+//! the name the tests use (included by path where `common` is not a module).
 
-/// Standard normal numbers from a seed.
-pub struct Gauss {
-    state: u64,
-}
-
-impl Gauss {
-    /// The sequence of this (non-zero) seed.
-    pub fn new(seed: u64) -> Self {
-        Gauss { state: seed }
-    }
-
-    /// The next uniform number in (0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        self.state ^= self.state << 13;
-        self.state ^= self.state >> 7;
-        self.state ^= self.state << 17;
-        ((self.state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// The next standard normal number.
-    pub fn next(&mut self) -> f64 {
-        let (a, b) = (self.uniform(), self.uniform());
-        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
-    }
-}
+pub use flexbench_contracts::gauss::Gauss;

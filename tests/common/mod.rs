@@ -164,6 +164,22 @@ pub const CHROMIUM_FLAGS: [&str; 8] = [
     "--disable-sync",
 ];
 
+/// `flexbench process` of `tracks` for the wind-pump bench into `out`, with `extra` arguments;
+/// its standard output (it must succeed).
+pub fn process(tracks: &Path, out: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "process",
+        "--tracks",
+        tracks.to_str().expect("a UTF-8 path"),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--out",
+        out.to_str().expect("a UTF-8 path"),
+    ];
+    args.extend(extra);
+    ok(&args)
+}
+
 /// The RMS of the vector error of joint `joint`'s force (columns `<joint>_x`, `<joint>_y`) of
 /// `got` against `truth`, over the samples `got` has, as a share of the true force's peak; and
 /// that peak (N).

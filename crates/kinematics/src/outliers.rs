@@ -158,18 +158,8 @@ mod tests {
     /// 0.3 mm about a slow drift of 2 mm (a bending lever), with three outliers on the second
     /// marker (one of them a burst of 5 samples) and a gap.
     fn residuals() -> Vec<Vec<Option<Vector2<f64>>>> {
-        let mut state = 0x9E3779B97F4A7C15u64;
-        let mut normal = move || {
-            // Box-Muller on a xorshift sequence.
-            let mut u = || {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 11) as f64 / (1u64 << 53) as f64
-            };
-            let (a, b) = (u().max(1e-300), u());
-            (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
-        };
+        let mut g = flexbench_contracts::gauss::Gauss::new(0x9E3779B97F4A7C15);
+        let mut normal = move || g.next();
         (0..2000)
             .map(|k| {
                 let drift = Vector2::new(2e-3, -1e-3) * (k as f64 * 0.01).sin();

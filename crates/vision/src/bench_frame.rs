@@ -69,7 +69,7 @@ pub fn frame_uncertainty(
             .ok_or_else(|| VisionError::Calibration("the bench plane is seen edge-on".into()))
     };
     let (o, x) = (image(0.0)?, image(reach)?);
-    let mut normal = Gauss::new(0x5DEECE66D);
+    let mut normal = flexbench_contracts::gauss::Gauss::new(0x5DEECE66D);
     let (mut s_origin, mut s_angle, mut s_scale) = (0.0, 0.0, 0.0);
     for _ in 0..DRAWS {
         let pixels: Vec<(f64, f64)> = points
@@ -192,28 +192,4 @@ fn solve(
         VisionError::Calibration("the bench plane is seen edge-on from the clicked points".into())
     })?;
     Ok(BenchPlane { h })
-}
-
-/// Standard normal draws (xorshift64 and Box-Muller): a fixed sequence from a seed, so that the
-/// stated uncertainty is the same every run.
-struct Gauss {
-    state: u64,
-}
-
-impl Gauss {
-    fn new(seed: u64) -> Gauss {
-        Gauss { state: seed.max(1) }
-    }
-
-    fn uniform(&mut self) -> f64 {
-        self.state ^= self.state << 13;
-        self.state ^= self.state >> 7;
-        self.state ^= self.state << 17;
-        ((self.state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn next(&mut self) -> f64 {
-        let (a, b) = (self.uniform(), self.uniform());
-        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
-    }
 }

@@ -6,20 +6,17 @@
 
 use flexbench_vision::bench_frame::{bench_plane_from_points, frame_uncertainty, ClickedPoint};
 use flexbench_vision::render::CameraTruth;
-use flexbench_vision::{BenchPlane, Intrinsics};
+use flexbench_vision::BenchPlane;
 use opencv::core::RNGTrait;
 
-/// The shipped recording's camera.
+/// The shipped recording's camera (its true intrinsics, `recordings/default/truth/camera.yaml`),
+/// looking at the bench.
 fn camera() -> CameraTruth {
-    let intr = Intrinsics {
-        width: 640,
-        height: 480,
-        fx: 700.0,
-        fy: 702.0,
-        cx: 324.0,
-        cy: 236.0,
-        dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
-    };
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../recordings/default/truth/camera.yaml");
+    let intr = flexbench_vision::Calibration::read(&file)
+        .unwrap()
+        .intrinsics;
     CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5)
 }
 
