@@ -5,11 +5,13 @@
 #   through libclang; pkg-config finds it. The numerical crates need none of them.
 #   chromium: the report's test loads the HTML report in headless Chromium (every figure must
 #   render) and takes a screenshot; `flexbench run` itself never needs it.
+#   ffmpeg: its ffprobe reads each frame's presentation time from the container (OpenCV 4.6 gives
+#   none for MP4); without it a video is timed from its frame rate, with a warning.
 #   With the argument `bench` (make bench), also: time (GNU time: the peak memory of a command),
 #   python3-venv (the peers' venv of scipy, numpy and opencv-python-headless).
 set -euo pipefail
 
-packages=(pkg-config libopencv-dev clang libclang-dev chromium)
+packages=(pkg-config libopencv-dev clang libclang-dev chromium ffmpeg)
 if [ "${1:-}" = bench ]; then
   packages+=(time python3-venv)
 fi

@@ -167,9 +167,12 @@ fn video_to_report_with_stage_keys_and_identical_reruns() {
     );
     // The overlay video decodes in OpenCV with every frame, and the report links it.
     let overlay = out.join("overlay/overlay.mp4");
-    let probe = flexbench_vision::track::probe_video(&overlay).unwrap();
-    let source =
-        flexbench_vision::track::probe_video(&root().join("recordings/default/video.mp4")).unwrap();
+    let probe = flexbench_vision::track::probe_video(&overlay, &Default::default()).unwrap();
+    let source = flexbench_vision::track::probe_video(
+        &root().join("recordings/default/video.mp4"),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(probe.frames, source.frames, "every frame in the overlay");
     let link = Path::new("..").join("overlay").join("overlay.mp4");
     assert!(

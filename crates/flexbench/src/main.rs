@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use flexbench_mechanism::file::load;
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_pipeline::{process, simulate, ProcessConfig, StageEvent};
+use flexbench_vision::timebase::TimeBaseConfig;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Video recordings of the wind-pump lever bench -> trajectories, accelerations, liaison forces.
@@ -360,6 +361,14 @@ struct TrackArgs {
     /// frames), applied as the video is tracked.
     #[arg(long)]
     corrections: Option<PathBuf>,
+    /// Playback frame rate, frames/s: the frames taken as evenly spaced at this rate instead of
+    /// the file's timestamps (needed for a file without timestamps, such as a raw H.264 stream).
+    #[arg(long)]
+    frame_rate: Option<f64>,
+    /// Capture frame rate of a slow-motion recording, frames/s (e.g. 240 for a file played back
+    /// at 30); default: the file's metadata, else the playback rate.
+    #[arg(long)]
+    capture_rate: Option<f64>,
 }
 
 /// Arguments of `flexbench overlay`.
@@ -410,6 +419,14 @@ struct ProbeArgs {
     /// Video file.
     #[arg(long)]
     video: PathBuf,
+    /// Playback frame rate, frames/s: the frames taken as evenly spaced at this rate instead of
+    /// the file's timestamps (needed for a file without timestamps, such as a raw H.264 stream).
+    #[arg(long)]
+    frame_rate: Option<f64>,
+    /// Capture frame rate of a slow-motion recording, frames/s (e.g. 240 for a file played back
+    /// at 30); default: the file's metadata, else the playback rate.
+    #[arg(long)]
+    capture_rate: Option<f64>,
 }
 
 /// Arguments of `flexbench run`.
@@ -682,6 +699,8 @@ fn track_command(args: TrackArgs) -> Result<()> {
         threshold,
         false_alarm,
         corrections,
+        frame_rate,
+        capture_rate,
     } = args;
     if !(false_alarm > 0.0 && false_alarm < 0.5) {
         anyhow::bail!(
@@ -719,6 +738,10 @@ fn track_command(args: TrackArgs) -> Result<()> {
         layout,
         alpha: false_alarm,
         corrections,
+        timing: TimeBaseConfig {
+            frame_rate,
+            capture_rate,
+        },
         ..Default::default()
     };
     let pb = bar(1);
@@ -730,10 +753,13 @@ fn track_command(args: TrackArgs) -> Result<()> {
     .with_context(|| format!("tracking {}", video.display()))?;
     pb.finish_and_clear();
     println!(
-        "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px, {} timestamps",
+        "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px",
         s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.flagged, s.lock_frame, s.median_sigma_px,
-        if s.file_timestamps { "file" } else { "frame-rate" }
     );
+    println!("{}", s.timing.sentence());
+    for w in &s.timing.warnings {
+        println!("warning: {w}");
+    }
     print_written(&files);
     Ok(())
 }
@@ -906,14 +932,35 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
 
 /// `flexbench probe`: what [`Command::Probe`] describes.
 fn probe_command(args: ProbeArgs) -> Result<()> {
-    let ProbeArgs { video } = args;
-    let p = flexbench_vision::track::probe_video(&video)?;
+    let ProbeArgs {
+        video,
+        frame_rate,
+        capture_rate,
+    } = args;
+    let timing = TimeBaseConfig {
+        frame_rate,
+        capture_rate,
+    };
+    let p = flexbench_vision::track::probe_video(&video, &timing)?;
     println!(
-        "{}: {} frames of {}x{} at {:.3} fps, timestamps {} ({:.4} .. {:.4} s), decoded at {:.0} frames/s",
-        video.display(), p.frames, p.width, p.height, p.fps,
-        if p.increasing_timestamps { "increasing" } else { "not increasing (frame rate used)" },
-        p.time_span[0], p.time_span[1], p.frames_per_second
+        "{}: {} frames of {}x{} at {:.3} fps (header), decoded at {:.0} frames/s",
+        video.display(),
+        p.frames,
+        p.width,
+        p.height,
+        p.fps,
+        p.frames_per_second
     );
+    match (&p.timing, &p.timing_problem) {
+        (Some(t), _) => {
+            println!("{}", t.sentence());
+            for w in &t.warnings {
+                println!("warning: {w}");
+            }
+        }
+        (None, Some(why)) => println!("no time base: {why}"),
+        (None, None) => {}
+    }
     Ok(())
 }
 

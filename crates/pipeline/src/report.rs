@@ -525,9 +525,10 @@ fn tracking_quality(
     let track_summary = record.map(|r| r.summary);
     let tracking = match &track_summary {
         Some(ts) => format!(
-            "{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}; timestamps from {}. {}",
+            "{} frames, {} detections, {} gaps, {} rejected blobs, markers locked at frame {}. Time base: {}.{} {}",
             ts.frames, ts.detections, ts.gaps, ts.rejected_blobs, ts.lock_frame,
-            if ts.file_timestamps { "the file" } else { "the frame rate" },
+            ts.timing.sentence(),
+            ts.timing.warnings.iter().map(|w| format!(" Warning: {w}.")).collect::<String>(),
             flags_sentence(ts)
         ),
         None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),

@@ -151,6 +151,12 @@ pub struct TrackSection {
     pub threshold: Option<f64>,
     /// False-alarm level of each test of the tracked samples (default 1e-6).
     pub false_alarm: Option<f64>,
+    /// Playback frame rate, frames/s: frames evenly spaced at it instead of the file's
+    /// timestamps (needed for a file without timestamps).
+    pub frame_rate: Option<f64>,
+    /// Capture frame rate of a slow-motion recording, frames/s (default: the file's metadata,
+    /// else the playback rate).
+    pub capture_rate: Option<f64>,
 }
 
 /// `[process]`: kinematics and inverse dynamics.
@@ -1204,6 +1210,10 @@ impl RecordingRun<'_, '_> {
             threshold: t.threshold,
             alpha,
             corrections,
+            timing: flexbench_vision::timebase::TimeBaseConfig {
+                frame_rate: t.frame_rate,
+                capture_rate: t.capture_rate,
+            },
             ..Default::default()
         })
     }
@@ -1228,14 +1238,18 @@ impl RecordingRun<'_, '_> {
                 }
                 self.runner.stage(
                     "track",
-                    json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha }),
+                    json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha,
+                        "frame_rate": file.track.frame_rate, "capture_rate": file.track.capture_rate }),
                     &inputs,
                     &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
-                        crate::track::track(video, &cal, &cfg, &out, |k, n| {
+                        let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
                             progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
-                        })
-                        .map(|_| ())
+                        })?;
+                        for w in &s.timing.warnings {
+                            progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
+                        }
+                        Ok(())
                     },
                 )?
             }

@@ -15,6 +15,7 @@ pub mod flags;
 pub mod overlay;
 pub mod pattern;
 pub mod render;
+pub mod timebase;
 pub mod track;
 
 pub use camera::{BenchPlane, Calibration, CornerResidual, Intrinsics};

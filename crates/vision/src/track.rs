@@ -1,9 +1,9 @@
 //! Sub-pixel tracking of the lever's markers in a video file.
 //!
-//! Every frame is decoded (OpenCV, FFmpeg backend), its time taken from the file's own
-//! timestamps when they increase (snapped to the frame rate's grid, so a dropped frame leaves a
-//! slot empty and the container's rounding adds no jitter), else from the frame rate. Bright blobs are segmented at a
-//! threshold halfway between the frame's median and its brightest level (or a given one) and
+//! Every frame is decoded (OpenCV, FFmpeg backend), its capture time taken from the container's
+//! presentation timestamps ([`crate::timebase`]: snapped to the frame rate's grid, so a dropped
+//! frame leaves a slot empty, kept as they are at a variable rate, scaled for slow motion).
+//! Bright blobs are segmented at a threshold halfway between the frame's median and its brightest level (or a given one) and
 //! kept when their area and fill are those of a disc. Each blob's centre starts at the intensity
 //! centroid of (I - b) over its box widened by 3 px, b being the median of the box's border (the
 //! lever or background around the marker), and is refined to the blob's centre of point symmetry
@@ -44,6 +44,7 @@ pub use crate::blob::Blob;
 use crate::camera::Calibration;
 use crate::corrections::Correction;
 use crate::pattern::{MarkerLayout, NotFound};
+use crate::timebase::{self, probe_container, TimeBaseConfig, TimingRecord};
 use crate::{cv, VisionError};
 
 pub use flexbench_contracts::flags::FALSE_ALARM;
@@ -67,6 +68,8 @@ pub struct TrackConfig {
     pub alpha: f64,
     /// The user's corrections, applied frame by frame (`corrections`).
     pub corrections: Vec<Correction>,
+    /// What the user states about the video's time base (frame rate, capture rate).
+    pub timing: TimeBaseConfig,
 }
 
 impl Default for TrackConfig {
@@ -79,6 +82,7 @@ impl Default for TrackConfig {
             layout: None,
             alpha: FALSE_ALARM,
             corrections: Vec::new(),
+            timing: TimeBaseConfig::default(),
         }
     }
 }
@@ -96,10 +100,9 @@ pub struct TrackSummary {
     pub rejected_blobs: usize,
     /// Frame where the markers were first found in a line.
     pub lock_frame: usize,
-    /// Whether the file's timestamps were used (else frame / fps).
-    pub file_timestamps: bool,
-    /// Frames missing from the file's timestamp grid (dropped by the camera).
-    pub dropped_frames: usize,
+    /// The video's time base: where the frames' times come from, their steps, dropped frames.
+    #[serde(default)]
+    pub timing: TimingRecord,
     /// Frames per second of decoding and tracking together (a wall time: printed, never written,
     /// so that two runs write the same bytes).
     #[serde(skip)]
@@ -643,7 +646,10 @@ pub fn track_video(
         });
     }
     let mut summary = std::mem::take(&mut tracker.summary);
-    let times = frame_times(&stamps, fps, frames, &mut summary);
+    let container = probe_container(path)?;
+    let tb = timebase::resolve(&p, frames, container.as_ref(), (&stamps, fps), &cfg.timing)?;
+    summary.timing = tb.record;
+    let times = tb.times;
     let flags = tracker.flags(&mut summary);
     let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
     summary.frames = frames;
@@ -1050,30 +1056,6 @@ impl<'a> Tracker<'a> {
     }
 }
 
-/// Times of the frames, s: the file's timestamps where they increase, snapped to the frame
-/// grid of the file's frame rate (containers round them, Matroska to 1 ms: a quarter of a frame
-/// at 240 fps, which would be jitter in the derivatives); a skipped slot of the grid is a
-/// dropped frame (counted in `summary`). Without usable timestamps, frame / fps.
-fn frame_times(stamps: &[f64], fps: f64, frames: usize, summary: &mut TrackSummary) -> Vec<f64> {
-    let increasing = stamps.windows(2).all(|w| w[1] > w[0]);
-    summary.file_timestamps = increasing && stamps.len() > 1;
-    let f = if fps > 0.0 { fps } else { 1.0 };
-    if !summary.file_timestamps {
-        return (0..frames).map(|k| k as f64 / f).collect();
-    }
-    let t0 = stamps[0];
-    let slots: Vec<i64> = stamps
-        .iter()
-        .map(|s| ((s - t0) * f).round() as i64)
-        .collect();
-    if slots.windows(2).all(|w| w[1] > w[0]) {
-        summary.dropped_frames = slots.windows(2).map(|w| (w[1] - w[0] - 1) as usize).sum();
-        slots.iter().map(|&n| n as f64 / f).collect()
-    } else {
-        stamps.iter().map(|s| s - t0).collect()
-    }
-}
-
 /// The tracks' rows (each detection undistorted and taken to the bench plane, m) and the
 /// detections' centre sigmas (px). Consumed frame by frame: a long recording's detections are
 /// not held twice.
@@ -1107,8 +1089,8 @@ fn bench_rows(
     (rows, sigmas)
 }
 
-/// What decoding a video alone gives: frames, the file's frame rate and whether its timestamps
-/// increase, and the decoding speed (the reference for the tracker's throughput).
+/// What decoding a video alone gives: frames, the file's frame rate, its time base, and the
+/// decoding speed (the reference for the tracker's throughput).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Probe {
     /// Frames decoded.
@@ -1119,10 +1101,10 @@ pub struct Probe {
     pub height: i32,
     /// The file's frame rate, Hz.
     pub fps: f64,
-    /// Whether the file's timestamps increase frame to frame.
-    pub increasing_timestamps: bool,
-    /// First and last timestamps, s.
-    pub time_span: [f64; 2],
+    /// The time base found (None when it cannot be: `timing_problem` says why).
+    pub timing: Option<TimingRecord>,
+    /// Why no time base can be found (a file without timestamps and no rate given).
+    pub timing_problem: Option<String>,
     /// Frames decoded per second.
     pub frames_per_second: f64,
 }
@@ -1169,8 +1151,8 @@ pub fn open_video(path: &Path) -> Result<opencv::videoio::VideoCapture, VisionEr
     Ok(cap)
 }
 
-/// Decode every frame of a video and nothing else.
-pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
+/// Decode every frame of a video and find its time base (with what the user states, `timing`).
+pub fn probe_video(path: &Path, timing: &TimeBaseConfig) -> Result<Probe, VisionError> {
     let p = path.display().to_string();
     let video_err = |reason: String| VisionError::Video {
         path: p.clone(),
@@ -1203,8 +1185,17 @@ pub fn probe_video(path: &Path) -> Result<Probe, VisionError> {
         ));
     }
     out.frames_per_second = out.frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
-    out.increasing_timestamps = stamps.windows(2).all(|w| w[1] > w[0]) && stamps.len() > 1;
-    out.time_span = [stamps[0], stamps[stamps.len() - 1]];
+    let container = probe_container(path)?;
+    match timebase::resolve(
+        &p,
+        out.frames,
+        container.as_ref(),
+        (&stamps, out.fps),
+        timing,
+    ) {
+        Ok(tb) => out.timing = Some(tb.record),
+        Err(e) => out.timing_problem = Some(e.to_string()),
+    }
     Ok(out)
 }
 
