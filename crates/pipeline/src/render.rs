@@ -207,6 +207,92 @@ pub struct RenderSpec {
     /// What a real bench adds to the picture.
     #[serde(default)]
     pub nuisances: Nuisances,
+    /// The camera's clock: a variable frame rate, dropped frames, slow motion.
+    #[serde(default)]
+    pub timing: RenderTiming,
+}
+
+/// The camera's clock (`[timing]` of the camera file): every key off unless given. A video with
+/// any of them is written through Debian's ffmpeg as H.264 MP4, each frame's presentation time
+/// kept to the microsecond, and its truth holds each frame's capture time.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RenderTiming {
+    /// Largest shift of a frame's capture time, in frame periods (0 to 0.45): frame k is
+    /// captured at (k + jitter sin(2.399963 k)) / fps, the shift rounded to 1/20 of a period
+    /// (the simulation's step): a variable-frame-rate camera.
+    pub jitter: f64,
+    /// Frames the camera drops (indices on the capture clock, from 0): not in the video.
+    pub dropped: Vec<usize>,
+    /// Playback rate of a slow-motion file, frames/s: captured at `fps`, stored at this rate.
+    pub playback_fps: Option<f64>,
+    /// Whether the capture rate is written in the container's metadata
+    /// (`com.android.capture.fps`), as Android phones write it.
+    pub capture_metadata: bool,
+}
+
+/// Golden angle, rad: the phase step of the jitter, so that the shifts of successive frames
+/// look random yet are a formula FFmpeg evaluates as flexbench does.
+const JITTER_STEP: f64 = 2.399963;
+
+impl RenderTiming {
+    /// Whether the clock is the plain one (frame k at k / fps, every frame kept).
+    pub fn is_plain(&self) -> bool {
+        self == &RenderTiming::default()
+    }
+    /// Frame k's capture instant in simulation steps (1 / (fps SAMPLES_PER_FRAME) s).
+    fn slot(&self, k: usize) -> i64 {
+        let spf = SAMPLES_PER_FRAME as f64;
+        (k * SAMPLES_PER_FRAME) as i64
+            + (self.jitter * (k as f64 * JITTER_STEP).sin() * spf).round() as i64
+    }
+    /// The frames the camera keeps among the first `frames` of its clock.
+    fn kept(&self, frames: usize) -> Vec<usize> {
+        (0..frames).filter(|k| !self.dropped.contains(k)).collect()
+    }
+    /// FFmpeg's expression of the presentation time (s) of the video's frame N, the same
+    /// formula as [`RenderTiming::slot`] over the playback rate (sorted drops d_i shift N by
+    /// one each from N = d_i - i on).
+    fn pts_expression(&self, fps: f64) -> String {
+        let mut d = self.dropped.clone();
+        d.sort_unstable();
+        d.dedup();
+        let k: String = std::iter::once("N".to_string())
+            .chain(
+                d.iter()
+                    .enumerate()
+                    .map(|(i, di)| format!("+gte(N,{})", di - i)),
+            )
+            .collect();
+        let playback = self.playback_fps.unwrap_or(fps);
+        format!(
+            "(({k})*{SAMPLES_PER_FRAME}+round({j:?}*sin(({k})*{JITTER_STEP:?})*{SAMPLES_PER_FRAME}))/({playback:?}*{SAMPLES_PER_FRAME})",
+            j = self.jitter
+        )
+    }
+    /// The keys' values checked.
+    fn check(&self, codec: Codec) -> Result<(), String> {
+        if !(0.0..=0.45).contains(&self.jitter) {
+            return Err(format!(
+                "[timing] jitter = {}: give a share of a frame period from 0 to 0.45",
+                self.jitter
+            ));
+        }
+        if let Some(p) = self.playback_fps {
+            if !(p > 0.0 && p.is_finite()) {
+                return Err(format!(
+                    "[timing] playback_fps = {p}: give a positive rate, frames/s"
+                ));
+            }
+        }
+        if self.capture_metadata && self.playback_fps.is_none() {
+            return Err("[timing] capture_metadata needs playback_fps (a slow-motion file)".into());
+        }
+        if !self.is_plain() && codec != Codec::H264 {
+            return Err("[timing] needs codec = \"h264\": the MP4 keeps each frame's time to the microsecond".into());
+        }
+        Ok(())
+    }
 }
 
 impl RenderSpec {
@@ -244,7 +330,7 @@ impl RenderSpec {
         if self.blur_samples == 0 {
             return Err("key 'blur_samples': at least 1".into());
         }
-        self.codec()?;
+        self.timing.check(self.codec()?)?;
         Ok(())
     }
     /// The spec checked against the mechanism it films: every marker and body it names exists,
@@ -545,6 +631,12 @@ pub fn render(
     )?;
     let motion = Motion { sim, rate };
     let frames = (spec.duration * spec.fps).round() as usize;
+    if let Some(d) = spec.timing.dropped.iter().find(|d| **d >= frames) {
+        return Err(PipelineError::Input(format!(
+            "[timing] dropped: frame {d} is beyond the recording's {frames} frames (0 to {})",
+            frames.saturating_sub(1)
+        )));
+    }
     ensure_dir(out)?;
     ensure_dir(&out.join("views"))?;
     ensure_dir(&out.join("truth"))?;
@@ -558,12 +650,13 @@ pub fn render(
         motion: &motion,
         spots,
     };
-    let (video, rows) = film.shoot(codec, frames, &mut rng, out, &mut progress)?;
+    let kept = spec.timing.kept(frames);
+    let (video, rows) = film.shoot(codec, &kept, &mut rng, out, &mut progress)?;
     files.push(video.clone());
-    files.extend(truth_tables(mech, &motion.sim, frames, spec, rows, out)?);
+    files.extend(truth_tables(mech, &motion.sim, &kept, spec, rows, out)?);
     Ok(RenderSummary {
         video,
-        frames,
+        frames: kept.len(),
         files,
     })
 }
@@ -655,12 +748,14 @@ struct Film<'a> {
 
 impl Film<'_> {
     /// The video (written to a temporary file, then renamed) and the markers' true tracks at
-    /// its frames. Frame k shows the motion at t = k / fps plus one frame, each exposure blurred
-    /// over `blur_samples` instants; occluded markers are left out of their frames.
+    /// its frames (`kept`: the camera's frames it holds). Frame k shows the motion at its capture
+    /// time (k / fps, or the `[timing]` clock's) plus one frame, each exposure blurred over
+    /// `blur_samples` instants; occluded markers are left out of their frames. A `[timing]`
+    /// clock's video is written lossless, then encoded by ffmpeg with its frames' times.
     fn shoot(
         &self,
         codec: Codec,
-        frames: usize,
+        kept: &[usize],
         rng: &mut opencv::core::RNG,
         out: &Path,
         progress: &mut impl FnMut(&str, f64),
@@ -669,14 +764,36 @@ impl Film<'_> {
         let intr = self.cam.intrinsics;
         let video = out.join(format!("video.{}", codec.extension()));
         let tmp = flexbench_contracts::atomic::temporary_path(&video);
-        let writer =
-            VideoOut::create(&tmp, codec, spec.fps, intr.width, intr.height).map_err(vision)?;
+        let plain = spec.timing.is_plain();
+        let lossless = out.join(".video-lossless.mkv");
+        let (first, first_codec) = match plain {
+            true => (&tmp, codec),
+            false => (&lossless, Codec::Ffv1),
+        };
+        let writer = VideoOut::create(first, first_codec, spec.fps, intr.width, intr.height)
+            .map_err(vision)?;
         let rows = self
-            .frames(writer, frames, rng, progress)
+            .frames(writer, kept, rng, progress)
+            .and_then(|rows| {
+                if !plain {
+                    let t = &spec.timing;
+                    let capture = t.capture_metadata.then_some(spec.fps);
+                    flexbench_vision::render::encode_with_times(
+                        &lossless,
+                        &tmp,
+                        &t.pts_expression(spec.fps),
+                        capture,
+                    )
+                    .map_err(vision)?;
+                }
+                Ok(rows)
+            })
             .inspect_err(|_| {
                 // A failed rendering leaves no partial video behind.
                 let _ = std::fs::remove_file(&tmp);
-            })?;
+            });
+        let _ = std::fs::remove_file(&lossless);
+        let rows = rows?;
         std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
             path: video.display().to_string(),
             reason: e.to_string(),
@@ -684,20 +801,21 @@ impl Film<'_> {
         Ok((video, rows))
     }
 
-    /// The video's frames written by `writer` (then closed), and the markers' true tracks at
-    /// them.
+    /// The video's frames (the camera's frames `kept`) written by `writer` (then closed), and
+    /// the markers' true tracks at them: row frame is the video's frame, t its capture time.
     fn frames(
         &self,
         mut writer: VideoOut,
-        frames: usize,
+        kept: &[usize],
         rng: &mut opencv::core::RNG,
         progress: &mut impl FnMut(&str, f64),
     ) -> Result<Vec<flexbench_contracts::TrackRow>, PipelineError> {
         let (mech, spec, vision) = (self.mech, self.spec, PipelineError::Vision);
         let map = PlaneMap::new(self.cam, self.look).map_err(vision)?;
         let mut rows = Vec::new();
-        for k in 0..frames {
-            let tk = k as f64 / spec.fps;
+        let frames = kept.len();
+        for (n, &k) in kept.iter().enumerate() {
+            let tk = capture_time(spec, k);
             let nz = &spec.nuisances;
             let look = Look {
                 gain: 1.0 + nz.flicker * (std::f64::consts::TAU * nz.flicker_hz * tk).sin(),
@@ -712,7 +830,7 @@ impl Film<'_> {
                 let p = body_point(&q, mk.body, mk.local);
                 let (u, v) = self.cam.project(p.x, p.y);
                 rows.push(flexbench_contracts::TrackRow {
-                    frame: k as i64,
+                    frame: n as i64,
                     t: tk,
                     marker: mk.name.clone(),
                     u: Some(u),
@@ -722,8 +840,8 @@ impl Film<'_> {
                     sigma_px: None,
                 });
             }
-            if k % 8 == 0 {
-                progress("video", k as f64 / frames as f64);
+            if n % 8 == 0 {
+                progress("video", n as f64 / frames as f64);
             }
         }
         writer.finish().map_err(vision)?;
@@ -842,22 +960,30 @@ fn nuisances_json(nz: &Nuisances) -> serde_json::Map<String, serde_json::Value> 
     out
 }
 
+/// Capture time of the camera's frame `k`, s from the recording's start (the simulation's
+/// samples are exact at it: a whole number of steps).
+fn capture_time(spec: &RenderSpec, k: usize) -> f64 {
+    spec.timing.slot(k) as f64 / (spec.fps * SAMPLES_PER_FRAME as f64)
+}
+
 /// The simulation's own tables at the frames' instants (exact samples: the rate is a multiple
 /// of the frame rate; forces from the multipliers), the true tracks and `render.json`, in
 /// `out/truth`; the files written.
 fn truth_tables(
     mech: &Mechanism,
     sim: &flexbench_mechanism::simulate::Simulation,
-    frames: usize,
+    kept: &[usize],
     spec: &RenderSpec,
     rows: Vec<flexbench_contracts::TrackRow>,
     out: &Path,
 ) -> Result<Vec<PathBuf>, PipelineError> {
     let truth = out.join("truth");
-    let at: Vec<&flexbench_mechanism::simulate::Sample> = (0..frames)
-        .map(|k| &sim.samples[(k + 1) * SAMPLES_PER_FRAME])
+    let frames = kept.len();
+    let at: Vec<&flexbench_mechanism::simulate::Sample> = kept
+        .iter()
+        .map(|&k| &sim.samples[(spec.timing.slot(k) + SAMPLES_PER_FRAME as i64) as usize])
         .collect();
-    let times: Vec<f64> = (0..frames).map(|k| k as f64 / spec.fps).collect();
+    let times: Vec<f64> = kept.iter().map(|&k| capture_time(spec, k)).collect();
     let states: Vec<_> = at
         .iter()
         .zip(&times)
@@ -880,8 +1006,16 @@ fn truth_tables(
         "mechanism": mech.name, "frames": frames, "fps": spec.fps, "exposure_s": spec.exposure, "blur_samples": spec.blur_samples,
         "noise": spec.noise, "lighting": spec.lighting, "codec": spec.codec, "seed": spec.seed,
         "occlusion": spec.occlusion.iter().map(|o| json!({"marker": o.marker, "frames": o.frames})).collect::<Vec<_>>(),
-        "note": "frame k shows the motion at t = k / fps after the settling time plus one frame",
+        "note": "frame k shows the motion at t = k / fps after the settling time plus one frame (or at its capture time, the truth tables' t, with [timing])",
     });
+    if let (Some(obj), false) = (described.as_object_mut(), spec.timing.is_plain()) {
+        let t = &spec.timing;
+        obj.insert(
+            "timing".into(),
+            json!({"jitter": t.jitter, "dropped": t.dropped,
+            "playback_fps": t.playback_fps, "capture_metadata": t.capture_metadata}),
+        );
+    }
     let nuisances = nuisances_json(&spec.nuisances);
     if let (Some(obj), false) = (described.as_object_mut(), nuisances.is_empty()) {
         obj.insert("nuisances".into(), serde_json::Value::Object(nuisances));

@@ -9,6 +9,14 @@
 //! the first and last `m` samples the first and last window's fit is evaluated at the sample's
 //! own position (scipy's `mode="interp"`); the other edge modes of scipy (mirror, nearest,
 //! constant, wrap) extend the segment and use the centred weights.
+//!
+//! Unevenly sampled segments (a variable-frame-rate camera, a dropped frame) are fitted on the
+//! samples' own times: at each sample the polynomial is fitted by least squares to the window's
+//! samples at `z_i = (t_i - t_c) / h` (t_c the window's centre sample, h its half-span) and
+//! differentiated at the sample's own `z` (the definition above without the even grid; Gorry
+//! 1991 for the general case; the even-grid weights are its special case, checked in the tests).
+//! Only the `interp` edges are defined there: the other modes extend the segment as if evenly
+//! sampled.
 
 use nalgebra::{DMatrix, DVector};
 
@@ -213,6 +221,51 @@ impl SavGol {
 }
 
 /// The sample at index `i` of `x` extended by `mode` beyond its ends.
+impl SavGol {
+    /// The value, rate and acceleration of the unevenly sampled segment `x` at times `t` (each
+    /// sample's window fitted on its own times: the module's description), into `out`.
+    fn uneven_into(&self, t: &[f64], x: &[f64], out: [&mut [f64]; 3]) {
+        let (len, m, p) = (t.len(), self.coefficients.half, self.order);
+        let [value, rate, accel] = out;
+        let mut v = DMatrix::<f64>::zeros(2 * m + 1, p + 1);
+        for i in 0..len {
+            let c = i.clamp(m, len - 1 - m);
+            let h = 0.5 * (t[c + m] - t[c - m]);
+            for (r, j) in (c - m..=c + m).enumerate() {
+                let z = (t[j] - t[c]) / h;
+                let mut zk = 1.0;
+                for k in 0..=p {
+                    v[(r, k)] = zk;
+                    zk *= z;
+                }
+            }
+            let rhs = DVector::from_column_slice(&x[c - m..=c + m]);
+            // Least squares by the SVD: the scaled Vandermonde matrix is well conditioned, the
+            // SVD keeps it so without forming the normal equations.
+            let coef = v
+                .clone()
+                .svd(true, true)
+                .solve(&rhs, 1e-14)
+                .unwrap_or_else(|_| DVector::from_element(p + 1, f64::NAN));
+            let z = (t[i] - t[c]) / h;
+            let (mut d0, mut d1, mut d2) = (0.0, 0.0, 0.0);
+            for k in (0..=p).rev() {
+                let kf = k as f64;
+                d0 = d0 * z + coef[k];
+                if k >= 1 {
+                    d1 = d1 * z + kf * coef[k];
+                }
+                if k >= 2 {
+                    d2 = d2 * z + kf * (kf - 1.0) * coef[k];
+                }
+            }
+            value[i] = d0;
+            rate[i] = d1 / h;
+            accel[i] = d2 / (h * h);
+        }
+    }
+}
+
 fn extended(x: &[f64], i: isize, mode: EdgeMode) -> f64 {
     let n = x.len() as isize;
     if (0..n).contains(&i) {
@@ -233,12 +286,14 @@ fn extended(x: &[f64], i: isize, mode: EdgeMode) -> f64 {
     }
 }
 
-/// Largest relative deviation of a time step from the segment's mean that Savitzky-Golay
-/// accepts (timestamps snapped to the frame rate vary by far less).
+/// Largest relative deviation of a time step from the segment's mean under which the segment
+/// counts as evenly sampled and the precomputed weights are used (timestamps snapped to the
+/// frame rate vary by far less); beyond, each sample's fit is on its own times.
 pub const MAX_STEP_VARIATION: f64 = 0.01;
 
-/// Split sample indices into runs of present samples with regular spacing: a gap or a time step
-/// longer than 1.5 median steps (a dropped frame) ends a run.
+/// Split sample indices into runs of present samples: a gap or a time step longer than
+/// [`crate::rts::MAX_STEP_RATIO`] median steps ends a run (a dropped frame does not: its
+/// segment is fitted on the samples' own times).
 pub(crate) fn segments(t: &[f64], present: &[bool]) -> Vec<(usize, usize)> {
     // The median step, selected in linear time (a full sort was half the filter's time on
     // 100,000 samples; `make bench`).
@@ -252,7 +307,7 @@ pub(crate) fn segments(t: &[f64], present: &[bool]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
     for k in 0..t.len() {
-        let broken = k > 0 && (t[k] - t[k - 1]) > 1.5 * median;
+        let broken = k > 0 && (t[k] - t[k - 1]) > crate::rts::MAX_STEP_RATIO * median;
         if let Some(s) = start {
             if !present[k] || broken {
                 out.push((s, k));
@@ -294,24 +349,30 @@ impl Differentiator for SavGol {
                 continue; // Too short for the window: stays rejected.
             }
             let dt = (t[e - 1] - t[s]) / (len - 1) as f64;
-            // The filter's weights assume one sample interval: refuse a varying one (a dropped
-            // frame already splits the segment).
-            if let Some(k) =
-                (s + 1..e).find(|&k| ((t[k] - t[k - 1]) / dt - 1.0).abs() > MAX_STEP_VARIATION)
-            {
-                return Err(SignalError::BadInput {
-                    name: name.into(),
-                    reason: format!(
-                        "the time step varies ({:.6} s at sample {k} against a mean of {dt:.6} s, beyond {} %): Savitzky-Golay needs uniform sampling; use the RTS smoother (--method rts), which takes every step as it is",
-                        t[k] - t[k - 1],
-                        MAX_STEP_VARIATION * 100.0
-                    ),
-                });
-            }
             let x = &values[s..e];
-            self.filter_into(x, dt, 0, &mut out.value[s..e]);
-            self.filter_into(x, dt, 1, &mut out.rate[s..e]);
-            self.filter_into(x, dt, 2, &mut out.accel[s..e]);
+            // The precomputed weights assume one sample interval; a varying one is fitted on
+            // the samples' own times.
+            match (s + 1..e).find(|&k| ((t[k] - t[k - 1]) / dt - 1.0).abs() > MAX_STEP_VARIATION) {
+                None => {
+                    self.filter_into(x, dt, 0, &mut out.value[s..e]);
+                    self.filter_into(x, dt, 1, &mut out.rate[s..e]);
+                    self.filter_into(x, dt, 2, &mut out.accel[s..e]);
+                }
+                Some(k) if self.mode != EdgeMode::Interp => {
+                    return Err(SignalError::BadInput {
+                        name: name.into(),
+                        reason: format!(
+                            "the time step varies ({:.6} s at sample {k} against a mean of {dt:.6} s) and edges '{}' extend a segment as if evenly sampled: use edges 'interp', which fits the first and last windows on their own times",
+                            t[k] - t[k - 1],
+                            self.mode.name()
+                        ),
+                    });
+                }
+                Some(_) => {
+                    let (v, r, a) = (&mut out.value, &mut out.rate, &mut out.accel);
+                    self.uneven_into(&t[s..e], x, [&mut v[s..e], &mut r[s..e], &mut a[s..e]]);
+                }
+            }
             for i in 0..len {
                 out.provenance[s + i] = if i < m || i + m >= len {
                     Provenance::Edge
@@ -390,6 +451,60 @@ mod tests {
             assert!((c.weights[1][2][i] / m - d1[i]).abs() < 1e-14);
             assert!((c.weights[2][2][i] / (m * m) - d2[i]).abs() < 1e-14);
         }
+    }
+
+    /// Unevenly sampled (steps from 0.6 to 1.4 of the mean, and a dropped sample): a polynomial
+    /// of degree <= order is reproduced with its derivatives everywhere, edges included, and on
+    /// an even grid the uneven fit equals the precomputed weights (1e-10 relative).
+    #[test]
+    fn uneven_steps_fitted_on_their_own_times() {
+        let sg = SavGol::new(11, 4).unwrap();
+        let dt = 1.0 / 240.0;
+        let mut t: Vec<f64> = (0..120)
+            .map(|k| (k as f64 + 0.2 * (k as f64 * 2.399963).sin()) * dt)
+            .collect();
+        t.remove(60);
+        let f = |t: f64| 0.1 - 0.4 * t + 3.0 * t * t - 7.0 * t.powi(3) + 9.0 * t.powi(4);
+        let df = |t: f64| -0.4 + 6.0 * t - 21.0 * t * t + 36.0 * t.powi(3);
+        let ddf = |t: f64| 6.0 - 42.0 * t + 108.0 * t * t;
+        let x: Vec<f64> = t.iter().map(|&t| f(t)).collect();
+        let d = sg.differentiate("p", &t, &x, &vec![true; t.len()]).unwrap();
+        for (k, &tk) in t.iter().enumerate() {
+            assert!((d.value[k] - f(tk)).abs() < 1e-12, "value {k}");
+            assert!((d.rate[k] - df(tk)).abs() < 1e-9, "rate {k}");
+            assert!(
+                (d.accel[k] - ddf(tk)).abs() < 1e-6,
+                "accel {k}: {}",
+                d.accel[k]
+            );
+        }
+        // The even grid through the uneven fit against the weights.
+        let t: Vec<f64> = (0..60).map(|k| k as f64 * dt).collect();
+        let x: Vec<f64> = t
+            .iter()
+            .map(|&t| (9.0 * t).sin() + (31.0 * t).cos())
+            .collect();
+        let even = sg.differentiate("p", &t, &x, &[true; 60]).unwrap();
+        let (mut v, mut r, mut a) = (vec![0.0; 60], vec![0.0; 60], vec![0.0; 60]);
+        sg.uneven_into(&t, &x, [&mut v, &mut r, &mut a]);
+        for k in 0..60 {
+            assert!((v[k] - even.value[k]).abs() < 1e-10);
+            assert!((r[k] - even.rate[k]).abs() < 1e-10 * 31.0);
+            assert!(
+                (a[k] - even.accel[k]).abs() < 1e-10 * 31.0 * 31.0,
+                "accel {k}"
+            );
+        }
+        // Mirror edges are defined on an even grid only: refused, with the fix named.
+        let t: Vec<f64> = (0..40)
+            .map(|k| (k as f64 + 0.2 * (k as f64).sin()) * dt)
+            .collect();
+        let e = SavGol::new(11, 4)
+            .unwrap()
+            .with_mode(EdgeMode::Mirror)
+            .differentiate("p", &t, &t, &[true; 40])
+            .unwrap_err();
+        assert!(e.to_string().contains("'interp'"), "{e}");
     }
 
     #[test]

@@ -452,6 +452,47 @@ impl Codec {
     }
 }
 
+/// Re-encode the lossless video `src` as H.264 in MP4 at `dst`, each frame's presentation time
+/// set by the FFmpeg expression `pts_s` (seconds, of the frame's index `N`), kept to the
+/// microsecond (time base 1/1000000 from the filter to the container), and the capture rate
+/// of a slow-motion file written in the container's metadata (`com.android.capture.fps`, as
+/// Android phones write it) when given. Needs Debian's ffmpeg: OpenCV's writer keeps one rate.
+pub fn encode_with_times(
+    src: &Path,
+    dst: &Path,
+    pts_s: &str,
+    capture_rate: Option<f64>,
+) -> Result<(), VisionError> {
+    let mut cmd = std::process::Command::new("ffmpeg");
+    cmd.args(["-v", "error", "-nostdin", "-y", "-i"])
+        .arg(src)
+        .arg("-vf")
+        .arg(format!("settb=1/1000000,setpts='({pts_s})/TB'"))
+        .args(["-fps_mode", "passthrough", "-enc_time_base", "1/1000000"])
+        .args(["-video_track_timescale", "1000000", "-c:v", "libx264"])
+        .args(["-pix_fmt", "yuv420p", "-f", "mp4"]);
+    if let Some(r) = capture_rate {
+        cmd.args(["-movflags", "use_metadata_tags", "-metadata"])
+            .arg(format!("com.android.capture.fps={r:.6}"));
+    }
+    let video_err = |reason: String| VisionError::Video {
+        path: dst.display().to_string(),
+        reason,
+    };
+    let out = cmd.arg(dst).output().map_err(|e| {
+        video_err(format!(
+            "ffmpeg cannot be run ({e}): a video with its own frame times needs Debian's ffmpeg (apt-get install ffmpeg)"
+        ))
+    })?;
+    if !out.status.success() {
+        return Err(video_err(format!(
+            "ffmpeg failed to write it ({})",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
 /// A video being written: frames are 8-bit grey, written as BGR.
 pub struct VideoOut {
     writer: opencv::videoio::VideoWriter,
