@@ -15,6 +15,8 @@
 //! - [`outliers`]: the fitted mechanism's reprojection test of each measured marker position.
 //! - [`estimate`](mod@estimate): the whole estimation as `process` runs it (fit, the bench's
 //!   horizontal refined from the motion, smoother, periodic refit), and the force bands.
+//! - [`rate`]: whether the recording's frame rate and clock suit the motion (the harmonics the
+//!   markers' accelerations need, the forces' bands, the crank against the motor's speed).
 
 #![warn(missing_docs)]
 
@@ -25,6 +27,7 @@ pub mod iterated;
 pub mod observe;
 pub mod outliers;
 pub mod periodic;
+pub mod rate;
 pub mod smoother;
 
 pub use estimate::{estimate, forces, Config, ForceSeries, Motion};

@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
 use flexbench_kinematics::periodic::PeriodicReport;
+use flexbench_kinematics::rate::RateCheck;
 use flexbench_kinematics::smoother::SmootherReport;
 use flexbench_kinematics::{estimate, FitReport, ForceSeries, MarkerState, Motion};
 use flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
@@ -97,6 +98,22 @@ pub struct ProcessRecord {
     pub residual_test: ResidualTestRecord,
     /// The inverse dynamics' conditioning and toggles.
     pub inverse_dynamics: InverseDynamicsRecord,
+    /// Whether the recording's rate suits the motion (`flexbench_kinematics::rate`).
+    #[serde(default)]
+    pub rate: RateCheck,
+    /// Why the recording's clock is doubted (the crank against the motor's reference speed).
+    #[serde(default)]
+    pub clock: Option<String>,
+}
+
+impl ProcessRecord {
+    /// Every warning of the stage: the fit's, the rate's, the clock's.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = self.fit.warnings.clone();
+        w.extend(self.rate.warnings.iter().cloned());
+        w.extend(self.clock.iter().cloned());
+        w
+    }
 }
 
 /// The fitted mechanism's residual test as `process` ran it (`fit_flags.csv`).
@@ -308,12 +325,22 @@ pub fn process(
     let fit_flags = fitted.flags.to_named_table("fit_flags");
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
     lap("write", &mut timing);
-    for w in &motion.report.warnings {
+    let rate = flexbench_kinematics::rate::check_rate(mech, &t, motion, &forces);
+    let clock = flexbench_kinematics::rate::check_clock(mech, &t, motion);
+    for w in motion
+        .report
+        .warnings
+        .iter()
+        .chain(&rate.warnings)
+        .chain(&clock)
+    {
         events(StageEvent::Warning(w));
     }
     let differentiation = Differentiation::of(&sg, window, cfg);
     let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);
     record.flags = flags.map(|f| f.display().to_string());
+    record.rate = rate;
+    record.clock = clock;
     record.flagged_left_out = left_out;
     record.residual_test = ResidualTestRecord {
         false_alarm: cfg.false_alarm,
@@ -601,6 +628,8 @@ impl ProcessRecord {
             flags: None,
             flagged_left_out: 0,
             residual_test: ResidualTestRecord::default(),
+            rate: RateCheck::default(),
+            clock: None,
             inverse_dynamics: InverseDynamicsRecord {
                 max_condition_allowed: cfg.max_condition,
                 max_condition: forces.max_condition,

@@ -194,7 +194,7 @@ pub fn report(
     lever_note(&mut page, &fem_summary);
     let mut warnings: Vec<StageWarning> = Vec::new();
     for (stage, s) in [
-        ("process", &process_summary.fit.warnings),
+        ("process", &process_summary.warnings()),
         ("fem", &fem_summary.warnings),
         ("compare", &compare_summary.warnings),
     ] {

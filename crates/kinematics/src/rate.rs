@@ -1,0 +1,268 @@
+//! Whether a recording's frame rate and clock suit the motion it films.
+//!
+//! **Rate.** The markers' accelerations are periodic in the crank angle; the periodic refit
+//! resolves at most a third of the samples per turn as harmonics (`periodic`), and a harmonic
+//! the rate cannot resolve is neither seen nor covered by the bands: the forces' sigma stays
+//! a few percent of their peak while their error grows (measured on the wind-pump bench, 4 s
+//! recordings: 13.8 % of the peak at 30 frames/s, 3.9 % at 60, 3.5 % at 90 and 120, bands
+//! about 5 % throughout). So the rate the motion needs comes from the mechanism: the bench
+//! simulated as its file gives it, its liaison forces expanded in the crank angle; the harmonics
+//! up to the last above [`HARMONIC_SHARE`] of the force's peak are needed, hence
+//! [`SAMPLES_PER_HARMONIC`] samples per turn per harmonic (the linkage's geometry alone, the
+//! slide held, needs far fewer: the slide's spring and the motor's ripple make the rest). A recording below it, or whose forces' bands exceed [`SIGMA_SHARE`] of
+//! their peak, is warned about, naming its rate and the rate needed.
+//!
+//! **Clock.** A crank turning at a small fraction (or a multiple) of the motor's reference
+//! speed in the mechanism file ([`SPEED_RATIO`]) is the mark of a slow-motion video whose
+//! capture rate is unknown (its times 8 times too long at 240 frames/s played back at 30).
+
+use std::f64::consts::TAU;
+
+use flexbench_mechanism::model::{Coordinate, ForceKind};
+use flexbench_mechanism::simulate::SimConfig;
+use flexbench_mechanism::Mechanism;
+
+use crate::{ForceSeries, Motion};
+
+/// Share of a liaison force's peak above which a harmonic of the crank angle is needed.
+pub const HARMONIC_SHARE: f64 = 0.01;
+
+/// Samples per crank turn per harmonic the periodic refit needs (its resolvable harmonics are a
+/// third of the samples per turn).
+pub const SAMPLES_PER_HARMONIC: f64 = 3.0;
+
+/// Median standard deviation of a liaison force, as a share of its peak, above which the forces
+/// are warned about.
+pub const SIGMA_SHARE: f64 = 0.1;
+
+/// Ratio of the crank's mean speed to the motor's reference speed (either way) beyond which the
+/// clock is warned about.
+pub const SPEED_RATIO: f64 = 2.0;
+
+/// Time the simulated bench settles before its forces' spectrum is taken, s.
+pub const SETTLE_S: f64 = 3.0;
+/// Turns of the simulated bench in its forces' spectrum.
+pub const SIMULATED_TURNS: f64 = 2.2;
+/// Samples a turn of the simulated bench (harmonics up to half of it).
+pub const SAMPLES_PER_SIMULATED_TURN: f64 = 256.0;
+
+/// What the rate check found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RateCheck {
+    /// The recording's median sample rate, samples/s.
+    pub sample_rate_hz: f64,
+    /// The crank's mean speed, turns/s.
+    pub crank_hz: f64,
+    /// Samples per crank turn.
+    pub samples_per_turn: f64,
+    /// Harmonics of the crank angle the liaison forces need ([`HARMONIC_SHARE`]); 0 when the
+    /// bench cannot be simulated.
+    pub harmonics_needed: usize,
+    /// The sample rate the motion needs, samples/s.
+    pub rate_needed_hz: f64,
+    /// Largest median standard deviation of a joint's liaison force as a share of its peak.
+    pub sigma_share: Option<f64>,
+    /// The warnings (empty when the rate suits the motion).
+    pub warnings: Vec<String>,
+}
+
+/// Harmonics of the crank angle the liaison forces need: the bench simulated as the mechanism
+/// file gives it (settled for [`SETTLE_S`], then [`SIMULATED_TURNS`] turns at
+/// [`SAMPLES_PER_SIMULATED_TURN`] samples a turn of the recording's crank speed `speed`, rad/s),
+/// each revolute joint's force components expanded in the crank angle over whole turns; the
+/// harmonics up to the last whose amplitude exceeds [`HARMONIC_SHARE`] of the joint's peak, over
+/// every joint. None when the bench cannot be simulated or the crank does not turn.
+pub fn harmonics_needed(mech: &Mechanism, speed: f64) -> Option<usize> {
+    let Coordinate::Angle { body } = mech.drivers.first()?.coordinate else {
+        return None;
+    };
+    let turn = TAU / speed.abs().max(1e-9);
+    let cfg = SimConfig {
+        duration: SIMULATED_TURNS * turn,
+        rate: SAMPLES_PER_SIMULATED_TURN / turn,
+        settle: SETTLE_S,
+        ..SimConfig::default()
+    };
+    let sim = mech.simulate(&cfg, &mut |_| {}).ok()?;
+    let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * body + 2]).collect();
+    for k in 1..phi.len() {
+        phi[k] += TAU * ((phi[k - 1] - phi[k]) / TAU).round();
+    }
+    let span = (phi.last()? - phi[0]).abs();
+    let turns = (span / TAU).floor();
+    if turns < 1.0 {
+        return None;
+    }
+    let end = phi.iter().position(|p| (p - phi[0]).abs() >= turns * TAU)?;
+    let forces: Vec<Vec<f64>> = sim.samples[..=end]
+        .iter()
+        .map(|s| mech.forces_from_multipliers(s))
+        .collect();
+    let names = mech.force_columns();
+    let highest = (SAMPLES_PER_SIMULATED_TURN / 2.0) as usize;
+    let mut needed = 1;
+    for c in (0..names.len()).filter(|&c| names[c].ends_with("_x")) {
+        if !names.get(c + 1).is_some_and(|n| n.ends_with("_y")) {
+            continue;
+        }
+        let peak = forces
+            .iter()
+            .map(|f| f[c].hypot(f[c + 1]))
+            .fold(0.0, f64::max);
+        for comp in [c, c + 1] {
+            let x: Vec<f64> = forces.iter().map(|f| f[comp]).collect();
+            if let Some(h) = (1..highest)
+                .rev()
+                .find(|&h| angle_amplitude(&phi[..=end], &x, h) > HARMONIC_SHARE * peak)
+            {
+                needed = needed.max(h);
+            }
+        }
+    }
+    Some(needed)
+}
+
+/// Amplitude of harmonic `h` of `x` sampled at the crank angles `phi` (unwrapped, over whole
+/// turns): the Fourier integral in the angle by the trapezoid rule.
+fn angle_amplitude(phi: &[f64], x: &[f64], h: usize) -> f64 {
+    let (mut re, mut im) = (0.0, 0.0);
+    for k in 1..phi.len() {
+        let d = phi[k] - phi[k - 1];
+        let (a0, a1) = (h as f64 * phi[k - 1], h as f64 * phi[k]);
+        re += 0.5 * d * (x[k - 1] * a0.cos() + x[k] * a1.cos());
+        im += 0.5 * d * (x[k - 1] * a0.sin() + x[k] * a1.sin());
+    }
+    let span = (phi[phi.len() - 1] - phi[0]).abs();
+    2.0 * re.hypot(im) / span
+}
+
+/// The crank's mean speed over the fitted samples, rad/s (least-squares slope of the first
+/// driver's angle, unwrapped); None when it is not an angle or fewer than two samples fit.
+pub fn crank_speed(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<f64> {
+    let Coordinate::Angle { body } = mech.drivers.first()?.coordinate else {
+        return None;
+    };
+    let (mut ts, mut phi) = (Vec::new(), Vec::<f64>::new());
+    for (tk, s) in t.iter().zip(&motion.samples) {
+        if let Some((q, _, _)) = &s.state {
+            let mut a = q[3 * body + 2];
+            if let Some(last) = phi.last() {
+                a += TAU * ((last - a) / TAU).round();
+            }
+            ts.push(*tk);
+            phi.push(a);
+        }
+    }
+    (ts.len() >= 2).then(|| slope(&ts, &phi))
+}
+
+/// Least-squares slope of y against x.
+fn slope(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+/// Whether the recording's rate suits the motion (`motion` fitted at times `t`, `forces` its
+/// liaison forces with their bands): the check and its warnings.
+pub fn check_rate(mech: &Mechanism, t: &[f64], motion: &Motion, forces: &ForceSeries) -> RateCheck {
+    let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    steps.sort_by(|a, b| a.total_cmp(b));
+    let Some(&median) = steps.get(steps.len() / 2) else {
+        return RateCheck::default();
+    };
+    let sample_rate_hz = 1.0 / median;
+    let speed = crank_speed(mech, t, motion).unwrap_or(0.0);
+    let crank_hz = speed.abs() / TAU;
+    let Some(harmonics) = harmonics_needed(mech, speed) else {
+        return RateCheck {
+            sample_rate_hz,
+            crank_hz,
+            ..RateCheck::default()
+        };
+    };
+    let rate_needed_hz = SAMPLES_PER_HARMONIC * harmonics as f64 * crank_hz;
+    let samples_per_turn = sample_rate_hz / crank_hz.max(1e-12);
+    let sigma_share = sigma_share(mech, forces);
+    let mut warnings = Vec::new();
+    let short = sample_rate_hz < rate_needed_hz;
+    let wide = sigma_share.is_some_and(|s| s > SIGMA_SHARE);
+    if crank_hz > 0.0 && (short || wide) {
+        let why = match short {
+            true => "too slow for this motion".to_string(),
+            false => format!(
+                "the liaison forces' standard deviation is {:.0} % of their peak (more than {:.0} %)",
+                100.0 * sigma_share.unwrap_or(0.0),
+                100.0 * SIGMA_SHARE
+            ),
+        };
+        warnings.push(format!(
+            "the recording's {sample_rate_hz:.1} frames/s give {samples_per_turn:.1} samples a crank turn ({:.1} rpm): {why}. The bench's liaison forces have {harmonics} harmonics of the crank angle above {:.0} % of their peak (the mechanism file's bench simulated), which need {:.0} samples a turn: film at {rate_needed_hz:.0} frames/s or more. A harmonic the rate cannot resolve is not in the forces' bands either",
+            crank_hz * 60.0,
+            100.0 * HARMONIC_SHARE,
+            SAMPLES_PER_HARMONIC * harmonics as f64,
+        ));
+    }
+    RateCheck {
+        sample_rate_hz,
+        crank_hz,
+        samples_per_turn,
+        harmonics_needed: harmonics,
+        rate_needed_hz,
+        sigma_share,
+        warnings,
+    }
+}
+
+/// The largest, over the revolute joints, median standard deviation of the liaison force's
+/// magnitude as a share of its peak; None without bands.
+fn sigma_share(mech: &Mechanism, forces: &ForceSeries) -> Option<f64> {
+    let sigmas = forces.sigmas.as_ref()?;
+    let names = mech.force_columns();
+    let mut worst: Option<f64> = None;
+    for (c, name) in names.iter().enumerate() {
+        if !name.ends_with("_x") || !names.get(c + 1).is_some_and(|n| n.ends_with("_y")) {
+            continue;
+        }
+        let mut peak: f64 = 0.0;
+        let mut s: Vec<f64> = Vec::new();
+        for (row, sig) in forces.rows.iter().zip(sigmas) {
+            if let (Some(f), Some(sg)) = (row, sig) {
+                peak = peak.max(f[c].hypot(f[c + 1]));
+                s.push(sg[c].hypot(sg[c + 1]));
+            }
+        }
+        s.sort_by(|a, b| a.total_cmp(b));
+        if let (Some(&m), true) = (s.get(s.len() / 2), peak > 0.0) {
+            worst = Some(worst.map_or(m / peak, |w: f64| w.max(m / peak)));
+        }
+    }
+    worst
+}
+
+/// A warning when the crank's mean speed on the recording's clock is beyond [`SPEED_RATIO`] of
+/// the motor's reference speed in the mechanism file: a slow-motion video whose capture rate
+/// is unknown, or a mechanism file whose motor runs elsewhere. None without a motor.
+pub fn check_clock(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<String> {
+    let omega_ref = mech.forces.iter().find_map(|f| match f.kind {
+        ForceKind::Motor { omega_ref, .. } => Some(omega_ref.abs()),
+        _ => None,
+    })?;
+    let speed = crank_speed(mech, t, motion)?.abs();
+    let r = speed / omega_ref;
+    if !(r > 0.0) || (1.0 / SPEED_RATIO..=SPEED_RATIO).contains(&r) {
+        return None;
+    }
+    let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    steps.sort_by(|a, b| a.total_cmp(b));
+    let rate = 1.0 / steps.get(steps.len() / 2)?;
+    let rpm = |w: f64| w * 60.0 / TAU;
+    Some(format!(
+        "the crank turns at {:.1} rpm on the recording's clock, {r:.3} times the motor's reference {:.1} rpm in the mechanism file: a slow-motion video whose capture rate is not known looks like this (if it was captured at about {:.0} frames/s, give that rate: [track] capture_rate in the pipeline file, or --capture-rate); if the bench really ran at this speed, set the motor's omega_ref_rpm in the mechanism file",
+        rpm(speed),
+        rpm(omega_ref),
+        rate / r
+    ))
+}
