@@ -252,7 +252,7 @@ pub fn check_clock(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<Strin
     })?;
     let speed = crank_speed(mech, t, motion)?.abs();
     let r = speed / omega_ref;
-    if !(r > 0.0) || (1.0 / SPEED_RATIO..=SPEED_RATIO).contains(&r) {
+    if r.is_nan() || r <= 0.0 || (1.0 / SPEED_RATIO..=SPEED_RATIO).contains(&r) {
         return None;
     }
     let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
