@@ -67,8 +67,9 @@ pub struct RateCheck {
 }
 
 /// Harmonics of the crank angle the liaison forces need: the bench simulated as the mechanism
-/// file gives it (settled for [`SETTLE_S`], then [`SIMULATED_TURNS`] turns at
-/// [`SAMPLES_PER_SIMULATED_TURN`] samples a turn of the recording's crank speed `speed`, rad/s),
+/// file gives it, its motor's reference set to the recording's crank speed `speed` (rad/s)
+/// within [`SPEED_RATIO`] of it (settled for [`SETTLE_S`], then [`SIMULATED_TURNS`] turns at
+/// [`SAMPLES_PER_SIMULATED_TURN`] samples a turn),
 /// each revolute joint's force components expanded in the crank angle over whole turns; the
 /// harmonics up to the last whose amplitude exceeds [`HARMONIC_SHARE`] of the joint's peak, over
 /// every joint. None when the bench cannot be simulated or the crank does not turn.
@@ -76,14 +77,27 @@ pub fn harmonics_needed(mech: &Mechanism, speed: f64) -> Option<usize> {
     let Coordinate::Angle { body } = mech.drivers.first()?.coordinate else {
         return None;
     };
-    let turn = TAU / speed.abs().max(1e-9);
+    // The motor driven at the recording's speed when it is near the file's reference (a bench
+    // run at another speed); at the file's own beyond (a clock in doubt: `check_clock`).
+    let mut bench = mech.clone();
+    let mut turn = TAU / speed.abs().max(1e-9);
+    for f in &mut bench.forces {
+        if let ForceKind::Motor { omega_ref, .. } = &mut f.kind {
+            let r = speed.abs() / omega_ref.abs();
+            if (1.0 / SPEED_RATIO..=SPEED_RATIO).contains(&r) {
+                *omega_ref = speed.abs() * omega_ref.signum();
+            } else {
+                turn = TAU / omega_ref.abs();
+            }
+        }
+    }
     let cfg = SimConfig {
         duration: SIMULATED_TURNS * turn,
         rate: SAMPLES_PER_SIMULATED_TURN / turn,
         settle: SETTLE_S,
         ..SimConfig::default()
     };
-    let sim = mech.simulate(&cfg, &mut |_| {}).ok()?;
+    let sim = bench.simulate(&cfg, &mut |_| {}).ok()?;
     let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * body + 2]).collect();
     for k in 1..phi.len() {
         phi[k] += TAU * ((phi[k - 1] - phi[k]) / TAU).round();
