@@ -19,6 +19,7 @@ mod review_pages;
 mod run_end_to_end;
 mod smooth_end_to_end;
 mod stand_alone;
+mod time_base;
 mod tracking_nuisances;
 mod tracking_rendered;
 mod video_chain;

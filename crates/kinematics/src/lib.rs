@@ -6,6 +6,8 @@
 //! - [`observe`]: the observation model they all share (markers through the mechanism, driver
 //!   weights, one configuration refined to the markers, the fold ratio, the prediction of a
 //!   sample, the measurement noise from the free rigid fits).
+//! - [`spectrum`]: the harmonics of the crank angle the bench's liaison forces need (the
+//!   mechanism file's bench simulated).
 //! - [`iterated`]: the iterated Kalman smoother's engine (linearisation, Gauss-Newton passes).
 //! - [`fold`]: the sample-by-sample positions on the motion's own branch through the folds.
 //! - [`fit`]: positions, then velocities and accelerations by the loop's analysis, from each
@@ -29,6 +31,7 @@ pub mod outliers;
 pub mod periodic;
 pub mod rate;
 pub mod smoother;
+pub mod spectrum;
 
 pub use estimate::{estimate, forces, Config, ForceSeries, Motion};
 pub use fit::FitReport;

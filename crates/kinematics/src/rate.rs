@@ -5,27 +5,22 @@
 //! the rate cannot resolve is neither seen nor covered by the bands: the forces' sigma stays
 //! a few percent of their peak while their error grows (measured on the wind-pump bench, 4 s
 //! recordings: 13.8 % of the peak at 30 frames/s, 3.9 % at 60, 3.5 % at 90 and 120, bands
-//! about 5 % throughout). So the rate the motion needs comes from the mechanism: the bench
-//! simulated as its file gives it, its liaison forces expanded in the crank angle; the harmonics
-//! up to the last above [`HARMONIC_SHARE`] of the force's peak are needed, hence
-//! [`SAMPLES_PER_HARMONIC`] samples per turn per harmonic (the linkage's geometry alone, the
-//! slide held, needs far fewer: the slide's spring and the motor's ripple make the rest). A recording below it, or whose forces' bands exceed [`SIGMA_SHARE`] of
+//! about 5 % throughout). So the rate the motion needs comes from the mechanism: the harmonics
+//! its liaison forces need ([`crate::spectrum`]), [`SAMPLES_PER_HARMONIC`] samples per turn
+//! each. A recording below it, or whose forces' bands exceed [`SIGMA_SHARE`] of
 //! their peak, is warned about, naming its rate and the rate needed.
 //!
 //! **Clock.** A crank turning at a small fraction (or a multiple) of the motor's reference
-//! speed in the mechanism file ([`SPEED_RATIO`]) is the mark of a slow-motion video whose
+//! speed in the mechanism file ([`SPEED_RATIO`](crate::spectrum::SPEED_RATIO)) is the mark of a slow-motion video whose
 //! capture rate is unknown (its times 8 times too long at 240 frames/s played back at 30).
 
 use std::f64::consts::TAU;
 
 use flexbench_mechanism::model::{Coordinate, ForceKind};
-use flexbench_mechanism::simulate::SimConfig;
 use flexbench_mechanism::Mechanism;
 
+use crate::spectrum::{harmonics_needed, HARMONIC_SHARE, SPEED_RATIO};
 use crate::{ForceSeries, Motion};
-
-/// Share of a liaison force's peak above which a harmonic of the crank angle is needed.
-pub const HARMONIC_SHARE: f64 = 0.01;
 
 /// Samples per crank turn per harmonic the periodic refit needs (its resolvable harmonics are a
 /// third of the samples per turn).
@@ -34,17 +29,6 @@ pub const SAMPLES_PER_HARMONIC: f64 = 3.0;
 /// Median standard deviation of a liaison force, as a share of its peak, above which the forces
 /// are warned about.
 pub const SIGMA_SHARE: f64 = 0.1;
-
-/// Ratio of the crank's mean speed to the motor's reference speed (either way) beyond which the
-/// clock is warned about.
-pub const SPEED_RATIO: f64 = 2.0;
-
-/// Time the simulated bench settles before its forces' spectrum is taken, s.
-pub const SETTLE_S: f64 = 3.0;
-/// Turns of the simulated bench in its forces' spectrum.
-pub const SIMULATED_TURNS: f64 = 2.2;
-/// Samples a turn of the simulated bench (harmonics up to half of it).
-pub const SAMPLES_PER_SIMULATED_TURN: f64 = 256.0;
 
 /// What the rate check found.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -55,7 +39,7 @@ pub struct RateCheck {
     pub crank_hz: f64,
     /// Samples per crank turn.
     pub samples_per_turn: f64,
-    /// Harmonics of the crank angle the liaison forces need ([`HARMONIC_SHARE`]); 0 when the
+    /// Harmonics of the crank angle the liaison forces need ([`HARMONIC_SHARE`](crate::spectrum::HARMONIC_SHARE)); 0 when the
     /// bench cannot be simulated.
     pub harmonics_needed: usize,
     /// The sample rate the motion needs, samples/s.
@@ -64,90 +48,6 @@ pub struct RateCheck {
     pub sigma_share: Option<f64>,
     /// The warnings (empty when the rate suits the motion).
     pub warnings: Vec<String>,
-}
-
-/// Harmonics of the crank angle the liaison forces need: the bench simulated as the mechanism
-/// file gives it, its motor's reference set to the recording's crank speed `speed` (rad/s)
-/// within [`SPEED_RATIO`] of it (settled for [`SETTLE_S`], then [`SIMULATED_TURNS`] turns at
-/// [`SAMPLES_PER_SIMULATED_TURN`] samples a turn),
-/// each revolute joint's force components expanded in the crank angle over whole turns; the
-/// harmonics up to the last whose amplitude exceeds [`HARMONIC_SHARE`] of the joint's peak, over
-/// every joint. None when the bench cannot be simulated or the crank does not turn.
-pub fn harmonics_needed(mech: &Mechanism, speed: f64) -> Option<usize> {
-    let Coordinate::Angle { body } = mech.drivers.first()?.coordinate else {
-        return None;
-    };
-    // The motor driven at the recording's speed when it is near the file's reference (a bench
-    // run at another speed); at the file's own beyond (a clock in doubt: `check_clock`).
-    let mut bench = mech.clone();
-    let mut turn = TAU / speed.abs().max(1e-9);
-    for f in &mut bench.forces {
-        if let ForceKind::Motor { omega_ref, .. } = &mut f.kind {
-            let r = speed.abs() / omega_ref.abs();
-            if (1.0 / SPEED_RATIO..=SPEED_RATIO).contains(&r) {
-                *omega_ref = speed.abs() * omega_ref.signum();
-            } else {
-                turn = TAU / omega_ref.abs();
-            }
-        }
-    }
-    let cfg = SimConfig {
-        duration: SIMULATED_TURNS * turn,
-        rate: SAMPLES_PER_SIMULATED_TURN / turn,
-        settle: SETTLE_S,
-        ..SimConfig::default()
-    };
-    let sim = bench.simulate(&cfg, &mut |_| {}).ok()?;
-    let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * body + 2]).collect();
-    for k in 1..phi.len() {
-        phi[k] += TAU * ((phi[k - 1] - phi[k]) / TAU).round();
-    }
-    let span = (phi.last()? - phi[0]).abs();
-    let turns = (span / TAU).floor();
-    if turns < 1.0 {
-        return None;
-    }
-    let end = phi.iter().position(|p| (p - phi[0]).abs() >= turns * TAU)?;
-    let forces: Vec<Vec<f64>> = sim.samples[..=end]
-        .iter()
-        .map(|s| mech.forces_from_multipliers(s))
-        .collect();
-    let names = mech.force_columns();
-    let highest = (SAMPLES_PER_SIMULATED_TURN / 2.0) as usize;
-    let mut needed = 1;
-    for c in (0..names.len()).filter(|&c| names[c].ends_with("_x")) {
-        if !names.get(c + 1).is_some_and(|n| n.ends_with("_y")) {
-            continue;
-        }
-        let peak = forces
-            .iter()
-            .map(|f| f[c].hypot(f[c + 1]))
-            .fold(0.0, f64::max);
-        for comp in [c, c + 1] {
-            let x: Vec<f64> = forces.iter().map(|f| f[comp]).collect();
-            if let Some(h) = (1..highest)
-                .rev()
-                .find(|&h| angle_amplitude(&phi[..=end], &x, h) > HARMONIC_SHARE * peak)
-            {
-                needed = needed.max(h);
-            }
-        }
-    }
-    Some(needed)
-}
-
-/// Amplitude of harmonic `h` of `x` sampled at the crank angles `phi` (unwrapped, over whole
-/// turns): the Fourier integral in the angle by the trapezoid rule.
-fn angle_amplitude(phi: &[f64], x: &[f64], h: usize) -> f64 {
-    let (mut re, mut im) = (0.0, 0.0);
-    for k in 1..phi.len() {
-        let d = phi[k] - phi[k - 1];
-        let (a0, a1) = (h as f64 * phi[k - 1], h as f64 * phi[k]);
-        re += 0.5 * d * (x[k - 1] * a0.cos() + x[k] * a1.cos());
-        im += 0.5 * d * (x[k - 1] * a0.sin() + x[k] * a1.sin());
-    }
-    let span = (phi[phi.len() - 1] - phi[0]).abs();
-    2.0 * re.hypot(im) / span
 }
 
 /// The crank's mean speed over the fitted samples, rad/s (least-squares slope of the first
@@ -256,7 +156,7 @@ fn sigma_share(mech: &Mechanism, forces: &ForceSeries) -> Option<f64> {
     worst
 }
 
-/// A warning when the crank's mean speed on the recording's clock is beyond [`SPEED_RATIO`] of
+/// A warning when the crank's mean speed on the recording's clock is beyond [`SPEED_RATIO`](crate::spectrum::SPEED_RATIO) of
 /// the motor's reference speed in the mechanism file: a slow-motion video whose capture rate
 /// is unknown, or a mechanism file whose motor runs elsewhere. None without a motor.
 pub fn check_clock(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<String> {
