@@ -180,12 +180,23 @@ struct ProcessArgs {
 /// Arguments of `flexbench calibrate`.
 #[derive(clap::Args)]
 struct CalibrateArgs {
-    /// Folder of chessboard views (png, jpg, bmp, tif).
+    /// Folder of the board's views (png, jpg, bmp, tif).
     #[arg(long)]
     views: PathBuf,
-    /// Inner corners of the board, COLSxROWS (e.g. 9x6).
+    /// Inner corners of the chessboard, COLSxROWS (e.g. 9x6).
+    #[arg(long, required_unless_present = "charuco")]
+    board: Option<flexbench_vision::calibrate::BoardCorners>,
+    /// A ChArUco board instead: its squares, XxY (e.g. 7x5), with --marker and --dictionary;
+    /// views may show part of it.
+    #[arg(long, conflicts_with = "board", requires_all = ["marker", "dictionary"])]
+    charuco: Option<flexbench_vision::calibrate::BoardCorners>,
+    /// The ChArUco markers' side, m.
     #[arg(long)]
-    board: flexbench_vision::calibrate::BoardCorners,
+    marker: Option<f64>,
+    /// The ChArUco markers' dictionary, OpenCV's name without DICT_ (4x4_50, 5x5_100, 6x6_250,
+    /// aruco_original, apriltag_36h11, ...).
+    #[arg(long)]
+    dictionary: Option<flexbench_vision::charuco::Dictionary>,
     /// Side of a square, m.
     #[arg(long)]
     square: f64,
@@ -608,6 +619,9 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     let CalibrateArgs {
         views,
         board,
+        charuco,
+        marker,
+        dictionary,
         square,
         detector,
         subpix_window,
@@ -621,7 +635,36 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     use flexbench_pipeline::calibrate::{
         calibrate, read_clicks, read_points, CalibrateRequest, PlaneSource,
     };
-    let (cols, rows) = (board.cols, board.rows);
+    let target = match (board, charuco, marker, dictionary) {
+        (_, Some(sq), Some(marker), Some(dictionary)) => {
+            let c = flexbench_vision::calibrate::Charuco {
+                squares_x: sq.cols,
+                squares_y: sq.rows,
+                square,
+                marker,
+                dictionary,
+            };
+            c.check()?;
+            flexbench_vision::calibrate::Target::Charuco(c)
+        }
+        (Some(b), None, _, _) => flexbench_vision::calibrate::Target::Chessboard(
+            flexbench_vision::calibrate::Board {
+                cols: b.cols,
+                rows: b.rows,
+                square,
+            },
+            flexbench_vision::calibrate::Detector {
+                kind: detector,
+                window: subpix_window.map_or(
+                    Default::default(),
+                    flexbench_vision::calibrate::SubPixWindow::Fixed,
+                ),
+            },
+        ),
+        _ => anyhow::bail!(
+            "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
+        ),
+    };
     let clicked = match (&clicks, &origin, &horizontal) {
         (Some(c), _, _) => Some(read_clicks(c)?),
         (None, Some(o), Some(h)) => Some((
@@ -645,14 +688,7 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     };
     let req = CalibrateRequest {
         views,
-        board: flexbench_vision::calibrate::Board { cols, rows, square },
-        detector: flexbench_vision::calibrate::Detector {
-            kind: detector,
-            window: subpix_window.map_or(
-                Default::default(),
-                flexbench_vision::calibrate::SubPixWindow::Fixed,
-            ),
-        },
+        target,
         plane,
     };
     let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;

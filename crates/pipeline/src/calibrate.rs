@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use flexbench_vision::bench_frame::{bench_plane_from_points, frame_uncertainty, ClickedPoint};
-use flexbench_vision::calibrate::{
-    bench_plane, calibrate_views, image_files, read_grey, Board, Detector,
-};
+use flexbench_vision::calibrate::{bench_plane, calibrate_target, image_files, read_grey, Target};
 use flexbench_vision::camera::CornerResidual;
 use flexbench_vision::Calibration;
 
@@ -19,12 +17,11 @@ pub type Pixel = (f64, f64);
 /// What to calibrate from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrateRequest {
-    /// Folder of chessboard views (png, jpg, bmp, tif).
+    /// Folder of the board's views (png, jpg, bmp, tif).
     pub views: PathBuf,
-    /// The board: inner corners and square side (m).
-    pub board: Board,
-    /// How the corners are found (the same in the views and the plane view).
-    pub detector: Detector,
+    /// The board (a chessboard and how its corners are found, or a ChArUco board), the same in
+    /// the views and the plane view.
+    pub target: Target,
     /// Where the bench plane comes from, if it is wanted.
     pub plane: Option<PlaneSource>,
 }
@@ -126,8 +123,7 @@ pub fn calibrate(
             req.views.display()
         )));
     }
-    let mut cal =
-        calibrate_views(&files, &req.board, req.detector, crate::threads()).map_err(vision)?;
+    let mut cal = calibrate_target(&files, &req.target, crate::threads()).map_err(vision)?;
     match &req.plane {
         Some(PlaneSource::Board {
             view,
@@ -140,8 +136,7 @@ pub fn calibrate(
                     view.display()
                 ))
             })?;
-            let board = (&req.board, req.detector);
-            let plane = bench_plane(&cal.intrinsics, &img, board, *origin, *horizontal);
+            let plane = bench_plane(&cal.intrinsics, &img, &req.target, *origin, *horizontal);
             cal.plane = Some(plane.map_err(vision)?);
         }
         Some(PlaneSource::Points {

@@ -127,6 +127,60 @@ pub struct CalibrateSection {
     pub detector: flexbench_vision::calibrate::DetectorKind,
     /// cornerSubPix half-window, px (default: from the board's size in the image).
     pub subpix_window: Option<i32>,
+    /// A ChArUco board instead of a chessboard: its squares, "SQUARES_XxSQUARES_Y" (`board`,
+    /// `detector` and `subpix_window` then unused; `square` its squares' side), with `marker`
+    /// and `dictionary`.
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_opt_name",
+        serialize_with = "flexbench_contracts::names::ser_opt_name",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub charuco: Option<flexbench_vision::calibrate::BoardCorners>,
+    /// The ChArUco markers' side, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker: Option<f64>,
+    /// The ChArUco markers' dictionary, OpenCV's name without DICT_ ("4x4_50", "6x6_250", ...).
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_opt_name",
+        serialize_with = "flexbench_contracts::names::ser_opt_name",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dictionary: Option<flexbench_vision::charuco::Dictionary>,
+}
+
+impl CalibrateSection {
+    /// The calibration target the table describes, checked: a chessboard of `board` inner
+    /// corners and its detector, or a ChArUco board of `charuco` squares.
+    pub fn target(&self) -> Result<flexbench_vision::calibrate::Target, PipelineError> {
+        use flexbench_vision::calibrate::{Board, Charuco, Detector, SubPixWindow, Target};
+        let bad = |m: String| PipelineError::Input(m);
+        let square = self.square.ok_or_else(|| bad("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
+        if !(square.is_finite() && square > 0.0) {
+            return Err(bad(format!("[calibrate] square = {square}: give the side of a square in m, a positive number (e.g. 0.03)")));
+        }
+        let Some(squares) = self.charuco else {
+            let (cols, rows) = (self.board.cols, self.board.rows);
+            let window = self
+                .subpix_window
+                .map_or(SubPixWindow::Auto, SubPixWindow::Fixed);
+            let detector = Detector {
+                kind: self.detector,
+                window,
+            };
+            return Ok(Target::Chessboard(Board { cols, rows, square }, detector));
+        };
+        let marker = self.marker.ok_or_else(|| bad("[calibrate] marker is missing: a ChArUco board needs its markers' side in m (e.g. marker = 0.03)".into()))?;
+        let dictionary = self.dictionary.ok_or_else(|| bad("[calibrate] dictionary is missing: a ChArUco board needs its markers' dictionary, OpenCV's name without DICT_ (e.g. dictionary = \"4x4_50\")".into()))?;
+        let c = Charuco {
+            squares_x: squares.cols,
+            squares_y: squares.rows,
+            square,
+            marker,
+            dictionary,
+        };
+        c.check().map_err(|e| bad(format!("[calibrate]: {e}")))?;
+        Ok(Target::Charuco(c))
+    }
 }
 
 impl Default for CalibrateSection {
@@ -136,6 +190,9 @@ impl Default for CalibrateSection {
             square: None,
             detector: Default::default(),
             subpix_window: None,
+            charuco: None,
+            marker: None,
+            dictionary: None,
         }
     }
 }
@@ -946,8 +1003,9 @@ fn params<T: Serialize>(t: &T) -> Value {
 
 /// A pipeline file's settings, checked and turned into the stages' configurations.
 pub struct Settings {
-    /// The chessboard (when calibrating).
-    pub board: Option<flexbench_vision::calibrate::Board>,
+    /// The calibration target: a chessboard and its detector, or a ChArUco board (when
+    /// calibrating).
+    pub target: Option<flexbench_vision::calibrate::Target>,
     /// Metres per unit of the tracks for the smooth stage (1: a run's tracks are in m).
     pub factor: f64,
     /// The smooth stage's method.
@@ -972,16 +1030,9 @@ impl Settings {
         calibrating: bool,
     ) -> Result<Settings, PipelineError> {
         let bad = |m: String| Err(PipelineError::Input(m));
-        let board = if calibrating {
-            let c = &file.calibrate;
-            let square = c.square.ok_or_else(|| PipelineError::Input("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
-            if !(square.is_finite() && square > 0.0) {
-                return bad(format!("[calibrate] square = {square}: give the side of a square in m, a positive number (e.g. 0.03)"));
-            }
-            let (cols, rows) = (c.board.cols, c.board.rows);
-            Some(flexbench_vision::calibrate::Board { cols, rows, square })
-        } else {
-            None
+        let target = match calibrating {
+            true => Some(file.calibrate.target()?),
+            false => None,
         };
         if file
             .smooth
@@ -1036,7 +1087,7 @@ impl Settings {
             return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
         }
         Ok(Settings {
-            board,
+            target,
             factor,
             method,
             rigid,
@@ -1142,9 +1193,9 @@ impl RecordingRun<'_, '_> {
             Some(CalibrationSource::Views { views, plane }) => (views, plane),
         };
         let c = &self.file.calibrate;
-        let board = self
+        let target = self
             .settings
-            .board
+            .target
             .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
         let plane = match plane_files {
             PlaneFiles::Board { plane_view, clicks } => {
@@ -1157,17 +1208,9 @@ impl RecordingRun<'_, '_> {
             }
             PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
         };
-        let detector = flexbench_vision::calibrate::Detector {
-            kind: c.detector,
-            window: c.subpix_window.map_or(
-                Default::default(),
-                flexbench_vision::calibrate::SubPixWindow::Fixed,
-            ),
-        };
         let req = CalibrateRequest {
             views: views.clone(),
-            board,
-            detector,
+            target,
             plane: Some(plane),
         };
         let mut inputs = vec![("views", views.as_path())];
@@ -1175,7 +1218,7 @@ impl RecordingRun<'_, '_> {
         let dir = self
             .runner
             .stage("calibrate", params(c), &inputs, &mut |tmp, progress| {
-                progress(StageEvent::Progress("chessboard views", 0.0));
+                progress(StageEvent::Progress("calibration views", 0.0));
                 calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
             })?;
         Ok(Some(dir.join("calibration.yaml")))

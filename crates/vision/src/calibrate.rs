@@ -26,6 +26,7 @@ use opencv::prelude::*;
 use crate::camera::{
     mat_values, plane_to_normalized, BenchPlane, Calibration, CornerResidual, Intrinsics,
 };
+pub use crate::charuco::{Charuco, ViewPoints};
 use crate::{cv, VisionError};
 
 /// A chessboard's inner corners (each count at least 2), as files and the command line name
@@ -134,6 +135,59 @@ pub enum SubPixWindow {
     Auto,
     /// A fixed half-size in px (OpenCV's tutorial uses 11).
     Fixed(i32),
+}
+
+/// What the calibration views (and the plane view) show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// A chessboard, its corners found by the detector.
+    Chessboard(Board, Detector),
+    /// A ChArUco board: the corners seen, each known by its markers.
+    Charuco(Charuco),
+}
+
+impl Target {
+    /// The target in words, for messages: "9x6 chessboard", "7 x 5 ChArUco board (4x4_50)".
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Chessboard(b, _) => format!("{}x{} chessboard", b.cols, b.rows),
+            Target::Charuco(c) => format!(
+                "{} x {} ChArUco board ({})",
+                c.squares_x, c.squares_y, c.dictionary
+            ),
+        }
+    }
+
+    /// The target's values checked.
+    fn check(&self) -> Result<(), VisionError> {
+        match self {
+            Target::Chessboard(b, _) => {
+                if b.cols < 2 || b.rows < 2 || b.square.is_nan() || b.square <= 0.0 {
+                    return Err(VisionError::Calibration(format!(
+                        "a board of {} x {} inner corners with {} m squares is impossible; give the inner corners (e.g. 9x6) and the square side in m",
+                        b.cols, b.rows, b.square
+                    )));
+                }
+                Ok(())
+            }
+            Target::Charuco(c) => c.check(),
+        }
+    }
+
+    /// The target's corners in a grey image with their board coordinates; None when it is not
+    /// found (a chessboard must be whole; a ChArUco board may be partial).
+    pub fn find(&self, image: &Mat) -> Result<Option<ViewPoints>, VisionError> {
+        match self {
+            Target::Chessboard(board, detector) => Ok(find_corners(image, board, *detector)?.map(
+                |image| ViewPoints {
+                    ids: (0..image.len() as i32).collect(),
+                    object: board.object_points(),
+                    image,
+                },
+            )),
+            Target::Charuco(c) => c.detect(image),
+        }
+    }
 }
 
 /// Image files of a folder (png, jpg, jpeg, bmp, tif, tiff), sorted by name.
@@ -288,25 +342,18 @@ struct Solved {
 /// Per view, per corner: the corner found (u, v) and found minus reprojected through the
 /// solved camera (`k`, `d`) and the view's pose (`rvecs`, `tvecs`), px.
 fn corner_residuals(
-    points: &[Vector<Point2f>],
-    board: &Board,
+    points: &[&ViewPoints],
     (rvecs, tvecs): (&Vector<Mat>, &Vector<Mat>),
     (k, d): (&Mat, &Mat),
 ) -> Result<Vec<Vec<[f64; 4]>>, VisionError> {
     let mut residuals = Vec::with_capacity(points.len());
-    for (i, found) in points.iter().enumerate() {
+    for (i, view) in points.iter().enumerate() {
+        let found = &view.image;
         let mut projected = Vector::<Point2f>::new();
         let (r, t) = (cv("rvec", rvecs.get(i))?, cv("tvec", tvecs.get(i))?);
         cv(
             "projectPoints",
-            opencv::calib3d::project_points_def(
-                &board.object_points(),
-                &r,
-                &t,
-                k,
-                d,
-                &mut projected,
-            ),
+            opencv::calib3d::project_points_def(&view.object, &r, &t, k, d, &mut projected),
         )?;
         residuals.push(
             found
@@ -329,14 +376,9 @@ fn corner_residuals(
 /// OpenCV's calibration (calibrateCameraExtended, `flags`) from the boards' corners in the
 /// views: intrinsics, RMS and per-view errors, the intrinsics' standard deviations, the corner
 /// residuals.
-fn solve(
-    points: &[Vector<Point2f>],
-    board: &Board,
-    size: Size,
-    flags: i32,
-) -> Result<Solved, VisionError> {
-    let obj: Vector<Vector<Point3f>> = points.iter().map(|_| board.object_points()).collect();
-    let img: Vector<Vector<Point2f>> = points.iter().cloned().collect();
+fn solve(points: &[&ViewPoints], size: Size, flags: i32) -> Result<Solved, VisionError> {
+    let obj: Vector<Vector<Point3f>> = points.iter().map(|v| v.object.clone()).collect();
+    let img: Vector<Vector<Point2f>> = points.iter().map(|v| v.image.clone()).collect();
     let mut k = Mat::default();
     let mut d = Mat::default();
     let mut rvecs = Vector::<Mat>::new();
@@ -378,7 +420,7 @@ fn solve(
             dv.len()
         )));
     }
-    let residuals = corner_residuals(points, board, (&rvecs, &tvecs), (&k, &d))?;
+    let residuals = corner_residuals(points, (&rvecs, &tvecs), (&k, &d))?;
     Ok(Solved {
         intrinsics: Intrinsics {
             width: size.width,
@@ -405,17 +447,23 @@ pub fn calibrate_views(
     detector: Detector,
     threads: usize,
 ) -> Result<Calibration, VisionError> {
-    if board.cols < 2 || board.rows < 2 || board.square.is_nan() || board.square <= 0.0 {
-        return Err(VisionError::Calibration(format!(
-            "a board of {} x {} inner corners with {} m squares is impossible; give the inner corners (e.g. 9x6) and the square side in m",
-            board.cols, board.rows, board.square
-        )));
-    }
+    calibrate_target(files, &Target::Chessboard(*board, detector), threads)
+}
+
+/// Calibrate the camera from the views in `files` of `target` (a chessboard, or a ChArUco
+/// board which may leave the image): as [`calibrate_views`]; a ChArUco board found in no view
+/// but whose markers are of another dictionary is named with it.
+pub fn calibrate_target(
+    files: &[PathBuf],
+    target: &Target,
+    threads: usize,
+) -> Result<Calibration, VisionError> {
+    target.check()?;
     let Detected {
         mut kept,
         mut rejected,
         size,
-    } = detect_views(files, board, detector, threads)?;
+    } = detect_views(files, target, threads)?;
     let listed = |rejected: &[(String, String)]| {
         rejected
             .iter()
@@ -424,10 +472,12 @@ pub fn calibrate_views(
             .join("; ")
     };
     let Some(size) = size else {
+        if let Target::Charuco(c) = target {
+            other_dictionary(files, c)?;
+        }
         return Err(VisionError::Calibration(format!(
-            "the {}x{} board was found in none of the {} views ({}); check --board (inner corners, e.g. 9x6) and the images",
-            board.cols,
-            board.rows,
+            "the {} was found in none of the {} views ({}); check the board's description (--board: inner corners, e.g. 9x6; or the ChArUco squares, marker and dictionary) and the images",
+            target.describe(),
             files.len(),
             listed(&rejected)
         )));
@@ -439,14 +489,15 @@ pub fn calibrate_views(
             listed(&rejected)
         )));
     }
-    let corners = |kept: &[(String, Vector<Point2f>)]| -> Vec<Vector<Point2f>> {
-        kept.iter().map(|(_, c)| c.clone()).collect()
+    let solve_kept = |kept: &[ViewCorners], flags: i32| {
+        let views: Vec<&ViewPoints> = kept.iter().map(|(_, c)| c).collect();
+        solve(&views, size, flags)
     };
-    let mut s = solve(&corners(&kept), board, size, 0)?;
+    let mut s = solve_kept(&kept, 0)?;
     if drop_outliers(&mut kept, &mut rejected, &s.per_view) {
-        s = solve(&corners(&kept), board, size, 0)?;
+        s = solve_kept(&kept, 0)?;
     }
-    let s4 = solve(&corners(&kept), board, size, opencv::calib3d::CALIB_FIX_K3)?;
+    let s4 = solve_kept(&kept, opencv::calib3d::CALIB_FIX_K3)?;
     let (s, model) = distortion_model(&kept, s, s4);
     Ok(Calibration {
         intrinsics: s.intrinsics,
@@ -499,8 +550,8 @@ fn drop_outliers(
     true
 }
 
-/// A view's file name and its board's corners (px).
-type ViewCorners = (String, Vector<Point2f>);
+/// A view's file name and its board's corners (board coordinates and pixels).
+type ViewCorners = (String, ViewPoints);
 
 /// The views with a board (name and corners), the rejected ones (name and reason), and the
 /// image size of the first view with a board (None when there is none).
@@ -512,15 +563,34 @@ struct Detected {
 
 /// What one view gave: its image size and its board's corners (None: not found), or why it was
 /// rejected before the search.
-type ViewSearch = Result<(Size, Option<Vector<Point2f>>), String>;
+type ViewSearch = Result<(Size, Option<ViewPoints>), String>;
 
 /// One view read and searched for the board.
-fn search_view(file: &Path, board: &Board, detector: Detector) -> Result<ViewSearch, VisionError> {
+fn search_view(file: &Path, target: &Target) -> Result<ViewSearch, VisionError> {
     let Some(img) = read_grey(file) else {
         return Ok(Err("cannot be read as an image".to_string()));
     };
     let size = cv("size", img.size())?;
-    Ok(Ok((size, find_corners(&img, board, detector)?)))
+    Ok(Ok((size, target.find(&img)?)))
+}
+
+/// The error naming the dictionary of the ArUco markers the views show, when it is not the
+/// ChArUco board's (the first view showing four markers or more of one).
+fn other_dictionary(files: &[PathBuf], c: &Charuco) -> Result<(), VisionError> {
+    for f in files {
+        let Some(img) = read_grey(f) else { continue };
+        if let Some((d, n)) = crate::charuco::dictionary_in(&img)? {
+            if d != c.dictionary {
+                return Err(VisionError::Calibration(format!(
+                    "the views show ArUco markers of dictionary {d} ({n} in {}), not of the {} given: set the board's dictionary to \"{d}\" ([calibrate] dictionary, or --dictionary {d})",
+                    f.display(),
+                    c.dictionary
+                )));
+            }
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// The views whose board was found (name and corners), the rejected ones with their reason,
@@ -528,13 +598,11 @@ fn search_view(file: &Path, board: &Board, detector: Detector) -> Result<ViewSea
 /// searched on up to `threads` threads; the outcome does not depend on their number.
 fn detect_views(
     files: &[PathBuf],
-    board: &Board,
-    detector: Detector,
+    target: &Target,
     threads: usize,
 ) -> Result<Detected, VisionError> {
-    let searched = flexbench_contracts::parallel::map_in_order(threads, files, |f| {
-        search_view(f, board, detector)
-    });
+    let searched =
+        flexbench_contracts::parallel::map_in_order(threads, files, |f| search_view(f, target));
     let mut rejected = Vec::new();
     let mut kept: Vec<ViewCorners> = Vec::new();
     let mut size: Option<Size> = None;
@@ -565,10 +633,7 @@ fn detect_views(
                 size.get_or_insert(s);
                 kept.push((name, c));
             }
-            None => rejected.push((
-                name,
-                format!("no {}x{} chessboard found", board.cols, board.rows),
-            )),
+            None => rejected.push((name, format!("no {} found", target.describe()))),
         }
     }
     Ok(Detected {
@@ -584,7 +649,7 @@ fn detect_views(
 /// into the image's corners, beyond the boards' reach. Returns the chosen solution and the
 /// choice in words.
 fn distortion_model(kept: &[ViewCorners], s5: Solved, s4: Solved) -> (Solved, String) {
-    let points: usize = kept.iter().map(|(_, c)| c.len()).sum();
+    let points: usize = kept.iter().map(|(_, c)| c.image.len()).sum();
     let n_obs = 2.0 * points as f64;
     let bic = |rms: f64, params: usize| {
         n_obs * (rms * rms * points as f64 / n_obs).max(1e-300).ln() + params as f64 * n_obs.ln()
@@ -612,20 +677,20 @@ fn distortion_model(kept: &[ViewCorners], s5: Solved, s4: Solved) -> (Solved, St
 pub fn bench_plane(
     intr: &Intrinsics,
     image: &Mat,
-    (board, detector): (&Board, Detector),
+    target: &Target,
     origin_px: (f64, f64),
     horizontal_px: (f64, f64),
 ) -> Result<BenchPlane, VisionError> {
-    let corners = find_corners(image, board, detector)?.ok_or_else(|| {
-        VisionError::Calibration(format!("no {}x{} chessboard found in the plane view: it must show the whole board lying in the lever's plane", board.cols, board.rows))
+    let found = target.find(image)?.ok_or_else(|| {
+        VisionError::Calibration(format!("no {} found in the plane view: it must show the board lying in the lever's plane (a chessboard whole; a ChArUco board may be partly hidden)", target.describe()))
     })?;
     let mut rvec = Mat::default();
     let mut tvec = Mat::default();
     cv(
         "solvePnP",
         opencv::calib3d::solve_pnp(
-            &board.object_points(),
-            &corners,
+            &found.object,
+            &found.image,
             &intr.camera_matrix()?,
             &intr.dist_coeffs()?,
             &mut rvec,

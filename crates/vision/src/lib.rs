@@ -10,6 +10,7 @@ pub mod bench_frame;
 pub mod blob;
 pub mod calibrate;
 pub mod camera;
+pub mod charuco;
 pub mod corrections;
 pub mod flags;
 pub mod overlay;

@@ -368,13 +368,95 @@ impl BoardRenderer {
         look: &Look,
         rng: &mut opencv::core::RNG,
     ) -> Result<Mat, VisionError> {
+        let s = board.square;
+        self.render_plane((r, t), look, rng, |bx, by| {
+            // Squares: index (floor(bx/s) + 1, floor(by/s) + 1) over cols+1 x rows+1.
+            let (ci, ri) = ((bx / s).floor() + 1.0, (by / s).floor() + 1.0);
+            let inside_squares =
+                ci >= 0.0 && ri >= 0.0 && ci <= board.cols as f64 && ri <= board.rows as f64;
+            let inside_paper = bx >= -2.0 * s
+                && by >= -2.0 * s
+                && bx <= (board.cols as f64 + 1.0) * s
+                && by <= (board.rows as f64 + 1.0) * s;
+            if inside_squares {
+                Some(if (ci as i64 + ri as i64) % 2 == 0 {
+                    25.0
+                } else {
+                    225.0
+                })
+            } else if inside_paper {
+                Some(225.0)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// A ChArUco view: the board's drawing (`drawing`: its image and the map from board
+    /// coordinates to its pixels, [`crate::charuco::Charuco::drawing`]) on white paper one
+    /// square wide around it, at pose (R, t) board -> camera, 8 x 8 samples per pixel, each
+    /// sample of the drawing bilinear; `hidden` (board coordinates, m) covered by a dark bar
+    /// (the lever lying across a board in its plane) when given.
+    pub fn render_charuco(
+        &self,
+        (charuco, drawing): (&crate::charuco::Charuco, &(Mat, [f64; 6])),
+        (r, t): (&Matrix3<f64>, &Vector3<f64>),
+        look: &Look,
+        hidden: Option<&dyn Fn(f64, f64) -> bool>,
+        rng: &mut opencv::core::RNG,
+    ) -> Result<Mat, VisionError> {
+        let (img, map) = drawing;
+        let (cols, rows) = (img.cols(), img.rows());
+        let data = img.data_bytes().map_err(|e| VisionError::OpenCv {
+            context: "ChArUco drawing".into(),
+            message: e.message,
+        })?;
+        let s = charuco.square;
+        let (w, h) = (charuco.squares_x as f64 * s, charuco.squares_y as f64 * s);
+        let at = |c: i32, r: i32| {
+            data[(r.clamp(0, rows - 1) * cols + c.clamp(0, cols - 1)) as usize] as f64
+        };
+        self.render_plane((r, t), look, rng, |bx, by| {
+            if let Some(hide) = hidden {
+                if hide(bx, by) {
+                    return Some(40.0);
+                }
+            }
+            if bx < -s || by < -s || bx > w + s || by > h + s {
+                return None;
+            }
+            if bx < 0.0 || by < 0.0 || bx > w || by > h {
+                return Some(225.0);
+            }
+            let (u, v) = (
+                map[0] * bx + map[1] * by + map[2],
+                map[3] * bx + map[4] * by + map[5],
+            );
+            let (u0, v0) = (u.floor(), v.floor());
+            let (fu, fv) = (u - u0, v - v0);
+            let (c, r) = (u0 as i32, v0 as i32);
+            let grey = (1.0 - fv) * ((1.0 - fu) * at(c, r) + fu * at(c + 1, r))
+                + fv * ((1.0 - fu) * at(c, r + 1) + fu * at(c + 1, r + 1));
+            Some(25.0 + grey * (200.0 / 255.0))
+        })
+    }
+
+    /// A plane at pose (R, t) plane -> camera seen by the camera: at 8 x 8 samples per pixel,
+    /// `albedo(x, y)` of the plane point (m) hit, grey level, or the background where None;
+    /// then the lighting and the sensor noise.
+    fn render_plane(
+        &self,
+        (r, t): (&Matrix3<f64>, &Vector3<f64>),
+        look: &Look,
+        rng: &mut opencv::core::RNG,
+        albedo: impl Fn(f64, f64) -> Option<f64>,
+    ) -> Result<Mat, VisionError> {
         let h_bn = Matrix3::from_columns(&[r.column(0).into_owned(), r.column(1).into_owned(), *t]);
         let h_nb = h_bn
             .try_inverse()
             .ok_or_else(|| VisionError::Calibration("board seen edge-on".into()))?;
         let intr = &self.intr;
         let (w, h) = (intr.width as usize, intr.height as usize);
-        let s = board.square;
         let ss = 8;
         let mut lit = vec![0f32; w * h];
         for (p, out) in lit.iter_mut().enumerate() {
@@ -387,31 +469,9 @@ impl BoardRenderer {
                     let du = (i as f64 + 0.5) / ss as f64 - 0.5;
                     let (xn, yn) = (x0 + a * du + b * dv, y0 + c * du + d * dv);
                     let q = h_nb * Vector3::new(xn, yn, 1.0);
-                    if q.z.abs() < 1e-12 {
-                        acc += look.background;
-                        continue;
-                    }
-                    let (bx, by) = (q.x / q.z, q.y / q.z);
-                    // Squares: index (floor(bx/s) + 1, floor(by/s) + 1) over cols+1 x rows+1.
-                    let (ci, ri) = ((bx / s).floor() + 1.0, (by / s).floor() + 1.0);
-                    let inside_squares = ci >= 0.0
-                        && ri >= 0.0
-                        && ci <= board.cols as f64
-                        && ri <= board.rows as f64;
-                    let inside_paper = bx >= -2.0 * s
-                        && by >= -2.0 * s
-                        && bx <= (board.cols as f64 + 1.0) * s
-                        && by <= (board.rows as f64 + 1.0) * s;
-                    acc += if inside_squares {
-                        if (ci as i64 + ri as i64) % 2 == 0 {
-                            25.0
-                        } else {
-                            225.0
-                        }
-                    } else if inside_paper {
-                        225.0
-                    } else {
-                        look.background
+                    acc += match q.z.abs() < 1e-12 {
+                        true => look.background,
+                        false => albedo(q.x / q.z, q.y / q.z).unwrap_or(look.background),
                     };
                 }
             }

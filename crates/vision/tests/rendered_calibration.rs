@@ -265,8 +265,8 @@ fn bench_plane_from_a_board_in_the_lever_plane() {
     let plane = flexbench_vision::calibrate::bench_plane(
         &intr,
         &img,
-        (
-            &board,
+        &flexbench_vision::calibrate::Target::Chessboard(
+            board,
             Detector {
                 kind: DetectorKind::Classic,
                 window: SubPixWindow::Auto,
