@@ -7,6 +7,7 @@ mod common;
 mod bad_input;
 mod bad_input_corpus;
 mod bench_points;
+mod charuco;
 mod compare_end_to_end;
 mod corrections;
 mod crash_safety;

@@ -68,6 +68,44 @@ fn d_horizontal_at() -> f64 {
     0.3
 }
 
+/// A ChArUco board instead of the chessboard in the calibration views and the plane view
+/// (`[charuco]` of the camera file; `square` and `board` then unused).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CharucoSpec {
+    /// Squares along the board's width and height.
+    pub squares: [i32; 2],
+    /// Side of a square, m.
+    pub square: f64,
+    /// Side of a marker, m.
+    pub marker: f64,
+    /// The markers' dictionary, OpenCV's name without DICT_ ("4x4_50", ...).
+    pub dictionary: String,
+    /// Board y range (m, from its first row of squares' outer edge) that a dark bar, the
+    /// lever lying across the board, hides in the plane view.
+    #[serde(default)]
+    pub hidden: Option<[f64; 2]>,
+}
+
+impl CharucoSpec {
+    /// The board it describes, checked.
+    pub fn board(&self) -> Result<flexbench_vision::calibrate::Charuco, String> {
+        let dictionary = self
+            .dictionary
+            .parse()
+            .map_err(|e| format!("[charuco] {e}"))?;
+        let c = flexbench_vision::calibrate::Charuco {
+            squares_x: self.squares[0],
+            squares_y: self.squares[1],
+            square: self.square,
+            marker: self.marker,
+            dictionary,
+        };
+        c.check().map_err(|e| format!("[charuco] {e}"))?;
+        Ok(c)
+    }
+}
+
 /// A marker hidden for a range of frames.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -210,6 +248,9 @@ pub struct RenderSpec {
     /// The camera's clock: a variable frame rate, dropped frames, slow motion.
     #[serde(default)]
     pub timing: RenderTiming,
+    /// A ChArUco board in the calibration and plane views instead of the chessboard.
+    #[serde(default)]
+    pub charuco: Option<CharucoSpec>,
 }
 
 /// The camera's clock (`[timing]` of the camera file): every key off unless given. A video with
@@ -331,6 +372,9 @@ impl RenderSpec {
             return Err("key 'blur_samples': at least 1".into());
         }
         self.timing.check(self.codec()?)?;
+        if let Some(c) = &self.charuco {
+            c.board()?;
+        }
         Ok(())
     }
     /// The spec checked against the mechanism it films: every marker and body it names exists,
@@ -661,6 +705,77 @@ pub fn render(
     })
 }
 
+/// The board of the calibration and plane views, and its renderer.
+struct BoardViews {
+    /// The board's inner corners as a chessboard (the poses are made for it: its first inner
+    /// corner at the origin).
+    inner: Board,
+    /// The ChArUco board, its drawing, and the plane view's hidden band, when it is one.
+    charuco: Option<(
+        flexbench_vision::calibrate::Charuco,
+        (opencv::core::Mat, [f64; 6]),
+        Option<[f64; 2]>,
+    )>,
+    renderer: BoardRenderer,
+}
+
+impl BoardViews {
+    fn new(spec: &RenderSpec, intr: &Intrinsics) -> Result<BoardViews, PipelineError> {
+        let renderer = BoardRenderer::new(intr);
+        let Some(c) = &spec.charuco else {
+            let inner = Board {
+                cols: spec.board[0],
+                rows: spec.board[1],
+                square: spec.square,
+            };
+            return Ok(BoardViews {
+                inner,
+                charuco: None,
+                renderer,
+            });
+        };
+        let board = c.board().map_err(PipelineError::Input)?;
+        let inner = Board {
+            cols: board.squares_x - 1,
+            rows: board.squares_y - 1,
+            square: board.square,
+        };
+        let drawing = board.drawing(64).map_err(PipelineError::Vision)?;
+        Ok(BoardViews {
+            inner,
+            charuco: Some((board, drawing, c.hidden)),
+            renderer,
+        })
+    }
+
+    /// The board at pose (R, t) of its first inner corner; the plane view's band hidden when
+    /// `plane` (a ChArUco board's).
+    fn render(
+        &self,
+        (r, t): (&nalgebra::Matrix3<f64>, &nalgebra::Vector3<f64>),
+        look: &Look,
+        plane: bool,
+        rng: &mut opencv::core::RNG,
+    ) -> Result<opencv::core::Mat, PipelineError> {
+        let vision = PipelineError::Vision;
+        let Some((board, drawing, hidden)) = &self.charuco else {
+            return self
+                .renderer
+                .render(&self.inner, r, t, look, rng)
+                .map_err(vision);
+        };
+        // The ChArUco frame's origin is one square before the first inner corner.
+        let sq = board.square;
+        let t = t - r * nalgebra::Vector3::new(sq, sq, 0.0);
+        let band = hidden.filter(|_| plane);
+        let hide = move |_x: f64, y: f64| band.is_some_and(|[a, b]| y >= a && y <= b);
+        let hide: Option<&dyn Fn(f64, f64) -> bool> = band.map(|_| &hide as _);
+        self.renderer
+            .render_charuco((board, drawing), (r, &t), look, hide, rng)
+            .map_err(vision)
+    }
+}
+
 /// The calibration views, the plane view, the clicks of A and the horizontal in it (to 0.1 px,
 /// as a user clicks them) and the true camera (`truth/camera.yaml`); the files written.
 fn calibration_images(
@@ -674,12 +789,8 @@ fn calibration_images(
     let vision = PipelineError::Vision;
     let mut files = Vec::new();
     let intr = cam.intrinsics;
-    let board = Board {
-        cols: spec.board[0],
-        rows: spec.board[1],
-        square: spec.square,
-    };
-    let br = BoardRenderer::new(&intr);
+    let views = BoardViews::new(spec, &intr)?;
+    let board = views.inner;
     let mut poses = board_poses(&intr, &board, spec.views, rng).map_err(vision)?;
     if spec.partial_views > 0 {
         poses.extend(
@@ -690,7 +801,7 @@ fn calibration_images(
     for (k, (r, t)) in poses.iter().enumerate() {
         progress("calibration views", k as f64 / poses.len() as f64);
         let p = out.join("views").join(format!("view{k:02}.png"));
-        imwrite(&p, &br.render(&board, r, t, look, rng).map_err(vision)?)?;
+        imwrite(&p, &views.render((r, t), look, false, rng)?)?;
         files.push(p);
     }
     let flip = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
@@ -698,10 +809,7 @@ fn calibration_images(
     let t =
         cam.r * nalgebra::Vector3::new(spec.plane_board_at[0], spec.plane_board_at[1], 0.0) + cam.t;
     let plane_view = out.join("plane-view.png");
-    imwrite(
-        &plane_view,
-        &br.render(&board, &r, &t, look, rng).map_err(vision)?,
-    )?;
+    imwrite(&plane_view, &views.render((&r, &t), look, true, rng)?)?;
     files.push(plane_view);
     let round = |x: f64| (x * 10.0).round() / 10.0;
     let a = cam.project(0.0, 0.0);

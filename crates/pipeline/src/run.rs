@@ -1878,3 +1878,54 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
         )?,
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[calibrate]` describes a chessboard by default, a ChArUco board with `charuco`; a
+    /// ChArUco board without its marker or dictionary, or with an unknown dictionary, is refused
+    /// with the key named.
+    #[test]
+    fn calibrate_table_targets() {
+        let section = |text: &str| toml::from_str::<CalibrateSection>(text);
+        let chess = section("board = \"9x6\"\nsquare = 0.03")
+            .unwrap()
+            .target()
+            .unwrap();
+        assert!(matches!(
+            chess,
+            flexbench_vision::calibrate::Target::Chessboard(..)
+        ));
+        let charuco =
+            section("charuco = \"9x7\"\nsquare = 0.04\nmarker = 0.026\ndictionary = \"4x4_50\"")
+                .unwrap()
+                .target()
+                .unwrap();
+        assert_eq!(charuco.describe(), "9 x 7 ChArUco board (4x4_50)");
+        let no_marker = section("charuco = \"9x7\"\nsquare = 0.04\ndictionary = \"4x4_50\"")
+            .unwrap()
+            .target()
+            .unwrap_err()
+            .to_string();
+        assert!(no_marker.contains("marker is missing"), "{no_marker}");
+        let no_dict = section("charuco = \"9x7\"\nsquare = 0.04\nmarker = 0.026")
+            .unwrap()
+            .target()
+            .unwrap_err()
+            .to_string();
+        assert!(no_dict.contains("dictionary is missing"), "{no_dict}");
+        let unknown =
+            section("charuco = \"9x7\"\nsquare = 0.04\nmarker = 0.026\ndictionary = \"4x4_51\"")
+                .unwrap_err()
+                .to_string();
+        assert!(unknown.contains("4x4_51"), "{unknown}");
+        let big =
+            section("charuco = \"9x7\"\nsquare = 0.04\nmarker = 0.05\ndictionary = \"4x4_50\"")
+                .unwrap()
+                .target()
+                .unwrap_err()
+                .to_string();
+        assert!(big.contains("less than the square"), "{big}");
+    }
+}
