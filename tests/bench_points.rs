@@ -3,7 +3,8 @@
 //! clicks (projected, rounded to 0.1 px). The frame agrees with the rendering camera's: the
 //! origin within 0.5 mm and the horizontal within 0.5 mrad (the criterion), and its
 //! stated uncertainty is written into the calibration file. Three points are refused with a
-//! message that says how many are needed, and nothing is written.
+//! message that says how many are needed, and nothing is written; two are taken when the points
+//! file says the camera faces the plane.
 
 use std::path::Path;
 
@@ -105,6 +106,24 @@ fn bench_frame_from_clicked_points() {
     );
     assert!(!err.contains("panicked"));
     assert!(!out3.exists(), "nothing written");
+
+    // Two points with camera_faces_plane: the frame as a similarity (this recording's camera is
+    // tilted 5 deg from facing the plane, so only the origin is checked: its accuracy facing
+    // the plane is crates/vision/tests/bench_frame.rs's).
+    let two = points_file(dir.path(), 2);
+    let text = std::fs::read_to_string(&two).unwrap();
+    std::fs::write(&two, format!("camera_faces_plane = true\n{text}")).unwrap();
+    let out2 = dir.path().join("two.yaml");
+    let a2 = args(&two, &out2);
+    ok(&a2.iter().map(String::as_str).collect::<Vec<_>>());
+    let cal2 = flexbench_vision::Calibration::read(&out2).unwrap();
+    let o = pixel(0.0);
+    let a = cal2
+        .plane
+        .unwrap()
+        .pixel_to_bench(&cal2.intrinsics, o.0, o.1);
+    assert!(a.0.hypot(a.1) < 5e-4, "origin {a:?}");
+    assert!(cal2.plane_uncertainty.is_some());
 }
 
 /// A recording folder with `points.toml` and no plane view nor clicks: the run's calibrate stage

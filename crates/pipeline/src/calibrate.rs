@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use flexbench_vision::bench_frame::{bench_plane_from_points, frame_uncertainty, ClickedPoint};
+use flexbench_vision::bench_frame::{
+    bench_plane_from_points, frame_uncertainty, ClickedPoint, FrameModel,
+};
 use flexbench_vision::calibrate::{bench_plane, calibrate_target, image_files, read_grey, Target};
 use flexbench_vision::camera::CornerResidual;
 use flexbench_vision::Calibration;
@@ -39,13 +41,16 @@ pub enum PlaneSource {
         /// The pixel of a point on the horizontal through A, towards the pendulum.
         horizontal: Pixel,
     },
-    /// Four or more clicked pixels of points of known bench position (`points.toml`), with the
-    /// clicks' standard deviation (px) for the frame's uncertainty.
+    /// Clicked pixels of points of known bench position (`points.toml`): four or more, or two
+    /// when the camera faces the plane; with the clicks' standard deviation (px) for the
+    /// frame's uncertainty.
     Points {
         /// The points.
         points: Vec<ClickedPoint>,
         /// The clicks' standard deviation per coordinate, px.
         click_sigma_px: f64,
+        /// How they give the frame (a pose; a similarity when the camera faces the plane).
+        model: FrameModel,
     },
 }
 
@@ -58,6 +63,8 @@ pub const CLICK_SIGMA_PX: f64 = 0.3;
 #[serde(deny_unknown_fields)]
 struct PointsFile {
     click_sigma_px: Option<f64>,
+    #[serde(default)]
+    camera_faces_plane: bool,
     point: Vec<PointEntry>,
 }
 
@@ -72,7 +79,8 @@ struct PointEntry {
 }
 
 /// Read `points.toml`: `[[point]]` tables of `pixel = [u, v]` (px) and `bench = [x, y]` (m),
-/// optionally `name`, and optionally `click_sigma_px` (default [`CLICK_SIGMA_PX`]).
+/// optionally `name`; optionally `click_sigma_px` (default [`CLICK_SIGMA_PX`]) and
+/// `camera_faces_plane = true` (two points then suffice: the frame is a similarity).
 pub fn read_points(path: &Path) -> Result<PlaneSource, PipelineError> {
     let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
@@ -100,9 +108,14 @@ pub fn read_points(path: &Path) -> Result<PlaneSource, PipelineError> {
             bench: (p.bench[0], p.bench[1]),
         });
     }
+    let model = match file.camera_faces_plane {
+        true => FrameModel::Facing,
+        false => FrameModel::Pose,
+    };
     Ok(PlaneSource::Points {
         points,
         click_sigma_px,
+        model,
     })
 }
 
@@ -142,10 +155,12 @@ pub fn calibrate(
         Some(PlaneSource::Points {
             points,
             click_sigma_px,
+            model,
         }) => {
             let intr = &cal.intrinsics;
-            let plane = bench_plane_from_points(intr, points).map_err(vision)?;
-            let u = frame_uncertainty(intr, points, &plane, *click_sigma_px).map_err(vision)?;
+            let plane = bench_plane_from_points(intr, points, *model).map_err(vision)?;
+            let u =
+                frame_uncertainty(intr, points, &plane, *click_sigma_px, *model).map_err(vision)?;
             (cal.plane, cal.plane_uncertainty) = (Some(plane), Some(u));
         }
         None => {}

@@ -705,17 +705,21 @@ pub fn render(
     })
 }
 
+/// A ChArUco board as rendered: the board, its drawing (image and map from board coordinates
+/// to its pixels), and the plane view's band hidden by the lever (board y, m).
+type CharucoLook = (
+    flexbench_vision::calibrate::Charuco,
+    (opencv::core::Mat, [f64; 6]),
+    Option<[f64; 2]>,
+);
+
 /// The board of the calibration and plane views, and its renderer.
 struct BoardViews {
     /// The board's inner corners as a chessboard (the poses are made for it: its first inner
     /// corner at the origin).
     inner: Board,
     /// The ChArUco board, its drawing, and the plane view's hidden band, when it is one.
-    charuco: Option<(
-        flexbench_vision::calibrate::Charuco,
-        (opencv::core::Mat, [f64; 6]),
-        Option<[f64; 2]>,
-    )>,
+    charuco: Option<CharucoLook>,
     renderer: BoardRenderer,
 }
 
