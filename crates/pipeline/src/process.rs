@@ -132,6 +132,19 @@ pub struct ResidualTestRecord {
     pub skipped: Option<String>,
 }
 
+impl ResidualTestRecord {
+    /// The test as `fit_testing_residuals` ran it with `cfg`.
+    fn of(cfg: &ProcessConfig, fitted: &Fitted) -> ResidualTestRecord {
+        ResidualTestRecord {
+            false_alarm: cfg.false_alarm,
+            flagged: fitted.flags.rows.len(),
+            left_out: !cfg.keep_flagged && fitted.skipped.is_none(),
+            fits: fitted.fits,
+            skipped: fitted.skipped.clone(),
+        }
+    }
+}
+
 /// The Savitzky-Golay differentiation of the markers, as `process` ran it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Differentiation {
@@ -325,30 +338,16 @@ pub fn process(
     let fit_flags = fitted.flags.to_named_table("fit_flags");
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
     lap("write", &mut timing);
-    let rate = flexbench_kinematics::rate::check_rate(mech, &t, motion, &forces);
-    let clock = flexbench_kinematics::rate::check_clock(mech, &t, motion);
-    for w in motion
-        .report
-        .warnings
-        .iter()
-        .chain(&rate.warnings)
-        .chain(&clock)
-    {
-        events(StageEvent::Warning(w));
-    }
     let differentiation = Differentiation::of(&sg, window, cfg);
     let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);
     record.flags = flags.map(|f| f.display().to_string());
-    record.rate = rate;
-    record.clock = clock;
+    record.rate = flexbench_kinematics::rate::check_rate(mech, &t, motion, &forces);
+    record.clock = flexbench_kinematics::rate::check_clock(mech, &t, motion);
     record.flagged_left_out = left_out;
-    record.residual_test = ResidualTestRecord {
-        false_alarm: cfg.false_alarm,
-        flagged: fitted.flags.rows.len(),
-        left_out: !cfg.keep_flagged && fitted.skipped.is_none(),
-        fits: fitted.fits,
-        skipped: fitted.skipped.clone(),
-    };
+    record.residual_test = ResidualTestRecord::of(cfg, &fitted);
+    for w in record.warnings() {
+        events(StageEvent::Warning(&w));
+    }
     match &fitted.skipped {
         Some(why) if cfg.smoother => events(StageEvent::Warning(&format!(
             "the fitted mechanism's residual test {why}"

@@ -349,15 +349,7 @@ pub fn resolve(
         },
     };
     let meta = container.and_then(|c| c.capture_rate);
-    let (capture, capture_source) = match (cfg.capture_rate, meta) {
-        (Some(g), Some(m)) if (g / m - 1.0).abs() > 1e-3 => {
-            warnings.push(format!("the capture rate given ({g} frames/s) is not the file's metadata's ({m} frames/s): the given one is used"));
-            (g, CaptureSource::Given)
-        }
-        (Some(g), _) => (g, CaptureSource::Given),
-        (None, Some(m)) => (m, CaptureSource::Metadata),
-        (None, None) => (playback, CaptureSource::Playback),
-    };
+    let (capture, capture_source) = capture_rate(cfg.capture_rate, meta, playback, &mut warnings);
     let scale = playback / capture;
     if scale != 1.0 {
         times.iter_mut().for_each(|t| *t *= scale);
@@ -370,6 +362,26 @@ pub fn resolve(
         warnings,
     );
     Ok(TimeBase { times, record })
+}
+
+/// The capture rate (frames/s) and where it comes from: the one `given`, else the container's
+/// metadata's `meta`, else the `playback` rate; a warning when the given one and the metadata's
+/// differ.
+fn capture_rate(
+    given: Option<f64>,
+    meta: Option<f64>,
+    playback: f64,
+    warnings: &mut Vec<String>,
+) -> (f64, CaptureSource) {
+    match (given, meta) {
+        (Some(g), Some(m)) if (g / m - 1.0).abs() > 1e-3 => {
+            warnings.push(format!("the capture rate given ({g} frames/s) is not the file's metadata's ({m} frames/s): the given one is used"));
+            (g, CaptureSource::Given)
+        }
+        (Some(g), _) => (g, CaptureSource::Given),
+        (None, Some(m)) => (m, CaptureSource::Metadata),
+        (None, None) => (playback, CaptureSource::Playback),
+    }
 }
 
 /// Whether the times strictly increase.
