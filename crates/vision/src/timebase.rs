@@ -57,6 +57,9 @@ pub struct ContainerTiming {
     pub rates: Vec<f64>,
     /// Capture rate from the metadata ([`CAPTURE_RATE_KEYS`]), frames/s.
     pub capture_rate: Option<f64>,
+    /// The stream's time base, s: the resolution of its timestamps (1 ms in Matroska by
+    /// default, 1/15360 s in a 240 frames/s MP4).
+    pub tick: Option<f64>,
 }
 
 /// Where the frames' times come from (a closed set).
@@ -168,7 +171,7 @@ pub struct TimeBase {
 pub fn probe_container(path: &Path) -> Result<Option<ContainerTiming>, VisionError> {
     let out = match Command::new("ffprobe")
         .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .arg("packet=pts_time,flags:stream=r_frame_rate,avg_frame_rate:stream_tags:format_tags")
+        .arg("packet=pts_time,flags:stream=r_frame_rate,avg_frame_rate,time_base:stream_tags:format_tags")
         .args(["-of", "json"])
         .arg(path)
         .output()
@@ -221,6 +224,7 @@ struct FfprobePacket {
 struct FfprobeStream {
     r_frame_rate: Option<String>,
     avg_frame_rate: Option<String>,
+    time_base: Option<String>,
     #[serde(default)]
     tags: std::collections::BTreeMap<String, String>,
 }
@@ -259,10 +263,14 @@ fn parse_ffprobe(json: &[u8]) -> Result<ContainerTiming, String> {
         .flat_map(|t| CAPTURE_RATE_KEYS.iter().filter_map(|k| t.get(*k)))
         .filter_map(|v| v.trim().parse::<f64>().ok())
         .find(|r| r.is_finite() && *r > 0.0);
+    let tick = stream
+        .and_then(|s| s.time_base.as_deref())
+        .and_then(parse_ratio);
     Ok(ContainerTiming {
         pts,
         rates,
         capture_rate,
+        tick,
     })
 }
 
@@ -331,7 +339,18 @@ pub fn resolve(
             let t = (0..frames).map(|k| k as f64 / r).collect();
             (t, TimeSource::GivenRate, r, 0)
         }
-        (None, Some(s)) => from_stamps(s, &header_rates),
+        (None, Some(s)) => {
+            let tick = container.and_then(|c| c.tick).unwrap_or(0.0);
+            let found = from_stamps(s, &header_rates, tick);
+            if found.1 == TimeSource::FileVariable && tick > 0.05 / found.2 {
+                warnings.push(format!(
+                    "the container keeps times to {:.3} ms, {:.0} % of a frame period: the variable frame rate's steps are that coarse; record to MP4, whose times are finer",
+                    tick * 1e3,
+                    100.0 * tick * found.2
+                ));
+            }
+            found
+        }
         (None, None) => match (container, header_rates.first().copied()) {
             (Some(_), _) | (None, None) => {
                 return Err(VisionError::Video {
@@ -391,9 +410,11 @@ fn increasing(t: &[f64]) -> bool {
 
 /// Times from the file's timestamps: snapped to the grid of the nominal rate (the first header
 /// rate within a factor 1.5 of the median step's, else the median step's) when every stamp is
-/// within [`GRID_TOLERANCE`] of it (missing slots dropped), else kept (variable rate). Returns
-/// the times from the first frame, the source, the playback rate and the frames dropped.
-fn from_stamps(s: &[f64], header_rates: &[f64]) -> (Vec<f64>, TimeSource, f64, usize) {
+/// within [`GRID_TOLERANCE`] of a period of it, plus half the container's `tick` (its
+/// timestamps' resolution, s: Matroska's 1 ms is a quarter of a period at 240 frames/s; missing
+/// slots dropped), else kept (variable rate). Returns the times from the first frame, the
+/// source, the playback rate and the frames dropped.
+fn from_stamps(s: &[f64], header_rates: &[f64], tick: f64) -> (Vec<f64>, TimeSource, f64, usize) {
     let t0 = s[0];
     let rel: Vec<f64> = s.iter().map(|x| x - t0).collect();
     let mut steps: Vec<f64> = rel.windows(2).map(|w| w[1] - w[0]).collect();
@@ -411,7 +432,7 @@ fn from_stamps(s: &[f64], header_rates: &[f64]) -> (Vec<f64>, TimeSource, f64, u
     let on_grid = rel
         .iter()
         .zip(&slots)
-        .all(|(x, n)| (x * rate - n).abs() <= GRID_TOLERANCE)
+        .all(|(x, n)| (x * rate - n).abs() <= GRID_TOLERANCE + 0.5 * tick * rate + 1e-9)
         && increasing(&slots);
     if on_grid {
         let dropped = slots.windows(2).map(|w| (w[1] - w[0] - 1.0) as usize).sum();
@@ -461,6 +482,7 @@ mod tests {
             pts,
             rates,
             capture_rate: capture,
+            tick: None,
         }
     }
 
@@ -481,6 +503,37 @@ mod tests {
         assert_eq!(tb.times[40], 41.0 / 240.0);
         assert!((tb.record.dt_max_s - 2.0 / 240.0).abs() < 1e-15);
         assert!(tb.record.warnings.is_empty());
+    }
+
+    /// A Matroska file's 1 ms timestamps at 240 frames/s (up to a quarter period off the grid)
+    /// are on the grid, snapped; the same ms-rounded times of a variable-rate file are kept, with
+    /// a warning that they are coarse.
+    #[test]
+    fn matroska_milliseconds_snapped() {
+        let pts: Vec<f64> = (0..100)
+            .map(|k| (k as f64 / 240.0 * 1000.0).round() / 1000.0)
+            .collect();
+        let c = ContainerTiming {
+            tick: Some(0.001),
+            ..container(pts, vec![240.0], None)
+        };
+        let tb = resolve("v.mkv", 100, Some(&c), (&[], 240.0), &Default::default()).unwrap();
+        assert_eq!(tb.record.source, TimeSource::FileGrid);
+        assert_eq!(tb.times[7], 7.0 / 240.0);
+        let vfr: Vec<f64> = (0..100)
+            .map(|k| ((k as f64 + 0.3 * (k as f64 * 2.4).sin()) / 240.0 * 1000.0).round() / 1000.0)
+            .collect();
+        let c = ContainerTiming {
+            tick: Some(0.001),
+            ..container(vfr, vec![240.0], None)
+        };
+        let tb = resolve("v.mkv", 100, Some(&c), (&[], 240.0), &Default::default()).unwrap();
+        assert_eq!(tb.record.source, TimeSource::FileVariable);
+        assert!(
+            tb.record.warnings[0].contains("1.000 ms"),
+            "{:?}",
+            tb.record.warnings
+        );
     }
 
     /// Variable-rate timestamps are kept to the microsecond; a long step counts its drops.
