@@ -381,7 +381,7 @@ fn calibration_bad_input() {
             o,
         ],
         &[
-            "7x7 board was found in none of the 13 views",
+            "7x7 chessboard was found in none of the 13 views",
             "check --board",
         ],
     );

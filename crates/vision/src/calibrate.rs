@@ -475,8 +475,14 @@ pub fn calibrate_target(
         if let Target::Charuco(c) = target {
             other_dictionary(files, c)?;
         }
+        let check = match target {
+            Target::Chessboard(..) => "check --board (inner corners, e.g. 9x6) and the images",
+            Target::Charuco(_) => {
+                "check --charuco (the board's squares, e.g. 9x7), --marker, --square and the images"
+            }
+        };
         return Err(VisionError::Calibration(format!(
-            "the {} was found in none of the {} views ({}); check the board's description (--board: inner corners, e.g. 9x6; or the ChArUco squares, marker and dictionary) and the images",
+            "the {} was found in none of the {} views ({}); {check}",
             target.describe(),
             files.len(),
             listed(&rejected)
