@@ -4,8 +4,9 @@
 # (benches/venv.sh), a release build of flexbench and of the kernels' side
 # (benches/criterion/examples/peers.rs), the bench rendered for 10 s and for 100 s (once, kept
 # under the build directory: about 2 and 15 minutes) and the calibration views of
-# benches/calibration-camera.toml (once). Then benches/peers.py times the peers and
-# writes the table.
+# benches/calibration-camera.toml (once). Then benches/profile.sh takes each stage's profile on
+# the shipped recording (perf), and benches/peers.py times the peers and writes the table with
+# the profiles' tops.
 #   usage: benches/peers.sh [FILE]   (the page written; default docs/benchmarks.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +31,6 @@ trap 'rm -rf "$work"' EXIT
 # Kernels on one thread on both sides.
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cargo run --locked --release -q -p flexbench-benches --example peers -- "$work"
+echo "profiling each stage on the shipped recording (perf; about 2 minutes)"
+bash benches/profile.sh "$bin" "$work/profiles.md"
 "$python" benches/peers.py "$work" "$bin" "$long/rec/video.mp4" "$long/rec/truth/tracks.csv" "$CARGO_TARGET_DIR/bench-100s/rec/video.mp4" "$root/$out" "$calset/rec"
