@@ -283,6 +283,29 @@ fn parse_ratio(s: &str) -> Option<f64> {
     (r.is_finite() && r > 0.0).then_some(r)
 }
 
+/// Refuse, before any frame is decoded, a file whose container carries no timestamps when no
+/// frame rate is given (the same words as [`resolve`]'s); and a rate given that is not one.
+pub fn check_timestamps(
+    path: &str,
+    container: Option<&ContainerTiming>,
+    cfg: &TimeBaseConfig,
+) -> Result<(), VisionError> {
+    check_rate("frame_rate", cfg.frame_rate, path)?;
+    check_rate("capture_rate", cfg.capture_rate, path)?;
+    match (container, cfg.frame_rate) {
+        (Some(c), None) if c.pts.is_empty() => Err(no_timestamps(path)),
+        _ => Ok(()),
+    }
+}
+
+/// The error of a file without timestamps and no rate given.
+fn no_timestamps(path: &str) -> VisionError {
+    VisionError::Video {
+        path: path.into(),
+        reason: "carries no timestamps and no frame rate can be trusted: give its frame rate ([track] frame_rate in the pipeline file, or --frame-rate), or remux it into MP4 or MKV with its rate (ffmpeg -r RATE -i IN -c copy OUT.mp4)".into(),
+    }
+}
+
 /// Whether a rate the user gives is usable, frames/s.
 fn check_rate(name: &str, r: Option<f64>, path: &str) -> Result<(), VisionError> {
     match r {
@@ -352,13 +375,11 @@ pub fn resolve(
             found
         }
         (None, None) => match (container, header_rates.first().copied()) {
-            (Some(_), _) | (None, None) => {
-                return Err(VisionError::Video {
-                    path: path.into(),
-                    reason: "carries no timestamps and no frame rate can be trusted: give its frame rate ([track] frame_rate in the pipeline file, or --frame-rate), or remux it into MP4 or MKV with its rate (ffmpeg -r RATE -i IN -c copy OUT.mp4)".into(),
-                })
-            }
-            (None, Some(r)) => {
+            // No timestamps at all: the header's rate is a demuxer's guess (25 for raw H.264).
+            (Some(c), _) if c.pts.is_empty() => return Err(no_timestamps(path)),
+            (_, None) => return Err(no_timestamps(path)),
+            // Without ffprobe, or timestamps that do not match the frames (warned above).
+            (_, Some(r)) => {
                 warnings.push(format!(
                     "the frames are timed from the header's frame rate ({r:.3} frames/s): a dropped frame or a variable rate would go unseen"
                 ));
@@ -591,6 +612,14 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("raw.h264") && e.contains("frame_rate"), "{e}");
+        // Refused before decoding too.
+        let early = check_timestamps("raw.h264", Some(&c), &Default::default()).unwrap_err();
+        assert_eq!(early.to_string(), e);
+        // Timestamps that do not match the frames: the header's rate, with both warnings.
+        let short = container((0..9).map(|k| k as f64 / 25.0).collect(), vec![25.0], None);
+        let tb = resolve("v", 10, Some(&short), (&[], 25.0), &Default::default()).unwrap();
+        assert_eq!(tb.record.source, TimeSource::HeaderRate);
+        assert_eq!(tb.record.warnings.len(), 2, "{:?}", tb.record.warnings);
         let cfg = TimeBaseConfig {
             frame_rate: Some(200.0),
             ..Default::default()

@@ -3,8 +3,8 @@
 //! Every frame is decoded (OpenCV, FFmpeg backend), its capture time taken from the container's
 //! presentation timestamps ([`crate::timebase`]: snapped to the frame rate's grid, so a dropped
 //! frame leaves a slot empty, kept as they are at a variable rate, scaled for slow motion).
-//! Bright blobs are segmented at a threshold halfway between the frame's median and its brightest level (or a given one) and
-//! kept when their area and fill are those of a disc. Each blob's centre starts at the intensity
+//! Bright blobs are segmented at a threshold halfway between the frame's median and its
+//! brightest level (or a given one) and kept when their area and fill are those of a disc. Each blob's centre starts at the intensity
 //! centroid of (I - b) over its box widened by 3 px, b being the median of the box's border (the
 //! lever or background around the marker), and is refined to the blob's centre of point symmetry
 //! ([`symmetric_centre`]), which a lossy codec's ringing does not bias as it biases the centroid.
@@ -600,6 +600,10 @@ pub fn track_video(
         reason: "it has no bench plane ('bench_homography'); calibrate with --plane-view, --origin and --horizontal".into(),
     })?;
     let cap = open_video(path)?;
+    // The container's timing first: a file without timestamps and no rate given is refused
+    // before any frame is decoded.
+    let container = probe_container(path)?;
+    timebase::check_timestamps(&p, container.as_ref(), &cfg.timing)?;
     let fps = cv("fps", cap.get(opencv::videoio::CAP_PROP_FPS))?;
     let total = cv(
         "frame count",
@@ -646,7 +650,6 @@ pub fn track_video(
         });
     }
     let mut summary = std::mem::take(&mut tracker.summary);
-    let container = probe_container(path)?;
     let tb = timebase::resolve(&p, frames, container.as_ref(), (&stamps, fps), &cfg.timing)?;
     summary.timing = tb.record;
     let times = tb.times;
