@@ -335,7 +335,7 @@ lines += [
 for label, nframes, size, probe_mb, track_mb, wall in memory:
     lines.append(f"| {label} | {nframes} | {size:.1f} | {probe_mb:.0f} | {track_mb:.0f} | {wall:.1f} |")
 lines.append("")
-profiles = os.path.join(WORK, "profiles.md")
+profiles = os.path.join(WORK, "profiles.section")
 if os.path.exists(profiles):
     lines += open(profiles).read().rstrip().split("\n") + [""]
 notes = os.path.join(ROOT, "benches", "peers-notes.md")

@@ -32,5 +32,5 @@ trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cargo run --locked --release -q -p flexbench-benches --example peers -- "$work"
 echo "profiling each stage on the shipped recording (perf; about 2 minutes)"
-bash benches/profile.sh "$bin" "$work/profiles.md"
+bash benches/profile.sh "$bin" "$work/profiles.section"
 "$python" benches/peers.py "$work" "$bin" "$long/rec/video.mp4" "$long/rec/truth/tracks.csv" "$CARGO_TARGET_DIR/bench-100s/rec/video.mp4" "$root/$out" "$calset/rec"

@@ -5,7 +5,7 @@
 #   perf record -F 250 --call-graph dwarf
 # and the section lists, per stage, its wall time, flexbench's functions by inclusive share of
 # the samples (what the time is spent under) and the symbols by self share (where it is spent).
-#   usage: benches/profile.sh BIN OUT.md
+#   usage: benches/profile.sh BIN OUT  (OUT: the Markdown section written)
 # Without perf (or when the kernel refuses it: perf_event_paranoid), the section says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
