@@ -15,6 +15,7 @@ pub mod modes;
 pub mod motion;
 pub mod names;
 pub mod parallel;
+pub mod series;
 pub mod table;
 pub mod tracks;
 

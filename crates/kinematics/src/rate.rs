@@ -16,6 +16,7 @@
 
 use std::f64::consts::TAU;
 
+use flexbench_contracts::series::{slope, unwrap_angles};
 use flexbench_mechanism::model::{Coordinate, ForceKind};
 use flexbench_mechanism::Mechanism;
 
@@ -56,27 +57,13 @@ pub fn crank_speed(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<f64> 
     let Coordinate::Angle { body } = mech.drivers.first()?.coordinate else {
         return None;
     };
-    let (mut ts, mut phi) = (Vec::new(), Vec::<f64>::new());
-    for (tk, s) in t.iter().zip(&motion.samples) {
-        if let Some((q, _, _)) = &s.state {
-            let mut a = q[3 * body + 2];
-            if let Some(last) = phi.last() {
-                a += TAU * ((last - a) / TAU).round();
-            }
-            ts.push(*tk);
-            phi.push(a);
-        }
-    }
+    let (ts, mut phi): (Vec<f64>, Vec<f64>) = t
+        .iter()
+        .zip(&motion.samples)
+        .filter_map(|(tk, s)| s.state.as_ref().map(|(q, _, _)| (*tk, q[3 * body + 2])))
+        .unzip();
+    unwrap_angles(&mut phi);
     (ts.len() >= 2).then(|| slope(&ts, &phi))
-}
-
-/// Least-squares slope of y against x.
-fn slope(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len() as f64;
-    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
-    sxy / sxx
 }
 
 /// Whether the recording's rate suits the motion (`motion` fitted at times `t`, `forces` its

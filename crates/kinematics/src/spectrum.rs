@@ -62,9 +62,7 @@ pub fn harmonics_needed(mech: &Mechanism, speed: f64) -> Option<usize> {
     };
     let sim = bench.simulate(&cfg, &mut |_| {}).ok()?;
     let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * body + 2]).collect();
-    for k in 1..phi.len() {
-        phi[k] += TAU * ((phi[k - 1] - phi[k]) / TAU).round();
-    }
+    flexbench_contracts::series::unwrap_angles(&mut phi);
     let span = (phi.last()? - phi[0]).abs();
     let turns = (span / TAU).floor();
     if turns < 1.0 {

@@ -8,6 +8,7 @@ use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 
 use flexbench_compare::{compare, PeriodicSeries};
+use flexbench_contracts::series::slope;
 use flexbench_contracts::{Column, Table};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::SimConfig;
@@ -54,17 +55,6 @@ pub(crate) fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), Pipelin
 pub(crate) fn angle_at(t: &[f64], phi: &[f64], ti: f64) -> Option<f64> {
     let k = t.partition_point(|x| *x < ti - 1e-9);
     (k < t.len() && (t[k] - ti).abs() <= 1e-9 * ti.abs().max(1.0)).then(|| phi[k])
-}
-
-/// Least-squares slope of y against x.
-fn slope(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len() as f64;
-    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    x.iter()
-        .zip(y)
-        .map(|(a, b)| (a - mx) * (b - my))
-        .sum::<f64>()
-        / x.iter().map(|a| (a - mx).powi(2)).sum::<f64>()
 }
 
 /// The compare stage's record (`summary.json`): the crank speeds and, per quantity, how the

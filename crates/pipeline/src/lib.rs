@@ -84,14 +84,7 @@ pub enum PipelineError {
     Io { path: String, reason: String },
 }
 
-/// Angles (rad) made continuous: each moved by whole turns to within half a turn of the one
-/// before it (a crank angle counted over the recording's turns).
-pub fn unwrap_angles(angles: &mut [f64]) {
-    for k in 1..angles.len() {
-        let d = angles[k] - angles[k - 1];
-        angles[k] -= std::f64::consts::TAU * (d / std::f64::consts::TAU).round();
-    }
-}
+pub use flexbench_contracts::series::unwrap_angles;
 
 /// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else
 /// `RAYON_NUM_THREADS` (the variable Rust's thread pools read), else the machine's cores.
