@@ -53,6 +53,10 @@ pub struct PeriodicReport {
     /// (`spectrum`), rounded up to even (0 when the bench cannot be simulated).
     #[serde(default)]
     pub harmonics_floor: usize,
+    /// Harmonics of the crank angle the bench's liaison forces need (`spectrum`, at the fit's
+    /// crank speed; 0 when the bench cannot be simulated): the rate check's too.
+    #[serde(default)]
+    pub forces_harmonics: usize,
 }
 
 fn basis(theta: f64, k: usize) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
@@ -238,7 +242,8 @@ pub fn periodic_refit(
     };
     // BIC on the markers' positions weighs a harmonic by its amplitude there, the forces by h^2
     // times it: the harmonics the bench's forces need are the least taken (module doc).
-    let floor = crate::spectrum::harmonics_needed(mech, crank.coef[1]).map_or(0, |h| h + h % 2);
+    let needed = crate::spectrum::harmonics_needed(mech, crank.coef[1]).unwrap_or(0);
+    let floor = needed + needed % 2;
     let (k, coefs, qs) = fit.best(start_q, (floor, resolvable_harmonics(idx.len(), turns)))?;
     let (out, rss) = fit.samples(start, k, &coefs, &qs)?;
     let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
@@ -250,6 +255,7 @@ pub fn periodic_refit(
             crank_speed: crank.coef[1],
             turns,
             harmonics_floor: floor,
+            forces_harmonics: needed,
             rms: rms(rss),
             rms_start: rms(rss0),
         },
