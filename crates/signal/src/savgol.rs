@@ -182,55 +182,46 @@ impl SavGol {
     /// into `out` (same length as x, at least one window long), in this filter's edge mode.
     /// O(n * window), no allocation.
     pub fn filter_into(&self, x: &[f64], dt: f64, deriv: usize, out: &mut [f64]) {
-        let m = self.coefficients.half;
-        let scale = (1.0 / (m as f64 * dt)).powi(deriv as i32);
-        let (lo, hi) = (m, x.len().saturating_sub(m).max(m));
-        for start in (lo..hi).step_by(BLOCK) {
-            let end = (start + BLOCK).min(hi);
-            let dst = &mut out[start..end];
-            dst.fill(-0.0); // f64's Sum starts at -0.0
-            for (k, h) in self.coefficients.weights[deriv][m].iter().enumerate() {
-                let src = &x[start - m + k..end - m + k];
-                for (o, v) in dst.iter_mut().zip(src) {
-                    *o += h * v;
-                }
-            }
-            for o in dst.iter_mut() {
-                *o *= scale;
-            }
-        }
-        self.edges_into(x, deriv, scale, out);
+        self.filter_many(x, dt, [deriv], [out]);
     }
 
     /// Derivatives 0, 1 and 2 of `x` (uniformly sampled at interval `dt`, s) into `out`, as
-    /// three calls of [`SavGol::filter_into`] give them, bit for bit, in one pass: the
-    /// interior tap by tap over blocks of outputs, each sample read once for the three (each
-    /// output's sum in a dot product's order, but the inner loop runs along the samples, which
-    /// the compiler vectorises).
+    /// three calls of [`SavGol::filter_into`] give them, bit for bit, in one pass over `x`.
     pub fn filter3_into(&self, x: &[f64], dt: f64, out: [&mut [f64]; 3]) {
+        self.filter_many(x, dt, [0, 1, 2], out);
+    }
+
+    /// Derivatives `derivs` of `x` into `out`, one each: the interior tap by tap over blocks of
+    /// outputs, each sample read once for all of them (each output's sum in a dot product's
+    /// order, but the inner loop runs along the samples, which the compiler vectorises), then
+    /// the edges.
+    fn filter_many<const N: usize>(
+        &self,
+        x: &[f64],
+        dt: f64,
+        derivs: [usize; N],
+        mut out: [&mut [f64]; N],
+    ) {
         let m = self.coefficients.half;
-        let scales = [0, 1, 2].map(|d| (1.0 / (m as f64 * dt)).powi(d));
-        let w = &self.coefficients.weights;
-        let [o0, o1, o2] = out;
+        let scales = derivs.map(|d| (1.0 / (m as f64 * dt)).powi(d as i32));
+        let taps = derivs.map(|d| &self.coefficients.weights[d][m][..]);
         let (lo, hi) = (m, x.len().saturating_sub(m).max(m));
         for start in (lo..hi).step_by(BLOCK) {
             let end = (start + BLOCK).min(hi);
-            let mut d = [
-                &mut o0[start..end],
-                &mut o1[start..end],
-                &mut o2[start..end],
-            ];
-            d.iter_mut().for_each(|di| di.fill(-0.0)); // f64's Sum starts at -0.0
-            let taps = [&w[0][m][..], &w[1][m][..], &w[2][m][..]];
-            let [a, b, c] = &mut d;
-            accumulate3(taps, &x[start - m..end + m], [a, b, c]);
-            for (di, s) in d.into_iter().zip(scales) {
-                di.iter_mut().for_each(|o| *o *= s);
+            let mut block = out.each_mut().map(|o| &mut o[start..end]);
+            block.iter_mut().for_each(|b| b.fill(-0.0)); // f64's Sum starts at -0.0
+            accumulate(
+                taps,
+                &x[start - m..end + m],
+                block.each_mut().map(|b| &mut **b),
+            );
+            for (b, s) in block.into_iter().zip(scales) {
+                b.iter_mut().for_each(|o| *o *= s);
             }
         }
-        self.edges_into(x, 0, scales[0], o0);
-        self.edges_into(x, 1, scales[1], o1);
-        self.edges_into(x, 2, scales[2], o2);
+        for ((o, d), s) in out.into_iter().zip(derivs).zip(scales) {
+            self.edges_into(x, d, s, o);
+        }
     }
 
     /// The first and last `m` outputs of derivative `deriv` (times `scale`) in this filter's
@@ -329,41 +320,40 @@ fn extended(x: &[f64], i: isize, mode: EdgeMode) -> f64 {
     }
 }
 
-/// The three filters' taps accumulated over a block: `out[d][i] += taps[d][k] * x[i + k]`, tap
-/// by tap in order (each output's sum in a dot product's order). With AVX2 where the processor
-/// has it (the same multiplications and additions four at a time, no fused multiply-add, so
-/// the same bits), else the baseline's SSE2.
-fn accumulate3(taps: [&[f64]; 3], x: &[f64], out: [&mut [f64]; 3]) {
+/// The filters' taps accumulated over a block: `out[d][i] += taps[d][k] * x[i + k]`, tap by
+/// tap in order (each output's sum in a dot product's order). With AVX2 where the processor has
+/// it (the same multiplications and additions four at a time, no fused multiply-add, so the same
+/// bits), else the baseline's SSE2.
+fn accumulate<const N: usize>(taps: [&[f64]; N], x: &[f64], out: [&mut [f64]; N]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2 (checked just above).
-            return unsafe { accumulate3_avx2(taps, x, out) };
+            return unsafe { accumulate_avx2(taps, x, out) };
         }
     }
-    accumulate3_portable(taps, x, out)
+    accumulate_portable(taps, x, out)
 }
 
-/// [`accumulate3`] compiled for AVX2.
+/// [`accumulate`] compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn accumulate3_avx2(taps: [&[f64]; 3], x: &[f64], out: [&mut [f64]; 3]) {
-    accumulate3_portable(taps, x, out)
+unsafe fn accumulate_avx2<const N: usize>(taps: [&[f64]; N], x: &[f64], out: [&mut [f64]; N]) {
+    accumulate_portable(taps, x, out)
 }
 
-/// [`accumulate3`]'s loops, inlined into each caller so that each is compiled for its target.
+/// [`accumulate`]'s loops, inlined into each caller so that each is compiled for its target.
 #[inline(always)]
-fn accumulate3_portable(taps: [&[f64]; 3], x: &[f64], out: [&mut [f64]; 3]) {
-    let [d0, d1, d2] = out;
-    let n = d0.len();
+fn accumulate_portable<const N: usize>(taps: [&[f64]; N], x: &[f64], out: [&mut [f64]; N]) {
+    let n = out[0].len();
+    let mut out = out.map(|o| &mut o[..n]);
     for k in 0..taps[0].len() {
-        let (h0, h1, h2) = (taps[0][k], taps[1][k], taps[2][k]);
-        let (src, a, b, c) = (&x[k..k + n], &mut d0[..n], &mut d1[..n], &mut d2[..n]);
-        for i in 0..n {
-            let v = src[i];
-            a[i] += h0 * v;
-            b[i] += h1 * v;
-            c[i] += h2 * v;
+        let h = taps.map(|t| t[k]);
+        let src = &x[k..k + n];
+        for (j, o) in out.iter_mut().enumerate() {
+            for (a, v) in o.iter_mut().zip(src) {
+                *a += h[j] * v;
+            }
         }
     }
 }
