@@ -12,30 +12,16 @@ use common::{flexbench, ok, root};
 #[test]
 fn charuco_recording_calibrated_and_wrong_dictionary_named() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(root().join("recordings/default/camera.toml")).unwrap();
-    let mut cam: String = text
-        .lines()
-        .map(|l| match l.split('=').next().unwrap_or("").trim() {
-            "duration" => "duration = 0.1".to_string(),
-            "views" => "views = 14\npartial_views = 4".to_string(),
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    cam.push_str("\n\n[charuco]\nsquares = [9, 7]\nsquare = 0.04\nmarker = 0.026\ndictionary = \"4x4_50\"\nhidden = [0.12, 0.17]\n");
     let cam_path = dir.path().join("camera.toml");
-    std::fs::write(&cam_path, cam).unwrap();
+    common::camera_file(
+        &cam_path,
+        &[("duration", "0.1"), ("views", "14\npartial_views = 4")],
+        false,
+        "\n[charuco]\nsquares = [9, 7]\nsquare = 0.04\nmarker = 0.026\ndictionary = \"4x4_50\"\nhidden = [0.12, 0.17]\n",
+    );
     let rec = dir.path().join("rec");
     let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
-    ok(&[
-        "render",
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--camera",
-        &s(&cam_path),
-        "--out",
-        &s(&rec),
-    ]);
+    common::render(&root().join("pipelines/wind-pump.toml"), &cam_path, &rec);
     let out = dir.path().join("camera.yaml");
     let args = |dictionary: &str| {
         vec![

@@ -429,15 +429,7 @@ fn render(dir: &Path, name: &str, fps: f64, rpm: f64, duration: f64) -> PathBuf 
     let cp = dir.join(format!("{name}.camera.toml"));
     std::fs::write(&cp, cam).unwrap();
     let out = dir.join("recordings").join(name);
-    common::ok(&[
-        "render",
-        "--mechanism",
-        mp.to_str().unwrap(),
-        "--camera",
-        cp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    common::render(&mp, &cp, &out);
     out
 }
 

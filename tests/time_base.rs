@@ -19,53 +19,30 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{flexbench, num, ok, read_csv, root};
+use common::{flexbench, num, read_csv, root};
 
 /// The default recording's camera file with `fps` and `duration` set, three calibration views,
 /// no occlusion, and `timing` (a `[timing]` table's lines) appended.
 fn camera(dir: &Path, name: &str, fps: f64, duration: f64, timing: &str) -> PathBuf {
-    let text = std::fs::read_to_string(root().join("recordings/default/camera.toml")).unwrap();
-    let mut out = String::new();
-    let mut skip = false;
-    for line in text.lines() {
-        skip = match line.trim() {
-            l if l.starts_with("[[occlusion]]") => true,
-            l if l.starts_with('[') => false,
-            _ => skip,
-        };
-        let key = line.split('=').next().unwrap_or("").trim();
-        let line = match key {
-            "fps" => format!("fps = {fps:?}"),
-            "duration" => format!("duration = {duration:?}"),
-            "views" => "views = 3".to_string(),
-            _ => line.to_string(),
-        };
-        if !skip {
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    if !timing.is_empty() {
-        out.push_str("\n[timing]\n");
-        out.push_str(timing);
-    }
     let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, out).unwrap();
+    let (fps, duration) = (format!("{fps:?}"), format!("{duration:?}"));
+    let set = [
+        ("fps", fps.as_str()),
+        ("duration", &duration),
+        ("views", "3"),
+    ];
+    let table = match timing.is_empty() {
+        true => String::new(),
+        false => format!("\n[timing]\n{timing}"),
+    };
+    common::camera_file(&path, &set, true, &table);
     path
 }
 
 /// `flexbench render` of the wind-pump bench with the camera file `cam` into `dir/name`.
 fn render(dir: &Path, name: &str, cam: &Path) -> PathBuf {
     let out = dir.join(name);
-    ok(&[
-        "render",
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--camera",
-        cam.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    common::render(&root().join("pipelines/wind-pump.toml"), cam, &out);
     out
 }
 
@@ -86,35 +63,25 @@ fn track(rec: &Path, video: &Path, out: &Path, extra: &[&str]) -> (String, bool)
     ];
     args.extend_from_slice(extra);
     let o = flexbench(&args);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (text, o.status.success())
+    (common::said(&o), o.status.success())
 }
 
 /// `flexbench process` of the tracks at `tracks` into `out`, as `run` does it (the smoother, the
 /// periodic refit, the horizontal refined): its output (stdout then stderr).
 fn process(tracks: &Path, out: &Path) -> String {
-    let o = flexbench(&[
-        "process",
-        "--periodic",
-        "--refine-horizontal",
-        "--tracks",
-        tracks.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "process failed: {text}");
-    text
+    common::process_said(tracks, out, &["--periodic", "--refine-horizontal"])
+}
+
+/// Debian's ffmpeg remuxing `video` into `out` with `options` (stream copy, no re-encoding).
+fn remux(video: &Path, options: &[&str], out: &Path) {
+    let o = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(video)
+        .args(options)
+        .arg(out)
+        .output()
+        .expect("ffmpeg runs");
+    assert!(o.status.success(), "{}", common::said(&o));
 }
 
 /// Each distinct time of a tracks table, in frame order.
@@ -204,14 +171,7 @@ fn variable_frame_rate_and_dropped_frames_to_the_forces() {
 
     // Without timestamps (the raw H.264 stream): refused, the rate named, nothing written.
     let raw = dir.path().join("video.h264");
-    let o = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(&video)
-        .args(["-c", "copy", "-f", "h264"])
-        .arg(&raw)
-        .output()
-        .expect("ffmpeg runs");
-    assert!(o.status.success());
+    remux(&video, &["-c", "copy", "-f", "h264"], &raw);
     let out = dir.path().join("raw/tracks.csv");
     let (said, good) = track(&rec, &raw, &out, &[]);
     assert!(!good, "{said}");
@@ -255,14 +215,7 @@ fn slow_motion_recognised_or_its_capture_rate_asked_for() {
     // The metadata stripped: played back at 30 frames/s, the crank seems to turn 8 times slower;
     // process says so and names the capture rate to give.
     let plain = dir.path().join("plain.mp4");
-    let o = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(&video)
-        .args(["-map_metadata", "-1", "-c", "copy"])
-        .arg(&plain)
-        .output()
-        .expect("ffmpeg runs");
-    assert!(o.status.success());
+    remux(&video, &["-map_metadata", "-1", "-c", "copy"], &plain);
     let plain_tracks = dir.path().join("plain/tracks.csv");
     let (said, good) = track(&rec, &plain, &plain_tracks, &[]);
     assert!(good && !said.contains("slow motion"), "{said}");

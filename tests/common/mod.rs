@@ -164,9 +164,72 @@ pub const CHROMIUM_FLAGS: [&str; 8] = [
     "--disable-sync",
 ];
 
+/// The shipped recording's camera file (recordings/default/camera.toml) written to `path` with
+/// the keys of `set` given new values (`("fps", "120.0")`: the whole `fps = ...` line
+/// replaced), its `[[occlusion]]` tables left out when `drop_occlusion`, and `append` (more
+/// tables) at its end.
+pub fn camera_file(path: &Path, set: &[(&str, &str)], drop_occlusion: bool, append: &str) {
+    let text = std::fs::read_to_string(root().join("recordings/default/camera.toml"))
+        .expect("the shipped camera file");
+    let mut out = String::new();
+    let mut skip = false;
+    for line in text.lines() {
+        skip = match line.trim() {
+            l if l.starts_with("[[occlusion]]") => drop_occlusion,
+            l if l.starts_with('[') => false,
+            _ => skip,
+        };
+        let key = line.split('=').next().unwrap_or("").trim();
+        if !skip {
+            match set.iter().find(|(k, _)| *k == key) {
+                Some((k, v)) => out.push_str(&format!("{k} = {v}")),
+                None => out.push_str(line),
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(append);
+    std::fs::write(path, out).expect("a writable camera file");
+}
+
+/// `flexbench render` of the `mechanism` filmed as the camera file `camera` says, into `out`.
+pub fn render(mechanism: &Path, camera: &Path, out: &Path) {
+    ok(&[
+        "render",
+        "--mechanism",
+        mechanism.to_str().expect("a UTF-8 path"),
+        "--camera",
+        camera.to_str().expect("a UTF-8 path"),
+        "--out",
+        out.to_str().expect("a UTF-8 path"),
+    ]);
+}
+
+/// A command's output as a user reads it: standard output, then standard error (warnings).
+pub fn said(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// `flexbench process` of `tracks` for the wind-pump bench into `out`, with `extra` arguments;
 /// its standard output (it must succeed).
 pub fn process(tracks: &Path, out: &Path, extra: &[&str]) -> String {
+    ok(&process_args(tracks, out, extra))
+}
+
+/// [`process`], its standard output and then its standard error (its warnings).
+pub fn process_said(tracks: &Path, out: &Path, extra: &[&str]) -> String {
+    let o = flexbench(&process_args(tracks, out, extra));
+    let text = said(&o);
+    assert!(o.status.success(), "process failed: {text}");
+    text
+}
+
+/// The arguments of [`process`].
+fn process_args<'a>(tracks: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "process",
         "--tracks",
@@ -177,7 +240,7 @@ pub fn process(tracks: &Path, out: &Path, extra: &[&str]) -> String {
         out.to_str().expect("a UTF-8 path"),
     ];
     args.extend(extra);
-    ok(&args)
+    args
 }
 
 /// The RMS of the vector error of joint `joint`'s force (columns `<joint>_x`, `<joint>_y`) of

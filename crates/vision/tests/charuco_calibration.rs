@@ -5,23 +5,12 @@
 //! printed and in docs/calibration.md); a board of another dictionary than the one given is
 //! named; a plane view partly hidden by the lever still gives the bench plane.
 
-use flexbench_vision::calibrate::{bench_plane, calibrate_target, Charuco, Target};
-use flexbench_vision::render::{BoardPose, BoardRenderer, Look};
-use flexbench_vision::Intrinsics;
-use nalgebra::Vector3;
+mod common;
 
-/// The rendering camera: 640 x 480 with a moderate barrel distortion (the shipped recording's).
-fn camera() -> Intrinsics {
-    Intrinsics {
-        width: 640,
-        height: 480,
-        fx: 700.0,
-        fy: 702.0,
-        cx: 324.0,
-        cy: 236.0,
-        dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
-    }
-}
+use common::{camera, look};
+use flexbench_vision::calibrate::{bench_plane, calibrate_target, Charuco, Target};
+use flexbench_vision::render::{BoardPose, BoardRenderer};
+use nalgebra::Vector3;
 
 /// The board: 9 x 7 squares of 40 mm, 26 mm markers of dictionary 4x4_50 (an A2 sheet).
 fn charuco() -> Charuco {
@@ -34,19 +23,10 @@ fn charuco() -> Charuco {
     }
 }
 
-fn look() -> Look {
-    Look {
-        background: 110.0,
-        lighting: 0.2,
-        noise: 1.5,
-        gain: 1.0,
-    }
-}
-
-/// Poses of the ChArUco board as a user films a big board: close to the camera (0.35 to 0.55 m,
-/// so that it fills the image; only the views where it leaves the image are kept), its centre within 6 cm of the optical axis,
-/// tilted up to 35 deg about each of its axes and turned up to 20 deg in its plane; each view's
-/// angles from OpenCV's RNG, so the same every run.
+/// Poses of the ChArUco board as a user films a big board: close to the camera (0.35 to
+/// 0.55 m, so that it fills the image; only the views where it leaves the image are kept), its
+/// centre within 6 cm of the optical axis, tilted up to 35 deg about each of its axes and turned
+/// up to 20 deg in its plane; each view's angles from OpenCV's RNG, so the same every run.
 fn poses(count: usize, rng: &mut opencv::core::RNG) -> Vec<BoardPose> {
     use opencv::core::RNGTrait;
     let c = charuco();

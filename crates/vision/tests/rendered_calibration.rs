@@ -6,22 +6,11 @@
 //! off). Each detector's corners are measured against the rendered truth (bias and RMS, in the
 //! test's output and docs/calibration.md).
 
-use flexbench_vision::calibrate::{calibrate_views, Board, Detector, DetectorKind, SubPixWindow};
-use flexbench_vision::render::{board_poses, partial_board_poses, BoardRenderer, Look};
-use flexbench_vision::Intrinsics;
+mod common;
 
-/// The rendering camera: 640 x 480 with a moderate barrel distortion (the shipped recording's).
-fn camera() -> Intrinsics {
-    Intrinsics {
-        width: 640,
-        height: 480,
-        fx: 700.0,
-        fy: 702.0,
-        cx: 324.0,
-        cy: 236.0,
-        dist: [-0.12, 0.06, 0.0006, -0.0004, 0.0],
-    }
-}
+use common::{camera, look};
+use flexbench_vision::calibrate::{calibrate_views, Board, Detector, DetectorKind, SubPixWindow};
+use flexbench_vision::render::{board_poses, partial_board_poses, BoardRenderer};
 
 /// The chessboard: 9 x 6 inner corners, 30 mm squares.
 fn board() -> Board {
@@ -44,12 +33,7 @@ type Views = (
 fn rendered_views(dir: &std::path::Path, partial: usize) -> Views {
     let truth = camera();
     let board = board();
-    let look = Look {
-        background: 110.0,
-        lighting: 0.2,
-        noise: 1.5,
-        gain: 1.0,
-    };
+    let look = look();
     let mut rng = opencv::core::RNG::new(7).unwrap();
     let (mut files, mut corners, mut quads) = (Vec::new(), Vec::new(), Vec::new());
     let renderer = BoardRenderer::new(&truth);
@@ -247,18 +231,7 @@ fn bench_plane_from_a_board_in_the_lever_plane() {
     let t = cam.r * nalgebra::Vector3::new(0.05, 0.05, 0.0) + cam.t;
     let mut rng = opencv::core::RNG::new(3).unwrap();
     let img = BoardRenderer::new(&intr)
-        .render(
-            &board,
-            &r,
-            &t,
-            &Look {
-                background: 110.0,
-                lighting: 0.2,
-                noise: 1.5,
-                gain: 1.0,
-            },
-            &mut rng,
-        )
+        .render(&board, &r, &t, &look(), &mut rng)
         .unwrap();
     let a = cam.project(0.0, 0.0);
     let h = cam.project(0.3, 0.0);
