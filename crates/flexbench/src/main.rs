@@ -635,32 +635,12 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     use flexbench_pipeline::calibrate::{
         calibrate, read_clicks, read_points, CalibrateRequest, PlaneSource,
     };
+    use flexbench_vision::calibrate::Target;
     let target = match (board, charuco, marker, dictionary) {
         (_, Some(sq), Some(marker), Some(dictionary)) => {
-            let c = flexbench_vision::calibrate::Charuco {
-                squares_x: sq.cols,
-                squares_y: sq.rows,
-                square,
-                marker,
-                dictionary,
-            };
-            c.check()?;
-            flexbench_vision::calibrate::Target::Charuco(c)
+            Target::charuco(sq, square, marker, dictionary)?
         }
-        (Some(b), None, _, _) => flexbench_vision::calibrate::Target::Chessboard(
-            flexbench_vision::calibrate::Board {
-                cols: b.cols,
-                rows: b.rows,
-                square,
-            },
-            flexbench_vision::calibrate::Detector {
-                kind: detector,
-                window: subpix_window.map_or(
-                    Default::default(),
-                    flexbench_vision::calibrate::SubPixWindow::Fixed,
-                ),
-            },
-        ),
+        (Some(b), None, _, _) => Target::chessboard(b, square, detector, subpix_window),
         _ => anyhow::bail!(
             "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
         ),

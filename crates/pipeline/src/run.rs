@@ -152,34 +152,20 @@ impl CalibrateSection {
     /// The calibration target the table describes, checked: a chessboard of `board` inner
     /// corners and its detector, or a ChArUco board of `charuco` squares.
     pub fn target(&self) -> Result<flexbench_vision::calibrate::Target, PipelineError> {
-        use flexbench_vision::calibrate::{Board, Charuco, Detector, SubPixWindow, Target};
+        use flexbench_vision::calibrate::Target;
         let bad = |m: String| PipelineError::Input(m);
         let square = self.square.ok_or_else(|| bad("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
         if !(square.is_finite() && square > 0.0) {
             return Err(bad(format!("[calibrate] square = {square}: give the side of a square in m, a positive number (e.g. 0.03)")));
         }
         let Some(squares) = self.charuco else {
-            let (cols, rows) = (self.board.cols, self.board.rows);
-            let window = self
-                .subpix_window
-                .map_or(SubPixWindow::Auto, SubPixWindow::Fixed);
-            let detector = Detector {
-                kind: self.detector,
-                window,
-            };
-            return Ok(Target::Chessboard(Board { cols, rows, square }, detector));
+            let (kind, window) = (self.detector, self.subpix_window);
+            return Ok(Target::chessboard(self.board, square, kind, window));
         };
         let marker = self.marker.ok_or_else(|| bad("[calibrate] marker is missing: a ChArUco board needs its markers' side in m (e.g. marker = 0.03)".into()))?;
         let dictionary = self.dictionary.ok_or_else(|| bad("[calibrate] dictionary is missing: a ChArUco board needs its markers' dictionary, OpenCV's name without DICT_ (e.g. dictionary = \"4x4_50\")".into()))?;
-        let c = Charuco {
-            squares_x: squares.cols,
-            squares_y: squares.rows,
-            square,
-            marker,
-            dictionary,
-        };
-        c.check().map_err(|e| bad(format!("[calibrate]: {e}")))?;
-        Ok(Target::Charuco(c))
+        Target::charuco(squares, square, marker, dictionary)
+            .map_err(|e| bad(format!("[calibrate]: {e}")))
     }
 }
 

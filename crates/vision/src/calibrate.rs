@@ -147,6 +147,38 @@ pub enum Target {
 }
 
 impl Target {
+    /// A chessboard of `corners` inner corners and `square` (m) squares, its corners found by
+    /// `kind` and refined in a `subpix` half-window (px; None: from the board's size).
+    pub fn chessboard(
+        corners: BoardCorners,
+        square: f64,
+        kind: DetectorKind,
+        subpix: Option<i32>,
+    ) -> Target {
+        let (cols, rows) = (corners.cols, corners.rows);
+        let window = subpix.map_or(SubPixWindow::Auto, SubPixWindow::Fixed);
+        Target::Chessboard(Board { cols, rows, square }, Detector { kind, window })
+    }
+
+    /// A ChArUco board of `squares`, `square` and `marker` sides (m) and `dictionary`, checked
+    /// ([`Charuco::check`]).
+    pub fn charuco(
+        squares: BoardCorners,
+        square: f64,
+        marker: f64,
+        dictionary: crate::charuco::Dictionary,
+    ) -> Result<Target, VisionError> {
+        let c = Charuco {
+            squares_x: squares.cols,
+            squares_y: squares.rows,
+            square,
+            marker,
+            dictionary,
+        };
+        c.check()?;
+        Ok(Target::Charuco(c))
+    }
+
     /// The target in words, for messages: "9x6 chessboard", "7 x 5 ChArUco board (4x4_50)".
     pub fn describe(&self) -> String {
         match self {
