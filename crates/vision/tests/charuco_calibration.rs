@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{camera, look};
+use common::{camera, corner_errors, look};
 use flexbench_vision::calibrate::{bench_plane, calibrate_target, Charuco, Target};
 use flexbench_vision::render::{BoardPose, BoardRenderer};
 use nalgebra::Vector3;
@@ -110,27 +110,13 @@ fn charuco_calibration_from_views_without_a_whole_board() {
         cal.per_view.len()
     );
     // The corners found against the truth (each matched to the nearest true corner).
-    let (mut su, mut sv, mut s2, mut n) = (0.0, 0.0, 0.0, 0usize);
-    for c in &cal.corners {
-        let k = files
-            .iter()
-            .position(|f| f.file_name().unwrap().to_string_lossy() == c.view)
-            .unwrap();
-        let (du, dv) = truths[k]
-            .iter()
-            .map(|t| (c.u - t.0, c.v - t.1))
-            .min_by(|a, b| a.0.hypot(a.1).total_cmp(&b.0.hypot(b.1)))
-            .unwrap();
-        assert!(du.hypot(dv) < 0.5, "{} corner {du}, {dv} px off", c.view);
-        (su, sv, s2, n) = (su + du, sv + dv, s2 + du * du + dv * dv, n + 1);
-    }
-    let nf = n as f64;
+    let ((bu, bv), rms, n) = corner_errors(&cal, &files, &truths, 0.5);
     eprintln!(
         "ChArUco: {n} corners in {} views (every board leaving the image), bias ({:.4}, {:.4}) px, RMS {:.4} px from the truth; reprojection RMS {:.4} px",
         cal.per_view.len(),
-        su / nf,
-        sv / nf,
-        (s2 / nf).sqrt(),
+        bu,
+        bv,
+        rms,
         cal.rms
     );
     eprintln!(

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{camera, look};
+use common::{camera, corner_errors, look};
 use flexbench_vision::calibrate::{calibrate_views, Board, Detector, DetectorKind, SubPixWindow};
 use flexbench_vision::render::{board_poses, partial_board_poses, BoardRenderer};
 
@@ -68,38 +68,6 @@ fn rendered_views(dir: &std::path::Path, partial: usize) -> Views {
     (files, corners, quads)
 }
 
-/// The detected corners of `cal` against the truth `corners` of the views `files`: the mean
-/// error (bias, u and v) and the RMS error, px; each detected corner matched to the nearest true
-/// one (a symmetric board may be found in either direction).
-fn corner_errors(
-    cal: &flexbench_vision::Calibration,
-    files: &[std::path::PathBuf],
-    corners: &[Vec<(f64, f64)>],
-) -> ((f64, f64), f64, usize) {
-    let (mut su, mut sv, mut s2, mut n) = (0.0, 0.0, 0.0, 0usize);
-    for c in &cal.corners {
-        let k = files
-            .iter()
-            .position(|f| f.file_name().unwrap().to_string_lossy() == c.view)
-            .unwrap();
-        let (du, dv) = corners[k]
-            .iter()
-            .map(|t| (c.u - t.0, c.v - t.1))
-            .min_by(|a, b| a.0.hypot(a.1).total_cmp(&b.0.hypot(b.1)))
-            .unwrap();
-        assert!(
-            du.hypot(dv) < 1.0,
-            "{} corner at ({}, {}) is {du}, {dv} px off",
-            c.view,
-            c.u,
-            c.v
-        );
-        (su, sv, s2, n) = (su + du, sv + dv, s2 + du * du + dv * dv, n + 1);
-    }
-    let n_f = n as f64;
-    ((su / n_f, sv / n_f), (s2 / n_f).sqrt(), n)
-}
-
 /// The default detector, with 6 more views whose board leaves the image: those are rejected
 /// (not found), the others give the camera.
 #[test]
@@ -139,7 +107,7 @@ fn recovers_the_rendering_camera(
     let dir = tempfile::tempdir().unwrap();
     let (files, corners, quads) = rendered_views(dir.path(), partial);
     let cal = calibrate_views(&files, &board, detector, 2).unwrap();
-    let ((bu, bv), rms, n) = corner_errors(&cal, &files, &corners);
+    let ((bu, bv), rms, n) = corner_errors(&cal, &files, &corners, 1.0);
     eprintln!(
         "{detector:?}: {n} corners in {} views, bias ({bu:.4}, {bv:.4}) px, RMS {rms:.4} px from the truth",
         cal.per_view.len()

@@ -26,3 +26,37 @@ pub fn look() -> Look {
         gain: 1.0,
     }
 }
+
+/// The detected corners of `cal` against the truth `corners` of the views `files`: the mean
+/// error (bias, u and v) and the RMS error, px, and how many; each detected corner matched to
+/// the nearest true one (a symmetric board may be found in either direction), and none farther
+/// than `limit` px from it.
+pub fn corner_errors(
+    cal: &flexbench_vision::Calibration,
+    files: &[std::path::PathBuf],
+    corners: &[Vec<(f64, f64)>],
+    limit: f64,
+) -> ((f64, f64), f64, usize) {
+    let (mut su, mut sv, mut s2, mut n) = (0.0, 0.0, 0.0, 0usize);
+    for c in &cal.corners {
+        let k = files
+            .iter()
+            .position(|f| f.file_name().unwrap().to_string_lossy() == c.view)
+            .unwrap();
+        let (du, dv) = corners[k]
+            .iter()
+            .map(|t| (c.u - t.0, c.v - t.1))
+            .min_by(|a, b| a.0.hypot(a.1).total_cmp(&b.0.hypot(b.1)))
+            .unwrap();
+        assert!(
+            du.hypot(dv) < limit,
+            "{} corner at ({}, {}) is {du}, {dv} px off",
+            c.view,
+            c.u,
+            c.v
+        );
+        (su, sv, s2, n) = (su + du, sv + dv, s2 + du * du + dv * dv, n + 1);
+    }
+    let n_f = n as f64;
+    ((su / n_f, sv / n_f), (s2 / n_f).sqrt(), n)
+}
