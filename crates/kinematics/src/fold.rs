@@ -67,6 +67,49 @@ type DriverObs = Option<(DVector<f64>, DMatrix<f64>)>;
 /// The mechanism's configuration q at each sample (None where not fitted).
 pub type Configurations = Vec<Option<DVector<f64>>>;
 
+/// The second roots already found ([`crate::fold::second_root`]): per entry the sample, the
+/// blind driver, the configuration searched from and what the search found. The zones' tests
+/// search from the sample after each zone, where the whole recording's branch path searches
+/// again: the same search from the same configuration is taken from here, bit for bit.
+#[derive(Default)]
+struct SecondRoots(Vec<SecondRoot>);
+
+/// One search for a second root: the sample, the blind driver, the configuration searched
+/// from, and the root found (None: none).
+struct SecondRoot(usize, usize, DVector<f64>, Option<DVector<f64>>);
+
+impl SecondRoots {
+    /// The second root of sample `k` from `q` with driver `blind` blind: found before, or
+    /// searched now and kept.
+    fn get(
+        &mut self,
+        k: usize,
+        blind: usize,
+        q: &DVector<f64>,
+        search: impl FnOnce() -> Option<DVector<f64>>,
+    ) -> Option<DVector<f64>> {
+        if let Some(e) = self
+            .0
+            .iter()
+            .find(|e| e.0 == k && e.1 == blind && &e.2 == q)
+        {
+            return e.3.clone();
+        }
+        let found = search();
+        self.0.push(SecondRoot(k, blind, q.clone(), found.clone()));
+        found
+    }
+
+    /// A configuration of sample `k` whose second root (driver `blind` blind) was found to be
+    /// `q`: where a zone's test switched to the mirror, the fit it switched from.
+    fn partner(&self, k: usize, blind: usize, q: &DVector<f64>) -> Option<&DVector<f64>> {
+        self.0
+            .iter()
+            .find(|e| e.0 == k && e.1 == blind && e.3.as_ref() == Some(q))
+            .map(|e| &e.2)
+    }
+}
+
 /// What the fold resolution found, for the run's summary.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FoldReport {
@@ -244,6 +287,7 @@ pub fn fit_positions(
     // The driver each zone's markers are blind to (on the bench, the slide).
     let mut blind: Vec<usize> = Vec::new();
     let mut zones: Vec<(usize, usize)> = Vec::new();
+    let mut found = SecondRoots::default();
     let mut k = 0;
     while k < n {
         if !in_zone(k, &qs, &seen) {
@@ -259,7 +303,9 @@ pub fn fit_positions(
         let zone_blind = blind_driver(mech, &ctx, &qs);
         blind.extend(zone_blind);
         zones.push((a, k));
-        if resolve_fold(mech, &ctx, zone_blind, &mut qs, &mut seen, &mut zs) {
+        if resolve_fold(
+            mech, &ctx, zone_blind, &mut qs, &mut seen, &mut zs, &mut found,
+        ) {
             report.switched += 1;
         }
     }
@@ -268,7 +314,7 @@ pub fn fit_positions(
         .max_by_key(|&d| blind.iter().filter(|&&x| x == d).count())
         .filter(|_| !blind.is_empty())
     {
-        report.relabelled = branch_path(mech, t, obs, &mut qs, &seen, b, noise, &w);
+        report.relabelled = branch_path(mech, t, obs, &mut qs, &seen, b, noise, &w, found);
     }
     if report.relabelled > 0 {
         // The zones bridged anew between the path's sides.
@@ -321,6 +367,7 @@ fn resolve_fold(
     qs: &mut [Option<DVector<f64>>],
     seen: &mut [f64],
     zs: &mut [DriverObs],
+    found: &mut SecondRoots,
 ) -> bool {
     let (t, a, b) = (z.t, z.a, z.b);
     let n = qs.len();
@@ -337,8 +384,10 @@ fn resolve_fold(
     bridge_zone(mech, z, lo, &mut keep, &zs[lo..hi]);
     let before = (lo..a).filter(|&j| zs[j].is_some()).count();
     if before >= 3 && hi > b {
-        let mirror =
-            blind.and_then(|d| second_root(mech, qs[b].as_ref()?, &z.obs[b], d, z.w, z.noise));
+        let mirror = blind.and_then(|d| {
+            let q = qs[b].as_ref()?;
+            found.get(b, d, q, || second_root(mech, q, &z.obs[b], d, z.w, z.noise))
+        });
         if let Some(mirror) = mirror {
             // The mirror's continuation is predicted from its own samples only.
             let mut alt: Vec<Option<DVector<f64>>> = vec![None; end];
@@ -594,9 +643,10 @@ fn branch_path(
     blind: usize,
     noise: f64,
     w: &[f64],
+    found: SecondRoots,
 ) -> usize {
     let runs = fitted_runs(qs, seen);
-    let roots = run_roots(mech, &runs, qs, obs, blind, noise, w);
+    let roots = run_roots(mech, &runs, qs, obs, blind, noise, w, found);
     let Some(costs) = PathCosts::new(mech, t, obs, &roots, &runs, noise) else {
         return 0;
     };
@@ -650,6 +700,7 @@ fn run_roots(
     blind: usize,
     noise: f64,
     w: &[f64],
+    mut found: SecondRoots,
 ) -> Vec<Vec<DVector<f64>>> {
     let mut roots: Vec<Vec<DVector<f64>>> = vec![Vec::new(); qs.len()];
     for run in runs {
@@ -672,10 +723,18 @@ fn run_roots(
                 [a] => Some((*a).clone()),
                 [] => None,
             };
-            let found = guess
+            let other = guess
                 .and_then(|g| distinct_root(mech, &g, &q, &obs[k], blind, w, noise).map(|x| x.0))
-                .or_else(|| second_root(mech, &q, &obs[k], blind, w, noise));
-            roots[k] = std::iter::once(q).chain(found).collect();
+                .or_else(|| {
+                    let from = found.partner(k, blind, &q)?;
+                    distinct_root(mech, from, &q, &obs[k], blind, w, noise).map(|x| x.0)
+                })
+                .or_else(|| {
+                    found.get(k, blind, &q, || {
+                        second_root(mech, &q, &obs[k], blind, w, noise)
+                    })
+                });
+            roots[k] = std::iter::once(q).chain(other).collect();
         }
     }
     roots
