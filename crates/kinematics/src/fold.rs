@@ -100,6 +100,49 @@ impl SecondRoots {
         found
     }
 
+    /// The second roots the zones' tests will search for, searched beforehand on every core:
+    /// the sample after each zone as the sample-by-sample fit left it (a zone's test changes
+    /// samples up to the next zone only, so the later zones' searches start from these same
+    /// configurations; one that does not is searched again when asked).
+    fn searched_after_zones<'a>(
+        mech: &Mechanism,
+        qs: &[Option<DVector<f64>>],
+        seen: &[f64],
+        zone: &(dyn Fn(usize, usize) -> Zone<'a> + Sync),
+    ) -> SecondRoots {
+        let n = qs.len();
+        let mut asks = Vec::new();
+        let mut k = 0;
+        while k < n {
+            let a = k;
+            while k < n && in_zone(k, qs, seen) {
+                k += 1;
+            }
+            if k == a {
+                k += 1;
+                continue;
+            }
+            if let (Some(q), Some(blind)) = (
+                qs.get(k).and_then(|q| q.as_ref()),
+                blind_driver(mech, &zone(a, k), qs),
+            ) {
+                asks.push((k, blind, q));
+            }
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let roots =
+            flexbench_contracts::parallel::map_in_order(threads, &asks, |&(k, blind, q)| {
+                let z = zone(k, k);
+                second_root(mech, q, &z.obs[k], blind, z.w, z.noise)
+            });
+        SecondRoots(
+            asks.into_iter()
+                .zip(roots)
+                .map(|((k, blind, q), root)| SecondRoot(k, blind, q.clone(), root))
+                .collect(),
+        )
+    }
+
     /// A configuration of sample `k` whose second root (driver `blind` blind) was found to be
     /// `q`: where a zone's test switched to the mirror, the fit it switched from.
     fn partner(&self, k: usize, blind: usize, q: &DVector<f64>) -> Option<&DVector<f64>> {
@@ -287,7 +330,7 @@ pub fn fit_positions(
     // The driver each zone's markers are blind to (on the bench, the slide).
     let mut blind: Vec<usize> = Vec::new();
     let mut zones: Vec<(usize, usize)> = Vec::new();
-    let mut found = SecondRoots::default();
+    let mut found = SecondRoots::searched_after_zones(mech, &qs, &seen, &zone);
     let mut k = 0;
     while k < n {
         if !in_zone(k, &qs, &seen) {
