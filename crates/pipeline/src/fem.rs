@@ -652,7 +652,7 @@ impl FemRecord {
 }
 
 /// The first instant's followed modes: the transverse and axial displacement of each along the
-/// lever, at the nodes, scaled to a largest component of 1.
+/// lever, at the nodes, scaled to a largest component of 1, signed to start positive from B.
 fn shapes_figure(
     mesh: &Mesh,
     im: &InstantModes,
@@ -673,11 +673,22 @@ fn shapes_figure(
             .collect();
         let (u, v): (Vec<f64>, Vec<f64>) =
             xs.iter().map(|&x| mesh.displacement_at(&full, x)).unzip();
-        let peak = u
+        let largest = u
             .iter()
             .chain(&v)
             .fold(0.0f64, |a, b| a.max(b.abs()))
             .max(1e-300);
+        // The shape's sign (the eigensolver's is arbitrary): positive where, going from B, it
+        // first passes a tenth of its largest, across the lever before along it. Not the sign
+        // of the largest component: two nearly equal and opposite ones (an antisymmetric mode)
+        // trade places for a change in the last digits of the motion.
+        let sign = xs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, _)| [v[i], u[i]])
+            .find(|a| a.abs() > 0.1 * largest)
+            .map_or(1.0, f64::signum);
+        let peak = sign * largest;
         panels.push(Panel {
             title: format!("mode {}: {:.1} Hz", label + 1, im.modes.frequency_hz(j)),
             y_label: "displacement / largest (1)".into(),
