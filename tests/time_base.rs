@@ -39,10 +39,12 @@ fn camera(dir: &Path, name: &str, fps: f64, duration: f64, timing: &str) -> Path
     path
 }
 
-/// `flexbench render` of the wind-pump bench with the camera file `cam` into `dir/name`.
-fn render(dir: &Path, name: &str, cam: &Path) -> PathBuf {
+/// `flexbench render` of the wind-pump bench into `dir/name` with the camera of [`camera`]
+/// (`name.toml`: `fps`, `duration` and the `[timing]` table's lines `timing`).
+fn render(dir: &Path, name: &str, fps: f64, duration: f64, timing: &str) -> PathBuf {
+    let cam = camera(dir, name, fps, duration, timing);
     let out = dir.join(name);
-    common::render(&root().join("pipelines/wind-pump.toml"), cam, &out);
+    common::render(&root().join("pipelines/wind-pump.toml"), &cam, &out);
     out
 }
 
@@ -110,14 +112,8 @@ fn forces_error(rec: &Path, processed: &Path) -> [f64; 2] {
 #[test]
 fn variable_frame_rate_and_dropped_frames_to_the_forces() {
     let dir = tempfile::tempdir().unwrap();
-    let cam = camera(
-        dir.path(),
-        "vfr",
-        240.0,
-        2.0,
-        "jitter = 0.2\ndropped = [100, 101, 250]\n",
-    );
-    let rec = render(dir.path(), "vfr", &cam);
+    let timing = "jitter = 0.2\ndropped = [100, 101, 250]\n";
+    let rec = render(dir.path(), "vfr", 240.0, 2.0, timing);
     let video = rec.join("video.mp4");
     let tracks = dir.path().join("tracks.csv");
     let (said, good) = track(&rec, &video, &tracks, &[]);
@@ -187,14 +183,8 @@ fn variable_frame_rate_and_dropped_frames_to_the_forces() {
 #[test]
 fn slow_motion_recognised_or_its_capture_rate_asked_for() {
     let dir = tempfile::tempdir().unwrap();
-    let cam = camera(
-        dir.path(),
-        "slow",
-        240.0,
-        2.0,
-        "playback_fps = 30.0\ncapture_metadata = true\n",
-    );
-    let rec = render(dir.path(), "slow", &cam);
+    let timing = "playback_fps = 30.0\ncapture_metadata = true\n";
+    let rec = render(dir.path(), "slow", 240.0, 2.0, timing);
     let video = rec.join("video.mp4");
     let tracks = dir.path().join("tracks.csv");
     let (said, good) = track(&rec, &video, &tracks, &[]);
@@ -239,8 +229,7 @@ fn slow_motion_recognised_or_its_capture_rate_asked_for() {
 #[test]
 fn a_rate_too_low_for_the_motion_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let cam = camera(dir.path(), "slow-camera", 30.0, 4.0, "");
-    let rec = render(dir.path(), "thirty", &cam);
+    let rec = render(dir.path(), "thirty", 30.0, 4.0, "");
     let (said, good) = track(
         &rec,
         &rec.join("video.mp4"),
