@@ -27,7 +27,9 @@ use nalgebra::{DMatrix, DVector};
 
 use flexbench_mechanism::model::Coordinate;
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::kalman::{diffuse_prior, kalman_rts, ml_jerk_densities, LinearObs, ORDER};
+use flexbench_signal::kalman::{
+    diffuse_prior, kalman_rts, ml_jerk_densities, LinearObs, Observations, ORDER,
+};
 
 use crate::iterated::{gauss_newton, NoiseModel};
 use crate::observe::{
@@ -209,7 +211,14 @@ fn driver_filter(
             })
         })
         .collect();
-    let est = kalman_rts(&t[first..], &obs, nd, s, (x0, p0), smooth)?;
+    let est = kalman_rts(
+        &t[first..],
+        &Observations::new(&obs),
+        nd,
+        s,
+        (x0, p0),
+        smooth,
+    )?;
     let mut out = vec![None; t.len()];
     if smooth {
         for (k, (x, p)) in est.states.iter().enumerate() {

@@ -6,7 +6,9 @@
 use nalgebra::{DMatrix, DVector};
 
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::kalman::{diffuse_prior, kalman_rts, Estimate, LinearObs, ORDER};
+use flexbench_signal::kalman::{
+    diffuse_prior, kalman_rts, Estimate, LinearObs, Observations, ORDER,
+};
 
 use crate::observe::{driver_weights, marker_system, MarkerState};
 
@@ -111,7 +113,7 @@ pub(crate) fn gauss_newton(
     let scale = driver_weights(mech, 1.0);
     let mut out = None;
     for it in 0..iters {
-        let lobs = linearised(mech, obs, lin, sigma, rest);
+        let lobs = Observations::new(&linearised(mech, obs, lin, sigma, rest));
         let e = kalman_rts(t, &lobs, nd, s, smoother_prior(mech, &lin[0]), true)?;
         let mut step: f64 = 0.0;
         for (k, q) in lin.iter_mut().enumerate() {

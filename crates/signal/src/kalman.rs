@@ -44,6 +44,93 @@ pub struct LinearObs {
     pub r: DMatrix<f64>,
 }
 
+/// An observation as the filter uses it: restricted to the state components its matrix reads
+/// (`cols`) and, when it has more rows than those, reduced to as many rows. The reduction
+/// whitens the rows by the Cholesky factor L of R and rotates them by the QR factorisation of
+/// the whitened matrix, L^-1 H_c = Q1 R1: the observation R1 x_c + v' of Q1^T L^-1 z, v' ~
+/// N(0, I), carries the same information on the state, and the likelihood of the rows it drops
+/// (orthogonal to the state's influence) is a constant, `ll_const` = -(|Q2^T L^-1 z|^2 +
+/// log det R) / 2 (derivation: the innovation's covariance in the rotated whitened rows is
+/// block-diagonal, diag(R1 P R1^T + I, I), and the rotation keeps its determinant). On the
+/// smoother's markers (ten rows on the drivers' values) the filter's update then factorises a
+/// matrix of the drivers' count instead of ten.
+struct Prepared {
+    cols: Vec<usize>,
+    h: DMatrix<f64>,
+    z: DVector<f64>,
+    r: DMatrix<f64>,
+    ll_const: f64,
+}
+
+impl Prepared {
+    /// `o` prepared (its rows reduced when they outnumber the state components read and R
+    /// factorises).
+    fn new(o: &LinearObs) -> Prepared {
+        let cols: Vec<usize> = (0..o.h.ncols())
+            .filter(|&j| o.h.column(j).iter().any(|v| *v != 0.0))
+            .collect();
+        let hc = o.h.select_columns(&cols);
+        let plain = |hc: DMatrix<f64>| Prepared {
+            cols: cols.clone(),
+            h: hc,
+            z: o.z.clone(),
+            r: o.r.clone(),
+            ll_const: 0.0,
+        };
+        if hc.nrows() <= cols.len() {
+            return plain(hc);
+        }
+        let Some(chol) = o.r.clone().cholesky() else {
+            return plain(hc);
+        };
+        let l = chol.l();
+        let (Some(hw), Some(zw)) = (
+            l.solve_lower_triangular(&hc),
+            l.solve_lower_triangular(&o.z),
+        ) else {
+            return plain(hc);
+        };
+        let qr = hw.qr();
+        let q1 = qr.q();
+        let z = q1.transpose() * &zw;
+        let dropped = (&zw - &q1 * &z).norm_squared();
+        let log_det_r: f64 = l.diagonal().iter().map(|v| 2.0 * v.ln()).sum();
+        let c = cols.len();
+        Prepared {
+            h: qr.r(),
+            z,
+            r: DMatrix::identity(c, c),
+            ll_const: -0.5 * (dropped + log_det_r),
+            cols,
+        }
+    }
+}
+
+/// Observations of the state at every sample, prepared once for the filter's passes (a
+/// density search runs many passes over the same observations).
+pub struct Observations(Vec<Option<Prepared>>);
+
+impl Observations {
+    /// The observations of every sample (None, or no rows: nothing observed there).
+    pub fn new(obs: &[Option<LinearObs>]) -> Observations {
+        Observations(
+            obs.iter()
+                .map(|o| o.as_ref().filter(|o| o.h.nrows() > 0).map(Prepared::new))
+                .collect(),
+        )
+    }
+
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there is no sample.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The filter's (or, when smoothed, the Rauch-Tung-Striebel smoother's) state means and
 /// covariances, and the innovations' log-likelihood.
 pub struct Estimate {
@@ -83,9 +170,9 @@ pub fn ml_jerk_densities(
 }
 
 /// Kalman filter over `t` for nd driving coordinates with white snap of density s (the model of
-/// [`transition`]), from the prior (x0, p0) at t[0]; the RTS backward pass when `smooth`.
-/// Covariance update in Joseph form. None when an innovation's covariance is not positive
-/// definite.
+/// [`transition`]), from the prior (x0, p0) at t[0], observed by `obs` (one entry per sample);
+/// the RTS backward pass when `smooth`. Covariance update in Joseph form. None when an
+/// innovation's covariance is not positive definite.
 ///
 /// Numerics: the recursion runs on the state scaled to the sample step tau (derivative o times
 /// tau^o), where a diffuse prior and the collapsed covariances differ by far fewer orders of
@@ -95,7 +182,7 @@ pub fn ml_jerk_densities(
 /// (F~ = D F D^-1, Q~ = D Q D, H~ = H D^-1); the results are returned in SI.
 pub fn kalman_rts(
     t: &[f64],
-    obs: &[Option<LinearObs>],
+    obs: &Observations,
     nd: usize,
     s: &[f64],
     (x0, p0): (DVector<f64>, DMatrix<f64>),
@@ -112,19 +199,19 @@ pub fn kalman_rts(
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
+    let mut steps = StepCache::default();
+    let mut work = Work::new(scaled.dim);
     for k in 0..n {
         if k > 0 {
-            let (f, qn) = scaled.step(t[k] - t[k - 1], s);
-            x = &f * &x;
-            p = &f * &p * f.transpose() + qn;
-            p = (&p + p.transpose()) * 0.5;
+            let (f, ft, qn) = steps.get(&scaled, t[k] - t[k - 1], s);
+            work.predict(f, ft, qn, &mut x, &mut p);
         }
         if smooth {
             xs_pred.push(x.clone());
             ps_pred.push(p.clone());
         }
-        if let Some(o) = obs[k].as_ref().filter(|o| o.h.nrows() > 0) {
-            loglik += scaled.update(o, &mut x, &mut p)?;
+        if let Some(o) = obs.0.get(k).and_then(|o| o.as_ref()) {
+            loglik += work.update(&scaled, o, &mut x, &mut p)?;
         }
         states.push((x.clone(), p.clone()));
     }
@@ -140,14 +227,128 @@ pub fn kalman_rts(
     Some(Estimate { loglik, states })
 }
 
+/// The scaled transition F~, its transpose and the noise Q~ of the last step length met: a
+/// recording's steps are nearly all equal, so they are formed once instead of at every sample.
+#[derive(Default)]
+struct StepCache(Option<CachedStep>);
+
+/// A step length (s) with its F~^T, F~ and Q~.
+type CachedStep = (f64, DMatrix<f64>, DMatrix<f64>, DMatrix<f64>);
+
+impl StepCache {
+    /// (F~, F~^T, Q~) over a step `h` (s) with snap densities `s` (the same `s` at every call).
+    fn get(
+        &mut self,
+        scaled: &Scaled,
+        h: f64,
+        s: &[f64],
+    ) -> (&DMatrix<f64>, &DMatrix<f64>, &DMatrix<f64>) {
+        if self.0.as_ref().is_none_or(|c| c.0 != h) {
+            let (f, q) = scaled.step(h, s);
+            self.0 = Some((h, f.transpose(), f, q));
+        }
+        let (_, ft, f, q) = self.0.as_ref().expect("formed above");
+        (f, ft, q)
+    }
+}
+
+/// The filter's work space: the recursion's products formed in place, without allocating at
+/// every sample.
+struct Work {
+    x: DVector<f64>,
+    fp: DMatrix<f64>,
+    ikh: DMatrix<f64>,
+    ikh_t: DMatrix<f64>,
+}
+
+impl Work {
+    fn new(dim: usize) -> Work {
+        Work {
+            x: DVector::zeros(dim),
+            fp: DMatrix::zeros(dim, dim),
+            ikh: DMatrix::zeros(dim, dim),
+            ikh_t: DMatrix::zeros(dim, dim),
+        }
+    }
+
+    /// The prediction x~ <- F~ x~, P~ <- F~ P~ F~^T + Q~ (symmetrised).
+    fn predict(
+        &mut self,
+        f: &DMatrix<f64>,
+        ft: &DMatrix<f64>,
+        q: &DMatrix<f64>,
+        x: &mut DVector<f64>,
+        p: &mut DMatrix<f64>,
+    ) {
+        self.x.gemv(1.0, f, x, 0.0);
+        x.copy_from(&self.x);
+        self.fp.gemm(1.0, f, p, 0.0);
+        p.copy_from(q);
+        p.gemm(1.0, &self.fp, ft, 1.0);
+        symmetrise(p);
+    }
+
+    /// The measurement update of (x~, P~) by `o` (H~ = H D^-1 on the columns it reads),
+    /// covariance in Joseph form; returns the innovation's log-likelihood term (with the
+    /// reduced rows' constant), None when its covariance is not positive definite.
+    fn update(
+        &mut self,
+        scaled: &Scaled,
+        o: &Prepared,
+        x: &mut DVector<f64>,
+        p: &mut DMatrix<f64>,
+    ) -> Option<f64> {
+        let (m, c) = (o.h.nrows(), o.cols.len());
+        if m == 0 {
+            return Some(o.ll_const);
+        }
+        let d = &scaled.d;
+        let h = DMatrix::from_fn(m, c, |i, j| o.h[(i, j)] / d[o.cols[j]]);
+        let y = &o.z - &h * DVector::from_fn(c, |j, _| x[o.cols[j]]);
+        // H~ P~ = H~_c P~[cols, :], m x dim
+        let hp = &h * p.select_rows(&o.cols);
+        let chol = (hp.select_columns(&o.cols) * h.transpose() + &o.r).cholesky()?;
+        let sol = chol.solve(&y);
+        let log_det: f64 = chol.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum();
+        let ll = -0.5 * (y.dot(&sol) + log_det) + o.ll_const;
+        // K = P H^T S^-1 = (S^-1 H P)^T
+        let gain = chol.solve(&hp).transpose();
+        x.gemv(1.0, &gain, &y, 1.0);
+        // I - K H~, H~ reading the columns `cols` only
+        self.ikh.fill_with_identity();
+        for (jj, &col) in o.cols.iter().enumerate() {
+            self.ikh
+                .column_mut(col)
+                .gemv(-1.0, &gain, &h.column(jj), 1.0);
+        }
+        self.ikh.transpose_to(&mut self.ikh_t);
+        self.fp.gemm(1.0, &self.ikh, p, 0.0);
+        p.gemm(1.0, &self.fp, &self.ikh_t, 0.0);
+        let kr = &gain * &o.r;
+        p.gemm(1.0, &kr, &gain.transpose(), 1.0);
+        symmetrise(p);
+        Some(ll)
+    }
+}
+
+/// P <- (P + P^T) / 2, in place.
+fn symmetrise(p: &mut DMatrix<f64>) {
+    let n = p.nrows();
+    for j in 0..n {
+        for i in 0..j {
+            let v = (p[(i, j)] + p[(j, i)]) * 0.5;
+            p[(i, j)] = v;
+            p[(j, i)] = v;
+        }
+    }
+}
+
 /// The state scaled to the sample step tau for `nd` drivers: D = diag(tau^o) per coordinate
 /// (scaled quantities carry a tilde in the comments).
 struct Scaled {
     nd: usize,
     dim: usize,
     d: Vec<f64>,
-    /// The identity of the state's size (formed once: the update runs at every sample).
-    eye: DMatrix<f64>,
 }
 
 impl Scaled {
@@ -164,12 +365,7 @@ impl Scaled {
             steps.get(steps.len() / 2).copied().unwrap_or(1.0)
         };
         let d: Vec<f64> = (0..dim).map(|i| tau.powi((i % ORDER) as i32)).collect();
-        Scaled {
-            nd,
-            dim,
-            d,
-            eye: DMatrix::identity(dim, dim),
-        }
+        Scaled { nd, dim, d }
     }
 
     /// D M D (into scaled units) or D^-1 M D^-1 (`back` to SI) of a covariance.
@@ -193,32 +389,6 @@ impl Scaled {
         (ft, self.sandwich(&q, false))
     }
 
-    /// The measurement update of (x~, P~) by `o` (H~ = H D^-1), covariance in Joseph form;
-    /// returns the innovation's log-likelihood term, None when its covariance is not positive
-    /// definite.
-    fn update(&self, o: &LinearObs, x: &mut DVector<f64>, p: &mut DMatrix<f64>) -> Option<f64> {
-        let d = &self.d;
-        let h = DMatrix::from_fn(o.h.nrows(), self.dim, |i, j| o.h[(i, j)] / d[j]);
-        let y = &o.z - &h * &*x;
-        let chol = (&h * &*p * h.transpose() + &o.r).cholesky()?;
-        let sol = chol.solve(&y);
-        let ll = -0.5
-            * (y.dot(&sol)
-                + chol
-                    .l()
-                    .diagonal()
-                    .iter()
-                    .map(|v| 2.0 * v.ln())
-                    .sum::<f64>());
-        // K = P H^T S^-1 = (S^-1 H P)^T
-        let gain = chol.solve(&(&h * &*p)).transpose();
-        *x = &*x + &gain * y;
-        let ikh = &self.eye - &gain * &h;
-        *p = &ikh * &*p * ikh.transpose() + &gain * &o.r * gain.transpose();
-        *p = (&*p + p.transpose()) * 0.5;
-        Some(ll)
-    }
-
     /// The RTS backward pass over the filtered `states` with the predicted means and
     /// covariances; the gain solves with the Cholesky factor of the predicted covariance (LU
     /// where it fails). None when neither solves.
@@ -230,10 +400,11 @@ impl Scaled {
         states: &mut [(DVector<f64>, DMatrix<f64>)],
     ) -> Option<()> {
         let zero = vec![0.0; self.nd];
+        let mut steps = StepCache::default();
         for k in (0..t.len().saturating_sub(1)).rev() {
-            let (f, _) = self.step(t[k + 1] - t[k], &zero);
+            let (f, _, _) = steps.get(self, t[k + 1] - t[k], &zero);
             // G = P_k F^T Ppred^-1 = (Ppred^-1 F P_k)^T
-            let fp = &f * &states[k].1;
+            let fp = f * &states[k].1;
             let g = match ps_pred[k + 1].clone().cholesky() {
                 Some(c) => c.solve(&fp).transpose(),
                 None => ps_pred[k + 1].clone().lu().solve(&fp)?.transpose(),
@@ -270,4 +441,142 @@ pub fn diffuse_prior(
         }
     }
     (x, p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random number in [-1, 1) (a linear congruential sequence).
+    fn lcg(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    /// Two drivers over 12 samples (one step longer), observed by ten rows on their values
+    /// (the smoother's markers: reduced to two), by one row, by rows reading a rate too, by
+    /// none, and by rows that read no state (a constant term alone).
+    fn case() -> (Vec<f64>, Vec<Option<LinearObs>>, DVector<f64>, DMatrix<f64>) {
+        let nd = 2;
+        let dim = ORDER * nd;
+        let mut seed = 7;
+        let t: Vec<f64> = (0..12)
+            .map(|k| k as f64 / 240.0 + if k > 6 { 0.5 / 240.0 } else { 0.0 })
+            .collect();
+        let obs = (0..t.len())
+            .map(|k| {
+                let (rows, cols): (usize, Vec<usize>) = match k {
+                    3 => return None,
+                    5 => (1, vec![0]),
+                    7 => (3, vec![0, 1, ORDER]),
+                    9 => (2, vec![]),
+                    _ => (10, vec![0, ORDER]),
+                };
+                let mut h = DMatrix::zeros(rows, dim);
+                for i in 0..rows {
+                    for &j in &cols {
+                        h[(i, j)] = lcg(&mut seed);
+                    }
+                }
+                let z = DVector::from_fn(rows, |_, _| lcg(&mut seed));
+                let a = DMatrix::from_fn(rows, rows, |_, _| 0.1 * lcg(&mut seed));
+                let r = &a * a.transpose() + DMatrix::identity(rows, rows) * 0.01;
+                Some(LinearObs { h, z, r })
+            })
+            .collect();
+        let x0 = DVector::from_fn(dim, |_, _| lcg(&mut seed));
+        let (_, p0) = diffuse_prior(&x0.rows(0, nd).into(), &DMatrix::identity(nd, nd));
+        (t, obs, x0, p0 * 1e-4)
+    }
+
+    /// The filter's likelihood and the smoother's means and covariances equal those of the
+    /// whole trajectory as one Gaussian: the states stacked (the prior carried by F and Q), the
+    /// observations stacked, the likelihood of z and the conditional mean and covariance of x
+    /// given z by dense linear algebra.
+    #[test]
+    fn filter_and_smoother_equal_the_batch_gaussian() {
+        let (t, obs, x0, p0) = case();
+        let (nd, s) = (2, [30.0, 300.0]);
+        let dim = ORDER * nd;
+        let n = t.len();
+        let est = kalman_rts(
+            &t,
+            &Observations::new(&obs),
+            nd,
+            &s,
+            (x0.clone(), p0.clone()),
+            true,
+        )
+        .expect("positive definite");
+        // Prior of the stacked states: mean F^k x0, covariance by the recursion of the model.
+        let mut mean = DVector::zeros(n * dim);
+        let mut cov = DMatrix::zeros(n * dim, n * dim);
+        mean.rows_mut(0, dim).copy_from(&x0);
+        cov.view_mut((0, 0), (dim, dim)).copy_from(&p0);
+        for k in 1..n {
+            let (f, q) = transition(nd, t[k] - t[k - 1], &s);
+            let m = &f * mean.rows(dim * (k - 1), dim);
+            mean.rows_mut(dim * k, dim).copy_from(&m);
+            for j in 0..k {
+                let c = &f * cov.view((dim * (k - 1), dim * j), (dim, dim));
+                cov.view_mut((dim * k, dim * j), (dim, dim)).copy_from(&c);
+                cov.view_mut((dim * j, dim * k), (dim, dim))
+                    .copy_from(&c.transpose());
+            }
+            let ckk = &f * cov.view((dim * (k - 1), dim * (k - 1)), (dim, dim)) * f.transpose() + q;
+            cov.view_mut((dim * k, dim * k), (dim, dim)).copy_from(&ckk);
+        }
+        // Stacked observations.
+        let rows: usize = obs.iter().flatten().map(|o| o.h.nrows()).sum();
+        let (mut h, mut z, mut r) = (
+            DMatrix::zeros(rows, n * dim),
+            DVector::zeros(rows),
+            DMatrix::zeros(rows, rows),
+        );
+        let mut at = 0;
+        for (k, o) in obs.iter().enumerate() {
+            let Some(o) = o else { continue };
+            let m = o.h.nrows();
+            h.view_mut((at, dim * k), (m, dim)).copy_from(&o.h);
+            z.rows_mut(at, m).copy_from(&o.z);
+            r.view_mut((at, at), (m, m)).copy_from(&o.r);
+            at += m;
+        }
+        let y = &z - &h * &mean;
+        let sc = (&h * &cov * h.transpose() + r)
+            .cholesky()
+            .expect("positive definite");
+        let log_det: f64 = sc.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum();
+        let loglik = -0.5 * (y.dot(&sc.solve(&y)) + log_det);
+        // A sum of about 100 terms of order 10: agreement to 1e-9 is rounding.
+        assert!(
+            (loglik - est.loglik).abs() < 1e-9,
+            "{loglik} {}",
+            est.loglik
+        );
+        let gain = sc.solve(&(&h * &cov)).transpose();
+        let post_mean = &mean + &gain * &y;
+        let post_cov = &cov - &gain * &h * &cov;
+        for k in 0..n {
+            let (xm, pm) = &est.states[k];
+            for i in 0..dim {
+                let sd = pm[(i, i)].sqrt();
+                let (a, b) = (post_mean[dim * k + i], xm[i]);
+                assert!(
+                    (a - b).abs() <= 1e-7 * sd,
+                    "sample {k} state {i}: {a} {b} (sd {sd})"
+                );
+                for j in 0..dim {
+                    let (a, b) = (post_cov[(dim * k + i, dim * k + j)], pm[(i, j)]);
+                    let scale = (pm[(i, i)] * pm[(j, j)]).sqrt();
+                    assert!(
+                        (a - b).abs() <= 1e-7 * scale,
+                        "sample {k} cov {i},{j}: {a} {b}"
+                    );
+                }
+            }
+        }
+    }
 }

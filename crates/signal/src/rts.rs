@@ -1014,6 +1014,7 @@ mod tests {
         }
         let mut x0 = DVector::zeros(4);
         x0[0] = z[0];
+        let obs = crate::kalman::Observations::new(&obs);
         let est = crate::kalman::kalman_rts(&t, &obs, 1, &[s], (x0, p0), true).unwrap();
         // a sum of 200 terms of order 10: agreement to 1e-6 absolute is rounding
         assert!((ll - est.loglik).abs() < 1e-6, "{ll} {}", est.loglik);
