@@ -7,6 +7,7 @@ use crate::element::{
     distributed_load, geometric_stiffness, ElementKind, ElementMatrices, Field, Section,
 };
 use crate::FemError;
+use flexbench_mechanism::lu::Lu;
 
 /// The elastic lever BC' as a straight uniform beam (lever frame: B at x = 0, C' at x = length).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -303,8 +304,8 @@ impl Mesh {
         let fr = f.select_rows(&free);
         // Singular when the LU's pivots span more than 1e13 (a rigid-body mode left free gives
         // pivots at rounding level; the bench's pinned lever spans about 1e9).
-        let lu = kr.lu();
-        let pivots = lu.u().diagonal().map(f64::abs);
+        let lu = Lu::new(kr);
+        let pivots = DVector::from_vec(lu.pivots()).map(f64::abs);
         if pivots.is_empty() || pivots.min().is_nan() || pivots.min() <= 1e-13 * pivots.max() {
             return Err(FemError::Singular(supports.name().into()));
         }

@@ -21,6 +21,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::quadrature::gauss_legendre;
+use flexbench_mechanism::lu::Lu;
 
 /// Quadrature points per element: exact to degree 15, beyond every integrand here (the quintic
 /// element's mass is degree 10; its geometric stiffness with a quadratic N(x) degree 10).
@@ -162,7 +163,7 @@ fn hermite_basis(r: usize, node: usize, order: usize) -> Vec<f64> {
     }
     let mut b = DVector::<f64>::zeros(n);
     b[node * (r + 1) + order] = 1.0;
-    a.lu()
+    Lu::new(a)
         .solve(&b)
         .map(|c| c.iter().copied().collect())
         .unwrap_or_default()

@@ -19,6 +19,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 use crate::assembly::{GlobalMatrices, Mesh, Supports};
 use crate::loads::LeverInstant;
 use crate::FemError;
+use flexbench_mechanism::lu::Lu;
 
 /// Rayleigh damping [C_R] = alpha [M] + beta [K] (elastic stiffness at rest).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -276,7 +277,7 @@ impl Forced<'_> {
 
     /// The solution of a x = b; an error naming the supports when singular or not finite.
     fn solve(&self, a: DMatrix<f64>, b: DVector<f64>) -> Result<DVector<f64>, FemError> {
-        a.lu()
+        Lu::new(a)
             .solve(&b)
             .filter(|x| x.iter().all(|v| v.is_finite()))
             .ok_or_else(|| FemError::Singular(self.supports.name().into()))

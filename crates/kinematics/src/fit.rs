@@ -27,6 +27,7 @@ use crate::observe::{
     FitSample, MarkerState, RATE_PRIOR_WEIGHT,
 };
 use crate::KinematicsError;
+use flexbench_mechanism::lu::Lu;
 
 /// Summary of the fit.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -74,7 +75,7 @@ fn constrained_lsq(
     let mut rhs = DVector::zeros(n + nc);
     rhs.rows_mut(0, n).copy_from(&(a.transpose() * b));
     rhs.rows_mut(n, nc).copy_from(c);
-    let sol = k.lu().solve(&rhs)?;
+    let sol = Lu::new(k).solve(&rhs)?;
     sol.iter()
         .all(|v| v.is_finite())
         .then(|| sol.rows(0, n).into_owned())

@@ -12,6 +12,7 @@ use flexbench_mechanism::model::Coordinate;
 use flexbench_mechanism::{rot, rot_d, Mechanism};
 
 use crate::KinematicsError;
+use flexbench_mechanism::lu::Lu;
 
 /// Measured kinematics of one marker at one sample (bench frame): position (m), velocity
 /// (m/s), acceleration (m/s^2).
@@ -139,7 +140,7 @@ pub(crate) fn refine(
             for k in 0..nd {
                 hl[(k, k)] += lambda * (h[(k, k)] + 1e-12);
             }
-            let Some(delta) = hl.lu().solve(&(-&g)) else {
+            let Some(delta) = Lu::new(hl).solve(&(-&g)) else {
                 lambda *= 10.0;
                 continue;
             };

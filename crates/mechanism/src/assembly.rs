@@ -8,6 +8,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use crate::lu::Lu;
 use crate::model::Mechanism;
 use crate::MechanismError;
 
@@ -32,7 +33,7 @@ pub fn driven_jacobian(m: &Mechanism, q: &DVector<f64>) -> DMatrix<f64> {
 /// None at a toggle position.
 pub fn driver_sensitivity(m: &Mechanism, q: &DVector<f64>, scale: &[f64]) -> Option<DMatrix<f64>> {
     let (n, nc, nd) = (m.ncoords(), m.nconstraints(), m.drivers.len());
-    let lu = driven_jacobian(m, q).lu();
+    let lu = Lu::new(driven_jacobian(m, q));
     let mut sens = DMatrix::zeros(n, nd);
     for k in 0..nd {
         let mut e = DVector::zeros(n);
@@ -78,7 +79,7 @@ impl Mechanism {
                 return Ok(q);
             }
             let jac = driven_jacobian(self, &q);
-            let dq = jac.lu().solve(&r).ok_or_else(|| {
+            let dq = Lu::new(jac).solve(&r).ok_or_else(|| {
                 MechanismError::Assembly(format!(
                     "singular Jacobian at driving coordinates {}: a toggle (dead-centre) position or a geometry that does not close",
                     self.describe_values(values)
@@ -163,9 +164,11 @@ impl Mechanism {
         for (k, r) in rates.iter().enumerate() {
             rhs[nc + k] = *r;
         }
-        driven_jacobian(self, q).lu().solve(&rhs).ok_or_else(|| {
-            MechanismError::Assembly("singular velocity analysis (toggle position)".into())
-        })
+        Lu::new(driven_jacobian(self, q))
+            .solve(&rhs)
+            .ok_or_else(|| {
+                MechanismError::Assembly("singular velocity analysis (toggle position)".into())
+            })
     }
 
     /// Accelerations q'' from the driving coordinates' second derivatives.
@@ -181,9 +184,11 @@ impl Mechanism {
         for (k, d) in self.drivers.iter().enumerate() {
             rhs[nc + k] = accs[k] - d.coordinate.quadratic(q, qd);
         }
-        driven_jacobian(self, q).lu().solve(&rhs).ok_or_else(|| {
-            MechanismError::Assembly("singular acceleration analysis (toggle position)".into())
-        })
+        Lu::new(driven_jacobian(self, q))
+            .solve(&rhs)
+            .ok_or_else(|| {
+                MechanismError::Assembly("singular acceleration analysis (toggle position)".into())
+            })
     }
 
     /// Turn the first driving coordinate through a whole turn (2 pi) from its initial value, the

@@ -23,6 +23,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 
 use crate::constraints::slide_axes;
 use crate::loads::add_generalized;
+use crate::lu::Lu;
 use crate::model::{BodyRef, JointKind, Mechanism};
 use crate::{cross, rot, MechanismError};
 
@@ -204,7 +205,7 @@ impl Mechanism {
         // the solve; the two norms' condition numbers are within a factor n of each other) and
         // the solution: S y = R b, f = C y.
         let norm_s = norm1(&scaled);
-        let lu = scaled.lu();
+        let lu = Lu::new(scaled);
         let Some(inverse) = lu.try_inverse() else {
             return Ok(InverseSample::Toggle {
                 condition: f64::INFINITY,

@@ -24,6 +24,7 @@ pub mod constraints;
 pub mod file;
 pub mod inverse;
 pub mod loads;
+pub mod lu;
 pub mod model;
 pub mod output;
 pub mod simulate;

@@ -15,6 +15,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use crate::lu::Lu;
 use crate::model::{JointKind, Mechanism};
 use crate::MechanismError;
 
@@ -111,7 +112,7 @@ impl Mechanism {
         let mut rhs = DVector::zeros(n + nc);
         rhs.rows_mut(0, n).copy_from(&self.applied(q, qd));
         rhs.rows_mut(n, nc).copy_from(&self.gamma(q, qd));
-        let sol = a.lu().solve(&rhs).ok_or_else(|| MechanismError::Simulation {
+        let sol = Lu::new(a).solve(&rhs).ok_or_else(|| MechanismError::Simulation {
             t: f64::NAN,
             reason: "singular augmented matrix (a toggle position, or a body with no mass in a free direction)".into(),
         })?;
@@ -133,8 +134,7 @@ impl Mechanism {
             }
             let jac = self.phi_q(q);
             let jjt = &jac * jac.transpose();
-            let y = jjt
-                .lu()
+            let y = Lu::new(jjt)
                 .solve(&r)
                 .ok_or_else(|| MechanismError::Simulation {
                     t: f64::NAN,
@@ -146,7 +146,7 @@ impl Mechanism {
         let jac = self.phi_q(q);
         let jjt = &jac * jac.transpose();
         let v = &jac * &*qd;
-        if let Some(y) = jjt.lu().solve(&v) {
+        if let Some(y) = Lu::new(jjt).solve(&v) {
             *qd -= jac.transpose() * y;
         }
         Ok(before)

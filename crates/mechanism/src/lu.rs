@@ -1,0 +1,244 @@
+//! LU factorisation with partial pivoting of the small square systems solved at every sample:
+//! the assembly's Newton-Raphson and the loop's velocity and acceleration analysis ([Phi_q;
+//! c_q], 12 x 12 on the bench), the inverse dynamics' Newton-Euler system, the simulation's
+//! augmented mass matrix, the lever's element and reduced matrices.
+//!
+//! The factors and solutions are bit for bit nalgebra's `LU` (the same pivots, chosen as the
+//! first largest magnitude; the same multipliers, times the pivot's reciprocal; the same updates
+//! `-m * u + a`, in the same order: checked by the tests), so results do not change with it.
+//! It runs on contiguous column-major storage instead of nalgebra's generic strided views,
+//! which at these sizes spend more time in their bookkeeping than in arithmetic: nalgebra's
+//! `LU::new` was a fifth of the `process` stage's samples (docs/benchmarks.md). No crate offers
+//! this: faer's and nalgebra's LUs are built for large or fixed sizes, and neither is
+//! bit-compatible with the other.
+
+use nalgebra::{DMatrix, DVector};
+
+/// The LU factors of a square matrix A (column-major, n x n): P A = L U, L unit lower
+/// triangular, U upper, P the row swaps in order.
+#[derive(Debug, Clone)]
+pub struct Lu {
+    n: usize,
+    lu: Vec<f64>,
+    /// Row swapped with row i at step i (i itself: none).
+    swaps: Vec<usize>,
+}
+
+impl Lu {
+    /// The factors of the square matrix `a` (consumed: its storage holds them). A column with
+    /// no non-zero pivot candidate is skipped (the matrix is singular; [`Lu::solve`] then
+    /// returns None), as nalgebra does.
+    pub fn new(a: DMatrix<f64>) -> Lu {
+        let n = a.nrows();
+        assert_eq!(n, a.ncols(), "LU of a non-square matrix");
+        let mut lu: Vec<f64> = a.data.into();
+        let mut swaps: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            let col = &lu[i * n..(i + 1) * n];
+            let (mut piv, mut best) = (i, col[i].abs());
+            for (r, v) in col.iter().enumerate().skip(i + 1) {
+                if v.abs() > best {
+                    (piv, best) = (r, v.abs());
+                }
+            }
+            let diag = col[piv];
+            if diag == 0.0 {
+                continue;
+            }
+            if piv != i {
+                swaps[i] = piv;
+                for j in 0..n {
+                    lu.swap(i + j * n, piv + j * n);
+                }
+            }
+            let inv = 1.0 / diag;
+            for v in &mut lu[i * n + i + 1..(i + 1) * n] {
+                *v *= inv;
+            }
+            let (left, right) = lu.split_at_mut((i + 1) * n);
+            let coeffs = &left[i * n + i + 1..(i + 1) * n];
+            for col in right.chunks_exact_mut(n) {
+                let pk = col[i];
+                for (t, c) in col[i + 1..].iter_mut().zip(coeffs) {
+                    *t += -pk * c;
+                }
+            }
+        }
+        Lu { n, lu, swaps }
+    }
+
+    /// The order n of the system.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// The pivots: the diagonal of U.
+    pub fn pivots(&self) -> Vec<f64> {
+        (0..self.n).map(|i| self.lu[i + i * self.n]).collect()
+    }
+
+    /// True when U has no zero on its diagonal.
+    pub fn is_invertible(&self) -> bool {
+        (0..self.n).all(|i| self.lu[i + i * self.n] != 0.0)
+    }
+
+    /// Solves A x = b in place (b: n values, x on return); false when U has a zero pivot (b
+    /// then holds no solution).
+    pub fn solve_mut(&self, b: &mut [f64]) -> bool {
+        let n = self.n;
+        assert_eq!(b.len(), n, "LU solve: right-hand side of the wrong length");
+        for (i, &p) in self.swaps.iter().enumerate() {
+            b.swap(i, p);
+        }
+        for i in 0..n.saturating_sub(1) {
+            let coeff = b[i];
+            let col = &self.lu[i * n + i + 1..(i + 1) * n];
+            for (t, l) in b[i + 1..].iter_mut().zip(col) {
+                *t += -coeff * l;
+            }
+        }
+        for i in (0..n).rev() {
+            let diag = self.lu[i + i * n];
+            if diag == 0.0 {
+                return false;
+            }
+            let coeff = b[i] / diag;
+            b[i] = coeff;
+            let col = &self.lu[i * n..i * n + i];
+            for (t, u) in b[..i].iter_mut().zip(col) {
+                *t += -coeff * u;
+            }
+        }
+        true
+    }
+
+    /// The solution of A x = b, None when A is singular.
+    pub fn solve(&self, b: &DVector<f64>) -> Option<DVector<f64>> {
+        let mut x = b.clone();
+        self.solve_mut(x.as_mut_slice()).then_some(x)
+    }
+
+    /// The solution of A X = B column by column, None when A is singular.
+    pub fn solve_matrix(&self, b: &DMatrix<f64>) -> Option<DMatrix<f64>> {
+        let mut x = b.clone();
+        if self.n == 0 {
+            return Some(x);
+        }
+        for col in x.as_mut_slice().chunks_exact_mut(self.n) {
+            if !self.solve_mut(col) {
+                return None;
+            }
+        }
+        Some(x)
+    }
+
+    /// The inverse of A, None when A is singular.
+    pub fn try_inverse(&self) -> Option<DMatrix<f64>> {
+        self.solve_matrix(&DMatrix::identity(self.n, self.n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random number in [-1, 1).
+    fn lcg(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    fn bits(m: &[f64]) -> Vec<u64> {
+        m.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// Factors, solutions and inverses bit for bit nalgebra's, on matrices of sizes 1 to 60
+    /// with entries of mixed magnitudes (pivoting exercised), a zero column below the
+    /// diagonal, repeated magnitudes (the first largest is the pivot) and a singular one.
+    #[test]
+    fn bit_for_bit_nalgebra() {
+        let mut seed = 11;
+        for n in (1..=14).chain([20, 33, 60]) {
+            for case in 0..4 {
+                let mut a = DMatrix::from_fn(n, n, |_, _| {
+                    let v = lcg(&mut seed);
+                    v * 10f64.powi((4.0 * lcg(&mut seed)) as i32)
+                });
+                if case == 1 && n > 2 {
+                    for r in 1..n {
+                        a[(r, 0)] = 0.0;
+                    }
+                }
+                if case == 2 && n > 2 {
+                    a[(1, 0)] = -a[(0, 0)];
+                    a[(2, 1)] = a[(0, 1)];
+                }
+                if case == 3 && n > 1 {
+                    let c = a.column(0) * 2.0;
+                    a.set_column(1, &c);
+                }
+                let b = DMatrix::from_fn(n, 3, |_, _| lcg(&mut seed));
+                let ours = Lu::new(a.clone());
+                let theirs = a.clone().lu();
+                let (l, u) = (theirs.l(), theirs.u());
+                let mut packed = u.clone();
+                for j in 0..n {
+                    for i in j + 1..n {
+                        packed[(i, j)] = l[(i, j)];
+                    }
+                }
+                assert_eq!(
+                    bits(&ours.lu),
+                    bits(packed.as_slice()),
+                    "factors, n {n} case {case}"
+                );
+                let (x, y) = (ours.solve_matrix(&b), theirs.solve(&b));
+                assert_eq!(x.is_some(), y.is_some(), "n {n} case {case}");
+                if let (Some(x), Some(y)) = (x, y) {
+                    assert_eq!(
+                        bits(x.as_slice()),
+                        bits(y.as_slice()),
+                        "solve, n {n} case {case}"
+                    );
+                }
+                let (x, y) = (ours.try_inverse(), theirs.try_inverse());
+                assert_eq!(x.is_some(), y.is_some(), "n {n} case {case}");
+                if let (Some(x), Some(y)) = (x, y) {
+                    assert_eq!(
+                        bits(x.as_slice()),
+                        bits(y.as_slice()),
+                        "inverse, n {n} case {case}"
+                    );
+                }
+                assert_eq!(ours.is_invertible(), theirs.is_invertible());
+            }
+        }
+    }
+
+    /// The solution of a well-conditioned system satisfies it to rounding.
+    #[test]
+    fn solves_the_system() {
+        let mut seed = 3;
+        let n = 12;
+        let a = DMatrix::from_fn(n, n, |i, j| lcg(&mut seed) + if i == j { 4.0 } else { 0.0 });
+        let x = DVector::from_fn(n, |_, _| lcg(&mut seed));
+        let b = &a * &x;
+        let got = Lu::new(a).solve(&b).expect("regular");
+        assert!((got - x).amax() < 1e-14);
+    }
+
+    /// A singular matrix has no solution (no panic, no infinities).
+    #[test]
+    fn singular_gives_none() {
+        let a = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 0.0, 1.0, 1.0]);
+        let lu = Lu::new(a);
+        assert!(!lu.is_invertible());
+        assert!(lu.solve(&DVector::from_element(3, 1.0)).is_none());
+        assert!(lu.try_inverse().is_none());
+        assert!(Lu::new(DMatrix::zeros(0, 0))
+            .solve(&DVector::zeros(0))
+            .is_some());
+    }
+}
