@@ -142,16 +142,20 @@ fn refine_horizontal(
     let mut centre = 0.0;
     let mut turned = None;
     let mut top = base_loglik;
+    let mut tried: Vec<u64> = Vec::new();
     for (step, half) in [
         (HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE),
         (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP),
     ] {
         let count = (half / step).round() as i32;
         let around = centre;
+        // An angle of the coarse grid met again on the fine one is not run again: it was not
+        // the best then, and the best can only have risen since.
         let angles: Vec<f64> = (-count..=count)
             .map(|i| around + i as f64 * step)
-            .filter(|a| *a != around && *a != 0.0)
+            .filter(|a| *a != around && *a != 0.0 && !tried.contains(&a.to_bits()))
             .collect();
+        tried.extend(angles.iter().map(|a| a.to_bits()));
         // The candidates are independent: evaluated on every core, then taken in order (the
         // same choice as one after the other).
         for (angle, cand) in angles
@@ -195,46 +199,51 @@ pub fn estimate(
     diff: &(dyn Differentiator + Sync),
     cfg: &Config,
 ) -> Result<Motion, KinematicsError> {
-    let (samples, report) = fit_markers(mech, t, differentiated, diff)?;
-    let mut motion = Motion {
-        samples,
-        report,
-        smoother: None,
-        periodic: None,
-        covariances: None,
-        horizontal: None,
-        bands_before_periodic: false,
-    };
     if !cfg.smoother {
-        return Ok(motion);
+        let (samples, report) = fit_markers(mech, t, differentiated, diff)?;
+        return Ok(Motion {
+            samples,
+            report,
+            smoother: None,
+            periodic: None,
+            covariances: None,
+            horizontal: None,
+            bands_before_periodic: false,
+        });
     }
     let run = |angle: f64| turned_run(mech, t, differentiated, positions, diff, angle);
-    let best = if cfg.refine_horizontal {
-        let (angle, best) = match cfg.horizontal_found {
-            Some(angle) => (angle, run(angle)?),
-            None => refine_horizontal(run(0.0)?, cfg.threads, &run),
-        };
-        motion.horizontal = Some(angle);
-        if angle.abs() > HORIZONTAL_WARN {
-            motion.report.warnings.push(format!(
-                "the motion turns the bench's horizontal by {:.2} mrad from the calibration's: check the clicked horizontal",
-                angle * 1e3
-            ));
+    let (horizontal, best) = match (cfg.refine_horizontal, cfg.horizontal_found) {
+        (false, _) => (None, run(0.0)?),
+        (true, Some(angle)) => (Some(angle), run(angle)?),
+        (true, None) => {
+            let (angle, best) = refine_horizontal(run(0.0)?, cfg.threads, &run);
+            (Some(angle), best)
         }
-        best
-    } else {
-        run(0.0)?
     };
-    motion.report = FitReport {
-        warnings: motion.report.warnings.clone(),
+    // The fit's report is that of the tracks as turned by the horizontal kept (its warnings
+    // too: the pins' circles are judged in the bench frame the motion is estimated in), its
+    // residuals the smoother's.
+    let mut report = FitReport {
+        rms: best.smoothed_report.rms,
+        rms_per_marker: best.smoothed_report.rms_per_marker,
+        unfitted_samples: best.smoothed_report.unfitted_samples,
         ..best.fit_report
     };
-    motion.covariances = Some(best.covariances);
-    motion.samples = best.samples;
-    motion.report.rms = best.smoothed_report.rms;
-    motion.report.rms_per_marker = best.smoothed_report.rms_per_marker;
-    motion.report.unfitted_samples = best.smoothed_report.unfitted_samples;
-    motion.smoother = Some(best.smoother);
+    if let Some(angle) = horizontal.filter(|a| a.abs() > HORIZONTAL_WARN) {
+        report.warnings.push(format!(
+            "the motion turns the bench's horizontal by {:.2} mrad from the calibration's: check the clicked horizontal",
+            angle * 1e3
+        ));
+    }
+    let mut motion = Motion {
+        samples: best.samples,
+        report,
+        smoother: Some(best.smoother),
+        periodic: None,
+        covariances: Some(best.covariances),
+        horizontal,
+        bands_before_periodic: false,
+    };
     if cfg.periodic {
         refit_periodic(mech, t, &best.positions, &mut motion)?;
     }

@@ -182,41 +182,60 @@ pub struct FoldReport {
 /// A driver's smoothed values and their covariance at one sample.
 type DriverEstimate = (DVector<f64>, DMatrix<f64>);
 
+/// Driver observations prepared for the filter's passes: the first observed sample, the prior
+/// it gives (its rates diffuse) and the later ones as the filter's observations.
+struct DriverSeries {
+    first: usize,
+    prior: (DVector<f64>, DMatrix<f64>),
+    obs: Observations,
+}
+
+impl DriverSeries {
+    /// The series of `zs` (nd drivers); None when nothing is observed.
+    fn new(zs: &[DriverObs], nd: usize) -> Option<DriverSeries> {
+        let first = zs.iter().position(|z| z.is_some())?;
+        let (z0, r0) = zs[first].as_ref()?;
+        let mut sel = DMatrix::zeros(nd, ORDER * nd);
+        for i in 0..nd {
+            sel[(i, ORDER * i)] = 1.0;
+        }
+        let obs: Vec<Option<LinearObs>> = zs[first..]
+            .iter()
+            .enumerate()
+            .map(|(k, z)| {
+                let (v, c) = z.as_ref().filter(|_| k > 0)?;
+                Some(LinearObs {
+                    h: sel.clone(),
+                    z: v.clone(),
+                    r: c.clone(),
+                })
+            })
+            .collect();
+        Some(DriverSeries {
+            first,
+            prior: diffuse_prior(z0, r0),
+            obs: Observations::new(&obs),
+        })
+    }
+}
+
 /// Log-likelihood of driver observations under the white-jerk model with density `s`, and,
 /// when `smooth`, the Rauch-Tung-Striebel smoothed driver values and their covariances. The
 /// first observation is the prior (its rates diffuse) and adds nothing to the likelihood.
 fn driver_filter(
     t: &[f64],
-    zs: &[DriverObs],
+    series: &DriverSeries,
     nd: usize,
     s: &[f64],
     smooth: bool,
 ) -> Option<(f64, Vec<Option<DriverEstimate>>)> {
-    let first = zs.iter().position(|z| z.is_some())?;
-    let (z0, r0) = zs[first].as_ref()?;
-    let (x0, p0) = diffuse_prior(z0, r0);
-    let mut sel = DMatrix::zeros(nd, ORDER * nd);
-    for i in 0..nd {
-        sel[(i, ORDER * i)] = 1.0;
-    }
-    let obs: Vec<Option<LinearObs>> = zs[first..]
-        .iter()
-        .enumerate()
-        .map(|(k, z)| {
-            let (v, c) = z.as_ref().filter(|_| k > 0)?;
-            Some(LinearObs {
-                h: sel.clone(),
-                z: v.clone(),
-                r: c.clone(),
-            })
-        })
-        .collect();
+    let first = series.first;
     let est = kalman_rts(
         &t[first..],
-        &Observations::new(&obs),
+        &series.obs,
         nd,
         s,
-        (x0, p0),
+        series.prior.clone(),
         smooth,
     )?;
     let mut out = vec![None; t.len()];
@@ -329,10 +348,11 @@ pub fn fit_positions(
     let nd = mech.drivers.len();
     let mut zs = zone_free_obs(mech, obs, &qs, &seen, noise, 0..n);
     // The motion model's jerk density by maximum likelihood over a logarithmic grid.
-    let (s, _) = ml_jerk_densities(nd, |s| Some(driver_filter(t, &zs, nd, s, false)?.0))
-        .ok_or_else(|| {
-            KinematicsError::Fit("the drivers' motion model fits no jerk density".into())
-        })?;
+    let series = DriverSeries::new(&zs, nd);
+    let (s, _) = ml_jerk_densities(nd, |s| {
+        Some(driver_filter(t, series.as_ref()?, nd, s, false)?.0)
+    })
+    .ok_or_else(|| KinematicsError::Fit("the drivers' motion model fits no jerk density".into()))?;
     report.jerk_density = s.clone();
     let zone = |a: usize, b: usize| Zone {
         t,
@@ -504,7 +524,9 @@ fn bridge_zone(
 ) {
     let nd = mech.drivers.len();
     let hi = lo + path.len();
-    let Some((_, bridge)) = driver_filter(&z.t[lo..hi], zs, nd, z.s, true) else {
+    let Some((_, bridge)) = DriverSeries::new(zs, nd)
+        .and_then(|series| driver_filter(&z.t[lo..hi], &series, nd, z.s, true))
+    else {
         return;
     };
     let scale = driver_weights(mech, 1.0);
