@@ -157,11 +157,36 @@ impl Reduced {
         let [n0, n1, n2] = inst.axial_polynomial(mesh);
         let k = &self.k + &self.kg[0] * n0 + &self.kg[1] * n1 + &self.kg[2] * n2
             - &self.m * (inst.omega * inst.omega);
+        (k, &self.s * (2.0 * inst.omega), self.load(inst))
+    }
+
+    /// The rigid-motion load at an instant on the free degrees of freedom (liaison forces
+    /// excepted): [`Reduced::instant`]'s.
+    fn load(&self, inst: &LeverInstant) -> DVector<f64> {
         let (a_o, grav) = (inst.to_lever(&inst.a_b), inst.to_lever(&inst.gravity));
         let rel = grav - a_o;
-        let f = &self.m_o * DVector::from_column_slice(rel.as_slice()) - &self.q_y * inst.epsilon
-            + &self.q_x * (inst.omega * inst.omega);
-        (k, &self.s * (2.0 * inst.omega), f)
+        &self.m_o * DVector::from_column_slice(rel.as_slice()) - &self.q_y * inst.epsilon
+            + &self.q_x * (inst.omega * inst.omega)
+    }
+
+    /// The largest |i - j| of a non-zero entry of any of the matrices an instant's system is
+    /// made of (with `extra`, the Rayleigh damping): the lever's band.
+    fn band(&self, extra: &DMatrix<f64>) -> usize {
+        let n = self.m.nrows();
+        let mut band = 0;
+        for a in [&self.m, &self.k, &self.s, extra]
+            .into_iter()
+            .chain(&self.kg)
+        {
+            for j in 0..n {
+                for i in 0..n {
+                    if a[(i, j)] != 0.0 {
+                        band = band.max(i.abs_diff(j));
+                    }
+                }
+            }
+        }
+        band
     }
 
     /// The mass matrix on the free degrees of freedom.
@@ -199,12 +224,14 @@ pub fn forced_response(
     }
     let free = mesh.free_dofs(supports);
     let red = Reduced::new(mesh, g, &free);
+    let cr = (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta)
+        .select_rows(&free)
+        .select_columns(&free);
     let sys = Forced {
         mesh,
         m: red.mass().clone(),
-        cr: (&g.m * cfg.damping.alpha + &g.k * cfg.damping.beta)
-            .select_rows(&free)
-            .select_columns(&free),
+        band: red.band(&cr),
+        cr,
         red,
         free,
         supports,
@@ -252,6 +279,17 @@ struct Forced<'a> {
     red: Reduced,
     free: Vec<usize>,
     supports: Supports,
+    /// The band of every matrix above: an instant's system is zero outside it.
+    band: usize,
+}
+
+/// One Newmark step's predictions and coefficients: d and v predicted from the last step, the
+/// step dt, gamma dt and beta dt^2.
+struct Predicted<'a> {
+    d: &'a DVector<f64>,
+    v: &'a DVector<f64>,
+    gamma_dt: f64,
+    beta_dt2: f64,
 }
 
 impl Forced<'_> {
@@ -264,6 +302,37 @@ impl Forced<'_> {
             c + &self.cr,
             f + inst.liaison_load(self.mesh).select_rows(&self.free),
         )
+    }
+
+    /// Newmark's effective matrix M + gamma dt C + beta dt^2 K and right-hand side f - C v~ -
+    /// K d~ at `inst` (v~, d~ the predictions), formed entry by entry inside the band in one
+    /// pass: each entry of K, C and of the products is the same sum, in the same order, as
+    /// [`Forced::system`] and nalgebra's products form it (the entries outside the band are
+    /// zeros there), so the step's result is the same, without the dozen whole matrices the
+    /// expressions allocate and fill.
+    fn effective(&self, inst: &LeverInstant, p: &Predicted) -> (DMatrix<f64>, DVector<f64>) {
+        let n = self.m.nrows();
+        let r = &self.red;
+        let [n0, n1, n2] = inst.axial_polynomial(self.mesh);
+        let (w2, eps, two_w) = (inst.omega * inst.omega, inst.epsilon, 2.0 * inst.omega);
+        let f = r.load(inst) + inst.liaison_load(self.mesh).select_rows(&self.free);
+        let mut lhs = DMatrix::zeros(n, n);
+        let (mut cv, mut kd) = (DVector::zeros(n), DVector::zeros(n));
+        for j in 0..n {
+            for i in j.saturating_sub(self.band)..(j + self.band + 1).min(n) {
+                let k = r.k[(i, j)]
+                    + r.kg[0][(i, j)] * n0
+                    + r.kg[1][(i, j)] * n1
+                    + r.kg[2][(i, j)] * n2
+                    - r.m[(i, j)] * w2
+                    + r.s[(i, j)] * eps;
+                let c = r.s[(i, j)] * two_w + self.cr[(i, j)];
+                lhs[(i, j)] = self.m[(i, j)] + c * p.gamma_dt + k * p.beta_dt2;
+                cv[i] += c * p.v[j];
+                kd[i] += k * p.d[j];
+            }
+        }
+        (lhs, f - cv - kd)
     }
 
     /// A free-dof vector on every degree of freedom (zero at the supports).
@@ -306,11 +375,18 @@ impl Forced<'_> {
         for j in 1..=n {
             let frac = j as f64 / n as f64;
             let inst = from.lerp(to, frac).instant(ta + frac * (tb - ta));
-            let (k, c, f) = self.system(&inst);
             let d_pred = &*d + &*v * dt + &*a * (dt * dt * (0.5 - beta));
             let v_pred = &*v + &*a * (dt * (1.0 - gamma));
-            let lhs = &self.m + &c * (gamma * dt) + &k * (beta * dt * dt);
-            *a = self.solve(lhs, f - &c * &v_pred - &k * &d_pred)?;
+            let (lhs, rhs) = self.effective(
+                &inst,
+                &Predicted {
+                    d: &d_pred,
+                    v: &v_pred,
+                    gamma_dt: gamma * dt,
+                    beta_dt2: beta * dt * dt,
+                },
+            );
+            *a = self.solve(lhs, rhs)?;
             *d = d_pred + &*a * (beta * dt * dt);
             *v = v_pred + &*a * (gamma * dt);
         }

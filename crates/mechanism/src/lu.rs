@@ -24,6 +24,9 @@ pub struct Lu {
     swaps: Vec<usize>,
     /// Lower and upper bandwidths of the factors (n - 1 each when dense).
     band: (usize, usize),
+    /// L's multipliers where they were made, the swaps applied step by step in the solve
+    /// (banded); otherwise L fully permuted and the swaps applied first (nalgebra's layout).
+    stepwise: bool,
 }
 
 /// The lower and upper bandwidths of the n x n column-major matrix `a`: the largest i - j and
@@ -44,10 +47,13 @@ fn bandwidths(a: &[f64], n: usize) -> (usize, usize) {
 /// Partial pivoting's elimination of the n x n column-major `a` with bandwidths (lower,
 /// upper), in place, recording the swaps: the same pivots and operations as the dense
 /// elimination but those on entries that are zero and stay zero (below the lower band, and
-/// right of the upper band widened by the swaps to lower + upper, as in LAPACK's `dgbtrf`), so
-/// the same factors up to the sign of zeros. The lever's matrices are banded (a node's degrees
-/// of freedom meet the next node's only): about n lower (lower + upper) operations instead of
-/// n^3 / 3. Returns the factors' bandwidths (those of the stored L and U).
+/// right of the upper band widened by the swaps to lower + upper), so the same U up to the
+/// sign of zeros. As in LAPACK's `dgbtrf`, a swap moves only the rows' parts right of the
+/// pivot: each column's multipliers stay where they were made (L's band kept), and the solve
+/// swaps the right-hand side step by step instead of beforehand (the same operations on the
+/// same values). The lever's matrices are banded (a node's degrees of freedom meet the next
+/// node's only): about n lower (lower + upper) operations instead of n^3 / 3. Returns the
+/// factors' bandwidths.
 fn eliminate_banded(
     a: &mut [f64],
     n: usize,
@@ -71,7 +77,7 @@ fn eliminate_banded(
         }
         if piv != i {
             swaps[i] = piv;
-            for j in 0..n {
+            for j in i..=right {
                 a.swap(i + j * n, piv + j * n);
             }
         }
@@ -88,13 +94,7 @@ fn eliminate_banded(
             }
         }
     }
-    // A later swap moves the multipliers already stored in the two rows it swaps (the stored
-    // L is the fully permuted one, as nalgebra's), which can widen L's band: measured.
-    if swaps.iter().enumerate().all(|(i, p)| i == *p) {
-        (lower, upper)
-    } else {
-        bandwidths(a, n)
-    }
+    (lower, upper)
 }
 
 impl Lu {
@@ -110,7 +110,13 @@ impl Lu {
         // Banded when that saves at least two thirds of the dense elimination's work.
         if 3 * lower * (lower + upper) < n * n {
             let band = eliminate_banded(&mut lu, n, &mut swaps, (lower, upper));
-            return Lu { n, lu, swaps, band };
+            return Lu {
+                n,
+                lu,
+                swaps,
+                band,
+                stepwise: true,
+            };
         }
         for i in 0..n {
             let col = &lu[i * n..(i + 1) * n];
@@ -149,6 +155,7 @@ impl Lu {
             lu,
             swaps,
             band: (dense, dense),
+            stepwise: false,
         }
     }
 
@@ -172,11 +179,16 @@ impl Lu {
     pub fn solve_mut(&self, b: &mut [f64]) -> bool {
         let n = self.n;
         assert_eq!(b.len(), n, "LU solve: right-hand side of the wrong length");
-        for (i, &p) in self.swaps.iter().enumerate() {
-            b.swap(i, p);
+        if !self.stepwise {
+            for (i, &p) in self.swaps.iter().enumerate() {
+                b.swap(i, p);
+            }
         }
         let (lower, upper) = self.band;
         for i in 0..n.saturating_sub(1) {
+            if self.stepwise {
+                b.swap(i, self.swaps[i]);
+            }
             let coeff = b[i];
             let below = (i + lower).min(n - 1);
             let col = &self.lu[i * n + i + 1..=i * n + below];
@@ -305,7 +317,7 @@ mod tests {
         }
     }
 
-    /// Banded matrices (the lever's): the same factors and solutions as nalgebra's (equal
+    /// Banded matrices (the lever's): the same U, solutions and inverses as nalgebra's (equal
     /// values; zeros may differ in sign), with the diagonal as every pivot (dominant diagonal)
     /// or with rows swapped (a small diagonal entry, random bands).
     #[test]
@@ -332,20 +344,16 @@ mod tests {
                 a[(n / 2, n / 2)] = 1e-3;
             }
             let ours = Lu::new(a.clone());
-            assert!(
-                ours.band.0 >= lower && ours.band.1 <= lower + upper,
-                "n {n}: banded"
-            );
+            assert_eq!(ours.band, (lower, lower + upper), "n {n}: banded");
             assert_eq!(
                 ours.swaps.iter().enumerate().all(|(i, p)| i == *p),
                 dominant
             );
             let theirs = a.clone().lu();
-            let (l, u) = (theirs.l(), theirs.u());
+            let u = theirs.u();
             for j in 0..n {
-                for i in 0..n {
-                    let want = if i > j { l[(i, j)] } else { u[(i, j)] };
-                    assert_eq!(ours.lu[i + j * n], want, "factor ({i}, {j}), n {n}");
+                for i in 0..=j {
+                    assert_eq!(ours.lu[i + j * n], u[(i, j)], "U ({i}, {j}), n {n}");
                 }
             }
             let b = DVector::from_fn(n, |_, _| lcg(&mut seed));
@@ -354,6 +362,8 @@ mod tests {
                 theirs.solve(&b).expect("regular"),
             );
             assert_eq!(x, y, "solution, n {n}");
+            let (x, y) = (ours.try_inverse(), theirs.try_inverse());
+            assert_eq!(x.expect("regular"), y.expect("regular"), "inverse, n {n}");
         }
     }
 
