@@ -130,19 +130,20 @@ fn turned_run(
 }
 
 /// The horizontal's refinement: the turn of the tracks with the highest likelihood of the
-/// smoother, kept when significant. Returns the angle (0: the calibration's kept) and the run.
+/// smoother, kept when significant. Returns the angle (0: the calibration's kept) and the run;
+/// an error when the run of the tracks as they are fails.
 fn refine_horizontal(
-    base: Turned,
     threads: usize,
     run: &(dyn Fn(f64) -> Result<Turned, KinematicsError> + Sync),
-) -> (f64, Turned) {
-    let base_loglik = base.smoother.log_likelihood;
+) -> Result<(f64, Turned), KinematicsError> {
     // Coarse grid, then a finer one about the best: the likelihood is not smooth in the angle
-    // (fold decisions change), so no derivative-based search.
+    // (fold decisions change), so no derivative-based search. The tracks as they are (angle
+    // 0) run with the coarse grid.
     let mut centre = 0.0;
     let mut turned = None;
-    let mut top = base_loglik;
-    let mut tried: Vec<u64> = Vec::new();
+    let mut base: Option<Turned> = None;
+    let mut top = f64::NEG_INFINITY;
+    let mut tried: Vec<u64> = vec![0f64.to_bits()];
     for (step, half) in [
         (HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE),
         (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP),
@@ -151,11 +152,14 @@ fn refine_horizontal(
         let around = centre;
         // An angle of the coarse grid met again on the fine one is not run again: it was not
         // the best then, and the best can only have risen since.
-        let angles: Vec<f64> = (-count..=count)
+        let mut angles: Vec<f64> = (-count..=count)
             .map(|i| around + i as f64 * step)
-            .filter(|a| *a != around && *a != 0.0 && !tried.contains(&a.to_bits()))
+            .filter(|a| *a != around && !tried.contains(&a.to_bits()))
             .collect();
         tried.extend(angles.iter().map(|a| a.to_bits()));
+        if base.is_none() {
+            angles.insert(0, 0.0);
+        }
         // The candidates are independent: evaluated on every core, then taken in order (the
         // same choice as one after the other).
         for (angle, cand) in angles
@@ -166,6 +170,12 @@ fn refine_horizontal(
                 |a| run(*a),
             ))
         {
+            if *angle == 0.0 && base.is_none() {
+                let cand = cand?;
+                top = cand.smoother.log_likelihood;
+                base = Some(cand);
+                continue;
+            }
             if let Ok(cand) = cand {
                 if cand.smoother.log_likelihood > top {
                     top = cand.smoother.log_likelihood;
@@ -175,17 +185,19 @@ fn refine_horizontal(
             }
         }
     }
+    let base = base.expect("the coarse grid runs angle 0");
     // Kept only when the data disagree with the calibration's horizontal significantly
     // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution of about
     // 0.1 mrad a turn would only add noise.
-    match turned {
+    Ok(match turned {
         Some((a, cand))
-            if cand.smoother.log_likelihood - base_loglik >= HORIZONTAL_LR_THRESHOLD =>
+            if cand.smoother.log_likelihood - base.smoother.log_likelihood
+                >= HORIZONTAL_LR_THRESHOLD =>
         {
             (a, cand)
         }
         _ => (0.0, base),
-    }
+    })
 }
 
 /// The mechanism's motion from its markers at times `t`: `differentiated` holds each marker's
@@ -216,7 +228,7 @@ pub fn estimate(
         (false, _) => (None, run(0.0)?),
         (true, Some(angle)) => (Some(angle), run(angle)?),
         (true, None) => {
-            let (angle, best) = refine_horizontal(run(0.0)?, cfg.threads, &run);
+            let (angle, best) = refine_horizontal(cfg.threads, &run)?;
             (Some(angle), best)
         }
     };

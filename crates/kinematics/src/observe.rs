@@ -124,7 +124,11 @@ pub(crate) fn refine(
     let mut c = cost(&q, &d);
     let mut lambda = 1e-4;
     for _ in 0..iters {
-        let sens = flexbench_mechanism::assembly::driver_sensitivity(m, &q, &vec![1.0; nd])?;
+        // The driven Jacobian's factors at q serve the sensitivity and every trial's first
+        // Newton step from q.
+        let lu = Lu::new(flexbench_mechanism::assembly::driven_jacobian(m, &q));
+        let sens =
+            flexbench_mechanism::assembly::driver_sensitivity_factored(m, &lu, &vec![1.0; nd])?;
         let (jm, r) = marker_system(m, &q, obs);
         let jd = &jm * &sens;
         let mut h = jd.transpose() * &jd;
@@ -145,7 +149,7 @@ pub(crate) fn refine(
                 continue;
             };
             let dn: Vec<f64> = (0..nd).map(|k| d[k] + delta[k]).collect();
-            if let Ok(qn) = m.assemble_from(&q, &dn) {
+            if let Ok(qn) = m.assemble_from_factored(&q, &dn, Some(&lu)) {
                 let cn = cost(&qn, &dn);
                 if cn <= c {
                     step_size = delta.amax();

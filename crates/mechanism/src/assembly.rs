@@ -32,8 +32,12 @@ pub fn driven_jacobian(m: &Mechanism, q: &DVector<f64>) -> DMatrix<f64> {
 /// ndrivers), each driver taken in units of 1/scale[k]: [Phi_q; c_q] dq/dd = [0; diag(1/scale)].
 /// None at a toggle position.
 pub fn driver_sensitivity(m: &Mechanism, q: &DVector<f64>, scale: &[f64]) -> Option<DMatrix<f64>> {
+    driver_sensitivity_factored(m, &Lu::new(driven_jacobian(m, q)), scale)
+}
+
+/// [`driver_sensitivity`] from the factors `lu` of the driven Jacobian at q.
+pub fn driver_sensitivity_factored(m: &Mechanism, lu: &Lu, scale: &[f64]) -> Option<DMatrix<f64>> {
     let (n, nc, nd) = (m.ncoords(), m.nconstraints(), m.drivers.len());
-    let lu = Lu::new(driven_jacobian(m, q));
     let mut sens = DMatrix::zeros(n, nd);
     for k in 0..nd {
         let mut e = DVector::zeros(n);
@@ -72,14 +76,29 @@ impl Mechanism {
         q0: &DVector<f64>,
         values: &[f64],
     ) -> Result<DVector<f64>, MechanismError> {
+        self.assemble_from_factored(q0, values, None)
+    }
+
+    /// [`Mechanism::assemble_from`], the first Newton step with `lu0`, when given, the factors
+    /// of the driven Jacobian at `q0` (the same step: a caller that has them saves their
+    /// factorisation, as Levenberg-Marquardt does for every trial step from one iterate).
+    pub fn assemble_from_factored(
+        &self,
+        q0: &DVector<f64>,
+        values: &[f64],
+        mut lu0: Option<&Lu>,
+    ) -> Result<DVector<f64>, MechanismError> {
         let mut q = q0.clone();
         for _ in 0..60 {
             let r = self.driven_residual(&q, values);
             if r.amax() < ASSEMBLY_TOL {
                 return Ok(q);
             }
-            let jac = driven_jacobian(self, &q);
-            let dq = Lu::new(jac).solve(&r).ok_or_else(|| {
+            let solved = match lu0.take() {
+                Some(lu) => lu.solve(&r),
+                None => Lu::new(driven_jacobian(self, &q)).solve(&r),
+            };
+            let dq = solved.ok_or_else(|| {
                 MechanismError::Assembly(format!(
                     "singular Jacobian at driving coordinates {}: a toggle (dead-centre) position or a geometry that does not close",
                     self.describe_values(values)
