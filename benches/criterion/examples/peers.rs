@@ -21,6 +21,7 @@ use flexbench_fem::cycle::{cycle_matrices, cycle_modes};
 use flexbench_fem::modal::symmetric_modes;
 use flexbench_fem::Supports;
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
+use flexbench_mechanism::lu::Lu;
 use flexbench_signal::{Differentiator, SavGol};
 use nalgebra::DMatrix;
 
@@ -121,7 +122,7 @@ fn main() {
     let (t_solve, solved) = best(3, || {
         systems
             .iter()
-            .map(|(a, b)| a.clone().lu().solve(b).expect("regular"))
+            .map(|(a, b)| Lu::new(a.clone()).solve(b).expect("regular"))
             .collect::<Vec<_>>()
     });
     let worst = forces

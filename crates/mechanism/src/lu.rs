@@ -3,16 +3,21 @@
 //! c_q], 12 x 12 on the bench), the inverse dynamics' Newton-Euler system, the simulation's
 //! augmented mass matrix, the lever's element and reduced matrices.
 //!
-//! The factors and solutions are bit for bit nalgebra's `LU` (the same pivots, chosen as the
-//! first largest magnitude; the same multipliers, times the pivot's reciprocal; the same updates
-//! `-m * u + a`, in the same order: checked by the tests), so results do not change with it.
-//! It runs on contiguous column-major storage instead of nalgebra's generic strided views,
-//! which at these sizes spend more time in their bookkeeping than in arithmetic: nalgebra's
-//! `LU::new` was a fifth of the `process` stage's samples (docs/benchmarks.md). No crate offers
-//! this: faer's and nalgebra's LUs are built for large or fixed sizes, and neither is
-//! bit-compatible with the other.
+//! The U factor, solutions and inverses are bit for bit nalgebra's `LU` (the same pivots,
+//! chosen as the first largest magnitude; the same multipliers, times the pivot's reciprocal;
+//! the same updates `-m * u + a`, in the same order: checked by the tests), so results do not
+//! change with it. L's multipliers stay where each column's elimination made them (LAPACK's
+//! layout) and the solve swaps the right-hand side step by step, which is the same arithmetic
+//! on the same values. It runs on contiguous column-major storage instead of nalgebra's
+//! generic strided views, which at these sizes spend more time in their bookkeeping than in
+//! arithmetic, with AVX2 where the processor has it, and inside the band of a banded matrix.
+//! No crate offers this: faer's and nalgebra's LUs are built for large or fixed sizes, and
+//! neither is bit-compatible with the other.
 
 use nalgebra::{DMatrix, DVector};
+
+/// The least order of a system whose band is looked for.
+pub const BANDED_FROM: usize = 24;
 
 /// The LU factors of a square matrix A (column-major, n x n): P A = L U, L unit lower
 /// triangular, U upper, P the row swaps in order.
@@ -24,9 +29,6 @@ pub struct Lu {
     swaps: Vec<usize>,
     /// Lower and upper bandwidths of the factors (n - 1 each when dense).
     band: (usize, usize),
-    /// L's multipliers where they were made, the swaps applied step by step in the solve
-    /// (banded); otherwise L fully permuted and the swaps applied first (nalgebra's layout).
-    stepwise: bool,
 }
 
 /// The lower and upper bandwidths of the n x n column-major matrix `a`: the largest i - j and
@@ -54,12 +56,39 @@ fn bandwidths(a: &[f64], n: usize) -> (usize, usize) {
 /// same values). The lever's matrices are banded (a node's degrees of freedom meet the next
 /// node's only): about n lower (lower + upper) operations instead of n^3 / 3. Returns the
 /// factors' bandwidths.
-fn eliminate_banded(
+fn eliminate(a: &mut [f64], n: usize, swaps: &mut [usize], band: (usize, usize)) -> (usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (checked just above).
+            return unsafe { eliminate_avx2(a, n, swaps, band) };
+        }
+    }
+    eliminate_portable(a, n, swaps, band)
+}
+
+/// [`eliminate`] compiled for AVX2: the same multiplications and subtractions four at a time
+/// (no fused multiply-add), so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn eliminate_avx2(
+    a: &mut [f64],
+    n: usize,
+    swaps: &mut [usize],
+    band: (usize, usize),
+) -> (usize, usize) {
+    eliminate_portable(a, n, swaps, band)
+}
+
+/// [`eliminate`]'s loops, inlined into each caller so that each is compiled for its target.
+#[inline(always)]
+fn eliminate_portable(
     a: &mut [f64],
     n: usize,
     swaps: &mut [usize],
     (lower, upper): (usize, usize),
 ) -> (usize, usize) {
+    let lower = lower.min(n.saturating_sub(1));
     let upper = (lower + upper).min(n.saturating_sub(1));
     for i in 0..n {
         let below = (i + lower).min(n - 1);
@@ -97,6 +126,36 @@ fn eliminate_banded(
     (lower, upper)
 }
 
+/// The forward and back substitutions of [`Lu::solve_mut`], the swaps applied step by step
+/// (AVX2 gains nothing on rows this short: measured).
+fn substitute(f: &Lu, b: &mut [f64]) -> bool {
+    let n = f.n;
+    let (lower, upper) = f.band;
+    for i in 0..n.saturating_sub(1) {
+        b.swap(i, f.swaps[i]);
+        let coeff = b[i];
+        let below = (i + lower).min(n - 1);
+        let col = &f.lu[i * n + i + 1..=i * n + below];
+        for (t, l) in b[i + 1..=below].iter_mut().zip(col) {
+            *t += -coeff * l;
+        }
+    }
+    for i in (0..n).rev() {
+        let diag = f.lu[i + i * n];
+        if diag == 0.0 {
+            return false;
+        }
+        let coeff = b[i] / diag;
+        b[i] = coeff;
+        let above = i.saturating_sub(upper);
+        let col = &f.lu[i * n + above..i * n + i];
+        for (t, u) in b[above..i].iter_mut().zip(col) {
+            *t += -coeff * u;
+        }
+    }
+    true
+}
+
 impl Lu {
     /// The factors of the square matrix `a` (consumed: its storage holds them). A column with
     /// no non-zero pivot candidate is skipped (the matrix is singular; [`Lu::solve`] then
@@ -106,57 +165,19 @@ impl Lu {
         assert_eq!(n, a.ncols(), "LU of a non-square matrix");
         let mut lu: Vec<f64> = a.data.into();
         let mut swaps: Vec<usize> = (0..n).collect();
-        let (lower, upper) = bandwidths(&lu, n);
+        // Below 24 unknowns (the mechanism's systems) the band is not looked for: the scan
+        // would cost a good part of a factorisation that little banding could shorten.
+        let (lower, upper) = match n >= BANDED_FROM {
+            true => bandwidths(&lu, n),
+            false => (n, n),
+        };
         // Banded when that saves at least two thirds of the dense elimination's work.
-        if 3 * lower * (lower + upper) < n * n {
-            let band = eliminate_banded(&mut lu, n, &mut swaps, (lower, upper));
-            return Lu {
-                n,
-                lu,
-                swaps,
-                band,
-                stepwise: true,
-            };
-        }
-        for i in 0..n {
-            let col = &lu[i * n..(i + 1) * n];
-            let (mut piv, mut best) = (i, col[i].abs());
-            for (r, v) in col.iter().enumerate().skip(i + 1) {
-                if v.abs() > best {
-                    (piv, best) = (r, v.abs());
-                }
-            }
-            let diag = col[piv];
-            if diag == 0.0 {
-                continue;
-            }
-            if piv != i {
-                swaps[i] = piv;
-                for j in 0..n {
-                    lu.swap(i + j * n, piv + j * n);
-                }
-            }
-            let inv = 1.0 / diag;
-            for v in &mut lu[i * n + i + 1..(i + 1) * n] {
-                *v *= inv;
-            }
-            let (left, right) = lu.split_at_mut((i + 1) * n);
-            let coeffs = &left[i * n + i + 1..(i + 1) * n];
-            for col in right.chunks_exact_mut(n) {
-                let pk = col[i];
-                for (t, c) in col[i + 1..].iter_mut().zip(coeffs) {
-                    *t += -pk * c;
-                }
-            }
-        }
-        let dense = n.saturating_sub(1);
-        Lu {
-            n,
-            lu,
-            swaps,
-            band: (dense, dense),
-            stepwise: false,
-        }
+        let band = match 3 * lower * (lower + upper) < n * n {
+            true => (lower, upper),
+            false => (n, n),
+        };
+        let band = eliminate(&mut lu, n, &mut swaps, band);
+        Lu { n, lu, swaps, band }
     }
 
     /// The order n of the system.
@@ -177,39 +198,12 @@ impl Lu {
     /// Solves A x = b in place (b: n values, x on return); false when U has a zero pivot (b
     /// then holds no solution).
     pub fn solve_mut(&self, b: &mut [f64]) -> bool {
-        let n = self.n;
-        assert_eq!(b.len(), n, "LU solve: right-hand side of the wrong length");
-        if !self.stepwise {
-            for (i, &p) in self.swaps.iter().enumerate() {
-                b.swap(i, p);
-            }
-        }
-        let (lower, upper) = self.band;
-        for i in 0..n.saturating_sub(1) {
-            if self.stepwise {
-                b.swap(i, self.swaps[i]);
-            }
-            let coeff = b[i];
-            let below = (i + lower).min(n - 1);
-            let col = &self.lu[i * n + i + 1..=i * n + below];
-            for (t, l) in b[i + 1..=below].iter_mut().zip(col) {
-                *t += -coeff * l;
-            }
-        }
-        for i in (0..n).rev() {
-            let diag = self.lu[i + i * n];
-            if diag == 0.0 {
-                return false;
-            }
-            let coeff = b[i] / diag;
-            b[i] = coeff;
-            let above = i.saturating_sub(upper);
-            let col = &self.lu[i * n + above..i * n + i];
-            for (t, u) in b[above..i].iter_mut().zip(col) {
-                *t += -coeff * u;
-            }
-        }
-        true
+        assert_eq!(
+            b.len(),
+            self.n,
+            "LU solve: right-hand side of the wrong length"
+        );
+        substitute(self, b)
     }
 
     /// The solution of A x = b, None when A is singular.
@@ -254,7 +248,7 @@ mod tests {
         m.iter().map(|v| v.to_bits()).collect()
     }
 
-    /// Factors, solutions and inverses bit for bit nalgebra's, on matrices of sizes 1 to 60
+    /// U, solutions and inverses bit for bit nalgebra's, on matrices of sizes 1 to 60
     /// with entries of mixed magnitudes (pivoting exercised), a zero column below the
     /// diagonal, repeated magnitudes (the first largest is the pivot) and a singular one.
     #[test]
@@ -282,18 +276,12 @@ mod tests {
                 let b = DMatrix::from_fn(n, 3, |_, _| lcg(&mut seed));
                 let ours = Lu::new(a.clone());
                 let theirs = a.clone().lu();
-                let (l, u) = (theirs.l(), theirs.u());
-                let mut packed = u.clone();
-                for j in 0..n {
-                    for i in j + 1..n {
-                        packed[(i, j)] = l[(i, j)];
-                    }
-                }
-                assert_eq!(
-                    bits(&ours.lu),
-                    bits(packed.as_slice()),
-                    "factors, n {n} case {case}"
-                );
+                let u = theirs.u();
+                let ours_u: Vec<f64> = (0..n)
+                    .flat_map(|j| (0..n).map(move |i| (i, j)))
+                    .map(|(i, j)| if i <= j { ours.lu[i + j * n] } else { 0.0 })
+                    .collect();
+                assert_eq!(bits(&ours_u), bits(u.as_slice()), "U, n {n} case {case}");
                 let (x, y) = (ours.solve_matrix(&b), theirs.solve(&b));
                 assert_eq!(x.is_some(), y.is_some(), "n {n} case {case}");
                 if let (Some(x), Some(y)) = (x, y) {
