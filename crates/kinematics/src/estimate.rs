@@ -160,29 +160,16 @@ fn refine_horizontal(
         if base.is_none() {
             angles.insert(0, 0.0);
         }
-        // The candidates are independent: evaluated on every core, then taken in order (the
-        // same choice as one after the other).
-        for (angle, cand) in angles
-            .iter()
-            .zip(flexbench_contracts::parallel::map_in_order(
-                threads,
-                &angles,
-                |a| run(*a),
-            ))
-        {
-            if *angle == 0.0 && base.is_none() {
-                let cand = cand?;
-                top = cand.smoother.log_likelihood;
-                base = Some(cand);
-                continue;
-            }
-            if let Ok(cand) = cand {
-                if cand.smoother.log_likelihood > top {
-                    top = cand.smoother.log_likelihood;
-                    turned = Some((*angle, cand));
-                    centre = *angle;
-                }
-            }
+        let (base_run, best) = best_candidate(threads, &angles, base.is_none(), run);
+        if let Some(b) = base_run {
+            let b = b?;
+            top = b.smoother.log_likelihood;
+            base = Some(b);
+        }
+        if let Some((angle, cand)) = best.filter(|(_, c)| c.smoother.log_likelihood > top) {
+            top = cand.smoother.log_likelihood;
+            turned = Some((angle, cand));
+            centre = angle;
         }
     }
     let base = base.expect("the coarse grid runs angle 0");
@@ -198,6 +185,51 @@ fn refine_horizontal(
         }
         _ => (0.0, base),
     })
+}
+
+/// One grid's candidates (`angles`, the first of them the tracks as they are, angle 0, when
+/// `with_base`) run on every core: that run, and the candidate of highest likelihood (the
+/// earliest angle among equals: the choice one after the other would make). The others are
+/// dropped as they finish, so that one run per thread and the best are held at once, not the
+/// whole grid's (tens of megabytes each on a long recording).
+#[allow(clippy::type_complexity)]
+fn best_candidate(
+    threads: usize,
+    angles: &[f64],
+    with_base: bool,
+    run: &(dyn Fn(f64) -> Result<Turned, KinematicsError> + Sync),
+) -> (
+    Option<Result<Turned, KinematicsError>>,
+    Option<(f64, Turned)>,
+) {
+    type Slot = (
+        Option<Result<Turned, KinematicsError>>,
+        Option<(usize, Turned)>,
+    );
+    let slot: std::sync::Mutex<Slot> = std::sync::Mutex::new((None, None));
+    let items: Vec<usize> = (0..angles.len()).collect();
+    flexbench_contracts::parallel::map_in_order(threads, &items, |&i| {
+        let r = run(angles[i]);
+        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if with_base && i == 0 {
+            s.0 = Some(r);
+            return;
+        }
+        let Ok(cand) = r else { return };
+        let ll = cand.smoother.log_likelihood;
+        if ll.is_nan() {
+            return;
+        }
+        let better = s.1.as_ref().is_none_or(|(j, b)| {
+            let top = b.smoother.log_likelihood;
+            ll > top || (ll == top && i < *j)
+        });
+        if better {
+            s.1 = Some((i, cand));
+        }
+    });
+    let (base, best) = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+    (base, best.map(|(i, t)| (angles[i], t)))
 }
 
 /// The mechanism's motion from its markers at times `t`: `differentiated` holds each marker's
