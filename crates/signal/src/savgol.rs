@@ -343,20 +343,45 @@ unsafe fn accumulate_avx2<const N: usize>(taps: [&[f64]; N], x: &[f64], out: [&m
 }
 
 /// [`accumulate`]'s loops, inlined into each caller so that each is compiled for its target.
+/// Outputs are taken [`LANES`] at a time, their N filters' sums held in registers over every
+/// tap (each sample loaded once per tap for all N, each output stored once); the last outputs
+/// of a block tap by tap over memory. Either way each output's sum runs over the taps in order.
 #[inline(always)]
 fn accumulate_portable<const N: usize>(taps: [&[f64]; N], x: &[f64], out: [&mut [f64]; N]) {
     let n = out[0].len();
     let mut out = out.map(|o| &mut o[..n]);
-    for k in 0..taps[0].len() {
+    let nt = taps[0].len();
+    let whole = n - n % LANES;
+    for i in (0..whole).step_by(LANES) {
+        let mut acc: [[f64; LANES]; N] =
+            std::array::from_fn(|j| out[j][i..i + LANES].try_into().expect("LANES outputs"));
+        for k in 0..nt {
+            let src: &[f64; LANES] = x[i + k..i + k + LANES].try_into().expect("LANES samples");
+            for (a, t) in acc.iter_mut().zip(&taps) {
+                let h = t[k];
+                for (a, v) in a.iter_mut().zip(src) {
+                    *a += h * v;
+                }
+            }
+        }
+        for (o, a) in out.iter_mut().zip(&acc) {
+            o[i..i + LANES].copy_from_slice(a);
+        }
+    }
+    for k in 0..nt {
         let h = taps.map(|t| t[k]);
-        let src = &x[k..k + n];
+        let src = &x[whole + k..k + n];
         for (j, o) in out.iter_mut().enumerate() {
-            for (a, v) in o.iter_mut().zip(src) {
+            for (a, v) in o[whole..].iter_mut().zip(src) {
                 *a += h[j] * v;
             }
         }
     }
 }
+
+/// Outputs whose sums [`accumulate`] holds in registers at once, per filter (two AVX2
+/// registers; three filters' take six of the sixteen).
+const LANES: usize = 8;
 
 /// Outputs filtered together, tap by tap (8 KB: they stay in the first-level cache).
 const BLOCK: usize = 1024;
