@@ -28,6 +28,58 @@ pub fn map_in_order<T: Sync, R: Send>(
     }
 }
 
+/// The machine's cores (one when unknown).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |c| c.get())
+}
+
+/// Per-sample maps over fewer samples than this run on the calling thread (a fold's window of
+/// a few dozen samples is not worth handing out).
+pub const PER_SAMPLE_MIN: usize = 512;
+
+/// `f` over a recording's samples, results in order: on every core (the enclosing pool's
+/// threads when called from inside one, rayon's global pool otherwise) from
+/// [`PER_SAMPLE_MIN`] samples on. Each sample is computed alone, so the results are those of
+/// one thread.
+pub fn map_samples<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < PER_SAMPLE_MIN {
+        return items.iter().map(f).collect();
+    }
+    items.par_iter().map(&f).collect()
+}
+
+/// [`map_in_order`] in chunks of `chunk` items, `progress` told the fraction done after each
+/// (from the calling thread): a long per-sample map that reports its progress.
+pub fn map_in_order_chunked<T: Sync, R: Send>(
+    threads: usize,
+    items: &[T],
+    chunk: usize,
+    f: impl Fn(&T) -> R + Sync,
+    progress: &mut dyn FnMut(f64),
+) -> Vec<R> {
+    let threads = threads.min(items.len()).max(1);
+    let pool = match (threads, rayon::current_thread_index()) {
+        (1, _) | (_, Some(_)) => None,
+        _ => rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .ok(),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for part in items.chunks(chunk.max(1)) {
+        match (&pool, threads) {
+            (Some(pool), _) => {
+                out.extend(pool.install(|| part.par_iter().map(&f).collect::<Vec<_>>()))
+            }
+            // Inside another call's work: the enclosing pool's threads.
+            (None, t) if t > 1 => out.extend(part.par_iter().map(&f).collect::<Vec<_>>()),
+            _ => out.extend(part.iter().map(&f)),
+        }
+        progress(out.len() as f64 / items.len() as f64);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     /// Results in the items' order on one thread and on four, and every item computed once.
@@ -39,6 +91,30 @@ mod tests {
         assert_eq!(one, four);
         assert_eq!(one[7], 49);
         assert_eq!(one.len(), 100);
+    }
+
+    /// Chunked: the same results in order on any thread count, the progress rising to 1.
+    #[test]
+    fn chunked_keeps_order_and_reports() {
+        let items: Vec<u64> = (0..1000).collect();
+        let mut seen = Vec::new();
+        let two = super::map_in_order_chunked(2, &items, 128, |x| x * 3, &mut |f| seen.push(f));
+        let one = super::map_in_order_chunked(1, &items, 7, |x| x * 3, &mut |_| {});
+        assert_eq!(two, one);
+        assert_eq!(two[999], 2997);
+        assert_eq!(seen.len(), 8);
+        assert_eq!(seen.last(), Some(&1.0));
+        assert!(seen.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// Per-sample maps: the same results in order below and above the threshold.
+    #[test]
+    fn samples_keep_order() {
+        for n in [10u64, 5000] {
+            let items: Vec<u64> = (0..n).collect();
+            let got = super::map_samples(&items, |x| x * x + 1);
+            assert_eq!(got, items.iter().map(|x| x * x + 1).collect::<Vec<_>>());
+        }
     }
 
     /// Nested calls (each item fanning out again) give the same results as one thread.

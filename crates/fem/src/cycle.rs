@@ -178,17 +178,26 @@ pub fn cycle_modes_keeping(
     keep: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<InstantModes>, FemError> {
+    use flexbench_contracts::parallel::{cores, map_in_order_chunked};
     let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
-    let mut out = Vec::with_capacity(instants.len());
-    for (k, inst) in instants.iter().enumerate() {
-        let mut im = instant_modes_reduced(mesh, &red, inst, full)?;
-        if keep < im.modes.shapes.ncols() {
-            im.modes.shapes = im.modes.shapes.columns(0, keep).into_owned();
-        }
-        out.push(im);
-        progress(k + 1, instants.len());
-    }
-    Ok(out)
+    let n = instants.len();
+    // Each instant's modes on their own (on every core), in order; the first error as one
+    // after the other would meet it.
+    map_in_order_chunked(
+        cores(),
+        instants,
+        256,
+        |inst| {
+            let mut im = instant_modes_reduced(mesh, &red, inst, full)?;
+            if keep < im.modes.shapes.ncols() {
+                im.modes.shapes = im.modes.shapes.columns(0, keep).into_owned();
+            }
+            Ok(im)
+        },
+        &mut |f| progress((f * n as f64).round() as usize, n),
+    )
+    .into_iter()
+    .collect()
 }
 
 /// The matrices of one instant on the free degrees of freedom, as the eigenproblems see them:

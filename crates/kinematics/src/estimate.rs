@@ -367,42 +367,45 @@ pub fn forces(
     max_condition: f64,
     progress: &mut dyn FnMut(f64),
 ) -> Result<ForceSeries, KinematicsError> {
+    use flexbench_contracts::parallel::{cores, map_in_order_chunked, map_samples};
     let n = motion.samples.len();
     let mut out = ForceSeries {
         rows: Vec::with_capacity(n),
         ..ForceSeries::default()
     };
-    for (k, f) in motion.samples.iter().enumerate() {
-        let row = match &f.state {
+    // Each sample's system is solved on its own (on every core), then taken in order: the
+    // first error, the toggles and the largest condition number as one after the other.
+    let solved = map_in_order_chunked(
+        cores(),
+        &motion.samples,
+        2048,
+        |f| match &f.state {
+            None => Ok(None),
+            Some((q, qd, qdd)) => mech.inverse_dynamics(q, qd, qdd, max_condition).map(Some),
+        },
+        progress,
+    );
+    for (k, s) in solved.into_iter().enumerate() {
+        let row = match s? {
             None => None,
-            Some((q, qd, qdd)) => match mech.inverse_dynamics(q, qd, qdd, max_condition)? {
-                InverseSample::Solved { forces, condition } => {
-                    out.max_condition = out.max_condition.max(condition);
-                    Some(forces)
-                }
-                InverseSample::Toggle { .. } => {
-                    out.toggles.push(t[k]);
-                    None
-                }
-            },
+            Some(InverseSample::Solved { forces, condition }) => {
+                out.max_condition = out.max_condition.max(condition);
+                Some(forces)
+            }
+            Some(InverseSample::Toggle { .. }) => {
+                out.toggles.push(t[k]);
+                None
+            }
         };
         out.rows.push(row);
-        if k % 500 == 0 {
-            progress(k as f64 / n as f64);
-        }
     }
     out.sigmas = motion.covariances.as_ref().map(|cov| {
-        motion
-            .samples
-            .iter()
-            .zip(cov)
-            .zip(&out.rows)
-            .map(|((f, c), r)| {
-                let (q, qd, qdd) = f.state.as_ref()?;
-                r.as_ref()?;
-                mech.forces_sigma(q, qd, qdd, c, max_condition)
-            })
-            .collect()
+        let items: Vec<_> = motion.samples.iter().zip(cov).zip(&out.rows).collect();
+        map_samples(&items, |((f, c), r)| {
+            let (q, qd, qdd) = f.state.as_ref()?;
+            r.as_ref()?;
+            mech.forces_sigma(q, qd, qdd, c, max_condition)
+        })
     });
     Ok(out)
 }
@@ -410,18 +413,13 @@ pub fn forces(
 /// Per sample, the standard deviations of the markers' fitted kinematics from the smoother's
 /// covariance (None where not fitted), when the motion has one.
 pub fn marker_sigmas(mech: &Mechanism, motion: &Motion) -> Option<Vec<Option<Vec<f64>>>> {
+    use flexbench_contracts::parallel::map_samples;
     let cov = motion.covariances.as_ref()?;
-    Some(
-        motion
-            .samples
-            .iter()
-            .zip(cov)
-            .map(|(f, c)| {
-                let (q, qd, qdd) = f.state.as_ref()?;
-                mech.marker_kinematics_sigma(q, qd, qdd, c)
-            })
-            .collect(),
-    )
+    let items: Vec<_> = motion.samples.iter().zip(cov).collect();
+    Some(map_samples(&items, |(f, c)| {
+        let (q, qd, qdd) = f.state.as_ref()?;
+        mech.marker_kinematics_sigma(q, qd, qdd, c)
+    }))
 }
 
 /// The state of every fitted sample, by reference.

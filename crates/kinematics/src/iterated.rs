@@ -60,31 +60,29 @@ pub(crate) fn linearised(
 ) -> Vec<Option<LinearObs>> {
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
-    obs.iter()
-        .zip(lin)
-        .map(|(o, q)| {
-            let (h, r) = measurement(mech, q, o, &scale)?;
-            let mut xbar = DVector::zeros(ORDER * nd);
-            for (j, v) in drivers_scaled(mech, q, &scale).into_iter().enumerate() {
-                xbar[ORDER * j] = v;
+    let items: Vec<_> = obs.iter().zip(lin).collect();
+    flexbench_contracts::parallel::map_samples(&items, |&(o, q)| {
+        let (h, r) = measurement(mech, q, o, &scale)?;
+        let mut xbar = DVector::zeros(ORDER * nd);
+        for (j, v) in drivers_scaled(mech, q, &scale).into_iter().enumerate() {
+            xbar[ORDER * j] = v;
+        }
+        let z = &h * xbar - r;
+        let m = h.nrows();
+        let mut cov = DMatrix::identity(m, m) * (sigma * sigma);
+        let (mut h, mut z) = (h, z);
+        for (j, r) in rest.iter().enumerate() {
+            if let Some((mean, var)) = r {
+                let k = h.nrows();
+                h = h.insert_row(k, 0.0);
+                h[(k, ORDER * j)] = 1.0;
+                z = z.push(*mean);
+                cov = cov.insert_row(k, 0.0).insert_column(k, 0.0);
+                cov[(k, k)] = *var;
             }
-            let z = &h * xbar - r;
-            let m = h.nrows();
-            let mut cov = DMatrix::identity(m, m) * (sigma * sigma);
-            let (mut h, mut z) = (h, z);
-            for (j, r) in rest.iter().enumerate() {
-                if let Some((mean, var)) = r {
-                    let k = h.nrows();
-                    h = h.insert_row(k, 0.0);
-                    h[(k, ORDER * j)] = 1.0;
-                    z = z.push(*mean);
-                    cov = cov.insert_row(k, 0.0).insert_column(k, 0.0);
-                    cov[(k, k)] = *var;
-                }
-            }
-            Some(LinearObs { h, z, r: cov })
-        })
-        .collect()
+        }
+        Some(LinearObs { h, z, r: cov })
+    })
 }
 
 pub(crate) fn smoother_prior(mech: &Mechanism, q: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
@@ -116,11 +114,15 @@ pub(crate) fn gauss_newton(
         let lobs = Observations::new(&linearised(mech, obs, lin, sigma, rest));
         let e = kalman_rts(t, &lobs, nd, s, smoother_prior(mech, &lin[0]), true)?;
         let mut step: f64 = 0.0;
-        for (k, q) in lin.iter_mut().enumerate() {
-            let d: Vec<f64> = (0..nd)
-                .map(|j| e.states[k].0[ORDER * j] / scale[j])
-                .collect();
-            if let Ok(qn) = mech.assemble_from(q, &d) {
+        // Each sample reassembled at its smoothed drivers on its own (on every core), then the
+        // trajectory and the largest step updated in order.
+        let items: Vec<_> = lin.iter().zip(&e.states).collect();
+        let moved = flexbench_contracts::parallel::map_samples(&items, |&(q, (x, _))| {
+            let d: Vec<f64> = (0..nd).map(|j| x[ORDER * j] / scale[j]).collect();
+            mech.assemble_from(q, &d).ok()
+        });
+        for (q, qn) in lin.iter_mut().zip(moved) {
+            if let Some(qn) = qn {
                 let old = drivers_scaled(mech, q, &scale);
                 let new = drivers_scaled(mech, &qn, &scale);
                 step = old

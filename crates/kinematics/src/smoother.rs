@@ -169,15 +169,17 @@ fn smoothed_samples(
     let mut out = Vec::with_capacity(lin.len());
     let mut report = FitReport::default();
     let (mut sum2, mut cnt) = (vec![0.0; nm], vec![0usize; nm]);
-    for (k, q) in lin.iter().enumerate() {
-        let x = &est.states[k].0;
+    // Each sample's velocities and accelerations on its own (on every core), then the
+    // residuals summed in order.
+    let items: Vec<_> = lin.iter().zip(&est.states).collect();
+    let states = flexbench_contracts::parallel::map_samples(&items, |&(q, (x, _))| {
         let rates: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 1] / scale[j]).collect();
         let accs: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 2] / scale[j]).collect();
-        let state = (|| {
-            let qd = mech.velocities_at(q, &rates).ok()?;
-            let qdd = mech.accelerations_at(q, &qd, &accs).ok()?;
-            Some((q.clone(), qd, qdd))
-        })();
+        let qd = mech.velocities_at(q, &rates).ok()?;
+        let qdd = mech.accelerations_at(q, &qd, &accs).ok()?;
+        Some((q.clone(), qd, qdd))
+    });
+    for (k, state) in states.into_iter().enumerate() {
         let Some((q, qd, qdd)) = state else {
             report.unfitted_samples += 1;
             out.push(FitSample {
