@@ -48,20 +48,20 @@ fn drivers_scaled(mech: &Mechanism, q: &DVector<f64>, scale: &[f64]) -> Vec<f64>
 }
 
 /// The markers linearised about the configurations `lin`: z~ = H x_bar - r = H x + v with
-/// x_bar the scaled drivers of lin (Gauss-Newton's linear model of the measurement).
-/// `rest[j]`, when given, adds to every sample the weak observation that scaled driver j is
-/// near a value (mean, variance).
+/// x_bar the scaled drivers of lin (Gauss-Newton's linear model of the measurement), each
+/// sample's prepared for the filter as it is made. `rest[j]`, when given, adds to every sample
+/// the weak observation that scaled driver j is near a value (mean, variance).
 pub(crate) fn linearised(
     mech: &Mechanism,
     obs: &[Vec<Option<MarkerState>>],
     lin: &[DVector<f64>],
     sigma: f64,
     rest: &[Option<(f64, f64)>],
-) -> Vec<Option<LinearObs>> {
+) -> Observations {
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
     let items: Vec<_> = obs.iter().zip(lin).collect();
-    flexbench_contracts::parallel::map_samples(&items, |&(o, q)| {
+    let prepared = flexbench_contracts::parallel::map_samples(&items, |&(o, q)| {
         let (h, r) = measurement(mech, q, o, &scale)?;
         let mut xbar = DVector::zeros(ORDER * nd);
         for (j, v) in drivers_scaled(mech, q, &scale).into_iter().enumerate() {
@@ -81,8 +81,9 @@ pub(crate) fn linearised(
                 cov[(k, k)] = *var;
             }
         }
-        Some(LinearObs { h, z, r: cov })
-    })
+        Some(LinearObs { h, z, r: cov }.prepare())
+    });
+    Observations::from_prepared(prepared)
 }
 
 pub(crate) fn smoother_prior(mech: &Mechanism, q: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
@@ -111,7 +112,7 @@ pub(crate) fn gauss_newton(
     let scale = driver_weights(mech, 1.0);
     let mut out = None;
     for it in 0..iters {
-        let lobs = Observations::new(&linearised(mech, obs, lin, sigma, rest));
+        let lobs = linearised(mech, obs, lin, sigma, rest);
         let e = kalman_rts(t, &lobs, nd, s, smoother_prior(mech, &lin[0]), true)?;
         let mut step: f64 = 0.0;
         // Each sample reassembled at its smoothed drivers on its own (on every core), then the

@@ -23,7 +23,7 @@
 use nalgebra::{DMatrix, DVector, Vector2};
 
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, Observations, ORDER};
+use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, ORDER};
 
 use crate::fit::{marker_rms, FitReport};
 use crate::iterated::{gauss_newton, linearised, smoother_prior, NoiseModel};
@@ -88,7 +88,7 @@ pub fn smooth_markers_with_covariance(
     let sigma = marker_noise(mech, obs).map_or(1e-4, |s| s.max(1e-7));
     let mut lin = linearisation_points(init)?;
     let prior = |lin: &[DVector<f64>]| smoother_prior(mech, &lin[0]);
-    let lobs = Observations::new(&linearised(mech, obs, &lin, sigma, &vec![None; nd]));
+    let lobs = linearised(mech, obs, &lin, sigma, &vec![None; nd]);
     let (s, _) = ml_jerk_densities(nd, |s| {
         Some(kalman_rts(t, &lobs, nd, s, prior(&lin), false)?.loglik)
     })

@@ -106,6 +106,17 @@ impl Prepared {
     }
 }
 
+/// One sample's observation prepared for the filter ([`LinearObs::prepare`]).
+pub struct PreparedObs(Option<Prepared>);
+
+impl LinearObs {
+    /// The observation as the filter uses it (reduced when it has more rows than the state
+    /// components it reads): prepared where it is made, the rows need not be kept.
+    pub fn prepare(&self) -> PreparedObs {
+        PreparedObs((self.h.nrows() > 0).then(|| Prepared::new(self)))
+    }
+}
+
 /// Observations of the state at every sample, prepared once for the filter's passes (a
 /// density search runs many passes over the same observations).
 pub struct Observations(Vec<Option<Prepared>>);
@@ -115,9 +126,14 @@ impl Observations {
     pub fn new(obs: &[Option<LinearObs>]) -> Observations {
         Observations(
             obs.iter()
-                .map(|o| o.as_ref().filter(|o| o.h.nrows() > 0).map(Prepared::new))
+                .map(|o| o.as_ref().and_then(|o| o.prepare().0))
                 .collect(),
         )
+    }
+
+    /// The observations of every sample, each already prepared (None: nothing observed).
+    pub fn from_prepared(obs: Vec<Option<PreparedObs>>) -> Observations {
+        Observations(obs.into_iter().map(|o| o.and_then(|o| o.0)).collect())
     }
 
     /// The number of samples.
@@ -136,7 +152,8 @@ impl Observations {
 pub struct Estimate {
     /// Log-likelihood of the innovations.
     pub loglik: f64,
-    /// Mean and covariance of the state at every sample.
+    /// Mean and covariance of the state at every sample (the smoother's; none when only the
+    /// likelihood was asked, `smooth` false: a density search's passes keep nothing).
     pub states: Vec<(DVector<f64>, DMatrix<f64>)>,
 }
 
@@ -213,7 +230,9 @@ pub fn kalman_rts(
         if let Some(o) = obs.0.get(k).and_then(|o| o.as_ref()) {
             loglik += work.update(&scaled, o, &mut x, &mut p)?;
         }
-        states.push((x.clone(), p.clone()));
+        if smooth {
+            states.push((x.clone(), p.clone()));
+        }
     }
     if smooth {
         scaled.backward(t, &xs_pred, &ps_pred, &mut states)?;
