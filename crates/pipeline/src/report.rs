@@ -204,7 +204,11 @@ pub fn report(
         }));
     }
     events(StageEvent::Progress("interchange files", 0.7));
-    let rate = interchange_files(&mut page, dirs)?;
+    let (rate, skipped) = interchange_files(&mut page, dirs)?;
+    warnings.extend(skipped.into_iter().map(|w| StageWarning {
+        stage: "report".into(),
+        warning: w,
+    }));
     let own = ReportNumbers {
         title: title.to_string(),
         frames: track_summary.as_ref().map(|ts| ts.frames),
@@ -858,19 +862,34 @@ fn lever_note(page: &mut RunPage, fem: &FemRecord) {
     );
 }
 
-/// The tracks and the markers' fitted kinematics as TRC and C3D; returns the tracks' frame rate.
-fn interchange_files(page: &mut RunPage, dirs: &StageDirs) -> Result<f64, PipelineError> {
-    use flexbench_tables::interchange::{write_c3d, write_trc, Trajectories};
+/// The tracks and the markers' fitted kinematics as TRC and C3D; returns the tracks' frame rate
+/// and the files left out: a recording too long for C3D's 16-bit frame numbers (over 4.5 min
+/// at 240 frames/s) gets its TRC files only, with a warning, not a failed run.
+fn interchange_files(
+    page: &mut RunPage,
+    dirs: &StageDirs,
+) -> Result<(f64, Vec<String>), PipelineError> {
+    use flexbench_tables::interchange::{fits_c3d, write_c3d, write_trc, Trajectories};
     let tracks = flexbench_tables::read_tracks(&dirs.track.join("tracks.parquet"))?;
     let traj = Trajectories::from_tracks(&tracks)?;
     let fitted = Trajectories::from_markers_table(&dirs.process.join("markers.parquet"))?;
+    let mut skipped = Vec::new();
     for (tr, stem) in [(&traj, "tracks"), (&fitted, "markers")] {
         page.files
             .push(write_trc(tr, &page.out().join(format!("{stem}.trc")))?);
-        page.files
-            .push(write_c3d(tr, &page.out().join(format!("{stem}.c3d")))?);
+        if fits_c3d(tr) {
+            page.files
+                .push(write_c3d(tr, &page.out().join(format!("{stem}.c3d")))?);
+        } else {
+            skipped.push(format!(
+                "{stem}.c3d not written: its {} frames of {} markers from frame {} exceed the C3D header's frame numbers (at most 65535) or marker count (255); {stem}.trc holds them all",
+                tr.positions.len(),
+                tr.markers.len(),
+                tr.first_frame
+            ));
+        }
     }
-    Ok(traj.rate)
+    Ok((traj.rate, skipped))
 }
 
 /// The peak liaison forces at B and C' over the recording and their crank angles.

@@ -476,8 +476,7 @@ pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> 
         reason,
     };
     let (n, m) = (tr.positions.len(), tr.markers.len());
-    let last = tr.first_frame + n.saturating_sub(1);
-    if n == 0 || m == 0 || last > u16::MAX as usize || m > 255 {
+    if !fits_c3d(tr) {
         return Err(bad(format!("{n} frames of {m} markers from frame {} cannot be written as C3D (at most 65535 frames, 255 markers)", tr.first_frame)));
     }
     let blocks = c3d_parameters(tr, 0).len() / 512;
@@ -487,6 +486,14 @@ pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> 
     bytes.extend(c3d_points(tr));
     flexbench_contracts::atomic::write_bytes(path, &bytes).map_err(|e| bad(e.to_string()))?;
     Ok(path.to_path_buf())
+}
+
+/// True when the trajectories fit a C3D header: at least one frame and one marker, the last
+/// frame's number at most 65535 (a 16-bit word: 4.5 min at 240 frames/s), at most 255 markers.
+pub fn fits_c3d(tr: &Trajectories) -> bool {
+    let (n, m) = (tr.positions.len(), tr.markers.len());
+    let last = tr.first_frame + n.saturating_sub(1);
+    n > 0 && m > 0 && last <= u16::MAX as usize && m <= 255
 }
 
 /// A little-endian 32-bit float's bytes.
@@ -700,6 +707,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// C3D's header limits: the last frame number 65535 fits, 65536 does not (writing it is
+    /// refused by name, not wrapped); 255 markers fit, 256 do not.
+    #[test]
+    fn c3d_limits_are_checked() {
+        let mut tr = sample();
+        tr.first_frame = 65535 - 49;
+        assert!(fits_c3d(&tr));
+        tr.first_frame += 1;
+        assert!(!fits_c3d(&tr));
+        let dir = tempfile::tempdir().unwrap();
+        let e = write_c3d(&tr, &dir.path().join("t.c3d")).unwrap_err();
+        assert!(e.to_string().contains("at most 65535 frames"), "{e}");
+        tr.first_frame = 1;
+        tr.markers = (0..256).map(|i| format!("M{i}")).collect();
+        assert!(!fits_c3d(&tr));
+        tr.markers.truncate(255);
+        assert!(fits_c3d(&tr));
     }
 
     /// TRC: the header's counts and units, a gap as empty cells, positions in mm.
