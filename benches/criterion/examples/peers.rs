@@ -61,6 +61,17 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("an output directory"));
     std::fs::create_dir_all(&dir).expect("the directory");
+    // Kernels on one thread, as the peers' (OPENBLAS_NUM_THREADS=1): flexbench's per-sample
+    // maps run in the enclosing pool, here of one thread.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool")
+        .install(|| measure(&dir));
+}
+
+/// Every kernel timed, its results written into `dir` for benches/peers.py.
+fn measure(dir: &Path) {
     let mut meta = Vec::new();
 
     // Savitzky-Golay, derivatives 0-2.
