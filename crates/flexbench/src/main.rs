@@ -159,7 +159,8 @@ struct ProcessArgs {
     #[arg(long, conflicts_with = "savgol")]
     periodic: bool,
     /// With the smoother: refine the bench's horizontal from the motion (maximum likelihood
-    /// over a rotation about the origin A, within 2 mrad); the correction is reported. The
+    /// over a rotation about the origin A, within 2 mrad, on the recording's first 10 s); the
+    /// correction is reported. The
     /// rocker's passages through C'D vertical make the forces sensitive to a tenth of a
     /// milliradian of it, finer than one clicks.
     #[arg(long, conflicts_with = "savgol")]

@@ -214,7 +214,7 @@ pub struct ProcessSection {
     pub method: crate::process::KinematicsMethod,
     /// Drivers refitted as Fourier series of the crank angle (steady periodic motion).
     pub periodic: bool,
-    /// The bench's horizontal refined from the motion.
+    /// The bench's horizontal refined from the motion (on the recording's first 10 s).
     pub refine_horizontal: bool,
     /// Savitzky-Golay window (samples, odd), with method savgol.
     pub window: Option<usize>,
