@@ -57,6 +57,9 @@ pub struct Config {
     pub periodic: bool,
     /// Threads the horizontal's candidate angles are evaluated on (results do not depend on it).
     pub threads: usize,
+    /// With `refine_horizontal`: the seconds at the recording's start the horizontal is refined
+    /// on ([`HORIZONTAL_WINDOW_S`]; the whole recording when shorter).
+    pub horizontal_window_s: f64,
     /// With `refine_horizontal`: the correction already found (rad) by an earlier fit of the same
     /// tracks, used as it is instead of searched again (a refit with a few samples left out).
     pub horizontal_found: Option<f64>,
@@ -269,7 +272,7 @@ pub fn estimate(
         (true, None) => {
             let m = t
                 .iter()
-                .take_while(|&&tk| tk - t[0] <= HORIZONTAL_WINDOW_S)
+                .take_while(|&&tk| tk - t[0] <= cfg.horizontal_window_s)
                 .count();
             if m == t.len() {
                 let (angle, best) = refine_horizontal(cfg.threads, &run)?;

@@ -248,6 +248,7 @@ impl ProcessConfig {
             refine_horizontal: self.refine_horizontal,
             periodic: self.periodic,
             threads: crate::threads(),
+            horizontal_window_s: flexbench_kinematics::estimate::HORIZONTAL_WINDOW_S,
             horizontal_found: None,
         }
     }
