@@ -465,13 +465,11 @@ pub fn diffuse_prior(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flexbench_contracts::gauss::Gauss;
 
-    /// A deterministic pseudo-random number in [-1, 1) (a linear congruential sequence).
-    fn lcg(state: &mut u64) -> f64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    /// The next number of a fixed sequence, uniform in (-1, 1).
+    fn sym(g: &mut Gauss) -> f64 {
+        2.0 * g.uniform() - 1.0
     }
 
     /// Two drivers over 12 samples (one step longer), observed by ten rows on their values
@@ -480,7 +478,7 @@ mod tests {
     fn case() -> (Vec<f64>, Vec<Option<LinearObs>>, DVector<f64>, DMatrix<f64>) {
         let nd = 2;
         let dim = ORDER * nd;
-        let mut seed = 7;
+        let mut seed = Gauss::new(7);
         let t: Vec<f64> = (0..12)
             .map(|k| k as f64 / 240.0 + if k > 6 { 0.5 / 240.0 } else { 0.0 })
             .collect();
@@ -496,16 +494,16 @@ mod tests {
                 let mut h = DMatrix::zeros(rows, dim);
                 for i in 0..rows {
                     for &j in &cols {
-                        h[(i, j)] = lcg(&mut seed);
+                        h[(i, j)] = sym(&mut seed);
                     }
                 }
-                let z = DVector::from_fn(rows, |_, _| lcg(&mut seed));
-                let a = DMatrix::from_fn(rows, rows, |_, _| 0.1 * lcg(&mut seed));
+                let z = DVector::from_fn(rows, |_, _| sym(&mut seed));
+                let a = DMatrix::from_fn(rows, rows, |_, _| 0.1 * sym(&mut seed));
                 let r = &a * a.transpose() + DMatrix::identity(rows, rows) * 0.01;
                 Some(LinearObs { h, z, r })
             })
             .collect();
-        let x0 = DVector::from_fn(dim, |_, _| lcg(&mut seed));
+        let x0 = DVector::from_fn(dim, |_, _| sym(&mut seed));
         let (_, p0) = diffuse_prior(&x0.rows(0, nd).into(), &DMatrix::identity(nd, nd));
         (t, obs, x0, p0 * 1e-4)
     }
