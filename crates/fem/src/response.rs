@@ -346,7 +346,8 @@ impl Forced<'_> {
 
     /// The solution of a x = b; an error naming the supports when singular or not finite.
     fn solve(&self, a: DMatrix<f64>, b: DVector<f64>) -> Result<DVector<f64>, FemError> {
-        Lu::new(a)
+        // Every matrix solved here is formed from the lever's, inside their band.
+        Lu::with_band(a, (self.band, self.band))
             .solve(&b)
             .filter(|x| x.iter().all(|v| v.is_finite()))
             .ok_or_else(|| FemError::Singular(self.supports.name().into()))

@@ -162,16 +162,33 @@ impl Lu {
     /// returns None), as nalgebra does.
     pub fn new(a: DMatrix<f64>) -> Lu {
         let n = a.nrows();
+        // Below 24 unknowns (the mechanism's systems) the band is not looked for: the scan
+        // would cost a good part of a factorisation that little banding could shorten.
+        let band = match n >= BANDED_FROM {
+            true => bandwidths(a.as_slice(), n),
+            false => (n, n),
+        };
+        Lu::factor(a, band)
+    }
+
+    /// The factors of the square matrix `a` whose entries are zero below its lower and right
+    /// of its upper bandwidth `band` (the caller knows them, as the lever's forced response
+    /// does: its matrices are formed inside their band), without looking for the band.
+    pub fn with_band(a: DMatrix<f64>, band: (usize, usize)) -> Lu {
+        debug_assert!({
+            let (lower, upper) = bandwidths(a.as_slice(), a.nrows());
+            lower <= band.0 && upper <= band.1
+        });
+        Lu::factor(a, band)
+    }
+
+    /// The factors of `a` within the bandwidths `(lower, upper)`: banded when that saves at
+    /// least two thirds of the dense elimination's work.
+    fn factor(a: DMatrix<f64>, (lower, upper): (usize, usize)) -> Lu {
+        let n = a.nrows();
         assert_eq!(n, a.ncols(), "LU of a non-square matrix");
         let mut lu: Vec<f64> = a.data.into();
         let mut swaps: Vec<usize> = (0..n).collect();
-        // Below 24 unknowns (the mechanism's systems) the band is not looked for: the scan
-        // would cost a good part of a factorisation that little banding could shorten.
-        let (lower, upper) = match n >= BANDED_FROM {
-            true => bandwidths(&lu, n),
-            false => (n, n),
-        };
-        // Banded when that saves at least two thirds of the dense elimination's work.
         let band = match 3 * lower * (lower + upper) < n * n {
             true => (lower, upper),
             false => (n, n),
