@@ -28,9 +28,19 @@ pub fn map_in_order<T: Sync, R: Send>(
     }
 }
 
-/// The machine's cores (one when unknown).
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |c| c.get())
+/// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else
+/// `RAYON_NUM_THREADS` (the variable Rust's thread pools read), else the machine's cores.
+/// Results do not depend on it (each item is computed alone, taken in order).
+pub fn threads() -> usize {
+    let var = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| *n > 0)
+    };
+    var("FLEXBENCH_THREADS")
+        .or_else(|| var("RAYON_NUM_THREADS"))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
 /// Per-sample maps over fewer samples than this run on the calling thread (a fold's window of
@@ -39,10 +49,10 @@ pub const PER_SAMPLE_MIN: usize = 512;
 
 /// `f` over a recording's samples, results in order: on every core (the enclosing pool's
 /// threads when called from inside one, rayon's global pool otherwise) from
-/// [`PER_SAMPLE_MIN`] samples on. Each sample is computed alone, so the results are those of
+/// [`PER_SAMPLE_MIN`] samples on, unless [`threads`] is one. Each sample is computed alone, so the results are those of
 /// one thread.
 pub fn map_samples<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if items.len() < PER_SAMPLE_MIN {
+    if items.len() < PER_SAMPLE_MIN || threads() == 1 {
         return items.iter().map(f).collect();
     }
     items.par_iter().map(&f).collect()

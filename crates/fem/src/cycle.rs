@@ -178,13 +178,13 @@ pub fn cycle_modes_keeping(
     keep: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<InstantModes>, FemError> {
-    use flexbench_contracts::parallel::{cores, map_in_order_chunked};
+    use flexbench_contracts::parallel::{map_in_order_chunked, threads};
     let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
     let n = instants.len();
     // Each instant's modes on their own (on every core), in order; the first error as one
     // after the other would meet it.
     map_in_order_chunked(
-        cores(),
+        threads(),
         instants,
         256,
         |inst| {

@@ -370,7 +370,7 @@ pub fn forces(
     max_condition: f64,
     progress: &mut dyn FnMut(f64),
 ) -> Result<ForceSeries, KinematicsError> {
-    use flexbench_contracts::parallel::{cores, map_in_order_chunked, map_samples};
+    use flexbench_contracts::parallel::{map_in_order_chunked, map_samples, threads};
     let n = motion.samples.len();
     let mut out = ForceSeries {
         rows: Vec::with_capacity(n),
@@ -379,7 +379,7 @@ pub fn forces(
     // Each sample's system is solved on its own (on every core), then taken in order: the
     // first error, the toggles and the largest condition number as one after the other.
     let solved = map_in_order_chunked(
-        cores(),
+        threads(),
         &motion.samples,
         2048,
         |f| match &f.state {

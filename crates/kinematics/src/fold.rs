@@ -139,7 +139,7 @@ impl SecondRoots {
                 asks.push((k, blind, q));
             }
         }
-        let threads = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let threads = flexbench_contracts::parallel::threads();
         let roots =
             flexbench_contracts::parallel::map_in_order(threads, &asks, |&(k, blind, q)| {
                 let z = zone(k, k);

@@ -86,23 +86,9 @@ pub enum PipelineError {
 
 pub use flexbench_contracts::series::unwrap_angles;
 
-/// Threads flexbench computes on: `FLEXBENCH_THREADS` when set to a positive number, else
-/// `RAYON_NUM_THREADS` (the variable Rust's thread pools read), else the machine's cores.
-/// Results do not depend on it (each item is computed alone, taken in order).
+/// Threads flexbench computes on ([`flexbench_contracts::parallel::threads`]).
 pub fn threads() -> usize {
-    let var = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|n| *n > 0)
-    };
-    var("FLEXBENCH_THREADS")
-        .or_else(|| var("RAYON_NUM_THREADS"))
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
+    flexbench_contracts::parallel::threads()
 }
 
 /// Create the output directory (and parents) or say why not.
