@@ -14,12 +14,30 @@ fn cycle(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("symmetric", |b| {
         b.iter(|| {
-            cycle_modes(&mesh, &g, &instants, Supports::Pinned, 0, &mut |_, _| {}).expect("modes")
+            cycle_modes(
+                &mesh,
+                &g,
+                &instants,
+                Supports::Pinned,
+                0,
+                12,
+                &mut |_, _| {},
+            )
+            .expect("modes")
         })
     });
     group.bench_function("symmetric_and_full_6", |b| {
         b.iter(|| {
-            cycle_modes(&mesh, &g, &instants, Supports::Pinned, 6, &mut |_, _| {}).expect("modes")
+            cycle_modes(
+                &mesh,
+                &g,
+                &instants,
+                Supports::Pinned,
+                6,
+                12,
+                &mut |_, _| {},
+            )
+            .expect("modes")
         })
     });
     group.finish();

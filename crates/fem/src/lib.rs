@@ -18,17 +18,22 @@
 //!   [A]^T [M] [A] (seed 003 eq 31), the supports (pinned at B and C' on the bench);
 //! - [`loads`]: the loads of one instant from the measured motion and liaison forces (or a
 //!   prescribed rigid motion), the axial force by statics, the rigid-body balance;
-//! - [`modal`]: the symmetric eigenproblem of the lever as it is at one instant.
+//! - [`modal`]: the symmetric eigenproblem of the lever as it is at one instant;
+//! - [`subspace`]: its lowest modes followed along the cycle by warm-started subspace
+//!   iteration ([`band`]: the banded kernels it and the full problem's inverse iteration use).
 
 #![warn(missing_docs)]
 
 pub mod assembly;
+pub mod band;
 pub mod cycle;
 pub mod element;
+pub mod gyroscopic;
 pub mod loads;
 pub mod modal;
 pub mod quadrature;
 pub mod response;
+pub mod subspace;
 
 pub use assembly::{Lever, Mesh, Supports};
 pub use element::{ElementKind, ElementMatrices};

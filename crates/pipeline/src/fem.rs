@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use flexbench_contracts::motion::ResidualRow;
 use flexbench_contracts::{Column, ModeKind, ModeRow, Modes, Table};
-use flexbench_fem::cycle::{cycle_modes_keeping, track, InstantModes};
+use flexbench_fem::cycle::{cycle_modes, track, InstantModes};
 use flexbench_fem::element::Section;
 use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
@@ -314,8 +314,8 @@ pub fn fem(
     Ok((record, files))
 }
 
-/// Every instant's modes of the lever; the shapes of the lowest 2 `count` modes are kept, all
-/// that following `count` modes reads. `progress` is told each instant done.
+/// Every instant's modes of the lever: the lowest 2 `count` modes, all that following `count`
+/// modes reads. `progress` is told each instant done.
 fn lever_modes(
     mesh: &Mesh,
     g: &flexbench_fem::assembly::GlobalMatrices,
@@ -324,7 +324,7 @@ fn lever_modes(
     count: usize,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Vec<InstantModes>, PipelineError> {
-    cycle_modes_keeping(
+    cycle_modes(
         mesh,
         g,
         instants,
