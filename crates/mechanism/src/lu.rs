@@ -197,6 +197,29 @@ impl Lu {
         Lu { n, lu, swaps, band }
     }
 
+    /// A factorisation of no system yet, for [`Lu::refactor`] to fill.
+    pub fn empty() -> Lu {
+        Lu {
+            n: 0,
+            lu: Vec::new(),
+            swaps: Vec::new(),
+            band: (0, 0),
+        }
+    }
+
+    /// Replace the factors by those of the n x n column-major matrix `a` (dense, as
+    /// [`Lu::new`] factors a system below [`BANDED_FROM`] unknowns), in the storage these
+    /// factors had: a sample-by-sample loop then allocates nothing per system.
+    pub fn refactor(&mut self, a: &[f64], n: usize) {
+        assert_eq!(a.len(), n * n, "LU of a non-square matrix");
+        self.n = n;
+        self.lu.clear();
+        self.lu.extend_from_slice(a);
+        self.swaps.clear();
+        self.swaps.extend(0..n);
+        self.band = eliminate(&mut self.lu, n, &mut self.swaps, (n, n));
+    }
+
     /// The order n of the system.
     pub fn dim(&self) -> usize {
         self.n
