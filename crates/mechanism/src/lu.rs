@@ -399,6 +399,22 @@ mod tests {
         assert!((got - x).amax() < 1e-14);
     }
 
+    /// One factorisation refilled system after system (of different orders) gives the bits
+    /// of a factorisation made afresh for each.
+    #[test]
+    fn refactor_equals_new() {
+        let mut seed = Gauss::new(17);
+        let mut lu = Lu::empty();
+        for n in [12, 5, 12, 30, 1] {
+            let a = DMatrix::from_fn(n, n, |_, _| sym(&mut seed));
+            let b = DVector::from_fn(n, |_, _| sym(&mut seed));
+            lu.refactor(a.as_slice(), n);
+            let fresh = Lu::new(a);
+            assert_eq!(lu.pivots(), fresh.pivots(), "n {n}");
+            assert_eq!(lu.solve(&b), fresh.solve(&b), "n {n}");
+        }
+    }
+
     /// A singular matrix has no solution (no panic, no infinities).
     #[test]
     fn singular_gives_none() {
