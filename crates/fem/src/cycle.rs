@@ -218,9 +218,15 @@ pub fn cycle_modes(
         (4096 / RUN).max(1),
         |run| -> Result<Vec<InstantModes>, FemError> {
             let mut follower = ModeFollower::new(lowest);
-            run.iter()
+            let solved: Vec<InstantModes> = run
+                .iter()
                 .map(|inst| instant_modes_following(mesh, &red, inst, full, &mut follower))
-                .collect()
+                .collect::<Result<_, _>>()?;
+            drop(follower);
+            // Copied once the run's working matrices are freed: the copies fill the holes
+            // those left, where the originals, made among them, kept the allocator from
+            // reusing them (100 s at 240 samples/s: 536 MB resident for 118 MB of modes).
+            Ok(solved.to_vec())
         },
         &mut |f| progress((f * n as f64).round() as usize, n),
     );
