@@ -258,9 +258,48 @@ pub fn fem(
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
     let count = cfg.modes.min(free.len());
-    let modes = lever_modes(&mesh, &g, &instants, cfg, count, &mut |k| {
-        progress(k, total)
-    })?;
+    let (modes, response) = match cfg.damping {
+        None => (
+            lever_modes(&mesh, &g, &instants, cfg, count, &mut |k| {
+                progress(k, total)
+            })?,
+            None,
+        ),
+        // The forced response (one sample after the other) beside the modes (every sample
+        // apart): it needs only the first sample's, which the cycle's run begins with.
+        Some(zeta) => {
+            let first = lever_modes(
+                &mesh,
+                &g,
+                &instants[..instants.len().min(1)],
+                cfg,
+                count,
+                &mut |_| {},
+            )?;
+            let damping = match first.first() {
+                Some(f) => rayleigh(f, count, zeta),
+                // No sample: the forced response says so.
+                None => Damping::from_ratio(zeta, 1.0, 2.0),
+            };
+            let done = std::sync::atomic::AtomicUsize::new(0);
+            let (modes, response) = std::thread::scope(|s| {
+                let modes = s.spawn(|| {
+                    lever_modes(&mesh, &g, &instants, cfg, count, &mut |k| {
+                        done.store(k, std::sync::atomic::Ordering::Relaxed)
+                    })
+                });
+                let mut step = |k: usize, _: usize| {
+                    progress(done.load(std::sync::atomic::Ordering::Relaxed) + k, total)
+                };
+                let response = forced(&mesh, &g, &instants, damping, cfg, &mut step);
+                let modes = modes
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (modes, response)
+            });
+            (modes?, Some((response?, damping)))
+        }
+    };
     let (labels, worst_mac) = track(&modes, &m_free, count);
     let followed = Followed {
         modes: &modes,
@@ -269,17 +308,6 @@ pub fn fem(
         count,
     };
     let modal = modal_table(&mesh, &m_free, &free, &followed)?;
-    // The forced response at the markers on the lever.
-    let response = match cfg.damping {
-        None => None,
-        Some(zeta) => {
-            let n = instants.len();
-            let mut step = |k: usize, _: usize| progress(n + k, total);
-            Some(forced(
-                &mesh, &g, &instants, &followed, cfg, zeta, &mut step,
-            )?)
-        }
-    };
     let markers = lever_markers(&mech);
     let measured = match (&cfg.measured, &response) {
         (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
@@ -472,33 +500,31 @@ fn modal_table(
     })
 }
 
-/// The forced response along the cycle, Rayleigh damping of ratio `zeta` exact at the first and
-/// the highest followed mode of the first sample.
+/// Rayleigh damping of ratio `zeta` exact at the lowest and the highest of the `count` modes
+/// followed at the first sample (`first`: its modes; the labels start as its lowest `count`).
+fn rayleigh(first: &InstantModes, count: usize, zeta: f64) -> Damping {
+    let f_top = first.modes.frequency_hz(count.saturating_sub(1));
+    Damping::from_ratio(zeta, first.modes.frequency_hz(0), f_top)
+}
+
+/// The forced response along the cycle with Rayleigh `damping`.
 fn forced(
     mesh: &Mesh,
     g: &flexbench_fem::assembly::GlobalMatrices,
     instants: &[LeverInstant],
-    followed: &Followed,
+    damping: Damping,
     cfg: &FemConfig,
-    zeta: f64,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(Response, Damping), PipelineError> {
-    let (first, labels) = (&followed.modes[0], &followed.labels[0]);
-    let f_top = first
-        .modes
-        .frequency_hz(labels.iter().copied().max().unwrap_or(0));
-    let damping = Damping::from_ratio(zeta, first.modes.frequency_hz(labels[0]), f_top);
+) -> Result<Response, PipelineError> {
     let rcfg = flexbench_fem::response::ResponseConfig {
         damping,
         max_step: cfg.max_step,
     };
-    let r =
-        flexbench_fem::response::forced_response(mesh, g, instants, cfg.supports, &rcfg, progress)
-            .map_err(|source| PipelineError::FemStep {
-                context: "forced response".into(),
-                source,
-            })?;
-    Ok((r, damping))
+    flexbench_fem::response::forced_response(mesh, g, instants, cfg.supports, &rcfg, progress)
+        .map_err(|source| PipelineError::FemStep {
+            context: "forced response".into(),
+            source,
+        })
 }
 
 /// What the fem job computed, for its figures, files and record.
