@@ -18,6 +18,7 @@
 //! 240 frames/s (truth camera): BIC from 2 took 6 harmonics, forces at B 4.05 % and 4.02 % of
 //! their peak; from the floor of 8, 2.30 % and 2.49 %; forced to 10, 5.8 % and 5.1 %.
 
+use flexbench_contracts::parallel::map_samples;
 use flexbench_signal::rts::trend_harmonic_basis;
 use nalgebra::{DMatrix, DVector};
 
@@ -287,12 +288,17 @@ fn rss_and_count(
     idx: &[usize],
     qs: &[DVector<f64>],
 ) -> (f64, usize) {
+    let items: Vec<(usize, usize)> = idx.iter().copied().enumerate().collect();
+    let per = map_samples(&items, |&(i, k)| {
+        let (_, r) = marker_system(mech, &qs[i], &obs[k]);
+        (r.norm_squared(), r.len())
+    });
+    // Summed in the samples' order: the sum one after the other makes.
     let mut s = 0.0;
     let mut n = 0;
-    for (i, &k) in idx.iter().enumerate() {
-        let (_, r) = marker_system(mech, &qs[i], &obs[k]);
-        s += r.norm_squared();
-        n += r.len();
+    for (r2, len) in per {
+        s += r2;
+        n += len;
     }
     (s, n)
 }
@@ -332,20 +338,24 @@ impl PeriodicFit<'_> {
             .collect();
         let n = self.ncoord as f64;
         let nd = mech.drivers.len();
+        // The two starts' fits are independent: on two cores, then taken in order (the same
+        // choice as one after the other).
+        let starts: Vec<Trajectory> = [Some(start_q), rest_q].into_iter().flatten().collect();
+        let fits = flexbench_contracts::parallel::map_in_order(
+            flexbench_contracts::parallel::threads(),
+            &starts,
+            |from| {
+                let k = self.harmonics_by_bic(from, (k_floor, k_cap))?;
+                let (coefs, qs) = periodic_gauss_newton(mech, self.obs, self.idx, from, theta, k)?;
+                let (rss, _) = rss_and_count(mech, self.obs, self.idx, &qs);
+                let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
+                Some((bic, k, coefs, qs))
+            },
+        );
         let mut chosen: Option<(f64, usize, Trajectory, Trajectory)> = None;
-        for from in [Some(start_q), rest_q].into_iter().flatten() {
-            let Some(k) = self.harmonics_by_bic(&from, (k_floor, k_cap)) else {
-                continue;
-            };
-            let Some((coefs, qs)) =
-                periodic_gauss_newton(mech, self.obs, self.idx, &from, theta, k)
-            else {
-                continue;
-            };
-            let (rss, _) = rss_and_count(mech, self.obs, self.idx, &qs);
-            let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
-            if chosen.as_ref().is_none_or(|c| bic < c.0) {
-                chosen = Some((bic, k, coefs, qs));
+        for fit in fits.into_iter().flatten() {
+            if chosen.as_ref().is_none_or(|c| fit.0 < c.0) {
+                chosen = Some(fit);
             }
         }
         let (_, k, coefs, qs) = chosen.ok_or_else(|| KinematicsError::Fit("the periodic fit did not assemble at every sample from either start (the smoother's motion or rest)".into()))?;
@@ -432,10 +442,12 @@ fn markers_rss(
     idx: &[usize],
     qs: &[DVector<f64>],
 ) -> f64 {
-    idx.iter()
-        .enumerate()
-        .map(|(i, &k)| marker_system(mech, &qs[i], &obs[k]).1.norm_squared())
-        .sum()
+    let items: Vec<(usize, usize)> = idx.iter().copied().enumerate().collect();
+    map_samples(&items, |&(i, k)| {
+        marker_system(mech, &qs[i], &obs[k]).1.norm_squared()
+    })
+    .into_iter()
+    .sum()
 }
 
 /// The crank's mean speed (rad/s): the least-squares slope of its smoothed angle against
@@ -516,14 +528,14 @@ fn crank_refit(
             .map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone())
             .collect();
         let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
-            qs.iter()
-                .zip(&bases)
-                .map(|(q, b)| {
-                    let mut values = vec![b.dot(c)];
-                    values.extend((1..nd).map(|j| mech.drivers[j].coordinate.value(q)));
-                    mech.assemble_from(q, &values).ok()
-                })
-                .collect()
+            let items: Vec<(&DVector<f64>, &DVector<f64>)> = qs.iter().zip(&bases).collect();
+            map_samples(&items, |(q, b)| {
+                let mut values = vec![b.dot(c)];
+                values.extend((1..nd).map(|j| mech.drivers[j].coordinate.value(q)));
+                mech.assemble_from(q, &values).ok()
+            })
+            .into_iter()
+            .collect()
         };
         // Start: the series fitted to the smoothed angle itself (valid where the smoother
         // is); then Gauss-Newton on the markers.
@@ -583,10 +595,12 @@ fn driver_normals(
         h: Vec::with_capacity(qs.len()),
         ee: 0.0,
     };
-    for (i, &s) in idx.iter().enumerate() {
+    // Each sample's normal equations on every core, taken in the samples' order (the sum of
+    // squares as one after the other makes it).
+    let items: Vec<(usize, usize)> = idx.iter().copied().enumerate().collect();
+    let per = map_samples(&items, |&(i, s)| {
         let (jm, r) = marker_system(mech, &qs[i], &obs[s]);
-        let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, &qs[i], &unit)
-            .ok_or_else(|| KinematicsError::Fit("the periodic fit met a toggle position".into()))?;
+        let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, &qs[i], &unit)?;
         let js = (&jm * sens).columns(cols.start, cols.len()).into_owned();
         let d = DVector::from_iterator(
             cols.len(),
@@ -594,9 +608,14 @@ fn driver_normals(
                 .map(|j| mech.drivers[j].coordinate.value(&qs[i])),
         );
         let e = &js * &d - &r;
-        out.ee += e.norm_squared();
-        out.g.push(js.transpose() * &js);
-        out.h.push(js.transpose() * e);
+        Some((e.norm_squared(), js.transpose() * &js, js.transpose() * e))
+    });
+    for sample in per {
+        let (ee, g, h) = sample
+            .ok_or_else(|| KinematicsError::Fit("the periodic fit met a toggle position".into()))?;
+        out.ee += ee;
+        out.g.push(g);
+        out.h.push(h);
     }
     Ok(out)
 }
@@ -624,15 +643,14 @@ fn periodic_gauss_newton(
     };
     let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
         let coefs = split(c);
-        bases
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let mut values = vec![theta[i].0];
-                values.extend(coefs.iter().map(|c| b.dot(c)));
-                mech.assemble_from(&qs[i], &values).ok()
-            })
-            .collect()
+        let items: Vec<(usize, &DVector<f64>)> = bases.iter().enumerate().collect();
+        map_samples(&items, |&(i, b)| {
+            let mut values = vec![theta[i].0];
+            values.extend(coefs.iter().map(|c| b.dot(c)));
+            mech.assemble_from(&qs[i], &values).ok()
+        })
+        .into_iter()
+        .collect()
     };
     // Start: each driver's series fitted to its own start values (the smoother's, or rest);
     // then Gauss-Newton on the markers (from rest the slide may start centimetres away,
