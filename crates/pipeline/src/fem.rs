@@ -251,55 +251,16 @@ pub fn fem(
     let (instants, crank) = read_instants(bodies, forces, &mech, centroid)?;
     let g = mesh.assemble();
     let worst_balance = worst_rigid_balance(&instants, &mesh, &g);
-    let total = match cfg.damping {
-        Some(_) => 2 * instants.len(),
-        None => instants.len(),
-    };
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
     let count = cfg.modes.min(free.len());
-    let (modes, response) = match cfg.damping {
-        None => (
-            lever_modes(&mesh, &g, &instants, cfg, count, &mut |k| {
-                progress(k, total)
-            })?,
-            None,
-        ),
-        // The forced response (one sample after the other) beside the modes (every sample
-        // apart): it needs only the first sample's, which the cycle's run begins with.
-        Some(zeta) => {
-            let first = lever_modes(
-                &mesh,
-                &g,
-                &instants[..instants.len().min(1)],
-                cfg,
-                count,
-                &mut |_| {},
-            )?;
-            let damping = match first.first() {
-                Some(f) => rayleigh(f, count, zeta),
-                // No sample: the forced response says so.
-                None => Damping::from_ratio(zeta, 1.0, 2.0),
-            };
-            let done = std::sync::atomic::AtomicUsize::new(0);
-            let (modes, response) = std::thread::scope(|s| {
-                let modes = s.spawn(|| {
-                    lever_modes(&mesh, &g, &instants, cfg, count, &mut |k| {
-                        done.store(k, std::sync::atomic::Ordering::Relaxed)
-                    })
-                });
-                let mut step = |k: usize, _: usize| {
-                    progress(done.load(std::sync::atomic::Ordering::Relaxed) + k, total)
-                };
-                let response = forced(&mesh, &g, &instants, damping, cfg, &mut step);
-                let modes = modes
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (modes, response)
-            });
-            (modes?, Some((response?, damping)))
-        }
+    let cycle = Cycle {
+        mesh: &mesh,
+        g: &g,
+        instants: &instants,
+        count,
     };
+    let (modes, response) = modes_and_response(&cycle, cfg, &mut progress)?;
     let (labels, worst_mac) = track(&modes, &m_free, count);
     let followed = Followed {
         modes: &modes,
@@ -340,6 +301,59 @@ pub fn fem(
     let record = FemRecord::new(run, &lever, cfg);
     files.push(record.write(&out.join("summary.json"))?);
     Ok((record, files))
+}
+
+/// The lever's mesh, matrices and samples, and the number of modes followed.
+struct Cycle<'a> {
+    mesh: &'a Mesh,
+    g: &'a flexbench_fem::assembly::GlobalMatrices,
+    instants: &'a [LeverInstant],
+    count: usize,
+}
+
+/// Every sample's modes and, with damping asked, the forced response: the response (one
+/// sample after the other) runs beside the modes (every sample apart), since it needs only the
+/// first sample's, which the cycle's first run begins with (the same numbers).
+#[allow(clippy::type_complexity)]
+fn modes_and_response(
+    cycle: &Cycle,
+    cfg: &FemConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<InstantModes>, Option<(Response, Damping)>), PipelineError> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let Cycle {
+        mesh,
+        g,
+        instants,
+        count,
+    } = *cycle;
+    let Some(zeta) = cfg.damping else {
+        let n = instants.len();
+        let modes = lever_modes(mesh, g, instants, cfg, count, &mut |k| progress(k, n))?;
+        return Ok((modes, None));
+    };
+    let total = 2 * instants.len();
+    let head = &instants[..instants.len().min(1)];
+    let damping = match lever_modes(mesh, g, head, cfg, count, &mut |_| {})?.first() {
+        Some(f) => rayleigh(f, count, zeta),
+        // No sample: the forced response says so.
+        None => Damping::from_ratio(zeta, 1.0, 2.0),
+    };
+    let done = AtomicUsize::new(0);
+    let (modes, response) = std::thread::scope(|s| {
+        let modes = s.spawn(|| {
+            lever_modes(mesh, g, instants, cfg, count, &mut |k| {
+                done.store(k, Relaxed)
+            })
+        });
+        let mut step = |k: usize, _: usize| progress(done.load(Relaxed) + k, total);
+        let response = forced(mesh, g, instants, damping, cfg, &mut step);
+        let modes = modes
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (modes, response)
+    });
+    Ok((modes?, Some((response?, damping))))
 }
 
 /// Every instant's modes of the lever: the lowest 2 `count` modes, all that following `count`
