@@ -395,35 +395,44 @@ pub const MAX_STEP_VARIATION: f64 = 0.01;
 /// within [`crate::rts::MAX_STEP_RATIO`] of the shortest, the shortest: no step can then be
 /// longer than that ratio times the median (which is at least the shortest), so the split
 /// below is the same, and an evenly sampled recording skips the selection (a tenth of the
-/// filter's time on 100,000 samples; `make bench`).
-fn median_step(t: &[f64]) -> f64 {
+/// filter's time on 100,000 samples; `make bench`). With it, the longest step.
+fn median_step(t: &[f64]) -> (f64, f64) {
     if t.len() < 2 {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let (lo, hi) = step_range(t);
     if hi <= crate::rts::MAX_STEP_RATIO * lo {
-        return lo;
+        return (lo, hi);
     }
     // The median step, selected in linear time (a full sort was half the filter's time on
     // 100,000 samples; `make bench`).
     let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
     let half = steps.len() / 2;
-    *steps.select_nth_unstable_by(half, |a, b| a.total_cmp(b)).1
+    (
+        *steps.select_nth_unstable_by(half, |a, b| a.total_cmp(b)).1,
+        hi,
+    )
 }
 
 /// Split sample indices into runs of present samples: a gap or a time step longer than
 /// [`crate::rts::MAX_STEP_RATIO`] median steps ends a run (a dropped frame does not: its
 /// segment is fitted on the samples' own times).
 pub(crate) fn segments(t: &[f64], present: &[bool]) -> Vec<(usize, usize)> {
-    let median = median_step(t);
-    // Every step within the ratio of the shortest and every sample present: one run, found
-    // without the test of each sample below (a tenth of the filter's time; `make bench`).
-    if t.len() >= 2 && present.iter().fold(true, |a, p| a & *p) {
-        let (_, hi) = step_range(t);
-        if hi <= crate::rts::MAX_STEP_RATIO * median {
-            return vec![(0, t.len())];
-        }
+    let (median, longest) = median_step(t);
+    // Every step within the ratio of the median and every sample present: one run, found
+    // without the test of each sample (a tenth of the filter's time; `make bench`).
+    if t.len() >= 2
+        && longest <= crate::rts::MAX_STEP_RATIO * median
+        && present.iter().fold(true, |a, p| a & *p)
+    {
+        return vec![(0, t.len())];
     }
+    runs(t, present, median)
+}
+
+/// The runs of present samples of [`segments`], sample by sample, for the median step
+/// `median` (s).
+fn runs(t: &[f64], present: &[bool], median: f64) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
     for k in 0..t.len() {
@@ -570,28 +579,11 @@ mod tests {
     /// shortcut for even, complete recordings changes nothing.
     #[test]
     fn segments_match_a_plain_scan() {
+        // the median by a full sort, every sample tested
         let plain = |t: &[f64], present: &[bool]| -> Vec<(usize, usize)> {
             let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
             steps.sort_by(f64::total_cmp);
-            let median = steps[steps.len() / 2];
-            let mut out = Vec::new();
-            let mut start: Option<usize> = None;
-            for k in 0..t.len() {
-                let broken = k > 0 && t[k] - t[k - 1] > crate::rts::MAX_STEP_RATIO * median;
-                if let Some(s) = start {
-                    if !present[k] || broken {
-                        out.push((s, k));
-                        start = None;
-                    }
-                }
-                if present[k] && start.is_none() {
-                    start = Some(k);
-                }
-            }
-            if let Some(s) = start {
-                out.push((s, t.len()));
-            }
-            out
+            runs(t, present, steps[steps.len() / 2])
         };
         let mut g = flexbench_contracts::gauss::Gauss::new(7);
         for case in 0..40 {
