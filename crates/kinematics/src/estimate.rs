@@ -15,7 +15,7 @@ use flexbench_signal::Differentiator;
 use crate::fit::{fit_markers, FitReport};
 use crate::observe::{FitSample, MarkerState};
 use crate::periodic::{periodic_refit, PeriodicReport};
-use crate::smoother::{smooth_markers_with_covariance, SmootherReport};
+use crate::smoother::{profile_log_likelihood, smooth_markers_with_covariance, SmootherReport};
 use crate::KinematicsError;
 
 /// Range of the horizontal's refinement, rad either side of the calibration's.
@@ -139,107 +139,114 @@ fn turned_run(
     })
 }
 
-/// The horizontal's refinement: the turn of the tracks with the highest likelihood of the
-/// smoother, kept when significant. Returns the angle (0: the calibration's kept) and the run;
-/// an error when the run of the tracks as they are fails.
+/// The horizontal's refinement: the turn of the tracks of highest likelihood of the smoother,
+/// kept when significant. `run` is the whole fit and smoother of the tracks turned by an angle
+/// ([`turned_run`]), `profile` the smoother's likelihood at an angle warm-started from the run of
+/// the tracks as they are ([`crate::smoother::profile_log_likelihood`]): the tracks as they are
+/// run whole, the candidate angles are profiled from that run, on its assembly branch through
+/// the folds. Returns the angle (0: the calibration's kept) and the run of the tracks as they
+/// are; an error when that run fails.
 fn refine_horizontal(
     threads: usize,
     run: &(dyn Fn(f64) -> Result<Turned, KinematicsError> + Sync),
+    profile: &(dyn Fn(f64, &Turned) -> Option<f64> + Sync),
 ) -> Result<(f64, Turned), KinematicsError> {
-    // Coarse grid, then a finer one about the best: the likelihood is not smooth in the angle
-    // (fold decisions change), so no derivative-based search. The tracks as they are (angle
-    // 0) run with the coarse grid.
-    let mut centre = 0.0;
-    let mut turned = None;
-    let mut base: Option<Turned> = None;
-    let mut top = f64::NEG_INFINITY;
-    let mut tried: Vec<u64> = vec![0f64.to_bits()];
-    for (step, half) in [
-        (HORIZONTAL_COARSE_STEP, HORIZONTAL_RANGE),
-        (HORIZONTAL_FINE_STEP, HORIZONTAL_COARSE_STEP),
-    ] {
-        let count = (half / step).round() as i32;
-        let around = centre;
-        // An angle of the coarse grid met again on the fine one is not run again: it was not
-        // the best then, and the best can only have risen since.
-        let mut angles: Vec<f64> = (-count..=count)
-            .map(|i| around + i as f64 * step)
-            .filter(|a| *a != around && !tried.contains(&a.to_bits()))
-            .collect();
-        tried.extend(angles.iter().map(|a| a.to_bits()));
-        if base.is_none() {
-            angles.insert(0, 0.0);
-        }
-        let (base_run, best) = best_candidate(threads, &angles, base.is_none(), run);
-        if let Some(b) = base_run {
-            let b = b?;
-            top = b.smoother.log_likelihood;
-            base = Some(b);
-        }
-        if let Some((angle, cand)) = best.filter(|(_, c)| c.smoother.log_likelihood > top) {
-            top = cand.smoother.log_likelihood;
-            turned = Some((angle, cand));
-            centre = angle;
-        }
-    }
-    let base = base.expect("the coarse grid runs angle 0");
+    let base = run(0.0)?;
+    let fine = HORIZONTAL_FINE_STEP;
+    let mut climb = Climb {
+        threads,
+        known: Vec::new(),
+        profile: &|k: i32| profile(k as f64 * fine, &base),
+    };
+    // A climb along the coarse grid from the calibration's horizontal, then along the fine one
+    // from the coarse grid's best, no further than halfway to its neighbours.
+    let coarse = (HORIZONTAL_COARSE_STEP / fine).round() as i32;
+    let range = (HORIZONTAL_RANGE / fine).round() as i32;
+    let centre = climb.climb(0, coarse, -range..=range);
+    let best = climb.climb(centre, 1, centre - coarse + 1..=centre + coarse - 1);
     // Kept only when the data disagree with the calibration's horizontal significantly
     // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution of about
     // 0.1 mrad a turn would only add noise.
-    Ok(match turned {
-        Some((a, cand))
-            if cand.smoother.log_likelihood - base.smoother.log_likelihood
-                >= HORIZONTAL_LR_THRESHOLD =>
-        {
-            (a, cand)
-        }
-        _ => (0.0, base),
-    })
+    let keep = best != 0 && climb.loglik(best) - climb.loglik(0) >= HORIZONTAL_LR_THRESHOLD;
+    Ok((if keep { best as f64 * fine } else { 0.0 }, base))
 }
 
-/// One grid's candidates (`angles`, the first of them the tracks as they are, angle 0, when
-/// `with_base`) run on every core: that run, and the candidate of highest likelihood (the
-/// earliest angle among equals: the choice one after the other would make). The others are
-/// dropped as they finish, so that one run per thread and the best are held at once, not the
-/// whole grid's (tens of megabytes each on a long recording).
-#[allow(clippy::type_complexity)]
-fn best_candidate(
+/// The horizontal's candidates, in fine steps ([`HORIZONTAL_FINE_STEP`]) from the
+/// calibration's, and their profiled log-likelihoods, each profiled once.
+struct Climb<'a> {
     threads: usize,
-    angles: &[f64],
-    with_base: bool,
-    run: &(dyn Fn(f64) -> Result<Turned, KinematicsError> + Sync),
-) -> (
-    Option<Result<Turned, KinematicsError>>,
-    Option<(f64, Turned)>,
-) {
-    type Slot = (
-        Option<Result<Turned, KinematicsError>>,
-        Option<(usize, Turned)>,
-    );
-    let slot: std::sync::Mutex<Slot> = std::sync::Mutex::new((None, None));
-    let items: Vec<usize> = (0..angles.len()).collect();
-    flexbench_contracts::parallel::map_in_order(threads, &items, |&i| {
-        let r = run(angles[i]);
-        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if with_base && i == 0 {
-            s.0 = Some(r);
-            return;
-        }
-        let Ok(cand) = r else { return };
-        let ll = cand.smoother.log_likelihood;
-        if ll.is_nan() {
-            return;
-        }
-        let better = s.1.as_ref().is_none_or(|(j, b)| {
-            let top = b.smoother.log_likelihood;
-            ll > top || (ll == top && i < *j)
+    known: Vec<(i32, f64)>,
+    profile: &'a (dyn Fn(i32) -> Option<f64> + Sync),
+}
+
+impl Climb<'_> {
+    /// The log-likelihood of candidate `k` (minus infinity where the profile failed, NaN
+    /// included); profiled when first asked.
+    fn loglik(&mut self, k: i32) -> f64 {
+        self.profile_all(&[k]);
+        self.known
+            .iter()
+            .find(|e| e.0 == k)
+            .map_or(f64::NEG_INFINITY, |e| e.1)
+    }
+
+    /// The candidates of `ks` not yet profiled, profiled at once on every core.
+    fn profile_all(&mut self, ks: &[i32]) {
+        let new: Vec<i32> = ks
+            .iter()
+            .copied()
+            .filter(|k| self.known.iter().all(|e| e.0 != *k))
+            .collect();
+        let lls = flexbench_contracts::parallel::map_in_order(self.threads, &new, |&k| {
+            (self.profile)(k).filter(|ll| !ll.is_nan())
         });
-        if better {
-            s.1 = Some((i, cand));
+        for (k, ll) in new.into_iter().zip(lls) {
+            self.known.push((k, ll.unwrap_or(f64::NEG_INFINITY)));
         }
-    });
-    let (base, best) = slot.into_inner().unwrap_or_else(|e| e.into_inner());
-    (base, best.map(|(i, t)| (angles[i], t)))
+    }
+
+    /// Hill climbing from `from` by steps of `step` within `within`: both neighbours, then on
+    /// along the better one (the lower angle among equals) while the likelihood rises, a
+    /// step per core at once. Returns the top reached. The profile along the motion's own
+    /// branch has one maximum over the horizontal's range (the shipped recording's, and the
+    /// recordings turned by 1 mrad of the tests), which the climb finds with a few profiles
+    /// where a whole grid took twenty.
+    fn climb(&mut self, from: i32, step: i32, within: std::ops::RangeInclusive<i32>) -> i32 {
+        let (mut top, mut top_ll) = (from, self.loglik(from));
+        let sides: Vec<i32> = [from - step, from + step]
+            .into_iter()
+            .filter(|k| within.contains(k))
+            .collect();
+        self.profile_all(&sides);
+        let mut dir = 0;
+        for k in sides {
+            let ll = self.loglik(k);
+            if ll > top_ll {
+                (top, top_ll, dir) = (k, ll, (k - from).signum());
+            }
+        }
+        while dir != 0 {
+            let ahead: Vec<i32> = (1..=self.threads.max(1) as i32)
+                .map(|i| top + dir * step * i)
+                .filter(|k| within.contains(k))
+                .collect();
+            self.profile_all(&ahead);
+            // On while each step rises; the climb ends at the first that does not.
+            let before = top;
+            for k in ahead {
+                let ll = self.loglik(k);
+                if ll <= top_ll {
+                    dir = 0;
+                    break;
+                }
+                (top, top_ll) = (k, ll);
+            }
+            if top == before {
+                dir = 0;
+            }
+        }
+        top
+    }
 }
 
 /// The mechanism's motion from its markers at times `t`: `differentiated` holds each marker's
@@ -274,18 +281,23 @@ pub fn estimate(
                 .iter()
                 .take_while(|&&tk| tk - t[0] <= cfg.horizontal_window_s)
                 .count();
-            if m == t.len() {
-                let (angle, best) = refine_horizontal(cfg.threads, &run)?;
-                (Some(angle), best)
-            } else {
-                let window = |angle: f64| {
-                    let (d, p) = (&differentiated[..m], &positions[..m]);
-                    turned_run(mech, &t[..m], d, p, diff, angle)
-                };
-                // The window's own run is dropped before the whole recording's is made.
-                let (angle, _) = refine_horizontal(cfg.threads, &window)?;
-                (Some(angle), run(angle)?)
-            }
+            let (tw, pw) = (&t[..m], &positions[..m]);
+            let window = |angle: f64| turned_run(mech, tw, &differentiated[..m], pw, diff, angle);
+            let profile = |angle: f64, base: &Turned| {
+                let smoother = &base.smoother;
+                profile_log_likelihood(mech, tw, &rotate(pw, angle), &base.samples, smoother)
+            };
+            let (angle, base) = refine_horizontal(cfg.threads, &window, &profile)?;
+            // The recording's own run at the angle kept: the window's when it is the whole
+            // recording and the angle 0, a new one otherwise (the window's dropped first).
+            let whole = match m == t.len() && angle == 0.0 {
+                true => base,
+                false => {
+                    drop(base);
+                    run(angle)?
+                }
+            };
+            (Some(angle), whole)
         }
     };
     // The fit's report is that of the tracks as turned by the horizontal kept (its warnings

@@ -589,6 +589,7 @@ fn window_score(
             rest: &rest,
         },
         6,
+        0.0,
     )?;
     Some(est.loglik)
 }

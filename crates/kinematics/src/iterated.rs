@@ -96,7 +96,9 @@ pub(crate) fn smoother_prior(mech: &Mechanism, q: &DVector<f64>) -> (DVector<f64
 }
 
 /// Gauss-Newton on the trajectory `lin` (updated in place): up to `iters` linear filter and
-/// RTS passes, each with the markers linearised about the previous trajectory. Returns the
+/// RTS passes, each with the markers linearised about the previous trajectory, until no scaled
+/// driver moves by 1e-10 m or (when `loglik_change` is positive) the log-likelihood changes by
+/// less than `loglik_change` from one pass to the next. Returns the
 /// last pass's estimate (its log-likelihood that of the last linearisation), the iterations
 /// run and the largest change of a scaled driver in the last one.
 pub(crate) fn gauss_newton(
@@ -106,6 +108,7 @@ pub(crate) fn gauss_newton(
     lin: &mut [DVector<f64>],
     noise: &NoiseModel,
     iters: usize,
+    loglik_change: f64,
 ) -> Option<(Estimate, usize, f64)> {
     let NoiseModel { sigma, s, rest } = *noise;
     let nd = mech.drivers.len();
@@ -134,8 +137,11 @@ pub(crate) fn gauss_newton(
                 *q = qn;
             }
         }
+        let settled = out.as_ref().is_some_and(|(p, _, _): &(Estimate, _, _)| {
+            (e.loglik - p.loglik).abs() < loglik_change
+        });
         out = Some((e, it + 1, step));
-        if step < 1e-10 {
+        if step < 1e-10 || settled {
             break;
         }
     }

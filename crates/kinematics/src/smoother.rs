@@ -23,7 +23,7 @@
 use nalgebra::{DMatrix, DVector, Vector2};
 
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, ORDER};
+use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, refine_jerk_densities, ORDER};
 
 use crate::fit::{marker_rms, FitReport};
 use crate::iterated::{gauss_newton, linearised, smoother_prior, NoiseModel};
@@ -53,6 +53,13 @@ pub struct SmootherReport {
 
 /// Most Gauss-Newton iterations of the smoother.
 pub const SMOOTHER_ITERATIONS: usize = 12;
+
+/// The profiled likelihood's Gauss-Newton ([`profile_log_likelihood`]) stops when the
+/// log-likelihood changes by less than this from one iteration to the next: a thousandth of
+/// the least gain for which the horizontal is turned
+/// ([`crate::estimate::HORIZONTAL_LR_THRESHOLD`]), where the iterations converge linearly by
+/// a factor of about 0.3 (measured on the shipped recording).
+pub const PROFILE_LOGLIK_CHANGE: f64 = 2e-3;
 
 /// Smooth the markers' positions into the mechanism's q, q', q'' at every sample: the
 /// maximum a posteriori trajectory of the driving coordinates under the white-jerk model,
@@ -104,6 +111,7 @@ pub fn smooth_markers_with_covariance(
             rest: &vec![None; nd],
         },
         SMOOTHER_ITERATIONS,
+        0.0,
     )
     .ok_or_else(|| {
         KinematicsError::Fit(
@@ -134,6 +142,54 @@ pub fn smooth_markers_with_covariance(
         },
         covariances,
     ))
+}
+
+/// The smoother's log-likelihood of `obs` profiled over the trajectory and the jerk densities,
+/// warm-started from an earlier run of nearby observations (`earlier`, its noise and
+/// densities; `start`, its samples' configurations): Gauss-Newton at the earlier densities,
+/// then each driver's density refined by one sweep of quarter-decade steps at the trajectory
+/// reached ([`refine_jerk_densities`]) and, when that moves them, Gauss-Newton again. It stands
+/// in for a whole run's likelihood (the fit, the fold resolution, the densities' search from
+/// scratch) where the observations change by little: the horizontal's turn ([`crate::estimate`]).
+/// None when the filter fails.
+pub fn profile_log_likelihood(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    start: &[FitSample],
+    earlier: &SmootherReport,
+) -> Option<f64> {
+    let nd = mech.drivers.len();
+    let init: Vec<Option<DVector<f64>>> = start
+        .iter()
+        .map(|f| f.state.as_ref().map(|s| s.0.clone()))
+        .collect();
+    let mut lin = linearisation_points(&init).ok()?;
+    let rest = vec![None; nd];
+    let sigma = earlier.sigma_m;
+    let mut noise = NoiseModel {
+        sigma,
+        s: &earlier.jerk_density,
+        rest: &rest,
+    };
+    let tol = PROFILE_LOGLIK_CHANGE;
+    let (est, _, _) = gauss_newton(mech, t, obs, &mut lin, &noise, SMOOTHER_ITERATIONS, tol)?;
+    let lobs = linearised(mech, obs, &lin, sigma, &rest);
+    let prior = smoother_prior(mech, &lin[0]);
+    let (s, _) = refine_jerk_densities((f64::NEG_INFINITY, noise.s.to_vec()), 1, |s| {
+        Some(kalman_rts(t, &lobs, nd, s, prior.clone(), false)?.loglik)
+    });
+    let loglik = match s == noise.s {
+        true => est.loglik,
+        false => {
+            noise.s = &s;
+            let iters = SMOOTHER_ITERATIONS;
+            gauss_newton(mech, t, obs, &mut lin, &noise, iters, tol)?
+                .0
+                .loglik
+        }
+    };
+    loglik.is_finite().then_some(loglik)
 }
 
 /// Linearisation points: the fit, gaps filled from the nearest earlier fitted sample (the

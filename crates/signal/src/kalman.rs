@@ -165,12 +165,24 @@ pub fn ml_jerk_densities(
     nd: usize,
     loglik: impl Fn(&[f64]) -> Option<f64>,
 ) -> Option<(Vec<f64>, f64)> {
-    let mut best = (0..15)
+    let best = (0..15)
         .map(|e| vec![10f64.powf(0.5 * e as f64); nd])
         .filter_map(|s| Some((loglik(&s)?, s)))
         .max_by(|a, b| a.0.total_cmp(&b.0))?;
-    for _ in 0..2 {
-        for j in 0..nd {
+    Some(refine_jerk_densities(best, 2, loglik))
+}
+
+/// The jerk densities that maximise `loglik` from `start` (densities and their
+/// log-likelihood): each driver's in turn over quarter-decade steps within a decade of it, for
+/// `sweeps` sweeps. Returns them with the log-likelihood reached (`start`'s when none gains).
+pub fn refine_jerk_densities(
+    start: (f64, Vec<f64>),
+    sweeps: usize,
+    loglik: impl Fn(&[f64]) -> Option<f64>,
+) -> (Vec<f64>, f64) {
+    let mut best = start;
+    for _ in 0..sweeps {
+        for j in 0..best.1.len() {
             let centre = best.1[j];
             for e in -4..=4 {
                 let mut s = best.1.clone();
@@ -183,7 +195,7 @@ pub fn ml_jerk_densities(
             }
         }
     }
-    Some((best.1, best.0))
+    (best.1, best.0)
 }
 
 /// Kalman filter over `t` for nd driving coordinates with white snap of density s (the model of
