@@ -368,6 +368,66 @@ fn harmonic_fit(
     Some((c, rss))
 }
 
+/// The residual sums of squares of [`harmonic_fit`] for several coordinates at one frequency,
+/// bit for bit: `values[c]` fitted over its present samples `sets[c].0`. The coordinates whose
+/// present samples are the same (a marker's x and y, markers seen together) share the basis,
+/// evaluated once per sample, and the normal matrix and its factor; each has its own right-hand
+/// side and residual, summed in the samples' order as [`harmonic_fit`] does. None when a fit is
+/// singular.
+fn harmonic_rss_shared(
+    t: &[f64],
+    values: &[&[f64]],
+    sets: &[(Vec<usize>, f64)],
+    f0: f64,
+    harmonics: usize,
+) -> Option<Vec<f64>> {
+    let p = 2 + 2 * harmonics;
+    let mut rss = vec![0.0; values.len()];
+    let mut done = vec![false; values.len()];
+    let mut basis: Vec<f64> = Vec::new();
+    for c in 0..values.len() {
+        if done[c] {
+            continue;
+        }
+        let idx = &sets[c].0;
+        if idx.len() <= p {
+            return None;
+        }
+        // The basis rows of these samples and their normal matrix, as harmonic_normals.
+        let t0 = t[idx[0]];
+        basis.clear();
+        basis.resize(idx.len() * p, 0.0);
+        let mut btb = DMatrix::zeros(p, p);
+        for (row, &k) in basis.chunks_exact_mut(p).zip(idx) {
+            basis_value_into(t[k], t0, f0, harmonics, row);
+            let b = nalgebra::DVectorView::from_slice(row, p);
+            btb.syger(1.0, &b, &b, 1.0);
+        }
+        btb.fill_upper_triangle_with_lower_triangle();
+        let chol = btb.cholesky()?;
+        for d in c..values.len() {
+            if done[d] || (d != c && sets[d].0 != *idx) {
+                continue;
+            }
+            let x = values[d];
+            let mut btx = DVector::zeros(p);
+            for (row, &k) in basis.chunks_exact(p).zip(idx) {
+                btx.axpy(x[k], &nalgebra::DVectorView::from_slice(row, p), 1.0);
+            }
+            let coef = chol.solve(&btx);
+            rss[d] = basis
+                .chunks_exact(p)
+                .zip(idx)
+                .map(|(row, &k)| {
+                    (x[k] - nalgebra::DVectorView::from_slice(row, p).dot(&coef)).powi(2)
+                })
+                .sum::<f64>();
+            done[d] = true;
+        }
+    }
+    Some(rss)
+}
+
 /// The periodic part as Bayesian harmonic regression: every harmonic up to K fitted under a
 /// Gaussian prior of variance lambda k^(-2 beta) per coefficient (a smooth motion's spectrum
 /// decays as a power of the harmonic number), the mean and trend diffuse; noise sigma. The
@@ -620,12 +680,10 @@ pub fn fundamental(t: &[f64], coords: &[(&[f64], &[bool])]) -> Option<f64> {
             })
             .collect()
     };
+    let values: Vec<&[f64]> = coords.iter().map(|(v, _)| *v).collect();
     let cost = |f0: f64, sets: &[(Vec<usize>, f64)]| -> Option<f64> {
-        let mut total = 0.0;
-        for ((v, _), (idx, rss0)) in coords.iter().zip(sets) {
-            let (_, rss) = harmonic_fit(t, v, idx, f0, 3)?;
-            total += rss / rss0;
-        }
+        let rss = harmonic_rss_shared(t, &values, sets, f0, 3)?;
+        let total: f64 = rss.iter().zip(sets).map(|(r, (_, rss0))| r / rss0).sum();
         Some(total / coords.len() as f64)
     };
     let (fmin, fmax) = (1.5 / search_span, 0.2 / h);
