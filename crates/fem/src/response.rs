@@ -283,6 +283,11 @@ struct Forced<'a> {
     band: usize,
 }
 
+/// The entries `range` of a matrix's column-major storage.
+fn slice_of(a: &DMatrix<f64>, range: std::ops::Range<usize>) -> &[f64] {
+    &a.as_slice()[range]
+}
+
 /// One Newmark step's predictions and coefficients: d and v predicted from the last step, the
 /// step dt, gamma dt and beta dt^2.
 struct Predicted<'a> {
@@ -318,18 +323,23 @@ impl Forced<'_> {
         let f = r.load(inst) + inst.liaison_load(self.mesh).select_rows(&self.free);
         let mut lhs = DMatrix::zeros(n, n);
         let (mut cv, mut kd) = (DVector::zeros(n), DVector::zeros(n));
+        let (cv_s, kd_s) = (cv.as_mut_slice(), kd.as_mut_slice());
         for j in 0..n {
-            for i in j.saturating_sub(self.band)..(j + self.band + 1).min(n) {
-                let k = r.k[(i, j)]
-                    + r.kg[0][(i, j)] * n0
-                    + r.kg[1][(i, j)] * n1
-                    + r.kg[2][(i, j)] * n2
-                    - r.m[(i, j)] * w2
-                    + r.s[(i, j)] * eps;
-                let c = r.s[(i, j)] * two_w + self.cr[(i, j)];
-                lhs[(i, j)] = self.m[(i, j)] + c * p.gamma_dt + k * p.beta_dt2;
-                cv[i] += c * p.v[j];
-                kd[i] += k * p.d[j];
+            // Column j's band: the same entries in the same order, read as slices of the
+            // column-major matrices (no index arithmetic or bounds check per entry).
+            let (lo, hi) = (j.saturating_sub(self.band), (j + self.band + 1).min(n));
+            let range = j * n + lo..j * n + hi;
+            let col = |a| slice_of(a, range.clone());
+            let (k0, g0, g1, g2) = (col(&r.k), col(&r.kg[0]), col(&r.kg[1]), col(&r.kg[2]));
+            let (rm, rs, cr, mm) = (col(&r.m), col(&r.s), col(&self.cr), col(&self.m));
+            let out = &mut lhs.as_mut_slice()[j * n + lo..j * n + hi];
+            let (vj, dj) = (p.v[j], p.d[j]);
+            for i in 0..hi - lo {
+                let k = k0[i] + g0[i] * n0 + g1[i] * n1 + g2[i] * n2 - rm[i] * w2 + rs[i] * eps;
+                let c = rs[i] * two_w + cr[i];
+                out[i] = mm[i] + c * p.gamma_dt + k * p.beta_dt2;
+                cv_s[lo + i] += c * vj;
+                kd_s[lo + i] += k * dj;
             }
         }
         (lhs, f - cv - kd)

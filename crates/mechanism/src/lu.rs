@@ -118,6 +118,13 @@ fn eliminate_portable(
         let coeffs = &left[i + 1 + i * n..=below + i * n];
         for col in rest.chunks_exact_mut(n).take(right - i) {
             let pk = col[i];
+            // A zero in the pivot's row leaves the column as it is (t - 0 c = t for every
+            // finite c, up to the sign of a zero t; a coefficient that is not finite makes
+            // every solution so either way): the band's fill that no swap made, and the
+            // systems' own zeros.
+            if pk == 0.0 {
+                continue;
+            }
             for (t, c) in col[i + 1..=below].iter_mut().zip(coeffs) {
                 *t += -pk * c;
             }
