@@ -26,7 +26,7 @@ fn pipeline(dir: &Path, recording: Option<&Path>, extra: &str) -> PathBuf {
     p
 }
 
-/// Run and return the stages that ran (from the printed lines "[k/n] stage ... ran").
+/// Run and return the stages that ran, in order (from the printed lines "[k/n] stage ... ran").
 fn run(pipeline: &Path, out: &Path) -> Vec<String> {
     run_on(pipeline, out, None)
 }
@@ -53,10 +53,19 @@ fn run_on(pipeline: &Path, out: &Path, threads: Option<&str>) -> Vec<String> {
         "run failed:\n{text}\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    text.lines()
+    // In the stages' order (their index): the overlay, run beside the fem and compare, ends
+    // after them.
+    let mut ran: Vec<(usize, String)> = text
+        .lines()
         .filter(|l| l.trim_end().ends_with(" ran"))
-        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
-        .collect()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let index = words.next()?.trim_start_matches('[').split('/').next()?;
+            Some((index.parse().ok()?, words.next()?.to_string()))
+        })
+        .collect();
+    ran.sort();
+    ran.into_iter().map(|(_, name)| name).collect()
 }
 
 /// Every file under `dir` (relative path) with its bytes.

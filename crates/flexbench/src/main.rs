@@ -1,6 +1,7 @@
 //! `flexbench`: the command line of the wind-pump lever bench pipeline. It parses, dispatches
 //! to the library crates and reports; the work lives in `flexbench-pipeline` and below.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -1116,9 +1117,15 @@ fn run_one(plan: &RunPlan, stem: &str) -> Result<()> {
     let rec = RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, base, mechanism)?;
     let mut pb: Option<ProgressBar> = None;
     let mut label = String::new();
+    // Each stage's label by name: a stage run beside later ones (the overlay) ends after them.
+    let mut labels: HashMap<String, String> = HashMap::new();
     let summary = run_recording(file, pipeline, &rec, out, &mut |e| match e {
         RunEvent::Stage { name, index, of } => {
             label = format!("[{index}/{of}] {name}");
+            labels.insert(name, label.clone());
+            if let Some(b) = pb.take() {
+                b.finish_and_clear();
+            }
             let b = ProgressBar::new(1000).with_style(style.clone());
             b.set_message(label.clone());
             pb = Some(b);
@@ -1137,6 +1144,7 @@ fn run_one(plan: &RunPlan, stem: &str) -> Result<()> {
             if let Some(b) = pb.take() {
                 b.finish_and_clear();
             }
+            let label = labels.get(&o.name).unwrap_or(&label);
             println!(
                 "{label:<22} {:>8.2} s  {}",
                 o.seconds,

@@ -801,6 +801,8 @@ pub struct Runner<'a> {
     pub stages: usize,
     /// The stamps of the stages run or kept, in order.
     pub stamps: Vec<StageStamp>,
+    /// Stages begun so far (the next one's index less one).
+    started: usize,
     /// How each stage ended.
     pub outcomes: Vec<StageOutcome>,
 }
@@ -820,6 +822,7 @@ impl<'a> Runner<'a> {
             events,
             stages,
             stamps: Vec::new(),
+            started: 0,
             outcomes: Vec::new(),
         }
     }
@@ -865,7 +868,32 @@ impl<'a> Runner<'a> {
         inputs: &[(&str, &Path)],
         body: &mut StageBody<'_>,
     ) -> Result<PathBuf, PipelineError> {
-        let index = self.outcomes.len() + 1;
+        let pending = match self.begin(name, parameters, inputs)? {
+            Begun::Kept(dir) => return Ok(dir),
+            Begun::Run(p) => p,
+        };
+        let events = &mut *self.events;
+        let result = body(&pending.tmp, &mut |event: StageEvent| match event {
+            StageEvent::Warning(w) => events(RunEvent::Warning(StageWarning {
+                stage: name.into(),
+                warning: w.into(),
+            })),
+            StageEvent::Progress(what, f) => events(RunEvent::Progress(what.to_string(), f)),
+        });
+        self.finish(pending, result)
+    }
+
+    /// A stage's start: its event, its key from its parameters and inputs; the stage kept
+    /// (its folder) when its key and files are unchanged, else a fresh temporary folder for it
+    /// to run into ([`Runner::finish`] puts it in place).
+    pub fn begin(
+        &mut self,
+        name: &str,
+        parameters: Value,
+        inputs: &[(&str, &Path)],
+    ) -> Result<Begun, PipelineError> {
+        self.started += 1;
+        let (index, slot) = (self.started, self.outcomes.len());
         self.event(RunEvent::Stage {
             name: name.into(),
             index,
@@ -880,64 +908,115 @@ impl<'a> Runner<'a> {
         let dir = self.out.join(name);
         if let Some(stamp) = self.kept(&dir, &key) {
             self.stamps.push(stamp);
-            return Ok(self.done(name, false, clock, dir));
+            return Ok(Begun::Kept(self.done(name, false, clock, dir, slot)));
         }
         // Run into a fresh temporary folder beside the stage's.
         crate::ensure_dir(&self.out)?;
         let tmp = self.out.join(format!(".{name}.partial"));
-        let io = |p: &Path, what: &str, e: std::io::Error| PipelineError::Io {
-            path: p.display().to_string(),
-            reason: format!("cannot {what} ({e})"),
-        };
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp)
-                .map_err(|e| io(&tmp, "remove an earlier unfinished stage folder", e))?;
+                .map_err(|e| io_error(&tmp, "remove an earlier unfinished stage folder", e))?;
         }
         crate::ensure_dir(&tmp)?;
-        let events = &mut *self.events;
-        let result = body(&tmp, &mut |event: StageEvent| match event {
-            StageEvent::Warning(w) => events(RunEvent::Warning(StageWarning {
-                stage: name.into(),
-                warning: w.into(),
-            })),
-            StageEvent::Progress(what, f) => events(RunEvent::Progress(what.to_string(), f)),
-        });
-        release_freed_memory();
-        if let Err(e) = result {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
         let stamp = StageStamp {
             stage: name.into(),
             key,
             parameters,
             inputs: hashed,
-            outputs: outputs_of(&tmp)?,
+            outputs: BTreeMap::new(),
         };
+        Ok(Begun::Run(Pending {
+            stamp,
+            tmp,
+            dir,
+            clock,
+            slot,
+        }))
+    }
+
+    /// A stage's end after its body ran into `pending`'s folder with `result`: on success the
+    /// folder, stamped, replaces the stage's (atomically); on failure it is removed and the
+    /// stage's old folder stays as it was.
+    pub fn finish(
+        &mut self,
+        pending: Pending,
+        result: Result<(), PipelineError>,
+    ) -> Result<PathBuf, PipelineError> {
+        let Pending {
+            mut stamp,
+            tmp,
+            dir,
+            clock,
+            slot,
+        } = pending;
+        release_freed_memory();
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        stamp.outputs = outputs_of(&tmp)?;
         crate::write_json(
             &tmp.join(STAMP),
             &serde_json::to_value(&stamp).unwrap_or_default(),
         )?;
         // The whole new folder in the place of the old one, atomically.
         flexbench_contracts::atomic::replace_dir(&tmp, &dir)
-            .map_err(|e| io(&dir, "put the stage's results in place", e))?;
+            .map_err(|e| io_error(&dir, "put the stage's results in place", e))?;
         for (f, h) in &stamp.outputs {
             self.hashes.insert(dir.join(f), h.clone());
         }
-        self.stamps.push(stamp);
-        Ok(self.done(name, true, clock, dir))
+        let name = stamp.stage.clone();
+        self.stamps.insert(slot.min(self.stamps.len()), stamp);
+        Ok(self.done(&name, true, clock, dir, slot))
     }
 
-    fn done(&mut self, name: &str, ran: bool, clock: Instant, dir: PathBuf) -> PathBuf {
+    /// A stage's outcome recorded in its place among the stages (`slot`: a stage run beside
+    /// later ones ends after them) and announced.
+    fn done(
+        &mut self,
+        name: &str,
+        ran: bool,
+        clock: Instant,
+        dir: PathBuf,
+        slot: usize,
+    ) -> PathBuf {
         let o = StageOutcome {
             name: name.into(),
             ran,
             seconds: clock.elapsed().as_secs_f64(),
             dir: dir.clone(),
         };
-        self.outcomes.push(o.clone());
+        self.outcomes
+            .insert(slot.min(self.outcomes.len()), o.clone());
         self.event(RunEvent::Done(o));
         dir
+    }
+}
+
+/// How a stage begins ([`Runner::begin`]).
+pub enum Begun {
+    /// Kept: its key and files unchanged; its folder.
+    Kept(PathBuf),
+    /// To run into a temporary folder, then [`Runner::finish`].
+    Run(Pending),
+}
+
+/// A stage under way: its stamp (outputs listed at the end), its temporary and final folders,
+/// its clock, and its place among the stages.
+pub struct Pending {
+    stamp: StageStamp,
+    /// The folder the stage's body writes into.
+    pub tmp: PathBuf,
+    dir: PathBuf,
+    clock: Instant,
+    slot: usize,
+}
+
+/// The error of an I/O step on `p` (`what`: what could not be done).
+fn io_error(p: &Path, what: &str, e: std::io::Error) -> PipelineError {
+    PipelineError::Io {
+        path: p.display().to_string(),
+        reason: format!("cannot {what} ({e})"),
     }
 }
 
@@ -1133,12 +1212,14 @@ pub fn run_recording(
     let tracks = run.track(calibration.as_deref())?;
     let smooth = run.smooth(&tracks)?;
     let process = run.process(&tracks)?;
-    let overlay = match (overlaying, &calibration) {
-        (true, Some(cal)) => Some(run.overlay(cal, &tracks, &process)?),
-        _ => None,
+    let analyses = |run: &mut RecordingRun| Ok((run.fem(&process)?, run.compare(&process)?));
+    let (overlay, (fem, compare)) = match (overlaying, &calibration) {
+        (true, Some(cal)) => {
+            let (dir, rest) = run.overlay_beside(cal, &tracks, &process, analyses)?;
+            (Some(dir), rest)
+        }
+        _ => (None, analyses(&mut run)?),
     };
-    let fem = run.fem(&process)?;
-    let compare = run.compare(&process)?;
     let dirs = crate::report::StageDirs {
         calibrate: calibration
             .as_ref()
@@ -1434,13 +1515,19 @@ impl RecordingRun<'_, '_> {
         )
     }
 
-    /// Overlay: the video with what the run made of it drawn on every frame.
-    fn overlay(
+    /// Overlay: the video with what the run made of it drawn on every frame, made on a thread
+    /// of its own while `beside` runs the stages after it (the fem and compare: neither reads
+    /// the overlay, and the video's decoding and encoding leave a core's share free beside the
+    /// lever's analysis). Its progress is not shown (the stages beside have the bar), and it
+    /// ends in its own place among the stages. An error of
+    /// its own comes first; the stages beside have then still run and kept their results.
+    fn overlay_beside<R>(
         &mut self,
         calibration: &Path,
         tracks: &Path,
         process_dir: &Path,
-    ) -> Result<PathBuf, PipelineError> {
+        beside: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+    ) -> Result<(PathBuf, R), PipelineError> {
         let TracksSource::Video { video, .. } = &self.rec.source else {
             return Err(PipelineError::Input(
                 "the overlay needs the recording's video".into(),
@@ -1467,30 +1554,36 @@ impl RecordingRun<'_, '_> {
                 .exists()
                 .then_some(("fit_flags", fit_flags.as_path())),
         );
-        let mech = self.mech;
-        self.runner.stage(
-            "overlay",
-            params(&self.file.overlay),
-            &inputs,
-            &mut |tmp, progress| {
-                let inputs = crate::overlay::OverlayInputs {
-                    video,
-                    calibration,
-                    tracks,
-                    flags: &tables,
-                    bodies: Some(&bodies),
-                    mechanism: mech,
-                    plain: false,
-                };
-                crate::overlay::overlay(&inputs, tmp, |k, n| {
-                    progress(StageEvent::Progress(
-                        "overlay video",
-                        k as f64 / n.max(1) as f64,
-                    ))
-                })
-                .map(|_| ())
-            },
-        )
+        let pending = match self
+            .runner
+            .begin("overlay", params(&self.file.overlay), &inputs)?
+        {
+            Begun::Kept(dir) => return Ok((dir, beside(self)?)),
+            Begun::Run(p) => p,
+        };
+        let overlay_inputs = crate::overlay::OverlayInputs {
+            video,
+            calibration,
+            tracks,
+            flags: &tables,
+            bodies: Some(&bodies),
+            mechanism: self.mech,
+            plain: false,
+        };
+        let tmp = pending.tmp.clone();
+        let (result, rest) = std::thread::scope(|s| {
+            let job = s.spawn(|| crate::overlay::overlay(&overlay_inputs, &tmp, |_, _| {}));
+            let rest = beside(self);
+            let made = job.join().unwrap_or_else(|_| {
+                Err(PipelineError::Input(
+                    "the overlay's thread stopped unexpectedly: run again with [overlay] enabled = false to go without it".into(),
+                ))
+            });
+            (made, rest)
+        });
+        let result = result.map(|_| ());
+        let dir = self.runner.finish(pending, result)?;
+        Ok((dir, rest?))
     }
 
     /// Report: every stage's figures and numbers on one page.
