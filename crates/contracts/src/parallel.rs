@@ -43,6 +43,29 @@ pub fn threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
+/// `a` and `b` side by side on the pool the caller is in (rayon's global pool otherwise), or
+/// one after the other when [`threads`] is one: for two independent pieces of work too short
+/// to start a pool of their own for.
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if threads() == 1 {
+        return (a(), b());
+    }
+    rayon::join(a, b)
+}
+
+/// [`map_samples`] for any number of items: on every core of the pool the caller is in
+/// (rayon's global pool otherwise) unless [`threads`] is one; for items each worth handing out
+/// (a fold zone's continuation), too few to start a pool of their own for.
+pub fn map_each<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 2 || threads() == 1 {
+        return items.iter().map(f).collect();
+    }
+    items.par_iter().map(&f).collect()
+}
+
 /// Per-sample maps over fewer samples than this run on the calling thread (a fold's window of
 /// a few dozen samples is not worth handing out).
 pub const PER_SAMPLE_MIN: usize = 512;

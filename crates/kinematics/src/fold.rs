@@ -77,6 +77,14 @@ type DriverObs = Option<(DVector<f64>, DMatrix<f64>)>;
 /// The mechanism's configuration q at each sample (None where not fitted).
 pub type Configurations = Vec<Option<DVector<f64>>>;
 
+/// What the fold zones' decisions change, per sample: the configuration, the ratio of how well
+/// the markers see every driver ([`fold_ratio`]), the drivers' observations.
+type FoldState<'a> = (
+    &'a mut [Option<DVector<f64>>],
+    &'a mut [f64],
+    &'a mut [DriverObs],
+);
+
 /// The second roots already found ([`crate::fold::second_root`]): per entry the sample, the
 /// blind driver, the configuration searched from and what the search found. The zones' tests
 /// search from the sample after each zone, where the whole recording's branch path searches
@@ -89,6 +97,13 @@ struct SecondRoots(Vec<SecondRoot>);
 struct SecondRoot(usize, usize, DVector<f64>, Option<DVector<f64>>);
 
 impl SecondRoots {
+    /// The search of sample `k` from `q` with driver `blind` blind, when made before.
+    fn lookup(&self, k: usize, blind: usize, q: &DVector<f64>) -> Option<&SecondRoot> {
+        self.0
+            .iter()
+            .find(|e| e.0 == k && e.1 == blind && &e.2 == q)
+    }
+
     /// The second root of sample `k` from `q` with driver `blind` blind: found before, or
     /// searched now and kept.
     fn get(
@@ -98,11 +113,7 @@ impl SecondRoots {
         q: &DVector<f64>,
         search: impl FnOnce() -> Option<DVector<f64>>,
     ) -> Option<DVector<f64>> {
-        if let Some(e) = self
-            .0
-            .iter()
-            .find(|e| e.0 == k && e.1 == blind && &e.2 == q)
-        {
+        if let Some(e) = self.lookup(k, blind, q) {
             return e.3.clone();
         }
         let found = search();
@@ -368,6 +379,7 @@ pub fn fit_positions(
     let mut blind: Vec<usize> = Vec::new();
     let mut zones: Vec<(usize, usize)> = Vec::new();
     let mut found = SecondRoots::searched_after_zones(mech, &qs, &seen, &zone);
+    let mut ahead: std::collections::VecDeque<Ahead> = Default::default();
     let mut k = 0;
     while k < n {
         if !in_zone(k, &qs, &seen) {
@@ -383,9 +395,18 @@ pub fn fit_positions(
         let zone_blind = blind_driver(mech, &ctx, &qs);
         blind.extend(zone_blind);
         zones.push((a, k));
-        if resolve_fold(
-            mech, &ctx, zone_blind, &mut qs, &mut seen, &mut zs, &mut found,
-        ) {
+        // The zones are decided in time order, each on the samples the earlier ones left; the
+        // mirror continuations after the next zones (which no earlier zone's decision reaches)
+        // are followed ahead on every core.
+        while ahead.front().is_some_and(|g| g.a < a) {
+            ahead.pop_front();
+        }
+        if ahead.is_empty() {
+            ahead = Ahead::follow(mech, a, &qs, &seen, &found, &zone).into();
+        }
+        let guess = ahead.front().filter(|g| g.a == a);
+        let fold = (&mut qs[..], &mut seen[..], &mut zs[..]);
+        if resolve_fold(mech, &ctx, zone_blind, fold, &mut found, guess) {
             report.switched += 1;
         }
     }
@@ -438,72 +459,209 @@ fn zone_free_obs(
         .collect()
 }
 
+/// The end of the segment after the zone ending before `b`: the next zone, gap or the
+/// recording's end.
+fn segment_end(b: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> usize {
+    let mut end = b;
+    while end < qs.len() && qs[end].is_some() && seen[end] >= FOLD_ZONE_RATIO {
+        end += 1;
+    }
+    end
+}
+
+/// The mirror's continuation after a fold zone: the second root of the sample after it
+/// (driver `blind` blind, the search taken from `found` when made before), then each sample
+/// to the segment's `end` fitted from the continuation's earlier ones ([`fit_next`], which
+/// looks no further back than the continuation's start). `samples`: per sample from the zone's
+/// `b`, the configuration and its ratio; None when there is no second root or the
+/// continuation loses a sample (no branch of this motion). `searched`: the search made anew.
+struct Mirror {
+    samples: Option<Vec<(DVector<f64>, f64)>>,
+    searched: Option<SecondRoot>,
+}
+
+impl Mirror {
+    fn follow(
+        mech: &Mechanism,
+        z: &Zone,
+        blind: usize,
+        end: usize,
+        from: &DVector<f64>,
+        seen: &[f64],
+        found: &SecondRoots,
+    ) -> Mirror {
+        let b = z.b;
+        let (root, searched) = match found.lookup(b, blind, from) {
+            Some(e) => (e.3.clone(), None),
+            None => {
+                let r = second_root(mech, from, &z.obs[b], blind, z.w, z.noise);
+                (r.clone(), Some(SecondRoot(b, blind, from.clone(), r)))
+            }
+        };
+        let samples = root.and_then(|mirror| {
+            // Numbered from b: the continuation's samples before it are absent, as in a
+            // whole-length vector, and the times are the same numbers.
+            let t = &z.t[b..end];
+            let mut alt: Vec<Option<DVector<f64>>> = vec![None; end - b];
+            let mut alt_seen: Vec<f64> = seen[b..end].to_vec();
+            alt[0] = Some(mirror);
+            for j in 1..end - b {
+                let (q, r) = fit_next(mech, t, j, &z.obs[b + j], &alt, &alt_seen, z.atlas, z.w);
+                alt[j] = q;
+                alt_seen[j] = r;
+            }
+            alt.into_iter()
+                .zip(alt_seen)
+                .map(|(q, r)| Some((q?, r)))
+                .collect()
+        });
+        Mirror { samples, searched }
+    }
+}
+
+/// A zone's mirror continuation followed ahead ([`Ahead::follow`]), with what it was followed
+/// from: it stands when, at the zone's turn, the zone, its blind driver, the sample after it
+/// and the segment's ratios are the same (earlier zones' decisions change samples before the
+/// zone only, so it nearly always does).
+struct Ahead {
+    a: usize,
+    b: usize,
+    blind: usize,
+    from: DVector<f64>,
+    seen: Vec<f64>,
+    mirror: Mirror,
+}
+
+/// Zones whose mirror continuations are followed ahead at once.
+const ZONES_AHEAD: usize = 16;
+
+impl Ahead {
+    /// The mirror continuations after up to [`ZONES_AHEAD`] zones from sample `from` on, as
+    /// the samples are now, on every core.
+    fn follow<'a>(
+        mech: &Mechanism,
+        from: usize,
+        qs: &[Option<DVector<f64>>],
+        seen: &[f64],
+        found: &SecondRoots,
+        zone: &(dyn Fn(usize, usize) -> Zone<'a> + Sync),
+    ) -> Vec<Ahead> {
+        let n = qs.len();
+        let mut spans = Vec::new();
+        let mut k = from;
+        while k < n && spans.len() < ZONES_AHEAD {
+            if !in_zone(k, qs, seen) {
+                k += 1;
+                continue;
+            }
+            let a = k;
+            while k < n && in_zone(k, qs, seen) {
+                k += 1;
+            }
+            spans.push((a, k));
+        }
+        let made = flexbench_contracts::parallel::map_each(&spans, |&(a, b)| {
+            let z = zone(a, b);
+            let blind = blind_driver(mech, &z, qs)?;
+            let from = qs.get(b)?.as_ref()?;
+            let end = segment_end(b, qs, seen);
+            let mirror = Mirror::follow(mech, &z, blind, end, from, seen, found);
+            Some(Ahead {
+                a,
+                b,
+                blind,
+                from: from.clone(),
+                seen: seen[b..end].to_vec(),
+                mirror,
+            })
+        });
+        made.into_iter().flatten().collect()
+    }
+
+    /// This continuation when it stands for zone a..`b` with `blind` on the samples as they
+    /// are (`end` the segment's end).
+    fn standing(
+        &self,
+        (b, blind, end): (usize, usize, usize),
+        qs: &[Option<DVector<f64>>],
+        seen: &[f64],
+    ) -> Option<&Mirror> {
+        let same_seen = seen[b..end].len() == self.seen.len()
+            && seen[b..end]
+                .iter()
+                .zip(&self.seen)
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+        (self.b == b && self.blind == blind && qs[b].as_ref() == Some(&self.from) && same_seen)
+            .then_some(&self.mirror)
+    }
+}
+
 /// Decide the branch after one fold zone and bridge the zone (`blind`: the driver the zone's
-/// markers are blind to); true when the fit's branch was switched to the mirror's.
+/// markers are blind to; `ahead`: its mirror continuation followed ahead, used when it stands);
+/// true when the fit's branch was switched to the mirror's. The fit's hypothesis and the
+/// mirror's are bridged and scored side by side.
 fn resolve_fold(
     mech: &Mechanism,
     z: &Zone,
     blind: Option<usize>,
-    qs: &mut [Option<DVector<f64>>],
-    seen: &mut [f64],
-    zs: &mut [DriverObs],
+    (qs, seen, zs): FoldState<'_>,
     found: &mut SecondRoots,
+    ahead: Option<&Ahead>,
 ) -> bool {
-    let (t, a, b) = (z.t, z.a, z.b);
-    let n = qs.len();
-    // The end of the segment: the next zone, gap or the recording's end.
-    let mut end = b;
-    while end < n && qs[end].is_some() && seen[end] >= FOLD_ZONE_RATIO {
-        end += 1;
-    }
+    let (a, b) = (z.a, z.b);
+    let end = segment_end(b, qs, seen);
     let lo = a.saturating_sub(FOLD_SIDE);
     let hi = end.min(b + FOLD_SIDE);
-    let mut switched = false;
-    // The fit's hypothesis over lo..hi, its zone bridged.
-    let mut keep: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
-    bridge_zone(mech, z, lo, &mut keep, &zs[lo..hi]);
     let before = (lo..a).filter(|&j| zs[j].is_some()).count();
-    if before >= 3 && hi > b {
-        let mirror = blind.and_then(|d| {
-            let q = qs[b].as_ref()?;
-            found.get(b, d, q, || second_root(mech, q, &z.obs[b], d, z.w, z.noise))
-        });
-        if let Some(mirror) = mirror {
-            // The mirror's continuation is predicted from its own samples only.
-            let mut alt: Vec<Option<DVector<f64>>> = vec![None; end];
-            let mut alt_seen: Vec<f64> = seen[..end].to_vec();
-            alt[b] = Some(mirror);
-            for j in b + 1..end {
-                let (q, r) = fit_next(mech, t, j, &z.obs[j], &alt, &alt_seen, z.atlas, z.w);
-                alt[j] = q;
-                alt_seen[j] = r;
-            }
-            // A continuation that loses samples is no branch of this motion.
-            if (b..end).all(|j| alt[j].is_some()) {
-                let mut other: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
-                let mut other_zs: Vec<DriverObs> = zs[lo..hi].to_vec();
-                for j in b..hi {
-                    other[j - lo] = alt[j].clone();
-                    other_zs[j - lo] = alt[j]
-                        .as_ref()
-                        .and_then(|q| driver_obs(mech, q, &z.obs[j], z.noise));
-                }
-                bridge_zone(mech, z, lo, &mut other, &other_zs);
-                let score_keep = window_score(mech, z, lo, &keep);
-                let score_other = window_score(mech, z, lo, &other);
-                if let (Some(sk), Some(so)) = (score_keep, score_other) {
-                    if so > sk {
-                        switched = true;
-                        keep = other;
-                        for j in b..end {
-                            qs[j] = alt[j].take();
-                            seen[j] = alt_seen[j];
-                            zs[j] = qs[j]
-                                .as_ref()
-                                .and_then(|q| driver_obs(mech, q, &z.obs[j], z.noise));
-                        }
-                    }
-                }
+    let mirror = blind.filter(|_| before >= 3 && hi > b).and_then(|d| {
+        let from = qs[b].as_ref()?;
+        let stands = ahead.and_then(|g| g.standing((b, d, end), qs, seen));
+        Some(match stands {
+            Some(m) => Mirror {
+                samples: m.samples.clone(),
+                searched: m
+                    .searched
+                    .as_ref()
+                    .map(|e| SecondRoot(e.0, e.1, e.2.clone(), e.3.clone())),
+            },
+            None => Mirror::follow(mech, z, d, end, from, seen, found),
+        })
+    });
+    let alt = mirror.and_then(|m| {
+        found.0.extend(m.searched);
+        m.samples
+    });
+    // The fit's hypothesis over lo..hi and, when there is one, the mirror's (the mirror's
+    // continuation from b on, with its drivers' observations); each bridged through the zone.
+    let keep: Vec<Option<DVector<f64>>> = qs[lo..hi].to_vec();
+    let other = alt.as_ref().map(|alt| {
+        let mut path = keep.clone();
+        let mut path_zs: Vec<DriverObs> = zs[lo..hi].to_vec();
+        for j in b..hi {
+            let q = &alt[j - b].0;
+            path[j - lo] = Some(q.clone());
+            path_zs[j - lo] = driver_obs(mech, q, &z.obs[j], z.noise);
+        }
+        (path, path_zs)
+    });
+    let bridged = |mut path: Vec<Option<DVector<f64>>>, obs: &[DriverObs]| {
+        bridge_zone(mech, z, lo, &mut path, obs);
+        let score = alt.as_ref().and_then(|_| window_score(mech, z, lo, &path));
+        (path, score)
+    };
+    let ((mut keep, score_keep), other) = flexbench_contracts::parallel::join(
+        || bridged(keep, &zs[lo..hi]),
+        || other.map(|(path, path_zs)| bridged(path, &path_zs)),
+    );
+    let mut switched = false;
+    if let (Some(alt), Some((other, Some(so))), Some(sk)) = (alt, other, score_keep) {
+        if so > sk {
+            switched = true;
+            keep = other;
+            for (j, (q, r)) in (b..end).zip(alt) {
+                zs[j] = driver_obs(mech, &q, &z.obs[j], z.noise);
+                qs[j] = Some(q);
+                seen[j] = r;
             }
         }
     }

@@ -163,11 +163,17 @@ pub struct Estimate {
 /// log-likelihood reached.
 pub fn ml_jerk_densities(
     nd: usize,
-    loglik: impl Fn(&[f64]) -> Option<f64>,
+    loglik: impl Fn(&[f64]) -> Option<f64> + Sync,
 ) -> Option<(Vec<f64>, f64)> {
-    let best = (0..15)
+    let grid: Vec<Vec<f64>> = (0..15)
         .map(|e| vec![10f64.powf(0.5 * e as f64); nd])
-        .filter_map(|s| Some((loglik(&s)?, s)))
+        .collect();
+    // Each density's likelihood on its own (on every core), the best taken in order.
+    let lls = flexbench_contracts::parallel::map_each(&grid, |s| loglik(s));
+    let best = lls
+        .into_iter()
+        .zip(grid)
+        .filter_map(|(l, s)| Some((l?, s)))
         .max_by(|a, b| a.0.total_cmp(&b.0))?;
     Some(refine_jerk_densities(best, 2, loglik))
 }
@@ -175,19 +181,27 @@ pub fn ml_jerk_densities(
 /// The jerk densities that maximise `loglik` from `start` (densities and their
 /// log-likelihood): each driver's in turn over quarter-decade steps within a decade of it, for
 /// `sweeps` sweeps. Returns them with the log-likelihood reached (`start`'s when none gains).
+/// A driver's nine steps are evaluated on every core, then taken in order: the first of the
+/// highest that gains, as one after the other would.
 pub fn refine_jerk_densities(
     start: (f64, Vec<f64>),
     sweeps: usize,
-    loglik: impl Fn(&[f64]) -> Option<f64>,
+    loglik: impl Fn(&[f64]) -> Option<f64> + Sync,
 ) -> (Vec<f64>, f64) {
     let mut best = start;
     for _ in 0..sweeps {
         for j in 0..best.1.len() {
             let centre = best.1[j];
-            for e in -4..=4 {
-                let mut s = best.1.clone();
-                s[j] = centre * 10f64.powf(0.25 * e as f64);
-                if let Some(l) = loglik(&s) {
+            let steps: Vec<Vec<f64>> = (-4..=4)
+                .map(|e| {
+                    let mut s = best.1.clone();
+                    s[j] = centre * 10f64.powf(0.25 * e as f64);
+                    s
+                })
+                .collect();
+            let lls = flexbench_contracts::parallel::map_each(&steps, |s| loglik(s));
+            for (l, s) in lls.into_iter().zip(steps) {
+                if let Some(l) = l {
                     if l > best.0 {
                         best = (l, s);
                     }
