@@ -12,7 +12,8 @@ use flexbench_mechanism::output::StateRef;
 use flexbench_mechanism::Mechanism;
 use flexbench_signal::Differentiator;
 
-use crate::fit::{fit_markers, FitReport};
+use crate::fit::{fit_markers, refit_report, FitReport};
+use crate::fold::Configurations;
 use crate::observe::{FitSample, MarkerState};
 use crate::periodic::{periodic_refit, PeriodicReport};
 use crate::smoother::{profile_log_likelihood, smooth_markers_with_covariance, SmootherReport};
@@ -40,7 +41,10 @@ pub const HORIZONTAL_WARN: f64 = 1.5e-3;
 pub const PERIODIC_WARN_RATIO: f64 = 1.2;
 
 /// Markers' states at every sample, in the mechanism's marker order (None: not measured).
-pub type Observations = Vec<Vec<Option<MarkerState>>>;
+pub type Observations = Vec<MarkerStates>;
+
+/// Markers' states at one sample, in the mechanism's marker order (None: not measured).
+pub type MarkerStates = Vec<Option<MarkerState>>;
 
 /// How the motion is estimated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,6 +87,19 @@ pub struct Motion {
     pub horizontal: Option<f64>,
     /// True when the bands are the smoother's carried at the periodic fit's states.
     pub bands_before_periodic: bool,
+    /// Where the smoother started, when it ran: where a refit of the same tracks starts
+    /// ([`estimate_again`]).
+    pub start: Option<SmootherStart>,
+}
+
+/// Where the smoother started: the fit's configurations on the motion's branch through every
+/// fold, and that fit's own report (its residuals, not the smoother's).
+#[derive(Debug, Clone)]
+pub struct SmootherStart {
+    /// Per sample, the configuration q (None where not fitted).
+    pub configurations: Configurations,
+    /// The fit's report.
+    pub fit_report: FitReport,
 }
 
 /// The markers' states turned by `angle` (rad) about the bench origin.
@@ -106,6 +123,7 @@ pub fn rotate(obs: &[Vec<Option<MarkerState>>], angle: f64) -> Observations {
 /// One run of the fit and the smoother with the tracks turned by an angle.
 struct Turned {
     positions: Observations,
+    start: Configurations,
     fit_report: FitReport,
     samples: Vec<FitSample>,
     smoothed_report: FitReport,
@@ -113,24 +131,33 @@ struct Turned {
     covariances: Vec<DMatrix<f64>>,
 }
 
-/// The fit then the smoother on the markers turned by `angle` about the bench origin.
+/// Where a run starts the smoother: the fit of the markers (None), or an earlier run's
+/// starting configurations with that fit's report (a refit of the same tracks).
+type Start<'a> = Option<(&'a Configurations, &'a FitReport)>;
+
+/// The fit then the smoother on the markers turned by `angle` about the bench origin; with
+/// `start`, the smoother from there instead of a new fit.
 fn turned_run(
     mech: &Mechanism,
     t: &[f64],
-    differentiated: &[Vec<Option<MarkerState>>],
-    positions: &[Vec<Option<MarkerState>>],
+    (differentiated, positions): (&[MarkerStates], &[MarkerStates]),
     diff: &(dyn Differentiator + Sync),
     angle: f64,
+    start: Start,
 ) -> Result<Turned, KinematicsError> {
     let (raw_a, obs_a) = (rotate(positions, angle), rotate(differentiated, angle));
-    let (f1, r1) = fit_markers(mech, t, &obs_a, diff)?;
-    let init: Vec<_> = f1
-        .iter()
-        .map(|f| f.state.as_ref().map(|s| s.0.clone()))
-        .collect();
+    let (init, r1) = match start {
+        Some((init, earlier)) => (init.clone(), refit_report(mech, &obs_a, earlier)),
+        None => {
+            let (f1, r1) = fit_markers(mech, t, &obs_a, diff)?;
+            let init: Configurations = f1.into_iter().map(|f| f.state.map(|s| s.0)).collect();
+            (init, r1)
+        }
+    };
     let (f2, r2, sr, cov) = smooth_markers_with_covariance(mech, t, &raw_a, &init)?;
     Ok(Turned {
         positions: raw_a,
+        start: init,
         fit_report: r1,
         samples: f2,
         smoothed_report: r2,
@@ -270,9 +297,10 @@ pub fn estimate(
             covariances: None,
             horizontal: None,
             bands_before_periodic: false,
+            start: None,
         });
     }
-    let run = |angle: f64| turned_run(mech, t, differentiated, positions, diff, angle);
+    let run = |angle: f64| turned_run(mech, t, (differentiated, positions), diff, angle, None);
     let (horizontal, best) = match (cfg.refine_horizontal, cfg.horizontal_found) {
         (false, _) => (None, run(0.0)?),
         (true, Some(angle)) => (Some(angle), run(angle)?),
@@ -282,7 +310,8 @@ pub fn estimate(
                 .take_while(|&&tk| tk - t[0] <= cfg.horizontal_window_s)
                 .count();
             let (tw, pw) = (&t[..m], &positions[..m]);
-            let window = |angle: f64| turned_run(mech, tw, &differentiated[..m], pw, diff, angle);
+            let window =
+                |angle: f64| turned_run(mech, tw, (&differentiated[..m], pw), diff, angle, None);
             let profile = |angle: f64, base: &Turned| {
                 let smoother = &base.smoother;
                 profile_log_likelihood(mech, tw, &rotate(pw, angle), &base.samples, smoother)
@@ -299,6 +328,57 @@ pub fn estimate(
             };
             (Some(angle), whole)
         }
+    };
+    finish(mech, t, cfg, horizontal, best)
+}
+
+/// [`estimate`] again on the same tracks with some samples left out (`differentiated` and
+/// `positions` without them), after `earlier`: at the horizontal it found, the smoother
+/// started where its own started (the fit's configurations on the motion's branch through
+/// every fold) instead of from a new fit. A starting point only: the smoother's Gauss-Newton
+/// reaches the trajectory of highest probability of the samples kept from there as from a new
+/// fit's, whose configurations differ only about the samples left out (its jerk densities are
+/// chosen at the starting trajectory: the same ones, unless a few samples tip a choice that
+/// was even). The fit's report is the earlier one's, its free rigid fits' diagnostics taken
+/// anew. Without an earlier start (no smoother), a whole new estimate.
+pub fn estimate_again(
+    mech: &Mechanism,
+    t: &[f64],
+    differentiated: &[Vec<Option<MarkerState>>],
+    positions: &[Vec<Option<MarkerState>>],
+    diff: &(dyn Differentiator + Sync),
+    cfg: &Config,
+    earlier: &Motion,
+) -> Result<Motion, KinematicsError> {
+    let cfg = Config {
+        horizontal_found: earlier.horizontal,
+        ..*cfg
+    };
+    let Some(start) = earlier
+        .start
+        .as_ref()
+        .filter(|s| s.configurations.len() == t.len() && cfg.smoother)
+    else {
+        return estimate(mech, t, differentiated, positions, diff, &cfg);
+    };
+    let angle = earlier.horizontal.unwrap_or(0.0);
+    let from = Some((&start.configurations, &start.fit_report));
+    let best = turned_run(mech, t, (differentiated, positions), diff, angle, from)?;
+    finish(mech, t, &cfg, earlier.horizontal, best)
+}
+
+/// The motion of the run kept (`best`, at the horizontal's correction `horizontal`): its
+/// reports, warnings and, when asked, the periodic refit.
+fn finish(
+    mech: &Mechanism,
+    t: &[f64],
+    cfg: &Config,
+    horizontal: Option<f64>,
+    best: Turned,
+) -> Result<Motion, KinematicsError> {
+    let start = SmootherStart {
+        configurations: best.start,
+        fit_report: best.fit_report.clone(),
     };
     // The fit's report is that of the tracks as turned by the horizontal kept (its warnings
     // too: the pins' circles are judged in the bench frame the motion is estimated in), its
@@ -323,6 +403,7 @@ pub fn estimate(
         covariances: Some(best.covariances),
         horizontal,
         bands_before_periodic: false,
+        start: Some(start),
     };
     if cfg.periodic {
         refit_periodic(mech, t, &best.positions, &mut motion)?;

@@ -185,6 +185,26 @@ pub fn fit_markers(
     Ok((out, report))
 }
 
+/// The fit's report for a refit of the same tracks with some samples left out (`obs`, turned
+/// as the refit's) that starts from an earlier fit ([`crate::estimate::estimate_again`]): the
+/// earlier fit's residuals and folds, the free rigid fits' diagnostics (and their warnings)
+/// taken anew on the samples kept.
+pub(crate) fn refit_report(
+    mech: &Mechanism,
+    obs: &[Vec<Option<MarkerState>>],
+    earlier: &FitReport,
+) -> FitReport {
+    let mut report = FitReport {
+        rms_per_marker: earlier.rms_per_marker.clone(),
+        rms: earlier.rms,
+        unfitted_samples: earlier.unfitted_samples,
+        folds: earlier.folds.clone(),
+        ..FitReport::default()
+    };
+    free_fit_diagnostics(mech, obs, &mut report);
+    report
+}
+
 /// A driving coordinate's rate and acceleration from its fitted values, and where both are
 /// finite.
 struct DriverRates {

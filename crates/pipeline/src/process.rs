@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
+use flexbench_kinematics::estimate::estimate_again;
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::rate::RateCheck;
 use flexbench_kinematics::smoother::SmootherReport;
@@ -400,13 +401,15 @@ fn fit_testing_residuals(
         let diffs = differentiate(&series, sg)?;
         let seen = Observed::new(mech, &series, &diffs);
         let (obs, raw) = (&seen.differentiated, &seen.positions);
-        // A refit keeps the horizontal the first fit found: a few samples left out do not
-        // move it (measured in docs/tracking.md), and its search is most of the fit's time.
-        let kinematics = flexbench_kinematics::Config {
-            horizontal_found: first.as_ref().and_then(|f| f.motion.horizontal),
-            ..cfg.kinematics()
+        // A refit keeps the horizontal the first fit found (a few samples left out do not
+        // move it: measured in docs/tracking.md) and starts its smoother where the first
+        // fit's started (the fit's configurations on the motion's branch): the search and the
+        // fit are most of a fit's time.
+        let (t, kinematics) = (&series[0].t, cfg.kinematics());
+        let motion = match &first {
+            Some(f) => estimate_again(mech, t, obs, raw, sg, &kinematics, &f.motion)?,
+            None => estimate(mech, t, obs, raw, sg, &kinematics)?,
         };
-        let motion = estimate(mech, &series[0].t, obs, raw, sg, &kinematics)?;
         let found = match cfg.smoother && fits <= ROUNDS {
             true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
             false => Vec::new(),
