@@ -1210,16 +1210,20 @@ pub fn run_recording(
     };
     let calibration = run.calibrate()?;
     let tracks = run.track(calibration.as_deref())?;
-    let smooth = run.smooth(&tracks)?;
-    let process = run.process(&tracks)?;
-    let analyses = |run: &mut RecordingRun| Ok((run.fem(&process)?, run.compare(&process)?));
-    let (overlay, (fem, compare)) = match (overlaying, &calibration) {
-        (true, Some(cal)) => {
-            let (dir, rest) = run.overlay_beside(cal, &tracks, &process, analyses)?;
-            (Some(dir), rest)
-        }
-        _ => (None, analyses(&mut run)?),
-    };
+    // The stages on the markers alone (smooth) and on the video (overlay) beside the
+    // mechanism's, which do not read them.
+    let (smooth, (process, overlay, fem, compare)) = run.smooth_beside(&tracks, |run| {
+        let process = run.process(&tracks)?;
+        let analyses = |run: &mut RecordingRun| Ok((run.fem(&process)?, run.compare(&process)?));
+        let (overlay, (fem, compare)) = match (overlaying, &calibration) {
+            (true, Some(cal)) => {
+                let (dir, rest) = run.overlay_beside(cal, &tracks, &process, analyses)?;
+                (Some(dir), rest)
+            }
+            _ => (None, analyses(run)?),
+        };
+        Ok((process, overlay, fem, compare))
+    })?;
     let dirs = crate::report::StageDirs {
         calibrate: calibration
             .as_ref()
@@ -1399,31 +1403,6 @@ impl RecordingRun<'_, '_> {
         Ok(dir.join("tracks.parquet"))
     }
 
-    /// Smooth: the markers alone.
-    fn smooth(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
-        let s = &self.settings;
-        let (factor, method, rigid) = (s.factor, s.method, s.rigid.clone());
-        self.runner.stage(
-            "smooth",
-            params(&self.file.smooth),
-            &[("tracks", tracks), ("mechanism", &self.rec.mechanism)],
-            &mut |tmp, progress| {
-                progress(StageEvent::Progress(
-                    "markers' velocities and accelerations",
-                    0.0,
-                ));
-                crate::smooth::smooth(
-                    tracks,
-                    factor,
-                    method,
-                    rigid.clone(),
-                    &tmp.join("markers.parquet"),
-                )
-                .map(|_| ())
-            },
-        )
-    }
-
     /// Process: kinematics and inverse dynamics.
     fn process(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
         let (mech, cfg) = (self.mech, self.settings.process);
@@ -1515,18 +1494,70 @@ impl RecordingRun<'_, '_> {
         )
     }
 
-    /// Overlay: the video with what the run made of it drawn on every frame, made on a thread
-    /// of its own while `beside` runs the stages after it (the fem and compare: neither reads
-    /// the overlay, and the video's decoding and encoding leave a core's share free beside the
-    /// lever's analysis). Its progress is not shown (the stages beside have the bar), and it
-    /// ends in its own place among the stages. An error of
-    /// its own comes first; the stages beside have then still run and kept their results.
+    /// Stage `name` ([`Runner::begin`]'s parameters and inputs) made by `body` into the folder
+    /// it is given on a thread of its own, while `then` runs the stages after it (which must
+    /// not read its results). Its progress is not shown (the stages beside have the bar), it
+    /// ends in its own place among the stages, and its error comes first; the stages beside
+    /// have then still run and kept their results.
+    fn beside<R>(
+        &mut self,
+        (name, parameters, inputs): (&str, Value, &[(&str, &Path)]),
+        body: impl FnOnce(&Path) -> Result<(), PipelineError> + Send,
+        then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+    ) -> Result<(PathBuf, R), PipelineError> {
+        let pending = match self.runner.begin(name, parameters, inputs)? {
+            Begun::Kept(dir) => return Ok((dir, then(self)?)),
+            Begun::Run(p) => p,
+        };
+        let tmp = pending.tmp.clone();
+        let ((made, took), rest) = std::thread::scope(|s| {
+            let job = s.spawn(|| {
+                let clock = Instant::now();
+                (body(&tmp), clock.elapsed())
+            });
+            let rest = then(self);
+            let made = job.join().unwrap_or_else(|_| {
+                let why = format!(
+                    "the {name} stage's thread stopped unexpectedly: run it alone to see why"
+                );
+                (Err(PipelineError::Input(why)), Default::default())
+            });
+            (made, rest)
+        });
+        // Its time is its own work's, not the wait for the stages beside.
+        let mut pending = pending;
+        pending.clock = Instant::now().checked_sub(took).unwrap_or(pending.clock);
+        let dir = self.runner.finish(pending, made)?;
+        Ok((dir, rest?))
+    }
+
+    /// Smooth: the markers alone through the signal stage, beside `then` (the process and the
+    /// stages after it, which do not read it).
+    fn smooth_beside<R>(
+        &mut self,
+        tracks: &Path,
+        then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+    ) -> Result<(PathBuf, R), PipelineError> {
+        let s = &self.settings;
+        let (factor, method, rigid) = (s.factor, s.method, s.rigid.clone());
+        let mechanism = self.rec.mechanism.clone();
+        let inputs = [("tracks", tracks), ("mechanism", mechanism.as_path())];
+        let body = |tmp: &Path| {
+            let out = tmp.join("markers.parquet");
+            crate::smooth::smooth(tracks, factor, method, rigid, &out).map(|_| ())
+        };
+        self.beside(("smooth", params(&self.file.smooth), &inputs), body, then)
+    }
+
+    /// Overlay: the video with what the run made of it drawn on every frame, beside `then`
+    /// (the fem and compare: neither reads the overlay, and the video's decoding and encoding
+    /// leave a core's share free beside the lever's analysis).
     fn overlay_beside<R>(
         &mut self,
         calibration: &Path,
         tracks: &Path,
         process_dir: &Path,
-        beside: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+        then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
     ) -> Result<(PathBuf, R), PipelineError> {
         let TracksSource::Video { video, .. } = &self.rec.source else {
             return Err(PipelineError::Input(
@@ -1554,13 +1585,6 @@ impl RecordingRun<'_, '_> {
                 .exists()
                 .then_some(("fit_flags", fit_flags.as_path())),
         );
-        let pending = match self
-            .runner
-            .begin("overlay", params(&self.file.overlay), &inputs)?
-        {
-            Begun::Kept(dir) => return Ok((dir, beside(self)?)),
-            Begun::Run(p) => p,
-        };
         let overlay_inputs = crate::overlay::OverlayInputs {
             video,
             calibration,
@@ -1570,20 +1594,9 @@ impl RecordingRun<'_, '_> {
             mechanism: self.mech,
             plain: false,
         };
-        let tmp = pending.tmp.clone();
-        let (result, rest) = std::thread::scope(|s| {
-            let job = s.spawn(|| crate::overlay::overlay(&overlay_inputs, &tmp, |_, _| {}));
-            let rest = beside(self);
-            let made = job.join().unwrap_or_else(|_| {
-                Err(PipelineError::Input(
-                    "the overlay's thread stopped unexpectedly: run again with [overlay] enabled = false to go without it".into(),
-                ))
-            });
-            (made, rest)
-        });
-        let result = result.map(|_| ());
-        let dir = self.runner.finish(pending, result)?;
-        Ok((dir, rest?))
+        let body =
+            |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_, _| {}).map(|_| ());
+        self.beside(("overlay", params(&self.file.overlay), &inputs), body, then)
     }
 
     /// Report: every stage's figures and numbers on one page.
