@@ -341,10 +341,10 @@ fn periodic_refit_needs_two_turns() {
 /// The horizontal refined from the motion (`--refine-horizontal`). On the recording's truth
 /// with 140 um of noise, turned by 1 mrad about the origin (a horizontal clicked 1 mrad off):
 /// the refinement finds -0.9 mrad (limit: within 0.15 mrad of -1; its fine grid is 0.1 mrad),
-/// and the forces at B and C' come back within 4.5 % RMS of their peaks (3.8 % / 3.8 %
+/// and the forces at B and C' come back within 4.5 % RMS of their peaks (2.7 % / 2.7 %
 /// measured; about 37 % without the refinement, measured on another noise draw). Untouched,
 /// the same tracks keep the calibration's horizontal (the likelihood does not gain enough to
-/// turn it; limit 0.15 mrad) and give 3.6 % / 3.7 %.
+/// turn it; limit 0.15 mrad) and give 2.1 % / 2.1 %.
 #[test]
 fn horizontal_refined_from_the_motion() {
     let dir = tempfile::tempdir().unwrap();
