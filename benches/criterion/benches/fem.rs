@@ -4,27 +4,14 @@
 //! to scipy's eigh and eig in `make bench` (benches/peers.sh), which also checks the frequencies.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use flexbench_benches::fem_cycle;
-use flexbench_fem::cycle::cycle_modes;
-use flexbench_fem::Supports;
+use flexbench_benches::{fem_cycle, pinned_cycle_modes};
 
 fn cycle(c: &mut Criterion) {
-    let (mesh, g, instants) = fem_cycle(1000);
+    let cycle = fem_cycle(1000);
     let mut group = c.benchmark_group("fem_cycle_1000_samples_10_quintic");
     group.sample_size(10);
     // The lowest 12 modes (twice the 6 the pipeline follows), `full` of them in the full problem.
-    let modes = |full: usize| {
-        cycle_modes(
-            &mesh,
-            &g,
-            &instants,
-            Supports::Pinned,
-            full,
-            12,
-            &mut |_, _| {},
-        )
-        .expect("modes")
-    };
+    let modes = |full: usize| pinned_cycle_modes(&cycle, full, 12);
     group.bench_function("symmetric", |b| b.iter(|| modes(0)));
     group.bench_function("symmetric_and_full_6", |b| b.iter(|| modes(6)));
     group.finish();

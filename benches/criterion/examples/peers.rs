@@ -17,8 +17,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use flexbench_benches::{bench_cycle, fem_cycle, signal_coordinates};
-use flexbench_fem::cycle::{cycle_matrices, cycle_modes, RUN};
+use flexbench_benches::{bench_cycle, fem_cycle, pinned_cycle_modes, signal_coordinates};
+use flexbench_fem::cycle::{cycle_matrices, RUN};
 use flexbench_fem::modal::symmetric_modes;
 use flexbench_fem::subspace::ModeFollower;
 use flexbench_fem::Supports;
@@ -184,8 +184,9 @@ fn measure(dir: &Path) {
     );
 
     // Modal analysis along a cycle.
-    let (mesh, g, instants) = fem_cycle(TURN);
-    let mats = cycle_matrices(&mesh, &g, &instants, Supports::Pinned);
+    let cycle = fem_cycle(TURN);
+    let (mesh, g, instants) = &cycle;
+    let mats = cycle_matrices(mesh, g, instants, Supports::Pinned);
     let nf = mats[0].m.nrows();
     write(&dir.join("fem_m.f64"), row_major(&mats[0].m));
     for (name, pick) in [("k", 0usize), ("gyroscopic", 1), ("skew", 2)] {
@@ -214,18 +215,7 @@ fn measure(dir: &Path) {
     });
     // The pipeline's way: each instant's matrices built from the motion, `full` modes of the
     // full problem.
-    let modes = |full: usize| {
-        cycle_modes(
-            &mesh,
-            &g,
-            &instants,
-            Supports::Pinned,
-            full,
-            LOWEST,
-            &mut |_, _| {},
-        )
-        .expect("modes")
-    };
+    let modes = |full: usize| pinned_cycle_modes(&cycle, full, LOWEST);
     let (t_sym, sym) = best(3, || modes(0));
     let (t_fullm, full) = best(3, || modes(6));
     write(

@@ -33,6 +33,19 @@ pub fn bench_cycle(samples: usize) -> (flexbench_mechanism::file::MechanismFile,
     (file, samples)
 }
 
+/// The lever's lowest `lowest` modes at every instant of `fem_cycle`'s output, pinned at B and
+/// C', `full` of them in the full (gyroscopic) problem: the pipeline's way, each instant's
+/// matrices built from the motion.
+pub fn pinned_cycle_modes(
+    (mesh, g, instants): &(Mesh, GlobalMatrices, Vec<LeverInstant>),
+    full: usize,
+    lowest: usize,
+) -> Vec<flexbench_fem::cycle::InstantModes> {
+    let supports = flexbench_fem::Supports::Pinned;
+    flexbench_fem::cycle::cycle_modes(mesh, g, instants, supports, full, lowest, &mut |_, _| {})
+        .expect("modes")
+}
+
 /// The bench's lever (10 quintic elements) over one crank turn of the simulated default bench
 /// at `samples` samples: the mesh, its matrices and the instants (motion and liaison forces from
 /// the simulation's inverse dynamics).

@@ -75,10 +75,10 @@ pub const PER_SAMPLE_MIN: usize = 512;
 /// [`PER_SAMPLE_MIN`] samples on, unless [`threads`] is one. Each sample is computed alone, so the results are those of
 /// one thread.
 pub fn map_samples<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if items.len() < PER_SAMPLE_MIN || threads() == 1 {
+    if items.len() < PER_SAMPLE_MIN {
         return items.iter().map(f).collect();
     }
-    items.par_iter().map(&f).collect()
+    map_each(items, f)
 }
 
 /// [`map_in_order`] in chunks of `chunk` items, `progress` told the fraction done after each

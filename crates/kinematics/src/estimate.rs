@@ -88,7 +88,7 @@ pub struct Motion {
     /// True when the bands are the smoother's carried at the periodic fit's states.
     pub bands_before_periodic: bool,
     /// Where the smoother started, when it ran: where a refit of the same tracks starts
-    /// ([`estimate_again`]).
+    /// ([`estimate`]'s `earlier`).
     pub start: Option<SmootherStart>,
 }
 
@@ -279,6 +279,15 @@ impl Climb<'_> {
 /// The mechanism's motion from its markers at times `t`: `differentiated` holds each marker's
 /// position, velocity and acceleration from `diff` (None where rejected), `positions` the raw
 /// measured positions (None where not seen), both in the mechanism's marker order.
+///
+/// `earlier`: an estimate of the same tracks before some samples were left out (a refit after
+/// the residual test). The horizontal it found is kept, and the smoother starts where its own
+/// started (the fit's configurations on the motion's branch through every fold) instead of
+/// from a new fit. A starting point only: the smoother's Gauss-Newton reaches the trajectory of
+/// highest probability of the samples kept from there as from a new fit's, whose
+/// configurations differ only about the samples left out (its jerk densities are chosen at the
+/// starting trajectory: the same ones, unless a few samples tip a choice that was even). The
+/// fit's report is then the earlier one's, its free rigid fits' diagnostics taken anew.
 pub fn estimate(
     mech: &Mechanism,
     t: &[f64],
@@ -286,7 +295,12 @@ pub fn estimate(
     positions: &[Vec<Option<MarkerState>>],
     diff: &(dyn Differentiator + Sync),
     cfg: &Config,
+    earlier: Option<&Motion>,
 ) -> Result<Motion, KinematicsError> {
+    let cfg = &Config {
+        horizontal_found: earlier.map_or(cfg.horizontal_found, |e| e.horizontal),
+        ..*cfg
+    };
     if !cfg.smoother {
         let (samples, report) = fit_markers(mech, t, differentiated, diff)?;
         return Ok(Motion {
@@ -300,7 +314,11 @@ pub fn estimate(
             start: None,
         });
     }
-    let run = |angle: f64| turned_run(mech, t, (differentiated, positions), diff, angle, None);
+    let start = earlier
+        .and_then(|e| e.start.as_ref())
+        .filter(|s| s.configurations.len() == t.len())
+        .map(|s| (&s.configurations, &s.fit_report));
+    let run = |angle: f64| turned_run(mech, t, (differentiated, positions), diff, angle, start);
     let (horizontal, best) = match (cfg.refine_horizontal, cfg.horizontal_found) {
         (false, _) => (None, run(0.0)?),
         (true, Some(angle)) => (Some(angle), run(angle)?),
@@ -330,41 +348,6 @@ pub fn estimate(
         }
     };
     finish(mech, t, cfg, horizontal, best)
-}
-
-/// [`estimate`] again on the same tracks with some samples left out (`differentiated` and
-/// `positions` without them), after `earlier`: at the horizontal it found, the smoother
-/// started where its own started (the fit's configurations on the motion's branch through
-/// every fold) instead of from a new fit. A starting point only: the smoother's Gauss-Newton
-/// reaches the trajectory of highest probability of the samples kept from there as from a new
-/// fit's, whose configurations differ only about the samples left out (its jerk densities are
-/// chosen at the starting trajectory: the same ones, unless a few samples tip a choice that
-/// was even). The fit's report is the earlier one's, its free rigid fits' diagnostics taken
-/// anew. Without an earlier start (no smoother), a whole new estimate.
-pub fn estimate_again(
-    mech: &Mechanism,
-    t: &[f64],
-    differentiated: &[Vec<Option<MarkerState>>],
-    positions: &[Vec<Option<MarkerState>>],
-    diff: &(dyn Differentiator + Sync),
-    cfg: &Config,
-    earlier: &Motion,
-) -> Result<Motion, KinematicsError> {
-    let cfg = Config {
-        horizontal_found: earlier.horizontal,
-        ..*cfg
-    };
-    let Some(start) = earlier
-        .start
-        .as_ref()
-        .filter(|s| s.configurations.len() == t.len() && cfg.smoother)
-    else {
-        return estimate(mech, t, differentiated, positions, diff, &cfg);
-    };
-    let angle = earlier.horizontal.unwrap_or(0.0);
-    let from = Some((&start.configurations, &start.fit_report));
-    let best = turned_run(mech, t, (differentiated, positions), diff, angle, from)?;
-    finish(mech, t, &cfg, earlier.horizontal, best)
 }
 
 /// The motion of the run kept (`best`, at the horizontal's correction `horizontal`): its

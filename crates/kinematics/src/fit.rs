@@ -186,7 +186,7 @@ pub fn fit_markers(
 }
 
 /// The fit's report for a refit of the same tracks with some samples left out (`obs`, turned
-/// as the refit's) that starts from an earlier fit ([`crate::estimate::estimate_again`]): the
+/// as the refit's) that starts from an earlier fit ([`crate::estimate::estimate`]'s `earlier`): the
 /// earlier fit's residuals and folds, the free rigid fits' diagnostics (and their warnings)
 /// taken anew on the samples kept.
 pub(crate) fn refit_report(

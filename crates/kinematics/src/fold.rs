@@ -131,18 +131,10 @@ impl SecondRoots {
         seen: &[f64],
         zone: &(dyn Fn(usize, usize) -> Zone<'a> + Sync),
     ) -> SecondRoots {
-        let n = qs.len();
         let mut asks = Vec::new();
-        let mut k = 0;
-        while k < n {
-            let a = k;
-            while k < n && in_zone(k, qs, seen) {
-                k += 1;
-            }
-            if k == a {
-                k += 1;
-                continue;
-            }
+        let mut from = 0;
+        while let Some((a, k)) = next_zone(from, qs, seen) {
+            from = k;
             if let (Some(q), Some(blind)) = (
                 qs.get(k).and_then(|q| q.as_ref()),
                 blind_driver(mech, &zone(a, k), qs),
@@ -380,16 +372,9 @@ pub fn fit_positions(
     let mut zones: Vec<(usize, usize)> = Vec::new();
     let mut found = SecondRoots::searched_after_zones(mech, &qs, &seen, &zone);
     let mut ahead: std::collections::VecDeque<Ahead> = Default::default();
-    let mut k = 0;
-    while k < n {
-        if !in_zone(k, &qs, &seen) {
-            k += 1;
-            continue;
-        }
-        let a = k;
-        while k < n && in_zone(k, &qs, &seen) {
-            k += 1;
-        }
+    let mut from = 0;
+    while let Some((a, k)) = next_zone(from, &qs, &seen) {
+        from = k;
         report.zones += 1;
         let ctx = zone(a, k);
         let zone_blind = blind_driver(mech, &ctx, &qs);
@@ -404,7 +389,10 @@ pub fn fit_positions(
         if ahead.is_empty() {
             ahead = Ahead::follow(mech, a, &qs, &seen, &found, &zone).into();
         }
-        let guess = ahead.front().filter(|g| g.a == a);
+        let guess = match ahead.front().is_some_and(|g| g.a == a) {
+            true => ahead.pop_front(),
+            false => None,
+        };
         let fold = (&mut qs[..], &mut seen[..], &mut zs[..]);
         if resolve_fold(mech, &ctx, zone_blind, fold, &mut found, guess) {
             report.switched += 1;
@@ -428,6 +416,15 @@ pub fn fit_positions(
         }
     }
     Ok((qs, report))
+}
+
+/// The first fold zone at or after sample `from`: its first sample and the one after it.
+fn next_zone(from: usize, qs: &[Option<DVector<f64>>], seen: &[f64]) -> Option<(usize, usize)> {
+    let a = (from..qs.len()).find(|&k| in_zone(k, qs, seen))?;
+    let b = (a..qs.len())
+        .find(|&k| !in_zone(k, qs, seen))
+        .unwrap_or(qs.len());
+    Some((a, b))
 }
 
 /// Whether sample `k` is fitted and lies in a fold zone (the markers see the motion's weakest
@@ -546,19 +543,11 @@ impl Ahead {
         found: &SecondRoots,
         zone: &(dyn Fn(usize, usize) -> Zone<'a> + Sync),
     ) -> Vec<Ahead> {
-        let n = qs.len();
         let mut spans = Vec::new();
-        let mut k = from;
-        while k < n && spans.len() < ZONES_AHEAD {
-            if !in_zone(k, qs, seen) {
-                k += 1;
-                continue;
-            }
-            let a = k;
-            while k < n && in_zone(k, qs, seen) {
-                k += 1;
-            }
-            spans.push((a, k));
+        let mut next = from;
+        while let Some((a, b)) = next_zone(next, qs, seen).filter(|_| spans.len() < ZONES_AHEAD) {
+            next = b;
+            spans.push((a, b));
         }
         let made = flexbench_contracts::parallel::map_each(&spans, |&(a, b)| {
             let z = zone(a, b);
@@ -581,18 +570,18 @@ impl Ahead {
     /// This continuation when it stands for zone a..`b` with `blind` on the samples as they
     /// are (`end` the segment's end).
     fn standing(
-        &self,
+        self,
         (b, blind, end): (usize, usize, usize),
         qs: &[Option<DVector<f64>>],
         seen: &[f64],
-    ) -> Option<&Mirror> {
+    ) -> Option<Mirror> {
         let same_seen = seen[b..end].len() == self.seen.len()
             && seen[b..end]
                 .iter()
                 .zip(&self.seen)
                 .all(|(x, y)| x.to_bits() == y.to_bits());
         (self.b == b && self.blind == blind && qs[b].as_ref() == Some(&self.from) && same_seen)
-            .then_some(&self.mirror)
+            .then_some(self.mirror)
     }
 }
 
@@ -606,7 +595,7 @@ fn resolve_fold(
     blind: Option<usize>,
     (qs, seen, zs): FoldState<'_>,
     found: &mut SecondRoots,
-    ahead: Option<&Ahead>,
+    ahead: Option<Ahead>,
 ) -> bool {
     let (a, b) = (z.a, z.b);
     let end = segment_end(b, qs, seen);
@@ -616,16 +605,7 @@ fn resolve_fold(
     let mirror = blind.filter(|_| before >= 3 && hi > b).and_then(|d| {
         let from = qs[b].as_ref()?;
         let stands = ahead.and_then(|g| g.standing((b, d, end), qs, seen));
-        Some(match stands {
-            Some(m) => Mirror {
-                samples: m.samples.clone(),
-                searched: m
-                    .searched
-                    .as_ref()
-                    .map(|e| SecondRoot(e.0, e.1, e.2.clone(), e.3.clone())),
-            },
-            None => Mirror::follow(mech, z, d, end, from, seen, found),
-        })
+        Some(stands.unwrap_or_else(|| Mirror::follow(mech, z, d, end, from, seen, found)))
     });
     let alt = mirror.and_then(|m| {
         found.0.extend(m.searched);

@@ -281,10 +281,10 @@ fn horizontal_refined_on_a_window_then_the_whole_recording_fitted() {
         horizontal_window_s: 0.5,
         horizontal_found: None,
     };
-    let whole = estimate(&mech, &t, &obs, &raw, &sg, &cfg).unwrap();
+    let whole = estimate(&mech, &t, &obs, &raw, &sg, &cfg, None).unwrap();
     let m = t.iter().take_while(|&&tk| tk - t[0] <= 0.5).count();
     assert!(m < t.len() / 2);
-    let first = estimate(&mech, &t[..m], &obs[..m], &raw[..m], &sg, &cfg).unwrap();
+    let first = estimate(&mech, &t[..m], &obs[..m], &raw[..m], &sg, &cfg, None).unwrap();
     eprintln!(
         "horizontal corrected by {:.2} mrad (the first 0.5 s alone: {:.2} mrad)",
         whole.horizontal.unwrap() * 1e3,

@@ -14,7 +14,6 @@ use std::collections::BTreeSet;
 
 use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
-use flexbench_kinematics::estimate::estimate_again;
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::rate::RateCheck;
 use flexbench_kinematics::smoother::SmootherReport;
@@ -406,10 +405,8 @@ fn fit_testing_residuals(
         // fit's started (the fit's configurations on the motion's branch): the search and the
         // fit are most of a fit's time.
         let (t, kinematics) = (&series[0].t, cfg.kinematics());
-        let motion = match &first {
-            Some(f) => estimate_again(mech, t, obs, raw, sg, &kinematics, &f.motion)?,
-            None => estimate(mech, t, obs, raw, sg, &kinematics)?,
-        };
+        let earlier = first.as_ref().map(|f| &f.motion);
+        let motion = estimate(mech, t, obs, raw, sg, &kinematics, earlier)?;
         let found = match cfg.smoother && fits <= ROUNDS {
             true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
             false => Vec::new(),
