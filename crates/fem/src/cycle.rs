@@ -206,35 +206,73 @@ pub fn cycle_modes(
     lowest: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<InstantModes>, FemError> {
-    use flexbench_contracts::parallel::{map_in_order_chunked, threads};
-    let red = Reduced::new(mesh, g, &mesh.free_dofs(supports));
+    let mut out = Vec::with_capacity(instants.len());
+    let spec = CycleSpec {
+        supports,
+        full,
+        lowest,
+    };
+    cycle_modes_each(mesh, g, instants, spec, progress, &mut |m| {
+        out.push(m);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Which modes [`cycle_modes_each`] solves: the supports, the lowest `full` in the full
+/// problem, the lowest `lowest` of the symmetric problem.
+#[derive(Debug, Clone, Copy)]
+pub struct CycleSpec {
+    /// How the lever is held.
+    pub supports: Supports,
+    /// Modes solved in the full (gyroscopic) problem.
+    pub full: usize,
+    /// Modes of the symmetric problem solved.
+    pub lowest: usize,
+}
+
+/// [`cycle_modes`] handed to `each` one instant at a time, in order, instead of held: the
+/// instants are solved a few thousand at a time (every core), so a long recording holds one
+/// batch's modes (4096 instants of 51 x 12 numbers: 20 MB) instead of all of them (100 s at
+/// 240 samples/s: 120 MB). The same numbers as [`cycle_modes`]; the first error of `each` or
+/// of the solver stops the cycle.
+pub fn cycle_modes_each(
+    mesh: &Mesh,
+    g: &GlobalMatrices,
+    instants: &[LeverInstant],
+    spec: CycleSpec,
+    progress: &mut dyn FnMut(usize, usize),
+    each: &mut dyn FnMut(InstantModes) -> Result<(), FemError>,
+) -> Result<(), FemError> {
+    use flexbench_contracts::parallel::{map_in_order, threads};
+    let red = Reduced::new(mesh, g, &mesh.free_dofs(spec.supports));
     let n = instants.len();
     let runs: Vec<&[LeverInstant]> = instants.chunks(RUN).collect();
-    // Each run on its own (on every core), in order; the first error as one after the other
-    // would meet it.
-    let solved = map_in_order_chunked(
-        threads(),
-        &runs,
-        (4096 / RUN).max(1),
-        |run| -> Result<Vec<InstantModes>, FemError> {
-            let mut follower = ModeFollower::new(lowest);
+    let batch = (4096 / RUN).max(1);
+    let mut done = 0;
+    for part in runs.chunks(batch) {
+        // Each run on its own (on every core), in order; the first error as one after the
+        // other would meet it.
+        let solved = map_in_order(threads(), part, |run| {
+            let mut follower = ModeFollower::new(spec.lowest);
             let solved: Vec<InstantModes> = run
                 .iter()
-                .map(|inst| instant_modes_following(mesh, &red, inst, full, &mut follower))
+                .map(|inst| instant_modes_following(mesh, &red, inst, spec.full, &mut follower))
                 .collect::<Result<_, _>>()?;
             drop(follower);
             // Copied once the run's working matrices are freed: the copies fill the holes
             // those left, where the originals, made among them, kept the allocator from
-            // reusing them (100 s at 240 samples/s: 536 MB resident for 118 MB of modes).
-            Ok(solved.to_vec())
-        },
-        &mut |f| progress((f * n as f64).round() as usize, n),
-    );
-    let mut out = Vec::with_capacity(n);
-    for run in solved {
-        out.extend(run?);
+            // reusing them.
+            Ok::<_, FemError>(solved.to_vec())
+        });
+        for run in solved {
+            let run = run?;
+            done += run.len();
+            run.into_iter().try_for_each(&mut *each)?;
+        }
+        progress(done, n);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The matrices of one instant on the free degrees of freedom, as the eigenproblems see them:
@@ -286,41 +324,75 @@ pub fn mac(a: &DVector<f64>, b: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
 /// instant, pairs taken greedily from the largest MAC down. Returns, per instant, the index of
 /// each label's mode, and the smallest MAC accepted along the way.
 pub fn track(instants: &[InstantModes], m: &DMatrix<f64>, count: usize) -> (Vec<Vec<usize>>, f64) {
-    let mut out: Vec<Vec<usize>> = Vec::with_capacity(instants.len());
-    let mut worst: f64 = 1.0;
-    for (s, inst) in instants.iter().enumerate() {
-        let n = inst.modes.eigenvalues.len();
-        if s == 0 {
-            out.push((0..count.min(n)).collect());
-            continue;
+    let mut tracker = ModeTracker::new(count);
+    let out = instants.iter().map(|inst| tracker.next(inst, m)).collect();
+    (out, tracker.worst_mac())
+}
+
+/// [`track`] one instant at a time: what following the modes needs of the instant before (its
+/// followed modes' shapes), so that the instants need not be held.
+#[derive(Debug, Clone)]
+pub struct ModeTracker {
+    /// Modes followed.
+    count: usize,
+    /// The instant before's followed shapes, one per label (free degrees of freedom); None
+    /// for a label left without a mode.
+    previous: Option<Vec<Option<DVector<f64>>>>,
+    /// Smallest MAC accepted so far.
+    worst: f64,
+}
+
+impl ModeTracker {
+    /// A tracker of `count` modes, before the first instant.
+    pub fn new(count: usize) -> Self {
+        ModeTracker {
+            count,
+            previous: None,
+            worst: 1.0,
         }
-        let prev = &instants[s - 1];
-        let prev_idx = out[s - 1].clone();
-        let pool = (2 * count).min(n);
-        let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
-        for (label, &pi) in prev_idx.iter().enumerate() {
-            let a = prev.modes.shapes.column(pi).into_owned();
-            for j in 0..pool {
-                pairs.push((
-                    mac(&a, &inst.modes.shapes.column(j).into_owned(), m),
-                    label,
-                    j,
-                ));
-            }
-        }
-        pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
-        let mut idx = vec![usize::MAX; prev_idx.len()];
-        let mut used = vec![false; pool];
-        for (v, label, j) in pairs {
-            if idx[label] == usize::MAX && !used[j] {
-                idx[label] = j;
-                used[j] = true;
-                worst = worst.min(v);
-            }
-        }
-        out.push(idx);
     }
-    (out, worst)
+
+    /// The index of each label's mode at the next instant `inst` ([`track`]'s rule).
+    pub fn next(&mut self, inst: &InstantModes, m: &DMatrix<f64>) -> Vec<usize> {
+        let n = inst.modes.eigenvalues.len();
+        let idx: Vec<usize> = match &self.previous {
+            None => (0..self.count.min(n)).collect(),
+            Some(previous) => {
+                let pool = (2 * self.count).min(n);
+                let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+                for (label, a) in previous.iter().enumerate() {
+                    let Some(a) = a else { continue };
+                    for j in 0..pool {
+                        let b = inst.modes.shapes.column(j).into_owned();
+                        pairs.push((mac(a, &b, m), label, j));
+                    }
+                }
+                pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
+                let mut idx = vec![usize::MAX; previous.len()];
+                let mut used = vec![false; pool];
+                for (v, label, j) in pairs {
+                    if idx[label] == usize::MAX && !used[j] {
+                        idx[label] = j;
+                        used[j] = true;
+                        self.worst = self.worst.min(v);
+                    }
+                }
+                idx
+            }
+        };
+        // A label left without a mode (fewer modes than labels) has none to follow after.
+        self.previous = Some(
+            idx.iter()
+                .map(|&j| (j < n).then(|| inst.modes.shapes.column(j).into_owned()))
+                .collect(),
+        );
+        idx
+    }
+
+    /// Smallest MAC accepted between successive instants' matched modes (1 before any).
+    pub fn worst_mac(&self) -> f64 {
+        self.worst
+    }
 }
 
 #[cfg(test)]

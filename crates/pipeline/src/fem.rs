@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use flexbench_contracts::motion::ResidualRow;
 use flexbench_contracts::{Column, ModeKind, ModeRow, Modes, Table};
-use flexbench_fem::cycle::{cycle_modes, track, InstantModes};
+use flexbench_fem::cycle::{cycle_modes_each, CycleSpec, InstantModes, ModeTracker};
 use flexbench_fem::element::Section;
 use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
@@ -260,15 +260,9 @@ pub fn fem(
         instants: &instants,
         count,
     };
-    let (modes, response) = modes_and_response(&cycle, cfg, &mut progress)?;
-    let (labels, worst_mac) = track(&modes, &m_free, count);
-    let followed = Followed {
-        modes: &modes,
-        labels: &labels,
-        crank: &crank,
-        count,
-    };
-    let modal = modal_table(&mesh, &m_free, &free, &followed)?;
+    let mut collector = ModalCollector::new(&mesh, &m_free, &free, &crank, count);
+    let response = modes_and_response(&cycle, cfg, &mut collector, &mut progress)?;
+    let (modal, followed) = collector.finish()?;
     let markers = lever_markers(&mech);
     let measured = match (&cfg.measured, &response) {
         (Some(path), Some((r, _))) => Some(compare_measured(path, &mesh, r, &instants, &markers)?),
@@ -292,7 +286,7 @@ pub fn fem(
     let run = FemRun {
         inputs: [bodies, forces, mechanism],
         samples: instants.len(),
-        smallest_mac: worst_mac,
+        smallest_mac: followed.worst_mac,
         worst_balance,
         measured: measured
             .as_ref()
@@ -311,15 +305,16 @@ struct Cycle<'a> {
     count: usize,
 }
 
-/// Every sample's modes and, with damping asked, the forced response: the response (one
-/// sample after the other) runs beside the modes (every sample apart), since it needs only the
-/// first sample's, which the cycle's first run begins with (the same numbers).
-#[allow(clippy::type_complexity)]
+/// Every sample's modes, handed to `collector` in order, and, with damping asked, the forced
+/// response: the response (one sample after the other) runs beside the modes (every sample
+/// apart), since it needs only the first sample's, which the cycle's first run begins with
+/// (the same numbers).
 fn modes_and_response(
     cycle: &Cycle,
     cfg: &FemConfig,
+    collector: &mut ModalCollector,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(Vec<InstantModes>, Option<(Response, Damping)>), PipelineError> {
+) -> Result<Option<(Response, Damping)>, PipelineError> {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let Cycle {
         mesh,
@@ -329,12 +324,18 @@ fn modes_and_response(
     } = *cycle;
     let Some(zeta) = cfg.damping else {
         let n = instants.len();
-        let modes = lever_modes(mesh, g, instants, cfg, count, &mut |k| progress(k, n))?;
-        return Ok((modes, None));
+        let each = &mut |m| collector.take(m);
+        lever_modes(mesh, g, instants, cfg, count, &mut |k| progress(k, n), each)?;
+        return Ok(None);
     };
     let total = 2 * instants.len();
     let head = &instants[..instants.len().min(1)];
-    let damping = match lever_modes(mesh, g, head, cfg, count, &mut |_| {})?.first() {
+    let mut first = None;
+    lever_modes(mesh, g, head, cfg, count, &mut |_| {}, &mut |m| {
+        first = Some(m);
+        Ok(())
+    })?;
+    let damping = match &first {
         Some(f) => rayleigh(f, count, zeta),
         // No sample: the forced response says so.
         None => Damping::from_ratio(zeta, 1.0, 2.0),
@@ -342,9 +343,15 @@ fn modes_and_response(
     let done = AtomicUsize::new(0);
     let (modes, response) = std::thread::scope(|s| {
         let modes = s.spawn(|| {
-            lever_modes(mesh, g, instants, cfg, count, &mut |k| {
-                done.store(k, Relaxed)
-            })
+            lever_modes(
+                mesh,
+                g,
+                instants,
+                cfg,
+                count,
+                &mut |k| done.store(k, Relaxed),
+                &mut |m| collector.take(m),
+            )
         });
         let mut step = |k: usize, _: usize| progress(done.load(Relaxed) + k, total);
         let response = forced(mesh, g, instants, damping, cfg, &mut step);
@@ -353,11 +360,12 @@ fn modes_and_response(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (modes, response)
     });
-    Ok((modes?, Some((response?, damping))))
+    modes?;
+    Ok(Some((response?, damping)))
 }
 
-/// Every instant's modes of the lever: the lowest 2 `count` modes, all that following `count`
-/// modes reads. `progress` is told each instant done.
+/// Every instant's modes of the lever, handed to `each` in order: the lowest 2 `count` modes,
+/// all that following `count` modes reads. `progress` is told each instant done.
 fn lever_modes(
     mesh: &Mesh,
     g: &flexbench_fem::assembly::GlobalMatrices,
@@ -365,19 +373,18 @@ fn lever_modes(
     cfg: &FemConfig,
     count: usize,
     progress: &mut dyn FnMut(usize),
-) -> Result<Vec<InstantModes>, PipelineError> {
-    cycle_modes(
-        mesh,
-        g,
-        instants,
-        cfg.supports,
-        cfg.modes,
-        2 * count,
-        &mut |k, _| progress(k),
-    )
-    .map_err(|source| PipelineError::FemStep {
-        context: "the lever's modes".into(),
-        source,
+    each: &mut dyn FnMut(InstantModes) -> Result<(), flexbench_fem::FemError>,
+) -> Result<(), PipelineError> {
+    let spec = CycleSpec {
+        supports: cfg.supports,
+        full: cfg.modes,
+        lowest: 2 * count,
+    };
+    cycle_modes_each(mesh, g, instants, spec, &mut |k, _| progress(k), each).map_err(|source| {
+        PipelineError::FemStep {
+            context: "the lever's modes".into(),
+            source,
+        }
     })
 }
 
@@ -449,13 +456,15 @@ fn lever_mesh(mechanism: &Path, cfg: &FemConfig) -> Result<(Mechanism, Mesh), Pi
     Ok((mech, mesh))
 }
 
-/// The modes along the cycle and how they were followed: per sample, each followed mode's
-/// index among that sample's modes (`labels`); the crank angle of each sample, rad.
+/// The modes along the cycle as followed: the first sample's modes and the index of each
+/// followed mode among them (for the shapes' figure), the crank angle of each sample (rad),
+/// the modes followed and the smallest MAC between successive samples' matched modes.
 struct Followed<'a> {
-    modes: &'a [InstantModes],
-    labels: &'a [Vec<usize>],
+    first: InstantModes,
+    first_labels: Vec<usize>,
     crank: &'a [f64],
     count: usize,
+    worst_mac: f64,
 }
 
 /// The modal table and what it shows about the followed modes.
@@ -469,25 +478,64 @@ struct Modal {
     max_zeta: f64,
 }
 
-/// The modal table: one row per sample and followed mode.
-fn modal_table(
-    mesh: &Mesh,
-    m_free: &nalgebra::DMatrix<f64>,
-    free: &[usize],
-    followed: &Followed,
-) -> Result<Modal, PipelineError> {
-    let mut rows = Vec::new();
-    let mut per_mode: Vec<Vec<Option<f64>>> = vec![Vec::new(); followed.count];
-    let (mut max_gap, mut max_zeta): (f64, f64) = (0.0, 0.0);
-    for (s, im) in followed.modes.iter().enumerate() {
-        for (label, &j) in followed.labels[s].iter().enumerate() {
+/// The modal table made as the samples' modes come, one after the other (none held): each
+/// sample's modes followed from the sample before by their shape ([`ModeTracker`]), one row
+/// per followed mode.
+struct ModalCollector<'a> {
+    mesh: &'a Mesh,
+    m_free: &'a nalgebra::DMatrix<f64>,
+    free: &'a [usize],
+    crank: &'a [f64],
+    count: usize,
+    tracker: ModeTracker,
+    rows: Vec<ModeRow>,
+    per_mode: Vec<Vec<Option<f64>>>,
+    max_gap: f64,
+    max_zeta: f64,
+    first: Option<(InstantModes, Vec<usize>)>,
+    /// Samples taken so far.
+    taken: usize,
+}
+
+impl<'a> ModalCollector<'a> {
+    /// A collector of `count` followed modes over samples at crank angles `crank` (rad).
+    fn new(
+        mesh: &'a Mesh,
+        m_free: &'a nalgebra::DMatrix<f64>,
+        free: &'a [usize],
+        crank: &'a [f64],
+        count: usize,
+    ) -> Self {
+        ModalCollector {
+            mesh,
+            m_free,
+            free,
+            crank,
+            count,
+            tracker: ModeTracker::new(count),
+            rows: Vec::new(),
+            per_mode: vec![Vec::new(); count],
+            max_gap: 0.0,
+            max_zeta: 0.0,
+            first: None,
+            taken: 0,
+        }
+    }
+
+    /// The next sample's modes: followed, its rows made.
+    fn take(&mut self, im: InstantModes) -> Result<(), flexbench_fem::FemError> {
+        let s = self.taken;
+        self.taken += 1;
+        let idx = self.tracker.next(&im, self.m_free);
+        for (label, &j) in idx.iter().enumerate() {
             let f = im.modes.frequency_hz(j);
             let fl = im.full.get(j).copied().flatten();
             let shape = im.modes.shapes.column(j).into_owned();
-            let share = flexbench_fem::modal::transverse_share(mesh, m_free, free, &shape);
-            rows.push(ModeRow {
+            let share =
+                flexbench_fem::modal::transverse_share(self.mesh, self.m_free, self.free, &shape);
+            self.rows.push(ModeRow {
                 t: im.t,
-                crank_angle: followed.crank[s],
+                crank_angle: self.crank[s],
                 mode: label + 1,
                 kind: if share > 0.5 {
                     ModeKind::Bending
@@ -498,20 +546,40 @@ fn modal_table(
                 full_freq_hz: fl.map(|x| x.0),
                 damping_ratio: fl.map(|x| x.1),
             });
-            per_mode[label].push(f.is_finite().then_some(f));
+            self.per_mode[label].push(f.is_finite().then_some(f));
             if let Some((ff, z)) = fl {
-                max_gap = max_gap.max((ff / f - 1.0).abs());
-                max_zeta = max_zeta.max(z.abs());
+                self.max_gap = self.max_gap.max((ff / f - 1.0).abs());
+                self.max_zeta = self.max_zeta.max(z.abs());
             }
         }
+        if self.first.is_none() {
+            self.first = Some((im, idx));
+        }
+        Ok(())
     }
-    let table = Modes::new(rows)?.to_table();
-    Ok(Modal {
-        table,
-        per_mode,
-        max_gap,
-        max_zeta,
-    })
+
+    /// The modal table and the modes as followed, once every sample is taken.
+    fn finish(self) -> Result<(Modal, Followed<'a>), PipelineError> {
+        let Some((first, first_labels)) = self.first else {
+            return Err(PipelineError::Input(
+                "no sample to compute the lever's modes at: give a bodies table with rows".into(),
+            ));
+        };
+        let modal = Modal {
+            table: Modes::new(self.rows)?.to_table(),
+            per_mode: self.per_mode,
+            max_gap: self.max_gap,
+            max_zeta: self.max_zeta,
+        };
+        let followed = Followed {
+            first,
+            first_labels,
+            crank: self.crank,
+            count: self.count,
+            worst_mac: self.tracker.worst_mac(),
+        };
+        Ok((modal, followed))
+    }
 }
 
 /// Rayleigh damping of ratio `zeta` exact at the lowest and the highest of the `count` modes
@@ -592,11 +660,11 @@ fn write_outputs(
         x_label: x_label.into(),
         panels: (0..count.min(2)).map(panel).collect(),
     };
-    let first = &lever.followed.modes[0];
+    let first = &lever.followed.first;
     let shapes = shapes_figure(
         lever.mesh,
         first,
-        &lever.followed.labels[0],
+        &lever.followed.first_labels,
         lever.free,
         &format!("{caption}mode shapes at t = {:.3} s", first.t),
     );
