@@ -249,27 +249,39 @@ where
 /// The numbers behind a figure as a CSV table (long format: panel, curve, x, y, band), the x
 /// and y units in the header's names.
 pub fn figure_table(fig: &Figure) -> String {
-    let mut s = format!(
-        "panel,curve,x [{}],y,band_half_width\n",
+    let mut out = Vec::new();
+    // Writing into a vector cannot fail.
+    let _ = write_figure_table(fig, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`figure_table`] written into `w` as it is made (a long recording's figure tables are tens
+/// of megabytes: not held whole).
+pub fn write_figure_table(fig: &Figure, w: &mut impl std::io::Write) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "panel,curve,x [{}],y,band_half_width",
         csv_field(&fig.x_label)
-    );
+    )?;
+    let finite = |v: Option<&Option<f64>>| v.copied().flatten().filter(|v| v.is_finite());
     for p in &fig.panels {
+        let panel = csv_field(&format!("{} [{}]", p.title, p.y_label));
         for c in &p.curves {
+            let label = csv_field(&c.label);
             for (i, x) in c.x.iter().enumerate() {
-                let y = c.y.get(i).copied().flatten().filter(|v| v.is_finite());
-                let b = c.band.get(i).copied().flatten().filter(|v| v.is_finite());
-                s.push_str(&format!(
-                    "{},{},{},{},{}\n",
-                    csv_field(&format!("{} [{}]", p.title, p.y_label)),
-                    csv_field(&c.label),
-                    num(*x),
-                    y.map(num).unwrap_or_default(),
-                    b.map(num).unwrap_or_default()
-                ));
+                write!(w, "{panel},{label},{x},")?;
+                if let Some(y) = finite(c.y.get(i)) {
+                    write!(w, "{y}")?;
+                }
+                w.write_all(b",")?;
+                if let Some(b) = finite(c.band.get(i)) {
+                    write!(w, "{b}")?;
+                }
+                w.write_all(b"\n")?;
             }
         }
     }
-    s
+    Ok(())
 }
 
 /// A number as the tables write it: shortest round-trip form.
@@ -331,7 +343,15 @@ pub fn write_figure(fig: &Figure, stem: &Path) -> Result<[PathBuf; 2], ReportErr
         )
     })
     .map_err(|e| map(&svg, e))?;
-    write_text(&stem.with_extension("figure.csv"), &figure_table(fig))?;
+    let csv = stem.with_extension("figure.csv");
+    write_with(&csv, |tmp| -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(tmp)?);
+        write_figure_table(fig, &mut w)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    })
+    .map_err(|e| match e {
+        AtomicError::Fill(e) | AtomicError::Io(_, e) => err(&csv, e.to_string()),
+    })?;
     Ok([png, svg])
 }
 
@@ -550,6 +570,41 @@ pub fn write_plane_figure(fig: &PlaneFigure, stem: &Path) -> Result<[PathBuf; 2]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The figure's table, cell by cell: names with a comma quoted, the units in the header,
+    /// absent and non-finite values and bands left empty, numbers in their shortest form; the
+    /// same bytes written to a file as made in memory.
+    #[test]
+    fn figure_table_cells() {
+        let fig = Figure {
+            caption: "c".into(),
+            x_label: "time, t (s)".into(),
+            panels: vec![Panel {
+                title: "B".into(),
+                y_label: "force (N)".into(),
+                curves: vec![Curve {
+                    label: "B_x, fitted".into(),
+                    x: vec![0.0, 0.5, 1.25],
+                    y: vec![Some(1.5), None, Some(f64::NAN)],
+                    band: vec![Some(0.1), Some(f64::INFINITY)],
+                }],
+            }],
+        };
+        let text = figure_table(&fig);
+        assert_eq!(
+            text,
+            "panel,curve,x [\"time, t (s)\"],y,band_half_width\n\
+             B [force (N)],\"B_x, fitted\",0,1.5,0.1\n\
+             B [force (N)],\"B_x, fitted\",0.5,,\n\
+             B [force (N)],\"B_x, fitted\",1.25,,\n"
+        );
+        let dir = std::env::temp_dir().join(format!("flexbench-table-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_figure(&fig, &dir.join("f")).unwrap();
+        let written = std::fs::read_to_string(dir.join("f.figure.csv")).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(written, text);
+    }
 
     #[test]
     fn writes_png_and_svg_with_gaps() {
