@@ -210,8 +210,15 @@ impl MarkerStates {
             for (c, v) in MARKER_COLUMNS.iter().zip(&values) {
                 finite(table, row, c, *v)?;
             }
-            for (c, v) in MARKER_COLUMNS.iter().zip(&sigmas) {
-                finite(table, row, &format!("{c}_sigma"), *v)?;
+            // The column's name made only for the error.
+            if let Some(c) = (0..sigmas.len()).find(|&c| sigmas[c].is_some_and(|v| !v.is_finite()))
+            {
+                finite(
+                    table,
+                    row,
+                    &format!("{}_sigma", MARKER_COLUMNS[c]),
+                    sigmas[c],
+                )?;
             }
             rows.push(MarkerRow {
                 t,
@@ -416,6 +423,15 @@ mod tests {
         );
         let e = MarkerStates::new("markers", vec![row(0.0, "M1", f64::NAN)]).unwrap_err();
         assert!(e.to_string().contains("'ax' is NaN"), "{e}");
+        // A standard deviation named by its column, the first of the row's bad ones.
+        let mut bad = row(0.0, "M1", 1.0);
+        bad.3[3] = Some(f64::INFINITY);
+        bad.3[5] = Some(f64::NAN);
+        let e = MarkerStates::new("markers", vec![row(-0.1, "M1", 1.0), bad]).unwrap_err();
+        assert!(
+            e.to_string().contains("row 2") && e.to_string().contains("'vy_sigma'"),
+            "{e}"
+        );
     }
 
     #[test]

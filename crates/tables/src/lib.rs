@@ -407,6 +407,9 @@ pub fn read_markers(path: &Path) -> Result<MarkerStates, TableError> {
             (ti, m, v, s)
         })
         .collect();
+    // The frame and the columns let go before the rows are checked into their second form
+    // (a long recording's markers table is held once at a time, not three times).
+    drop((df, values, sigmas));
     MarkerStates::new("markers", rows).map_err(broken(path))
 }
 
