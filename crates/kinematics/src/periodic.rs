@@ -672,11 +672,12 @@ fn periodic_gauss_newton(
     if let Some(q) = assemble(&qs, &start) {
         qs = q;
     }
+    // The basis of the samples formed once above, not at every iterate.
     let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> {
         Some(join(
             periodic_normals(mech, obs, idx, qs)
                 .ok()?
-                .solve(theta, k)?
+                .solve_basis(&bases)?
                 .0,
         ))
     };
@@ -724,14 +725,18 @@ impl Normals {
         let mut hm = DMatrix::zeros(np, np);
         let mut g = DVector::zeros(np);
         for (i, b) in bases.iter().enumerate() {
-            let bb = b * b.transpose();
             for j in 0..m {
                 g.rows_mut(j * p, p).axpy(self.h[i][j], b, 1.0);
                 for l in 0..m {
                     let w = self.g[i][(j, l)];
                     if w != 0.0 {
-                        let mut blk = hm.view_mut((j * p, l * p), (p, p));
-                        blk += &bb * w;
+                        // blk += (b b^T) w, entry by entry in place (no product formed).
+                        for c in 0..p {
+                            let (bc, mut col) = (b[c], hm.view_mut((j * p, l * p + c), (p, 1)));
+                            for (r, e) in col.iter_mut().enumerate() {
+                                *e += b[r] * bc * w;
+                            }
+                        }
                     }
                 }
             }
