@@ -730,11 +730,14 @@ impl Normals {
                 for l in 0..m {
                     let w = self.g[i][(j, l)];
                     if w != 0.0 {
-                        // blk += (b b^T) w, entry by entry in place (no product formed).
-                        for c in 0..p {
-                            let (bc, mut col) = (b[c], hm.view_mut((j * p, l * p + c), (p, 1)));
-                            for (r, e) in col.iter_mut().enumerate() {
-                                *e += b[r] * bc * w;
+                        // blk += (b b^T) w, column by column in place (no product formed;
+                        // H is column-major, so a block's column is contiguous).
+                        let bs = b.as_slice();
+                        let hs = hm.as_mut_slice();
+                        for (c, &bc) in bs.iter().enumerate() {
+                            let at = (l * p + c) * np + j * p;
+                            for (e, &br) in hs[at..at + p].iter_mut().zip(bs) {
+                                *e += br * bc * w;
                             }
                         }
                     }
