@@ -731,16 +731,26 @@ impl Normals {
                     let w = self.g[i][(j, l)];
                     if w != 0.0 {
                         // blk += (b b^T) w, column by column in place (no product formed;
-                        // H is column-major, so a block's column is contiguous).
+                        // H is column-major, so a block's column is contiguous); a diagonal
+                        // block's upper triangle only, its lower one mirrored below.
                         let bs = b.as_slice();
                         let hs = hm.as_mut_slice();
                         for (c, &bc) in bs.iter().enumerate() {
                             let at = (l * p + c) * np + j * p;
-                            for (e, &br) in hs[at..at + p].iter_mut().zip(bs) {
+                            let rows = if j == l { c + 1 } else { p };
+                            for (e, &br) in hs[at..at + rows].iter_mut().zip(bs) {
                                 *e += br * bc * w;
                             }
                         }
                     }
+                }
+            }
+        }
+        // The diagonal blocks' lower triangles: b_r b_c w is b_c b_r w to the last bit.
+        for j in 0..m {
+            for c in 0..p {
+                for r in c + 1..p {
+                    hm[(j * p + r, j * p + c)] = hm[(j * p + c, j * p + r)];
                 }
             }
         }
