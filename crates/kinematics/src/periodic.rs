@@ -377,12 +377,27 @@ impl PeriodicFit<'_> {
         let top = MAX_HARMONICS.min(k_cap);
         let first = k_floor.clamp(2, top.max(2));
         let first = first - first % 2;
-        for k in (first.max(2)..=top).step_by(2) {
+        let ks: Vec<usize> = (first.max(2)..=top)
+            .step_by(2)
+            .take_while(|&k| (2 * k + 1) * (nd - 1) * 4 <= self.ncoord)
+            .collect();
+        // The basis of k harmonics is the first 2 k + 1 functions of the largest's, so each
+        // k's normal equations are a corner of the largest's, entry by entry the same sums:
+        // gathered once instead of once per k.
+        let &k_top = ks.last()?;
+        let bases: Vec<DVector<f64>> = self.theta.iter().map(|t| basis(t.0, k_top).0).collect();
+        let (hm, g, m) = lin.normal_equations(&bases)?;
+        let p_top = 2 * k_top + 1;
+        for k in ks {
             let p = 2 * k + 1;
-            if p * (nd - 1) * 4 > self.ncoord {
-                break;
-            }
-            let Some((_, rss)) = lin.solve(self.theta, k) else {
+            let corner: Vec<usize> = (0..m)
+                .flat_map(|j| (0..p).map(move |r| j * p_top + r))
+                .collect();
+            let (hk, gk) = (
+                hm.select_rows(&corner).select_columns(&corner),
+                g.select_rows(&corner),
+            );
+            let Some((_, rss, _)) = lin.solve_normal(hk, gk, m, false) else {
                 continue;
             };
             let bic = n * (rss.max(1e-300) / n).ln() + (p * (nd - 1)) as f64 * n.ln();
@@ -695,30 +710,27 @@ struct Normals {
 }
 
 impl Normals {
-    /// The coefficients with K harmonics that minimise the linearised residual, and that
-    /// residual sum of squares: min sum |J_s B_i c - e_i|^2 = ee - 2 c^T g + c^T H c with
-    /// H = sum (G_i (x) b_i b_i^T) and g = sum (h_i (x) b_i).
-    fn solve(&self, theta: &[(f64, f64, f64)], k: usize) -> Option<(Vec<DVector<f64>>, f64)> {
-        self.solve_full(theta, k).map(|(c, rss, _)| (c, rss))
-    }
-
-    /// As [`Normals::solve`], with the inverse of the normal matrix H (the coefficients'
-    /// covariance per unit noise variance, coefficients driver by driver).
-    fn solve_full(
-        &self,
-        theta: &[(f64, f64, f64)],
-        k: usize,
-    ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
-        let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
-        self.solve_basis(&bases)
-    }
-
-    /// As [`Normals::solve_full`] with any basis: `bases[i]` the basis functions' values at
-    /// sample i (the same functions for every driver of the normals).
+    /// The coefficients that minimise the linearised residual, that residual sum of squares
+    /// and the inverse of the normal matrix H (the coefficients' covariance per unit noise
+    /// variance, coefficients driver by driver), with any basis: `bases[i]` the basis
+    /// functions' values at sample i (the same functions for every driver of the normals):
+    /// min sum |J_s B_i c - e_i|^2 = ee - 2 c^T g + c^T H c with H = sum (G_i (x) b_i b_i^T)
+    /// and g = sum (h_i (x) b_i).
     fn solve_basis(
         &self,
         bases: &[DVector<f64>],
     ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
+        let (hm, g, m) = self.normal_equations(bases)?;
+        let (c, rss, inverse) = self.solve_normal(hm, g, m, true)?;
+        Some((c, rss, inverse?))
+    }
+
+    /// The normal matrix H and vector g of [`Normals::solve_basis`], and the number of drivers
+    /// m (p coefficients each, p the basis' length); None without samples.
+    fn normal_equations(
+        &self,
+        bases: &[DVector<f64>],
+    ) -> Option<(DMatrix<f64>, DVector<f64>, usize)> {
         let m = self.h.first()?.len();
         let p = bases.first()?.len();
         let np = p * m;
@@ -754,13 +766,28 @@ impl Normals {
                 }
             }
         }
+        Some((hm, g, m))
+    }
+
+    /// The normal equations (H, g) of m drivers solved: the coefficients driver by driver, the
+    /// residual sum of squares and, when asked, the inverse of H; None when H is not positive
+    /// definite.
+    #[allow(clippy::type_complexity)]
+    fn solve_normal(
+        &self,
+        hm: DMatrix<f64>,
+        g: DVector<f64>,
+        m: usize,
+        inverse: bool,
+    ) -> Option<(Vec<DVector<f64>>, f64, Option<DMatrix<f64>>)> {
+        let p = g.len() / m.max(1);
         let chol = hm.clone().cholesky()?;
         let c = chol.solve(&g);
         let rss = (self.ee - 2.0 * c.dot(&g) + c.dot(&(&hm * &c))).max(0.0);
         Some((
             (0..m).map(|j| c.rows(j * p, p).into_owned()).collect(),
             rss,
-            chol.inverse(),
+            inverse.then(|| chol.inverse()),
         ))
     }
 }
