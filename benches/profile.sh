@@ -47,10 +47,11 @@ cmd[compare]="$bin compare --processed $work/processed --mechanism $mech --out $
     echo "| under | function | self | symbol |"
     echo "|---|---|---|---|"
     perf report -i "$work/$stage.data" --children --stdio -g none --percent-limit 3 2> /dev/null \
-      | grep -E '^ +[0-9.]+%' | grep 'flexbench_' | grep -v '{{closure}}' | head -8 \
+      | grep -E '^ +[0-9.]+%' | grep 'flexbench_' | grep -v '{{closure}}' | sed -n 1,8p \
       | awk '{ s=$1; $1=$2=$3=$4=$5=""; sub(/^ +/, ""); gsub(/\|/, "/"); print " " s " | `" $0 "` " }' > "$work/under"
+    # (sed, not head: head's early exit would kill grep by SIGPIPE, which pipefail makes fatal)
     perf report -i "$work/$stage.data" --no-children --stdio -g none --percent-limit 2 2> /dev/null \
-      | grep -E '^ +[0-9.]+%' | head -8 \
+      | grep -E '^ +[0-9.]+%' | sed -n 1,8p \
       | awk '{ s=$1; $1=$2=$3=$4=""; sub(/^ +/, ""); gsub(/\|/, "/"); print " " s " | `" $0 "` " }' > "$work/self"
     awk 'NR == FNR { a[FNR] = $0; n = FNR; next } { b[FNR] = $0; m = FNR }
          END { for (i = 1; i <= (n > m ? n : m); i++)
