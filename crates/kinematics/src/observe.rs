@@ -7,9 +7,8 @@
 
 use nalgebra::{DMatrix, DVector, Vector2};
 
-use flexbench_mechanism::constraints::body_point;
 use flexbench_mechanism::model::Coordinate;
-use flexbench_mechanism::{rot, rot_d, Mechanism};
+use flexbench_mechanism::{rot, BodyTrig, Mechanism};
 
 use crate::KinematicsError;
 use flexbench_mechanism::lu::Lu;
@@ -55,16 +54,17 @@ pub(crate) fn marker_system(
     let n = m.ncoords();
     let mut jac = DMatrix::zeros(2 * present.len(), n);
     let mut r = DVector::zeros(2 * present.len());
+    let trig = BodyTrig::of(q);
     for (row, &i) in present.iter().enumerate() {
         let mk = &m.markers[i];
         let b = mk.body;
-        let d = rot_d(q[3 * b + 2], mk.local);
+        let d = trig.rot_d(b, mk.local);
         jac[(2 * row, 3 * b)] = 1.0;
         jac[(2 * row + 1, 3 * b + 1)] = 1.0;
         jac[(2 * row, 3 * b + 2)] = d.x;
         jac[(2 * row + 1, 3 * b + 2)] = d.y;
         if let Some(o) = obs[i] {
-            let res = body_point(q, b, mk.local) - o.p;
+            let res = trig.point(q, b, mk.local) - o.p;
             r[2 * row] = res.x;
             r[2 * row + 1] = res.y;
         }
@@ -343,6 +343,7 @@ pub fn marker_noise(mech: &Mechanism, obs: &[Vec<Option<MarkerState>>]) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flexbench_mechanism::constraints::body_point;
     use flexbench_mechanism::file::wind_pump_default;
 
     /// Levenberg-Marquardt through the closed loop lands on the exact configuration: exact

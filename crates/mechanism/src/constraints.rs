@@ -15,7 +15,7 @@
 use nalgebra::{DMatrix, DVector, Vector2};
 
 use crate::model::{BodyRef, Coordinate, JointKind, Mechanism, PointRef};
-use crate::{rot, rot_d};
+use crate::{rot, rot_d, BodyTrig};
 
 /// Position of a point in the bench frame, m.
 pub fn point_pos(q: &DVector<f64>, p: &PointRef) -> Vector2<f64> {
@@ -54,9 +54,9 @@ pub fn body_point_acc(
         - rot(phi, s) * (w * w)
 }
 
-fn add_point_jac(jac: &mut DMatrix<f64>, row: usize, q: &DVector<f64>, p: &PointRef, sign: f64) {
+fn add_point_jac(jac: &mut DMatrix<f64>, row: usize, trig: &BodyTrig, p: &PointRef, sign: f64) {
     if let BodyRef::Body(i) = p.body {
-        let d = rot_d(q[3 * i + 2], p.local);
+        let d = trig.rot_d(i, p.local);
         jac[(row, 3 * i)] += sign;
         jac[(row + 1, 3 * i + 1)] += sign;
         jac[(row, 3 * i + 2)] += sign * d.x;
@@ -84,11 +84,16 @@ impl Mechanism {
     /// Constraint residuals Phi(q) (m and rad).
     pub fn phi(&self, q: &DVector<f64>) -> DVector<f64> {
         let mut out = DVector::zeros(self.nconstraints());
+        let trig = BodyTrig::of(q);
+        let pos = |p: &PointRef| match p.body {
+            BodyRef::Ground => p.local,
+            BodyRef::Body(i) => trig.point(q, i, p.local),
+        };
         let mut r = 0;
         for j in &self.joints {
             match &j.kind {
                 JointKind::Revolute { a, b } => {
-                    let d = point_pos(q, a) - point_pos(q, b);
+                    let d = pos(a) - pos(b);
                     out[r] = d.x;
                     out[r + 1] = d.y;
                 }
@@ -100,7 +105,7 @@ impl Mechanism {
                     body_angle,
                 } => {
                     let (_, n) = slide_axes(*angle);
-                    out[r] = n.dot(&(body_point(q, *body, *point) - origin));
+                    out[r] = n.dot(&(trig.point(q, *body, *point) - origin));
                     out[r + 1] = q[3 * body + 2] - body_angle;
                 }
             }
@@ -112,12 +117,13 @@ impl Mechanism {
     /// Constraint Jacobian Phi_q (nconstraints x ncoords).
     pub fn phi_q(&self, q: &DVector<f64>) -> DMatrix<f64> {
         let mut jac = DMatrix::zeros(self.nconstraints(), self.ncoords());
+        let trig = BodyTrig::of(q);
         let mut r = 0;
         for j in &self.joints {
             match &j.kind {
                 JointKind::Revolute { a, b } => {
-                    add_point_jac(&mut jac, r, q, a, 1.0);
-                    add_point_jac(&mut jac, r, q, b, -1.0);
+                    add_point_jac(&mut jac, r, &trig, a, 1.0);
+                    add_point_jac(&mut jac, r, &trig, b, -1.0);
                 }
                 JointKind::Slide {
                     body, point, angle, ..
@@ -126,7 +132,7 @@ impl Mechanism {
                     let i = *body;
                     jac[(r, 3 * i)] = n.x;
                     jac[(r, 3 * i + 1)] = n.y;
-                    jac[(r, 3 * i + 2)] = n.dot(&rot_d(q[3 * i + 2], *point));
+                    jac[(r, 3 * i + 2)] = n.dot(&trig.rot_d(i, *point));
                     jac[(r + 1, 3 * i + 2)] = 1.0;
                 }
             }
@@ -205,6 +211,26 @@ impl Coordinate {
 #[cfg(test)]
 mod tests {
     use crate::file::wind_pump_default;
+
+    /// A body's sine and cosine formed once rotate its points to the same bits as formed at
+    /// each point: positions, their derivatives, over angles of every quadrant and large ones.
+    #[test]
+    fn body_trig_is_rot_to_the_bit() {
+        use super::{body_point, BodyTrig};
+        use crate::{rot, rot_d};
+        use nalgebra::{DVector, Vector2};
+        let q = DVector::from_vec(vec![
+            0.1, -0.2, 0.3, 1.5, 2.5, 2.9, -0.7, 0.0, -4.1, 3.0, 1.0, 1234.567,
+        ]);
+        let trig = BodyTrig::of(&q);
+        let s = Vector2::new(0.123_456, -0.987_654);
+        for i in 0..4 {
+            let phi = q[3 * i + 2];
+            assert_eq!(trig.rot(i, s), rot(phi, s));
+            assert_eq!(trig.rot_d(i, s), rot_d(phi, s));
+            assert_eq!(trig.point(&q, i, s), body_point(&q, i, s));
+        }
+    }
 
     /// The analytic Jacobian equals central finite differences of Phi (step 1e-6, tolerance
     /// 1e-8: truncation error O(h^2) times second derivatives of order 1).

@@ -57,15 +57,58 @@ pub enum MechanismError {
 /// Rotation of a local vector by the angle `phi` (rad): R(phi) s.
 #[inline]
 pub fn rot(phi: f64, s: Vector2<f64>) -> Vector2<f64> {
-    let (sn, cs) = phi.sin_cos();
-    Vector2::new(cs * s.x - sn * s.y, sn * s.x + cs * s.y)
+    rot_sc(phi.sin_cos(), s)
 }
 
 /// d/dphi of R(phi) s, that is R(phi + pi/2) s.
 #[inline]
 pub fn rot_d(phi: f64, s: Vector2<f64>) -> Vector2<f64> {
-    let (sn, cs) = phi.sin_cos();
+    rot_d_sc(phi.sin_cos(), s)
+}
+
+/// [`rot`] from the angle's (sine, cosine).
+#[inline]
+fn rot_sc((sn, cs): (f64, f64), s: Vector2<f64>) -> Vector2<f64> {
+    Vector2::new(cs * s.x - sn * s.y, sn * s.x + cs * s.y)
+}
+
+/// [`rot_d`] from the angle's (sine, cosine).
+#[inline]
+fn rot_d_sc((sn, cs): (f64, f64), s: Vector2<f64>) -> Vector2<f64> {
     Vector2::new(-sn * s.x - cs * s.y, cs * s.x - sn * s.y)
+}
+
+/// The sine and cosine of every body's angle at a configuration q, each formed once: an
+/// evaluation of the constraints or the markers rotates each body's points by the same angle
+/// (the lever's five markers and two joints), and `sin_cos` was a seventh of the process
+/// stage's time. The same bits as [`rot`] and [`rot_d`] at q.
+#[derive(Debug, Clone)]
+pub struct BodyTrig(Vec<(f64, f64)>);
+
+impl BodyTrig {
+    /// Every body's (sine, cosine) at `q` (x, y, phi per body, m and rad).
+    pub fn of(q: &nalgebra::DVector<f64>) -> BodyTrig {
+        BodyTrig((0..q.len() / 3).map(|i| q[3 * i + 2].sin_cos()).collect())
+    }
+
+    /// R(phi_i) s for body `i`: [`rot`] of its angle.
+    #[inline]
+    pub fn rot(&self, i: usize, s: Vector2<f64>) -> Vector2<f64> {
+        rot_sc(self.0[i], s)
+    }
+
+    /// d/dphi R(phi_i) s for body `i`: [`rot_d`] of its angle.
+    #[inline]
+    pub fn rot_d(&self, i: usize, s: Vector2<f64>) -> Vector2<f64> {
+        rot_d_sc(self.0[i], s)
+    }
+
+    /// Bench-frame position of point `s` of body `i` at `q` (the q these were formed at), m:
+    /// [`constraints::body_point`].
+    #[inline]
+    pub fn point(&self, q: &nalgebra::DVector<f64>, i: usize, s: Vector2<f64>) -> Vector2<f64> {
+        Vector2::new(q[3 * i], q[3 * i + 1]) + self.rot(i, s)
+    }
 }
 
 /// The planar cross product a x b (z component).
