@@ -527,12 +527,15 @@ impl<'a> ModalCollector<'a> {
         let s = self.taken;
         self.taken += 1;
         let idx = self.tracker.next(&im, self.m_free);
-        for (label, &j) in idx.iter().enumerate() {
+        let shapes = self.tracker.followed_shapes();
+        for (label, (&j, shape)) in idx.iter().zip(shapes).enumerate() {
             let f = im.modes.frequency_hz(j);
             let fl = im.full.get(j).copied().flatten();
-            let shape = im.modes.shapes.column(j).into_owned();
-            let share =
-                flexbench_fem::modal::transverse_share(self.mesh, self.m_free, self.free, &shape);
+            // A label left without a mode (a lever with fewer than twice the modes followed)
+            // has no frequency, and no share to tell its kind.
+            let share = shape.map_or(f64::NAN, |phi| {
+                flexbench_fem::modal::transverse_share(self.mesh, self.m_free, self.free, phi)
+            });
             self.rows.push(ModeRow {
                 t: im.t,
                 crank_angle: self.crank[s],
