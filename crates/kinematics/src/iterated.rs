@@ -113,9 +113,12 @@ pub(crate) fn gauss_newton(
     let NoiseModel { sigma, s, rest } = *noise;
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
-    let mut out = None;
+    let mut out: Option<(Estimate, usize, f64)> = None;
     for it in 0..iters {
         let lobs = linearised(mech, obs, lin, sigma, rest);
+        // The previous iteration's estimate is let go before the next is made (only its
+        // likelihood is compared): one trajectory's means and covariances held, not two.
+        let previous = out.take().map(|(p, _, _)| p.loglik);
         let e = kalman_rts(t, &lobs, nd, s, smoother_prior(mech, &lin[0]), true)?;
         let mut step: f64 = 0.0;
         // Each sample reassembled at its smoothed drivers on its own (on every core), then the
@@ -137,9 +140,7 @@ pub(crate) fn gauss_newton(
                 *q = qn;
             }
         }
-        let settled = out.as_ref().is_some_and(|(p, _, _): &(Estimate, _, _)| {
-            (e.loglik - p.loglik).abs() < loglik_change
-        });
+        let settled = previous.is_some_and(|p| (e.loglik - p).abs() < loglik_change);
         out = Some((e, it + 1, step));
         if step < 1e-10 || settled {
             break;

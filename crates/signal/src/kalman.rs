@@ -237,21 +237,13 @@ pub fn kalman_rts(
     let mut x = DVector::from_fn(scaled.dim, |i, _| x0[i] * d[i]);
     let mut p = scaled.sandwich(&p0, false);
     let mut loglik = 0.0;
-    let (mut xs_pred, mut ps_pred, mut states) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
+    let mut states = Vec::with_capacity(if smooth { n } else { 0 });
     let mut steps = StepCache::default();
     let mut work = Work::new(scaled.dim);
     for k in 0..n {
         if k > 0 {
             let (f, ft, qn) = steps.get(&scaled, t[k] - t[k - 1], s);
             work.predict(f, ft, qn, &mut x, &mut p);
-        }
-        if smooth {
-            xs_pred.push(x.clone());
-            ps_pred.push(p.clone());
         }
         if let Some(o) = obs.0.get(k).and_then(|o| o.as_ref()) {
             loglik += work.update(&scaled, o, &mut x, &mut p)?;
@@ -261,7 +253,7 @@ pub fn kalman_rts(
         }
     }
     if smooth {
-        scaled.backward(t, &xs_pred, &ps_pred, &mut states)?;
+        scaled.backward(t, s, &mut states)?;
     }
     for (x, p) in states.iter_mut() {
         for i in 0..scaled.dim {
@@ -458,28 +450,31 @@ impl Scaled {
         (ft, self.sandwich(&q, false))
     }
 
-    /// The RTS backward pass over the filtered `states` with the predicted means and
-    /// covariances; the gain solves with the Cholesky factor of the predicted covariance (LU
-    /// where it fails). None when neither solves.
+    /// The RTS backward pass over the filtered `states` (snap densities `s`); each sample's
+    /// prediction of the next formed again from its filtered state, by the forward pass's own
+    /// operations on the same step matrices (the same bits, without holding a second mean and
+    /// covariance per sample). The gain solves with the Cholesky factor of the predicted
+    /// covariance (LU where it fails). None when neither solves.
     fn backward(
         &self,
         t: &[f64],
-        xs_pred: &[DVector<f64>],
-        ps_pred: &[DMatrix<f64>],
+        s: &[f64],
         states: &mut [(DVector<f64>, DMatrix<f64>)],
     ) -> Option<()> {
-        let zero = vec![0.0; self.nd];
         let mut steps = StepCache::default();
+        let mut work = Work::new(self.dim);
         for k in (0..t.len().saturating_sub(1)).rev() {
-            let (f, _, _) = steps.get(self, t[k + 1] - t[k], &zero);
+            let (f, ft, q) = steps.get(self, t[k + 1] - t[k], s);
+            let (mut x_pred, mut p_pred) = states[k].clone();
+            work.predict(f, ft, q, &mut x_pred, &mut p_pred);
             // G = P_k F^T Ppred^-1 = (Ppred^-1 F P_k)^T
             let fp = f * &states[k].1;
-            let g = match ps_pred[k + 1].clone().cholesky() {
+            let g = match p_pred.clone().cholesky() {
                 Some(c) => c.solve(&fp).transpose(),
-                None => ps_pred[k + 1].clone().lu().solve(&fp)?.transpose(),
+                None => p_pred.clone().lu().solve(&fp)?.transpose(),
             };
-            let xk = &states[k].0 + &g * (&states[k + 1].0 - &xs_pred[k + 1]);
-            let pk = &states[k].1 + &g * (&states[k + 1].1 - &ps_pred[k + 1]) * g.transpose();
+            let xk = &states[k].0 + &g * (&states[k + 1].0 - &x_pred);
+            let pk = &states[k].1 + &g * (&states[k + 1].1 - &p_pred) * g.transpose();
             states[k] = (xk, (&pk + pk.transpose()) * 0.5);
         }
         Some(())
