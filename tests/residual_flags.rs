@@ -162,4 +162,29 @@ fn too_many_failures_stand_the_test_down() {
     );
     assert!(stdout.contains("160 sample(s) failed the fitted mechanism's residual test (fit_flags.csv): kept in the fit"), "{stdout}");
     assert_eq!(flagged(&dir.path().join("out")).len(), 160);
+    // The first fit, whole: the tables of a run that keeps the flagged samples (the first fit,
+    // never refitted), to the byte.
+    let kept = common::flexbench(&[
+        "process",
+        "--tracks",
+        junk.to_str().unwrap(),
+        "--mechanism",
+        "pipelines/wind-pump.toml",
+        "--keep-flagged",
+        "--out",
+        dir.path().join("kept").to_str().unwrap(),
+    ]);
+    assert!(kept.status.success());
+    for table in [
+        "markers.csv",
+        "bodies.csv",
+        "forces.csv",
+        "fit_residuals.csv",
+    ] {
+        let read = |run: &str| std::fs::read(dir.path().join(run).join(table)).unwrap();
+        assert!(
+            read("out") == read("kept"),
+            "{table} differs from the first fit's"
+        );
+    }
 }

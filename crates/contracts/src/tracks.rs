@@ -312,6 +312,28 @@ impl Tracks {
     }
 }
 
+/// The markers' series with the samples `left_out` ((frame, marker name) pairs) made gaps
+/// (NaN, not present), in place: what [`Tracks::without`] then [`Tracks::series`] make of the
+/// table the series came from (the frame grid kept, since `without` keeps the rows), without
+/// holding the table. Returns the number of samples left out that were present.
+pub fn series_without(
+    series: &mut [MarkerSeries],
+    left_out: &std::collections::BTreeSet<(i64, String)>,
+) -> usize {
+    let mut n = 0;
+    for s in series.iter_mut() {
+        for (frame, _) in left_out.iter().filter(|(_, m)| *m == s.name) {
+            if let Ok(k) = s.frame.binary_search(frame) {
+                if s.present[k] {
+                    (s.x[k], s.y[k], s.present[k]) = (f64::NAN, f64::NAN, false);
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +362,47 @@ mod tests {
             Some(&Column::OptF64(vec![Some(0.1), None, Some(0.2)]))
         );
         assert_eq!(t.column("t"), Some(&Column::F64(vec![0.0, 0.0, 0.01])));
+    }
+
+    /// Leaving samples out of the series is leaving them out of the table then making the
+    /// series: a present sample, a gap, a frame the table lacks, a marker it lacks; the same
+    /// series (NaN compared as NaN) and the same count.
+    #[test]
+    fn series_without_is_the_table_without() {
+        let rows = vec![
+            row(0, 0.0, "M1", Some(0.1)),
+            row(0, 0.0, "M2", Some(0.5)),
+            row(1, 0.01, "M1", Some(0.2)),
+            row(1, 0.01, "M2", None),
+            row(3, 0.03, "M1", Some(0.3)),
+            row(3, 0.03, "M2", Some(0.7)),
+        ];
+        let tracks = Tracks::new(rows).unwrap();
+        let out: std::collections::BTreeSet<(i64, String)> =
+            [(1, "M1"), (1, "M2"), (2, "M1"), (3, "M2"), (3, "M9")]
+                .into_iter()
+                .map(|(f, m)| (f, m.to_string()))
+                .collect();
+        let (table, n_table) = tracks.without(&out);
+        let expected = table.series().unwrap();
+        let mut series = tracks.series().unwrap();
+        assert_eq!(series_without(&mut series, &out), n_table);
+        assert_eq!(n_table, 2);
+        let bits = |s: &[MarkerSeries]| -> Vec<(String, Vec<i64>, Vec<u64>, Vec<u64>, Vec<bool>)> {
+            s.iter()
+                .map(|m| {
+                    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect();
+                    (
+                        m.name.clone(),
+                        m.frame.clone(),
+                        b(&m.x),
+                        b(&m.y),
+                        m.present.clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(bits(&series), bits(&expected));
     }
 
     fn row(frame: i64, t: f64, m: &str, x: Option<f64>) -> TrackRow {

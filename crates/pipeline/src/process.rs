@@ -388,15 +388,18 @@ struct Fitted {
 /// first fit, whole, with the first round's flags listed and why in `skipped`.
 fn fit_testing_residuals(
     mech: &Mechanism,
-    mut tracks: flexbench_contracts::Tracks,
+    tracks: flexbench_contracts::Tracks,
     sg: &SavGol,
     cfg: &ProcessConfig,
 ) -> Result<Fitted, PipelineError> {
     use flexbench_kinematics::outliers::{MAX_SHARE, ROUNDS};
-    let (mut flagged, mut first, mut fits) = (Vec::new(), None::<Fitted>, 0);
+    // The markers' series made once; a refit's leaves its failed samples out as gaps in them
+    // (what the table without them would give), and the table is let go.
+    let mut series = tracks.series()?;
+    drop(tracks);
+    let (mut flagged, mut first, mut fits) = (Vec::new(), None::<FirstFit>, 0);
     loop {
         fits += 1;
-        let series = tracks.series()?;
         let diffs = differentiate(&series, sg)?;
         let seen = Observed::new(mech, &series, &diffs);
         let (obs, raw) = (&seen.differentiated, &seen.positions);
@@ -424,8 +427,10 @@ fn fit_testing_residuals(
                 "not run: the Savitzky-Golay fit follows the markers' smoothed positions, not their samples".to_string()
             }),
         };
-        let whole = first.as_ref().unwrap_or(&fitted);
-        let measured = whole.seen.seen.iter().flatten().filter(|s| **s).count();
+        let measured = first.as_ref().map_or_else(
+            || fitted.seen.seen.iter().flatten().filter(|s| **s).count(),
+            |f| f.measured,
+        );
         if flagged.len() as f64 > MAX_SHARE * measured as f64 {
             let why = format!(
                 "stood down: {} of {measured} samples ({:.1} %) failed it, more than {:.0} %: the markers disagree with the mechanism file, the time base or the calibration, or many of the tracked samples are bad; the first round's failures are listed in fit_flags.csv and kept in the fit: look at them on the overlay",
@@ -433,17 +438,59 @@ fn fit_testing_residuals(
                 100.0 * flagged.len() as f64 / measured.max(1) as f64,
                 100.0 * MAX_SHARE
             );
+            let whole = match first {
+                Some(f) => f.into_fitted(mech, sg)?,
+                None => fitted,
+            };
             return Ok(Fitted {
                 skipped: Some(why),
                 fits,
-                ..first.unwrap_or(fitted)
+                ..whole
             });
         }
         if samples.is_empty() || cfg.keep_flagged {
             return Ok(fitted);
         }
-        first.get_or_insert(fitted);
-        tracks = tracks.without(&samples).0;
+        if first.is_none() {
+            first = Some(FirstFit {
+                series: series.clone(),
+                motion: fitted.motion,
+                flags: fitted.flags,
+                fits: fitted.fits,
+                skipped: fitted.skipped,
+                measured,
+            });
+        }
+        flexbench_contracts::tracks::series_without(&mut series, &samples);
+    }
+}
+
+/// What a refit keeps of the first fit: its motion (where the refit starts), flags and count of
+/// measured samples, and the series it was made from; its observations and derivatives are
+/// made again from those only if the residual test stands down (the same bits: the
+/// differentiation is deterministic), instead of being held through every refit.
+struct FirstFit {
+    series: Vec<MarkerSeries>,
+    motion: Motion,
+    flags: Flags,
+    fits: usize,
+    skipped: Option<String>,
+    measured: usize,
+}
+
+impl FirstFit {
+    /// The first fit, whole.
+    fn into_fitted(self, mech: &Mechanism, sg: &SavGol) -> Result<Fitted, PipelineError> {
+        let diffs = differentiate(&self.series, sg)?;
+        let seen = Observed::new(mech, &self.series, &diffs);
+        Ok(Fitted {
+            diffs,
+            seen,
+            motion: self.motion,
+            flags: self.flags,
+            fits: self.fits,
+            skipped: self.skipped,
+        })
     }
 }
 
