@@ -388,7 +388,9 @@ mod tests {
         let mut series = tracks.series().unwrap();
         assert_eq!(series_without(&mut series, &out), n_table);
         assert_eq!(n_table, 2);
-        let bits = |s: &[MarkerSeries]| -> Vec<(String, Vec<i64>, Vec<u64>, Vec<u64>, Vec<bool>)> {
+        // Each series as its name, frames, x's and y's bits, presence.
+        type Bits = (String, Vec<i64>, Vec<u64>, Vec<u64>, Vec<bool>);
+        let bits = |s: &[MarkerSeries]| -> Vec<Bits> {
             s.iter()
                 .map(|m| {
                     let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect();
