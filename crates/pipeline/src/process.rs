@@ -300,6 +300,7 @@ pub fn process(
     events(StageEvent::Progress("read", 0.0));
     let (tracks, left_out) = read_trusted(tracks_path, flags, cfg.keep_flagged)?;
     let series = tracks.series()?;
+    drop(tracks);
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;
     let t = series[0].t.clone();
@@ -308,9 +309,8 @@ pub fn process(
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
-    let fitted = fit_testing_residuals(mech, tracks, &sg, cfg)?;
+    let fitted = fit_testing_residuals(mech, series, &sg, cfg)?;
     let (motion, seen) = (&fitted.motion, &fitted.seen);
-    let mut markers = markers_table(&names, &t, &fitted.diffs);
     let bodies = bodies_table(mech, &t, motion);
     let residuals = residual_table(mech, &t, &motion.samples);
     lap("kinematics", &mut timing);
@@ -319,23 +319,26 @@ pub fn process(
     let forces = flexbench_kinematics::forces(mech, &t, motion, cfg.max_condition, &mut |f| {
         events(StageEvent::Progress("inverse dynamics", f))
     })?;
-    if cfg.smoother {
+    let markers = match cfg.smoother {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
-        let states = flexbench_kinematics::estimate::states(motion);
-        let sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, motion);
-        markers = mech.fitted_markers_table(&t, &states, sigmas.as_deref(), &seen.seen);
-    }
+        true => {
+            let states = flexbench_kinematics::estimate::states(motion);
+            let sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, motion);
+            mech.fitted_markers_table(&t, &states, sigmas.as_deref(), &seen.seen)
+        }
+        false => markers_table(&names, &t, &fitted.diffs),
+    };
     lap("inverse dynamics", &mut timing);
 
     // All computed: write.
     events(StageEvent::Progress("write", 0.0));
     let tables = [
-        (&markers, "markers"),
-        (&bodies, "bodies"),
-        (&residuals, "fit_residuals"),
+        (markers, "markers"),
+        (bodies, "bodies"),
+        (residuals, "fit_residuals"),
     ];
-    let mut files = write_outputs(mech, &t, &tables, &forces, motion, tracks_path, out)?;
+    let mut files = write_outputs(mech, &t, tables, &forces, motion, tracks_path, out)?;
     let fit_flags = fitted.flags.to_named_table("fit_flags");
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
     lap("write", &mut timing);
@@ -379,7 +382,7 @@ struct Fitted {
     skipped: Option<String>,
 }
 
-/// The motion fitted to `tracks`, tested by the fitted mechanism's residual
+/// The motion fitted to the markers' `series`, tested by the fitted mechanism's residual
 /// (`flexbench_kinematics::outliers`): the samples that fail are flagged and, unless
 /// `cfg.keep_flagged`, left out as gaps and the motion refitted, until a fit leaves none failing
 /// or the test has run [`flexbench_kinematics::outliers::ROUNDS`] times. The test needs a fit
@@ -388,15 +391,13 @@ struct Fitted {
 /// first fit, whole, with the first round's flags listed and why in `skipped`.
 fn fit_testing_residuals(
     mech: &Mechanism,
-    tracks: flexbench_contracts::Tracks,
+    mut series: Vec<MarkerSeries>,
     sg: &SavGol,
     cfg: &ProcessConfig,
 ) -> Result<Fitted, PipelineError> {
     use flexbench_kinematics::outliers::{MAX_SHARE, ROUNDS};
-    // The markers' series made once; a refit's leaves its failed samples out as gaps in them
-    // (what the table without them would give), and the table is let go.
-    let mut series = tracks.series()?;
-    drop(tracks);
+    // A refit leaves its failed samples out as gaps in the markers' series (what the tracks
+    // table without them would give: `series_without`).
     let (mut flagged, mut first, mut fits) = (Vec::new(), None::<FirstFit>, 0);
     loop {
         fits += 1;
@@ -611,7 +612,7 @@ impl Observed {
 fn write_outputs(
     mech: &Mechanism,
     t: &[f64],
-    tables: &[(&Table, &str)],
+    tables: [(Table, &str); 3],
     forces: &ForceSeries,
     motion: &Motion,
     tracks_path: &Path,
@@ -621,9 +622,11 @@ fn write_outputs(
     let forces_table = mech.forces_table_with_sigma(t, rows, sigmas);
     ensure_dir(out)?;
     let mut files = Vec::new();
-    // The order of the files: markers, bodies, forces, fit_residuals.
-    for (table, stem) in [tables[0], tables[1], (&forces_table, "forces"), tables[2]] {
-        files.extend(write_table(table, out, stem)?);
+    // The order of the files: markers, bodies, forces, fit_residuals; each table let go as it
+    // is written.
+    let [markers, bodies, residuals] = tables;
+    for (table, stem) in [markers, bodies, (forces_table, "forces"), residuals] {
+        files.extend(flexbench_tables::write_owned_table(table, out, stem)?);
     }
     let band_note = match (sigmas.is_some(), motion.bands_before_periodic) {
         (true, true) => " (bands: 2 sigma of the smoother, before the periodic refit)",

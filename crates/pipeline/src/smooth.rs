@@ -290,8 +290,10 @@ pub fn smooth(
             "unit factor {unit} must be a positive number of metres"
         )));
     }
-    let tracks = read_tracks(tracks_path)?;
-    let series = tracks.series()?;
+    // The table let go once its series are made; the scaled coordinates once differentiated;
+    // the derivatives once tabled; the table as it is written (a long recording's copies are
+    // not held side by side).
+    let series = read_tracks(tracks_path)?.series()?;
     let Some(first) = series.first() else {
         return Err(PipelineError::Input(format!(
             "{} holds no marker",
@@ -314,7 +316,9 @@ pub fn smooth(
     for (s, (x, y)) in series.iter().zip(&scaled) {
         diffs.push(differentiate_marker(s, x, y, method, f0, &mut params)?);
     }
+    drop(scaled);
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    drop(series);
     let table = markers_table(&names, &t, &diffs);
     let dir = out
         .parent()
@@ -329,8 +333,10 @@ pub fn smooth(
         None => None,
         Some(req) => Some(rigid_tables(req, &names, &t, &diffs)?),
     };
+    let samples = SampleCounts::of(&diffs);
+    drop(diffs);
     ensure_dir(dir)?;
-    let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
+    let mut files: Vec<PathBuf> = flexbench_tables::write_owned_table(table, dir, &stem)?.to_vec();
     let mut rigid_summary = None;
     if let Some((field, residual, summary)) = rigid_out {
         for (table, suffix) in [(&field, "rigid"), (&residual, "rigid_residual")] {
@@ -346,7 +352,7 @@ pub fn smooth(
         fundamental_hz: f0,
         parameters: params,
         rigid_field: rigid_summary,
-        samples: SampleCounts::of(&diffs),
+        samples,
     };
     files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
     Ok(files)

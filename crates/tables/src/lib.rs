@@ -69,19 +69,32 @@ fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
     let cols: Vec<Column> = table
         .columns
         .iter()
-        .map(|(name, c)| {
-            let n = PlSmallStr::from(name.as_str());
-            match c {
-                FbColumn::F64(v) => Column::new(n, v.as_slice()),
-                FbColumn::OptF64(v) => Column::new(n, v.as_slice()),
-                FbColumn::I64(v) => Column::new(n, v.as_slice()),
-                FbColumn::Str(v) => {
-                    Column::new(n, v.iter().map(|s| s.as_str()).collect::<Vec<_>>())
-                }
-            }
-        })
+        .map(|(name, c)| polars_column(name, c))
         .collect();
     DataFrame::new(table.height(), cols)
+}
+
+/// `table` as polars holds it, each column let go once converted (one column held twice at a
+/// time, not the whole table).
+fn into_polars(table: Table) -> PolarsResult<DataFrame> {
+    let height = table.height();
+    let cols: Vec<Column> = table
+        .columns
+        .into_iter()
+        .map(|(name, c)| polars_column(&name, &c))
+        .collect();
+    DataFrame::new(height, cols)
+}
+
+/// One column as polars holds it.
+fn polars_column(name: &str, c: &FbColumn) -> Column {
+    let n = PlSmallStr::from(name);
+    match c {
+        FbColumn::F64(v) => Column::new(n, v.as_slice()),
+        FbColumn::OptF64(v) => Column::new(n, v.as_slice()),
+        FbColumn::I64(v) => Column::new(n, v.as_slice()),
+        FbColumn::Str(v) => Column::new(n, v.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
+    }
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> TableError {
@@ -104,7 +117,19 @@ where
 /// Write `table` as `<dir>/<stem>.csv` and `<dir>/<stem>.parquet`, each atomically. Returns the
 /// two paths.
 pub fn write_table(table: &Table, dir: &Path, stem: &str) -> Result<[PathBuf; 2], TableError> {
-    let mut df = to_polars(table).map_err(|e| io_err(dir, e))?;
+    let df = to_polars(table).map_err(|e| io_err(dir, e))?;
+    write_frame(df, dir, stem)
+}
+
+/// [`write_table`] of a table no longer needed: its columns are let go as they are converted,
+/// so a long recording's table is not held twice while it is written.
+pub fn write_owned_table(table: Table, dir: &Path, stem: &str) -> Result<[PathBuf; 2], TableError> {
+    let df = into_polars(table).map_err(|e| io_err(dir, e))?;
+    write_frame(df, dir, stem)
+}
+
+/// `df` written as `<dir>/<stem>.csv` and `<dir>/<stem>.parquet`, each atomically.
+fn write_frame(mut df: DataFrame, dir: &Path, stem: &str) -> Result<[PathBuf; 2], TableError> {
     let csv = dir.join(format!("{stem}.csv"));
     let pq = dir.join(format!("{stem}.parquet"));
     atomic(&csv, |tmp| {
@@ -610,6 +635,15 @@ mod tests {
         ];
         let tracks = Tracks::new(rows).unwrap();
         let [csv, pq] = write_table(&tracks.to_table(), dir.path(), "tracks").unwrap();
+        // The table written as it is let go: the same files, to the byte.
+        let owned = write_owned_table(tracks.to_table(), dir.path(), "owned").unwrap();
+        for (a, b) in [&csv, &pq].into_iter().zip(&owned) {
+            assert!(
+                std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+                "{}",
+                b.display()
+            );
+        }
         for p in [csv, pq] {
             let back = read_tracks(&p).unwrap();
             assert_eq!(back, tracks, "{}", p.display());
