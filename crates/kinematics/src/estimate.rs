@@ -347,16 +347,21 @@ pub fn estimate(
             (Some(angle), whole)
         }
     };
-    finish(mech, t, cfg, horizontal, best)
+    // A refit takes the forces' harmonics the earlier fit found at (nearly) its crank speed.
+    let known = earlier
+        .and_then(|e| e.periodic.as_ref())
+        .map(|p| (p.crank_speed, p.forces_harmonics));
+    finish(mech, t, cfg, (horizontal, known), best)
 }
 
 /// The motion of the run kept (`best`, at the horizontal's correction `horizontal`): its
-/// reports, warnings and, when asked, the periodic refit.
+/// reports, warnings and, when asked, the periodic refit (with the forces' harmonics `known`
+/// from an earlier fit, [`refit_periodic`]).
 fn finish(
     mech: &Mechanism,
     t: &[f64],
     cfg: &Config,
-    horizontal: Option<f64>,
+    (horizontal, known): (Option<f64>, Option<(f64, usize)>),
     best: Turned,
 ) -> Result<Motion, KinematicsError> {
     let start = SmootherStart {
@@ -389,19 +394,21 @@ fn finish(
         start: Some(start),
     };
     if cfg.periodic {
-        refit_periodic(mech, t, &best.positions, &mut motion)?;
+        refit_periodic(mech, t, &best.positions, known, &mut motion)?;
     }
     Ok(motion)
 }
 
-/// The periodic refit of the smoothed motion, in place; its report and warning.
+/// The periodic refit of the smoothed motion, in place; its report and warning (`known`: the
+/// forces' harmonics an earlier fit found, with its crank speed, [`periodic_refit`]).
 fn refit_periodic(
     mech: &Mechanism,
     t: &[f64],
     positions: &[Vec<Option<MarkerState>>],
+    known: Option<(f64, usize)>,
     motion: &mut Motion,
 ) -> Result<(), KinematicsError> {
-    let (f3, pr) = periodic_refit(mech, t, positions, &motion.samples)?;
+    let (f3, pr) = periodic_refit(mech, t, positions, &motion.samples, known)?;
     motion.samples = f3;
     // The periodic fit's own uncertainty is not calibrated (periodic_refit); the bands stay the
     // smoother's, per sample, carried at the periodic fit's states: wider than the periodic

@@ -179,6 +179,14 @@ fn damped_gauss_newton(
     Some((coef, qs))
 }
 
+/// Relative difference of crank speeds within which the forces' harmonics found at one are
+/// taken for the other: the simulated forces scale about as the speed squared, so their
+/// harmonics' amplitudes move by 2e-4 of themselves at most, and the count (the last above
+/// [`crate::spectrum::HARMONIC_SHARE`] of the peak) changes only for one lying that close to
+/// the threshold. A refit of the same recording differs by about 1e-7 (the bench renders:
+/// 14.6505148 and 14.6505142 rad/s).
+pub const SAME_SPEED: f64 = 1e-4;
+
 /// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
 /// periodic in the first (module documentation). None-states are left as they are. Errors
 /// when the first driver is not an angle or covers less than two turns.
@@ -187,11 +195,16 @@ fn damped_gauss_newton(
 /// fit leaves out, which dominates at low noise (bands holding 56-81 % of the true marker
 /// accelerations in docs/signal-study.md; estimating the left-out power from a fit with
 /// twice the harmonics was too noisy to calibrate them). The smoother's bands stand.
+///
+/// `known`: the forces' harmonics ([`crate::spectrum::harmonics_needed`]) an earlier fit of the
+/// same recording found, with the crank speed (rad/s) they were found at; taken when this fit's
+/// speed is within [`SAME_SPEED`] of it instead of simulating the bench again.
 pub fn periodic_refit(
     mech: &Mechanism,
     t: &[f64],
     obs: &[Vec<Option<MarkerState>>],
     start: &[FitSample],
+    known: Option<(f64, usize)>,
 ) -> Result<(Vec<FitSample>, PeriodicReport), KinematicsError> {
     if t.len() != start.len() {
         return Err(KinematicsError::Fit(format!(
@@ -243,7 +256,11 @@ pub fn periodic_refit(
     };
     // BIC on the markers' positions weighs a harmonic by its amplitude there, the forces by h^2
     // times it: the harmonics the bench's forces need are the least taken (module doc).
-    let needed = crate::spectrum::harmonics_needed(mech, crank.coef[1]).unwrap_or(0);
+    let speed = crank.coef[1];
+    let needed = match known {
+        Some((at, needed)) if (speed - at).abs() <= SAME_SPEED * at.abs() => needed,
+        _ => crate::spectrum::harmonics_needed(mech, speed).unwrap_or(0),
+    };
     let floor = needed + needed % 2;
     let (k, coefs, qs) = fit.best(start_q, (floor, resolvable_harmonics(idx.len(), turns)))?;
     let (out, rss) = fit.samples(start, k, &coefs, &qs)?;

@@ -249,7 +249,7 @@ fn smoother_and_periodic_refit_recover_a_steady_motion() {
         assert!(share >= 0.9, "driver {j}: {share}");
     }
     // Steady motion: the refit in the crank angle pools every turn, no worse than the smoother.
-    let (periodic, pr) = periodic_refit(&mech, &t, &raw, &smoothed).unwrap();
+    let (periodic, pr) = periodic_refit(&mech, &t, &raw, &smoothed, None).unwrap();
     let (p_slide, _) = driver_error(&mech, &states, &q_of(&periodic), 1);
     eprintln!(
         "periodic: slide {:.4} mm RMS, {} harmonics, {:.2} turns",
@@ -259,6 +259,13 @@ fn smoother_and_periodic_refit_recover_a_steady_motion() {
     );
     assert!(p_slide <= slide, "periodic {p_slide} vs smoother {slide}");
     assert!(pr.turns > 1.9, "turns {}", pr.turns);
+    // The forces' harmonics an earlier fit found are taken at its crank speed, and found again
+    // (by the bench simulated) at a speed a percent away.
+    let at = pr.crank_speed;
+    let taken = periodic_refit(&mech, &t, &raw, &smoothed, Some((at, 40))).unwrap();
+    assert_eq!(taken.1.forces_harmonics, 40);
+    let again = periodic_refit(&mech, &t, &raw, &smoothed, Some((1.01 * at, 40))).unwrap();
+    assert_eq!(again.1.forces_harmonics, pr.forces_harmonics);
 }
 
 /// The horizontal refined on a window shorter than the recording: the bench simulated for
