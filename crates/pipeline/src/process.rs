@@ -349,15 +349,7 @@ pub fn process(
     record.clock = flexbench_kinematics::rate::check_clock(mech, &t, motion);
     record.flagged_left_out = left_out;
     record.residual_test = ResidualTestRecord::of(cfg, &fitted);
-    for w in record.warnings() {
-        events(StageEvent::Warning(&w));
-    }
-    match &fitted.skipped {
-        Some(why) if cfg.smoother => events(StageEvent::Warning(&format!(
-            "the fitted mechanism's residual test {why}"
-        ))),
-        _ => {}
-    }
+    warn(&record, &fitted, cfg, &mut events);
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
         samples: t.len(),
@@ -380,6 +372,24 @@ struct Fitted {
     flags: Flags,
     fits: usize,
     skipped: Option<String>,
+}
+
+/// The record's warnings and, when the residual test did not judge, why, as the stage's events.
+fn warn(
+    record: &ProcessRecord,
+    fitted: &Fitted,
+    cfg: &ProcessConfig,
+    events: &mut impl FnMut(StageEvent),
+) {
+    for w in record.warnings() {
+        events(StageEvent::Warning(&w));
+    }
+    match &fitted.skipped {
+        Some(why) if cfg.smoother => events(StageEvent::Warning(&format!(
+            "the fitted mechanism's residual test {why}"
+        ))),
+        _ => {}
+    }
 }
 
 /// The motion fitted to the markers' `series`, tested by the fitted mechanism's residual
