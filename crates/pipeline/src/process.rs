@@ -297,6 +297,7 @@ pub fn process(
         timing.push((name.to_string(), clock.elapsed().as_secs_f64()));
         clock = Instant::now();
     };
+    check_false_alarm(cfg.false_alarm)?;
     events(StageEvent::Progress("read", 0.0));
     let (tracks, left_out) = read_trusted(tracks_path, flags, cfg.keep_flagged)?;
     let series = tracks.series()?;
@@ -372,6 +373,16 @@ struct Fitted {
     flags: Flags,
     fits: usize,
     skipped: Option<String>,
+}
+
+/// The residual test's false-alarm level `alpha` checked: a probability between 0 and 0.5.
+fn check_false_alarm(alpha: f64) -> Result<(), PipelineError> {
+    match alpha > 0.0 && alpha < 0.5 {
+        true => Ok(()),
+        false => Err(PipelineError::Input(format!(
+            "the residual test's false-alarm level {alpha} is not a probability between 0 and 0.5: give one such as 1e-6 (the default)"
+        ))),
+    }
 }
 
 /// The record's warnings and, when the residual test did not judge, why, as the stage's events.
@@ -837,4 +848,39 @@ fn residual_table(mech: &Mechanism, t: &[f64], fit: &[flexbench_kinematics::FitS
     let _ = table.push("rx", Column::OptF64(rx));
     let _ = table.push("ry", Column::OptF64(ry));
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A false-alarm level that is not a probability below 0.5 (0, 0.5, NaN, negative) is
+    /// refused before anything is read or written, with what to give instead.
+    #[test]
+    fn false_alarm_outside_zero_to_half_refused() {
+        let mech = flexbench_mechanism::file::wind_pump_default();
+        let out = std::env::temp_dir().join("flexbench-false-alarm-refused");
+        for level in [0.0, 0.5, f64::NAN, -1e-6] {
+            let cfg = ProcessConfig {
+                false_alarm: level,
+                ..ProcessConfig::default()
+            };
+            let r = process(
+                Path::new("no-such-tracks.csv"),
+                None,
+                &mech,
+                &cfg,
+                &out,
+                |_| {},
+            );
+            let Err(PipelineError::Input(why)) = r else {
+                panic!("{level}: not refused as input");
+            };
+            assert!(
+                why.contains("false-alarm level") && why.contains("1e-6"),
+                "{why}"
+            );
+            assert!(!out.exists());
+        }
+    }
 }
