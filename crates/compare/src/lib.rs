@@ -320,18 +320,8 @@ mod tests {
             8,
         )
         .unwrap();
-        let mut state = 12345u64;
-        let mut noise = || {
-            // xorshift + Box-Muller
-            let mut u = || {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 11) as f64 / (1u64 << 53) as f64
-            };
-            let (a, b) = (u().max(1e-300), u());
-            (-2.0 * a.ln()).sqrt() * (TAU * b).cos()
-        };
+        let mut gauss = flexbench_contracts::gauss::Gauss::new(12345);
+        let mut noise = || gauss.next();
         let phi: Vec<f64> = (0..1000)
             .map(|i| 0.05 + 4.5 * TAU * i as f64 / 1000.0)
             .collect();
