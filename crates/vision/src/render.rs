@@ -586,6 +586,24 @@ enum Sink {
 /// recording's run: the fastest (the overlay of the 10 s recording: 3.3 MB).
 pub const X264_PRESET: &str = "ultrafast";
 
+/// Whether `ffmpeg` runs and lists the libx264 encoder (asked once per process).
+fn ffmpeg_has_libx264() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        std::process::Command::new("ffmpeg")
+            .args(["-hide_banner", "-v", "error", "-encoders"])
+            .output()
+            .is_ok_and(|o| o.status.success() && lists_encoder(&o.stdout, "libx264"))
+    })
+}
+
+/// Whether `ffmpeg -encoders`'s listing names the encoder `name` (a line "<flags> <name> ...").
+fn lists_encoder(listing: &[u8], name: &str) -> bool {
+    String::from_utf8_lossy(listing)
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(name))
+}
+
 impl VideoOut {
     /// Open `path` for writing with `codec` at `fps`.
     pub fn create(
@@ -623,7 +641,9 @@ impl VideoOut {
 
     /// Open `path` for H.264 in MP4 written by Debian's ffmpeg (x264 at [`X264_PRESET`],
     /// yuv420p, the index at the front for browsers), fed raw frames at `fps`: OpenCV's writer
-    /// takes no encoder preset (opencv/opencv#24570). Fails when ffmpeg cannot be started.
+    /// takes no encoder preset (opencv/opencv#24570). Fails when ffmpeg cannot be started or
+    /// has no libx264 encoder (an ffmpeg built without it would only fail at the first frame,
+    /// too late for the caller to take another writer).
     pub fn ffmpeg_h264(
         path: &Path,
         fps: f64,
@@ -632,6 +652,12 @@ impl VideoOut {
     ) -> Result<Self, VisionError> {
         use std::process::{Command, Stdio};
         let p = path.display().to_string();
+        if !ffmpeg_has_libx264() {
+            return Err(VisionError::Video {
+                path: p,
+                reason: "ffmpeg cannot be run or has no libx264 encoder (`ffmpeg -encoders`): install Debian's ffmpeg (apt-get install ffmpeg)".into(),
+            });
+        }
         let yuv = width % 2 == 0 && height % 2 == 0;
         let child = Command::new("ffmpeg")
             .args(["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt"])
@@ -886,6 +912,22 @@ fn random_pose(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The encoders' listing read by name: libx264 found in Debian's ffmpeg's form, not in a
+    /// listing without it, nor where the name is only part of another's.
+    #[test]
+    fn encoder_listing_read_by_name() {
+        let with = b"Encoders:\n V....D = Video\n ------\n V....D libx264              libx264 H.264 / AVC\n V....D libx264rgb           libx264 H.264 RGB\n";
+        let without = b"Encoders:\n ------\n V....D mpeg4                MPEG-4 part 2\n V....D libx264rgb           libx264 H.264 RGB\n";
+        assert!(lists_encoder(with, "libx264"));
+        assert!(!lists_encoder(without, "libx264"));
+    }
+
+    /// Debian's ffmpeg, which the set-up script installs, has libx264.
+    #[test]
+    fn this_machines_ffmpeg_has_libx264() {
+        assert!(ffmpeg_has_libx264());
+    }
 
     /// A marker disc rendered on the bench plane has its intensity centroid at the projection of
     /// its centre within 0.02 px, still and moving (motion blur over the exposure): perspective
