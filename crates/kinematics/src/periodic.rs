@@ -77,6 +77,19 @@ fn basis(theta: f64, k: usize) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
     (b, b1, b2)
 }
 
+/// The first of [`basis`]'s three: the functions' values alone (the same formulas, the same
+/// bits), for the fits that read no derivative.
+fn basis_values(theta: f64, k: usize) -> DVector<f64> {
+    let mut b = DVector::zeros(2 * k + 1);
+    b[0] = 1.0;
+    for h in 1..=k {
+        let (s, c) = (h as f64 * theta).sin_cos();
+        b[2 * h - 1] = c;
+        b[2 * h] = s;
+    }
+    b
+}
+
 /// The crank angle as a steady turn with a periodic ripple in time:
 /// theta(t) = c_0 + c_1 u + sum_{h=1..K} (a_h cos h W u + b_h sin h W u), u = t - t0, W the mean
 /// speed.
@@ -109,21 +122,64 @@ pub const MAX_CRANK_HARMONICS: usize = 24;
 /// The least-squares series through `values` (one per sample) on the basis `bases` (its values
 /// at each sample): coefficients and residual sum of squares. None when the basis is singular
 /// over the samples.
-fn series_fit(bases: &[DVector<f64>], values: &[f64]) -> Option<(DVector<f64>, f64)> {
-    let p = bases.first()?.len();
+fn series_fit<B: BasisRows + ?Sized>(bases: &B, values: &[f64]) -> Option<(DVector<f64>, f64)> {
+    let p = bases.width()?;
     let mut ata = DMatrix::zeros(p, p);
     let mut atb = DVector::zeros(p);
-    for (b, v) in bases.iter().zip(values) {
-        ata += b * b.transpose();
-        atb += b * *v;
+    for (i, v) in values.iter().enumerate().take(bases.count()) {
+        let b = bases.row(i);
+        ata += &*b * b.transpose();
+        atb += &*b * *v;
     }
     let c = ata.cholesky()?.solve(&atb);
-    let rss = bases
+    let rss = values
         .iter()
-        .zip(values)
-        .map(|(b, v)| (v - b.dot(&c)).powi(2))
+        .enumerate()
+        .take(bases.count())
+        .map(|(i, v)| (v - bases.row(i).dot(&c)).powi(2))
         .sum::<f64>();
     Some((c, rss))
+}
+
+/// Basis functions' values at each sample, as a fit reads them: held ([`DVector`]s), or made
+/// as they are read ([`AngleBasis`]).
+trait BasisRows: Sync {
+    /// The number of samples.
+    fn count(&self) -> usize;
+    /// The values at sample `i`.
+    fn row(&self, i: usize) -> std::borrow::Cow<'_, DVector<f64>>;
+    /// The number of functions (None without samples).
+    fn width(&self) -> Option<usize> {
+        (self.count() > 0).then(|| self.row(0).len())
+    }
+}
+
+impl BasisRows for [DVector<f64>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn row(&self, i: usize) -> std::borrow::Cow<'_, DVector<f64>> {
+        std::borrow::Cow::Borrowed(&self[i])
+    }
+}
+
+/// The crank-angle basis of `k` harmonics ([`basis`]) at the samples' angles `theta`, made as
+/// it is read instead of held: held, it grew with the samples times the harmonics a longer
+/// recording resolves (34 at 300 s of the bench: 40 MB a copy). Made again at every pass
+/// (one sine and cosine per harmonic and sample): the process stage alone 14.4 -> 14.8 s and
+/// 232 -> 226 MB at 100 s, 63.1 -> 67.6 s and 549 -> 466 MB at 300 s, the same bits.
+struct AngleBasis<'a> {
+    theta: &'a [CrankAngle],
+    k: usize,
+}
+
+impl BasisRows for AngleBasis<'_> {
+    fn count(&self) -> usize {
+        self.theta.len()
+    }
+    fn row(&self, i: usize) -> std::borrow::Cow<'_, DVector<f64>> {
+        std::borrow::Cow::Owned(basis_values(self.theta[i].0, self.k))
+    }
 }
 
 /// The crank angle and its first two time derivatives at a sample (rad, rad/s, rad/s^2).
@@ -402,7 +458,10 @@ impl PeriodicFit<'_> {
         // k's normal equations are a corner of the largest's, entry by entry the same sums:
         // gathered once instead of once per k.
         let &k_top = ks.last()?;
-        let bases: Vec<DVector<f64>> = self.theta.iter().map(|t| basis(t.0, k_top).0).collect();
+        let bases = AngleBasis {
+            theta: self.theta,
+            k: k_top,
+        };
         let (hm, g, m) = lin.normal_equations(&bases)?;
         let p_top = 2 * k_top + 1;
         for k in ks {
@@ -520,7 +579,7 @@ fn crank_harmonics_by_bic(
             .iter()
             .map(|t| trend_harmonic_basis(t - t0, speed, k)[0].clone())
             .collect();
-        let Some((_, rss, _)) = lin.solve_basis(&bases) else {
+        let Some((_, rss, _)) = lin.solve_basis(bases.as_slice()) else {
             continue;
         };
         let bic = nc * (rss.max(1e-300) / nc).ln() + p as f64 * nc.ln();
@@ -571,13 +630,14 @@ fn crank_refit(
         };
         // Start: the series fitted to the smoothed angle itself (valid where the smoother
         // is); then Gauss-Newton on the markers.
-        let (start, _) = series_fit(&bases, &theta.iter().map(|th| th.0).collect::<Vec<_>>())?;
+        let thetas: Vec<f64> = theta.iter().map(|th| th.0).collect();
+        let (start, _) = series_fit(bases.as_slice(), &thetas)?;
         if let Some(q) = assemble(&qs, &start) {
             qs = q;
         }
         let target = |qs: &[DVector<f64>]| -> Option<DVector<f64>> {
             let lin = driver_normals(mech, obs, idx, qs, 0..1).ok()?;
-            lin.solve_basis(&bases)?.0.into_iter().next()
+            lin.solve_basis(bases.as_slice())?.0.into_iter().next()
         };
         let (coef, reached) = damped_gauss_newton(start, qs, 12, &target, &assemble, &rss_at)?;
         qs = reached;
@@ -663,7 +723,7 @@ fn periodic_gauss_newton(
     theta: &[(f64, f64, f64)],
     k: usize,
 ) -> Option<(Trajectory, Trajectory)> {
-    let bases: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
+    let bases = AngleBasis { theta, k };
     let nd = mech.drivers.len();
     let p = 2 * k + 1;
     // The non-first drivers' series laid end to end, p coefficients each.
@@ -675,8 +735,9 @@ fn periodic_gauss_newton(
     };
     let assemble = |qs: &[DVector<f64>], c: &DVector<f64>| -> Option<Vec<DVector<f64>>> {
         let coefs = split(c);
-        let items: Vec<(usize, &DVector<f64>)> = bases.iter().enumerate().collect();
-        map_samples(&items, |&(i, b)| {
+        let items: Vec<usize> = (0..bases.count()).collect();
+        map_samples(&items, |&i| {
+            let b = bases.row(i);
             let mut values = vec![theta[i].0];
             values.extend(coefs.iter().map(|c| b.dot(c)));
             mech.assemble_from(&qs[i], &values).ok()
@@ -733,9 +794,9 @@ impl Normals {
     /// functions' values at sample i (the same functions for every driver of the normals):
     /// min sum |J_s B_i c - e_i|^2 = ee - 2 c^T g + c^T H c with H = sum (G_i (x) b_i b_i^T)
     /// and g = sum (h_i (x) b_i).
-    fn solve_basis(
+    fn solve_basis<B: BasisRows + ?Sized>(
         &self,
-        bases: &[DVector<f64>],
+        bases: &B,
     ) -> Option<(Vec<DVector<f64>>, f64, DMatrix<f64>)> {
         let (hm, g, m) = self.normal_equations(bases)?;
         let (c, rss, inverse) = self.solve_normal(hm, g, m, true)?;
@@ -744,16 +805,17 @@ impl Normals {
 
     /// The normal matrix H and vector g of [`Normals::solve_basis`], and the number of drivers
     /// m (p coefficients each, p the basis' length); None without samples.
-    fn normal_equations(
+    fn normal_equations<B: BasisRows + ?Sized>(
         &self,
-        bases: &[DVector<f64>],
+        bases: &B,
     ) -> Option<(DMatrix<f64>, DVector<f64>, usize)> {
         let m = self.h.first()?.len();
-        let p = bases.first()?.len();
+        let p = bases.width()?;
         let np = p * m;
         let mut hm = DMatrix::zeros(np, np);
         let mut g = DVector::zeros(np);
-        for (i, b) in bases.iter().enumerate() {
+        for i in 0..bases.count() {
+            let b = &*bases.row(i);
             for j in 0..m {
                 g.rows_mut(j * p, p).axpy(self.h[i][j], b, 1.0);
                 for l in 0..m {
