@@ -870,3 +870,27 @@ impl Normals {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The basis made as it is read is the held one to the bit: [`basis_values`] is
+    /// [`basis`]'s first, and [`AngleBasis`] gives the same rows as the vectors it replaced,
+    /// at angles of many turns (where h theta is large).
+    #[test]
+    fn angle_basis_is_the_held_basis_to_the_bit() {
+        let theta: Vec<CrankAngle> = (0..500)
+            .map(|i| (0.37 + 1.9 * i as f64, 14.65, 0.0))
+            .collect();
+        let k = 34;
+        let held: Vec<DVector<f64>> = theta.iter().map(|t| basis(t.0, k).0).collect();
+        let made = AngleBasis { theta: &theta, k };
+        assert_eq!(made.count(), held.len());
+        assert_eq!(made.width(), held.as_slice().width());
+        for (i, h) in held.iter().enumerate() {
+            let bits = |v: &DVector<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&made.row(i)), bits(h), "sample {i}");
+        }
+    }
+}
