@@ -140,50 +140,28 @@ fn too_many_failures_stand_the_test_down() {
             false => [0.0; 2],
         },
     );
-    let o = common::flexbench(&[
-        "process",
-        "--tracks",
-        junk.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--out",
-        dir.path().join("out").to_str().unwrap(),
-    ]);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
-    assert!(o.status.success(), "{stderr}");
+    let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+    let said = common::process_said(&junk, &out, &[]);
     assert!(
-        stderr.contains(
+        said.contains(
             "residual test stood down: 320 of 2400 samples (13.3 %) failed it, more than 10 %"
         ),
-        "{stderr}"
+        "{said}"
     );
-    assert!(stdout.contains("160 sample(s) failed the fitted mechanism's residual test (fit_flags.csv): kept in the fit"), "{stdout}");
-    assert_eq!(flagged(&dir.path().join("out")).len(), 160);
+    assert!(said.contains("160 sample(s) failed the fitted mechanism's residual test (fit_flags.csv): kept in the fit"), "{said}");
+    assert_eq!(flagged(&out).len(), 160);
     // The first fit, whole: the tables of a run that keeps the flagged samples (the first fit,
     // never refitted), to the byte.
-    let kept = common::flexbench(&[
-        "process",
-        "--tracks",
-        junk.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--keep-flagged",
-        "--out",
-        dir.path().join("kept").to_str().unwrap(),
-    ]);
-    assert!(kept.status.success());
+    process(&junk, &kept, &["--keep-flagged"]);
     for table in [
         "markers.csv",
         "bodies.csv",
         "forces.csv",
         "fit_residuals.csv",
     ] {
-        let read = |run: &str| std::fs::read(dir.path().join(run).join(table)).unwrap();
+        let read = |run: &Path| std::fs::read(run.join(table)).unwrap();
         assert!(
-            read("out") == read("kept"),
+            read(&out) == read(&kept),
             "{table} differs from the first fit's"
         );
     }

@@ -351,7 +351,7 @@ pub fn estimate(
     let known = earlier
         .and_then(|e| e.periodic.as_ref())
         .map(|p| (p.crank_speed, p.forces_harmonics));
-    finish(mech, t, cfg, (horizontal, known), best)
+    finish(mech, t, cfg, horizontal, known, best)
 }
 
 /// The motion of the run kept (`best`, at the horizontal's correction `horizontal`): its
@@ -361,7 +361,8 @@ fn finish(
     mech: &Mechanism,
     t: &[f64],
     cfg: &Config,
-    (horizontal, known): (Option<f64>, Option<(f64, usize)>),
+    horizontal: Option<f64>,
+    known: Option<(f64, usize)>,
     best: Turned,
 ) -> Result<Motion, KinematicsError> {
     let start = SmootherStart {

@@ -467,11 +467,11 @@ impl Scaled {
             let (f, ft, q) = steps.get(self, t[k + 1] - t[k], s);
             let (mut x_pred, mut p_pred) = states[k].clone();
             work.predict(f, ft, q, &mut x_pred, &mut p_pred);
-            // G = P_k F^T Ppred^-1 = (Ppred^-1 F P_k)^T
-            let fp = f * &states[k].1;
+            // G = P_k F^T Ppred^-1 = (Ppred^-1 F P_k)^T, F P_k the prediction's own product
+            let fp = &work.fp;
             let g = match p_pred.clone().cholesky() {
-                Some(c) => c.solve(&fp).transpose(),
-                None => p_pred.clone().lu().solve(&fp)?.transpose(),
+                Some(c) => c.solve(fp).transpose(),
+                None => p_pred.clone().lu().solve(fp)?.transpose(),
             };
             let xk = &states[k].0 + &g * (&states[k + 1].0 - &x_pred);
             let pk = &states[k].1 + &g * (&states[k + 1].1 - &p_pred) * g.transpose();
