@@ -25,6 +25,7 @@ pub mod file;
 pub mod inverse;
 pub mod loads;
 pub mod lu;
+pub mod lu_lanes;
 pub mod model;
 pub mod output;
 pub mod simulate;

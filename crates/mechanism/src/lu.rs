@@ -227,6 +227,13 @@ impl Lu {
         self.band = eliminate(&mut self.lu, n, &mut self.swaps, (n, n));
     }
 
+    /// The factors L and U as the elimination leaves them (column-major; for the tests of the
+    /// batched factorisation).
+    #[cfg(test)]
+    pub(crate) fn factors(&self) -> &[f64] {
+        &self.lu
+    }
+
     /// The order n of the system.
     pub fn dim(&self) -> usize {
         self.n
