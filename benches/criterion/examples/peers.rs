@@ -112,17 +112,15 @@ fn measure(dir: &Path) {
     let (file, turn) = bench_cycle(TURN);
     let mech = &file.mechanism;
     let samples: Vec<_> = (0..TURNS).flat_map(|_| turn.iter()).collect();
+    // As the pipeline solves them (Mechanism::inverse_dynamics_batch: four side by side).
     let (t_full, forces) = best(3, || {
-        samples
-            .iter()
-            .map(|s| {
-                match mech
-                    .inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION)
-                    .expect("a square system")
-                {
-                    InverseSample::Solved { forces, .. } => forces,
-                    InverseSample::Toggle { .. } => panic!("no toggle on the default bench"),
-                }
+        let states: Vec<_> = samples.iter().map(|s| (&s.q, &s.qd, &s.qdd)).collect();
+        mech.inverse_dynamics_batch(&states, DEFAULT_MAX_CONDITION)
+            .expect("a square system")
+            .into_iter()
+            .map(|s| match s {
+                InverseSample::Solved { forces, .. } => forces,
+                InverseSample::Toggle { .. } => panic!("no toggle on the default bench"),
             })
             .collect::<Vec<_>>()
     });

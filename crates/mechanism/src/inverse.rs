@@ -23,7 +23,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 
 use crate::constraints::slide_axes;
 use crate::loads::add_generalized;
-use crate::lu::Lu;
+use crate::lu_lanes::{LuLanes, LANES};
 use crate::model::{BodyRef, JointKind, Mechanism};
 use crate::{cross, rot, MechanismError};
 
@@ -165,7 +165,7 @@ impl Mechanism {
     }
 
     /// Solve the inverse dynamics at one sample from the configuration, velocities and
-    /// accelerations (bench frame, centroids).
+    /// accelerations (bench frame, centroids): [`Mechanism::inverse_dynamics_batch`] of one.
     pub fn inverse_dynamics(
         &self,
         q: &DVector<f64>,
@@ -173,12 +173,14 @@ impl Mechanism {
         qdd: &DVector<f64>,
         max_condition: f64,
     ) -> Result<InverseSample, MechanismError> {
-        let (a, rhs) = self.inverse_dynamics_system(q, qd, qdd)?;
-        // Consistent units for the condition number.
-        let lref = self.reference_length();
-        // Which unknowns are couples (N m), decided once for the scaling and the unscaling.
-        let couple: Vec<bool> = self
-            .force_columns()
+        let mut out = self.inverse_dynamics_batch(&[(q, qd, qdd)], max_condition)?;
+        Ok(out.remove(0))
+    }
+
+    /// Which force columns are couples (N m): the motor's and torques' magnitudes and the
+    /// slides' reaction moments, scaled by the reference length in the condition number.
+    fn couple_columns(&self) -> Vec<bool> {
+        self.force_columns()
             .iter()
             .map(|name| {
                 self.forces.iter().any(|f| {
@@ -191,48 +193,74 @@ impl Mechanism {
                         )
                 }) || name.ends_with("_moment")
             })
-            .collect();
-        let mut scaled = a; // A itself is not needed again: the scaled system is the one solved
-        for i in 0..self.bodies.len() {
-            scaled.row_mut(3 * i + 2).scale_mut(1.0 / lref);
-        }
-        for (c, _) in couple.iter().enumerate().filter(|(_, is)| **is) {
-            scaled.column_mut(c).scale_mut(lref);
-        }
-        // One LU factorisation of the scaled system S = R A C (R: moment rows / lref, C: couple
-        // columns x lref) gives both its exact 1-norm condition number ||S||_1 ||S^-1||_1 (S^-1
-        // from the factors: a fifth of an SVD's time at 12 x 12, where the 2-norm one was 80 % of
-        // the solve; the two norms' condition numbers are within a factor n of each other) and
-        // the solution: S y = R b, f = C y.
-        let norm_s = norm1(&scaled);
-        let lu = Lu::new(scaled);
-        let Some(inverse) = lu.try_inverse() else {
-            return Ok(InverseSample::Toggle {
-                condition: f64::INFINITY,
-            });
-        };
-        let condition = norm_s * norm1(&inverse);
-        if condition.is_nan() || condition >= max_condition {
-            return Ok(InverseSample::Toggle { condition });
-        }
-        let mut rb = rhs;
-        for i in 0..self.bodies.len() {
-            rb[3 * i + 2] /= lref;
-        }
-        match lu.solve(&rb) {
-            Some(mut y) => {
-                for (c, _) in couple.iter().enumerate().filter(|(_, is)| **is) {
-                    y[c] *= lref;
+            .collect()
+    }
+
+    /// The inverse dynamics of many samples (configuration, velocities, accelerations; bench
+    /// frame, centroids), one result per sample in order; the same numbers, bit for bit, as
+    /// each solved on its own, the systems factored [`LANES`] at a time ([`LuLanes`]).
+    ///
+    /// Each sample's system A f = b is scaled to consistent units, S = R A C (R: moment rows /
+    /// lref, C: couple columns x lref). One LU factorisation of S gives both its exact 1-norm
+    /// condition number ||S||_1 ||S^-1||_1 (S^-1 from the factors: a fifth of an SVD's time at
+    /// 12 x 12, where the 2-norm one was 80 % of the solve; the two norms' condition numbers
+    /// are within a factor n of each other) and the solution: S y = R b, f = C y. A sample
+    /// whose condition number reaches `max_condition` (or is not a number) is a toggle.
+    pub fn inverse_dynamics_batch(
+        &self,
+        states: &[(&DVector<f64>, &DVector<f64>, &DVector<f64>)],
+        max_condition: f64,
+    ) -> Result<Vec<InverseSample>, MechanismError> {
+        let lref = self.reference_length();
+        let couple = self.couple_columns();
+        let mut out = Vec::with_capacity(states.len());
+        let mut lu = LuLanes::empty();
+        let (mut rhs, mut work) = (Vec::new(), Vec::new());
+        for batch in states.chunks(LANES) {
+            let mut systems = Vec::with_capacity(LANES);
+            for (q, qd, qdd) in batch {
+                let (mut s, mut rb) = self.inverse_dynamics_system(q, qd, qdd)?;
+                for i in 0..self.bodies.len() {
+                    s.row_mut(3 * i + 2).scale_mut(1.0 / lref);
+                    rb[3 * i + 2] /= lref;
                 }
-                Ok(InverseSample::Solved {
-                    forces: y.iter().copied().collect(),
-                    condition,
-                })
+                for (c, _) in couple.iter().enumerate().filter(|(_, is)| **is) {
+                    s.column_mut(c).scale_mut(lref);
+                }
+                systems.push((norm1(&s), s, rb));
             }
-            None => Ok(InverseSample::Toggle {
-                condition: f64::INFINITY,
-            }),
+            let n = systems[0].1.nrows();
+            let mats: Vec<&[f64]> = systems.iter().map(|(_, s, _)| s.as_slice()).collect();
+            lu.refactor(&mats, n);
+            let inverse_norms = lu.inverse_norm1(&mut work);
+            rhs.clear();
+            rhs.extend(
+                (0..n).map(|i| std::array::from_fn(|l| systems.get(l).map_or(0.0, |s| s.2[i]))),
+            );
+            let regular = lu.solve_mut(&mut rhs);
+            for (l, (norm_s, _, _)) in systems.iter().enumerate() {
+                let condition = match inverse_norms[l] {
+                    Some(norm_inv) => norm_s * norm_inv,
+                    None => f64::INFINITY,
+                };
+                out.push(if condition.is_nan() || condition >= max_condition {
+                    InverseSample::Toggle { condition }
+                } else if !regular[l] {
+                    InverseSample::Toggle {
+                        condition: f64::INFINITY,
+                    }
+                } else {
+                    let forces = (0..n)
+                        .map(|c| match couple[c] {
+                            true => rhs[c][l] * lref,
+                            false => rhs[c][l],
+                        })
+                        .collect();
+                    InverseSample::Solved { forces, condition }
+                });
+            }
         }
+        Ok(out)
     }
 
     /// Standard deviations of the forces row at one sample (N, N m, in [`Mechanism::force_columns`]

@@ -130,3 +130,58 @@ fn dead_centre_is_reported_as_a_toggle() {
         other => panic!("expected a solution away from dead centre, got {other:?}"),
     }
 }
+
+/// Samples solved together (four systems side by side) give each sample's result on its own to
+/// the bit, a toggle among solved samples included: the batch changes no number.
+#[test]
+fn batch_equals_each_sample_alone() {
+    let root =
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
+    let m = load(&root.join("pipelines/wind-pump.toml"))
+        .unwrap()
+        .mechanism;
+    let cfg = SimConfig {
+        duration: 0.1,
+        rate: 250.0,
+        settle: 0.5,
+        ..Default::default()
+    };
+    let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
+    let mut states: Vec<_> = sim.samples.iter().map(|s| (&s.q, &s.qd, &s.qdd)).collect();
+    if states.len() % 4 == 0 {
+        states.pop(); // a batch left part-filled
+    }
+    // A condition limit inside the run's range makes some samples toggles.
+    let conditions: Vec<f64> = states
+        .iter()
+        .map(
+            |(q, qd, qdd)| match m.inverse_dynamics(q, qd, qdd, 1e8).unwrap() {
+                InverseSample::Solved { condition, .. } => condition,
+                InverseSample::Toggle { condition } => panic!("toggle at condition {condition}"),
+            },
+        )
+        .collect();
+    let mut sorted = conditions.clone();
+    sorted.sort_by(f64::total_cmp);
+    let limit = sorted[sorted.len() / 2];
+    let bits = |s: &InverseSample| -> (bool, Vec<u64>) {
+        match s {
+            InverseSample::Solved { forces, condition } => (
+                true,
+                std::iter::once(condition)
+                    .chain(forces)
+                    .map(|v| v.to_bits())
+                    .collect(),
+            ),
+            InverseSample::Toggle { condition } => (false, vec![condition.to_bits()]),
+        }
+    };
+    let batch = m.inverse_dynamics_batch(&states, limit).unwrap();
+    assert_eq!(batch.len(), states.len());
+    let toggles = batch.iter().filter(|s| !bits(s).0).count();
+    assert!(toggles > 0 && toggles < states.len(), "{toggles} toggles");
+    for (k, ((q, qd, qdd), together)) in states.iter().zip(&batch).enumerate() {
+        let alone = m.inverse_dynamics(q, qd, qdd, limit).unwrap();
+        assert_eq!(bits(together), bits(&alone), "sample {k}");
+    }
+}

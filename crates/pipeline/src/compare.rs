@@ -298,20 +298,23 @@ fn quantities<'a>(
     measured: &Measured,
 ) -> Result<Vec<Quantity<'a>>, PipelineError> {
     let cols = mech.force_columns();
-    let sim_forces: Vec<Vec<f64>> = bench
+    let states: Vec<_> = bench
         .sim
         .samples
         .iter()
-        .map(
-            |s| match mech.inverse_dynamics(&s.q, &s.qd, &s.qdd, DEFAULT_MAX_CONDITION) {
-                Ok(InverseSample::Solved { forces, .. }) => Ok(forces),
-                Ok(InverseSample::Toggle { condition }) => Err(PipelineError::Input(format!(
-                    "the simulated bench passes a toggle at t = {} s (condition {condition:.1e})",
-                    s.t
-                ))),
-                Err(e) => Err(e.into()),
-            },
-        )
+        .map(|s| (&s.q, &s.qd, &s.qdd))
+        .collect();
+    let sim_forces: Vec<Vec<f64>> = mech
+        .inverse_dynamics_batch(&states, DEFAULT_MAX_CONDITION)?
+        .into_iter()
+        .zip(&bench.sim.samples)
+        .map(|(solved, s)| match solved {
+            InverseSample::Solved { forces, .. } => Ok(forces),
+            InverseSample::Toggle { condition } => Err(PipelineError::Input(format!(
+                "the simulated bench passes a toggle at t = {} s (condition {condition:.1e})",
+                s.t
+            ))),
+        })
         .collect::<Result<_, _>>()?;
     let sim_marks: Vec<Vec<f64>> = bench
         .sim
