@@ -14,6 +14,7 @@ use opencv::core::{Mat, Point, Rect, Scalar, Size};
 use opencv::prelude::*;
 
 use crate::assign::View;
+use crate::labels::Labels;
 use crate::camera::Calibration;
 use crate::render::{Codec, VideoOut};
 use crate::track::open_video;
@@ -122,6 +123,7 @@ pub fn write_overlay(
     let mut img = Mat::default();
     let (mut k, mut crops, mut review) = (0usize, Vec::new(), Vec::new());
     let mut flagged = 0;
+    let mut labels = Labels::default();
     let result = (|| -> Result<(), VisionError> {
         while cap
             .read(&mut img)
@@ -148,7 +150,7 @@ pub fn write_overlay(
             }
             // An empty frame is copied as decoded (the benchmark's decode-and-encode baseline).
             if f != OverlayFrame::default() {
-                draw(&mut img, &f, view, k)?;
+                draw(&mut img, &f, view, k, &mut labels)?;
             }
             writer.write_bgr(&img)?;
             k += 1;
@@ -246,8 +248,14 @@ fn open_writer(
     Err(last.unwrap_or_else(|| video_err(out, "no video writer".into())))
 }
 
-/// Draw frame `k`'s overlay on `img` (BGR).
-fn draw(img: &mut Mat, f: &OverlayFrame, view: View, k: usize) -> Result<(), VisionError> {
+/// Draw frame `k`'s overlay on `img` (BGR), the markers' labels from `labels`.
+fn draw(
+    img: &mut Mat,
+    f: &OverlayFrame,
+    view: View,
+    k: usize,
+    labels: &mut Labels,
+) -> Result<(), VisionError> {
     let aa = opencv::imgproc::LINE_AA;
     let px = |p: &[f64; 2]| view.to_pixel(Vector2::new(p[0], p[1]));
     for body in &f.bodies {
@@ -316,8 +324,9 @@ fn draw(img: &mut Mat, f: &OverlayFrame, view: View, k: usize) -> Result<(), Vis
         } else {
             colour(RED)
         };
-        text(img, &label, (u + 9.0) as i32, (v - 9.0) as i32, c)?;
+        labels.draw(img, &label, (u + 9.0) as i32, (v - 9.0) as i32, c)?;
     }
+    // The frame number changes with every frame: drawn by OpenCV itself.
     text(img, &format!("frame {k}"), 8, 18, colour(GREEN))
 }
 
