@@ -61,10 +61,7 @@ impl Mask {
             "text size",
             opencv::imgproc::get_text_size(s, FONT, SCALE, OUTLINE, &mut baseline),
         )?;
-        let size = Size::new(
-            text.width + 2 * MARGIN,
-            text.height + baseline + 2 * MARGIN,
-        );
+        let size = Size::new(text.width + 2 * MARGIN, text.height + baseline + 2 * MARGIN);
         let origin = Point::new(MARGIN, MARGIN + text.height);
         Ok(Mask {
             size,
@@ -91,7 +88,9 @@ impl Mask {
                 if a1 == 0 && a2 == 0 {
                     continue;
                 }
-                let Some(p) = usize::try_from(left + j).ok().and_then(|u| pixels.get_mut(u))
+                let Some(p) = usize::try_from(left + j)
+                    .ok()
+                    .and_then(|u| pixels.get_mut(u))
                 else {
                     continue;
                 };
@@ -152,7 +151,9 @@ mod tests {
         for r in 0..60 {
             let row = img.at_row_mut::<Vec3b>(r).unwrap();
             for (u, p) in row.iter_mut().enumerate() {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let noise = (s >> 56) as u8;
                 p.0 = [noise, (u as u8).wrapping_mul(3), (r as u8).wrapping_mul(4)];
             }
@@ -164,8 +165,18 @@ mod tests {
     fn drawn_by_opencv(img: &mut Mat, s: &str, x: i32, y: i32, c: Scalar) {
         for (colour, thickness) in [(Scalar::all(0.0), OUTLINE), (c, TEXT)] {
             let aa = opencv::imgproc::LINE_AA;
-            opencv::imgproc::put_text(img, s, Point::new(x, y), FONT, SCALE, colour, thickness, aa, false)
-                .unwrap();
+            opencv::imgproc::put_text(
+                img,
+                s,
+                Point::new(x, y),
+                FONT,
+                SCALE,
+                colour,
+                thickness,
+                aa,
+                false,
+            )
+            .unwrap();
         }
     }
 
@@ -182,7 +193,11 @@ mod tests {
     fn masks_draw_what_opencv_draws() {
         let mut labels = Labels::default();
         let texts = ["M1", "M3 gap", "M5 resi,jump", "frame 12345"];
-        let colours = [(60.0, 220.0, 60.0), (40.0, 40.0, 240.0), (255.0, 255.0, 255.0)];
+        let colours = [
+            (60.0, 220.0, 60.0),
+            (40.0, 40.0, 240.0),
+            (255.0, 255.0, 255.0),
+        ];
         let places = [(20, 30), (-6, 8), (170, 58), (60, 2)];
         for (n, s) in texts.iter().enumerate() {
             for (m, c) in colours.iter().enumerate() {
@@ -214,9 +229,18 @@ mod tests {
                     assert!(touched > 20, "{what}: {touched} values drawn");
                     assert!(worst <= 6, "{what}: a value {worst} levels off");
                     let share = off as f64 / touched as f64;
-                    assert!(share <= 0.1, "{what}: {share:.3} of the values over 1 level off");
-                    let (mean, bias) = (total as f64 / touched as f64, signed as f64 / touched as f64);
-                    assert!(mean < 1.0 && bias.abs() < 0.25, "{what}: mean {mean:.2}, bias {bias:.2}");
+                    assert!(
+                        share <= 0.1,
+                        "{what}: {share:.3} of the values over 1 level off"
+                    );
+                    let (mean, bias) = (
+                        total as f64 / touched as f64,
+                        signed as f64 / touched as f64,
+                    );
+                    assert!(
+                        mean < 1.0 && bias.abs() < 0.25,
+                        "{what}: mean {mean:.2}, bias {bias:.2}"
+                    );
                 }
             }
         }

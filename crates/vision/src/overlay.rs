@@ -14,8 +14,8 @@ use opencv::core::{Mat, Point, Rect, Scalar, Size};
 use opencv::prelude::*;
 
 use crate::assign::View;
-use crate::labels::Labels;
 use crate::camera::Calibration;
+use crate::labels::Labels;
 use crate::render::{Codec, VideoOut};
 use crate::track::open_video;
 use crate::{cv, VisionError};
@@ -326,8 +326,49 @@ fn draw(
         };
         labels.draw(img, &label, (u + 9.0) as i32, (v - 9.0) as i32, c)?;
     }
-    // The frame number changes with every frame: drawn by OpenCV itself.
-    text(img, &format!("frame {k}"), 8, 18, colour(GREEN))
+    counter(img, k)
+}
+
+/// Frame `k`'s number at the top left, in green on a black box: one thin antialiased pass. (The
+/// labels' outline is a thick antialiased pass, which OpenCV draws as polygons with round caps;
+/// a text that changes with every frame cannot take the labels' masks, and outlined it cost
+/// more than the rest of the drawing.)
+fn counter(img: &mut Mat, k: usize) -> Result<(), VisionError> {
+    let s = format!("frame {k}");
+    let font = opencv::imgproc::FONT_HERSHEY_SIMPLEX;
+    let mut baseline = 0;
+    let size = cv(
+        "text size",
+        opencv::imgproc::get_text_size(&s, font, 0.4, 1, &mut baseline),
+    )?;
+    let (x, y) = (8, 18);
+    let b = Rect::new(
+        x - 3,
+        y - size.height - 3,
+        size.width + 6,
+        size.height + baseline + 5,
+    );
+    let black = Scalar::new(0.0, 0.0, 0.0, 0.0);
+    let (filled, line8) = (opencv::imgproc::FILLED, opencv::imgproc::LINE_8);
+    cv(
+        "box",
+        opencv::imgproc::rectangle(img, b, black, filled, line8, 0),
+    )?;
+    let aa = opencv::imgproc::LINE_AA;
+    cv(
+        "text",
+        opencv::imgproc::put_text(
+            img,
+            &s,
+            Point::new(x, y),
+            font,
+            0.4,
+            colour(GREEN),
+            1,
+            aa,
+            false,
+        ),
+    )
 }
 
 /// A line of text at (x, y), px, with a dark outline so that it reads on any background.
