@@ -56,9 +56,11 @@ pub enum InverseSample {
     },
 }
 
-/// A quantity computed from a state (q, q', q''), None where it cannot be.
-type StateFunction<'a> =
-    dyn Fn(&DVector<f64>, &DVector<f64>, &DVector<f64>) -> Option<DVector<f64>> + 'a;
+/// A mechanism's state: configuration q, velocities q', accelerations q''.
+type State = (DVector<f64>, DVector<f64>, DVector<f64>);
+
+/// A quantity computed from each of a batch of states, None where it cannot be for any.
+type StateFunction<'a> = dyn Fn(&[State]) -> Option<Vec<DVector<f64>>> + 'a;
 
 impl Mechanism {
     /// A reference length, m: the largest distance of any named point from its body's centroid.
@@ -277,12 +279,16 @@ impl Mechanism {
         cov: &DMatrix<f64>,
         max_condition: f64,
     ) -> Option<Vec<f64>> {
-        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| match self
-            .inverse_dynamics(q1, qd1, qdd1, max_condition)
-            .ok()?
-        {
-            InverseSample::Solved { forces, .. } => Some(DVector::from_vec(forces)),
-            InverseSample::Toggle { .. } => None,
+        self.propagate_sigma(q, qd, qdd, cov, &|states| {
+            let states: Vec<_> = states.iter().map(|(q, qd, qdd)| (q, qd, qdd)).collect();
+            self.inverse_dynamics_batch(&states, max_condition)
+                .ok()?
+                .into_iter()
+                .map(|s| match s {
+                    InverseSample::Solved { forces, .. } => Some(DVector::from_vec(forces)),
+                    InverseSample::Toggle { .. } => None,
+                })
+                .collect()
         })
     }
 
@@ -314,8 +320,14 @@ impl Mechanism {
         qdd: &DVector<f64>,
         cov: &DMatrix<f64>,
     ) -> Option<Vec<f64>> {
-        self.propagate_sigma(q, qd, qdd, cov, &|q1, qd1, qdd1| {
-            Some(DVector::from_vec(self.marker_kinematics(q1, qd1, qdd1)))
+        self.propagate_sigma(q, qd, qdd, cov, &|states| {
+            let kinematics = |(q, qd, qdd): &State| self.marker_kinematics(q, qd, qdd);
+            Some(
+                states
+                    .iter()
+                    .map(|s| DVector::from_vec(kinematics(s)))
+                    .collect(),
+            )
         })
     }
 
@@ -345,17 +357,19 @@ impl Mechanism {
                 g.dot(qdd) + d.coordinate.quadratic(q, qd),
             ]);
         }
-        let eval = |x: &[f64]| -> Option<DVector<f64>> {
+        let state = |x: &[f64]| -> Option<State> {
             let values: Vec<f64> = (0..nd).map(|j| x[3 * j]).collect();
             let rates: Vec<f64> = (0..nd).map(|j| x[3 * j + 1]).collect();
             let accs: Vec<f64> = (0..nd).map(|j| x[3 * j + 2]).collect();
             let q1 = self.assemble_from(q, &values).ok()?;
             let qd1 = self.velocities_at(&q1, &rates).ok()?;
             let qdd1 = self.accelerations_at(&q1, &qd1, &accs).ok()?;
-            f(&q1, &qd1, &qdd1)
+            Some((q1, qd1, qdd1))
         };
-        let f0 = eval(&x)?;
-        let mut jac = DMatrix::zeros(f0.len(), 3 * nd);
+        // The state at x, then at x +- h_i e_i for each quantity with a spread, the quantity
+        // computed on all of them at once (the inverse dynamics solves them side by side).
+        let mut states = vec![state(&x)?];
+        let mut steps = Vec::with_capacity(3 * nd);
         for i in 0..3 * nd {
             let h = 0.01 * cov[(i, i)].max(0.0).sqrt();
             if h == 0.0 {
@@ -364,7 +378,14 @@ impl Mechanism {
             let (mut xp, mut xm) = (x.clone(), x.clone());
             xp[i] += h;
             xm[i] -= h;
-            let col = (eval(&xp)? - eval(&xm)?) / (2.0 * h);
+            states.push(state(&xp)?);
+            states.push(state(&xm)?);
+            steps.push((i, h));
+        }
+        let values = f(&states)?;
+        let mut jac = DMatrix::zeros(values[0].len(), 3 * nd);
+        for (k, (i, h)) in steps.into_iter().enumerate() {
+            let col = (&values[1 + 2 * k] - &values[2 + 2 * k]) / (2.0 * h);
             jac.set_column(i, &col);
         }
         let var = &jac * cov * jac.transpose();
