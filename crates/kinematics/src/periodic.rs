@@ -506,8 +506,7 @@ impl PeriodicFit<'_> {
                 accs.push(b2.dot(c) * th1 * th1 + b1.dot(c) * th2);
             }
             let q = qs[i].clone();
-            let qd = mech.velocities_at(&q, &rates)?;
-            let qdd = mech.accelerations_at(&q, &qd, &accs)?;
+            let (qd, qdd) = mech.motion_at(&q, &rates, &accs)?;
             let (_, r) = marker_system(mech, &q, &obs[s]);
             rss += r.norm_squared();
             let mut residual = vec![None; mech.markers.len()];

@@ -231,8 +231,7 @@ fn smoothed_samples(
     let states = flexbench_contracts::parallel::map_samples(&items, |&(q, (x, _))| {
         let rates: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 1] / scale[j]).collect();
         let accs: Vec<f64> = (0..nd).map(|j| x[ORDER * j + 2] / scale[j]).collect();
-        let qd = mech.velocities_at(q, &rates).ok()?;
-        let qdd = mech.accelerations_at(q, &qd, &accs).ok()?;
+        let (qd, qdd) = mech.motion_at(q, &rates, &accs).ok()?;
         Some((q.clone(), qd, qdd))
     });
     for (k, state) in states.into_iter().enumerate() {

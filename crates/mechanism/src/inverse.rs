@@ -362,8 +362,7 @@ impl Mechanism {
             let rates: Vec<f64> = (0..nd).map(|j| x[3 * j + 1]).collect();
             let accs: Vec<f64> = (0..nd).map(|j| x[3 * j + 2]).collect();
             let q1 = self.assemble_from(q, &values).ok()?;
-            let qd1 = self.velocities_at(&q1, &rates).ok()?;
-            let qdd1 = self.accelerations_at(&q1, &qd1, &accs).ok()?;
+            let (qd1, qdd1) = self.motion_at(&q1, &rates, &accs).ok()?;
             Some((q1, qd1, qdd1))
         };
         // The state at x, then at x +- h_i e_i for each quantity with a spread, the quantity
