@@ -166,7 +166,8 @@ fn eliminate_portable(a: &mut [Lanes], n: usize, swaps: &mut [[usize; LANES]]) {
 }
 
 /// The forward and back substitutions of [`LuLanes::solve_mut`] for the right-hand sides `b`
-/// (n entries, lane by lane), with AVX2 where the processor has it.
+/// (one or more columns of n entries, lane by lane, one after the other), with AVX2 where the
+/// processor has it.
 fn substitute(f: &LuLanes, b: &mut [Lanes]) -> [bool; LANES] {
     #[cfg(target_arch = "x86_64")]
     {
@@ -185,39 +186,48 @@ unsafe fn substitute_avx2(f: &LuLanes, b: &mut [Lanes]) -> [bool; LANES] {
     substitute_portable(f, b)
 }
 
-/// [`crate::lu::Lu::solve_mut`]'s substitutions lane by lane: each lane's swaps applied step
-/// by step, then L's and U's columns. A lane whose U has a zero pivot is false (its entries
-/// then hold no solution; the other lanes' are unaffected).
+/// [`crate::lu::Lu::solve_mut`]'s substitutions lane by lane, on each column of `b` (n
+/// entries each): each lane's swaps applied step by step, then L's and U's columns. The
+/// columns go through each step together, so that their independent operations (the back
+/// substitution's divisions above all) overlap; each column's operations are those of its
+/// solve alone, in the same order. A lane whose U has a zero pivot is false (its entries then
+/// hold no solution; the other lanes' are unaffected).
 #[inline(always)]
 fn substitute_portable(f: &LuLanes, b: &mut [Lanes]) -> [bool; LANES] {
     let n = f.n;
+    if n == 0 {
+        return [true; LANES];
+    }
     for i in 0..n.saturating_sub(1) {
-        for (l, &p) in f.swaps[i].iter().enumerate() {
-            let (x, y) = (b[i][l], b[p][l]);
-            b[i][l] = y;
-            b[p][l] = x;
-        }
-        let coeff = b[i];
         let col = &f.lu[i * n + i + 1..(i + 1) * n];
-        for (t, m) in b[i + 1..].iter_mut().zip(col) {
-            for l in 0..LANES {
-                t[l] += -coeff[l] * m[l];
+        for x in b.chunks_exact_mut(n) {
+            for (l, &p) in f.swaps[i].iter().enumerate() {
+                let (u, v) = (x[i][l], x[p][l]);
+                x[i][l] = v;
+                x[p][l] = u;
+            }
+            let coeff = x[i];
+            for (t, m) in x[i + 1..].iter_mut().zip(col) {
+                for l in 0..LANES {
+                    t[l] += -coeff[l] * m[l];
+                }
             }
         }
     }
     let mut regular = [true; LANES];
     for i in (0..n).rev() {
         let diag = f.lu[i + i * n];
-        let mut coeff = [0.0; LANES];
         for l in 0..LANES {
             regular[l] &= diag[l] != 0.0;
-            coeff[l] = b[i][l] / diag[l];
         }
-        b[i] = coeff;
         let col = &f.lu[i * n..i * n + i];
-        for (t, u) in b[..i].iter_mut().zip(col) {
-            for l in 0..LANES {
-                t[l] += -coeff[l] * u[l];
+        for x in b.chunks_exact_mut(n) {
+            let coeff: Lanes = std::array::from_fn(|l| x[i][l] / diag[l]);
+            x[i] = coeff;
+            for (t, u) in x[..i].iter_mut().zip(col) {
+                for l in 0..LANES {
+                    t[l] += -coeff[l] * u[l];
+                }
             }
         }
     }
@@ -283,20 +293,21 @@ impl LuLanes {
     }
 
     /// The 1-norm of each lane's inverse, max_j sum_i |A^-1 (i, j)| (summed in row order, as
-    /// the scalar path sums the inverse's columns), its columns solved one at a time in
-    /// `work`; per lane None when that lane's A is singular.
+    /// the scalar path sums the inverse's columns), its columns solved together in `work`;
+    /// per lane None when that lane's A is singular.
     pub fn inverse_norm1(&self, work: &mut Vec<Lanes>) -> [Option<f64>; LANES] {
         let n = self.n;
+        if n == 0 {
+            return [Some(0.0); LANES];
+        }
+        work.clear();
+        work.extend((0..n * n).map(|k| [f64::from(u8::from(k % (n + 1) == 0)); LANES]));
+        let regular = substitute(self, work);
         let mut norm = [0.0f64; LANES];
-        let mut regular = [true; LANES];
-        for j in 0..n {
-            work.clear();
-            work.extend((0..n).map(|i| [f64::from(u8::from(i == j)); LANES]));
-            let ok = substitute(self, work);
-            for l in 0..LANES {
-                regular[l] &= ok[l];
-                let sum = work.iter().map(|v| v[l].abs()).sum::<f64>();
-                norm[l] = f64::max(norm[l], sum);
+        for column in work.chunks_exact(n) {
+            for (l, norm) in norm.iter_mut().enumerate() {
+                let sum = column.iter().map(|v| v[l].abs()).sum::<f64>();
+                *norm = f64::max(*norm, sum);
             }
         }
         std::array::from_fn(|l| regular[l].then_some(norm[l]))
@@ -359,7 +370,7 @@ mod tests {
         let mut g = Gauss::new(23);
         let mut lanes = LuLanes::empty();
         let mut work = Vec::new();
-        for n in 1..=14 {
+        for n in 0..=14 {
             for round in 0..7 {
                 let count = 1 + (n + round) % LANES;
                 let mats: Vec<DMatrix<f64>> = (0..count)
