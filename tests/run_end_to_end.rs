@@ -566,3 +566,72 @@ fn same_bytes_on_one_thread_and_two() {
         assert!(a.1 == b.1, "{} differs between one thread and two", a.0);
     }
 }
+
+/// An overlay failing beside the fem and compare stages loses nothing. Its ffmpeg lists
+/// libx264 but refuses every frame (a broken encoder, as an odd build may be): the run exits
+/// non-zero with a message naming the overlay stage and ffmpeg's own words; the stages beside
+/// it keep their results (whole folders with their records), no overlay or temporary folder is
+/// left and no report is written; a rerun with a working ffmpeg makes the overlay and the
+/// report only, everything before kept.
+#[test]
+fn overlay_failing_beside_fem_and_compare_loses_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("broken-ffmpeg");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("ffmpeg");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = \"-encoders\" ]; then echo ' V....D libx264 H.264 (this build)'; exit 0; fi\ndone\necho 'this build cannot encode: broken libx264' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = pipeline(dir.path(), None, "");
+    let out = dir.path().join("out");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_flexbench"))
+        .args(["run", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .current_dir(root())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "a failed overlay fails the run");
+    assert!(
+        stderr.contains("overlay")
+            && stderr.contains("ffmpeg")
+            && stderr.contains("broken libx264"),
+        "the message names the stage and what ffmpeg said: {stderr}"
+    );
+    for stage in ["calibrate", "track", "smooth", "process", "fem", "compare"] {
+        assert!(
+            out.join(stage).join("stage.json").exists(),
+            "{stage} kept its results: {stderr}"
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') || n == "overlay" || n == "report")
+        .collect();
+    assert!(
+        left.is_empty(),
+        "nothing partial or unfinished left: {left:?}"
+    );
+    let fem = tree(&out.join("fem"));
+    assert_eq!(
+        run(&p, &out),
+        ["overlay", "report"],
+        "the rerun makes the overlay and the report only"
+    );
+    assert_eq!(
+        tree(&out.join("fem")),
+        fem,
+        "the fem stage's files untouched"
+    );
+    assert!(out.join("overlay/overlay.mp4").exists() && out.join("report/report.html").exists());
+}

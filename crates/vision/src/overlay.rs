@@ -160,10 +160,16 @@ pub fn write_overlay(
         }
         Ok(())
     })();
-    writer.finish()?;
-    if let Err(e) = result {
+    // The frames' error first: it carries what a failed writer said (finishing that writer
+    // again only finds it stopped).
+    let finished = writer.finish();
+    if let Err(e) = result.and(finished) {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+        // Named by the file it was to be, not by its temporary name.
+        return Err(match e {
+            VisionError::Video { reason, .. } => video_err(&path, reason),
+            e => e,
+        });
     }
     std::fs::rename(&tmp, &path).map_err(|e| io_err(&path, e))?;
     let sheet = contact_sheet(&crops, out)?;

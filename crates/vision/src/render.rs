@@ -571,11 +571,59 @@ enum Sink {
     Ffmpeg {
         /// The ffmpeg process.
         child: std::process::Child,
+        /// Its standard input (None once closed).
+        input: Option<FfmpegInput>,
         /// Whether frames go as YUV 4:2:0 (else as BGR).
         yuv: bool,
         /// The converted frame, reused.
         buffer: Mat,
     },
+}
+
+/// ffmpeg's standard input: one end of a Unix socket pair, written with MSG_NOSIGNAL. The
+/// command keeps SIGPIPE's default so that a closed standard output ends it quietly (`flexbench
+/// probe | head -1`); on a pipe to ffmpeg that signal would end the whole run, with no message
+/// and the stages beside stopped midway, when ffmpeg stops (a broken encoder, a full disk). On
+/// the socket an ffmpeg that has stopped is an error (EPIPE) this writer reports with what
+/// ffmpeg said. ffmpeg reads its standard input the same from either.
+struct FfmpegInput(std::os::unix::net::UnixStream);
+
+impl FfmpegInput {
+    /// A socket pair: ours, and the end to give ffmpeg as its standard input.
+    fn pair() -> std::io::Result<(FfmpegInput, std::process::Stdio)> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        Ok((
+            FfmpegInput(ours),
+            std::process::Stdio::from(std::os::fd::OwnedFd::from(theirs)),
+        ))
+    }
+
+    /// Write all of `bytes`, an error (not a signal) if ffmpeg has stopped reading.
+    fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        while !bytes.is_empty() {
+            // SAFETY: send on this socket's own open descriptor, with the valid buffer `bytes`
+            // and its length.
+            let sent = unsafe {
+                libc::send(
+                    self.0.as_raw_fd(),
+                    bytes.as_ptr().cast(),
+                    bytes.len(),
+                    libc::MSG_NOSIGNAL,
+                )
+            };
+            match usize::try_from(sent) {
+                Ok(n) => bytes = &bytes[n..],
+                Err(_) => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// x264's preset for the H.264 written through ffmpeg. Transcoding the 10 s recording's 2400
@@ -659,6 +707,10 @@ impl VideoOut {
             });
         }
         let yuv = width % 2 == 0 && height % 2 == 0;
+        let (input, stdin) = FfmpegInput::pair().map_err(|e| VisionError::Video {
+            path: p.clone(),
+            reason: format!("no socket for ffmpeg's input ({e})"),
+        })?;
         let child = Command::new("ffmpeg")
             .args(["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt"])
             .arg(if yuv { "yuv420p" } else { "bgr24" })
@@ -673,7 +725,7 @@ impl VideoOut {
                 "mp4",
             ])
             .arg(path)
-            .stdin(Stdio::piped())
+            .stdin(stdin)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -686,6 +738,7 @@ impl VideoOut {
         Ok(VideoOut {
             writer: Sink::Ffmpeg {
                 child,
+                input: Some(input),
                 yuv,
                 buffer: Mat::default(),
             },
@@ -712,8 +765,9 @@ impl VideoOut {
         }
         match &mut self.writer {
             Sink::OpenCv(w) => cv("write frame", w.write(bgr)),
-            Sink::Ffmpeg { child, yuv, buffer } => {
-                use std::io::Write;
+            Sink::Ffmpeg {
+                input, yuv, buffer, ..
+            } => {
                 let bytes = if *yuv {
                     let code = opencv::imgproc::COLOR_BGR2YUV_I420;
                     cv("cvtColor", opencv::imgproc::cvt_color(bgr, buffer, code, 0))?;
@@ -721,7 +775,7 @@ impl VideoOut {
                 } else {
                     cv("frame bytes", bgr.data_bytes())?
                 };
-                let written = child.stdin.as_mut().map(|s| s.write_all(bytes));
+                let written = input.as_mut().map(|s| s.write_all(bytes));
                 match written {
                     Some(Ok(())) => Ok(()),
                     // ffmpeg has stopped: its own message says why.
@@ -734,8 +788,8 @@ impl VideoOut {
     pub fn finish(mut self) -> Result<(), VisionError> {
         match &mut self.writer {
             Sink::OpenCv(w) => cv("closing the video", w.release()),
-            Sink::Ffmpeg { child, .. } => {
-                drop(child.stdin.take());
+            Sink::Ffmpeg { child, input, .. } => {
+                drop(input.take());
                 match child.wait() {
                     Ok(status) if status.success() => Ok(()),
                     _ => Err(self.ffmpeg_failure("failed to finish")),
@@ -748,8 +802,8 @@ impl VideoOut {
     fn ffmpeg_failure(&mut self, what: &str) -> VisionError {
         use std::io::Read;
         let mut said = String::new();
-        if let Sink::Ffmpeg { child, .. } = &mut self.writer {
-            drop(child.stdin.take());
+        if let Sink::Ffmpeg { child, input, .. } = &mut self.writer {
+            drop(input.take());
             if let Some(mut e) = child.stderr.take() {
                 let _ = e.read_to_string(&mut said);
             }
