@@ -274,9 +274,48 @@ pub fn find_corners(
     board: &Board,
     detector: Detector,
 ) -> Result<Option<Vector<Point2f>>, VisionError> {
+    let Some(mut corners) = detect_corners(image, board, detector.kind)? else {
+        return Ok(None);
+    };
+    // The refinement window (half-size 11 px, as in OpenCV's tutorial) must not reach the
+    // neighbouring corners: it shrinks to half the smallest corner spacing for small squares.
+    let half = match detector.window {
+        SubPixWindow::Auto => {
+            ((corner_spacing(&corners, board)? / 2.0 - 1.0).floor() as i32).clamp(3, 11)
+        }
+        SubPixWindow::Fixed(h) => h.max(1),
+    };
+    let crit = cv(
+        "criteria",
+        TermCriteria::new(
+            TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32,
+            30,
+            0.001,
+        ),
+    )?;
+    cv(
+        "cornerSubPix",
+        opencv::imgproc::corner_sub_pix(
+            image,
+            &mut corners,
+            Size::new(half, half),
+            Size::new(-1, -1),
+            crit,
+        ),
+    )?;
+    Ok(Some(corners))
+}
+
+/// The board's inner corners as OpenCV's detector of `kind` finds them (to the pixel's
+/// fraction it gives), None when it does not find the board.
+fn detect_corners(
+    image: &Mat,
+    board: &Board,
+    kind: DetectorKind,
+) -> Result<Option<Vector<Point2f>>, VisionError> {
     let mut corners = Vector::<Point2f>::new();
     let size = Size::new(board.cols, board.rows);
-    let found = match detector.kind {
+    let found = match kind {
         DetectorKind::Sb => {
             // The quick search first, then the exhaustive one on the up-sampled image: on
             // OpenCV's sample photos each finds boards the other misses (docs/calibration.md).
@@ -301,65 +340,32 @@ pub fn find_corners(
             )?
         }
     };
-    if !found {
-        return Ok(None);
-    }
-    // The refinement window (half-size 11 px, as in OpenCV's tutorial) must not reach the
-    // neighbouring corners: it shrinks to half the smallest corner spacing for small squares.
+    Ok(found.then_some(corners))
+}
+
+/// The smallest distance between neighbouring corners along the board's rows and columns, px
+/// (infinite for a board of one corner).
+fn corner_spacing(corners: &Vector<Point2f>, board: &Board) -> Result<f64, VisionError> {
+    let at = |i: usize| {
+        corners.get(i).map_err(|e| VisionError::OpenCv {
+            context: "corners".into(),
+            message: e.message,
+        })
+    };
     let mut spacing = f64::INFINITY;
     for r in 0..board.rows {
         for c in 0..board.cols {
             let i = (r * board.cols + c) as usize;
-            let p = corners.get(i).map_err(|e| VisionError::OpenCv {
-                context: "corners".into(),
-                message: e.message,
-            })?;
-            for j in [
-                if c + 1 < board.cols {
-                    Some(i + 1)
-                } else {
-                    None
-                },
-                if r + 1 < board.rows {
-                    Some(i + board.cols as usize)
-                } else {
-                    None
-                },
-            ]
-            .into_iter()
-            .flatten()
-            {
-                let q = corners.get(j).map_err(|e| VisionError::OpenCv {
-                    context: "corners".into(),
-                    message: e.message,
-                })?;
+            let p = at(i)?;
+            let right = (c + 1 < board.cols).then_some(i + 1);
+            let below = (r + 1 < board.rows).then_some(i + board.cols as usize);
+            for j in [right, below].into_iter().flatten() {
+                let q = at(j)?;
                 spacing = spacing.min(((p.x - q.x) as f64).hypot((p.y - q.y) as f64));
             }
         }
     }
-    let half = match detector.window {
-        SubPixWindow::Auto => ((spacing / 2.0 - 1.0).floor() as i32).clamp(3, 11),
-        SubPixWindow::Fixed(h) => h.max(1),
-    };
-    let crit = cv(
-        "criteria",
-        TermCriteria::new(
-            TermCriteria_Type::COUNT as i32 + TermCriteria_Type::EPS as i32,
-            30,
-            0.001,
-        ),
-    )?;
-    cv(
-        "cornerSubPix",
-        opencv::imgproc::corner_sub_pix(
-            image,
-            &mut corners,
-            Size::new(half, half),
-            Size::new(-1, -1),
-            crit,
-        ),
-    )?;
-    Ok(Some(corners))
+    Ok(spacing)
 }
 
 struct Solved {

@@ -309,47 +309,9 @@ impl Calibration {
     /// Read a calibration file; a missing or malformed matrix is named.
     pub fn read(path: &Path) -> Result<Self, VisionError> {
         let p = path.display().to_string();
-        if !path.exists() {
-            return Err(VisionError::Io {
-                path: p,
-                reason: "no such file; run `flexbench calibrate` first or check the path".into(),
-            });
-        }
-        let bad = |reason: String| VisionError::CalibrationFile {
-            path: p.clone(),
-            reason,
-        };
-        // Every matrix size checked before OpenCV reads the file: a damaged `rows:` makes it
-        // try to allocate tens of gigabytes (found by fuzzing).
-        if let Ok(bytes) = std::fs::read(path) {
-            check_text(bytes).map_err(&bad)?;
-        }
-        let fs =
-            FileStorage::new(&p, opencv::core::FileStorage_Mode::READ as i32, "").map_err(|e| {
-                bad(format!(
-                    "not a readable OpenCV FileStorage file ({})",
-                    e.message
-                ))
-            })?;
-        if !cv("open", fs.is_opened())? {
-            return Err(bad("cannot be opened as OpenCV FileStorage YAML".into()));
-        }
+        let fs = open_storage(path)?;
         let file = Stored { fs: &fs, path: &p };
-        let width = cv("read", file.node("image_width")?.to_i32())?;
-        let height = cv("read", file.node("image_height")?.to_i32())?;
-        if width <= 0 || height <= 0 {
-            return Err(bad(format!(
-                "image size {width} x {height} is not positive"
-            )));
-        }
-        let k = file.values("camera_matrix", 9)?;
-        if !(k[0] > 0.0 && k[4] > 0.0) {
-            return Err(bad(format!(
-                "camera_matrix has non-positive focal lengths {} and {}",
-                k[0], k[4]
-            )));
-        }
-        let d = file.values("distortion_coefficients", 5)?;
+        let intrinsics = file.intrinsics()?;
         let rms = cv("read", file.node("rms_reprojection_error_px")?.real()).unwrap_or(f64::NAN);
         let plane = match file.has("bench_homography") {
             true => Some(BenchPlane {
@@ -378,15 +340,7 @@ impl Calibration {
             false => None,
         };
         Ok(Calibration {
-            intrinsics: Intrinsics {
-                width,
-                height,
-                fx: k[0],
-                fy: k[4],
-                cx: k[2],
-                cy: k[5],
-                dist: [d[0], d[1], d[2], d[3], d[4]],
-            },
+            intrinsics,
             rms,
             std_intrinsics,
             per_view: Vec::new(),
@@ -397,6 +351,37 @@ impl Calibration {
             corners: Vec::new(),
         })
     }
+}
+
+/// A calibration file opened as OpenCV FileStorage, after its text is checked (every matrix
+/// size before OpenCV reads the file: a damaged `rows:` makes it try to allocate tens of
+/// gigabytes, found by fuzzing); a missing or unreadable file is named.
+fn open_storage(path: &Path) -> Result<FileStorage, VisionError> {
+    let p = path.display().to_string();
+    if !path.exists() {
+        return Err(VisionError::Io {
+            path: p,
+            reason: "no such file; run `flexbench calibrate` first or check the path".into(),
+        });
+    }
+    let bad = |reason: String| VisionError::CalibrationFile {
+        path: p.clone(),
+        reason,
+    };
+    if let Ok(bytes) = std::fs::read(path) {
+        check_text(bytes).map_err(&bad)?;
+    }
+    let fs =
+        FileStorage::new(&p, opencv::core::FileStorage_Mode::READ as i32, "").map_err(|e| {
+            bad(format!(
+                "not a readable OpenCV FileStorage file ({})",
+                e.message
+            ))
+        })?;
+    if !cv("open", fs.is_opened())? {
+        return Err(bad("cannot be opened as OpenCV FileStorage YAML".into()));
+    }
+    Ok(fs)
 }
 
 /// A calibration file's text checked before OpenCV parses it: UTF-8 (OpenCV's parser spun for
@@ -438,6 +423,33 @@ struct Stored<'a> {
 }
 
 impl Stored<'_> {
+    /// The image size, camera matrix and distortion coefficients; an error naming a missing,
+    /// malformed or impossible one (a size or focal length not positive).
+    fn intrinsics(&self) -> Result<Intrinsics, VisionError> {
+        let width = cv("read", self.node("image_width")?.to_i32())?;
+        let height = cv("read", self.node("image_height")?.to_i32())?;
+        if width <= 0 || height <= 0 {
+            return Err(self.bad(format!("image size {width} x {height} is not positive")));
+        }
+        let k = self.values("camera_matrix", 9)?;
+        if !(k[0] > 0.0 && k[4] > 0.0) {
+            return Err(self.bad(format!(
+                "camera_matrix has non-positive focal lengths {} and {}",
+                k[0], k[4]
+            )));
+        }
+        let d = self.values("distortion_coefficients", 5)?;
+        Ok(Intrinsics {
+            width,
+            height,
+            fx: k[0],
+            fy: k[4],
+            cx: k[2],
+            cy: k[5],
+            dist: [d[0], d[1], d[2], d[3], d[4]],
+        })
+    }
+
     fn bad(&self, reason: String) -> VisionError {
         VisionError::CalibrationFile {
             path: self.path.into(),
