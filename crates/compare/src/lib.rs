@@ -62,6 +62,107 @@ pub struct PeriodicSeries {
     pub residual_rms: f64,
 }
 
+/// The least-squares problem of a Fourier series in the crank angle over given samples: the
+/// basis (1, cos k phi, sin k phi) at each sample and its SVD, made once and solved for every
+/// quantity sampled at the same crank angles (the same numbers as [`PeriodicSeries::fit`] on
+/// each: the same matrix, factored the same way).
+#[derive(Debug, Clone)]
+pub struct PeriodicBasis {
+    harmonics: usize,
+    what: String,
+    a: DMatrix<f64>,
+    svd: nalgebra::SVD<f64, nalgebra::Dyn, nalgebra::Dyn>,
+    turns: f64,
+}
+
+impl PeriodicBasis {
+    /// The basis of `harmonics` harmonics at the crank angles `phi` (rad, finite), `what`
+    /// naming them in errors. Needs the samples to spread over the whole turn: every one of
+    /// 4 K + 4 equal sectors of the turn holds one, and at least twice as many samples as
+    /// coefficients.
+    pub fn new(what: &str, phi: &[f64], harmonics: usize) -> Result<Self, CompareError> {
+        if let Some((i, p)) = phi.iter().enumerate().find(|(_, p)| !p.is_finite()) {
+            return Err(CompareError::NotFinite {
+                what: what.into(),
+                index: i,
+                angle: *p,
+                value: f64::NAN,
+            });
+        }
+        let n = phi.len();
+        let p = 1 + 2 * harmonics;
+        let turns = if n > 1 {
+            (phi[n - 1] - phi[0]).abs() / TAU
+        } else {
+            0.0
+        };
+        let sectors = 4 * harmonics + 4;
+        let mut seen = vec![false; sectors];
+        for x in phi {
+            seen[((x.rem_euclid(TAU) / TAU * sectors as f64) as usize).min(sectors - 1)] = true;
+        }
+        let under = CompareError::Underdetermined {
+            what: what.into(),
+            samples: n,
+            turns,
+            harmonics,
+        };
+        if n < 2 * p || seen.iter().any(|s| !s) {
+            return Err(under);
+        }
+        let a = DMatrix::from_fn(n, p, |i, j| basis(phi[i], j));
+        let svd = a.clone().svd(true, true);
+        Ok(PeriodicBasis {
+            harmonics,
+            what: what.into(),
+            a,
+            svd,
+            turns,
+        })
+    }
+
+    /// The number of samples.
+    pub fn samples(&self) -> usize {
+        self.a.nrows()
+    }
+
+    /// The series through `value` (one per sample, finite), `what` naming the quantity in
+    /// errors.
+    pub fn fit(&self, what: &str, value: &[f64]) -> Result<PeriodicSeries, CompareError> {
+        let n = self.samples();
+        if let Some((i, v)) = value.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(CompareError::NotFinite {
+                what: what.into(),
+                index: i,
+                angle: f64::NAN,
+                value: *v,
+            });
+        }
+        let under = || CompareError::Underdetermined {
+            what: match what == self.what {
+                true => what.into(),
+                false => format!("{what} (at the crank angles of {})", self.what),
+            },
+            samples: n,
+            turns: self.turns,
+            harmonics: self.harmonics,
+        };
+        if value.len() != n {
+            return Err(under());
+        }
+        let y = DVector::from_column_slice(value);
+        let coef = self.svd.solve(&y, 1e-12).map_err(|_| under())?;
+        let residual = &y - &self.a * &coef;
+        let harmonics = self.harmonics;
+        Ok(PeriodicSeries {
+            mean: coef[0],
+            cos: (0..harmonics).map(|k| coef[1 + 2 * k]).collect(),
+            sin: (0..harmonics).map(|k| coef[2 + 2 * k]).collect(),
+            residual_rms: (residual.norm_squared() / n as f64).sqrt(),
+        })
+    }
+}
+
 impl PeriodicSeries {
     /// The least-squares series with `harmonics` harmonics through the samples (crank angle
     /// phi in rad, value). Needs the samples to spread over the whole turn.
@@ -82,41 +183,7 @@ impl PeriodicSeries {
             }
         }
         let n = phi.len().min(value.len());
-        let p = 1 + 2 * harmonics;
-        let turns = if n > 1 {
-            (phi[n - 1] - phi[0]).abs() / TAU
-        } else {
-            0.0
-        };
-        let under = || CompareError::Underdetermined {
-            what: what.into(),
-            samples: n,
-            turns,
-            harmonics,
-        };
-        // Coverage: every one of 4 K + 4 equal sectors of the turn holds a sample.
-        let sectors = 4 * harmonics + 4;
-        let mut seen = vec![false; sectors];
-        for x in &phi[..n] {
-            seen[((x.rem_euclid(TAU) / TAU * sectors as f64) as usize).min(sectors - 1)] = true;
-        }
-        if n < 2 * p || seen.iter().any(|s| !s) {
-            return Err(under());
-        }
-        let a = DMatrix::from_fn(n, p, |i, j| basis(phi[i], j));
-        let y = DVector::from_column_slice(&value[..n]);
-        let coef = a
-            .clone()
-            .svd(true, true)
-            .solve(&y, 1e-12)
-            .map_err(|_| under())?;
-        let residual = &y - &a * &coef;
-        Ok(PeriodicSeries {
-            mean: coef[0],
-            cos: (0..harmonics).map(|k| coef[1 + 2 * k]).collect(),
-            sin: (0..harmonics).map(|k| coef[2 + 2 * k]).collect(),
-            residual_rms: (residual.norm_squared() / n as f64).sqrt(),
-        })
+        PeriodicBasis::new(what, &phi[..n], harmonics)?.fit(what, &value[..n])
     }
 
     /// The series' value at crank angle phi (rad).
@@ -223,8 +290,19 @@ pub fn compare(
     value: &[f64],
     simulated: &PeriodicSeries,
 ) -> Result<Comparison, CompareError> {
+    let measured = PeriodicSeries::fit(what, phi, value, simulated.cos.len())?;
+    Ok(compare_series(phi, value, measured, simulated))
+}
+
+/// [`compare`] with the measured samples' own series already fitted (`measured`, through a
+/// [`PeriodicBasis`] shared by the quantities sampled at the same crank angles).
+pub fn compare_series(
+    phi: &[f64],
+    value: &[f64],
+    measured: PeriodicSeries,
+    simulated: &PeriodicSeries,
+) -> Comparison {
     let harmonics = simulated.cos.len();
-    let measured = PeriodicSeries::fit(what, phi, value, harmonics)?;
     let n = phi.len().min(value.len());
     let rms = |s: &PeriodicSeries| {
         (phi[..n]
@@ -267,7 +345,7 @@ pub fn compare(
         best = 0.5 * (lo + hi);
     }
     let phase_lag = (best + std::f64::consts::PI).rem_euclid(TAU) - std::f64::consts::PI;
-    Ok(Comparison {
+    Comparison {
         rms_error,
         nrmse: rms_error / range.max(f64::MIN_POSITIVE),
         simulated_peak: simulated.peak(grid),
@@ -275,7 +353,7 @@ pub fn compare(
         phase_lag,
         rms_error_after_lag: rms(&simulated.shifted(phase_lag)),
         measured,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -284,6 +362,39 @@ mod tests {
 
     fn signal(phi: f64) -> f64 {
         3.0 + 10.0 * phi.cos() - 4.0 * (2.0 * phi).sin() + 1.5 * (5.0 * phi).cos()
+    }
+
+    /// One basis fitted to several quantities sampled at the same crank angles gives each the
+    /// series `PeriodicSeries::fit` gives it alone, to the bit; a value that is not finite, or
+    /// of the wrong count, is refused by name.
+    #[test]
+    fn shared_basis_fits_as_each_alone() {
+        let phi: Vec<f64> = (0..400)
+            .map(|i| 0.2 + 0.037 * i as f64 + 0.01 * (i as f64).sin())
+            .collect();
+        let basis = PeriodicBasis::new("the samples", &phi, 9).unwrap();
+        for shift in [0.0, 0.4, 2.0] {
+            let v: Vec<f64> = phi
+                .iter()
+                .map(|p| signal(p + shift) * (1.0 + shift))
+                .collect();
+            let shared = basis.fit("q", &v).unwrap();
+            let alone = PeriodicSeries::fit("q", &phi, &v, 9).unwrap();
+            let bits = |s: &PeriodicSeries| -> Vec<u64> {
+                std::iter::once(s.mean)
+                    .chain(s.cos.iter().copied())
+                    .chain(s.sin.iter().copied())
+                    .chain([s.residual_rms])
+                    .map(f64::to_bits)
+                    .collect()
+            };
+            assert_eq!(bits(&shared), bits(&alone), "shift {shift}");
+        }
+        let mut v: Vec<f64> = phi.iter().map(|p| signal(*p)).collect();
+        assert!(basis.fit("q", &v[1..]).is_err(), "one value short");
+        v[7] = f64::NAN;
+        let e = basis.fit("ax of M3", &v).unwrap_err().to_string();
+        assert!(e.contains("ax of M3") && e.contains("sample 7"), "{e}");
     }
 
     /// The fit recovers known harmonics exactly (1e-12) from samples over 2.3 turns, unevenly

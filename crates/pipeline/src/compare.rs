@@ -7,7 +7,7 @@
 use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 
-use flexbench_compare::{compare, PeriodicSeries};
+use flexbench_compare::{compare_series, PeriodicBasis, PeriodicSeries};
 use flexbench_contracts::series::slope;
 use flexbench_contracts::{Column, Table};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
@@ -167,8 +167,9 @@ pub fn compare_run(
     // Compare every quantity.
     let mut rows = Vec::new();
     let (mut panels, mut spectra) = (Vec::new(), Vec::new());
+    let mut bases = Bases::new(&bench.phi, harmonics)?;
     for q in &quantities {
-        let (row, panel, spectrum) = compare_quantity(q, &bench.phi, harmonics, crank[0])?;
+        let (row, panel, spectrum) = compare_quantity(q, &mut bases, crank[0])?;
         rows.push(row);
         panels.push(panel);
         spectra.push(spectrum);
@@ -389,19 +390,67 @@ impl ComparedRow {
     }
 }
 
+/// The least-squares bases of the quantities' series in the crank angle: the simulated turn's,
+/// made once, and the last set of measured crank angles' (the quantities of one set come one
+/// after the other: a marker's components, the forces), made again only when the set changes.
+/// Each fit is the one `PeriodicSeries::fit` makes on its own, the same numbers; a basis of a
+/// long recording's samples is the size of its samples times the coefficients, so only one is
+/// held.
+struct Bases {
+    harmonics: usize,
+    simulated: PeriodicBasis,
+    sim_samples: Vec<f64>,
+    measured: Option<(Vec<u64>, PeriodicBasis)>,
+}
+
+impl Bases {
+    fn new(sim_phi: &[f64], harmonics: usize) -> Result<Self, PipelineError> {
+        Ok(Bases {
+            harmonics,
+            simulated: PeriodicBasis::new("the simulated turn", sim_phi, harmonics)?,
+            sim_samples: sim_phi.to_vec(),
+            measured: None,
+        })
+    }
+
+    /// The simulated series through `value` (at the simulated turn's crank angles).
+    fn simulated(&self, what: &str, value: &[f64]) -> Result<PeriodicSeries, PipelineError> {
+        Ok(match value.len() == self.simulated.samples() {
+            true => self.simulated.fit(what, value)?,
+            false => PeriodicSeries::fit(what, &self.sim_samples, value, self.harmonics)?,
+        })
+    }
+
+    /// The basis at the measured crank angles `phi`.
+    fn measured(&mut self, what: &str, phi: &[f64]) -> Result<&PeriodicBasis, PipelineError> {
+        let key: Vec<u64> = phi.iter().map(|p| p.to_bits()).collect();
+        let same = matches!(&self.measured, Some((k, _)) if *k == key);
+        if !same {
+            self.measured = None;
+            self.measured = Some((key, PeriodicBasis::new(what, phi, self.harmonics)?));
+        }
+        match &self.measured {
+            Some((_, basis)) => Ok(basis),
+            None => Err(PipelineError::Input(format!("{what}: no basis"))),
+        }
+    }
+}
+
 /// One quantity measured against simulated by crank angle: the row, its panel over the crank
 /// angle (from `phi0`, the recording's first angle) and its panel of harmonic amplitudes.
 fn compare_quantity(
     q: &Quantity<'_>,
-    sim_phi: &[f64],
-    harmonics: usize,
+    bases: &mut Bases,
     phi0: f64,
 ) -> Result<(ComparedRow, Panel, Panel), PipelineError> {
     let (name, unit, simv, meas) = q;
-    let simulated = PeriodicSeries::fit(&format!("simulated {name}"), sim_phi, simv, harmonics)?;
+    let harmonics = bases.harmonics;
+    let simulated = bases.simulated(&format!("simulated {name}"), simv)?;
     let phi: Vec<f64> = meas.iter().map(|m| m.0).collect();
     let val: Vec<f64> = meas.iter().map(|m| m.1).collect();
-    let c = compare(&format!("measured {name}"), &phi, &val, &simulated)?;
+    let what = format!("measured {name}");
+    let measured = bases.measured(&what, &phi)?.fit(&what, &val)?;
+    let c = compare_series(&phi, &val, measured, &simulated);
     let x: Vec<f64> = phi.iter().map(|p| (p - phi0).to_degrees()).collect();
     let band: Vec<Option<f64>> = if meas.iter().any(|m| m.2.is_some()) {
         meas.iter().map(|m| m.2.map(|s| 2.0 * s)).collect()
