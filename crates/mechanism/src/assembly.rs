@@ -178,16 +178,7 @@ impl Mechanism {
         q: &DVector<f64>,
         rates: &[f64],
     ) -> Result<DVector<f64>, MechanismError> {
-        let nc = self.nconstraints();
-        let mut rhs = DVector::zeros(self.ncoords());
-        for (k, r) in rates.iter().enumerate() {
-            rhs[nc + k] = *r;
-        }
-        Lu::new(driven_jacobian(self, q))
-            .solve(&rhs)
-            .ok_or_else(|| {
-                MechanismError::Assembly("singular velocity analysis (toggle position)".into())
-            })
+        self.velocities_with(&Lu::new(driven_jacobian(self, q)), rates)
     }
 
     /// Velocities q' and accelerations q'' from the driving coordinates' rates and second
@@ -199,23 +190,9 @@ impl Mechanism {
         rates: &[f64],
         accs: &[f64],
     ) -> Result<(DVector<f64>, DVector<f64>), MechanismError> {
-        let nc = self.nconstraints();
         let lu = Lu::new(driven_jacobian(self, q));
-        let mut rhs = DVector::zeros(self.ncoords());
-        for (k, r) in rates.iter().enumerate() {
-            rhs[nc + k] = *r;
-        }
-        let qd = lu.solve(&rhs).ok_or_else(|| {
-            MechanismError::Assembly("singular velocity analysis (toggle position)".into())
-        })?;
-        let mut rhs = DVector::zeros(self.ncoords());
-        rhs.rows_mut(0, nc).copy_from(&self.gamma(q, &qd));
-        for (k, d) in self.drivers.iter().enumerate() {
-            rhs[nc + k] = accs[k] - d.coordinate.quadratic(q, &qd);
-        }
-        let qdd = lu.solve(&rhs).ok_or_else(|| {
-            MechanismError::Assembly("singular acceleration analysis (toggle position)".into())
-        })?;
+        let qd = self.velocities_with(&lu, rates)?;
+        let qdd = self.accelerations_with(&lu, q, &qd, accs)?;
         Ok((qd, qdd))
     }
 
@@ -226,17 +203,38 @@ impl Mechanism {
         qd: &DVector<f64>,
         accs: &[f64],
     ) -> Result<DVector<f64>, MechanismError> {
+        self.accelerations_with(&Lu::new(driven_jacobian(self, q)), q, qd, accs)
+    }
+
+    /// [`Mechanism::velocities_at`] with `lu` the driven Jacobian's factors at q.
+    fn velocities_with(&self, lu: &Lu, rates: &[f64]) -> Result<DVector<f64>, MechanismError> {
+        let nc = self.nconstraints();
+        let mut rhs = DVector::zeros(self.ncoords());
+        for (k, r) in rates.iter().enumerate() {
+            rhs[nc + k] = *r;
+        }
+        lu.solve(&rhs).ok_or_else(|| {
+            MechanismError::Assembly("singular velocity analysis (toggle position)".into())
+        })
+    }
+
+    /// [`Mechanism::accelerations_at`] with `lu` the driven Jacobian's factors at q.
+    fn accelerations_with(
+        &self,
+        lu: &Lu,
+        q: &DVector<f64>,
+        qd: &DVector<f64>,
+        accs: &[f64],
+    ) -> Result<DVector<f64>, MechanismError> {
         let nc = self.nconstraints();
         let mut rhs = DVector::zeros(self.ncoords());
         rhs.rows_mut(0, nc).copy_from(&self.gamma(q, qd));
         for (k, d) in self.drivers.iter().enumerate() {
             rhs[nc + k] = accs[k] - d.coordinate.quadratic(q, qd);
         }
-        Lu::new(driven_jacobian(self, q))
-            .solve(&rhs)
-            .ok_or_else(|| {
-                MechanismError::Assembly("singular acceleration analysis (toggle position)".into())
-            })
+        lu.solve(&rhs).ok_or_else(|| {
+            MechanismError::Assembly("singular acceleration analysis (toggle position)".into())
+        })
     }
 
     /// Turn the first driving coordinate through a whole turn (2 pi) from its initial value, the

@@ -75,15 +75,9 @@ unsafe fn eliminate_avx2(a: &mut [Lanes], n: usize, swaps: &mut [[usize; LANES]]
         // d != 0, true for NaN: Rust's `!=`.
         let active = _mm256_cmp_pd::<_CMP_NEQ_UQ>(diag, zero);
         let live = _mm256_movemask_pd(active);
-        for l in 0..LANES {
-            let p = rows[l] as usize;
-            if live & (1 << l) != 0 && p != i {
-                swaps[i][l] = p;
-                for j in i..n {
-                    let (x, y) = (a[i + j * n][l], a[p + j * n][l]);
-                    a[i + j * n][l] = y;
-                    a[p + j * n][l] = x;
-                }
+        for (l, &p) in rows.iter().enumerate() {
+            if live & (1 << l) != 0 {
+                swap_rows(a, n, swaps, (i, p as usize), l);
             }
         }
         let inv = _mm256_div_pd(_mm256_set1_pd(1.0), diag);
@@ -111,10 +105,29 @@ unsafe fn eliminate_avx2(a: &mut [Lanes], n: usize, swaps: &mut [[usize; LANES]]
     }
 }
 
+/// Lane `l`'s step `i` of the elimination swapping rows i and p (from column i on: L's
+/// multipliers stay where each column made them) and recording the swap; nothing when p is i.
+fn swap_rows(
+    a: &mut [Lanes],
+    n: usize,
+    swaps: &mut [[usize; LANES]],
+    (i, p): (usize, usize),
+    l: usize,
+) {
+    if p == i {
+        return;
+    }
+    swaps[i][l] = p;
+    for j in i..n {
+        let (x, y) = (a[i + j * n][l], a[p + j * n][l]);
+        a[i + j * n][l] = y;
+        a[p + j * n][l] = x;
+    }
+}
+
 /// Partial pivoting's elimination of the column-major lanes `a` (n x n) in place, recording
 /// each lane's swaps: [`crate::lu::Lu`]'s dense elimination lane by lane (see the module's
-/// note). Inlined into each caller so that each is compiled for its target.
-#[inline(always)]
+/// note), where the processor has no AVX2 (and in the tests, against the AVX2 one).
 fn eliminate_portable(a: &mut [Lanes], n: usize, swaps: &mut [[usize; LANES]]) {
     for i in 0..n {
         // The pivot per lane: the first largest magnitude on or below the diagonal.
@@ -131,13 +144,8 @@ fn eliminate_portable(a: &mut [Lanes], n: usize, swaps: &mut [[usize; LANES]]) {
         let diag: Lanes = std::array::from_fn(|l| col[piv[l]][l]);
         // A lane with no non-zero candidate skips the column, as the scalar elimination does.
         let active: [bool; LANES] = diag.map(|d| d != 0.0);
-        for l in (0..LANES).filter(|&l| active[l] && piv[l] != i) {
-            swaps[i][l] = piv[l];
-            for j in i..n {
-                let (x, y) = (a[i + j * n][l], a[piv[l] + j * n][l]);
-                a[i + j * n][l] = y;
-                a[piv[l] + j * n][l] = x;
-            }
+        for l in (0..LANES).filter(|&l| active[l]) {
+            swap_rows(a, n, swaps, (i, piv[l]), l);
         }
         let inv = diag.map(|d| 1.0 / d);
         for v in &mut a[i + 1 + i * n..(i + 1) * n] {
@@ -234,6 +242,12 @@ fn substitute_portable(f: &LuLanes, b: &mut [Lanes]) -> [bool; LANES] {
     regular
 }
 
+/// `v` made the n x n identity in every lane (column-major), in its own storage.
+fn identity(v: &mut Vec<Lanes>, n: usize) {
+    v.clear();
+    v.extend((0..n * n).map(|k| [f64::from(u8::from(k % (n + 1) == 0)); LANES]));
+}
+
 impl LuLanes {
     /// Factors of no system yet, for [`LuLanes::refactor`] to fill.
     pub fn empty() -> LuLanes {
@@ -258,9 +272,7 @@ impl LuLanes {
         );
         self.n = n;
         self.used = systems.len();
-        self.lu.clear();
-        self.lu
-            .extend((0..n * n).map(|k| [f64::from(u8::from(k % (n + 1) == 0)); LANES]));
+        identity(&mut self.lu, n);
         for (l, a) in systems.iter().enumerate() {
             for (entry, v) in self.lu.iter_mut().zip(a.iter()) {
                 entry[l] = *v;
@@ -300,8 +312,7 @@ impl LuLanes {
         if n == 0 {
             return [Some(0.0); LANES];
         }
-        work.clear();
-        work.extend((0..n * n).map(|k| [f64::from(u8::from(k % (n + 1) == 0)); LANES]));
+        identity(work, n);
         let regular = substitute(self, work);
         let mut norm = [0.0f64; LANES];
         for column in work.chunks_exact(n) {

@@ -6,23 +6,32 @@
 //! Tolerance: 1e-6 of each column's peak (the criterion); columns that are zero by
 //! construction (the slide's reaction couple) are held to 1e-6 of the table's largest peak.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flexbench_mechanism::file::load;
 use flexbench_mechanism::inverse::InverseSample;
-use flexbench_mechanism::simulate::SimConfig;
+use flexbench_mechanism::simulate::{SimConfig, Simulation};
+use flexbench_mechanism::Mechanism;
 
-fn check(file: &str) {
-    let root =
-        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
-    let m = load(&root.join(file)).unwrap().mechanism;
+/// The repository's root.
+fn root() -> PathBuf {
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..")
+}
+
+/// `m` simulated: `duration` s recorded at `rate` Hz after `settle` s.
+fn simulated(m: &Mechanism, duration: f64, rate: f64, settle: f64) -> Simulation {
     let cfg = SimConfig {
-        duration: 0.6,
-        rate: 500.0,
-        settle: 1.0,
+        duration,
+        rate,
+        settle,
         ..Default::default()
     };
-    let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
+    m.simulate(&cfg, &mut |_| {}).unwrap()
+}
+
+fn check(file: &str) {
+    let m = load(&root().join(file)).unwrap().mechanism;
+    let sim = simulated(&m, 0.6, 500.0, 1.0);
     let cols = m.force_columns();
     let truth: Vec<Vec<f64>> = sim
         .samples
@@ -94,9 +103,7 @@ fn four_bar() {
 /// as the actuator) cannot turn the crank at dead centre, where the crank and the rod align.
 #[test]
 fn dead_centre_is_reported_as_a_toggle() {
-    let root =
-        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
-    let text = std::fs::read_to_string(root.join("pipelines/slider-crank.toml")).unwrap();
+    let text = std::fs::read_to_string(root().join("pipelines/slider-crank.toml")).unwrap();
     let text = text
         .replace(
             "omega_ref_rpm = 300.0\nactuator = true",
@@ -135,18 +142,10 @@ fn dead_centre_is_reported_as_a_toggle() {
 /// the bit, a toggle among solved samples included: the batch changes no number.
 #[test]
 fn batch_equals_each_sample_alone() {
-    let root =
-        Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
-    let m = load(&root.join("pipelines/wind-pump.toml"))
+    let m = load(&root().join("pipelines/wind-pump.toml"))
         .unwrap()
         .mechanism;
-    let cfg = SimConfig {
-        duration: 0.1,
-        rate: 250.0,
-        settle: 0.5,
-        ..Default::default()
-    };
-    let sim = m.simulate(&cfg, &mut |_| {}).unwrap();
+    let sim = simulated(&m, 0.1, 250.0, 0.5);
     let mut states: Vec<_> = sim.samples.iter().map(|s| (&s.q, &s.qd, &s.qdd)).collect();
     if states.len() % 4 == 0 {
         states.pop(); // a batch left part-filled

@@ -399,7 +399,6 @@ impl ComparedRow {
 struct Bases {
     harmonics: usize,
     simulated: PeriodicBasis,
-    sim_samples: Vec<f64>,
     measured: Option<(Vec<u64>, PeriodicBasis)>,
 }
 
@@ -408,31 +407,27 @@ impl Bases {
         Ok(Bases {
             harmonics,
             simulated: PeriodicBasis::new("the simulated turn", sim_phi, harmonics)?,
-            sim_samples: sim_phi.to_vec(),
             measured: None,
         })
     }
 
-    /// The simulated series through `value` (at the simulated turn's crank angles).
+    /// The simulated series through `value` (one per sample of the simulated turn).
     fn simulated(&self, what: &str, value: &[f64]) -> Result<PeriodicSeries, PipelineError> {
-        Ok(match value.len() == self.simulated.samples() {
-            true => self.simulated.fit(what, value)?,
-            false => PeriodicSeries::fit(what, &self.sim_samples, value, self.harmonics)?,
-        })
+        Ok(self.simulated.fit(what, value)?)
     }
 
-    /// The basis at the measured crank angles `phi`.
+    /// The basis at the measured crank angles `phi`: the one held when they are the same,
+    /// else made anew (the one held let go first).
     fn measured(&mut self, what: &str, phi: &[f64]) -> Result<&PeriodicBasis, PipelineError> {
         let key: Vec<u64> = phi.iter().map(|p| p.to_bits()).collect();
-        let same = matches!(&self.measured, Some((k, _)) if *k == key);
-        if !same {
-            self.measured = None;
-            self.measured = Some((key, PeriodicBasis::new(what, phi, self.harmonics)?));
-        }
-        match &self.measured {
-            Some((_, basis)) => Ok(basis),
-            None => Err(PipelineError::Input(format!("{what}: no basis"))),
-        }
+        let held = match self.measured.take() {
+            Some((k, basis)) if k == key => (k, basis),
+            old => {
+                drop(old);
+                (key, PeriodicBasis::new(what, phi, self.harmonics)?)
+            }
+        };
+        Ok(&self.measured.insert(held).1)
     }
 }
 

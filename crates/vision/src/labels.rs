@@ -30,17 +30,18 @@ const MARGIN: i32 = 4;
 /// labels, but nothing bounds them).
 const CACHE_MAX: usize = 1024;
 
-/// A label's two coverage masks (0-255, row-major), and where the text's origin lies in them.
+/// A label's two coverage masks (row-major, as OpenCV's blend weights 0-256), and where the
+/// text's origin lies in them.
 struct Mask {
     size: Size,
     origin: Point,
-    outline: Vec<u8>,
-    text: Vec<u8>,
+    outline: Vec<i32>,
+    text: Vec<i32>,
 }
 
 /// The text `s` drawn in white on black at `thickness` into a `size` mask, its origin at
-/// `origin`: the coverage of that pass.
-fn coverage(s: &str, size: Size, origin: Point, thickness: i32) -> Result<Vec<u8>, VisionError> {
+/// `origin`: the coverage of that pass, as OpenCV's blend weight (0-255 to 0-256).
+fn coverage(s: &str, size: Size, origin: Point, thickness: i32) -> Result<Vec<i32>, VisionError> {
     let mut m = cv(
         "label mask",
         Mat::new_size_with_default(size, CV_8UC1, Scalar::all(0.0)),
@@ -51,7 +52,11 @@ fn coverage(s: &str, size: Size, origin: Point, thickness: i32) -> Result<Vec<u8
         "text",
         opencv::imgproc::put_text(&mut m, s, origin, FONT, SCALE, white, thickness, aa, false),
     )?;
-    Ok(cv("label mask bytes", m.data_bytes())?.to_vec())
+    let bytes = cv("label mask bytes", m.data_bytes())?;
+    Ok(bytes
+        .iter()
+        .map(|&a| (i32::from(a) * 256 + 127) / 255)
+        .collect())
 }
 
 impl Mask {
@@ -84,7 +89,7 @@ impl Mask {
             let pixels = cv("image row", img.at_row_mut::<Vec3b>(row))?;
             for j in 0..w {
                 let k = (i * w + j) as usize;
-                let (a1, a2) = (u32::from(self.outline[k]), u32::from(self.text[k]));
+                let (a1, a2) = (self.outline[k], self.text[k]);
                 if a1 == 0 && a2 == 0 {
                     continue;
                 }
@@ -95,11 +100,10 @@ impl Mask {
                     continue;
                 };
                 // OpenCV's own 8-bit blend, p + ((c - p) a + 127) >> 8 with a in 0..=256.
-                let (a1, a2) = ((a1 * 256 + 127) / 255, (a2 * 256 + 127) / 255);
                 for (v, c) in p.0.iter_mut().zip(c) {
                     let p0 = i32::from(*v);
-                    let dark = p0 + ((-p0 * a1 as i32 + 127) >> 8);
-                    let lit = dark + (((i32::from(c) - dark) * a2 as i32 + 127) >> 8);
+                    let dark = p0 + ((-p0 * a1 + 127) >> 8);
+                    let lit = dark + (((i32::from(c) - dark) * a2 + 127) >> 8);
                     *v = lit.clamp(0, 255) as u8;
                 }
             }
