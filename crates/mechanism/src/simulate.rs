@@ -46,6 +46,18 @@ impl Default for SimConfig {
     }
 }
 
+impl SimConfig {
+    /// Output samples recorded: the duration at the rate, both ends included.
+    fn samples(&self) -> usize {
+        (self.duration * self.rate).round() as usize + 1
+    }
+
+    /// Integration time of output sample `k` (from the start of settling), s.
+    fn sample_time(&self, k: usize) -> f64 {
+        self.settle + k as f64 / self.rate
+    }
+}
+
 /// The mechanism's state and its dynamics at one output sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
@@ -81,6 +93,50 @@ pub struct SimReport {
     pub gross_work_j: f64,
     /// energy_error_j / gross_work_j.
     pub energy_error_relative: f64,
+}
+
+/// The integrator where a simulation's recording starts: the state y = (q, q', work of each
+/// force element) at time `t` s after the start of settling, the next step's size (s), and the
+/// diagnostics so far. Made by [`Mechanism::settle`], recorded from by
+/// [`Mechanism::simulate_from`].
+#[derive(Debug, Clone)]
+pub struct Settled {
+    y: DVector<f64>,
+    t: f64,
+    h: f64,
+    report: SimReport,
+}
+
+/// When a simulation last told its progress, and its whole integration time, s.
+struct Progress {
+    last: f64,
+    total: f64,
+}
+
+impl Progress {
+    fn new(cfg: &SimConfig) -> Self {
+        Progress {
+            last: 0.0,
+            total: cfg.sample_time(cfg.samples() - 1),
+        }
+    }
+}
+
+/// A simulation's settings checked: a positive, finite duration and rate, and a finite,
+/// non-negative settling time.
+fn check_config(cfg: &SimConfig) -> Result<(), MechanismError> {
+    if !(cfg.duration > 0.0
+        && cfg.rate > 0.0
+        && cfg.settle >= 0.0
+        && cfg.duration.is_finite()
+        && cfg.settle.is_finite())
+    {
+        return Err(MechanismError::Model(format!(
+            "simulation needs a positive duration and rate and a non-negative settling time (got duration {} s, rate {} Hz, settle {} s)",
+            cfg.duration, cfg.rate, cfg.settle
+        )));
+    }
+    Ok(())
 }
 
 /// A simulated recording.
@@ -159,78 +215,122 @@ impl Mechanism {
         cfg: &SimConfig,
         progress: &mut dyn FnMut(f64),
     ) -> Result<Simulation, MechanismError> {
-        if !(cfg.duration > 0.0
-            && cfg.rate > 0.0
-            && cfg.settle >= 0.0
-            && cfg.duration.is_finite()
-            && cfg.settle.is_finite())
-        {
-            return Err(MechanismError::Model(format!(
-                "simulation needs a positive duration and rate and a non-negative settling time (got duration {} s, rate {} Hz, settle {} s)",
-                cfg.duration, cfg.rate, cfg.settle
-            )));
-        }
-        let mut y = self.initial_state()?;
-        let deriv = |y: &DVector<f64>| self.state_rate(y);
-        let nsamples = (cfg.duration * cfg.rate).round() as usize + 1;
-        let total = cfg.settle + (nsamples - 1) as f64 / cfg.rate;
-        let mut report = SimReport::default();
+        let settled = self.settle_with(cfg, progress)?;
+        self.record(settled, cfg, progress)
+    }
+
+    /// The bench settled for `cfg.settle` s from its assembled initial state: the state a
+    /// simulation records from. It does not depend on `cfg`'s duration or rate (no output time
+    /// falls inside the settling), so that [`Mechanism::simulate_from`] with any of them records
+    /// the same bits as [`Mechanism::simulate`].
+    pub fn settle(&self, cfg: &SimConfig) -> Result<Settled, MechanismError> {
+        self.settle_with(cfg, &mut |_| {})
+    }
+
+    /// Record `cfg.duration` s at `cfg.rate` Hz from a settled state (a [`Mechanism::settle`] of
+    /// this mechanism with `cfg`'s settling time and tolerances): [`Mechanism::simulate`]'s
+    /// result without its settling. The state is taken from `settled` (cloned), which stays
+    /// usable for another record.
+    pub fn simulate_from(
+        &self,
+        settled: &Settled,
+        cfg: &SimConfig,
+    ) -> Result<Simulation, MechanismError> {
+        check_config(cfg)?;
+        self.record(settled.clone(), cfg, &mut |_| {})
+    }
+
+    /// The settling of [`Mechanism::simulate`], progress told on the whole run's scale.
+    fn settle_with(
+        &self,
+        cfg: &SimConfig,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<Settled, MechanismError> {
+        check_config(cfg)?;
+        let mut state = Settled {
+            y: self.initial_state()?,
+            t: 0.0,
+            h: 1e-4,
+            report: SimReport::default(),
+        };
+        let mut clock = Progress::new(cfg);
+        self.advance(&mut state, cfg, cfg.settle, &mut clock, progress)?;
+        Ok(state)
+    }
+
+    /// The output samples from the end of settling: each recorded when the integration stands
+    /// on its time, the steps between clipped to land on the next.
+    fn record(
+        &self,
+        mut state: Settled,
+        cfg: &SimConfig,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<Simulation, MechanismError> {
+        let nsamples = cfg.samples();
         let mut samples = Vec::with_capacity(nsamples);
-        let mut t = 0.0;
-        let mut h = 1e-4f64;
-        let sample_time = |k: usize| cfg.settle + k as f64 / cfg.rate;
         let mut work0: Option<Vec<f64>> = None;
-        let mut last_report = 0.0;
-        loop {
-            // Record when we stand on an output time.
-            let next = samples.len();
-            if next < nsamples && (t - sample_time(next)).abs() < 1e-12 {
-                samples.push(self.sample(
-                    &y,
-                    t,
-                    next as f64 / cfg.rate,
-                    &mut work0,
-                    &mut report,
-                )?);
-                if samples.len() == nsamples {
-                    break;
-                }
+        let mut clock = Progress::new(cfg);
+        clock.last = state.t;
+        for k in 0..nsamples {
+            if k > 0 {
+                self.advance(&mut state, cfg, cfg.sample_time(k), &mut clock, progress)?;
             }
-            let target = sample_time(samples.len());
-            let hh = h.min(target - t);
-            let (ynew, err) = dopri5_step(&deriv, &y, hh, cfg).map_err(|e| with_time(e, t))?;
+            let ts = k as f64 / cfg.rate;
+            let sample = self.sample(&state.y, state.t, ts, &mut work0, &mut state.report)?;
+            samples.push(sample);
+        }
+        progress(1.0);
+        let mut report = state.report;
+        self.energy_balance(&samples, &mut report);
+        Ok(Simulation { samples, report })
+    }
+
+    /// Integrate `state` until it stands on time `target` (within 1e-12 s, then set to it
+    /// exactly): Dormand-Prince steps with error control, each clipped not to pass the target,
+    /// each accepted one projected onto the constraints.
+    fn advance(
+        &self,
+        state: &mut Settled,
+        cfg: &SimConfig,
+        target: f64,
+        clock: &mut Progress,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<(), MechanismError> {
+        let deriv = |y: &DVector<f64>| self.state_rate(y);
+        let Settled { y, t, h, report } = state;
+        while (*t - target).abs() >= 1e-12 {
+            let hh = h.min(target - *t);
+            let (ynew, err) = dopri5_step(&deriv, y, hh, cfg).map_err(|e| with_time(e, *t))?;
             if err <= 1.0 {
-                t = if (target - (t + hh)).abs() < 1e-12 {
+                *t = if (target - (*t + hh)).abs() < 1e-12 {
                     target
                 } else {
-                    t + hh
+                    *t + hh
                 };
-                y = ynew;
-                self.project_state(&mut y, t, &mut report)?;
-                if t - last_report > 0.01 * total {
-                    last_report = t;
-                    progress(t / total);
+                *y = ynew;
+                self.project_state(y, *t, report)?;
+                if *t - clock.last > 0.01 * clock.total {
+                    clock.last = *t;
+                    progress(*t / clock.total);
                 }
             } else {
                 report.rejected += 1;
             }
-            h = next_step(h, hh, err);
-            if h < 1e-12 {
+            *h = next_step(*h, hh, err);
+            if *h < 1e-12 {
                 return Err(MechanismError::Simulation {
-                    t,
+                    t: *t,
                     reason: "step size underflow: the motion is too stiff or singular here".into(),
                 });
             }
             if report.steps > 50_000_000 {
                 return Err(MechanismError::Simulation {
-                    t,
+                    t: *t,
                     reason: "too many steps".into(),
                 });
             }
         }
-        progress(1.0);
-        self.energy_balance(&samples, &mut report);
-        Ok(Simulation { samples, report })
+        Ok(())
     }
 
     /// The rate of the integrator's state y = (q, q', work of each force element): (q', q'',
@@ -488,6 +588,31 @@ mod tests {
     use super::*;
     use crate::file::wind_pump_default;
     use crate::inverse::InverseSample;
+
+    /// A recording from a settled state is the whole simulation's, bit for bit, at any rate and
+    /// duration: the settling is shared, not approximated.
+    #[test]
+    fn recording_from_a_settled_state_is_the_whole_simulation() {
+        let m = wind_pump_default();
+        let base = SimConfig {
+            settle: 0.2,
+            ..Default::default()
+        };
+        let settled = m.settle(&base).unwrap();
+        for (duration, rate) in [(0.05, 200.0), (0.03, 2000.0), (0.01, 3.0)] {
+            let cfg = SimConfig {
+                duration,
+                rate,
+                ..base
+            };
+            let whole = m.simulate(&cfg, &mut |_| {}).unwrap();
+            let from = m.simulate_from(&settled, &cfg).unwrap();
+            assert_eq!(whole.samples, from.samples, "{duration} s at {rate} Hz");
+            assert_eq!(whole.report, from.report, "{duration} s at {rate} Hz");
+        }
+        let none = SimConfig { rate: 0.0, ..base };
+        assert!(m.simulate_from(&settled, &none).is_err());
+    }
 
     /// The default bench: drift at round-off, energy balanced to 1e-6 of the gross work over
     /// one crank turn (0.43 s at 140 rpm), and the docs/bench.md section 3 ranges.

@@ -11,7 +11,7 @@ use flexbench_compare::{compare_series, PeriodicBasis, PeriodicSeries};
 use flexbench_contracts::series::slope;
 use flexbench_contracts::{Column, Table};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
-use flexbench_mechanism::simulate::SimConfig;
+use flexbench_mechanism::simulate::{Settled, SimConfig, Simulation};
 use flexbench_report::{Curve, Figure, Panel};
 use serde::{Deserialize, Serialize};
 
@@ -201,7 +201,7 @@ pub fn compare_run(
 
 /// The bench simulated at the recording's crank speed.
 struct SimulatedBench {
-    sim: flexbench_mechanism::simulate::Simulation,
+    sim: Simulation,
     /// The crank angle, unwrapped, rad.
     phi: Vec<f64>,
     /// The simulation's mean crank speed, rad/s.
@@ -212,30 +212,38 @@ struct SimulatedBench {
     adjusted: Option<f64>,
 }
 
-/// A settled turn and a half of the bench at `per_turn` samples a turn of `turn` s: the
-/// samples, the crank angle unwrapped, the mean crank speed.
+/// A settled turn and a half of the bench at `per_turn` samples a turn of `turn` s, recorded
+/// from `from` (the bench's settling at its present reference speed) or settled anew: the
+/// samples, the crank angle unwrapped, the mean crank speed, and the settled state.
 fn settled_turns(
     mech: &flexbench_mechanism::Mechanism,
     ci: usize,
     turn: f64,
     per_turn: f64,
-) -> Result<(flexbench_mechanism::simulate::Simulation, Vec<f64>, f64), PipelineError> {
+    from: Option<Settled>,
+) -> Result<(Simulation, Vec<f64>, f64, Settled), PipelineError> {
     let cfg = SimConfig {
         duration: 1.5 * turn,
         rate: per_turn / turn,
         settle: 3.0,
         ..SimConfig::default()
     };
-    let sim = mech.simulate(&cfg, &mut |_| {})?;
+    let settled = match from {
+        Some(s) => s,
+        None => mech.settle(&cfg)?,
+    };
+    let sim = mech.simulate_from(&settled, &cfg)?;
     let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * ci + 2]).collect();
     crate::unwrap_angles(&mut phi);
     let w = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &phi);
-    Ok((sim, phi, w))
+    Ok((sim, phi, w, settled))
 }
 
 /// The bench simulated with the motor's reference speed set so that it turns at the recording's
 /// mean crank speed `speed` (secant iterations, to 1e-5 of it); the file's reference as it is
-/// when the mechanism has no motor.
+/// when the mechanism has no motor. The secant's runs are coarse (200 samples a turn); the one
+/// kept (2000) is recorded from the last run's settling, which is its own: the settling does
+/// not depend on the samples recorded after it.
 fn simulate_at_speed(
     mech: &mut flexbench_mechanism::Mechanism,
     ci: usize,
@@ -256,14 +264,17 @@ fn simulate_at_speed(
         ForceKind::Motor { omega_ref, .. } => Some(omega_ref),
         _ => None,
     });
-    let mut adjusted = file_ref;
+    // The reference the bench holds, and its settling.
+    let (mut adjusted, mut settled) = (file_ref, None);
     if let Some(w0) = file_ref {
-        let (_, _, s0) = settled_turns(mech, ci, turn, 200.0)?;
+        let (_, _, s0, st) = settled_turns(mech, ci, turn, 200.0, None)?;
+        settled = Some(st);
         let (mut a, mut fa) = (w0, s0 - speed);
         let mut b = w0 - fa;
         for _ in 0..8 {
             set_ref(mech, b);
-            let (_, _, sb) = settled_turns(mech, ci, turn, 200.0)?;
+            let (_, _, sb, st) = settled_turns(mech, ci, turn, 200.0, None)?;
+            (adjusted, settled) = (Some(b), Some(st));
             let fb = sb - speed;
             if fb.abs() <= 1e-5 * speed.abs() || (fb - fa).abs() < 1e-15 {
                 break;
@@ -271,9 +282,8 @@ fn simulate_at_speed(
             let next = b - fb * (b - a) / (fb - fa);
             (a, fa, b) = (b, fb, next);
         }
-        adjusted = Some(b);
     }
-    let (sim, phi, speed) = settled_turns(mech, ci, turn, 2000.0)?;
+    let (sim, phi, speed, _) = settled_turns(mech, ci, turn, 2000.0, settled)?;
     Ok(SimulatedBench {
         sim,
         phi,
