@@ -166,24 +166,74 @@ fn turned_run(
     })
 }
 
+/// The forces' harmonics and the crank speed they were found at
+/// ([`crate::spectrum::harmonics_needed`]), when found ahead of the periodic refit.
+type Harmonics = Option<(f64, usize)>;
+
+/// The horizontal's search ([`refine_horizontal`]) on the recording's first
+/// `cfg.horizontal_window_s`, then the recording's run at the angle found (the window's own when
+/// it is the whole recording and the angle 0). With `cfg.periodic`, the forces' harmonics are
+/// simulated meanwhile on a thread of their own, at the crank speed of the window's tracks as
+/// they are: the periodic refit takes them when its own speed is within
+/// [`crate::periodic::SAME_SPEED`] of it, which the horizontal's fraction of a milliradian
+/// keeps (the simulation is a seventh of the demo's process stage, otherwise run alone after
+/// the search). The recording's run starts at `start` ([`turned_run`]). Returns the angle, the
+/// run and the harmonics found ahead.
+fn search_horizontal(
+    mech: &Mechanism,
+    t: &[f64],
+    (differentiated, positions): (&[MarkerStates], &[MarkerStates]),
+    diff: &(dyn Differentiator + Sync),
+    cfg: &Config,
+    start: Start,
+) -> Result<(f64, Turned, Harmonics), KinematicsError> {
+    let m = t
+        .iter()
+        .take_while(|&&tk| tk - t[0] <= cfg.horizontal_window_s)
+        .count();
+    let (tw, pw) = (&t[..m], &positions[..m]);
+    let base = turned_run(mech, tw, (&differentiated[..m], pw), diff, 0.0, None)?;
+    let ahead = cfg
+        .periodic
+        .then(|| (base.positions.clone(), base.samples.clone()));
+    std::thread::scope(|s| {
+        let job = ahead.map(|(obs, smoothed)| {
+            s.spawn(move || {
+                let speed = crate::periodic::crank_speed(mech, tw, &obs, &smoothed).ok()?;
+                drop((obs, smoothed));
+                Some((speed, crate::spectrum::harmonics_needed(mech, speed)?))
+            })
+        });
+        let profile = |angle: f64| {
+            let smoother = &base.smoother;
+            profile_log_likelihood(mech, tw, &rotate(pw, angle), &base.samples, smoother)
+        };
+        let angle = refine_horizontal(cfg.threads, &profile);
+        // The recording's own run at the angle kept: the window's when it is the whole
+        // recording and the angle 0, a new one otherwise (the window's dropped first).
+        let whole = match m == t.len() && angle == 0.0 {
+            true => base,
+            false => {
+                drop(base);
+                turned_run(mech, t, (differentiated, positions), diff, angle, start)?
+            }
+        };
+        let known = job.and_then(|j| j.join().ok().flatten());
+        Ok((angle, whole, known))
+    })
+}
+
 /// The horizontal's refinement: the turn of the tracks of highest likelihood of the smoother,
-/// kept when significant. `run` is the whole fit and smoother of the tracks turned by an angle
-/// ([`turned_run`]), `profile` the smoother's likelihood at an angle warm-started from the run of
-/// the tracks as they are ([`crate::smoother::profile_log_likelihood`]): the tracks as they are
-/// run whole, the candidate angles are profiled from that run, on its assembly branch through
-/// the folds. Returns the angle (0: the calibration's kept) and the run of the tracks as they
-/// are; an error when that run fails.
-fn refine_horizontal(
-    threads: usize,
-    run: &(dyn Fn(f64) -> Result<Turned, KinematicsError> + Sync),
-    profile: &(dyn Fn(f64, &Turned) -> Option<f64> + Sync),
-) -> Result<(f64, Turned), KinematicsError> {
-    let base = run(0.0)?;
+/// kept when significant. `profile` is the smoother's likelihood at an angle warm-started from
+/// the run of the tracks as they are ([`crate::smoother::profile_log_likelihood`]): the
+/// candidate angles are profiled from that run, on its assembly branch through the folds.
+/// Returns the angle (0: the calibration's kept).
+fn refine_horizontal(threads: usize, profile: &(dyn Fn(f64) -> Option<f64> + Sync)) -> f64 {
     let fine = HORIZONTAL_FINE_STEP;
     let mut climb = Climb {
         threads,
         known: Vec::new(),
-        profile: &|k: i32| profile(k as f64 * fine, &base),
+        profile: &|k: i32| profile(k as f64 * fine),
     };
     // A climb along the coarse grid from the calibration's horizontal, then along the fine one
     // from the coarse grid's best, no further than halfway to its neighbours.
@@ -195,7 +245,11 @@ fn refine_horizontal(
     // (likelihood-ratio test, one parameter, 95 %): within the smoother's resolution of about
     // 0.1 mrad a turn would only add noise.
     let keep = best != 0 && climb.loglik(best) - climb.loglik(0) >= HORIZONTAL_LR_THRESHOLD;
-    Ok((if keep { best as f64 * fine } else { 0.0 }, base))
+    if keep {
+        best as f64 * fine
+    } else {
+        0.0
+    }
 }
 
 /// The horizontal's candidates, in fine steps ([`HORIZONTAL_FINE_STEP`]) from the
@@ -319,38 +373,21 @@ pub fn estimate(
         .filter(|s| s.configurations.len() == t.len())
         .map(|s| (&s.configurations, &s.fit_report));
     let run = |angle: f64| turned_run(mech, t, (differentiated, positions), diff, angle, start);
-    let (horizontal, best) = match (cfg.refine_horizontal, cfg.horizontal_found) {
-        (false, _) => (None, run(0.0)?),
-        (true, Some(angle)) => (Some(angle), run(angle)?),
+    let (horizontal, (best, ahead)) = match (cfg.refine_horizontal, cfg.horizontal_found) {
+        (false, _) => (None, (run(0.0)?, None)),
+        (true, Some(angle)) => (Some(angle), (run(angle)?, None)),
         (true, None) => {
-            let m = t
-                .iter()
-                .take_while(|&&tk| tk - t[0] <= cfg.horizontal_window_s)
-                .count();
-            let (tw, pw) = (&t[..m], &positions[..m]);
-            let window =
-                |angle: f64| turned_run(mech, tw, (&differentiated[..m], pw), diff, angle, None);
-            let profile = |angle: f64, base: &Turned| {
-                let smoother = &base.smoother;
-                profile_log_likelihood(mech, tw, &rotate(pw, angle), &base.samples, smoother)
-            };
-            let (angle, base) = refine_horizontal(cfg.threads, &window, &profile)?;
-            // The recording's own run at the angle kept: the window's when it is the whole
-            // recording and the angle 0, a new one otherwise (the window's dropped first).
-            let whole = match m == t.len() && angle == 0.0 {
-                true => base,
-                false => {
-                    drop(base);
-                    run(angle)?
-                }
-            };
-            (Some(angle), whole)
+            let (angle, whole, ahead) =
+                search_horizontal(mech, t, (differentiated, positions), diff, cfg, start)?;
+            (Some(angle), (whole, ahead))
         }
     };
-    // A refit takes the forces' harmonics the earlier fit found at (nearly) its crank speed.
+    // A refit takes the forces' harmonics the earlier fit found at (nearly) its crank speed, a
+    // first fit those found beside the horizontal's search.
     let known = earlier
         .and_then(|e| e.periodic.as_ref())
-        .map(|p| (p.crank_speed, p.forces_harmonics));
+        .map(|p| (p.crank_speed, p.forces_harmonics))
+        .or(ahead);
     finish(mech, t, cfg, horizontal, known, best)
 }
 

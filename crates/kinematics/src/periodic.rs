@@ -262,6 +262,80 @@ pub fn periodic_refit(
     start: &[FitSample],
     known: Option<(f64, usize)>,
 ) -> Result<(Vec<FitSample>, PeriodicReport), KinematicsError> {
+    let CrankFirst {
+        idx,
+        theta,
+        start_q,
+        crank,
+        rss0,
+        ncoord,
+        turns,
+    } = crank_first(mech, t, obs, start)?;
+    let fit = PeriodicFit {
+        mech,
+        obs,
+        idx: &idx,
+        theta: &theta,
+        ncoord,
+    };
+    // BIC on the markers' positions weighs a harmonic by its amplitude there, the forces by h^2
+    // times it: the harmonics the bench's forces need are the least taken (module doc).
+    let speed = crank.coef[1];
+    let needed = match known {
+        Some((at, needed)) if (speed - at).abs() <= SAME_SPEED * at.abs() => needed,
+        _ => crate::spectrum::harmonics_needed(mech, speed).unwrap_or(0),
+    };
+    let floor = needed + needed % 2;
+    let (k, coefs, qs) = fit.best(start_q, (floor, resolvable_harmonics(idx.len(), turns)))?;
+    let (out, rss) = fit.samples(start, k, &coefs, &qs)?;
+    let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
+    Ok((
+        out,
+        PeriodicReport {
+            harmonics: k,
+            crank_harmonics: crank.harmonics,
+            crank_speed: crank.coef[1],
+            turns,
+            harmonics_floor: floor,
+            forces_harmonics: needed,
+            rms: rms(rss),
+            rms_start: rms(rss0),
+        },
+    ))
+}
+
+/// The crank's refit, the periodic fit's first step: the samples fitted (`idx`), the crank's
+/// path and the configurations after its refit, its fit, the smoothed motion's residual sum of
+/// squares and coordinate count, and the turns covered.
+struct CrankFirst {
+    idx: Vec<usize>,
+    theta: Vec<CrankAngle>,
+    start_q: Trajectory,
+    crank: CrankFit,
+    rss0: f64,
+    ncoord: usize,
+    turns: f64,
+}
+
+/// The crank's mean speed (rad/s) as the periodic refit of the smoothed motion `start` finds it
+/// ([`periodic_refit`]'s first step, whose speed its forces' harmonics are simulated at): for
+/// choosing those harmonics ahead of the refit. Errors as the refit does.
+pub fn crank_speed(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    start: &[FitSample],
+) -> Result<f64, KinematicsError> {
+    Ok(crank_first(mech, t, obs, start)?.crank.coef[1])
+}
+
+/// [`periodic_refit`]'s checks and first step, the crank's refit ([`CrankFirst`]).
+fn crank_first(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    start: &[FitSample],
+) -> Result<CrankFirst, KinematicsError> {
     if t.len() != start.len() {
         return Err(KinematicsError::Fit(format!(
             "the periodic fit got {} times for {} samples",
@@ -303,37 +377,15 @@ pub fn periodic_refit(
                 mech.drivers[0].name
             ))
         })?;
-    let fit = PeriodicFit {
-        mech,
-        obs,
-        idx: &idx,
-        theta: &theta,
+    Ok(CrankFirst {
+        idx,
+        theta,
+        start_q,
+        crank,
+        rss0,
         ncoord,
-    };
-    // BIC on the markers' positions weighs a harmonic by its amplitude there, the forces by h^2
-    // times it: the harmonics the bench's forces need are the least taken (module doc).
-    let speed = crank.coef[1];
-    let needed = match known {
-        Some((at, needed)) if (speed - at).abs() <= SAME_SPEED * at.abs() => needed,
-        _ => crate::spectrum::harmonics_needed(mech, speed).unwrap_or(0),
-    };
-    let floor = needed + needed % 2;
-    let (k, coefs, qs) = fit.best(start_q, (floor, resolvable_harmonics(idx.len(), turns)))?;
-    let (out, rss) = fit.samples(start, k, &coefs, &qs)?;
-    let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
-    Ok((
-        out,
-        PeriodicReport {
-            harmonics: k,
-            crank_harmonics: crank.harmonics,
-            crank_speed: crank.coef[1],
-            turns,
-            harmonics_floor: floor,
-            forces_harmonics: needed,
-            rms: rms(rss),
-            rms_start: rms(rss0),
-        },
-    ))
+        turns,
+    })
 }
 
 /// The first driver's (the crank's) value, rate and acceleration at the samples `idx` of the

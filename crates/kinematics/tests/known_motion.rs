@@ -16,7 +16,7 @@ mod gauss;
 
 use flexbench_kinematics::fit::fit_markers;
 use flexbench_kinematics::fold::fit_positions;
-use flexbench_kinematics::periodic::periodic_refit;
+use flexbench_kinematics::periodic::{crank_speed, periodic_refit};
 use flexbench_kinematics::smoother::smooth_markers_with_covariance;
 use flexbench_kinematics::MarkerState;
 use flexbench_mechanism::constraints::{body_point, body_point_acc, body_point_vel};
@@ -266,6 +266,8 @@ fn smoother_and_periodic_refit_recover_a_steady_motion() {
     assert_eq!(taken.1.forces_harmonics, 40);
     let again = periodic_refit(&mech, &t, &raw, &smoothed, Some((1.01 * at, 40))).unwrap();
     assert_eq!(again.1.forces_harmonics, pr.forces_harmonics);
+    // The speed the harmonics are found at ahead of the refit is the refit's own, bit for bit.
+    assert_eq!(crank_speed(&mech, &t, &raw, &smoothed).unwrap(), at);
 }
 
 /// The horizontal refined on a window shorter than the recording: the bench simulated for
