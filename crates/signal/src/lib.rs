@@ -5,6 +5,9 @@
 //! - [`RtsSmoother`]: the automatic default, a periodic part (Bayesian harmonic regression on
 //!   the motion's fundamental) plus a white-snap Kalman/RTS smoother, every parameter from the
 //!   data, with per-sample standard deviations ([`rts`]).
+//! - [`Butterworth`]: the zero-lag Butterworth filter of the biomechanics labs, its cutoff
+//!   given or chosen by Winter's residual analysis or the Durbin-Watson criterion, derivatives
+//!   by central differences ([`butterworth`]).
 //! - [`kalman`]: the Kalman/RTS building blocks shared with the mechanism's smoother.
 //! - [`rigid`]: the markers' velocities and accelerations fitted as one rigid body's, the
 //!   residual being the lever's elastic part.
@@ -14,11 +17,13 @@
 
 #![warn(missing_docs)]
 
+pub mod butterworth;
 pub mod kalman;
 pub mod rigid;
 pub mod rts;
 pub mod savgol;
 
+pub use butterworth::{Butterworth, Cutoff};
 pub use rts::RtsSmoother;
 pub use savgol::{EdgeMode, SavGol, SavGolCoefficients};
 
@@ -74,6 +79,9 @@ pub enum SignalError {
         order: usize,
         reason: String,
     },
+    /// A Butterworth filter's order, cutoff or noise band out of range.
+    #[error("Butterworth filter: {reason}")]
+    BadFilter { reason: String },
     /// Time and values of different lengths, or time not strictly increasing.
     #[error("signal '{name}': {reason}")]
     BadInput { name: String, reason: String },

@@ -483,7 +483,7 @@ fn step_range(t: &[f64]) -> (f64, f64) {
 /// [`MAX_STEP_VARIATION`] of it, if any. The departure |step / dt - 1| is largest at the
 /// shortest or the longest step (it falls, then rises, with the step, rounding included), so
 /// those two are tested first and an even segment costs no division per sample.
-fn uneven_step(t: &[f64], dt: f64) -> Option<usize> {
+pub(crate) fn uneven_step(t: &[f64], dt: f64) -> Option<usize> {
     let off = |d: f64| (d / dt - 1.0).abs() > MAX_STEP_VARIATION;
     if t.len() < 2 {
         return None;
