@@ -316,7 +316,7 @@ struct SmoothArgs {
     #[arg(long)]
     out: PathBuf,
     /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;
-    /// the default) or savgol.
+    /// the default), savgol, or butterworth (zero-lag, the labs' filter).
     #[arg(long)]
     method: Option<flexbench_pipeline::smooth::SmoothKind>,
     /// Unit of x and y in the tracks: m (the default), mm, cm or in.
@@ -328,6 +328,18 @@ struct SmoothArgs {
     /// Savitzky-Golay polynomial order, with --method savgol (default 5).
     #[arg(long)]
     order: Option<usize>,
+    /// Butterworth: order of each of the two passes, with --method butterworth (default 2:
+    /// the fourth-order zero-lag filter).
+    #[arg(long)]
+    filter_order: Option<usize>,
+    /// Butterworth: the cutoff, Hz (-3 dB after both passes); without it the cutoff is
+    /// chosen per coordinate by --cutoff-by.
+    #[arg(long)]
+    cutoff_hz: Option<f64>,
+    /// Butterworth: how the cutoff is chosen: residual (Winter's residual analysis, the
+    /// default) or durbin-watson (the residuals' Durbin-Watson statistic at 2).
+    #[arg(long)]
+    cutoff_by: Option<flexbench_pipeline::smooth::CutoffCriterion>,
     /// Pipeline file whose [smooth] table sets any of the settings (the command line wins).
     #[arg(long)]
     pipeline: Option<PathBuf>,
@@ -907,6 +919,9 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
         unit,
         window,
         order,
+        filter_order,
+        cutoff_hz,
+        cutoff_by,
         pipeline,
         rigid_field,
         mechanism,
@@ -922,6 +937,9 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
         unit,
         window,
         order,
+        filter_order,
+        cutoff_hz,
+        cutoff_by,
         rigid_field: rigid_field.then_some(true),
         ..Default::default()
     };

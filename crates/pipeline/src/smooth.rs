@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::{Column, Table};
+use flexbench_signal::butterworth::{Butterworth, ButterworthChoice, Cutoff};
 use flexbench_signal::rigid::{Layout, MarkerKinematics};
 use flexbench_signal::{Derivatives, Differentiator, RtsSmoother, SavGol};
 pub use flexbench_tables::interchange::LengthUnit;
@@ -28,6 +29,9 @@ pub enum SmoothMethod {
         /// Polynomial order.
         order: usize,
     },
+    /// The zero-lag Butterworth filter, its cutoff given or chosen per coordinate, derivatives
+    /// by central differences.
+    Butterworth(Butterworth),
 }
 
 impl SmoothMethod {
@@ -38,21 +42,61 @@ impl SmoothMethod {
             SmoothMethod::SavGol { window, order } => {
                 format!("Savitzky-Golay, window {window}, order {order}")
             }
+            SmoothMethod::Butterworth(b) => b.describe(),
         }
     }
 }
 
-/// The smooth stage's method by name: `rts` (the Kalman/RTS smoother) or `savgol`.
+/// The smooth stage's method by name: `rts` (the Kalman/RTS smoother), `savgol` or
+/// `butterworth`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SmoothKind {
     /// The Kalman/RTS smoother with its periodic part.
     Rts,
     /// Savitzky-Golay.
     Savgol,
+    /// The zero-lag Butterworth filter.
+    Butterworth,
 }
 
-const SMOOTH_KINDS: [(&str, SmoothKind); 2] =
-    [("rts", SmoothKind::Rts), ("savgol", SmoothKind::Savgol)];
+const SMOOTH_KINDS: [(&str, SmoothKind); 3] = [
+    ("rts", SmoothKind::Rts),
+    ("savgol", SmoothKind::Savgol),
+    ("butterworth", SmoothKind::Butterworth),
+];
+
+/// How the Butterworth filter's cutoff is chosen when none is given, by name: `residual`
+/// (Winter's residual analysis, the default) or `durbin-watson`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutoffCriterion {
+    /// Winter's residual analysis.
+    Residual,
+    /// The residuals' Durbin-Watson statistic equal to 2.
+    DurbinWatson,
+}
+
+const CUTOFF_CRITERIA: [(&str, CutoffCriterion); 2] = [
+    ("residual", CutoffCriterion::Residual),
+    ("durbin-watson", CutoffCriterion::DurbinWatson),
+];
+
+impl std::str::FromStr for CutoffCriterion {
+    type Err = flexbench_contracts::names::UnknownName;
+
+    fn from_str(name: &str) -> Result<CutoffCriterion, Self::Err> {
+        flexbench_contracts::names::by_name(name, "a cutoff criterion", &CUTOFF_CRITERIA)
+    }
+}
+
+impl std::fmt::Display for CutoffCriterion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = CUTOFF_CRITERIA
+            .iter()
+            .find(|(_, k)| k == self)
+            .map_or("", |(n, _)| n);
+        f.write_str(name)
+    }
+}
 
 impl std::str::FromStr for SmoothKind {
     type Err = flexbench_contracts::names::UnknownName;
@@ -85,6 +129,10 @@ impl std::fmt::Display for SmoothKind {
 /// snap_density = 300.0    # rts: white-snap density, m/s^3.5 (else by maximum likelihood)
 /// frequency_hz = 2.33     # rts: the periodic part's fundamental (else found in the data)
 /// harmonics = 20          # rts: most harmonics of the periodic part (0: none)
+/// filter_order = 2        # butterworth: order of each pass (2: the fourth-order zero-lag filter)
+/// cutoff_hz = 8.0         # butterworth: the cutoff (else chosen per coordinate by cutoff_by)
+/// cutoff_by = "residual"  # butterworth: "residual" (Winter) or "durbin-watson"
+/// noise_band_hz = [30.0, 60.0]  # butterworth, residual: the noise line's band (else fs/8 to fs/4)
 /// rigid_field = true      # also fit the markers as one rigid body (the lever)
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -116,6 +164,19 @@ pub struct SmoothSettings {
     pub frequency_hz: Option<f64>,
     /// Most harmonics of the periodic part (0: none).
     pub harmonics: Option<usize>,
+    /// Butterworth: order of each pass.
+    pub filter_order: Option<usize>,
+    /// Butterworth: the cutoff, Hz.
+    pub cutoff_hz: Option<f64>,
+    /// Butterworth: how the cutoff is chosen when not given.
+    #[serde(
+        default,
+        deserialize_with = "flexbench_contracts::names::de_opt_name",
+        serialize_with = "flexbench_contracts::names::ser_opt_name"
+    )]
+    pub cutoff_by: Option<CutoffCriterion>,
+    /// Butterworth with the residual analysis: the band of the noise line, Hz.
+    pub noise_band_hz: Option<[f64; 2]>,
     /// Fit the rigid field of the markers.
     pub rigid_field: Option<bool>,
 }
@@ -134,7 +195,7 @@ impl SmoothSettings {
             Some(v) => v
                 .clone()
                 .try_into()
-                .map_err(|e| PipelineError::Input(format!("{}: [smooth]: {e}. The keys are method, unit, window, order, noise_m, snap_density, frequency_hz, harmonics, rigid_field", path.display()))),
+                .map_err(|e| PipelineError::Input(format!("{}: [smooth]: {e}. The keys are method, unit, window, order, noise_m, snap_density, frequency_hz, harmonics, filter_order, cutoff_hz, cutoff_by, noise_band_hz, rigid_field", path.display()))),
         }
     }
 
@@ -149,6 +210,10 @@ impl SmoothSettings {
             snap_density: over.snap_density.or(self.snap_density),
             frequency_hz: over.frequency_hz.or(self.frequency_hz),
             harmonics: over.harmonics.or(self.harmonics),
+            filter_order: over.filter_order.or(self.filter_order),
+            cutoff_hz: over.cutoff_hz.or(self.cutoff_hz),
+            cutoff_by: over.cutoff_by.or(self.cutoff_by),
+            noise_band_hz: over.noise_band_hz.or(self.noise_band_hz),
             rigid_field: over.rigid_field.or(self.rigid_field),
         }
     }
@@ -179,8 +244,25 @@ impl SmoothSettings {
                 window: self.window.unwrap_or(21),
                 order: self.order.unwrap_or(5),
             },
+            SmoothKind::Butterworth => SmoothMethod::Butterworth(self.butterworth()?),
         };
         Ok((unit, method))
+    }
+
+    /// The Butterworth filter these settings give (order 2, the residual analysis by default);
+    /// an error for a cutoff given with a criterion, or a value out of range.
+    fn butterworth(&self) -> Result<Butterworth, PipelineError> {
+        let cutoff = match (self.cutoff_hz, self.cutoff_by) {
+            (Some(_), Some(by)) => {
+                return Err(PipelineError::Input(format!(
+                    "cutoff_hz and cutoff_by = \"{by}\" both given: give the cutoff, or how to choose it"
+                )))
+            }
+            (Some(f), None) => Cutoff::Fixed(f),
+            (None, Some(CutoffCriterion::DurbinWatson)) => Cutoff::DurbinWatson,
+            (None, _) => Cutoff::Residual(self.noise_band_hz.map(|[lo, hi]| (lo, hi))),
+        };
+        Ok(Butterworth::new(self.filter_order.unwrap_or(2), cutoff)?)
     }
 }
 
@@ -196,7 +278,8 @@ pub struct SmoothRecord {
     pub method: String,
     /// The periodic part's fundamental found over all markers, Hz.
     pub fundamental_hz: Option<f64>,
-    /// Per coordinate (`M1.x`, ...), what the smoother chose (empty for Savitzky-Golay).
+    /// Per coordinate (`M1.x`, ...), what the smoother or the Butterworth filter chose (empty
+    /// for Savitzky-Golay).
     pub parameters: Vec<CoordinateParameters>,
     /// The markers fitted as one rigid body, when asked.
     pub rigid_field: Option<RigidSummary>,
@@ -204,7 +287,9 @@ pub struct SmoothRecord {
     pub samples: SampleCounts,
 }
 
-/// What the automatic smoother chose for one coordinate (None where it did not run).
+/// What the automatic smoother, or the Butterworth filter, chose for one coordinate (None where
+/// it did not run or does not apply; `noise_m` is the residual analysis's noise estimate for
+/// the filter).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoordinateParameters {
     /// The coordinate, `<marker>.<axis>`.
@@ -221,6 +306,49 @@ pub struct CoordinateParameters {
     pub harmonics: Option<usize>,
     /// The periodic prior's lambda, beta and effective degrees of freedom.
     pub periodic_prior_lambda_beta_edf: Option<[f64; 3]>,
+    /// Butterworth: the zero-lag cutoff (-3 dB after both passes), Hz.
+    #[serde(default)]
+    pub cutoff_hz: Option<f64>,
+    /// Butterworth: each pass's cutoff after Winter's correction, Hz.
+    #[serde(default)]
+    pub pass_cutoff_hz: Option<f64>,
+    /// Butterworth: samples of odd reflection padded at each end of the longest run.
+    #[serde(default)]
+    pub padding_samples: Option<usize>,
+    /// Butterworth: the residuals' Durbin-Watson statistic at the cutoff.
+    #[serde(default)]
+    pub durbin_watson: Option<f64>,
+}
+
+impl CoordinateParameters {
+    /// A coordinate's record with nothing chosen.
+    fn named(coordinate: String) -> CoordinateParameters {
+        CoordinateParameters {
+            coordinate,
+            noise_m: None,
+            snap_density: None,
+            log_likelihood: None,
+            periodic_frequency_hz: None,
+            harmonics: None,
+            periodic_prior_lambda_beta_edf: None,
+            cutoff_hz: None,
+            pass_cutoff_hz: None,
+            padding_samples: None,
+            durbin_watson: None,
+        }
+    }
+
+    /// What the Butterworth filter chose (the residual analysis's noise as `noise_m`).
+    fn butterworth(coordinate: String, c: Option<ButterworthChoice>) -> CoordinateParameters {
+        CoordinateParameters {
+            noise_m: c.and_then(|c| c.noise_rms),
+            cutoff_hz: c.map(|c| c.cutoff_hz),
+            pass_cutoff_hz: c.map(|c| c.pass_cutoff_hz),
+            padding_samples: c.map(|c| c.padding),
+            durbin_watson: c.map(|c| c.durbin_watson),
+            ..CoordinateParameters::named(coordinate)
+        }
+    }
 }
 
 /// The rigid field's fit of the markers as one body.
@@ -403,7 +531,6 @@ fn differentiate_marker(
             SmoothMethod::Rts(r) => {
                 let (d, chosen) = r.with_frequency(f0).smooth(&name, &s.t, v, &s.present)?;
                 params.push(CoordinateParameters {
-                    coordinate: name.clone(),
                     noise_m: chosen.map(|c| c.noise),
                     snap_density: chosen.map(|c| c.density),
                     log_likelihood: chosen.map(|c| c.log_likelihood),
@@ -412,11 +539,17 @@ fn differentiate_marker(
                     periodic_prior_lambda_beta_edf: chosen
                         .and_then(|c| c.prior)
                         .map(|p| [p.0, p.1, p.2]),
+                    ..CoordinateParameters::named(name.clone())
                 });
                 d
             }
             SmoothMethod::SavGol { window, order } => {
                 SavGol::new(window, order)?.differentiate(&name, &s.t, v, &s.present)?
+            }
+            SmoothMethod::Butterworth(b) => {
+                let (d, chosen) = b.filter(&name, &s.t, v, &s.present)?;
+                params.push(CoordinateParameters::butterworth(name.clone(), chosen));
+                d
             }
         })
     };
@@ -431,6 +564,7 @@ fn differentiate_marker(
         let need = match method {
             SmoothMethod::Rts(_) => flexbench_signal::rts::MIN_SEGMENT,
             SmoothMethod::SavGol { window, .. } => window,
+            SmoothMethod::Butterworth(b) => b.shortest_run(),
         };
         return Err(PipelineError::Input(format!(
             "marker {}: no run of at least {need} consecutive samples to smooth ({seen} seen in all, {} in the recording): the recording or its runs between gaps are too short for the method{}",

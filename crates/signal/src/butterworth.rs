@@ -172,6 +172,12 @@ impl Butterworth {
         Ok((out, Some(choice)))
     }
 
+    /// The fewest consecutive samples a run needs to be filtered: twice scipy's least padding
+    /// and one, at least the differences' five.
+    pub fn shortest_run(&self) -> usize {
+        (2 * min_padding(self.order) + 1).max(5)
+    }
+
     /// The runs of present samples long enough to filter, each evenly sampled (an error naming
     /// the uneven step otherwise).
     fn runs(
@@ -180,10 +186,9 @@ impl Butterworth {
         t: &[f64],
         present: &[bool],
     ) -> Result<Vec<(usize, usize)>, SignalError> {
-        let shortest = 2 * min_padding(self.order) + 1;
         let mut out = Vec::new();
         for (s, e) in crate::savgol::segments(t, present) {
-            if e - s < shortest.max(5) {
+            if e - s < self.shortest_run() {
                 continue;
             }
             let dt = (t[e - 1] - t[s]) / (e - s - 1) as f64;
