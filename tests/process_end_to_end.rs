@@ -200,9 +200,11 @@ fn a_failed_run_keeps_the_earlier_outputs() {
 /// with 10 um the smoother 1.16 % / 1.18 % (B / C'), with the periodic refit (`--periodic`)
 /// 0.69 % / 0.71 %, Savitzky-Golay 6.6 % / 6.8 %; with 100 um (the case) 3.95 % /
 /// 4.03 %, periodic 1.70 % / 1.74 %, SG 7.1 % / 7.2 %, the smoother's bands holding 100 % of
-/// the true components; with 140 um the smoother 4.5 % / 4.6 %, periodic 3.55 % / 3.63 %,
-/// Savitzky-Golay 7.2 % / 7.3 %. Before the folds were resolved by two hypotheses, 140 um gave
-/// about 50 % with either.
+/// the true components; with 140 um the smoother 4.5 % / 4.6 %, periodic 2.05 % / 2.09 %,
+/// Savitzky-Golay 7.2 % / 7.3 %; the zero-lag Butterworth filter (`--butterworth`, its cutoff
+/// per coordinate by Winter's residual analysis) 2.8 %, 5.9 % and 6.5 % at 10, 100 and 140 um,
+/// by the Durbin-Watson criterion 5.3 %, 7.0 % and 7.4 % (B; C' within 0.2 % of them). Before
+/// the folds were resolved by two hypotheses, 140 um gave about 50 % with either.
 #[test]
 fn smoother_on_noise_free_and_noisy_tracks() {
     let dir = tempfile::tempdir().unwrap();
@@ -234,12 +236,15 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     // The recording's truth tracks at 240 Hz with 10 um and with 140 um of noise (a fixed
     // pseudo-random sequence; 140 um per coordinate is what tracking the shipped H.264 video
     // leaves). The limits: the smoother 2 %, 5 % and 6 %, with the periodic refit 1 %, 4 % and
-    // 4.5 %, Savitzky-Golay (window 15, order 3) 8 %, 9 % and 9 % (measured in the doc above).
+    // 4.5 %, Savitzky-Golay (window 15, order 3) 8 %, 9 % and 9 % (measured in the doc above);
+    // the zero-lag Butterworth filter (order 2) with Winter's residual analysis 4 %, 7.5 % and
+    // 8 % (measured 2.8-2.9 %, 5.9-6.1 %, 6.5-6.6 %), with the Durbin-Watson criterion 6.5 %,
+    // 8.5 % and 9 % (5.3-5.4 %, 7.0-7.2 %, 7.4-7.6 %).
     let truth = common::root().join("recordings/default/truth");
-    for (sigma, smoother_limit, periodic_limit, sg_limit) in [
-        (1e-5, 0.02, 0.01, 0.08),
-        (1e-4, 0.05, 0.04, 0.09),
-        (1.4e-4, 0.06, 0.045, 0.09),
+    for (sigma, smoother_limit, periodic_limit, sg_limit, (bw_limit, dw_limit)) in [
+        (1e-5, 0.02, 0.01, 0.08, (0.04, 0.065)),
+        (1e-4, 0.05, 0.04, 0.09, (0.075, 0.085)),
+        (1.4e-4, 0.06, 0.045, 0.09, (0.08, 0.09)),
     ] {
         let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
         std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
@@ -250,6 +255,12 @@ fn smoother_on_noise_free_and_noisy_tracks() {
                 "Savitzky-Golay",
                 vec!["--savgol", "--window", "15", "--order", "3"],
                 sg_limit,
+            ),
+            ("Butterworth", vec!["--butterworth"], bw_limit),
+            (
+                "Butterworth (Durbin-Watson)",
+                vec!["--butterworth", "--cutoff-by", "durbin-watson"],
+                dw_limit,
             ),
         ] {
             let out = dir.path().join(format!("out-{sigma}-{name}"));

@@ -635,3 +635,93 @@ fn overlay_failing_beside_fem_and_compare_loses_nothing() {
     );
     assert!(out.join("overlay/overlay.mp4").exists() && out.join("report/report.html").exists());
 }
+
+/// The labs' pipeline through the whole chain: the recording's truth tracks with 100 um of
+/// noise, both the smooth stage and the process stage by the zero-lag Butterworth filter
+/// ([smooth] method, [process] method = "butterworth", the cutoff by the Durbin-Watson
+/// criterion in the process stage): the process record (read back by its type) names the
+/// filter and a cutoff for each of the ten coordinates, the smooth record too; the report
+/// states the method and the cutoffs' range; the comparison still finds the simulated bench
+/// (every acceleration within 6 % NRMSE; 2.2-3.6 % measured). A cutoff given with a
+/// criterion is refused before any stage runs.
+#[test]
+fn butterworth_through_the_chain() {
+    use flexbench_pipeline::process::ProcessRecord;
+    use flexbench_pipeline::smooth::SmoothRecord;
+    use flexbench_pipeline::StageRecord;
+    let dir = tempfile::tempdir().unwrap();
+    let text = common::noisy_tracks(
+        &root().join("recordings/default/truth/tracks.csv"),
+        1e-4,
+        0x9E3779B97F4A7C15,
+        1.0,
+        &|_, _| false,
+    );
+    let tracks = dir.path().join("noisy.csv");
+    std::fs::write(&tracks, text).unwrap();
+    let p = dir.path().join("pipeline.toml");
+    let file = format!(
+        "[run]\nmechanism = \"{}\"\n\n[inputs]\ntracks = \"{}\"\n\n[smooth]\nmethod = \"butterworth\"\n\n[process]\nmethod = \"butterworth\"\ncutoff_by = \"durbin-watson\"\n",
+        root().join("pipelines/wind-pump.toml").display(),
+        tracks.display()
+    );
+    std::fs::write(&p, &file).unwrap();
+    let out = dir.path().join("out");
+    assert_eq!(
+        run(&p, &out),
+        ["track", "smooth", "process", "fem", "compare", "report"]
+    );
+    let record = ProcessRecord::read(&out.join("process/summary.json")).unwrap();
+    let d = &record.differentiation;
+    assert!(
+        d.method.contains("Durbin-Watson") && d.window.is_none(),
+        "{}",
+        d.method
+    );
+    assert_eq!(d.cutoffs.len(), 10);
+    let cutoffs: Vec<f64> = d.cutoffs.iter().map(|c| c.cutoff_hz.unwrap()).collect();
+    eprintln!("process cutoffs {cutoffs:.2?} Hz");
+    assert!(
+        cutoffs.iter().all(|f| *f > 2.0 && *f < 108.0),
+        "{cutoffs:?}"
+    );
+    assert!(record.smoother.is_none());
+    let smooth = SmoothRecord::read(&out.join("smooth/markers.summary.json")).unwrap();
+    assert!(
+        smooth.method.contains("residual analysis"),
+        "{}",
+        smooth.method
+    );
+    assert!(smooth.parameters.iter().all(|p| p.cutoff_hz.is_some()));
+    let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    assert!(
+        html.contains("zero-lag Butterworth") && html.contains("over the markers' coordinates")
+    );
+    let cmp = read_csv(&out.join("compare/comparison.csv"));
+    for (i, q) in cmp["quantity"].iter().enumerate() {
+        let nrmse: f64 = cmp["nrmse"][i].parse().unwrap();
+        if q.ends_with("ax") || q.ends_with("ay") {
+            eprintln!("{q}: NRMSE {:.2} %", nrmse * 100.0);
+            assert!(nrmse < 0.06, "{q}: NRMSE {nrmse}");
+        }
+    }
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        file.replace("cutoff_by", "cutoff_hz = 8.0\ncutoff_by"),
+    )
+    .unwrap();
+    let bad_out = dir.path().join("bad-out");
+    let o = flexbench(&[
+        "run",
+        bad.to_str().unwrap(),
+        "--out",
+        bad_out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("both given") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(!bad_out.join("track").exists(), "no stage ran");
+}

@@ -153,8 +153,25 @@ struct ProcessArgs {
     smoother: bool,
     /// Kinematics from each marker's Savitzky-Golay derivatives through the loop's analysis
     /// (--window, --order, --edges) instead of the smoother.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "butterworth")]
     savgol: bool,
+    /// Kinematics from each marker filtered by the zero-lag Butterworth filter and
+    /// differentiated, through the loop's analysis (--filter-order, --cutoff-hz, --cutoff-by),
+    /// instead of the smoother: the labs' pipeline.
+    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal"])]
+    butterworth: bool,
+    /// Butterworth: order of each of the two passes (default 2: the fourth-order zero-lag
+    /// filter).
+    #[arg(long, requires = "butterworth")]
+    filter_order: Option<usize>,
+    /// Butterworth: the cutoff, Hz (-3 dB after both passes); without it the cutoff is chosen
+    /// per coordinate by --cutoff-by.
+    #[arg(long, requires = "butterworth")]
+    cutoff_hz: Option<f64>,
+    /// Butterworth: how the cutoff is chosen: residual (Winter's residual analysis, the
+    /// default) or durbin-watson.
+    #[arg(long, requires = "butterworth")]
+    cutoff_by: Option<flexbench_pipeline::smooth::CutoffCriterion>,
     /// With the smoother: refit the drivers other than the crank angle as Fourier series of
     /// the crank angle over every turn (steady periodic motion, two turns at least).
     #[arg(long, conflicts_with = "savgol")]
@@ -564,6 +581,10 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         edges,
         smoother,
         savgol,
+        butterworth,
+        filter_order,
+        cutoff_hz,
+        cutoff_by,
         periodic,
         refine_horizontal,
         flags,
@@ -578,12 +599,22 @@ fn process_command(args: ProcessArgs) -> Result<()> {
     let file = load(&mechanism)
         .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
     let _ = smoother;
+    let butterworth = match butterworth {
+        true => Some(flexbench_pipeline::smooth::butterworth_filter(
+            filter_order,
+            cutoff_hz,
+            cutoff_by,
+            None,
+        )?),
+        false => None,
+    };
     let cfg = ProcessConfig {
         window,
         order,
         edges,
         max_condition,
-        smoother: !savgol,
+        smoother: !savgol && butterworth.is_none(),
+        butterworth,
         periodic,
         refine_horizontal,
         keep_flagged,

@@ -20,7 +20,7 @@ use flexbench_kinematics::smoother::SmootherReport;
 use flexbench_kinematics::{estimate, FitReport, ForceSeries, MarkerState, Motion};
 use flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::{Derivatives, Differentiator, Provenance, SavGol};
+use flexbench_signal::{Butterworth, Derivatives, Differentiator, Provenance, SavGol};
 use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,9 @@ pub enum KinematicsMethod {
     Smoother,
     /// Each marker's Savitzky-Golay derivatives through the loop's analysis.
     Savgol,
+    /// Each marker filtered by the zero-lag Butterworth filter, differentiated, through the
+    /// loop's analysis (the labs' pipeline).
+    Butterworth,
 }
 
 impl std::str::FromStr for KinematicsMethod {
@@ -47,6 +50,7 @@ impl std::str::FromStr for KinematicsMethod {
             &[
                 ("smoother", KinematicsMethod::Smoother),
                 ("savgol", KinematicsMethod::Savgol),
+                ("butterworth", KinematicsMethod::Butterworth),
             ],
         )
     }
@@ -57,6 +61,7 @@ impl std::fmt::Display for KinematicsMethod {
         f.write_str(match self {
             KinematicsMethod::Smoother => "smoother",
             KinematicsMethod::Savgol => "savgol",
+            KinematicsMethod::Butterworth => "butterworth",
         })
     }
 }
@@ -73,7 +78,7 @@ pub struct ProcessRecord {
     pub mechanism: String,
     /// Samples in the recording.
     pub samples: usize,
-    /// The markers' differentiation (Savitzky-Golay) that feeds the fit.
+    /// The markers' differentiation (Savitzky-Golay or Butterworth) that feeds the fit.
     pub differentiation: Differentiation,
     /// The kinematic fit's report (of the smoother when it ran).
     pub fit: FitReport,
@@ -145,17 +150,34 @@ impl ResidualTestRecord {
     }
 }
 
-/// The Savitzky-Golay differentiation of the markers, as `process` ran it.
+/// The differentiation of the markers, as `process` ran it: Savitzky-Golay (its window, order
+/// and edges) or the Butterworth filter (its cutoff per coordinate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Differentiation {
     /// The method in words.
     pub method: String,
-    /// Window, samples.
-    pub window: usize,
-    /// Polynomial order.
+    /// Savitzky-Golay window, samples.
+    pub window: Option<usize>,
+    /// Savitzky-Golay polynomial order, or the Butterworth filter's order per pass.
     pub order: usize,
-    /// Edge mode (scipy's names).
-    pub edges: String,
+    /// Savitzky-Golay edge mode (scipy's names).
+    pub edges: Option<String>,
+    /// The Butterworth filter's cutoff per coordinate (`M1.x`, ...), as chosen.
+    #[serde(default)]
+    pub cutoffs: Vec<CoordinateCutoff>,
+}
+
+/// The Butterworth filter's cutoff for one marker coordinate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoordinateCutoff {
+    /// The coordinate, `<marker>.<axis>`.
+    pub coordinate: String,
+    /// The zero-lag cutoff, Hz (None where no run was long enough to filter).
+    pub cutoff_hz: Option<f64>,
+    /// The residual analysis's noise estimate, m.
+    pub noise_m: Option<f64>,
+    /// The residuals' Durbin-Watson statistic at the cutoff.
+    pub durbin_watson: Option<f64>,
 }
 
 /// The inverse dynamics' conditioning over the recording.
@@ -191,6 +213,9 @@ pub struct ProcessConfig {
     /// Kinematics by the Kalman smoother on the driving coordinates (the default) rather than
     /// from the markers' Savitzky-Golay derivatives through the loop's analysis.
     pub smoother: bool,
+    /// The markers filtered and differentiated by this zero-lag Butterworth filter instead of
+    /// Savitzky-Golay, through the loop's analysis (with `smoother` false).
+    pub butterworth: Option<Butterworth>,
     /// With the smoother: the bench's horizontal refined from the motion, by maximum
     /// likelihood of the smoother over a rotation of the tracks about the bench origin.
     pub refine_horizontal: bool,
@@ -212,6 +237,7 @@ impl Default for ProcessConfig {
             edges: flexbench_signal::EdgeMode::Interp,
             max_condition: DEFAULT_MAX_CONDITION,
             smoother: true,
+            butterworth: None,
             periodic: false,
             refine_horizontal: false,
             keep_flagged: false,
@@ -255,16 +281,94 @@ impl ProcessConfig {
 }
 
 impl Differentiation {
-    /// The markers' Savitzky-Golay differentiation `sg` of `window` samples as `cfg` set it.
-    fn of(sg: &SavGol, window: usize, cfg: &ProcessConfig) -> Differentiation {
-        Differentiation {
-            method: sg.describe(),
-            window,
-            order: cfg.order,
-            edges: cfg.edges.name().into(),
+    /// The markers' differentiation `filter` as `cfg` set it, with the cutoffs it chose.
+    fn of(
+        filter: &MarkerFilter,
+        cfg: &ProcessConfig,
+        cutoffs: &[CoordinateCutoff],
+    ) -> Differentiation {
+        match filter {
+            MarkerFilter::SavGol(sg, window) => Differentiation {
+                method: sg.describe(),
+                window: Some(*window),
+                order: cfg.order,
+                edges: Some(cfg.edges.name().into()),
+                cutoffs: Vec::new(),
+            },
+            MarkerFilter::Butterworth(b) => Differentiation {
+                method: b.describe(),
+                window: None,
+                order: b.order,
+                edges: None,
+                cutoffs: cutoffs.to_vec(),
+            },
         }
     }
 }
+
+/// How `process` smooths and differentiates the markers (and the fit's drivers): Savitzky-Golay
+/// with its window, or the zero-lag Butterworth filter.
+enum MarkerFilter {
+    SavGol(SavGol, usize),
+    Butterworth(Butterworth),
+}
+
+impl MarkerFilter {
+    /// The filter `cfg` asks for on the times `t`; an error for Butterworth with the smoother.
+    fn of(cfg: &ProcessConfig, t: &[f64]) -> Result<MarkerFilter, PipelineError> {
+        match cfg.butterworth {
+            Some(_) if cfg.smoother => Err(PipelineError::Input(
+                "the Butterworth filter feeds the loop's analysis, not the smoother: turn the smoother off ([process] method = \"butterworth\" does)".into(),
+            )),
+            Some(b) => Ok(MarkerFilter::Butterworth(b)),
+            None => {
+                let window = cfg.window.unwrap_or_else(|| default_window(t, cfg.order));
+                let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
+                Ok(MarkerFilter::SavGol(sg, window))
+            }
+        }
+    }
+
+    /// The filter as the fit's differentiator.
+    fn as_diff(&self) -> &(dyn Differentiator + Sync) {
+        match self {
+            MarkerFilter::SavGol(sg, _) => sg,
+            MarkerFilter::Butterworth(b) => b,
+        }
+    }
+
+    /// Each marker's x and y differentiated, and the Butterworth filter's cutoff per
+    /// coordinate (none for Savitzky-Golay).
+    fn differentiate(&self, series: &[MarkerSeries]) -> Result<Differentiated, PipelineError> {
+        let mut diffs = Vec::with_capacity(series.len());
+        let mut cutoffs = Vec::new();
+        for s in series {
+            let mut one = |axis: &str, v: &[f64]| -> Result<Derivatives, PipelineError> {
+                let name = format!("{}.{axis}", s.name);
+                Ok(match self {
+                    MarkerFilter::SavGol(sg, _) => sg.differentiate(&name, &s.t, v, &s.present)?,
+                    MarkerFilter::Butterworth(b) => {
+                        let (d, c) = b.filter(&name, &s.t, v, &s.present)?;
+                        cutoffs.push(CoordinateCutoff {
+                            coordinate: name,
+                            cutoff_hz: c.map(|c| c.cutoff_hz),
+                            noise_m: c.and_then(|c| c.noise_rms),
+                            durbin_watson: c.map(|c| c.durbin_watson),
+                        });
+                        d
+                    }
+                })
+            };
+            let dx = one("x", &s.x)?;
+            let dy = one("y", &s.y)?;
+            diffs.push((dx, dy));
+        }
+        Ok((diffs, cutoffs))
+    }
+}
+
+/// The markers' derivatives (x, y per marker) and the Butterworth filter's cutoffs.
+type Differentiated = (Vec<(Derivatives, Derivatives)>, Vec<CoordinateCutoff>);
 
 /// The tracks at `tracks_path` with the samples of the flags table at `flags` made gaps (unless
 /// `keep`), and how many were.
@@ -305,12 +409,11 @@ pub fn process(
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;
     let t = series[0].t.clone();
-    let window = cfg.window.unwrap_or_else(|| default_window(&t, cfg.order));
-    let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
+    let filter = MarkerFilter::of(cfg, &t)?;
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
-    let fitted = fit_testing_residuals(mech, series, &sg, cfg)?;
+    let fitted = fit_testing_residuals(mech, series, &filter, cfg)?;
     let (motion, seen) = (&fitted.motion, &fitted.seen);
     let bodies = bodies_table(mech, &t, motion);
     let residuals = residual_table(mech, &t, &motion.samples);
@@ -343,7 +446,7 @@ pub fn process(
     let fit_flags = fitted.flags.to_named_table("fit_flags");
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
     lap("write", &mut timing);
-    let differentiation = Differentiation::of(&sg, window, cfg);
+    let differentiation = Differentiation::of(&filter, cfg, &fitted.cutoffs);
     let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);
     record.flags = flags.map(|f| f.display().to_string());
     record.rate = flexbench_kinematics::rate::check_rate(mech, &t, motion, &forces);
@@ -368,6 +471,7 @@ pub fn process(
 /// why the test did not judge, when it did not.
 struct Fitted {
     diffs: Vec<(Derivatives, Derivatives)>,
+    cutoffs: Vec<CoordinateCutoff>,
     seen: Observed,
     motion: Motion,
     flags: Flags,
@@ -413,7 +517,7 @@ fn warn(
 fn fit_testing_residuals(
     mech: &Mechanism,
     mut series: Vec<MarkerSeries>,
-    sg: &SavGol,
+    filter: &MarkerFilter,
     cfg: &ProcessConfig,
 ) -> Result<Fitted, PipelineError> {
     use flexbench_kinematics::outliers::{MAX_SHARE, ROUNDS};
@@ -422,7 +526,7 @@ fn fit_testing_residuals(
     let (mut flagged, mut first, mut fits) = (Vec::new(), None::<FirstFit>, 0);
     loop {
         fits += 1;
-        let diffs = differentiate(&series, sg)?;
+        let (diffs, cutoffs) = filter.differentiate(&series)?;
         let seen = Observed::new(mech, &series, &diffs);
         let (obs, raw) = (&seen.differentiated, &seen.positions);
         // A refit keeps the horizontal the first fit found (a few samples left out do not
@@ -431,7 +535,7 @@ fn fit_testing_residuals(
         // fit are most of a fit's time.
         let (t, kinematics) = (&series[0].t, cfg.kinematics());
         let earlier = first.as_ref().map(|f| &f.motion);
-        let motion = estimate(mech, t, obs, raw, sg, &kinematics, earlier)?;
+        let motion = estimate(mech, t, obs, raw, filter.as_diff(), &kinematics, earlier)?;
         let found = match cfg.smoother && fits <= ROUNDS {
             true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
             false => Vec::new(),
@@ -441,6 +545,7 @@ fn fit_testing_residuals(
         flagged.extend(found);
         let fitted = Fitted {
             diffs,
+            cutoffs,
             seen,
             motion,
             flags: Flags::from_rows(flagged.clone()),
@@ -461,7 +566,7 @@ fn fit_testing_residuals(
                 100.0 * MAX_SHARE
             );
             let whole = match first {
-                Some(f) => f.into_fitted(mech, sg)?,
+                Some(f) => f.into_fitted(mech, filter)?,
                 None => fitted,
             };
             return Ok(Fitted {
@@ -502,11 +607,12 @@ struct FirstFit {
 
 impl FirstFit {
     /// The first fit, whole.
-    fn into_fitted(self, mech: &Mechanism, sg: &SavGol) -> Result<Fitted, PipelineError> {
-        let diffs = differentiate(&self.series, sg)?;
+    fn into_fitted(self, mech: &Mechanism, filter: &MarkerFilter) -> Result<Fitted, PipelineError> {
+        let (diffs, cutoffs) = filter.differentiate(&self.series)?;
         let seen = Observed::new(mech, &self.series, &diffs);
         Ok(Fitted {
             diffs,
+            cutoffs,
             seen,
             motion: self.motion,
             flags: self.flags,
@@ -535,20 +641,6 @@ fn residual_flags(
             score: o.score,
         })
         .collect()
-}
-
-/// Each marker's x and y differentiated by Savitzky-Golay.
-fn differentiate(
-    series: &[MarkerSeries],
-    sg: &SavGol,
-) -> Result<Vec<(Derivatives, Derivatives)>, PipelineError> {
-    let mut diffs = Vec::with_capacity(series.len());
-    for s in series {
-        let dx = sg.differentiate(&format!("{}.x", s.name), &s.t, &s.x, &s.present)?;
-        let dy = sg.differentiate(&format!("{}.y", s.name), &s.t, &s.y, &s.present)?;
-        diffs.push((dx, dy));
-    }
-    Ok(diffs)
 }
 
 /// The bodies table of the fitted samples.

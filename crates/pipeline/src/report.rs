@@ -760,8 +760,36 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
                 process.inverse_dynamics.toggle_samples,
                 process.inverse_dynamics.max_condition
             ))
+            .text(method_sentence(process))
             .text(residual_sentence(&process.residual_test)),
     );
+}
+
+/// How the process stage estimated the motion, in words: the smoother (and the periodic
+/// refit), or the markers' filter through the loop's analysis with the Butterworth filter's
+/// cutoffs as chosen.
+fn method_sentence(process: &ProcessRecord) -> String {
+    let d = &process.differentiation;
+    if process.smoother.is_some() {
+        let periodic = match process.periodic.is_some() {
+            true => ", the drivers then refitted as Fourier series of the crank angle",
+            false => "",
+        };
+        return format!("The motion was estimated by the Kalman/RTS smoother on the mechanism's driving coordinates{periodic}.");
+    }
+    let cutoffs: Vec<f64> = d.cutoffs.iter().filter_map(|c| c.cutoff_hz).collect();
+    let chosen = match cutoffs.is_empty() {
+        true => String::new(),
+        false => {
+            let lo = cutoffs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = cutoffs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(" (cutoffs {lo:.1} to {hi:.1} Hz over the markers' coordinates)")
+        }
+    };
+    format!(
+        "The markers were smoothed and differentiated ({}){chosen}, then fitted by the mechanism sample by sample.",
+        d.method
+    )
 }
 
 /// The fitted mechanism's residual test in words (fit_flags.csv of the process stage).

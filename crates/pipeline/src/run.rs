@@ -206,7 +206,8 @@ pub struct TrackSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProcessSection {
-    /// smoother (Kalman smoother on the driving coordinates) or savgol.
+    /// smoother (Kalman smoother on the driving coordinates), savgol or butterworth (each
+    /// marker filtered through the loop's analysis).
     #[serde(
         deserialize_with = "flexbench_contracts::names::de_name",
         serialize_with = "flexbench_contracts::names::ser_name"
@@ -226,6 +227,23 @@ pub struct ProcessSection {
         serialize_with = "flexbench_contracts::names::ser_name"
     )]
     pub edges: flexbench_signal::EdgeMode,
+    /// Butterworth: order of each pass (default 2). Written only when set, as the three
+    /// below, so that the default keeps the records of runs before them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_order: Option<usize>,
+    /// Butterworth: the cutoff, Hz (else chosen per coordinate by `cutoff_by`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cutoff_hz: Option<f64>,
+    /// Butterworth: "residual" (Winter's residual analysis, the default) or "durbin-watson".
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "flexbench_contracts::names::de_opt_name",
+        serialize_with = "flexbench_contracts::names::ser_opt_name"
+    )]
+    pub cutoff_by: Option<crate::smooth::CutoffCriterion>,
+    /// Butterworth with the residual analysis: the noise line's band, Hz.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_band_hz: Option<[f64; 2]>,
     /// Condition number above which a sample is a toggle position.
     pub max_condition: f64,
     /// The tracked samples the track stage flagged, and those that fail the fitted mechanism's
@@ -245,6 +263,10 @@ impl Default for ProcessSection {
             window: None,
             order: d.order,
             edges: flexbench_signal::EdgeMode::Interp,
+            filter_order: None,
+            cutoff_hz: None,
+            cutoff_by: None,
+            noise_band_hz: None,
             max_condition: d.max_condition,
             keep_flagged: false,
             false_alarm: d.false_alarm,
@@ -1141,12 +1163,24 @@ impl Settings {
                 p.false_alarm
             ));
         }
+        let butterworth = match p.method {
+            crate::process::KinematicsMethod::Butterworth => {
+                Some(crate::smooth::butterworth_filter(
+                    p.filter_order,
+                    p.cutoff_hz,
+                    p.cutoff_by,
+                    p.noise_band_hz,
+                )?)
+            }
+            _ => None,
+        };
         let process = crate::ProcessConfig {
             window: p.window,
             order: p.order,
             edges,
             max_condition: p.max_condition,
             smoother,
+            butterworth,
             periodic: p.periodic && smoother,
             refine_horizontal: p.refine_horizontal && smoother,
             keep_flagged: p.keep_flagged,

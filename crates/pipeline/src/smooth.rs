@@ -249,21 +249,37 @@ impl SmoothSettings {
         Ok((unit, method))
     }
 
-    /// The Butterworth filter these settings give (order 2, the residual analysis by default);
-    /// an error for a cutoff given with a criterion, or a value out of range.
+    /// The Butterworth filter these settings give ([`butterworth_filter`]).
     fn butterworth(&self) -> Result<Butterworth, PipelineError> {
-        let cutoff = match (self.cutoff_hz, self.cutoff_by) {
-            (Some(_), Some(by)) => {
-                return Err(PipelineError::Input(format!(
-                    "cutoff_hz and cutoff_by = \"{by}\" both given: give the cutoff, or how to choose it"
-                )))
-            }
-            (Some(f), None) => Cutoff::Fixed(f),
-            (None, Some(CutoffCriterion::DurbinWatson)) => Cutoff::DurbinWatson,
-            (None, _) => Cutoff::Residual(self.noise_band_hz.map(|[lo, hi]| (lo, hi))),
-        };
-        Ok(Butterworth::new(self.filter_order.unwrap_or(2), cutoff)?)
+        butterworth_filter(
+            self.filter_order,
+            self.cutoff_hz,
+            self.cutoff_by,
+            self.noise_band_hz,
+        )
     }
+}
+
+/// The Butterworth filter of a settings table's keys: `filter_order` (default 2), `cutoff_hz`,
+/// or else `cutoff_by` (default Winter's residual analysis, its noise line in `noise_band_hz`);
+/// an error for a cutoff given with a criterion, or a value out of range.
+pub fn butterworth_filter(
+    order: Option<usize>,
+    cutoff_hz: Option<f64>,
+    cutoff_by: Option<CutoffCriterion>,
+    noise_band_hz: Option<[f64; 2]>,
+) -> Result<Butterworth, PipelineError> {
+    let cutoff = match (cutoff_hz, cutoff_by) {
+        (Some(_), Some(by)) => {
+            return Err(PipelineError::Input(format!(
+            "cutoff_hz and cutoff_by = \"{by}\" both given: give the cutoff, or how to choose it"
+        )))
+        }
+        (Some(f), None) => Cutoff::Fixed(f),
+        (None, Some(CutoffCriterion::DurbinWatson)) => Cutoff::DurbinWatson,
+        (None, _) => Cutoff::Residual(noise_band_hz.map(|[lo, hi]| (lo, hi))),
+    };
+    Ok(Butterworth::new(order.unwrap_or(2), cutoff)?)
 }
 
 /// The smooth stage's record (`<stem>.summary.json`): the method, its parameters per coordinate
