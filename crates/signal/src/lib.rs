@@ -8,6 +8,8 @@
 //! - [`Butterworth`]: the zero-lag Butterworth filter of the biomechanics labs, its cutoff
 //!   given or chosen by Winter's residual analysis or the Durbin-Watson criterion, derivatives
 //!   by central differences ([`butterworth`]).
+//! - [`GcvSpline`]: Woltring's generalized cross-validated natural smoothing spline (quintic by
+//!   default), its smoothing by GCV, by a known noise or given ([`spline`]).
 //! - [`kalman`]: the Kalman/RTS building blocks shared with the mechanism's smoother.
 //! - [`rigid`]: the markers' velocities and accelerations fitted as one rigid body's, the
 //!   residual being the lever's elastic part.
@@ -22,10 +24,12 @@ pub mod kalman;
 pub mod rigid;
 pub mod rts;
 pub mod savgol;
+pub mod spline;
 
 pub use butterworth::{Butterworth, Cutoff};
 pub use rts::RtsSmoother;
 pub use savgol::{EdgeMode, SavGol, SavGolCoefficients};
+pub use spline::{GcvSpline, Smoothing};
 
 /// Where an output sample came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
