@@ -333,7 +333,8 @@ struct SmoothArgs {
     #[arg(long)]
     out: PathBuf,
     /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;
-    /// the default), savgol, or butterworth (zero-lag, the labs' filter).
+    /// the default), savgol, butterworth (zero-lag, the labs' filter) or spline (Woltring's
+    /// GCV smoothing spline).
     #[arg(long)]
     method: Option<flexbench_pipeline::smooth::SmoothKind>,
     /// Unit of x and y in the tracks: m (the default), mm, cm or in.
@@ -357,6 +358,14 @@ struct SmoothArgs {
     /// default) or durbin-watson (the residuals' Durbin-Watson statistic at 2).
     #[arg(long)]
     cutoff_by: Option<flexbench_pipeline::smooth::CutoffCriterion>,
+    /// Smoothing spline: its odd degree, with --method spline (default 5, the quintic).
+    #[arg(long)]
+    spline_degree: Option<usize>,
+    /// The markers' measurement noise, m (in the tracks' unit scaled to metres): the RTS
+    /// smoother's instead of its maximum-likelihood estimate, the spline's known noise instead
+    /// of GCV.
+    #[arg(long)]
+    noise_m: Option<f64>,
     /// Pipeline file whose [smooth] table sets any of the settings (the command line wins).
     #[arg(long)]
     pipeline: Option<PathBuf>,
@@ -953,6 +962,8 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
         filter_order,
         cutoff_hz,
         cutoff_by,
+        spline_degree,
+        noise_m,
         pipeline,
         rigid_field,
         mechanism,
@@ -971,6 +982,8 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
         filter_order,
         cutoff_hz,
         cutoff_by,
+        spline_degree,
+        noise_m,
         rigid_field: rigid_field.then_some(true),
         ..Default::default()
     };

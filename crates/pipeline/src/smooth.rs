@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::{Column, Table};
 use flexbench_signal::butterworth::{Butterworth, ButterworthChoice, Cutoff};
 use flexbench_signal::rigid::{Layout, MarkerKinematics};
+use flexbench_signal::spline::{GcvSpline, Smoothing, SplineChoice};
 use flexbench_signal::{Derivatives, Differentiator, RtsSmoother, SavGol};
 pub use flexbench_tables::interchange::LengthUnit;
 use flexbench_tables::read_tracks;
@@ -32,6 +33,9 @@ pub enum SmoothMethod {
     /// The zero-lag Butterworth filter, its cutoff given or chosen per coordinate, derivatives
     /// by central differences.
     Butterworth(Butterworth),
+    /// Woltring's natural smoothing spline, its smoothing by GCV (or the noise given) per
+    /// coordinate.
+    Spline(GcvSpline),
 }
 
 impl SmoothMethod {
@@ -43,6 +47,7 @@ impl SmoothMethod {
                 format!("Savitzky-Golay, window {window}, order {order}")
             }
             SmoothMethod::Butterworth(b) => b.describe(),
+            SmoothMethod::Spline(g) => g.describe(),
         }
     }
 }
@@ -57,12 +62,15 @@ pub enum SmoothKind {
     Savgol,
     /// The zero-lag Butterworth filter.
     Butterworth,
+    /// Woltring's GCV smoothing spline.
+    Spline,
 }
 
-const SMOOTH_KINDS: [(&str, SmoothKind); 3] = [
+const SMOOTH_KINDS: [(&str, SmoothKind); 4] = [
     ("rts", SmoothKind::Rts),
     ("savgol", SmoothKind::Savgol),
     ("butterworth", SmoothKind::Butterworth),
+    ("spline", SmoothKind::Spline),
 ];
 
 /// How the Butterworth filter's cutoff is chosen when none is given, by name: `residual`
@@ -133,6 +141,7 @@ impl std::fmt::Display for SmoothKind {
 /// cutoff_hz = 8.0         # butterworth: the cutoff (else chosen per coordinate by cutoff_by)
 /// cutoff_by = "residual"  # butterworth: "residual" (Winter) or "durbin-watson"
 /// noise_band_hz = [30.0, 60.0]  # butterworth, residual: the noise line's band (else fs/8 to fs/4)
+/// spline_degree = 5       # spline: odd degree (5: quintic); smoothing by GCV, or for noise_m
 /// rigid_field = true      # also fit the markers as one rigid body (the lever)
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -177,6 +186,8 @@ pub struct SmoothSettings {
     pub cutoff_by: Option<CutoffCriterion>,
     /// Butterworth with the residual analysis: the band of the noise line, Hz.
     pub noise_band_hz: Option<[f64; 2]>,
+    /// Smoothing spline: its odd degree (default 5).
+    pub spline_degree: Option<usize>,
     /// Fit the rigid field of the markers.
     pub rigid_field: Option<bool>,
 }
@@ -195,7 +206,7 @@ impl SmoothSettings {
             Some(v) => v
                 .clone()
                 .try_into()
-                .map_err(|e| PipelineError::Input(format!("{}: [smooth]: {e}. The keys are method, unit, window, order, noise_m, snap_density, frequency_hz, harmonics, filter_order, cutoff_hz, cutoff_by, noise_band_hz, rigid_field", path.display()))),
+                .map_err(|e| PipelineError::Input(format!("{}: [smooth]: {e}. The keys are method, unit, window, order, noise_m, snap_density, frequency_hz, harmonics, filter_order, cutoff_hz, cutoff_by, noise_band_hz, spline_degree, rigid_field", path.display()))),
         }
     }
 
@@ -214,6 +225,7 @@ impl SmoothSettings {
             cutoff_hz: over.cutoff_hz.or(self.cutoff_hz),
             cutoff_by: over.cutoff_by.or(self.cutoff_by),
             noise_band_hz: over.noise_band_hz.or(self.noise_band_hz),
+            spline_degree: over.spline_degree.or(self.spline_degree),
             rigid_field: over.rigid_field.or(self.rigid_field),
         }
     }
@@ -245,6 +257,10 @@ impl SmoothSettings {
                 order: self.order.unwrap_or(5),
             },
             SmoothKind::Butterworth => SmoothMethod::Butterworth(self.butterworth()?),
+            SmoothKind::Spline => SmoothMethod::Spline(smoothing_spline(
+                self.spline_degree,
+                positive(self.noise_m, "noise_m")?,
+            )?),
         };
         Ok((unit, method))
     }
@@ -258,6 +274,22 @@ impl SmoothSettings {
             self.noise_band_hz,
         )
     }
+}
+
+/// The smoothing spline of a settings table's keys: `spline_degree` (odd, default 5), its
+/// smoothing by GCV, or for the noise `noise_m` (m) when given.
+pub fn smoothing_spline(
+    degree: Option<usize>,
+    noise_m: Option<f64>,
+) -> Result<GcvSpline, PipelineError> {
+    let degree = degree.unwrap_or(5);
+    if degree % 2 == 0 {
+        return Err(PipelineError::Input(format!(
+            "spline_degree = {degree}: a smoothing spline's degree is odd (5: the quintic spline, 3: the cubic)"
+        )));
+    }
+    let smoothing = noise_m.map_or(Smoothing::Gcv, Smoothing::KnownNoise);
+    Ok(GcvSpline::new(degree.div_ceil(2), smoothing)?)
 }
 
 /// The Butterworth filter of a settings table's keys: `filter_order` (default 2), `cutoff_hz`,
@@ -303,9 +335,9 @@ pub struct SmoothRecord {
     pub samples: SampleCounts,
 }
 
-/// What the automatic smoother, or the Butterworth filter, chose for one coordinate (None where
-/// it did not run or does not apply; `noise_m` is the residual analysis's noise estimate for
-/// the filter).
+/// What the automatic smoother, the Butterworth filter or the smoothing spline chose for one
+/// coordinate (None where it did not run or does not apply; `noise_m` is the residual
+/// analysis's noise estimate for the filter, RSS / (n - tr A) for the spline).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoordinateParameters {
     /// The coordinate, `<marker>.<axis>`.
@@ -334,6 +366,12 @@ pub struct CoordinateParameters {
     /// Butterworth: the residuals' Durbin-Watson statistic at the cutoff.
     #[serde(default)]
     pub durbin_watson: Option<f64>,
+    /// Smoothing spline: the smoothing parameter p, m^2 s^(2m - 1).
+    #[serde(default)]
+    pub spline_p: Option<f64>,
+    /// Smoothing spline: its effective degrees of freedom (tr A).
+    #[serde(default)]
+    pub spline_dof: Option<f64>,
 }
 
 impl CoordinateParameters {
@@ -351,6 +389,18 @@ impl CoordinateParameters {
             pass_cutoff_hz: None,
             padding_samples: None,
             durbin_watson: None,
+            spline_p: None,
+            spline_dof: None,
+        }
+    }
+
+    /// What the smoothing spline chose (its noise estimate as `noise_m`).
+    fn spline(coordinate: String, c: Option<SplineChoice>) -> CoordinateParameters {
+        CoordinateParameters {
+            noise_m: c.map(|c| c.noise),
+            spline_p: c.map(|c| c.p),
+            spline_dof: c.map(|c| c.dof),
+            ..CoordinateParameters::named(coordinate)
         }
     }
 
@@ -567,6 +617,11 @@ fn differentiate_marker(
                 params.push(CoordinateParameters::butterworth(name.clone(), chosen));
                 d
             }
+            SmoothMethod::Spline(g) => {
+                let (d, chosen) = g.filter(&name, &s.t, v, &s.present)?;
+                params.push(CoordinateParameters::spline(name.clone(), chosen));
+                d
+            }
         })
     };
     let dx = coordinate("x", x)?;
@@ -581,6 +636,7 @@ fn differentiate_marker(
             SmoothMethod::Rts(_) => flexbench_signal::rts::MIN_SEGMENT,
             SmoothMethod::SavGol { window, .. } => window,
             SmoothMethod::Butterworth(b) => b.shortest_run(),
+            SmoothMethod::Spline(g) => g.shortest_run(),
         };
         return Err(PipelineError::Input(format!(
             "marker {}: no run of at least {need} consecutive samples to smooth ({seen} seen in all, {} in the recording): the recording or its runs between gaps are too short for the method{}",
