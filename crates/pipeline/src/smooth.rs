@@ -283,7 +283,7 @@ pub fn smoothing_spline(
     noise_m: Option<f64>,
 ) -> Result<GcvSpline, PipelineError> {
     let degree = degree.unwrap_or(5);
-    if degree % 2 == 0 {
+    if degree.is_multiple_of(2) {
         return Err(PipelineError::Input(format!(
             "spline_degree = {degree}: a smoothing spline's degree is odd (5: the quintic spline, 3: the cubic)"
         )));
