@@ -203,7 +203,8 @@ fn a_failed_run_keeps_the_earlier_outputs() {
 /// the true components; with 140 um the smoother 4.5 % / 4.6 %, periodic 2.05 % / 2.09 %,
 /// Savitzky-Golay 7.2 % / 7.3 %; the zero-lag Butterworth filter (`--butterworth`, its cutoff
 /// per coordinate by Winter's residual analysis) 2.8 %, 5.9 % and 6.5 % at 10, 100 and 140 um,
-/// by the Durbin-Watson criterion 5.3 %, 7.0 % and 7.4 % (B; C' within 0.2 % of them). Before
+/// by the Durbin-Watson criterion 5.3 %, 7.0 % and 7.4 %, Woltring's quintic GCV spline
+/// (`--spline`) 2.4 %, 5.6 % and 6.3 % (B; C' within 0.2 % of them). Before
 /// the folds were resolved by two hypotheses, 140 um gave about 50 % with either.
 #[test]
 fn smoother_on_noise_free_and_noisy_tracks() {
@@ -239,12 +240,13 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     // 4.5 %, Savitzky-Golay (window 15, order 3) 8 %, 9 % and 9 % (measured in the doc above);
     // the zero-lag Butterworth filter (order 2) with Winter's residual analysis 4 %, 7.5 % and
     // 8 % (measured 2.8-2.9 %, 5.9-6.1 %, 6.5-6.6 %), with the Durbin-Watson criterion 6.5 %,
-    // 8.5 % and 9 % (5.3-5.4 %, 7.0-7.2 %, 7.4-7.6 %).
+    // 8.5 % and 9 % (5.3-5.4 %, 7.0-7.2 %, 7.4-7.6 %); Woltring's quintic GCV spline 3.5 %, 7 %
+    // and 7.5 % (2.4-2.5 %, 5.6-5.7 %, 6.3-6.4 %).
     let truth = common::root().join("recordings/default/truth");
-    for (sigma, smoother_limit, periodic_limit, sg_limit, (bw_limit, dw_limit)) in [
-        (1e-5, 0.02, 0.01, 0.08, (0.04, 0.065)),
-        (1e-4, 0.05, 0.04, 0.09, (0.075, 0.085)),
-        (1.4e-4, 0.06, 0.045, 0.09, (0.08, 0.09)),
+    for (sigma, smoother_limit, periodic_limit, sg_limit, (bw_limit, dw_limit), spline_limit) in [
+        (1e-5, 0.02, 0.01, 0.08, (0.04, 0.065), 0.035),
+        (1e-4, 0.05, 0.04, 0.09, (0.075, 0.085), 0.07),
+        (1.4e-4, 0.06, 0.045, 0.09, (0.08, 0.09), 0.075),
     ] {
         let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
         std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
@@ -262,6 +264,7 @@ fn smoother_on_noise_free_and_noisy_tracks() {
                 vec!["--butterworth", "--cutoff-by", "durbin-watson"],
                 dw_limit,
             ),
+            ("GCV spline", vec!["--spline"], spline_limit),
         ] {
             let out = dir.path().join(format!("out-{sigma}-{name}"));
             common::process(&tracks, &out, &extra);

@@ -642,10 +642,13 @@ fn overlay_failing_beside_fem_and_compare_loses_nothing() {
 /// criterion in the process stage): the process record (read back by its type) names the
 /// filter and a cutoff for each of the ten coordinates, the smooth record too; the report
 /// states the method and the cutoffs' range; the comparison still finds the simulated bench
-/// (every acceleration within 6 % NRMSE; 2.2-3.6 % measured). A cutoff given with a
+/// (every acceleration within 6 % NRMSE; 2.2-3.6 % measured). The same with Woltring's
+/// quintic spline in both stages ([smooth] and [process] method = "spline"): its smoothing
+/// per coordinate in the records, its degrees of freedom in the report, the accelerations
+/// within 3.5 % NRMSE (0.8-2.1 % measured). A cutoff given with a
 /// criterion is refused before any stage runs.
 #[test]
-fn butterworth_through_the_chain() {
+fn labs_methods_through_the_chain() {
     use flexbench_pipeline::process::ProcessRecord;
     use flexbench_pipeline::smooth::SmoothRecord;
     use flexbench_pipeline::StageRecord;
@@ -678,8 +681,8 @@ fn butterworth_through_the_chain() {
         "{}",
         d.method
     );
-    assert_eq!(d.cutoffs.len(), 10);
-    let cutoffs: Vec<f64> = d.cutoffs.iter().map(|c| c.cutoff_hz.unwrap()).collect();
+    assert_eq!(d.choices.len(), 10);
+    let cutoffs: Vec<f64> = d.choices.iter().map(|c| c.cutoff_hz.unwrap()).collect();
     eprintln!("process cutoffs {cutoffs:.2?} Hz");
     assert!(
         cutoffs.iter().all(|f| *f > 2.0 && *f < 108.0),
@@ -703,6 +706,44 @@ fn butterworth_through_the_chain() {
         if q.ends_with("ax") || q.ends_with("ay") {
             eprintln!("{q}: NRMSE {:.2} %", nrmse * 100.0);
             assert!(nrmse < 0.06, "{q}: NRMSE {nrmse}");
+        }
+    }
+    // The same chain with Woltring's spline in both stages.
+    let spline = dir.path().join("spline.toml");
+    std::fs::write(
+        &spline,
+        file.replace(
+            "method = \"butterworth\"\ncutoff_by = \"durbin-watson\"",
+            "method = \"spline\"",
+        )
+        .replace("method = \"butterworth\"", "method = \"spline\""),
+    )
+    .unwrap();
+    let out_s = dir.path().join("out-spline");
+    run(&spline, &out_s);
+    let record = ProcessRecord::read(&out_s.join("process/summary.json")).unwrap();
+    let d = &record.differentiation;
+    assert!(
+        d.method.contains("smoothing spline of degree 5") && d.order == 5,
+        "{}",
+        d.method
+    );
+    assert!(
+        d.choices.len() == 10
+            && d.choices
+                .iter()
+                .all(|c| c.spline_p.is_some() && c.cutoff_hz.is_none())
+    );
+    let smooth = SmoothRecord::read(&out_s.join("smooth/markers.summary.json")).unwrap();
+    assert!(smooth.method.contains("GCVSPL"), "{}", smooth.method);
+    let html = std::fs::read_to_string(out_s.join("report/report.html")).unwrap();
+    assert!(html.contains("effective degrees of freedom"));
+    let cmp = read_csv(&out_s.join("compare/comparison.csv"));
+    for (i, q) in cmp["quantity"].iter().enumerate() {
+        let nrmse: f64 = cmp["nrmse"][i].parse().unwrap();
+        if q.ends_with("ax") || q.ends_with("ay") {
+            eprintln!("spline: {q}: NRMSE {:.2} %", nrmse * 100.0);
+            assert!(nrmse < 0.035, "{q}: NRMSE {nrmse}");
         }
     }
     let bad = dir.path().join("bad.toml");

@@ -172,6 +172,16 @@ struct ProcessArgs {
     /// default) or durbin-watson.
     #[arg(long, requires = "butterworth")]
     cutoff_by: Option<flexbench_pipeline::smooth::CutoffCriterion>,
+    /// Kinematics from each marker smoothed by Woltring's GCV spline (--spline-degree,
+    /// --noise-m) and differentiated, through the loop's analysis, instead of the smoother.
+    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal", "savgol", "butterworth"])]
+    spline: bool,
+    /// Spline: its odd degree (default 5, the quintic).
+    #[arg(long, requires = "spline")]
+    spline_degree: Option<usize>,
+    /// Spline: the markers' noise, m, for its known-noise choice instead of GCV.
+    #[arg(long, requires = "spline")]
+    noise_m: Option<f64>,
     /// With the smoother: refit the drivers other than the crank angle as Fourier series of
     /// the crank angle over every turn (steady periodic motion, two turns at least).
     #[arg(long, conflicts_with = "savgol")]
@@ -594,6 +604,9 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         filter_order,
         cutoff_hz,
         cutoff_by,
+        spline,
+        spline_degree,
+        noise_m,
         periodic,
         refine_horizontal,
         flags,
@@ -617,13 +630,24 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         )?),
         false => None,
     };
+    if let Some(noise) = noise_m.filter(|n| !(n.is_finite() && *n > 0.0)) {
+        anyhow::bail!("--noise-m {noise}: give the markers' noise, a positive number of metres");
+    }
+    let spline = match spline {
+        true => Some(flexbench_pipeline::smooth::smoothing_spline(
+            spline_degree,
+            noise_m,
+        )?),
+        false => None,
+    };
     let cfg = ProcessConfig {
         window,
         order,
         edges,
         max_condition,
-        smoother: !savgol && butterworth.is_none(),
+        smoother: !savgol && butterworth.is_none() && spline.is_none(),
         butterworth,
+        spline,
         periodic,
         refine_horizontal,
         keep_flagged,

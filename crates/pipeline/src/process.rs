@@ -20,7 +20,7 @@ use flexbench_kinematics::smoother::SmootherReport;
 use flexbench_kinematics::{estimate, FitReport, ForceSeries, MarkerState, Motion};
 use flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::{Butterworth, Derivatives, Differentiator, Provenance, SavGol};
+use flexbench_signal::{Butterworth, Derivatives, Differentiator, GcvSpline, Provenance, SavGol};
 use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,9 @@ pub enum KinematicsMethod {
     /// Each marker filtered by the zero-lag Butterworth filter, differentiated, through the
     /// loop's analysis (the labs' pipeline).
     Butterworth,
+    /// Each marker smoothed by Woltring's GCV spline, differentiated, through the loop's
+    /// analysis.
+    Spline,
 }
 
 impl std::str::FromStr for KinematicsMethod {
@@ -51,6 +54,7 @@ impl std::str::FromStr for KinematicsMethod {
                 ("smoother", KinematicsMethod::Smoother),
                 ("savgol", KinematicsMethod::Savgol),
                 ("butterworth", KinematicsMethod::Butterworth),
+                ("spline", KinematicsMethod::Spline),
             ],
         )
     }
@@ -62,6 +66,7 @@ impl std::fmt::Display for KinematicsMethod {
             KinematicsMethod::Smoother => "smoother",
             KinematicsMethod::Savgol => "savgol",
             KinematicsMethod::Butterworth => "butterworth",
+            KinematicsMethod::Spline => "spline",
         })
     }
 }
@@ -151,33 +156,42 @@ impl ResidualTestRecord {
 }
 
 /// The differentiation of the markers, as `process` ran it: Savitzky-Golay (its window, order
-/// and edges) or the Butterworth filter (its cutoff per coordinate).
+/// and edges), the Butterworth filter (its cutoff per coordinate) or the smoothing spline (its
+/// smoothing per coordinate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Differentiation {
     /// The method in words.
     pub method: String,
     /// Savitzky-Golay window, samples.
     pub window: Option<usize>,
-    /// Savitzky-Golay polynomial order, or the Butterworth filter's order per pass.
+    /// Savitzky-Golay polynomial order, the Butterworth filter's order per pass, or the
+    /// smoothing spline's degree.
     pub order: usize,
     /// Savitzky-Golay edge mode (scipy's names).
     pub edges: Option<String>,
-    /// The Butterworth filter's cutoff per coordinate (`M1.x`, ...), as chosen.
+    /// What the Butterworth filter or the smoothing spline chose per coordinate (`M1.x`, ...).
     #[serde(default)]
-    pub cutoffs: Vec<CoordinateCutoff>,
+    pub choices: Vec<CoordinateChoice>,
 }
 
-/// The Butterworth filter's cutoff for one marker coordinate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoordinateCutoff {
+/// What the Butterworth filter or the smoothing spline chose for one marker coordinate (None
+/// where it does not apply, or no run was long enough).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CoordinateChoice {
     /// The coordinate, `<marker>.<axis>`.
     pub coordinate: String,
-    /// The zero-lag cutoff, Hz (None where no run was long enough to filter).
+    /// Butterworth: the zero-lag cutoff, Hz.
     pub cutoff_hz: Option<f64>,
-    /// The residual analysis's noise estimate, m.
+    /// The noise estimate, m: the residual analysis's, or the spline's RSS / (n - tr A).
     pub noise_m: Option<f64>,
-    /// The residuals' Durbin-Watson statistic at the cutoff.
+    /// Butterworth: the residuals' Durbin-Watson statistic at the cutoff.
     pub durbin_watson: Option<f64>,
+    /// Spline: the smoothing parameter p, m^2 s^(2m - 1).
+    #[serde(default)]
+    pub spline_p: Option<f64>,
+    /// Spline: its effective degrees of freedom (tr A).
+    #[serde(default)]
+    pub spline_dof: Option<f64>,
 }
 
 /// The inverse dynamics' conditioning over the recording.
@@ -216,6 +230,9 @@ pub struct ProcessConfig {
     /// The markers filtered and differentiated by this zero-lag Butterworth filter instead of
     /// Savitzky-Golay, through the loop's analysis (with `smoother` false).
     pub butterworth: Option<Butterworth>,
+    /// The markers smoothed and differentiated by this smoothing spline instead of
+    /// Savitzky-Golay, through the loop's analysis (with `smoother` false and no Butterworth).
+    pub spline: Option<GcvSpline>,
     /// With the smoother: the bench's horizontal refined from the motion, by maximum
     /// likelihood of the smoother over a rotation of the tracks about the bench origin.
     pub refine_horizontal: bool,
@@ -238,6 +255,7 @@ impl Default for ProcessConfig {
             max_condition: DEFAULT_MAX_CONDITION,
             smoother: true,
             butterworth: None,
+            spline: None,
             periodic: false,
             refine_horizontal: false,
             keep_flagged: false,
@@ -281,11 +299,11 @@ impl ProcessConfig {
 }
 
 impl Differentiation {
-    /// The markers' differentiation `filter` as `cfg` set it, with the cutoffs it chose.
+    /// The markers' differentiation `filter` as `cfg` set it, with what it chose.
     fn of(
         filter: &MarkerFilter,
         cfg: &ProcessConfig,
-        cutoffs: &[CoordinateCutoff],
+        choices: &[CoordinateChoice],
     ) -> Differentiation {
         match filter {
             MarkerFilter::SavGol(sg, window) => Differentiation {
@@ -293,35 +311,47 @@ impl Differentiation {
                 window: Some(*window),
                 order: cfg.order,
                 edges: Some(cfg.edges.name().into()),
-                cutoffs: Vec::new(),
+                choices: Vec::new(),
             },
             MarkerFilter::Butterworth(b) => Differentiation {
                 method: b.describe(),
                 window: None,
                 order: b.order,
                 edges: None,
-                cutoffs: cutoffs.to_vec(),
+                choices: choices.to_vec(),
+            },
+            MarkerFilter::Spline(g) => Differentiation {
+                method: g.describe(),
+                window: None,
+                order: 2 * g.half_order - 1,
+                edges: None,
+                choices: choices.to_vec(),
             },
         }
     }
 }
 
 /// How `process` smooths and differentiates the markers (and the fit's drivers): Savitzky-Golay
-/// with its window, or the zero-lag Butterworth filter.
+/// with its window, the zero-lag Butterworth filter, or the smoothing spline.
 enum MarkerFilter {
     SavGol(SavGol, usize),
     Butterworth(Butterworth),
+    Spline(GcvSpline),
 }
 
 impl MarkerFilter {
-    /// The filter `cfg` asks for on the times `t`; an error for Butterworth with the smoother.
+    /// The filter `cfg` asks for on the times `t`; an error for the Butterworth filter or the
+    /// spline with the smoother, or both.
     fn of(cfg: &ProcessConfig, t: &[f64]) -> Result<MarkerFilter, PipelineError> {
-        match cfg.butterworth {
-            Some(_) if cfg.smoother => Err(PipelineError::Input(
-                "the Butterworth filter feeds the loop's analysis, not the smoother: turn the smoother off ([process] method = \"butterworth\" does)".into(),
-            )),
-            Some(b) => Ok(MarkerFilter::Butterworth(b)),
-            None => {
+        let refuse = |why: &str| Err(PipelineError::Input(why.into()));
+        match (cfg.butterworth, cfg.spline) {
+            (Some(_), Some(_)) => refuse("the Butterworth filter and the smoothing spline both asked: give one ([process] method)"),
+            (Some(_), None) | (None, Some(_)) if cfg.smoother => refuse(
+                "the Butterworth filter and the smoothing spline feed the loop's analysis, not the smoother: turn the smoother off ([process] method = \"butterworth\" or \"spline\" does)",
+            ),
+            (Some(b), None) => Ok(MarkerFilter::Butterworth(b)),
+            (None, Some(g)) => Ok(MarkerFilter::Spline(g)),
+            (None, None) => {
                 let window = cfg.window.unwrap_or_else(|| default_window(t, cfg.order));
                 let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
                 Ok(MarkerFilter::SavGol(sg, window))
@@ -334,14 +364,15 @@ impl MarkerFilter {
         match self {
             MarkerFilter::SavGol(sg, _) => sg,
             MarkerFilter::Butterworth(b) => b,
+            MarkerFilter::Spline(g) => g,
         }
     }
 
-    /// Each marker's x and y differentiated, and the Butterworth filter's cutoff per
-    /// coordinate (none for Savitzky-Golay).
+    /// Each marker's x and y differentiated, and the Butterworth filter's or the spline's
+    /// choice per coordinate (none for Savitzky-Golay).
     fn differentiate(&self, series: &[MarkerSeries]) -> Result<Differentiated, PipelineError> {
         let mut diffs = Vec::with_capacity(series.len());
-        let mut cutoffs = Vec::new();
+        let mut choices = Vec::new();
         for s in series {
             let mut one = |axis: &str, v: &[f64]| -> Result<Derivatives, PipelineError> {
                 let name = format!("{}.{axis}", s.name);
@@ -349,11 +380,23 @@ impl MarkerFilter {
                     MarkerFilter::SavGol(sg, _) => sg.differentiate(&name, &s.t, v, &s.present)?,
                     MarkerFilter::Butterworth(b) => {
                         let (d, c) = b.filter(&name, &s.t, v, &s.present)?;
-                        cutoffs.push(CoordinateCutoff {
+                        choices.push(CoordinateChoice {
                             coordinate: name,
                             cutoff_hz: c.map(|c| c.cutoff_hz),
                             noise_m: c.and_then(|c| c.noise_rms),
                             durbin_watson: c.map(|c| c.durbin_watson),
+                            ..Default::default()
+                        });
+                        d
+                    }
+                    MarkerFilter::Spline(g) => {
+                        let (d, c) = g.filter(&name, &s.t, v, &s.present)?;
+                        choices.push(CoordinateChoice {
+                            coordinate: name,
+                            noise_m: c.map(|c| c.noise),
+                            spline_p: c.map(|c| c.p),
+                            spline_dof: c.map(|c| c.dof),
+                            ..Default::default()
                         });
                         d
                     }
@@ -363,12 +406,13 @@ impl MarkerFilter {
             let dy = one("y", &s.y)?;
             diffs.push((dx, dy));
         }
-        Ok((diffs, cutoffs))
+        Ok((diffs, choices))
     }
 }
 
-/// The markers' derivatives (x, y per marker) and the Butterworth filter's cutoffs.
-type Differentiated = (Vec<(Derivatives, Derivatives)>, Vec<CoordinateCutoff>);
+/// The markers' derivatives (x, y per marker) and the Butterworth filter's or the spline's
+/// choices.
+type Differentiated = (Vec<(Derivatives, Derivatives)>, Vec<CoordinateChoice>);
 
 /// The tracks at `tracks_path` with the samples of the flags table at `flags` made gaps (unless
 /// `keep`), and how many were.
@@ -446,7 +490,7 @@ pub fn process(
     let fit_flags = fitted.flags.to_named_table("fit_flags");
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
     lap("write", &mut timing);
-    let differentiation = Differentiation::of(&filter, cfg, &fitted.cutoffs);
+    let differentiation = Differentiation::of(&filter, cfg, &fitted.choices);
     let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);
     record.flags = flags.map(|f| f.display().to_string());
     record.rate = flexbench_kinematics::rate::check_rate(mech, &t, motion, &forces);
@@ -471,7 +515,7 @@ pub fn process(
 /// why the test did not judge, when it did not.
 struct Fitted {
     diffs: Vec<(Derivatives, Derivatives)>,
-    cutoffs: Vec<CoordinateCutoff>,
+    choices: Vec<CoordinateChoice>,
     seen: Observed,
     motion: Motion,
     flags: Flags,
@@ -526,7 +570,7 @@ fn fit_testing_residuals(
     let (mut flagged, mut first, mut fits) = (Vec::new(), None::<FirstFit>, 0);
     loop {
         fits += 1;
-        let (diffs, cutoffs) = filter.differentiate(&series)?;
+        let (diffs, choices) = filter.differentiate(&series)?;
         let seen = Observed::new(mech, &series, &diffs);
         let (obs, raw) = (&seen.differentiated, &seen.positions);
         // A refit keeps the horizontal the first fit found (a few samples left out do not
@@ -545,7 +589,7 @@ fn fit_testing_residuals(
         flagged.extend(found);
         let fitted = Fitted {
             diffs,
-            cutoffs,
+            choices,
             seen,
             motion,
             flags: Flags::from_rows(flagged.clone()),
@@ -608,11 +652,11 @@ struct FirstFit {
 impl FirstFit {
     /// The first fit, whole.
     fn into_fitted(self, mech: &Mechanism, filter: &MarkerFilter) -> Result<Fitted, PipelineError> {
-        let (diffs, cutoffs) = filter.differentiate(&self.series)?;
+        let (diffs, choices) = filter.differentiate(&self.series)?;
         let seen = Observed::new(mech, &self.series, &diffs);
         Ok(Fitted {
             diffs,
-            cutoffs,
+            choices,
             seen,
             motion: self.motion,
             flags: self.flags,

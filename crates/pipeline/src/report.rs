@@ -766,8 +766,8 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
 }
 
 /// How the process stage estimated the motion, in words: the smoother (and the periodic
-/// refit), or the markers' filter through the loop's analysis with the Butterworth filter's
-/// cutoffs as chosen.
+/// refit), or the markers' filter through the loop's analysis with what the Butterworth filter
+/// or the smoothing spline chose over the coordinates.
 fn method_sentence(process: &ProcessRecord) -> String {
     let d = &process.differentiation;
     if process.smoother.is_some() {
@@ -777,17 +777,26 @@ fn method_sentence(process: &ProcessRecord) -> String {
         };
         return format!("The motion was estimated by the Kalman/RTS smoother on the mechanism's driving coordinates{periodic}.");
     }
-    let cutoffs: Vec<f64> = d.cutoffs.iter().filter_map(|c| c.cutoff_hz).collect();
-    let chosen = match cutoffs.is_empty() {
+    let range = |v: Vec<f64>, what: &str, unit: &str| match v.is_empty() {
         true => String::new(),
         false => {
-            let lo = cutoffs.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = cutoffs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            format!(" (cutoffs {lo:.1} to {hi:.1} Hz over the markers' coordinates)")
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(" ({what} {lo:.1} to {hi:.1}{unit} over the markers' coordinates)")
         }
     };
+    let cutoffs = range(
+        d.choices.iter().filter_map(|c| c.cutoff_hz).collect(),
+        "cutoffs",
+        " Hz",
+    );
+    let dof = range(
+        d.choices.iter().filter_map(|c| c.spline_dof).collect(),
+        "effective degrees of freedom",
+        &format!(" of {}", process.samples),
+    );
     format!(
-        "The markers were smoothed and differentiated ({}){chosen}, then fitted by the mechanism sample by sample.",
+        "The markers were smoothed and differentiated ({}){cutoffs}{dof}, then fitted by the mechanism sample by sample.",
         d.method
     )
 }

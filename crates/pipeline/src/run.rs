@@ -206,8 +206,8 @@ pub struct TrackSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProcessSection {
-    /// smoother (Kalman smoother on the driving coordinates), savgol or butterworth (each
-    /// marker filtered through the loop's analysis).
+    /// smoother (Kalman smoother on the driving coordinates), savgol, butterworth or spline
+    /// (each marker filtered through the loop's analysis).
     #[serde(
         deserialize_with = "flexbench_contracts::names::de_name",
         serialize_with = "flexbench_contracts::names::ser_name"
@@ -244,6 +244,12 @@ pub struct ProcessSection {
     /// Butterworth with the residual analysis: the noise line's band, Hz.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_band_hz: Option<[f64; 2]>,
+    /// Smoothing spline: its odd degree (default 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spline_degree: Option<usize>,
+    /// Smoothing spline: the markers' noise, m, for its known-noise choice (else GCV).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_m: Option<f64>,
     /// Condition number above which a sample is a toggle position.
     pub max_condition: f64,
     /// The tracked samples the track stage flagged, and those that fail the fitted mechanism's
@@ -267,6 +273,8 @@ impl Default for ProcessSection {
             cutoff_hz: None,
             cutoff_by: None,
             noise_band_hz: None,
+            spline_degree: None,
+            noise_m: None,
             max_condition: d.max_condition,
             keep_flagged: false,
             false_alarm: d.false_alarm,
@@ -1174,6 +1182,15 @@ impl Settings {
             }
             _ => None,
         };
+        let spline = match p.method {
+            crate::process::KinematicsMethod::Spline => {
+                if let Some(noise) = p.noise_m.filter(|n| !(n.is_finite() && *n > 0.0)) {
+                    return bad(format!("[process] noise_m = {noise}: give the markers' noise, a positive number of metres, or leave it out for GCV"));
+                }
+                Some(crate::smooth::smoothing_spline(p.spline_degree, p.noise_m)?)
+            }
+            _ => None,
+        };
         let process = crate::ProcessConfig {
             window: p.window,
             order: p.order,
@@ -1181,6 +1198,7 @@ impl Settings {
             max_condition: p.max_condition,
             smoother,
             butterworth,
+            spline,
             periodic: p.periodic && smoother,
             refine_horizontal: p.refine_horizontal && smoother,
             keep_flagged: p.keep_flagged,
