@@ -12,7 +12,21 @@ markers' accelerations are estimated by
   - crank:   `flexbench process --periodic`: the crank-angle mode (drivers refitted as Fourier
     series of the crank angle, harmonics chosen by BIC), markers' accelerations from the
     mechanism;
-and compared with the truth of `flexbench simulate`. Reported, in m/s^2: the RMS error in the
+and, the methods the labs publish with (issue 20):
+  - bw-resid / bw-dw: `flexbench smooth --method butterworth`, the zero-lag fourth-order
+    Butterworth filter (order 2 run forward and backward), its cutoff chosen per coordinate by
+    Winter's residual analysis / by the residuals' Durbin-Watson statistic;
+  - bw-best: the same filter (written here with scipy's butter + sosfiltfilt and the same
+    padding and differences, which flexbench matches to 1e-14) at the cutoff chosen with
+    hindsight (the one with the smallest interior RMS error over all markers);
+  - spline: `flexbench smooth --method spline`, Woltring's quintic spline, its smoothing chosen
+    per coordinate by generalized cross-validation;
+  - spline-best: the quintic spline (the dense normal equations, which flexbench matches to
+    1e-11) at the smoothing chosen with hindsight;
+and the liaison forces at B and C' of `flexbench process` with each method (the smoother, the
+crank-angle mode, Savitzky-Golay at its defaults, Butterworth, the spline), as the RMS of the
+vector error over the peak of the true force, the worse joint.
+Each is compared with the truth of `flexbench simulate`. Reported, in m/s^2: the RMS error in the
 interior (0.1 s from either end excluded), the RMS error of the worse end zone (first or last
 0.1 s), the largest single error in the end zones, and the bound.
 
@@ -37,7 +51,8 @@ import sys
 import tempfile
 
 import numpy as np
-from scipy.signal import savgol_filter
+from scipy.interpolate import BSpline
+from scipy.signal import butter, savgol_filter, sosfiltfilt
 
 RATES = [60, 120, 240]
 NOISES_MM = [0.1, 0.3]
@@ -198,6 +213,101 @@ def sg_best(x, y, truth_ax, truth_ay, dt, t):
     return best
 
 
+def bw_accel(v, fc, fs, order=2):
+    """flexbench's zero-lag Butterworth (crates/signal/src/butterworth.rs) of the columns of v:
+    Winter's correction, odd padding of one cutoff period (at least 3 (N + 1)), sosfiltfilt,
+    then fourth-order central differences (second-order one-sided at the two ends)."""
+    c = (np.sqrt(2.0) - 1.0) ** (1.0 / (2 * order))
+    fd = fs / np.pi * np.arctan(np.tan(np.pi * fc / fs) / c)
+    sos = butter(order, fd / (fs / 2), output="sos")
+    n = v.shape[0]
+    pad = min(max(int(np.ceil(fs / fc)), 3 * (order + 1)), n - 1)
+    x = sosfiltfilt(sos, v, axis=0, padtype="odd", padlen=pad)
+    h2 = (1.0 / fs) ** 2
+    a = np.empty_like(x)
+    a[2:-2] = (-x[:-4] + 16 * x[1:-3] - 30 * x[2:-2] + 16 * x[3:-1] - x[4:]) / (12 * h2)
+    for i in (0, 1):
+        a[i] = (2 * x[i] - 5 * x[i + 1] + 4 * x[i + 2] - x[i + 3]) / h2
+        a[-1 - i] = (2 * x[-1 - i] - 5 * x[-2 - i] + 4 * x[-3 - i] - x[-4 - i]) / h2
+    return a
+
+
+def inner_rms(ax, ay, tr, t):
+    inner = (t >= t[0] + EDGE) & (t <= t[-1] - EDGE + 1e-9)
+    return float(np.sqrt(np.mean(np.concatenate([(ax - tr["ax"])[inner], (ay - tr["ay"])[inner]]) ** 2)))
+
+
+def bw_best(x, y, tr, t, fs):
+    """The hindsight-best cutoff (Hz, on a 0.25 Hz grid up to 0.45 fs) of the zero-lag filter
+    for all markers, by interior RMS error: (error, cutoff)."""
+    best = None
+    for fc in np.arange(1.0, 0.45 * fs, 0.25):
+        err = inner_rms(bw_accel(x, fc, fs), bw_accel(y, fc, fs), tr, t)
+        if best is None or err < best[0]:
+            best = (err, float(fc))
+    return best
+
+
+def spline_best(x, y, tr, t, around):
+    """The hindsight-best smoothing p of the quintic spline for all markers (log10 p on a grid of
+    0.1 decade within 3 decades of `around`), by interior RMS error: (error, p). The spline by
+    the dense normal equations (B-splines of order 6 on the samples as knots, the penalty of the
+    third derivative by 3-point Gauss-Legendre)."""
+    k, m = 5, 3
+    knots = np.concatenate([[t[0]] * k, t, [t[-1]] * k])
+    nb = len(knots) - k - 1
+    B = BSpline.design_matrix(t, knots, k).toarray()
+    xg, wg = np.polynomial.legendre.leggauss(m)
+    xs = np.concatenate([a + 0.5 * (b - a) * (xg + 1) for a, b in zip(t[:-1], t[1:])])
+    ws = np.concatenate([0.5 * (b - a) * wg for a, b in zip(t[:-1], t[1:])])
+    D = np.column_stack([BSpline(knots, np.eye(nb)[j], k).derivative(m)(xs) for j in range(nb)])
+    omega, gram = D.T @ (ws[:, None] * D), B.T @ B
+    rhs = B.T @ np.column_stack([x, y])
+    best = None
+    for lp in np.arange(np.log10(around) - 3, np.log10(around) + 3, 0.1):
+        c = np.linalg.solve(gram + 10 ** lp * omega, rhs)
+        acc = BSpline(knots, c, k)(t, 2)
+        nm = x.shape[1]
+        err = inner_rms(acc[:, :nm], acc[:, nm:], tr, t)
+        if best is None or err < best[0]:
+            best = (err, float(10 ** lp))
+    return best
+
+
+def force_errors(sim_forces, rows, out):
+    """The worse of the joints B and C' of the RMS vector force error over the true peak."""
+    got = read_csv(os.path.join(out, "forces.csv"))
+    worst = 0.0
+    for j in ("B", "C"):
+        tx, ty = sim_forces[f"{j}_x"][rows], sim_forces[f"{j}_y"][rows]
+        gx, gy = got[f"{j}_x"], got[f"{j}_y"]
+        ok = np.isfinite(gx)
+        peak = float(np.max(np.hypot(tx, ty)))
+        worst = max(worst, float(np.sqrt(np.mean((tx - gx)[ok] ** 2 + (ty - gy)[ok] ** 2))) / peak)
+    return worst
+
+
+def labs_methods(args, row, case, tracks, names, x, y, tr, t, rate, sim_forces, rows):
+    """The Butterworth filter and the spline on one case, and every method's forces (module doc)."""
+    for key, extra in (("bw_resid", []), ("bw_dw", ["--cutoff-by", "durbin-watson"]), ("spline", [])):
+        method = "spline" if key == "spline" else "butterworth"
+        out = os.path.join(case, f"{key}.csv")
+        run([args.bin, "smooth", "--tracks", tracks, "--out", out, "--method", method] + extra)
+        est = markers_by_name(read_csv(out), names, ["ax", "ay"])
+        params = json.load(open(out.replace(".csv", ".summary.json")))["parameters"]
+        chosen = [p["cutoff_hz"] if method == "butterworth" else p["spline_p"] for p in params]
+        row[key] = errors(est, tr, t, DURATION) + (float(np.median(chosen)),)
+    row["bw_best"] = bw_best(x, y, tr, t, rate)
+    row["spline_best"] = spline_best(x, y, tr, t, row["spline"][3])
+    forces = {}
+    for key, extra in (("smoother", []), ("periodic", ["--periodic"]), ("savgol", ["--savgol"]),
+                       ("butterworth", ["--butterworth"]), ("spline", ["--spline"])):
+        out = os.path.join(case, f"process-{key}")
+        done = run([args.bin, "process", "--tracks", tracks, "--mechanism", MECH, "--out", out] + extra, may_fail=True)
+        forces[key] = force_errors(sim_forces, rows, out) if done is not None else None
+    row["forces"] = forces
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/flexbench/target")), "debug", "flexbench"))
@@ -214,6 +324,7 @@ def main():
         run([args.bin, "simulate", "--mechanism", MECH, "--duration", str(DURATION), "--rate", str(FINE),
              "--settle", str(settle), "--out", sim])
         truth = markers_by_name(read_csv(os.path.join(sim, "markers.csv")), names, ["x", "y", "ax", "ay"])
+        sim_forces = read_csv(os.path.join(sim, "forces.csv"))
         bt = read_csv(os.path.join(sim, "bodies.csv"))
         bodies = {b: {k: bt[k][bt["body"] == b] for k in ("x", "phi")} for b in ("crank", "lever", "rocker", "slide")}
         for rate in RATES:
@@ -257,9 +368,11 @@ def main():
                     cr = markers_by_name(read_csv(os.path.join(case, "crank", "markers.csv")), names, ["ax", "ay"])
                     row["crank"] = errors(cr, tr, t, DURATION)
                 row["bound"] = bound(truth["t"], bodies, m, step, sigma)
+                labs_methods(args, row, case, tracks, names, x, y, tr, t, rate, sim_forces, rows)
                 results.append(row)
                 print(json.dumps(row), flush=True)
     write_report(results, args.out, len(settles))
+    write_labs_report(results, args.out, len(settles))
 
 
 def write_report(results, out, recordings):
@@ -316,6 +429,54 @@ def write_report(results, out, recordings):
             return
     with open(out + ".table.md", "w") as f:
         f.write(text)
+
+
+def write_labs_report(results, out, recordings):
+    """The labs' methods table between its markers in `out` (module doc)."""
+    lines = [
+        "| fps | noise mm | BW residual: cutoff Hz / interior / end | BW hindsight: cutoff / interior | residual / hindsight | BW Durbin-Watson: cutoff / interior | spline GCV: interior / end | spline hindsight interior | GCV / hindsight | auto interior | forces % of peak: smoother / crank / SG / BW / spline |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    ratios = []
+    for rate in RATES:
+        for noise in NOISES_MM:
+            rows = [r for r in results if r["rate"] == rate and r["noise_mm"] == noise]
+            mean = lambda f: float(np.sqrt(np.mean([f(r) ** 2 for r in rows])))
+            med = lambda f: float(np.median([f(r) for r in rows]))
+            worst = lambda f: float(max(f(r) for r in rows))
+            r_bw = worst(lambda r: r["bw_resid"][0] / r["bw_best"][0])
+            r_sp = worst(lambda r: r["spline"][0] / r["spline_best"][0])
+            ratios.append((r_bw, r_sp))
+            def force(key):
+                vals = [r["forces"][key] for r in rows if r["forces"][key] is not None]
+                failed = len(rows) - len(vals)
+                text = f"{100 * float(np.sqrt(np.mean(np.square(vals)))):.1f}" if vals else "-"
+                return text + (f" ({failed} failed)" if failed else "")
+            forces = " / ".join(force(k) for k in ("smoother", "periodic", "savgol", "butterworth", "spline"))
+            lines.append(
+                f"| {rate} | {noise} | {med(lambda r: r['bw_resid'][3]):.1f} / {mean(lambda r: r['bw_resid'][0]):.3f} / {worst(lambda r: r['bw_resid'][1]):.3f} "
+                f"| {med(lambda r: r['bw_best'][1]):.1f} / {mean(lambda r: r['bw_best'][0]):.3f} | {r_bw:.2f} "
+                f"| {med(lambda r: r['bw_dw'][3]):.1f} / {mean(lambda r: r['bw_dw'][0]):.3f} "
+                f"| {mean(lambda r: r['spline'][0]):.3f} / {worst(lambda r: r['spline'][1]):.3f} | {mean(lambda r: r['spline_best'][0]):.3f} | {r_sp:.2f} "
+                f"| {mean(lambda r: r['auto'][0]):.3f} | {forces} |")
+    text = "\n".join(lines)
+    text += (f"\n\nAcross all cases ({recordings} recording(s) each; ratios are the worst recording's): the "
+             f"residual analysis's cutoff gives at most {max(r[0] for r in ratios):.2f} times the hindsight-best "
+             f"cutoff's interior error, GCV at most {max(r[1] for r in ratios):.2f} times the hindsight-best "
+             f"smoothing's.\n")
+    print(text)
+    marker, end = "<!-- labs table -->", "<!-- end labs table -->"
+    doc = open(out).read() if os.path.exists(out) else ""
+    if marker not in doc:
+        with open(out + ".labs.md", "w") as f:
+            f.write(text)
+        return
+    head, _, rest = doc.partition(marker)
+    _, _, tail = rest.partition(end)
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(head + marker + "\n" + text + end + tail)
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

@@ -595,7 +595,7 @@ fn fit_testing_residuals(
             flags: Flags::from_rows(flagged.clone()),
             fits,
             skipped: (!cfg.smoother).then(|| {
-                "not run: the Savitzky-Golay fit follows the markers' smoothed positions, not their samples".to_string()
+                "not run: a fit of the markers' filtered positions (Savitzky-Golay, Butterworth or the spline) follows them, not their samples; the test needs the smoother".to_string()
             }),
         };
         let measured = first.as_ref().map_or_else(

@@ -189,6 +189,13 @@ pub fn report(
     stage_figures(&mut page, dirs)?;
     let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
     let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
+    methods_note(
+        &mut page,
+        dirs,
+        &process_summary,
+        &fem_summary,
+        &compare_summary,
+    );
     kinematics_note(&mut page, &process_summary);
     comparison_note(&mut page, &compare_summary);
     lever_note(&mut page, &fem_summary);
@@ -388,7 +395,7 @@ fn forces_over_turn(
             if banded {
                 format!("shaded: {bands} carried through the inverse dynamics.")
             } else {
-                "no bands: the process stage gave no uncertainty (Savitzky-Golay kinematics).".to_string()
+                "no bands: the process stage gave no uncertainty (kinematics from the markers' filtered positions, without the smoother).".to_string()
             }
         ))?;
         page.note(Note::new("Peak forces").table(
@@ -760,9 +767,85 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
                 process.inverse_dynamics.toggle_samples,
                 process.inverse_dynamics.max_condition
             ))
-            .text(method_sentence(process))
             .text(residual_sentence(&process.residual_test)),
     );
+}
+
+/// The run's methods in a paragraph fit for a paper's methods section: how the markers were
+/// smoothed and differentiated (the smooth stage, with what it chose), how the mechanism's
+/// motion was estimated, the inverse dynamics, the lever's model and the comparison.
+fn methods_note(
+    page: &mut RunPage,
+    dirs: &StageDirs,
+    process: &ProcessRecord,
+    fem: &FemRecord,
+    compare: &CompareRecord,
+) {
+    let mut text = Vec::new();
+    if let Ok(smooth) = SmoothRecord::read(&dirs.smooth.join("markers.summary.json")) {
+        text.push(format!(
+            "The markers' model-free kinematics (the smooth stage): each coordinate smoothed and differentiated ({}){}.",
+            smooth.method,
+            smooth_choices(&smooth)
+        ));
+    }
+    text.push(method_sentence(process));
+    text.push(format!(
+        "The liaison forces follow per sample from the Newton-Euler equations of the rigid bodies, a linear system solved by LU; a sample whose scaled 1-norm condition number exceeds {:.0e} is reported as a toggle position, not solved. Their bands: {}.",
+        process.inverse_dynamics.max_condition_allowed, process.bands
+    ));
+    let response = fem.response.as_ref().map_or(String::new(), |r| {
+        format!(
+            "; its forced response by Newmark's average acceleration (steps of at most {:.0e} s) with Rayleigh damping ({:.3e}, {:.3e})",
+            r.max_step_s, r.rayleigh_alpha, r.rayleigh_beta
+        )
+    });
+    text.push(format!(
+        "The elastic lever was modelled by {} {} beam elements ({} supports) in the measured rigid motion (Kane's formalism), its lowest {} modes followed along the cycle by their modal assurance criterion{response}.",
+        fem.elements, fem.element, fem.supports, fem.modes
+    ));
+    text.push(format!(
+        "Measured and simulated quantities are compared as Fourier series of the crank angle ({} harmonics), the bench simulated at the recording's mean crank speed.",
+        compare.harmonics
+    ));
+    page.note(Note::new("Methods").text(text.join(" ")));
+}
+
+/// What the smooth stage chose over the coordinates, in words (empty for Savitzky-Golay).
+fn smooth_choices(smooth: &SmoothRecord) -> String {
+    let range = |v: Vec<f64>, what: &str, scale: f64, unit: &str| -> Option<String> {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (!v.is_empty()).then(|| format!("{what} {:.1} to {:.1}{unit}", lo * scale, hi * scale))
+    };
+    let p = &smooth.parameters;
+    let parts: Vec<String> = [
+        range(
+            p.iter().filter_map(|c| c.cutoff_hz).collect(),
+            "cutoffs",
+            1.0,
+            " Hz",
+        ),
+        range(
+            p.iter().filter_map(|c| c.spline_dof).collect(),
+            "effective degrees of freedom",
+            1.0,
+            "",
+        ),
+        range(
+            p.iter().filter_map(|c| c.noise_m).collect(),
+            "noise",
+            1e6,
+            " um",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(", choosing per coordinate: {}", parts.join("; ")),
+    }
 }
 
 /// How the process stage estimated the motion, in words: the smoother (and the periodic
