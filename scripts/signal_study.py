@@ -25,7 +25,8 @@ and, the methods the labs publish with (issue 20):
     1e-11) at the smoothing chosen with hindsight;
 and the liaison forces at B and C' of `flexbench process` with each method (the smoother, the
 crank-angle mode, Savitzky-Golay at its defaults, Butterworth, the spline), as the RMS of the
-vector error over the peak of the true force, the worse joint.
+vector error over the peak of the true force in the interior (the first and last 0.1 s left
+out), the worse joint.
 Each is compared with the truth of `flexbench simulate`. Reported, in m/s^2: the RMS error in the
 interior (0.1 s from either end excluded), the RMS error of the worse end zone (first or last
 0.1 s), the largest single error in the end zones, and the bound.
@@ -275,15 +276,20 @@ def spline_best(x, y, tr, t, around):
 
 
 def force_errors(sim_forces, rows, out):
-    """The worse of the joints B and C' of the RMS vector force error over the true peak."""
+    """The worse of the joints B and C' of the RMS vector force error over the true peak, in the
+    interior (the first and last 0.1 s left out, as for the accelerations) and over the whole
+    recording."""
     got = read_csv(os.path.join(out, "forces.csv"))
-    worst = 0.0
+    t = got["t"]
+    inner = (t >= t[0] + EDGE) & (t <= t[-1] - EDGE + 1e-9)
+    worst = [0.0, 0.0]
     for j in ("B", "C"):
         tx, ty = sim_forces[f"{j}_x"][rows], sim_forces[f"{j}_y"][rows]
         gx, gy = got[f"{j}_x"], got[f"{j}_y"]
-        ok = np.isfinite(gx)
         peak = float(np.max(np.hypot(tx, ty)))
-        worst = max(worst, float(np.sqrt(np.mean((tx - gx)[ok] ** 2 + (ty - gy)[ok] ** 2))) / peak)
+        for k, mask in enumerate((inner & np.isfinite(gx), np.isfinite(gx))):
+            e = float(np.sqrt(np.mean((tx - gx)[mask] ** 2 + (ty - gy)[mask] ** 2))) / peak
+            worst[k] = max(worst[k], e)
     return worst
 
 
@@ -434,7 +440,7 @@ def write_report(results, out, recordings):
 def write_labs_report(results, out, recordings):
     """The labs' methods table between its markers in `out` (module doc)."""
     lines = [
-        "| fps | noise mm | BW residual: cutoff Hz / interior / end | BW hindsight: cutoff / interior | residual / hindsight | BW Durbin-Watson: cutoff / interior | spline GCV: interior / end | spline hindsight interior | GCV / hindsight | auto interior | forces % of peak: smoother / crank / SG / BW / spline |",
+        "| fps | noise mm | BW residual: cutoff Hz / interior / end | BW hindsight: cutoff / interior | residual / hindsight | BW Durbin-Watson: cutoff / interior | spline GCV: interior / end | spline hindsight interior | GCV / hindsight | auto interior | interior forces % of peak: smoother / crank / SG / BW / spline |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     ratios = []
@@ -448,7 +454,7 @@ def write_labs_report(results, out, recordings):
             r_sp = worst(lambda r: r["spline"][0] / r["spline_best"][0])
             ratios.append((r_bw, r_sp))
             def force(key):
-                vals = [r["forces"][key] for r in rows if r["forces"][key] is not None]
+                vals = [r["forces"][key][0] for r in rows if r["forces"][key] is not None]
                 failed = len(rows) - len(vals)
                 text = f"{100 * float(np.sqrt(np.mean(np.square(vals)))):.1f}" if vals else "-"
                 return text + (f" ({failed} failed)" if failed else "")
