@@ -22,9 +22,11 @@ build: deps
 	$(CARGO) build --locked -p flexbench
 
 # The tests, after the code policy: rustfmt's formatting (rustfmt.toml) and clippy with every
-# warning an error, on every target of the workspace (tests and benchmarks included).
+# warning an error, on every target of the workspace (tests and benchmarks included); then the
+# Python side (scripts/python-tests.sh: the MATLAB and Excel files read by scipy and openpyxl).
 test: deps lint
 	$(CARGO) test --locked --workspace --exclude flexbench-benches
+	bash scripts/python-tests.sh
 
 lint: deps
 	$(CARGO) fmt --all --check

@@ -7,13 +7,14 @@
 #   render) and takes a screenshot; `flexbench run` itself never needs it.
 #   ffmpeg: its ffprobe reads each frame's presentation time from the container (OpenCV 4.6 gives
 #   none for MP4); without it a video is timed from its frame rate, with a warning.
-#   With the argument `bench` (make bench), also: time (GNU time: the peak memory of a command),
-#   python3-venv (the peers' venv of scipy, numpy and opencv-python-headless).
+#   python3-venv: `make test`'s Python side (scripts/python-tests.sh: scipy and openpyxl read the
+#   MATLAB and Excel files back).
+#   With the argument `bench` (make bench), also: time (GNU time: the peak memory of a command).
 set -euo pipefail
 
-packages=(pkg-config libopencv-dev clang libclang-dev chromium ffmpeg)
+packages=(pkg-config libopencv-dev clang libclang-dev chromium ffmpeg python3-venv)
 if [ "${1:-}" = bench ]; then
-  packages+=(time python3-venv)
+  packages+=(time)
 fi
 
 missing=()

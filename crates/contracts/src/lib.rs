@@ -18,6 +18,7 @@ pub mod parallel;
 pub mod series;
 pub mod table;
 pub mod tracks;
+pub mod units;
 
 pub use modes::{ModeKind, ModeRow, Modes};
 pub use motion::{Bodies, BodyMotion, Forces, MarkerResiduals, MarkerRow, MarkerStates};

@@ -229,6 +229,8 @@ pub fn report(
     let key = ReportRecord::new(own, &compare_summary, &fem_summary);
     let summary = out.join("summary.json");
     page.files.push(key.write(&summary)?);
+    events(StageEvent::Progress("MATLAB and Excel files", 0.75));
+    result_files(&mut page, dirs)?;
     events(StageEvent::Progress("report.html", 0.8));
     let mech_line = MechanismLine {
         name: mech.name.clone(),
@@ -1010,6 +1012,98 @@ fn interchange_files(
         }
     }
     Ok((traj.rate, skipped))
+}
+
+/// The run's results in the files users open: `results.mat` (MATLAB level 5: a struct per
+/// stage holding each of its tables, a struct of column vectors with their `units`, and its
+/// summary) and `results.xlsx` (the process stage's markers, bodies and forces, the lever's
+/// modes and the comparison, a sheet each, with a units row).
+fn result_files(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineError> {
+    use flexbench_tables::matlab::{table_struct, write_mat, MatValue};
+    let stages: Vec<(&str, &Path)> = [
+        Some(("track", dirs.track.as_path())),
+        Some(("smooth", dirs.smooth.as_path())),
+        Some(("process", dirs.process.as_path())),
+        dirs.overlay.as_deref().map(|d| ("overlay", d)),
+        Some(("fem", dirs.fem.as_path())),
+        Some(("compare", dirs.compare.as_path())),
+        Some(("report", page.out())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let stage_struct = |dir: &Path| -> Result<MatValue, PipelineError> {
+        let mut fields = Vec::new();
+        for (path, stem) in files_with(dir, ".parquet")? {
+            let table = flexbench_tables::read_any(&path, &stem)?;
+            fields.push((stem.clone(), table_struct(&table, &stem)));
+        }
+        for (path, stem) in files_with(dir, ".json")? {
+            let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| PipelineError::Input(format!("{}: not JSON: {e}", path.display())))?;
+            fields.push((stem, MatValue::from_json(&value)));
+        }
+        Ok(MatValue::Struct(fields))
+    };
+    let mat = page.out().join("results.mat");
+    write_mat(
+        &mat,
+        stages.iter().map(|(name, dir)| {
+            stage_struct(dir)
+                .map(|v| (name.to_string(), v))
+                .map_err(|e| flexbench_tables::TableError::Export(e.to_string()))
+        }),
+    )?;
+    page.files.push(mat);
+    let mut tables = Vec::new();
+    for (dir, stem) in [
+        (&dirs.process, "markers"),
+        (&dirs.process, "bodies"),
+        (&dirs.process, "forces"),
+        (&dirs.fem, "modal"),
+        (&dirs.compare, "comparison"),
+    ] {
+        let path = dir.join(format!("{stem}.parquet"));
+        if path.exists() {
+            tables.push((flexbench_tables::read_any(&path, stem)?, stem));
+        }
+    }
+    let refs: Vec<(&flexbench_contracts::Table, &str)> =
+        tables.iter().map(|(t, s)| (t, *s)).collect();
+    let xlsx = page.out().join("results.xlsx");
+    flexbench_tables::excel::write_workbook(&xlsx, &refs)?;
+    page.files.push(xlsx);
+    Ok(())
+}
+
+/// The files of `dir` whose names end in `suffix` (sorted), with their names less the suffix;
+/// none but stage records among the JSON files (`stage.json`, the run's bookkeeping, left out).
+fn files_with(dir: &Path, suffix: &str) -> Result<Vec<(PathBuf, String)>, PipelineError> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| io_error(dir, e))?;
+    for entry in entries {
+        let path = entry.map_err(|e| io_error(dir, e))?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(stem) = name.strip_suffix(suffix) {
+            if stem != "stage" && !stem.ends_with(".tmp") {
+                out.push((path.clone(), stem.to_string()));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// An I/O error on `path` as the stage's error.
+fn io_error(path: &Path, e: std::io::Error) -> PipelineError {
+    PipelineError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
 }
 
 /// The peak liaison forces at B and C' over the recording and their crank angles.

@@ -18,7 +18,9 @@ use flexbench_contracts::{
 };
 use polars::prelude::*;
 
+pub mod excel;
 pub mod interchange;
+pub mod matlab;
 mod parquet_footer;
 
 /// Errors of table input and output.
@@ -311,6 +313,43 @@ pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<Str
         reason: e.to_string(),
     })?;
     Ok(ca.iter().map(|s| s.map(|s| s.to_string())).collect())
+}
+
+/// Any table read back whole (CSV or Parquet): each column's values, numbers (integers as
+/// doubles, nulls as NaN) or text (nulls as empty), in the file's order; `name` the table's.
+pub fn read_any(path: &Path, name: &str) -> Result<Table, TableError> {
+    let df = read_frame(path)?;
+    let mut table = Table::new(name);
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    for col_name in names {
+        let numeric = column(&df, path, &col_name)?.dtype().is_primitive_numeric();
+        let column = match numeric {
+            true => FbColumn::F64(
+                opt_f64(&df, path, &col_name)?
+                    .into_iter()
+                    .map(|v| v.unwrap_or(f64::NAN))
+                    .collect(),
+            ),
+            false => FbColumn::Str(
+                strings(&df, path, &col_name)?
+                    .into_iter()
+                    .map(Option::unwrap_or_default)
+                    .collect(),
+            ),
+        };
+        table
+            .push(&col_name, column)
+            .map_err(|e| TableError::Column {
+                path: path.display().to_string(),
+                column: col_name.clone(),
+                reason: e.to_string(),
+            })?;
+    }
+    Ok(table)
 }
 
 /// Read a tracks table (CSV or Parquet) and check its contract: columns `frame, t, marker, u, v,

@@ -1,0 +1,92 @@
+//! The run's main tables as one Excel workbook (`rust_xlsxwriter`): a sheet per table, the
+//! column names in the first row, their units in the second (`flexbench_contracts::units`),
+//! the values from the third, both header rows frozen. Gaps are empty cells (a workbook holds
+//! no NaN). A table longer than a sheet continues on sheets "<name> 2", "<name> 3"...
+
+use std::path::Path;
+
+use flexbench_contracts::{Column, Table};
+use rust_xlsxwriter::{Format, Workbook, Worksheet, XlsxError};
+
+use crate::TableError;
+
+/// Rows of a sheet (Excel's limit) less the two header rows.
+const SHEET_ROWS: usize = 1_048_576 - 2;
+
+/// Write `tables` (each with its stem for the units: `markers`, `forces`...) to the workbook at
+/// `path`, through a temporary file renamed into place.
+pub fn write_workbook(path: &Path, tables: &[(&Table, &str)]) -> Result<(), TableError> {
+    let xlsx = |e: XlsxError| TableError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    flexbench_contracts::atomic::write_with(path, |tmp| -> Result<(), TableError> {
+        let mut book = Workbook::new();
+        for (table, stem) in tables {
+            let parts = table.height().div_ceil(SHEET_ROWS).max(1);
+            for part in 0..parts {
+                let sheet = book.add_worksheet_with_constant_memory();
+                let name = match part {
+                    0 => table.name.clone(),
+                    k => format!("{} {}", table.name, k + 1),
+                };
+                sheet.set_name(&name).map_err(xlsx)?;
+                let rows = part * SHEET_ROWS..((part + 1) * SHEET_ROWS).min(table.height());
+                fill(sheet, table, stem, rows).map_err(xlsx)?;
+            }
+        }
+        book.save(tmp).map_err(xlsx)
+    })
+    .map_err(|e| match e {
+        flexbench_contracts::atomic::AtomicError::Fill(e) => e,
+        flexbench_contracts::atomic::AtomicError::Io(p, e) => TableError::Io {
+            path: p.display().to_string(),
+            reason: e.to_string(),
+        },
+    })
+}
+
+/// One sheet: the names, the units, then the rows `rows` of `table` (row by row: the sheet is
+/// written out as it fills).
+fn fill(
+    sheet: &mut Worksheet,
+    table: &Table,
+    stem: &str,
+    rows: std::ops::Range<usize>,
+) -> Result<(), XlsxError> {
+    let bold = Format::new().set_bold();
+    let italic = Format::new().set_italic();
+    // Row by row: a sheet in constant memory keeps only the row being written.
+    for (c, (name, _)) in table.columns.iter().enumerate() {
+        sheet.write_string_with_format(0, c as u16, name, &bold)?;
+    }
+    for (c, (name, _)) in table.columns.iter().enumerate() {
+        let unit = flexbench_contracts::units::unit_of(stem, name).unwrap_or("?");
+        sheet.write_string_with_format(1, c as u16, unit, &italic)?;
+    }
+    sheet.set_freeze_panes(2, 0)?;
+    for (r, k) in rows.enumerate() {
+        let row = (r + 2) as u32;
+        for (c, (_, col)) in table.columns.iter().enumerate() {
+            let c = c as u16;
+            match col {
+                Column::F64(v) if v[k].is_finite() => {
+                    sheet.write_number(row, c, v[k])?;
+                }
+                Column::OptF64(v) => {
+                    if let Some(x) = v[k].filter(|x| x.is_finite()) {
+                        sheet.write_number(row, c, x)?;
+                    }
+                }
+                Column::I64(v) => {
+                    sheet.write_number(row, c, v[k] as f64)?;
+                }
+                Column::Str(v) => {
+                    sheet.write_string(row, c, &v[k])?;
+                }
+                Column::F64(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
