@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use flexbench_contracts::{Column, Table};
-use rust_xlsxwriter::{Format, Workbook, Worksheet, XlsxError};
+use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, Worksheet, XlsxError};
 
 use crate::TableError;
 
@@ -22,6 +22,10 @@ pub fn write_workbook(path: &Path, tables: &[(&Table, &str)]) -> Result<(), Tabl
     };
     flexbench_contracts::atomic::write_with(path, |tmp| -> Result<(), TableError> {
         let mut book = Workbook::new();
+        // A fixed creation date (the workbook's only clock reading): the same tables give the
+        // same bytes, as every other file of a run.
+        let fixed = ExcelDateTime::from_ymd(2000, 1, 1).map_err(xlsx)?;
+        book.set_properties(&DocProperties::new().set_creation_datetime(&fixed));
         for (table, stem) in tables {
             let parts = table.height().div_ceil(SHEET_ROWS).max(1);
             for part in 0..parts {
