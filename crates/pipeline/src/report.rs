@@ -199,17 +199,7 @@ pub fn report(
     kinematics_note(&mut page, &process_summary);
     comparison_note(&mut page, &compare_summary);
     lever_note(&mut page, &fem_summary);
-    let mut warnings: Vec<StageWarning> = Vec::new();
-    for (stage, s) in [
-        ("process", &process_summary.warnings()),
-        ("fem", &fem_summary.warnings),
-        ("compare", &compare_summary.warnings),
-    ] {
-        warnings.extend(s.iter().map(|w| StageWarning {
-            stage: stage.into(),
-            warning: w.clone(),
-        }));
-    }
+    let mut warnings = stage_warnings(&process_summary, &fem_summary, &compare_summary);
     events(StageEvent::Progress("interchange files", 0.7));
     let (rate, skipped) = interchange_files(&mut page, dirs)?;
     warnings.extend(skipped.into_iter().map(|w| StageWarning {
@@ -771,6 +761,26 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
             ))
             .text(residual_sentence(&process.residual_test)),
     );
+}
+
+/// The warnings of the process, fem and compare stages, each with its stage's name.
+fn stage_warnings(
+    process: &ProcessRecord,
+    fem: &FemRecord,
+    compare: &CompareRecord,
+) -> Vec<StageWarning> {
+    let mut warnings = Vec::new();
+    for (stage, s) in [
+        ("process", &process.warnings()),
+        ("fem", &fem.warnings),
+        ("compare", &compare.warnings),
+    ] {
+        warnings.extend(s.iter().map(|w| StageWarning {
+            stage: stage.into(),
+            warning: w.clone(),
+        }));
+    }
+    warnings
 }
 
 /// The run's methods in a paragraph fit for a paper's methods section: how the markers were

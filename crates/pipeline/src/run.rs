@@ -259,6 +259,46 @@ pub struct ProcessSection {
     pub false_alarm: f64,
 }
 
+impl ProcessSection {
+    /// The Butterworth filter or the smoothing spline its method asks for (neither for the
+    /// smoother or Savitzky-Golay), from its keys; an error naming a key out of range.
+    fn marker_filter(
+        &self,
+    ) -> Result<
+        (
+            Option<flexbench_signal::Butterworth>,
+            Option<flexbench_signal::GcvSpline>,
+        ),
+        PipelineError,
+    > {
+        use crate::process::KinematicsMethod;
+        match self.method {
+            KinematicsMethod::Butterworth => Ok((
+                Some(crate::smooth::butterworth_filter(
+                    self.filter_order,
+                    self.cutoff_hz,
+                    self.cutoff_by,
+                    self.noise_band_hz,
+                )?),
+                None,
+            )),
+            KinematicsMethod::Spline => {
+                if let Some(noise) = self.noise_m.filter(|n| !(n.is_finite() && *n > 0.0)) {
+                    return Err(PipelineError::Input(format!("[process] noise_m = {noise}: give the markers' noise, a positive number of metres, or leave it out for GCV")));
+                }
+                Ok((
+                    None,
+                    Some(crate::smooth::smoothing_spline(
+                        self.spline_degree,
+                        self.noise_m,
+                    )?),
+                ))
+            }
+            KinematicsMethod::Smoother | KinematicsMethod::Savgol => Ok((None, None)),
+        }
+    }
+}
+
 impl Default for ProcessSection {
     fn default() -> Self {
         let d = crate::ProcessConfig::default();
@@ -1171,26 +1211,7 @@ impl Settings {
                 p.false_alarm
             ));
         }
-        let butterworth = match p.method {
-            crate::process::KinematicsMethod::Butterworth => {
-                Some(crate::smooth::butterworth_filter(
-                    p.filter_order,
-                    p.cutoff_hz,
-                    p.cutoff_by,
-                    p.noise_band_hz,
-                )?)
-            }
-            _ => None,
-        };
-        let spline = match p.method {
-            crate::process::KinematicsMethod::Spline => {
-                if let Some(noise) = p.noise_m.filter(|n| !(n.is_finite() && *n > 0.0)) {
-                    return bad(format!("[process] noise_m = {noise}: give the markers' noise, a positive number of metres, or leave it out for GCV"));
-                }
-                Some(crate::smooth::smoothing_spline(p.spline_degree, p.noise_m)?)
-            }
-            _ => None,
-        };
+        let (butterworth, spline) = p.marker_filter()?;
         let process = crate::ProcessConfig {
             window: p.window,
             order: p.order,
