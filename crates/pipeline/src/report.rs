@@ -1024,12 +1024,12 @@ fn interchange_files(
     Ok((traj.rate, skipped))
 }
 
-/// The run's results in the files users open: `results.mat` (MATLAB level 5: a struct per
-/// stage holding each of its tables, a struct of column vectors with their `units`, and its
-/// summary) and `results.xlsx` (the process stage's markers, bodies and forces, the lever's
-/// modes and the comparison, a sheet each, with a units row).
+/// The run's results in the files users open, written side by side (the run's last stage has
+/// both cores): `results.mat` (MATLAB level 5: a variable per table, `<stage>_<table>`, a
+/// struct of column vectors with a `units` struct, and per summary, `<stage>_<summary>`, nested
+/// structs) and `results.xlsx` (the process stage's markers, bodies and forces, the lever's
+/// modes and the comparison, a sheet each, with a units row). One table is held at a time.
 fn result_files(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineError> {
-    use flexbench_tables::matlab::{table_struct, write_mat, MatValue};
     let stages: Vec<(&str, &Path)> = [
         Some(("track", dirs.track.as_path())),
         Some(("smooth", dirs.smooth.as_path())),
@@ -1042,49 +1042,71 @@ fn result_files(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
     .into_iter()
     .flatten()
     .collect();
-    let stage_struct = |dir: &Path| -> Result<MatValue, PipelineError> {
-        let mut fields = Vec::new();
-        for (path, stem) in files_with(dir, ".parquet")? {
-            let table = flexbench_tables::read_any(&path, &stem)?;
-            fields.push((stem.clone(), table_struct(&table, &stem)));
-        }
-        for (path, stem) in files_with(dir, ".json")? {
-            let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
-            let value: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| PipelineError::Input(format!("{}: not JSON: {e}", path.display())))?;
-            fields.push((stem, MatValue::from_json(&value)));
-        }
-        Ok(MatValue::Struct(fields))
-    };
-    let mat = page.out().join("results.mat");
-    write_mat(
-        &mat,
-        stages.iter().map(|(name, dir)| {
-            stage_struct(dir)
-                .map(|v| (name.to_string(), v))
-                .map_err(|e| flexbench_tables::TableError::Export(e.to_string()))
-        }),
-    )?;
-    page.files.push(mat);
-    let mut tables = Vec::new();
-    for (dir, stem) in [
+    let (mat, xlsx) = (
+        page.out().join("results.mat"),
+        page.out().join("results.xlsx"),
+    );
+    let sheets = [
         (&dirs.process, "markers"),
         (&dirs.process, "bodies"),
         (&dirs.process, "forces"),
         (&dirs.fem, "modal"),
         (&dirs.compare, "comparison"),
-    ] {
-        let path = dir.join(format!("{stem}.parquet"));
-        if path.exists() {
-            tables.push((flexbench_tables::read_any(&path, stem)?, stem));
+    ]
+    .map(|(dir, stem)| (dir.join(format!("{stem}.parquet")), stem));
+    let (made_mat, made_xlsx) = std::thread::scope(|s| {
+        let book = s.spawn(|| {
+            let tables = sheets
+                .iter()
+                .filter(|(path, _)| path.exists())
+                .map(|(path, stem)| {
+                    Ok((flexbench_tables::read_any(path, stem)?, stem.to_string()))
+                });
+            flexbench_tables::excel::write_workbook(&xlsx, tables)
+        });
+        let made_mat = write_mat_file(&mat, &stages);
+        let made_xlsx = book.join().unwrap_or_else(|_| {
+            Err(flexbench_tables::TableError::Export(
+                "the workbook's thread stopped unexpectedly".into(),
+            ))
+        });
+        (made_mat, made_xlsx)
+    });
+    made_mat?;
+    made_xlsx?;
+    page.files.extend([mat, xlsx]);
+    Ok(())
+}
+
+/// The MATLAB file of the stages' folders ([`result_files`]).
+fn write_mat_file(path: &Path, stages: &[(&str, &Path)]) -> Result<(), PipelineError> {
+    use flexbench_tables::matlab::{table_struct, write_mat, MatValue};
+    use flexbench_tables::TableError;
+    let mut files = Vec::new();
+    for (stage, dir) in stages {
+        for suffix in [".parquet", ".json"] {
+            for (file, stem) in files_with(dir, suffix)? {
+                files.push((format!("{stage}_{stem}"), file, stem));
+            }
         }
     }
-    let refs: Vec<(&flexbench_contracts::Table, &str)> =
-        tables.iter().map(|(t, s)| (t, *s)).collect();
-    let xlsx = page.out().join("results.xlsx");
-    flexbench_tables::excel::write_workbook(&xlsx, &refs)?;
-    page.files.push(xlsx);
-    Ok(())
+    let vars = files.into_iter().map(|(name, file, stem)| {
+        let value = match file.extension().is_some_and(|e| e == "json") {
+            false => table_struct(&flexbench_tables::read_any(&file, &stem)?, &stem),
+            true => {
+                let text = std::fs::read_to_string(&file).map_err(|e| TableError::Io {
+                    path: file.display().to_string(),
+                    reason: e.to_string(),
+                })?;
+                let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                    TableError::Export(format!("{}: not JSON: {e}", file.display()))
+                })?;
+                MatValue::from_json(&value)
+            }
+        };
+        Ok((name, value))
+    });
+    Ok(write_mat(path, vars)?)
 }
 
 /// The files of `dir` whose names end in `suffix` (sorted), with their names less the suffix;

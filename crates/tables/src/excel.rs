@@ -13,9 +13,13 @@ use crate::TableError;
 /// Rows of a sheet (Excel's limit) less the two header rows.
 const SHEET_ROWS: usize = 1_048_576 - 2;
 
-/// Write `tables` (each with its stem for the units: `markers`, `forces`...) to the workbook at
-/// `path`, through a temporary file renamed into place.
-pub fn write_workbook(path: &Path, tables: &[(&Table, &str)]) -> Result<(), TableError> {
+/// Write `tables` (each with its stem for the units: `markers`, `forces`...; read one at a time
+/// and let go once its sheet is written out) to the workbook at `path`, through a temporary
+/// file renamed into place; the first error stops the writing.
+pub fn write_workbook(
+    path: &Path,
+    tables: impl IntoIterator<Item = Result<(Table, String), TableError>>,
+) -> Result<(), TableError> {
     let xlsx = |e: XlsxError| TableError::Io {
         path: path.display().to_string(),
         reason: e.to_string(),
@@ -26,7 +30,8 @@ pub fn write_workbook(path: &Path, tables: &[(&Table, &str)]) -> Result<(), Tabl
         // same bytes, as every other file of a run.
         let fixed = ExcelDateTime::from_ymd(2000, 1, 1).map_err(xlsx)?;
         book.set_properties(&DocProperties::new().set_creation_datetime(&fixed));
-        for (table, stem) in tables {
+        for table in tables {
+            let (table, stem) = table?;
             let parts = table.height().div_ceil(SHEET_ROWS).max(1);
             for part in 0..parts {
                 let sheet = book.add_worksheet_with_constant_memory();
@@ -36,7 +41,7 @@ pub fn write_workbook(path: &Path, tables: &[(&Table, &str)]) -> Result<(), Tabl
                 };
                 sheet.set_name(&name).map_err(xlsx)?;
                 let rows = part * SHEET_ROWS..((part + 1) * SHEET_ROWS).min(table.height());
-                fill(sheet, table, stem, rows).map_err(xlsx)?;
+                fill(sheet, &table, &stem, rows).map_err(xlsx)?;
             }
         }
         book.save(tmp).map_err(xlsx)
