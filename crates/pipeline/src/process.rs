@@ -83,7 +83,7 @@ pub struct ProcessRecord {
     pub mechanism: String,
     /// Samples in the recording.
     pub samples: usize,
-    /// The markers' differentiation (Savitzky-Golay or Butterworth) that feeds the fit.
+    /// The markers' differentiation (Savitzky-Golay, Butterworth or the spline) that feeds the fit.
     pub differentiation: Differentiation,
     /// The kinematic fit's report (of the smoother when it ran).
     pub fit: FitReport,
