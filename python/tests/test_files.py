@@ -28,7 +28,8 @@ def run(tmp_path_factory):
     pipeline.write_text(
         f'[run]\nmechanism = "{ROOT / "pipelines/wind-pump.toml"}"\nout = "{work / "out"}"\n\n'
         f'[inputs]\ntracks = "{ROOT / "recordings/default/truth/tracks.csv"}"\n\n'
-        '[process]\nrefine_horizontal = false\n'
+        '[process]\nrefine_horizontal = false\n\n'
+        '[report]\ncsv_units = true\n'
     )
     subprocess.run([BIN, "run", str(pipeline)], check=True, capture_output=True)
     return work / "out"
@@ -114,3 +115,27 @@ def _numeric(values):
         return True
     except ValueError:
         return False
+
+
+def test_csv_with_units_rows(run):
+    """[report] csv_units: every table again as report/tables/<stage>_<table>.csv, the names,
+    then each column's unit, then the same values as the stage's own CSV."""
+    written = sorted((run / "report/tables").glob("*.csv"))
+    assert len(written) >= 10
+    for path in written:
+        stage, stem = path.name[: -len(".csv")].split("_", 1)
+        with open(path) as f:
+            reader = csv.reader(f)
+            names, units = next(reader), next(reader)
+            rows = list(reader)
+        original = read_csv(run / stage / f"{stem}.csv")
+        assert names == list(original)
+        assert "?" not in units, (path.name, dict(zip(names, units)))
+        for k, name in enumerate(names):
+            cells = [r[k] for r in rows]
+            if _numeric(original[name]):
+                cells = [float(c) if c != "" else math.nan for c in cells]
+            same_column(cells, original[name])
+        if path.name == "process_forces.csv":
+            unit = dict(zip(names, units))
+            assert unit["t"] == "s" and unit["B_x"] == "N" and unit["motor_torque"] == "N m"

@@ -158,13 +158,14 @@ type Largest = (f64, String, f64);
 
 /// Write the report stage's figures and `report.html` into `out`.
 pub fn report(
-    title: &str,
+    options: &ReportPage,
     dirs: &StageDirs,
     mech: &Mechanism,
     manifest: &Manifest,
     out: &Path,
     events: &mut dyn FnMut(StageEvent),
 ) -> Result<Vec<PathBuf>, PipelineError> {
+    let title = options.title;
     let mut page = RunPage::new(out);
     // The markers' measured kinematics (the fitted motion of the process stage, consistent with
     // the forces and the comparison): trajectories and the acceleration field.
@@ -220,7 +221,7 @@ pub fn report(
     let summary = out.join("summary.json");
     page.files.push(key.write(&summary)?);
     events(StageEvent::Progress("MATLAB and Excel files", 0.75));
-    result_files(&mut page, dirs)?;
+    result_files(&mut page, dirs, options.csv_units)?;
     events(StageEvent::Progress("report.html", 0.8));
     let mech_line = MechanismLine {
         name: mech.name.clone(),
@@ -1024,12 +1025,28 @@ fn interchange_files(
     Ok((traj.rate, skipped))
 }
 
+/// What the report is asked for: its title, and whether the tables are also written as CSV
+/// with a units row (`[report] csv_units`).
+#[derive(Debug, Clone, Copy)]
+pub struct ReportPage<'a> {
+    /// The report's title.
+    pub title: &'a str,
+    /// Every table also as CSV with a units row, in `tables/`.
+    pub csv_units: bool,
+}
+
 /// The run's results in the files users open, written side by side (the run's last stage has
 /// both cores): `results.mat` (MATLAB level 5: a variable per table, `<stage>_<table>`, a
 /// struct of column vectors with a `units` struct, and per summary, `<stage>_<summary>`, nested
 /// structs) and `results.xlsx` (the process stage's markers, bodies and forces, the lever's
-/// modes and the comparison, a sheet each, with a units row). One table is held at a time.
-fn result_files(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineError> {
+/// modes and the comparison, a sheet each, with a units row); with `csv_units`, every table as
+/// `tables/<stage>_<table>.csv` with a units row under the names. One table is held at a time.
+fn result_files(
+    page: &mut RunPage,
+    dirs: &StageDirs,
+    csv_units: bool,
+) -> Result<(), PipelineError> {
+    let out = page.out().to_path_buf();
     let stages: Vec<(&str, &Path)> = [
         Some(("track", dirs.track.as_path())),
         Some(("smooth", dirs.smooth.as_path())),
@@ -1037,7 +1054,7 @@ fn result_files(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
         dirs.overlay.as_deref().map(|d| ("overlay", d)),
         Some(("fem", dirs.fem.as_path())),
         Some(("compare", dirs.compare.as_path())),
-        Some(("report", page.out())),
+        Some(("report", out.as_path())),
     ]
     .into_iter()
     .flatten()
@@ -1075,6 +1092,18 @@ fn result_files(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
     made_mat?;
     made_xlsx?;
     page.files.extend([mat, xlsx]);
+    if csv_units {
+        let dir = out.join("tables");
+        crate::ensure_dir(&dir)?;
+        for (stage, folder) in &stages {
+            for (file, stem) in files_with(folder, ".parquet")? {
+                let table = flexbench_tables::read_any(&file, &stem)?;
+                let path = dir.join(format!("{stage}_{stem}.csv"));
+                flexbench_tables::write_csv_with_units(&table, &stem, &path)?;
+                page.files.push(path);
+            }
+        }
+    }
     Ok(())
 }
 

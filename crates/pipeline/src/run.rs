@@ -408,6 +408,11 @@ impl Default for CompareSection {
 pub struct ReportSection {
     /// Title of the report (default: the recording's folder name).
     pub title: Option<String>,
+    /// Also every table as CSV with a units row under the names, in `report/tables/`
+    /// (`<stage>_<table>.csv`; the stages' own CSV files keep the contract's single header).
+    /// Written only when set, so that the default keeps the records of runs before it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub csv_units: bool,
 }
 
 impl PipelineFile {
@@ -1694,15 +1699,19 @@ impl RecordingRun<'_, '_> {
         if let Some(c) = &dirs.calibrate {
             ins.push(("calibrate", c));
         }
-        let mech = self.mech;
-        self.runner.stage(
-            "report",
-            json!({ "title": title, "manifest": manifest }),
-            &ins,
-            &mut |tmp, progress| {
-                crate::report::report(&title, dirs, mech, manifest, tmp, &mut *progress).map(|_| ())
-            },
-        )
+        let (mech, csv_units) = (self.mech, self.file.report.csv_units);
+        let mut parameters = json!({ "title": title, "manifest": manifest });
+        if csv_units {
+            parameters["csv_units"] = json!(true);
+        }
+        self.runner
+            .stage("report", parameters, &ins, &mut |tmp, progress| {
+                let page = crate::report::ReportPage {
+                    title: &title,
+                    csv_units,
+                };
+                crate::report::report(&page, dirs, mech, manifest, tmp, &mut *progress).map(|_| ())
+            })
     }
 }
 

@@ -315,6 +315,47 @@ pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<Str
     Ok(ca.iter().map(|s| s.map(|s| s.to_string())).collect())
 }
 
+/// A table as CSV with a second header row of units (`flexbench_contracts::units`, "?" when
+/// unknown; the table's stem `stem` for the units), for spreadsheet and plotting programs that
+/// read one: numbers in their shortest exact form, gaps empty, text quoted where it must be.
+/// Written through a temporary file renamed into place.
+pub fn write_csv_with_units(table: &Table, stem: &str, path: &Path) -> Result<(), TableError> {
+    use std::fmt::Write;
+    let quote = |s: &str| match s.contains([',', '"', '\n']) {
+        true => format!("\"{}\"", s.replace('"', "\"\"")),
+        false => s.to_string(),
+    };
+    let names: Vec<String> = table.columns.iter().map(|(n, _)| quote(n)).collect();
+    let units: Vec<String> = table
+        .columns
+        .iter()
+        .map(|(n, _)| quote(flexbench_contracts::units::unit_of(stem, n).unwrap_or("?")))
+        .collect();
+    let mut text = format!("{}\n{}\n", names.join(","), units.join(","));
+    for k in 0..table.height() {
+        for (c, (_, col)) in table.columns.iter().enumerate() {
+            if c > 0 {
+                text.push(',');
+            }
+            let _ = match col {
+                FbColumn::F64(v) if v[k].is_finite() => write!(text, "{:?}", v[k]),
+                FbColumn::OptF64(v) => match v[k].filter(|x| x.is_finite()) {
+                    Some(x) => write!(text, "{x:?}"),
+                    None => Ok(()),
+                },
+                FbColumn::I64(v) => write!(text, "{}", v[k]),
+                FbColumn::Str(v) => write!(text, "{}", quote(&v[k])),
+                FbColumn::F64(_) => Ok(()),
+            };
+        }
+        text.push('\n');
+    }
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| TableError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
 /// Any table read back whole (CSV or Parquet): each column's values, numbers (integers as
 /// doubles, nulls as NaN) or text (nulls as empty), in the file's order; `name` the table's.
 pub fn read_any(path: &Path, name: &str) -> Result<Table, TableError> {
