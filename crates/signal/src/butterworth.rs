@@ -139,13 +139,7 @@ impl Butterworth {
     ) -> Result<(Derivatives, Option<ButterworthChoice>), SignalError> {
         check_input(name, t, values, present)?;
         let n = t.len();
-        let mut out = Derivatives {
-            value: vec![f64::NAN; n],
-            rate: vec![f64::NAN; n],
-            accel: vec![f64::NAN; n],
-            provenance: vec![Provenance::Rejected; n],
-            sigma: Vec::new(),
-        };
+        let mut out = Derivatives::rejected(n);
         let runs = self.runs(name, t, present)?;
         let Some(dt) = mean_step(t, &runs) else {
             return Ok((out, None));
@@ -276,7 +270,11 @@ impl Butterworth {
                 2.0 * HIGHEST_CUTOFF
             )));
         }
-        let (intercept, _) = least_squares_line(&line);
+        // The least-squares line's intercept: its mean less the slope times the mean cutoff.
+        let (x, y): (Vec<f64>, Vec<f64>) = line.into_iter().unzip();
+        let n = x.len() as f64;
+        let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+        let intercept = my - flexbench_contracts::series::slope(&x, &y) * mx;
         let found = crossing(&grid, |g| g.1 - intercept).ok_or_else(|| {
             fail(format!(
                 "the residual analysis found no cutoff: the residual never falls to the noise line's intercept ({intercept:.3e}) below {:.2} Hz; give the cutoff",
@@ -367,19 +365,6 @@ fn crossing(grid: &[(f64, f64, f64)], f: impl Fn(&(f64, f64, f64)) -> f64) -> Op
     let (a, b) = (f(&grid[k - 1]), f(&grid[k]));
     let (fa, fb) = (grid[k - 1].0, grid[k].0);
     Some(fa + (fb - fa) * a / (a - b))
-}
-
-/// The least-squares line y = a + b x through the points: (a, b).
-fn least_squares_line(points: &[(f64, f64)]) -> (f64, f64) {
-    let n = points.len() as f64;
-    let (mx, my) = points
-        .iter()
-        .fold((0.0, 0.0), |(a, b), p| (a + p.0 / n, b + p.1 / n));
-    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(a, b), p| {
-        (a + (p.0 - mx) * (p.1 - my), b + (p.0 - mx).powi(2))
-    });
-    let slope = sxy / sxx;
-    (my - slope * mx, slope)
 }
 
 /// Velocity and acceleration of the filtered run `x` (step `dt`) into `out` from sample `s`:

@@ -72,6 +72,20 @@ pub struct Derivatives {
     pub sigma: Vec<[f64; 3]>,
 }
 
+impl Derivatives {
+    /// `n` samples, every one rejected (NaN, no sigma): where a method starts before it fills
+    /// the runs it can.
+    pub fn rejected(n: usize) -> Derivatives {
+        Derivatives {
+            value: vec![f64::NAN; n],
+            rate: vec![f64::NAN; n],
+            accel: vec![f64::NAN; n],
+            provenance: vec![Provenance::Rejected; n],
+            sigma: Vec::new(),
+        }
+    }
+}
+
 /// Errors of the signal stage.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[allow(missing_docs)] // the fields are named in each variant's message

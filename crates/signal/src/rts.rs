@@ -864,11 +864,8 @@ impl RtsSmoother {
         crate::check_input(name, t, values, present)?;
         let n = t.len();
         let mut out = Derivatives {
-            value: vec![f64::NAN; n],
-            rate: vec![f64::NAN; n],
-            accel: vec![f64::NAN; n],
-            provenance: vec![Provenance::Rejected; n],
             sigma: vec![[f64::NAN; 3]; n],
+            ..Derivatives::rejected(n)
         };
         let segs: Vec<(usize, usize)> = runs(t, present)
             .into_iter()

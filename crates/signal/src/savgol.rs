@@ -510,13 +510,7 @@ impl Differentiator for SavGol {
         // NaN where nothing is fitted. (Zeroed outputs, NaN written only where nothing is
         // fitted, were slower: zeroed memory is fresh pages from the system, faulted in on
         // every call, where these reuse the allocator's; `make bench`, 12.6 -> 20 ms.)
-        let mut out = Derivatives {
-            value: vec![f64::NAN; n],
-            rate: vec![f64::NAN; n],
-            accel: vec![f64::NAN; n],
-            provenance: vec![Provenance::Rejected; n],
-            sigma: Vec::new(),
-        };
+        let mut out = Derivatives::rejected(n);
         for (s, e) in segments(t, present) {
             let len = e - s;
             if len < w {

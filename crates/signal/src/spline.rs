@@ -110,13 +110,7 @@ impl GcvSpline {
     ) -> Result<(Derivatives, Option<SplineChoice>), SignalError> {
         check_input(name, t, values, present)?;
         let n = t.len();
-        let mut out = Derivatives {
-            value: vec![f64::NAN; n],
-            rate: vec![f64::NAN; n],
-            accel: vec![f64::NAN; n],
-            provenance: vec![Provenance::Rejected; n],
-            sigma: Vec::new(),
-        };
+        let mut out = Derivatives::rejected(n);
         let runs: Vec<Run> = crate::savgol::segments(t, present)
             .into_iter()
             .filter(|(s, e)| e - s >= self.shortest_run())
@@ -318,6 +312,9 @@ struct Run {
     y: Vec<f64>,
     /// The B-spline basis: order 2m, the samples as knots (the ends repeated).
     basis: Basis,
+    /// Per sample, its first non-zero basis function and the 2m values there (the rows of B,
+    /// made once: every trial of p needs them for its residual).
+    rows: Vec<(usize, Vec<f64>)>,
     /// B^T B and Omega in lower band storage.
     gram: Band,
     penalty: Band,
@@ -344,11 +341,17 @@ impl Run {
         let b = 2 * m - 1;
         let (mut gram, mut penalty) = (Band::zeros(nb, b), Band::zeros(nb, b));
         let mut bty = vec![0.0; nb];
-        for (&ti, &yi) in t.iter().zip(y) {
-            let (first, ders) = basis.derivatives(ti, 0);
-            for (a, va) in ders[0].iter().enumerate() {
+        let rows: Vec<(usize, Vec<f64>)> = t
+            .iter()
+            .map(|&ti| {
+                let (first, mut ders) = basis.derivatives(ti, 0);
+                (first, ders.swap_remove(0))
+            })
+            .collect();
+        for ((first, row), &yi) in rows.iter().zip(y) {
+            for (a, va) in row.iter().enumerate() {
                 bty[first + a] += va * yi;
-                for (c, vc) in ders[0].iter().enumerate().take(a + 1) {
+                for (c, vc) in row.iter().enumerate().take(a + 1) {
                     gram.add(first + a, first + c, va * vc);
                 }
             }
@@ -373,6 +376,7 @@ impl Run {
             t: t.to_vec(),
             y: y.to_vec(),
             basis,
+            rows,
             gram,
             penalty,
             bty,
@@ -388,12 +392,11 @@ impl Run {
         let factors = system.ldlt()?;
         let coef = factors.solve(&self.bty);
         let rss = self
-            .t
+            .rows
             .iter()
             .zip(&self.y)
-            .map(|(&ti, &yi)| {
-                let (first, ders) = self.basis.derivatives(ti, 0);
-                let s: f64 = ders[0]
+            .map(|((first, row), &yi)| {
+                let s: f64 = row
                     .iter()
                     .enumerate()
                     .map(|(a, v)| v * coef[first + a])
