@@ -100,6 +100,14 @@ pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
     Ok(())
 }
 
+/// The error of an I/O step on `p` (`what`: what could not be done).
+pub(crate) fn io_error(p: &Path, what: &str, e: std::io::Error) -> PipelineError {
+    PipelineError::Io {
+        path: p.display().to_string(),
+        reason: format!("cannot {what} ({e})"),
+    }
+}
+
 /// A stage's record (JSON), written and read back by its own type.
 pub trait StageRecord: serde::Serialize + serde::de::DeserializeOwned {
     /// The stage that writes it, named when a record cannot be read.

@@ -194,6 +194,37 @@ pub struct CoordinateChoice {
     pub spline_dof: Option<f64>,
 }
 
+impl CoordinateChoice {
+    /// What the Butterworth filter chose for `coordinate` (the residual analysis's noise as
+    /// `noise_m`).
+    pub(crate) fn butterworth(
+        coordinate: String,
+        c: Option<flexbench_signal::butterworth::ButterworthChoice>,
+    ) -> CoordinateChoice {
+        CoordinateChoice {
+            coordinate,
+            cutoff_hz: c.map(|c| c.cutoff_hz),
+            noise_m: c.and_then(|c| c.noise_rms),
+            durbin_watson: c.map(|c| c.durbin_watson),
+            ..Default::default()
+        }
+    }
+
+    /// What the smoothing spline chose for `coordinate` (its noise estimate as `noise_m`).
+    pub(crate) fn spline(
+        coordinate: String,
+        c: Option<flexbench_signal::spline::SplineChoice>,
+    ) -> CoordinateChoice {
+        CoordinateChoice {
+            coordinate,
+            noise_m: c.map(|c| c.noise),
+            spline_p: c.map(|c| c.p),
+            spline_dof: c.map(|c| c.dof),
+            ..Default::default()
+        }
+    }
+}
+
 /// The inverse dynamics' conditioning over the recording.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InverseDynamicsRecord {
@@ -380,24 +411,12 @@ impl MarkerFilter {
                     MarkerFilter::SavGol(sg, _) => sg.differentiate(&name, &s.t, v, &s.present)?,
                     MarkerFilter::Butterworth(b) => {
                         let (d, c) = b.filter(&name, &s.t, v, &s.present)?;
-                        choices.push(CoordinateChoice {
-                            coordinate: name,
-                            cutoff_hz: c.map(|c| c.cutoff_hz),
-                            noise_m: c.and_then(|c| c.noise_rms),
-                            durbin_watson: c.map(|c| c.durbin_watson),
-                            ..Default::default()
-                        });
+                        choices.push(CoordinateChoice::butterworth(name, c));
                         d
                     }
                     MarkerFilter::Spline(g) => {
                         let (d, c) = g.filter(&name, &s.t, v, &s.present)?;
-                        choices.push(CoordinateChoice {
-                            coordinate: name,
-                            noise_m: c.map(|c| c.noise),
-                            spline_p: c.map(|c| c.p),
-                            spline_dof: c.map(|c| c.dof),
-                            ..Default::default()
-                        });
+                        choices.push(CoordinateChoice::spline(name, c));
                         d
                     }
                 })

@@ -1142,9 +1142,11 @@ fn write_mat_file(path: &Path, stages: &[(&str, &Path)]) -> Result<(), PipelineE
 /// none but stage records among the JSON files (`stage.json`, the run's bookkeeping, left out).
 fn files_with(dir: &Path, suffix: &str) -> Result<Vec<(PathBuf, String)>, PipelineError> {
     let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| io_error(dir, e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| crate::io_error(dir, "list the folder", e))?;
     for entry in entries {
-        let path = entry.map_err(|e| io_error(dir, e))?.path();
+        let path = entry
+            .map_err(|e| crate::io_error(dir, "list the folder", e))?
+            .path();
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -1157,14 +1159,6 @@ fn files_with(dir: &Path, suffix: &str) -> Result<Vec<(PathBuf, String)>, Pipeli
     }
     out.sort();
     Ok(out)
-}
-
-/// An I/O error on `path` as the stage's error.
-fn io_error(path: &Path, e: std::io::Error) -> PipelineError {
-    PipelineError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    }
 }
 
 /// The peak liaison forces at B and C' over the recording and their crank angles.

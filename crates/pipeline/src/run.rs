@@ -23,8 +23,8 @@ use flexbench_mechanism::Mechanism;
 
 use crate::report::ReportRecord;
 use crate::smooth::SmoothSettings;
-use crate::PipelineError;
 use crate::StageRecord;
+use crate::{io_error, PipelineError};
 use crate::{StageEvent, StageWarning};
 
 /// The pipeline file: one table per stage, every key optional but `[run] mechanism`.
@@ -1085,14 +1085,6 @@ pub struct Pending {
     dir: PathBuf,
     clock: Instant,
     slot: usize,
-}
-
-/// The error of an I/O step on `p` (`what`: what could not be done).
-fn io_error(p: &Path, what: &str, e: std::io::Error) -> PipelineError {
-    PipelineError::Io {
-        path: p.display().to_string(),
-        reason: format!("cannot {what} ({e})"),
-    }
 }
 
 /// Hand the memory a stage freed back to the system. The stages run in one process and glibc

@@ -13,7 +13,7 @@ use flexbench_tables::read_tracks;
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
-use crate::process::markers_table;
+use crate::process::{markers_table, CoordinateChoice};
 use crate::StageRecord;
 use crate::{ensure_dir, PipelineError};
 
@@ -394,25 +394,30 @@ impl CoordinateParameters {
         }
     }
 
-    /// What the smoothing spline chose (its noise estimate as `noise_m`).
-    fn spline(coordinate: String, c: Option<SplineChoice>) -> CoordinateParameters {
+    /// The filter's or the spline's choice as the process stage records it, in this record.
+    fn from_choice(c: CoordinateChoice) -> CoordinateParameters {
         CoordinateParameters {
-            noise_m: c.map(|c| c.noise),
-            spline_p: c.map(|c| c.p),
-            spline_dof: c.map(|c| c.dof),
-            ..CoordinateParameters::named(coordinate)
+            noise_m: c.noise_m,
+            cutoff_hz: c.cutoff_hz,
+            durbin_watson: c.durbin_watson,
+            spline_p: c.spline_p,
+            spline_dof: c.spline_dof,
+            ..CoordinateParameters::named(c.coordinate)
         }
     }
 
-    /// What the Butterworth filter chose (the residual analysis's noise as `noise_m`).
+    /// What the smoothing spline chose (its noise estimate as `noise_m`).
+    fn spline(coordinate: String, c: Option<SplineChoice>) -> CoordinateParameters {
+        CoordinateParameters::from_choice(CoordinateChoice::spline(coordinate, c))
+    }
+
+    /// What the Butterworth filter chose (the residual analysis's noise as `noise_m`), with
+    /// the single pass's cutoff and the padding.
     fn butterworth(coordinate: String, c: Option<ButterworthChoice>) -> CoordinateParameters {
         CoordinateParameters {
-            noise_m: c.and_then(|c| c.noise_rms),
-            cutoff_hz: c.map(|c| c.cutoff_hz),
             pass_cutoff_hz: c.map(|c| c.pass_cutoff_hz),
             padding_samples: c.map(|c| c.padding),
-            durbin_watson: c.map(|c| c.durbin_watson),
-            ..CoordinateParameters::named(coordinate)
+            ..CoordinateParameters::from_choice(CoordinateChoice::butterworth(coordinate, c))
         }
     }
 }
