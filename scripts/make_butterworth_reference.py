@@ -26,6 +26,7 @@ import os
 
 import numpy as np
 import scipy
+from reference_signal import crank_signal
 from scipy.signal import butter, filtfilt, sosfiltfilt
 
 FS = 240.0
@@ -33,12 +34,7 @@ N_SAMPLES = 240
 
 
 def signal():
-    t = np.arange(N_SAMPLES) / FS
-    f0 = 2.33
-    amps = [0.12, 0.03, 0.012, 0.006, 0.003, 0.0015, 0.0008]
-    x = sum(a * np.sin(2 * np.pi * (h + 1) * f0 * t + 0.7 * h) for h, a in enumerate(amps))
-    rng = np.random.default_rng(20261125)
-    return t, x + 1e-3 * rng.standard_normal(N_SAMPLES)
+    return crank_signal(N_SAMPLES, FS, 20261125)
 
 
 def pass_wn(order, fc):

@@ -28,6 +28,7 @@ import os
 
 import numpy as np
 import scipy
+from reference_signal import crank_signal
 from scipy.interpolate import BSpline, make_smoothing_spline
 from scipy.optimize import minimize_scalar
 
@@ -36,12 +37,7 @@ N = 120
 
 
 def signal():
-    t = np.arange(N) / FS
-    f0 = 2.33
-    amps = [0.12, 0.03, 0.012, 0.006, 0.003, 0.0015, 0.0008]
-    y = sum(a * np.sin(2 * np.pi * (h + 1) * f0 * t + 0.7 * h) for h, a in enumerate(amps))
-    rng = np.random.default_rng(20261126)
-    return t, y + 1e-3 * rng.standard_normal(N)
+    return crank_signal(N, FS, 20261126)
 
 
 def cubic_cases(t, y):

@@ -53,6 +53,8 @@ import tempfile
 
 import numpy as np
 from scipy.interpolate import BSpline
+
+from make_spline_reference import Quintic
 from scipy.signal import butter, savgol_filter, sosfiltfilt
 
 RATES = [60, 120, 240]
@@ -252,17 +254,10 @@ def bw_best(x, y, tr, t, fs):
 def spline_best(x, y, tr, t, around):
     """The hindsight-best smoothing p of the quintic spline for all markers (log10 p on a grid of
     0.1 decade within 3 decades of `around`), by interior RMS error: (error, p). The spline by
-    the dense normal equations (B-splines of order 6 on the samples as knots, the penalty of the
-    third derivative by 3-point Gauss-Legendre)."""
-    k, m = 5, 3
-    knots = np.concatenate([[t[0]] * k, t, [t[-1]] * k])
-    nb = len(knots) - k - 1
-    B = BSpline.design_matrix(t, knots, k).toarray()
-    xg, wg = np.polynomial.legendre.leggauss(m)
-    xs = np.concatenate([a + 0.5 * (b - a) * (xg + 1) for a, b in zip(t[:-1], t[1:])])
-    ws = np.concatenate([0.5 * (b - a) * wg for a, b in zip(t[:-1], t[1:])])
-    D = np.column_stack([BSpline(knots, np.eye(nb)[j], k).derivative(m)(xs) for j in range(nb)])
-    omega, gram = D.T @ (ws[:, None] * D), B.T @ B
+    the dense normal equations of make_spline_reference.py (B-splines of order 6 on the samples
+    as knots, the penalty of the third derivative by 3-point Gauss-Legendre)."""
+    q = Quintic(t, x[:, 0])
+    k, knots, B, omega, gram = q.k, q.knots, q.B, q.Omega, q.G
     rhs = B.T @ np.column_stack([x, y])
     best = None
     for lp in np.arange(np.log10(around) - 3, np.log10(around) + 3, 0.1):

@@ -9,23 +9,14 @@
 use crate::common;
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use common::{flexbench, ok, read_csv, root};
 
 #[test]
 fn smooth_noisy_tracks_in_millimetres() {
     let dir = tempfile::tempdir().unwrap();
-    let truth = root().join("recordings/default/truth");
-    // M3 hidden for 12 frames (a gap), positions in millimetres.
-    let text = common::noisy_tracks(
-        &truth.join("tracks.csv"),
-        1.4e-4,
-        0x5DEECE66D,
-        1e3,
-        &|m, frame| m == "M3" && (200..212).contains(&frame),
-    );
-    let tracks = dir.path().join("noisy-mm.csv");
-    std::fs::write(&tracks, text).unwrap();
+    let tracks = noisy_mm_tracks(dir.path());
     let markers = dir.path().join("out/markers.csv");
     ok(&[
         "smooth",
@@ -63,23 +54,44 @@ fn smooth_noisy_tracks_in_millimetres() {
         (vec!["--unit", "furlong"], "'furlong' for '--unit"),
         (vec!["--method", "magic"], "'magic' for '--method"),
     ] {
-        let bad = dir.path().join("bad/m.csv");
-        let mut a = vec![
-            "smooth",
-            "--tracks",
-            tracks.to_str().unwrap(),
-            "--out",
-            bad.to_str().unwrap(),
-        ];
-        a.extend(args);
-        let res = flexbench(&a);
-        let err = String::from_utf8_lossy(&res.stderr);
-        assert!(
-            !res.status.success() && err.contains(needle) && !err.contains("panicked"),
-            "{err}"
-        );
-        assert!(!dir.path().join("bad/m.csv").exists());
+        refused_by_name(dir.path(), &tracks, &args, needle);
     }
+}
+
+/// The recording's truth tracks with 140 um of Gaussian noise (what tracking the shipped video
+/// leaves), in millimetres, M3 hidden for 12 frames (a gap), written into `dir`.
+fn noisy_mm_tracks(dir: &Path) -> PathBuf {
+    let text = common::noisy_tracks(
+        &root().join("recordings/default/truth/tracks.csv"),
+        1.4e-4,
+        0x5DEECE66D,
+        1e3,
+        &|m, frame| m == "M3" && (200..212).contains(&frame),
+    );
+    let tracks = dir.join("noisy-mm.csv");
+    std::fs::write(&tracks, text).unwrap();
+    tracks
+}
+
+/// `flexbench smooth` on `tracks` with `args` fails by name (`needle` in its message, no
+/// panic), and writes nothing into `dir`/bad.
+fn refused_by_name(dir: &Path, tracks: &Path, args: &[&str], needle: &str) {
+    let bad = dir.join("bad/m.csv");
+    let mut a = vec![
+        "smooth",
+        "--tracks",
+        tracks.to_str().unwrap(),
+        "--out",
+        bad.to_str().unwrap(),
+    ];
+    a.extend(args);
+    let res = flexbench(&a);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        !res.status.success() && err.contains(needle) && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(!bad.exists());
 }
 
 /// One marker's measured accelerations against the truth's.
@@ -170,16 +182,7 @@ fn butterworth_with_its_cutoff_from_the_data() {
     use flexbench_pipeline::smooth::SmoothRecord;
     use flexbench_pipeline::StageRecord;
     let dir = tempfile::tempdir().unwrap();
-    let truth = root().join("recordings/default/truth");
-    let text = common::noisy_tracks(
-        &truth.join("tracks.csv"),
-        1.4e-4,
-        0x5DEECE66D,
-        1e3,
-        &|m, frame| m == "M3" && (200..212).contains(&frame),
-    );
-    let tracks = dir.path().join("noisy-mm.csv");
-    std::fs::write(&tracks, text).unwrap();
+    let tracks = noisy_mm_tracks(dir.path());
     let tracks = tracks.to_str().unwrap();
     for (by, name) in [
         ("residual", "residual analysis"),
@@ -247,26 +250,9 @@ fn butterworth_with_its_cutoff_from_the_data() {
         ),
         (vec!["--filter-order", "0"], "order must be 1 to 10"),
     ] {
-        let bad = dir.path().join("bad/m.csv");
-        let mut a = vec![
-            "smooth",
-            "--tracks",
-            tracks,
-            "--out",
-            bad.to_str().unwrap(),
-            "--unit",
-            "mm",
-            "--method",
-            "butterworth",
-        ];
+        let mut a = vec!["--unit", "mm", "--method", "butterworth"];
         a.extend(args);
-        let res = flexbench(&a);
-        let err = String::from_utf8_lossy(&res.stderr);
-        assert!(
-            !res.status.success() && err.contains(needle) && !err.contains("panicked"),
-            "{err}"
-        );
-        assert!(!bad.exists());
+        refused_by_name(dir.path(), Path::new(tracks), &a, needle);
     }
 }
 
@@ -283,16 +269,7 @@ fn gcv_spline_on_the_noisy_tracks() {
     use flexbench_pipeline::smooth::SmoothRecord;
     use flexbench_pipeline::StageRecord;
     let dir = tempfile::tempdir().unwrap();
-    let truth = root().join("recordings/default/truth");
-    let text = common::noisy_tracks(
-        &truth.join("tracks.csv"),
-        1.4e-4,
-        0x5DEECE66D,
-        1e3,
-        &|m, frame| m == "M3" && (200..212).contains(&frame),
-    );
-    let tracks = dir.path().join("noisy-mm.csv");
-    std::fs::write(&tracks, text).unwrap();
+    let tracks = noisy_mm_tracks(dir.path());
     let tracks = tracks.to_str().unwrap();
     for (name, extra) in [("gcv", vec![]), ("known", vec!["--noise-m", "1.4e-4"])] {
         let markers = dir.path().join(format!("{name}/markers.csv"));
@@ -338,26 +315,8 @@ fn gcv_spline_on_the_noisy_tracks() {
             assert_eq!(e.rejected, if m == "M3" { 12 } else { 0 }, "{m}");
         }
     }
-    let bad = dir.path().join("bad/m.csv");
-    let res = flexbench(&[
-        "smooth",
-        "--tracks",
-        tracks,
-        "--out",
-        bad.to_str().unwrap(),
-        "--unit",
-        "mm",
-        "--method",
-        "spline",
-        "--spline-degree",
-        "4",
-    ]);
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert!(
-        !res.status.success() && err.contains("degree is odd") && !err.contains("panicked"),
-        "{err}"
-    );
-    assert!(!bad.exists());
+    let args = ["--unit", "mm", "--method", "spline", "--spline-degree", "4"];
+    refused_by_name(dir.path(), Path::new(tracks), &args, "degree is odd");
 }
 
 /// The lever's rigid field from `smooth --rigid-field --mechanism`: the truth's markers with
