@@ -23,9 +23,11 @@ build: deps
 
 # The tests, after the code policy: rustfmt's formatting (rustfmt.toml) and clippy with every
 # warning an error, on every target of the workspace (tests and benchmarks included); then the
-# Python side (scripts/python-tests.sh: the MATLAB and Excel files read by scipy and openpyxl).
+# Python side (scripts/python-tests.sh: the Python package installed by `pip install .` and
+# checked against the command line; the MATLAB and Excel files read by scipy and openpyxl).
+# The Python package's native module (crates/python) is tested from Python, not by cargo test.
 test: deps lint
-	$(CARGO) test --locked --workspace --exclude flexbench-benches
+	$(CARGO) test --locked --workspace --exclude flexbench-benches --exclude flexbench-python
 	bash scripts/python-tests.sh
 
 lint: deps

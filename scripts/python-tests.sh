@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# The Python side of `make test`: the files users open (results.mat by scipy.io.loadmat,
-# results.xlsx by openpyxl) checked in the tools they open them with. A venv of its own
-# (~/.cache/flexbench/pyvenv, or $FLEXBENCH_PYVENV) with pinned numpy, scipy, openpyxl and
-# pytest, made once; the debug binary of `cargo build` (FLEXBENCH_BIN to use another).
+# The Python side of `make test`:
+# - the flexbench Python package, installed by the README's one command (`pip install .`, maturin
+#   building the native module with the command line's profile and build directory), against
+#   the command line on the same inputs, bit for bit, and the bad-input corpus's messages;
+# - the files users open (results.mat by scipy.io.loadmat, results.xlsx by openpyxl);
+# - docs/forces_figure.py, the example that draws the forces figure from a tracks file.
+# A venv of its own (~/.cache/flexbench/pyvenv, or $FLEXBENCH_PYVENV) with pinned numpy, scipy,
+# openpyxl, polars, matplotlib and pytest, made once; the package reinstalled on every run; the
+# debug binary of `cargo build` (FLEXBENCH_BIN to use another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${FLEXBENCH_PYVENV:-$HOME/.cache/flexbench/pyvenv}"
-requirements=(numpy==2.4.6 scipy==1.17.1 openpyxl==3.1.5 pytest==9.2.0)
-if ! "$venv/bin/python" -c "import numpy, scipy, openpyxl, pytest" 2> /dev/null; then
+requirements=(numpy==2.4.6 scipy==1.17.1 openpyxl==3.1.5 pytest==9.2.0 polars==2.1.0 matplotlib==3.11.2)
+if ! "$venv/bin/python" -c "import numpy, scipy, openpyxl, pytest, polars, matplotlib" 2> /dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "${requirements[@]}"
 fi
-export FLEXBENCH_BIN="${FLEXBENCH_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/flexbench/target}/debug/flexbench}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/flexbench/target}"
+export FLEXBENCH_BIN="${FLEXBENCH_BIN:-$CARGO_TARGET_DIR/debug/flexbench}"
 cargo build --locked -q -p flexbench
-"$venv/bin/python" -m pytest -q python/tests
+# The one install command of the README, as a user runs it.
+"$venv/bin/pip" install --quiet --disable-pip-version-check .
+# From another folder, so that `import flexbench` is the installed package, not python/flexbench.
+root="$(pwd)"
+(cd "${TMPDIR:-/tmp}" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests")

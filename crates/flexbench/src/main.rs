@@ -1013,21 +1013,15 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
     };
     let settings = file.overridden_by(&cli_settings);
     let (factor, method) = settings.resolve()?;
-    let rigid = if settings.rigid_field.unwrap_or(false) || mechanism.is_some() {
-        Some(match &mechanism {
-            Some(m) => {
-                let f =
-                    load(m).with_context(|| format!("loading the mechanism {}", m.display()))?;
-                RigidRequest::from_mechanism(&f.mechanism)?
-            }
-            None => RigidRequest {
-                layout: None,
-                reference: "markers' centroid".into(),
-            },
-        })
-    } else {
-        None
+    let mech = match &mechanism {
+        Some(m) => Some(
+            load(m)
+                .with_context(|| format!("loading the mechanism {}", m.display()))?
+                .mechanism,
+        ),
+        None => None,
     };
+    let rigid = RigidRequest::requested(settings.rigid_field.unwrap_or(false), mech.as_ref())?;
     let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
         .with_context(|| format!("smoothing {}", tracks.display()))?;
     print_written(&files);
@@ -1120,55 +1114,13 @@ fn run_pipeline(
     recordings: Vec<PathBuf>,
     jobs: Option<usize>,
 ) -> Result<()> {
-    use flexbench_pipeline::run::{clean_path, PipelineFile};
     let clock = std::time::Instant::now();
-    let file = PipelineFile::load(pipeline)?;
-    let base = pipeline
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."))
-        .to_path_buf();
-    let mechanism = clean_path(&base.join(file.run.mechanism.as_ref().ok_or_else(|| anyhow::anyhow!("{}: [run] mechanism is missing: give the mechanism file (e.g. mechanism = \"wind-pump.toml\")", pipeline.display()))?));
-    let stem = pipeline
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "run".into());
-    let out = out
-        .or_else(|| file.run.out.as_ref().map(|o| clean_path(&base.join(o))))
-        .unwrap_or_else(|| PathBuf::from("out").join(&stem));
-    let batch: Vec<PathBuf> = if !recordings.is_empty() {
-        recordings
+    let plan = flexbench_pipeline::run::RunPlan::resolve(pipeline, out, recordings)?;
+    if plan.batch.is_empty() {
+        run_one(&plan, clock)
     } else {
-        file.run
-            .recordings
-            .iter()
-            .map(|r| clean_path(&base.join(r)))
-            .collect()
-    };
-    let plan = RunPlan {
-        file,
-        pipeline,
-        base,
-        mechanism,
-        out,
-        clock,
-    };
-    if batch.is_empty() {
-        run_one(&plan, &stem)
-    } else {
-        run_many(&plan, &batch, jobs)
+        run_many(&plan, jobs, clock)
     }
-}
-
-/// What `flexbench run` resolved from its pipeline file and arguments.
-struct RunPlan<'a> {
-    file: flexbench_pipeline::run::PipelineFile,
-    pipeline: &'a std::path::Path,
-    /// The pipeline file's folder (paths in it are relative to it).
-    base: PathBuf,
-    mechanism: PathBuf,
-    out: PathBuf,
-    clock: std::time::Instant,
 }
 
 /// The progress bars' style.
@@ -1179,66 +1131,54 @@ fn bar_style() -> ProgressStyle {
 }
 
 /// `flexbench run` on one recording (the pipeline file's [run] recording): a bar per stage.
-fn run_one(plan: &RunPlan, stem: &str) -> Result<()> {
-    use flexbench_pipeline::run::{clean_path, run_recording, RecordingInputs, RunEvent};
-    let RunPlan {
-        file,
-        pipeline,
-        base,
-        mechanism,
-        out,
-        clock,
-    } = plan;
+fn run_one(plan: &flexbench_pipeline::run::RunPlan, clock: std::time::Instant) -> Result<()> {
+    use flexbench_pipeline::run::{run_recording, RunEvent};
     let style = bar_style();
-    let folder = file
-        .run
-        .recording
-        .as_ref()
-        .map(|r| clean_path(&base.join(r)));
-    let name = folder
-        .as_ref()
-        .and_then(|f| f.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| stem.to_string());
-    let rec = RecordingInputs::resolve(&name, folder.as_deref(), &file.inputs, base, mechanism)?;
+    let (name, rec) = plan.recording()?;
     let mut pb: Option<ProgressBar> = None;
     let mut label = String::new();
     // Each stage's label by name: a stage run beside later ones (the overlay) ends after them.
     let mut labels: HashMap<String, String> = HashMap::new();
-    let summary = run_recording(file, pipeline, &rec, out, &mut |e| match e {
-        RunEvent::Stage { name, index, of } => {
-            label = format!("[{index}/{of}] {name}");
-            labels.insert(name, label.clone());
-            if let Some(b) = pb.take() {
-                b.finish_and_clear();
+    let summary = run_recording(
+        &plan.file,
+        &plan.pipeline,
+        &rec,
+        &plan.out,
+        &mut |e| match e {
+            RunEvent::Stage { name, index, of } => {
+                label = format!("[{index}/{of}] {name}");
+                labels.insert(name, label.clone());
+                if let Some(b) = pb.take() {
+                    b.finish_and_clear();
+                }
+                let b = ProgressBar::new(1000).with_style(style.clone());
+                b.set_message(label.clone());
+                pb = Some(b);
             }
-            let b = ProgressBar::new(1000).with_style(style.clone());
-            b.set_message(label.clone());
-            pb = Some(b);
-        }
-        RunEvent::Progress(what, f) => {
-            if let Some(b) = &pb {
-                b.set_message(format!("{label}: {what}"));
-                b.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+            RunEvent::Progress(what, f) => {
+                if let Some(b) = &pb {
+                    b.set_message(format!("{label}: {what}"));
+                    b.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+                }
             }
-        }
-        RunEvent::Warning(w) => match &pb {
-            Some(b) => b.suspend(|| eprintln!("warning: {w}")),
-            None => eprintln!("warning: {w}"),
+            RunEvent::Warning(w) => match &pb {
+                Some(b) => b.suspend(|| eprintln!("warning: {w}")),
+                None => eprintln!("warning: {w}"),
+            },
+            RunEvent::Done(o) => {
+                if let Some(b) = pb.take() {
+                    b.finish_and_clear();
+                }
+                let label = labels.get(&o.name).unwrap_or(&label);
+                println!(
+                    "{label:<22} {:>8.2} s  {}",
+                    o.seconds,
+                    if o.ran { "ran" } else { "unchanged: kept" }
+                );
+            }
         },
-        RunEvent::Done(o) => {
-            if let Some(b) = pb.take() {
-                b.finish_and_clear();
-            }
-            let label = labels.get(&o.name).unwrap_or(&label);
-            println!(
-                "{label:<22} {:>8.2} s  {}",
-                o.seconds,
-                if o.ran { "ran" } else { "unchanged: kept" }
-            );
-        }
-    })
-    .with_context(|| format!("running {} on recording {name}", pipeline.display()))?;
+    )
+    .with_context(|| format!("running {} on recording {name}", plan.pipeline.display()))?;
     let ran = summary.outcomes.iter().filter(|o| o.ran).count();
     println!(
         "{} of {} stages ran in {:.2} s; report {}; manifest {}",
@@ -1253,14 +1193,18 @@ fn run_one(plan: &RunPlan, stem: &str) -> Result<()> {
 
 /// `flexbench run` on a batch of recordings, `jobs` at once: a bar per recording, then a
 /// line per recording and the summary tables.
-fn run_many(plan: &RunPlan, batch: &[PathBuf], jobs: Option<usize>) -> Result<()> {
+fn run_many(
+    plan: &flexbench_pipeline::run::RunPlan,
+    jobs: Option<usize>,
+    clock: std::time::Instant,
+) -> Result<()> {
     use flexbench_pipeline::run::{discover_recordings, run_batch, RunEvent};
-    let RunPlan {
+    let flexbench_pipeline::run::RunPlan {
         file,
         pipeline,
         mechanism,
         out,
-        clock,
+        batch,
         ..
     } = plan;
     let style = bar_style();

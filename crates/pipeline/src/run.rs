@@ -299,6 +299,44 @@ impl ProcessSection {
     }
 }
 
+impl ProcessSection {
+    /// The process stage's configuration from these keys; an error naming a key out of range
+    /// (the pipeline file's `[process]` table, or the Python package's keyword arguments).
+    pub fn config(&self) -> Result<crate::ProcessConfig, PipelineError> {
+        let bad = |m: String| Err(PipelineError::Input(m));
+        let (edges, smoother) = (
+            self.edges,
+            self.method == crate::process::KinematicsMethod::Smoother,
+        );
+        if !(self.max_condition.is_finite() && self.max_condition > 1.0) {
+            return bad(format!(
+                "[process] max_condition = {}: give a condition number above 1 (default 1e8)",
+                self.max_condition
+            ));
+        }
+        if !(self.false_alarm > 0.0 && self.false_alarm < 0.5) {
+            return bad(format!(
+                "[process] false_alarm = {}: give a probability between 0 and 0.5 (default 1e-6)",
+                self.false_alarm
+            ));
+        }
+        let (butterworth, spline) = self.marker_filter()?;
+        Ok(crate::ProcessConfig {
+            window: self.window,
+            order: self.order,
+            edges,
+            max_condition: self.max_condition,
+            smoother,
+            butterworth,
+            spline,
+            periodic: self.periodic && smoother,
+            refine_horizontal: self.refine_horizontal && smoother,
+            keep_flagged: self.keep_flagged,
+            false_alarm: self.false_alarm,
+        })
+    }
+}
+
 impl Default for ProcessSection {
     fn default() -> Self {
         let d = crate::ProcessConfig::default();
@@ -350,6 +388,38 @@ pub struct FemSection {
     pub response: bool,
     /// Longest integration step of the forced response, s.
     pub step: f64,
+}
+
+impl FemSection {
+    /// Check the keys' ranges: at least one element and one mode, a positive step, a damping
+    /// ratio between 0 and 1; an error naming the keys and their defaults.
+    pub fn check(&self) -> Result<(), PipelineError> {
+        if self.elements < 1 || self.modes < 1 {
+            return Err(PipelineError::Input(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", self.elements, self.modes)));
+        }
+        if !(self.step.is_finite() && self.step > 0.0 && self.damping > 0.0 && self.damping < 1.0) {
+            return Err(PipelineError::Input(format!("[fem] step = {} s, damping = {}: give a positive step (default 5e-5 s) and a damping ratio between 0 and 1 (for the modes only, response = false)", self.step, self.damping)));
+        }
+        Ok(())
+    }
+
+    /// The fem job's configuration from these keys (checked), with the measured deflection
+    /// (the process stage's fit_residuals table) to compare the forced response with.
+    pub fn config(
+        &self,
+        measured: Option<PathBuf>,
+    ) -> Result<crate::fem::FemConfig, PipelineError> {
+        self.check()?;
+        Ok(crate::fem::FemConfig {
+            element: self.element,
+            elements: self.elements,
+            supports: self.supports,
+            modes: self.modes,
+            damping: self.response.then_some(self.damping),
+            max_step: self.step,
+            measured,
+        })
+    }
 }
 
 impl Default for FemSection {
@@ -1159,10 +1229,6 @@ pub struct Settings {
     pub rigid: Option<crate::smooth::RigidRequest>,
     /// The process stage's configuration.
     pub process: crate::ProcessConfig,
-    /// The FEM's element.
-    pub element: flexbench_fem::ElementKind,
-    /// The FEM's supports.
-    pub supports: flexbench_fem::Supports,
 }
 
 impl Settings {
@@ -1191,45 +1257,8 @@ impl Settings {
             true => Some(crate::smooth::RigidRequest::from_mechanism(mech)?),
             false => None,
         };
-        let p = &file.process;
-        let (edges, smoother) = (
-            p.edges,
-            p.method == crate::process::KinematicsMethod::Smoother,
-        );
-        if !(p.max_condition.is_finite() && p.max_condition > 1.0) {
-            return bad(format!(
-                "[process] max_condition = {}: give a condition number above 1 (default 1e8)",
-                p.max_condition
-            ));
-        }
-        if !(p.false_alarm > 0.0 && p.false_alarm < 0.5) {
-            return bad(format!(
-                "[process] false_alarm = {}: give a probability between 0 and 0.5 (default 1e-6)",
-                p.false_alarm
-            ));
-        }
-        let (butterworth, spline) = p.marker_filter()?;
-        let process = crate::ProcessConfig {
-            window: p.window,
-            order: p.order,
-            edges,
-            max_condition: p.max_condition,
-            smoother,
-            butterworth,
-            spline,
-            periodic: p.periodic && smoother,
-            refine_horizontal: p.refine_horizontal && smoother,
-            keep_flagged: p.keep_flagged,
-            false_alarm: p.false_alarm,
-        };
-        let f = &file.fem;
-        let (element, supports) = (f.element, f.supports);
-        if f.elements < 1 || f.modes < 1 {
-            return bad(format!("[fem] elements = {}, modes = {}: give at least one element and one mode (defaults 10 and 6)", f.elements, f.modes));
-        }
-        if !(f.step.is_finite() && f.step > 0.0 && f.damping > 0.0 && f.damping < 1.0) {
-            return bad(format!("[fem] step = {} s, damping = {}: give a positive step (default 5e-5 s) and a damping ratio between 0 and 1 (for the modes only, response = false)", f.step, f.damping));
-        }
+        let process = file.process.config()?;
+        file.fem.check()?;
         if file.compare.harmonics < 1 {
             return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
         }
@@ -1239,8 +1268,6 @@ impl Settings {
             method,
             rigid,
             process,
-            element,
-            supports,
         })
     }
 }
@@ -1505,15 +1532,7 @@ impl RecordingRun<'_, '_> {
             process_dir.join("forces.parquet"),
             process_dir.join("fit_residuals.parquet"),
         );
-        let fem_cfg = crate::fem::FemConfig {
-            element: self.settings.element,
-            elements: f.elements,
-            supports: self.settings.supports,
-            modes: f.modes,
-            damping: f.response.then_some(f.damping),
-            max_step: f.step,
-            measured: Some(residuals.clone()),
-        };
+        let fem_cfg = f.config(Some(residuals.clone()))?;
         self.runner.stage(
             "fem",
             params(f),
@@ -2055,6 +2074,97 @@ fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pipeli
             &json!({ "recordings": json_rows }),
         )?,
     ])
+}
+
+/// What `flexbench run` (and the Python package's `run`) resolves from a pipeline file and its
+/// arguments: the file, its folder, the mechanism, the output folder and the batch.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The pipeline file, read and checked.
+    pub file: PipelineFile,
+    /// Its path.
+    pub pipeline: PathBuf,
+    /// Its folder: paths in it are relative to it.
+    pub base: PathBuf,
+    /// The mechanism file (`[run] mechanism`).
+    pub mechanism: PathBuf,
+    /// The output folder: the argument, else `[run] out`, else `out/<pipeline file's stem>`.
+    pub out: PathBuf,
+    /// The pipeline file's stem: the recording's name when it has no folder.
+    pub stem: String,
+    /// The batch's recording folders (or folders of them): the argument, else
+    /// `[run] recordings`; empty for one recording.
+    pub batch: Vec<PathBuf>,
+}
+
+impl RunPlan {
+    /// Read the pipeline file and resolve its paths; `out` and `recordings` override
+    /// `[run] out` and `[run] recordings`.
+    pub fn resolve(
+        pipeline: &Path,
+        out: Option<PathBuf>,
+        recordings: Vec<PathBuf>,
+    ) -> Result<RunPlan, PipelineError> {
+        let file = PipelineFile::load(pipeline)?;
+        let base = pipeline
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let mechanism = file.run.mechanism.as_ref().ok_or_else(|| {
+            PipelineError::Input(format!("{}: [run] mechanism is missing: give the mechanism file (e.g. mechanism = \"wind-pump.toml\")", pipeline.display()))
+        })?;
+        let mechanism = clean_path(&base.join(mechanism));
+        let stem = pipeline
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
+        let out = out
+            .or_else(|| file.run.out.as_ref().map(|o| clean_path(&base.join(o))))
+            .unwrap_or_else(|| PathBuf::from("out").join(&stem));
+        let batch = match recordings.is_empty() {
+            false => recordings,
+            true => file
+                .run
+                .recordings
+                .iter()
+                .map(|r| clean_path(&base.join(r)))
+                .collect(),
+        };
+        Ok(RunPlan {
+            file,
+            pipeline: pipeline.to_path_buf(),
+            base,
+            mechanism,
+            out,
+            stem,
+            batch,
+        })
+    }
+
+    /// The one recording's name (its folder's, else the pipeline file's stem) and inputs
+    /// (`[run] recording` and `[inputs]`), checked to exist.
+    pub fn recording(&self) -> Result<(String, RecordingInputs), PipelineError> {
+        let folder = self
+            .file
+            .run
+            .recording
+            .as_ref()
+            .map(|r| clean_path(&self.base.join(r)));
+        let name = folder
+            .as_ref()
+            .and_then(|f| f.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.stem.clone());
+        let rec = RecordingInputs::resolve(
+            &name,
+            folder.as_deref(),
+            &self.file.inputs,
+            &self.base,
+            &self.mechanism,
+        )?;
+        Ok((name, rec))
+    }
 }
 
 #[cfg(test)]

@@ -694,6 +694,23 @@ impl RigidRequest {
             reference: format!("{origin} frame origin"),
         })
     }
+
+    /// The rigid-field fit `smooth` is asked for: with `rigid_field` set or a mechanism given;
+    /// the mechanism's layout of its markers (reference: the frame origin of their body), else
+    /// the layout learnt from the data about the markers' centroid. None: no rigid field.
+    pub fn requested(
+        rigid_field: bool,
+        mechanism: Option<&flexbench_mechanism::model::Mechanism>,
+    ) -> Result<Option<RigidRequest>, PipelineError> {
+        match (rigid_field, mechanism) {
+            (_, Some(m)) => Ok(Some(RigidRequest::from_mechanism(m)?)),
+            (true, None) => Ok(Some(RigidRequest {
+                layout: None,
+                reference: "markers' centroid".into(),
+            })),
+            (false, None) => Ok(None),
+        }
+    }
 }
 
 /// The rigid-field tables: per sample the reference point's kinematics and the rotation with

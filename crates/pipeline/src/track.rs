@@ -109,6 +109,26 @@ pub fn import_tracks(
     calibration: Option<&Path>,
     out: &Path,
 ) -> Result<Vec<PathBuf>, PipelineError> {
+    let tracks = load_tracks(path, unit, fps, markers, calibration)?;
+    let dir = out.parent().unwrap_or(Path::new("."));
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tracks".into());
+    Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
+}
+
+/// A tracks table from any tool, checked: flexbench's long format (a `marker` column, x and y
+/// in bench metres) as it is, or a wide table (`<marker>_x`, `<marker>_y`) in `unit` (m, mm,
+/// cm, in, or px through the `calibration`'s bench plane) at `fps` when it has no time column,
+/// its markers renamed `markers` in column order.
+pub fn load_tracks(
+    path: &Path,
+    unit: Option<&str>,
+    fps: Option<f64>,
+    markers: Option<&[String]>,
+    calibration: Option<&Path>,
+) -> Result<flexbench_contracts::Tracks, PipelineError> {
     let df = read_frame(path)?;
     let long = df.get_column_names().iter().any(|c| c.as_str() == "marker");
     let tracks = if long {
@@ -138,12 +158,7 @@ pub fn import_tracks(
         };
         read_wide(path, &spec, pixels)?
     };
-    let dir = out.parent().unwrap_or(Path::new("."));
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "tracks".into());
-    Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
+    Ok(tracks)
 }
 
 /// The tracker's layout of the markers `names` (in this order) from the mechanism: each body's

@@ -1,0 +1,169 @@
+//! The exceptions the Python package raises: one class per stage that can refuse, all under
+//! `flexbench.FlexbenchError`, each message the command line's (the context, then each cause on
+//! a line of its own, "  caused by: ...").
+
+use flexbench_pipeline::PipelineError;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(
+    flexbench,
+    FlexbenchError,
+    PyException,
+    "An error of flexbench: its message names the problem and the fix."
+);
+create_exception!(
+    flexbench,
+    InputError,
+    FlexbenchError,
+    "A setting, a pipeline file or an input file that cannot be used (in words that name it and the fix)."
+);
+create_exception!(
+    flexbench,
+    TableError,
+    FlexbenchError,
+    "A table (tracks, bodies, forces...) that cannot be read or written: the file, column and row."
+);
+create_exception!(
+    flexbench,
+    ContractError,
+    FlexbenchError,
+    "A table that breaks the data contract (NaN, unsorted time, a half position...)."
+);
+create_exception!(
+    flexbench,
+    MechanismError,
+    FlexbenchError,
+    "A mechanism file with a missing or impossible value, or a configuration that does not assemble."
+);
+create_exception!(
+    flexbench,
+    KinematicsError,
+    FlexbenchError,
+    "The mechanism's motion could not be estimated from the markers."
+);
+create_exception!(
+    flexbench,
+    SignalError,
+    FlexbenchError,
+    "The smoothing or differentiation of the markers refused its input or settings."
+);
+create_exception!(
+    flexbench,
+    VisionError,
+    FlexbenchError,
+    "The camera, the video or a view could not be read, calibrated or tracked."
+);
+create_exception!(
+    flexbench,
+    FemError,
+    FlexbenchError,
+    "The elastic lever's finite-element model or one of its steps failed."
+);
+create_exception!(
+    flexbench,
+    CompareError,
+    FlexbenchError,
+    "The comparison of measured with simulated series refused."
+);
+create_exception!(
+    flexbench,
+    ReportError,
+    FlexbenchError,
+    "A figure or the report could not be drawn."
+);
+create_exception!(
+    flexbench,
+    OutputError,
+    FlexbenchError,
+    "An output could not be written (a folder that cannot be created, a full disk)."
+);
+
+/// A stage's error with what was being done when it failed (the command line's context).
+pub struct Failed {
+    /// What was being done (None: the error says it all, as the command line prints it).
+    context: Option<String>,
+    /// The stage's error (boxed: a result's error stays a few words).
+    error: Box<PipelineError>,
+}
+
+impl Failed {
+    /// `error`, met while doing `context`.
+    pub fn new(context: String, error: PipelineError) -> Failed {
+        Failed {
+            context: Some(context),
+            error: Box::new(error),
+        }
+    }
+
+    /// `error` alone.
+    pub fn bare(error: PipelineError) -> Failed {
+        Failed {
+            context: None,
+            error: Box::new(error),
+        }
+    }
+
+    /// The Python exception.
+    pub fn into_py(self) -> PyErr {
+        fail(self.context, *self.error)
+    }
+}
+
+/// The message as the command line prints it after "error: ": the context, then the error and
+/// each of its sources, one "  caused by: " line each.
+fn message(context: Option<String>, e: &PipelineError) -> String {
+    let mut lines: Vec<String> = context.into_iter().collect();
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        lines.push(c.to_string());
+        cause = c.source();
+    }
+    lines.join("\n  caused by: ")
+}
+
+/// The Python exception of `e`, of its stage's class, with the command line's message.
+pub fn fail(context: Option<String>, e: PipelineError) -> PyErr {
+    let text = message(context, &e);
+    use PipelineError as P;
+    match e {
+        P::Mechanism(_) => MechanismError::new_err(text),
+        P::Kinematics(_) => KinematicsError::new_err(text),
+        P::Table(_) => TableError::new_err(text),
+        P::Contract(_) => ContractError::new_err(text),
+        P::Signal(_) => SignalError::new_err(text),
+        P::Report(_) => ReportError::new_err(text),
+        P::Vision(_) => VisionError::new_err(text),
+        P::Fem(_) | P::FemStep { .. } => FemError::new_err(text),
+        P::Compare(_) => CompareError::new_err(text),
+        P::Toml { .. } | P::Input(_) => InputError::new_err(text),
+        P::Io { .. } => OutputError::new_err(text),
+    }
+}
+
+/// A stage's settings (`[table]` of the pipeline file) from the JSON object the Python side
+/// made of its keyword arguments, read by the pipeline file's own type: an unknown key, a
+/// wrong type or a name outside its set is refused by name.
+pub fn settings<T: serde::de::DeserializeOwned>(table: &str, json: &str) -> PyResult<T> {
+    serde_json::from_str(json)
+        .map_err(|e| InputError::new_err(format!("[{table}] settings: {e}; the keys are the pipeline file's [{table}] keys (README, pipelines/default.toml)")))
+}
+
+/// Add the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("FlexbenchError", py.get_type::<FlexbenchError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
+    m.add("TableError", py.get_type::<TableError>())?;
+    m.add("ContractError", py.get_type::<ContractError>())?;
+    m.add("MechanismError", py.get_type::<MechanismError>())?;
+    m.add("KinematicsError", py.get_type::<KinematicsError>())?;
+    m.add("SignalError", py.get_type::<SignalError>())?;
+    m.add("VisionError", py.get_type::<VisionError>())?;
+    m.add("FemError", py.get_type::<FemError>())?;
+    m.add("CompareError", py.get_type::<CompareError>())?;
+    m.add("ReportError", py.get_type::<ReportError>())?;
+    m.add("OutputError", py.get_type::<OutputError>())?;
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! `flexbench._native`: the stages of the wind-pump lever bench pipeline called from Python.
+//!
+//! Each function here is a stage of `flexbench-pipeline` as the command line calls it: the same
+//! readers, checks, computations and files, the stage's settings given as the pipeline file's
+//! keys (a JSON object made by the Python side from keyword arguments and read by the same
+//! serde types, so an unknown key or name is refused in the same words). The GIL is released
+//! while a stage computes. An error becomes a Python exception of the class of its stage
+//! ([`errors`]) whose message is the command line's: the context, then each cause.
+//! The Python package (`python/flexbench`) turns the files written into polars DataFrames.
+
+mod errors;
+
+use std::path::PathBuf;
+
+use flexbench_contracts::table::{Column, Table};
+use flexbench_pipeline::run::{PipelineFile, RunEvent, RunPlan};
+use flexbench_pipeline::StageEvent;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use serde::Serialize;
+
+use errors::{fail, settings, Failed};
+
+// The command line's allocator and its purge delay (crates/flexbench/src/main.rs,
+// ARCHITECTURE.md): the stages allocate millions of small per-sample vectors; under the
+// system's allocator the process stage ran a fifth slower.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// mimalloc's option `purge_delay` by its number (as the command line sets it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// A table's columns for Python: name, kind (`f64`, `opt_f64`, `i64`, `str`) and values.
+type PyColumns = Vec<(String, &'static str, Py<PyAny>)>;
+
+/// A table's columns as Python lists, in the table's order (gaps as None).
+fn columns(py: Python<'_>, table: Table) -> PyResult<PyColumns> {
+    let mut out = Vec::with_capacity(table.columns.len());
+    for (name, column) in table.columns {
+        let (kind, list) = match column {
+            Column::F64(v) => ("f64", PyList::new(py, v)?),
+            Column::OptF64(v) => ("opt_f64", PyList::new(py, v)?),
+            Column::I64(v) => ("i64", PyList::new(py, v)?),
+            Column::Str(v) => ("str", PyList::new(py, v)?),
+        };
+        out.push((name, kind, list.into_any().unbind()));
+    }
+    Ok(out)
+}
+
+/// A tracks table from any tool, checked as every stage checks it: flexbench's long format,
+/// or a wide table (`<marker>_x`, `<marker>_y`) in `unit` at `fps`, its markers renamed
+/// `markers`, pixels mapped through `calibration`. Returns its columns (frame, t, marker, u,
+/// v, x, y in m, bench frame, sigma_px).
+#[pyfunction]
+#[pyo3(signature = (path, unit=None, fps=None, markers=None, calibration=None))]
+fn read_tracks(
+    py: Python<'_>,
+    path: PathBuf,
+    unit: Option<String>,
+    fps: Option<f64>,
+    markers: Option<Vec<String>>,
+    calibration: Option<PathBuf>,
+) -> PyResult<PyColumns> {
+    let table = py
+        .detach(|| {
+            flexbench_pipeline::track::load_tracks(
+                &path,
+                unit.as_deref(),
+                fps,
+                markers.as_deref(),
+                calibration.as_deref(),
+            )
+            .map(|t| t.into_table())
+        })
+        .map_err(|e| fail(Some(format!("reading the tracks {}", path.display())), e))?;
+    columns(py, table)
+}
+
+/// A mechanism file, loaded and checked (as `flexbench check`), or the error naming its key.
+fn load_mechanism(path: &std::path::Path) -> Result<flexbench_mechanism::Mechanism, Failed> {
+    flexbench_mechanism::file::load(path)
+        .map(|f| f.mechanism)
+        .map_err(|e| {
+            Failed::new(
+                format!("loading the mechanism {}", path.display()),
+                e.into(),
+            )
+        })
+}
+
+/// `flexbench smooth`: every marker of the tracks at `tracks` smoothed and differentiated into
+/// the markers table at `out` (with its summary, and the rigid field's tables when asked),
+/// `settings` the `[smooth]` table's keys as JSON. Returns the files written.
+#[pyfunction]
+#[pyo3(signature = (tracks, out, settings_json, mechanism=None))]
+fn smooth(
+    py: Python<'_>,
+    tracks: PathBuf,
+    out: PathBuf,
+    settings_json: &str,
+    mechanism: Option<PathBuf>,
+) -> PyResult<Vec<PathBuf>> {
+    use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
+    let chosen: SmoothSettings = settings("smooth", settings_json)?;
+    py.detach(|| -> Result<Vec<PathBuf>, Failed> {
+        let (factor, method) = chosen.resolve().map_err(Failed::bare)?;
+        let mech = mechanism.as_deref().map(load_mechanism).transpose()?;
+        let rigid = RigidRequest::requested(chosen.rigid_field.unwrap_or(false), mech.as_ref())
+            .map_err(Failed::bare)?;
+        flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
+            .map_err(|e| Failed::new(format!("smoothing {}", tracks.display()), e))
+    })
+    .map_err(Failed::into_py)
+}
+
+/// `flexbench process` with the `[process]` table's keys (`settings_json`): the tracks at
+/// `tracks` (the samples of the `flags` table left out) into the markers', bodies' and liaison
+/// forces' tables with their bands, written into `out`. Returns the files written and the
+/// stage's warnings.
+#[pyfunction]
+#[pyo3(signature = (tracks, mechanism, out, settings_json, flags=None))]
+fn process(
+    py: Python<'_>,
+    tracks: PathBuf,
+    mechanism: PathBuf,
+    out: PathBuf,
+    settings_json: &str,
+    flags: Option<PathBuf>,
+) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
+    let section: flexbench_pipeline::run::ProcessSection = settings("process", settings_json)?;
+    py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
+        let cfg = section.config().map_err(Failed::bare)?;
+        let mech = load_mechanism(&mechanism)?;
+        let mut warnings = Vec::new();
+        let events = |e: StageEvent| {
+            if let StageEvent::Warning(w) = e {
+                warnings.push(w.to_string());
+            }
+        };
+        let s = flexbench_pipeline::process(&tracks, flags.as_deref(), &mech, &cfg, &out, events)
+            .map_err(|e| Failed::new(format!("processing {}", tracks.display()), e))?;
+        Ok((s.files, warnings))
+    })
+    .map_err(Failed::into_py)
+}
+
+/// `flexbench fem` with the `[fem]` table's keys (`settings_json`): the elastic lever's modes
+/// along the motion of the bodies table `bodies` under the liaison forces of `forces`, and
+/// its forced response (compared with the `measured` fit residuals when given), written into
+/// `out`. Returns the files written and the stage's warnings.
+#[pyfunction]
+#[pyo3(signature = (bodies, forces, mechanism, out, settings_json, measured=None))]
+fn fem(
+    py: Python<'_>,
+    bodies: PathBuf,
+    forces: PathBuf,
+    mechanism: PathBuf,
+    out: PathBuf,
+    settings_json: &str,
+    measured: Option<PathBuf>,
+) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
+    let section: flexbench_pipeline::run::FemSection = settings("fem", settings_json)?;
+    py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
+        let cfg = section.config(measured).map_err(Failed::bare)?;
+        let context = format!("the lever's modes along {}", bodies.display());
+        let (record, files) =
+            flexbench_pipeline::fem::fem(&bodies, &forces, &mechanism, &cfg, &out, |_, _| {})
+                .map_err(|e| Failed::new(context, e))?;
+        Ok((files, record.warnings))
+    })
+    .map_err(Failed::into_py)
+}
+
+/// `flexbench simulate`: the mechanism's forward dynamics recorded for `duration` s at `rate`
+/// Hz after `settle` s, its ground truth (tracks, markers, bodies, forces) written into `out`.
+/// Returns the files written.
+#[pyfunction]
+#[pyo3(signature = (mechanism, out, duration=2.0, rate=1000.0, settle=3.0, rtol=1e-10))]
+fn simulate(
+    py: Python<'_>,
+    mechanism: PathBuf,
+    out: PathBuf,
+    duration: f64,
+    rate: f64,
+    settle: f64,
+    rtol: f64,
+) -> PyResult<Vec<PathBuf>> {
+    py.detach(|| -> Result<Vec<PathBuf>, Failed> {
+        let mech = load_mechanism(&mechanism)?;
+        let cfg = flexbench_mechanism::simulate::SimConfig {
+            duration,
+            rate,
+            settle,
+            rtol,
+            ..Default::default()
+        };
+        flexbench_pipeline::simulate(&mech, &cfg, &out, |_| {})
+            .map(|s| s.files)
+            .map_err(|e| Failed::new(format!("simulating {}", mechanism.display()), e))
+    })
+    .map_err(Failed::into_py)
+}
+
+/// What `flexbench check` says of a mechanism file.
+#[derive(Serialize)]
+struct MechanismDescription {
+    /// The mechanism's name.
+    name: String,
+    /// Its bodies: name, mass (kg), inertia about the centroid (kg m^2), centroid (m, body frame).
+    bodies: Vec<(String, f64, f64, [f64; 2])>,
+    /// Its joints' names.
+    joints: Vec<String>,
+    /// Degrees of freedom.
+    dof: isize,
+    /// Its markers' names.
+    markers: Vec<String>,
+    /// The forces table's columns after t.
+    force_columns: Vec<String>,
+    /// The worst condition number of the assembly over a whole turn of the first driver.
+    worst_condition: f64,
+}
+
+/// `flexbench check`: a mechanism file parsed, validated and assembled over a whole crank turn;
+/// its description as JSON.
+#[pyfunction]
+fn check(py: Python<'_>, mechanism: PathBuf) -> PyResult<String> {
+    py.detach(|| -> Result<String, Failed> {
+        let m = load_mechanism(&mechanism)?;
+        let worst = m
+            .check_full_turn()
+            .map_err(|e| Failed::new("turning the first driver a whole turn".into(), e.into()))?;
+        let d = MechanismDescription {
+            name: m.name.clone(),
+            bodies: m
+                .bodies
+                .iter()
+                .map(|b| {
+                    (
+                        b.name.clone(),
+                        b.mass,
+                        b.inertia,
+                        [b.centroid.x, b.centroid.y],
+                    )
+                })
+                .collect(),
+            joints: m.joints.iter().map(|j| j.name.clone()).collect(),
+            dof: m.dof(),
+            markers: m.markers.iter().map(|k| k.name.clone()).collect(),
+            force_columns: m.force_columns(),
+            worst_condition: worst,
+        };
+        Ok(serde_json::to_string(&d).unwrap_or_default())
+    })
+    .map_err(Failed::into_py)
+}
+
+/// One stage of a run: name, whether it ran (false: unchanged, kept), wall time (s), folder.
+type Outcome = (String, bool, f64, PathBuf);
+
+/// One recording's run: name, output folder, report, manifest, stages, warnings.
+type RunOutcome = (String, PathBuf, PathBuf, PathBuf, Vec<Outcome>, Vec<String>);
+
+/// The outcomes of a run, as Python receives them.
+fn outcomes(s: &flexbench_pipeline::run::RunSummary) -> Vec<Outcome> {
+    s.outcomes
+        .iter()
+        .map(|o| (o.name.clone(), o.ran, o.seconds, o.dir.clone()))
+        .collect()
+}
+
+/// A recording's folder, and its run or its error's message.
+type Ran = (PathBuf, Option<RunOutcome>, Option<String>);
+
+/// `flexbench run`: the pipeline file's chain on its recording, or on a batch (`recordings`,
+/// `jobs` at once). Returns whether it was a batch, per recording its run or its error's
+/// message, and the batch's summary files (none for one recording).
+#[pyfunction]
+#[pyo3(signature = (pipeline, out=None, recordings=Vec::new(), jobs=None))]
+fn run(
+    py: Python<'_>,
+    pipeline: PathBuf,
+    out: Option<PathBuf>,
+    recordings: Vec<PathBuf>,
+    jobs: Option<usize>,
+) -> PyResult<(bool, Vec<Ran>, Vec<PathBuf>)> {
+    py.detach(|| {
+        let plan = RunPlan::resolve(&pipeline, out, recordings).map_err(Failed::bare)?;
+        match plan.batch.is_empty() {
+            true => {
+                let (folder, r) = run_one(&plan)?;
+                Ok((false, vec![(folder, Some(r), None)], Vec::new()))
+            }
+            false => run_many(&plan, jobs).map(|(runs, files)| (true, runs, files)),
+        }
+    })
+    .map_err(Failed::into_py)
+}
+
+/// One recording's run, its warnings gathered.
+fn run_one(plan: &RunPlan) -> Result<(PathBuf, RunOutcome), Failed> {
+    let (name, rec) = plan.recording().map_err(Failed::bare)?;
+    let mut warnings = Vec::new();
+    let summary = flexbench_pipeline::run::run_recording(
+        &plan.file,
+        &plan.pipeline,
+        &rec,
+        &plan.out,
+        &mut |e| {
+            if let RunEvent::Warning(w) = e {
+                warnings.push(w.to_string());
+            }
+        },
+    )
+    .map_err(|e| {
+        let context = format!("running {} on recording {name}", plan.pipeline.display());
+        Failed::new(context, e)
+    })?;
+    let folder = plan.file.run.recording.clone().unwrap_or_default();
+    let stages = outcomes(&summary);
+    Ok((
+        folder,
+        (
+            name,
+            summary.out,
+            summary.report,
+            summary.manifest,
+            stages,
+            warnings,
+        ),
+    ))
+}
+
+/// A batch's runs, `jobs` at once (default: the pipeline file's, else the cores).
+fn run_many(plan: &RunPlan, jobs: Option<usize>) -> Result<(Vec<Ran>, Vec<PathBuf>), Failed> {
+    use flexbench_pipeline::run::{discover_recordings, run_batch};
+    let file: &PipelineFile = &plan.file;
+    let folders = discover_recordings(&plan.batch).map_err(Failed::bare)?;
+    let jobs = jobs
+        .or(file.run.jobs)
+        .unwrap_or_else(flexbench_pipeline::threads);
+    let warnings = std::sync::Mutex::new(std::collections::BTreeMap::<String, Vec<String>>::new());
+    let events = |name: &str, e: RunEvent| {
+        if let (RunEvent::Warning(w), Ok(mut m)) = (e, warnings.lock()) {
+            m.entry(name.to_string()).or_default().push(w.to_string());
+        }
+    };
+    let (items, files) = run_batch(
+        file,
+        &plan.pipeline,
+        &plan.mechanism,
+        &folders,
+        &plan.out,
+        jobs,
+        &events,
+    )
+    .map_err(Failed::bare)?;
+    let mut warned = warnings.into_inner().unwrap_or_default();
+    let runs = items
+        .into_iter()
+        .map(|it| match it.result {
+            Ok(s) => {
+                let w = warned.remove(&s.name).unwrap_or_default();
+                let stages = outcomes(&s);
+                let r = (s.name, s.out, s.report, s.manifest, stages, w);
+                (it.folder, Some(r), None)
+            }
+            Err(e) => (it.folder, None, Some(e)),
+        })
+        .collect();
+    Ok((runs, files))
+}
+
+/// The threads flexbench computes on.
+#[pyfunction]
+fn threads() -> usize {
+    flexbench_pipeline::threads()
+}
+
+/// The native module: the functions above and the exception classes.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // SAFETY: mi_option_set stores an integer in mimalloc's option table (thread-safe).
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 10) };
+    // polars' thread pool follows flexbench's thread count, as in the command line, unless
+    // POLARS_MAX_THREADS says otherwise (read when the pool first starts).
+    if std::env::var_os("POLARS_MAX_THREADS").is_none() {
+        let n = flexbench_pipeline::threads().to_string();
+        // SAFETY: set at import, before this module has started any thread of its own.
+        unsafe { std::env::set_var("POLARS_MAX_THREADS", n) };
+    }
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(read_tracks, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(process, m)?)?;
+    m.add_function(wrap_pyfunction!(fem, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(threads, m)?)?;
+    errors::register(m)
+}

@@ -1,0 +1,566 @@
+"""flexbench from Python: the wind-pump lever bench's stages, their results as polars DataFrames.
+
+Each function runs the same code as the ``flexbench`` command of the same name (the native
+module ``flexbench._native`` links the pipeline's Rust crates), reads the same files with the
+same checks, and writes the same tables; the tables come back as polars DataFrames, the stage's
+record (``summary.json``) as a dict. A stage's settings are the pipeline file's keys of its
+table (``[smooth]``, ``[process]``, ``[fem]``) given as keyword arguments, with the pipeline
+file's defaults (pipelines/default.toml documents every key)::
+
+    import flexbench as fb
+    tracks = fb.read_tracks("recordings/default/truth/tracks.csv")
+    p = fb.process(tracks, mechanism="pipelines/wind-pump.toml")   # the smoother, forces with bands
+    p.forces.select("t", "B_x", "B_x_sigma")
+    modes = fb.fem(p, mechanism="pipelines/wind-pump.toml", elements=10)
+    run = fb.run("pipelines/default.toml")                          # the whole chain, as `flexbench run`
+
+Bad input raises a :class:`FlexbenchError` subclass whose message is the command line's (the
+context, then each cause on a line "  caused by: ..."); a stage's warnings are issued as
+:class:`FlexbenchWarning`. Units are SI and the bench frame throughout (m, s, N, N m, rad).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import polars as pl
+
+from . import _native
+from ._native import (
+    CompareError,
+    ContractError,
+    FemError,
+    FlexbenchError,
+    InputError,
+    KinematicsError,
+    MechanismError,
+    OutputError,
+    ReportError,
+    SignalError,
+    TableError,
+    VisionError,
+)
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "read_tracks",
+    "smooth",
+    "process",
+    "fem",
+    "simulate",
+    "check",
+    "run",
+    "Smoothed",
+    "Processed",
+    "FemResult",
+    "Simulated",
+    "RunResult",
+    "StageOutcome",
+    "FlexbenchWarning",
+    "FlexbenchError",
+    "InputError",
+    "TableError",
+    "ContractError",
+    "MechanismError",
+    "KinematicsError",
+    "SignalError",
+    "VisionError",
+    "FemError",
+    "CompareError",
+    "ReportError",
+    "OutputError",
+]
+
+#: A path given as text or as a path object.
+PathLike = Union[str, "os.PathLike[str]"]
+#: A table given as a file (CSV or Parquet) or as a polars DataFrame.
+TableLike = Union[PathLike, pl.DataFrame]
+
+_DTYPES = {"f64": pl.Float64, "opt_f64": pl.Float64, "i64": pl.Int64, "str": pl.Utf8}
+
+
+class FlexbenchWarning(UserWarning):
+    """A stage's warning: it went on, but what it says should be read (a toggle position, a
+    fit that disagrees, a cutoff chosen at the edge of its range...)."""
+
+
+def _frame(columns: Sequence[tuple]) -> pl.DataFrame:
+    """A DataFrame of the native module's columns (name, kind, values), gaps as nulls."""
+    return pl.DataFrame(
+        [pl.Series(name, values, dtype=_DTYPES[kind]) for name, kind, values in columns]
+    )
+
+
+def _warn(messages: Sequence[str]) -> None:
+    for w in messages:
+        warnings.warn(w, FlexbenchWarning, stacklevel=3)
+
+
+def _settings(table: str, keys: Dict[str, Any]) -> str:
+    """The stage's settings as the JSON object the native module reads with the pipeline file's
+    own type (an unknown key or name is refused there, by name)."""
+    try:
+        return json.dumps(keys, allow_nan=False, default=_plain)
+    except ValueError as e:
+        raise InputError(f"[{table}] settings: {e}: give finite numbers") from None
+
+
+def _plain(value: Any) -> Any:
+    """Paths and other sequences as JSON knows them (``noise_band_hz=(30.0, 60.0)``)."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{value!r} is not a setting's value (a number, a name or a list)")
+
+
+class _Scratch:
+    """Where a call writes: the ``out`` folder given, else a temporary folder kept as long as
+    the result that holds it (so that a result can be handed to the next stage). DataFrames
+    given as inputs are written to Parquet in a temporary folder of their own."""
+
+    def __init__(self, out: Optional[PathLike]):
+        self._inputs: Optional[tempfile.TemporaryDirectory] = None
+        if out is None:
+            self.keep: Optional[tempfile.TemporaryDirectory] = tempfile.TemporaryDirectory(
+                prefix="flexbench-"
+            )
+            self.out = Path(self.keep.name)
+        else:
+            self.keep = None
+            self.out = Path(out)
+
+    def table(self, value: TableLike, stem: str) -> Path:
+        """A table argument as a file the stage reads."""
+        if isinstance(value, pl.DataFrame):
+            if self._inputs is None:
+                self._inputs = tempfile.TemporaryDirectory(prefix="flexbench-input-")
+            path = Path(self._inputs.name) / f"{stem}.parquet"
+            value.write_parquet(path)
+            return path
+        if isinstance(value, (str, os.PathLike)):
+            return Path(value)
+        raise TypeError(
+            f"{stem}: give a file's path or a polars DataFrame, not {type(value).__name__}"
+        )
+
+    def done(self) -> None:
+        """Let the inputs' temporary copies go."""
+        if self._inputs is not None:
+            self._inputs.cleanup()
+            self._inputs = None
+
+
+def _tables(files: Sequence[Path]) -> Dict[str, pl.DataFrame]:
+    """Every Parquet table written, by its file's stem."""
+    return {Path(f).stem: pl.read_parquet(f) for f in files if str(f).endswith(".parquet")}
+
+
+def _summary(path: Path) -> Dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_tracks(
+    path: PathLike,
+    *,
+    unit: Optional[str] = None,
+    fps: Optional[float] = None,
+    markers: Optional[Sequence[str]] = None,
+    calibration: Optional[PathLike] = None,
+) -> pl.DataFrame:
+    """A tracks table, checked as every stage checks it: flexbench's long format (frame, t,
+    marker, u, v, x, y; x and y in m, bench frame; CSV or Parquet), or a wide table from
+    another tool (``<marker>_x``, ``<marker>_y``, NaN for gaps) in ``unit`` (m, mm, cm, in, or px
+    mapped through ``calibration``'s bench plane) at ``fps`` frames/s when it has no time
+    column, its markers renamed ``markers`` in column order. Returns frame, t (s), marker,
+    u, v (px), x, y (m, bench frame), sigma_px; gaps are nulls."""
+    columns = _native.read_tracks(
+        os.fspath(path),
+        unit=unit,
+        fps=fps,
+        markers=list(markers) if markers is not None else None,
+        calibration=os.fspath(calibration) if calibration is not None else None,
+    )
+    return _frame(columns)
+
+
+@dataclass
+class Smoothed:
+    """The signal stage's result: each marker's kinematics with its standard deviations."""
+
+    #: t (s), marker, x, y (m), vx, vy (m/s), ax, ay (m/s^2), their ``*_sigma`` and provenance.
+    markers: pl.DataFrame
+    #: The stage's record (the method's parameters per coordinate...), as written beside it.
+    summary: Dict[str, Any]
+    #: The markers as one rigid body: the reference point's kinematics, omega, epsilon (when
+    #: asked with ``rigid_field=True`` or a mechanism).
+    rigid: Optional[pl.DataFrame]
+    #: The markers' motion the rigid body does not explain (the elastic part).
+    rigid_residual: Optional[pl.DataFrame]
+    #: The files written.
+    files: List[Path]
+    _keep: Any = field(default=None, repr=False)
+
+
+def smooth(
+    tracks: TableLike,
+    *,
+    out: Optional[PathLike] = None,
+    mechanism: Optional[PathLike] = None,
+    **settings: Any,
+) -> Smoothed:
+    """``flexbench smooth``: every marker of ``tracks`` smoothed and differentiated. Settings are
+    the ``[smooth]`` keys: ``method`` ("rts", the default; "savgol", "butterworth", "spline"),
+    ``unit`` of x and y ("m"...), ``window``, ``order``, ``noise_m``, ``cutoff_hz``,
+    ``cutoff_by``, ``spline_degree``, ``rigid_field``... ``out``: the markers table's path (.parquet
+    or .csv; the other format and ``<stem>.summary.json`` beside it); default: a temporary
+    folder. ``mechanism``: the markers' layout on their body for the rigid field."""
+    text = _settings("smooth", settings)
+    scratch = _Scratch(None if out is None else Path(out).parent)
+    target = Path(out) if out is not None else scratch.out / "markers.parquet"
+    try:
+        path = scratch.table(tracks, "tracks")
+        files = _native.smooth(
+            os.fspath(path),
+            os.fspath(target),
+            text,
+            mechanism=os.fspath(mechanism) if mechanism is not None else None,
+        )
+    finally:
+        scratch.done()
+    files = [Path(f) for f in files]
+    stem = target.with_suffix("")
+    parquet = stem.with_suffix(".parquet")
+    markers = pl.read_parquet(parquet)
+    extra = {
+        k: pl.read_parquet(p)
+        for k, p in (
+            ("rigid", Path(f"{stem}.rigid.parquet")),
+            ("rigid_residual", Path(f"{stem}.rigid_residual.parquet")),
+        )
+        if p in files
+    }
+    return Smoothed(
+        markers=markers,
+        summary=_summary(Path(f"{stem}.summary.json")),
+        rigid=extra.get("rigid"),
+        rigid_residual=extra.get("rigid_residual"),
+        files=files,
+        _keep=scratch.keep,
+    )
+
+
+@dataclass
+class Processed:
+    """The process stage's result: the mechanism's kinematics and the liaison forces."""
+
+    #: The folder written (temporary unless ``out`` was given).
+    out: Path
+    #: Each marker's kinematics: t, marker, x, y, vx, vy, ax, ay (SI, bench frame), sigmas.
+    markers: pl.DataFrame
+    #: Each body's kinematics: t, body, x, y (m), phi (rad), vx, vy, omega, ax, ay, epsilon.
+    bodies: pl.DataFrame
+    #: The liaison forces (N, force of a joint's first body on its second, bench frame), the
+    #: motor torque (N m), the pump force (N), the slide's normal force and moment, with their
+    #: ``*_sigma`` columns (the bands: one standard deviation).
+    forces: pl.DataFrame
+    #: Fitted minus measured marker positions, per sample and marker (m).
+    fit_residuals: pl.DataFrame
+    #: The samples that failed the fitted mechanism's residual test (None when none did).
+    fit_flags: Optional[pl.DataFrame]
+    #: The stage's record (``summary.json``): the fit, the method's choices, the toggles...
+    summary: Dict[str, Any]
+    #: The stage's warnings (also issued as :class:`FlexbenchWarning`).
+    warnings: List[str]
+    #: The files written.
+    files: List[Path]
+    _keep: Any = field(default=None, repr=False)
+
+    def band(self, column: str, k: float = 2.0) -> pl.DataFrame:
+        """A force's band: t, the value, and value -/+ ``k`` standard deviations (the smoother's
+        forces carry their standard deviations; the filters' do not)."""
+        if f"{column}_sigma" not in self.forces.columns:
+            raise InputError(
+                f"the forces table has no {column}_sigma: bands come with the smoother "
+                '(method = "smoother", the default), not with the filters'
+            )
+        sigma = pl.col(f"{column}_sigma")
+        return self.forces.select(
+            "t",
+            pl.col(column),
+            (pl.col(column) - k * sigma).alias("lower"),
+            (pl.col(column) + k * sigma).alias("upper"),
+        )
+
+
+def process(
+    tracks: TableLike,
+    *,
+    mechanism: PathLike,
+    out: Optional[PathLike] = None,
+    flags: Optional[TableLike] = None,
+    **settings: Any,
+) -> Processed:
+    """``flexbench process``: ``tracks`` (a file or a DataFrame of the tracks contract) into the
+    markers', bodies' and liaison forces' tables with their bands, for the ``mechanism`` file.
+    Settings are the ``[process]`` keys, with the pipeline file's defaults: ``method``
+    ("smoother": the Kalman smoother on the driving coordinates; "savgol", "butterworth",
+    "spline"), ``periodic`` and ``refine_horizontal`` (True), ``window``, ``order``, ``edges``,
+    ``filter_order``, ``cutoff_hz``, ``cutoff_by``, ``spline_degree``, ``noise_m``,
+    ``max_condition``, ``keep_flagged``, ``false_alarm``. ``flags``: the track stage's flags
+    table, its samples left out as gaps. ``out``: the folder to write (default: temporary)."""
+    text = _settings("process", settings)
+    scratch = _Scratch(out)
+    try:
+        path = scratch.table(tracks, "tracks")
+        flag_path = scratch.table(flags, "flags") if flags is not None else None
+        files, warned = _native.process(
+            os.fspath(path),
+            os.fspath(mechanism),
+            os.fspath(scratch.out),
+            text,
+            flags=os.fspath(flag_path) if flag_path is not None else None,
+        )
+    finally:
+        scratch.done()
+    _warn(warned)
+    files = [Path(f) for f in files]
+    tables = _tables(files)
+    return Processed(
+        out=scratch.out,
+        markers=tables["markers"],
+        bodies=tables["bodies"],
+        forces=tables["forces"],
+        fit_residuals=tables["fit_residuals"],
+        fit_flags=tables.get("fit_flags"),
+        summary=_summary(scratch.out / "summary.json"),
+        warnings=list(warned),
+        files=files,
+        _keep=scratch.keep,
+    )
+
+
+@dataclass
+class FemResult:
+    """The elastic lever along the motion: its modes at every sample and its forced response."""
+
+    #: The folder written (temporary unless ``out`` was given).
+    out: Path
+    #: Every table written, by name: ``modal`` (the modes at every sample), ``deflection`` (the
+    #: forced response) when computed.
+    tables: Dict[str, pl.DataFrame]
+    #: The stage's record (``summary.json``).
+    summary: Dict[str, Any]
+    #: The stage's warnings (also issued as :class:`FlexbenchWarning`).
+    warnings: List[str]
+    #: The files written (tables, figures as PNG and SVG, the record).
+    files: List[Path]
+    _keep: Any = field(default=None, repr=False)
+
+    @property
+    def modal(self) -> pl.DataFrame:
+        """The modal table: t (s), mode, the followed modes' frequencies (Hz) of the symmetric
+        and the full (gyroscopic) problem, damping ratio, MAC with the previous sample."""
+        return self.tables["modal"]
+
+    @property
+    def deflection(self) -> Optional[pl.DataFrame]:
+        """The forced response: the lever's deflection at the markers (m), against the measured
+        one when the fit residuals were given (None for the modes only)."""
+        return self.tables.get("deflection")
+
+
+def fem(
+    kinematics: Union[Processed, TableLike],
+    *,
+    mechanism: PathLike,
+    forces: Optional[TableLike] = None,
+    measured: Optional[TableLike] = None,
+    out: Optional[PathLike] = None,
+    **settings: Any,
+) -> FemResult:
+    """``flexbench fem``: the elastic lever's modes along the motion and its forced response.
+    ``kinematics``: a :class:`Processed` result (its bodies, forces and fit residuals are used),
+    or a bodies table with ``forces`` (and optionally the ``measured`` fit residuals). Settings
+    are the ``[fem]`` keys: ``elements`` (10), ``element`` ("quintic" or "frame"), ``supports``
+    ("pinned", "clamped-free", "free-free"), ``modes`` (6), ``damping``, ``response``, ``step``."""
+    text = _settings("fem", settings)
+    if isinstance(kinematics, Processed):
+        bodies, forces = kinematics.out / "bodies.parquet", kinematics.out / "forces.parquet"
+        if measured is None and settings.get("response", True):
+            # The measured deflection, compared with the forced response (as a run does).
+            measured = kinematics.out / "fit_residuals.parquet"
+    else:
+        bodies = kinematics
+        if forces is None:
+            raise InputError("fem: give the forces table of the same run (forces=...) with a bodies table, or a process() result")
+    scratch = _Scratch(out)
+    try:
+        b = scratch.table(bodies, "bodies")
+        f = scratch.table(forces, "forces")
+        m = scratch.table(measured, "fit_residuals") if measured is not None else None
+        files, warned = _native.fem(
+            os.fspath(b),
+            os.fspath(f),
+            os.fspath(mechanism),
+            os.fspath(scratch.out),
+            text,
+            measured=os.fspath(m) if m is not None else None,
+        )
+    finally:
+        scratch.done()
+    _warn(warned)
+    files = [Path(f) for f in files]
+    return FemResult(
+        out=scratch.out,
+        tables=_tables(files),
+        summary=_summary(scratch.out / "summary.json"),
+        warnings=list(warned),
+        files=files,
+        _keep=scratch.keep,
+    )
+
+
+@dataclass
+class Simulated:
+    """A mechanism's simulated ground truth (forward dynamics with Lagrange multipliers)."""
+
+    #: The folder written (temporary unless ``out`` was given).
+    out: Path
+    #: tracks, markers, bodies, forces: the truth's tables by name.
+    tables: Dict[str, pl.DataFrame]
+    #: The simulation's record (steps, energy balance...).
+    summary: Dict[str, Any]
+    #: The files written.
+    files: List[Path]
+    _keep: Any = field(default=None, repr=False)
+
+
+def simulate(
+    mechanism: PathLike,
+    *,
+    duration: float = 2.0,
+    rate: float = 1000.0,
+    settle: float = 3.0,
+    rtol: float = 1e-10,
+    out: Optional[PathLike] = None,
+) -> Simulated:
+    """``flexbench simulate``: the mechanism's motion recorded for ``duration`` s at ``rate`` Hz
+    after ``settle`` s, its tracks, markers, bodies and forces (the truth to check against)."""
+    scratch = _Scratch(out)
+    files = [
+        Path(f)
+        for f in _native.simulate(
+            os.fspath(mechanism),
+            os.fspath(scratch.out),
+            duration=duration,
+            rate=rate,
+            settle=settle,
+            rtol=rtol,
+        )
+    ]
+    return Simulated(
+        out=scratch.out,
+        tables=_tables(files),
+        summary=_summary(scratch.out / "summary.json"),
+        files=files,
+        _keep=scratch.keep,
+    )
+
+
+def check(mechanism: PathLike) -> Dict[str, Any]:
+    """``flexbench check``: a mechanism file parsed, validated and assembled over a whole crank
+    turn. Returns its name, bodies (name, mass kg, inertia kg m^2, centroid m), joints, degrees of
+    freedom, markers, the forces table's columns and the worst condition number over the turn."""
+    return json.loads(_native.check(os.fspath(mechanism)))
+
+
+@dataclass
+class StageOutcome:
+    """How a stage of a run ended."""
+
+    #: The stage's name (calibrate, track, smooth, process, overlay, fem, compare, report).
+    name: str
+    #: False when its inputs and settings were unchanged and its results kept.
+    ran: bool
+    #: Wall time, s.
+    seconds: float
+    #: Its folder.
+    folder: Path
+
+
+@dataclass
+class RunResult:
+    """One recording's run of the whole chain."""
+
+    #: The recording's name.
+    name: str
+    #: The run's folder (a folder per stage, manifest.json, report/).
+    out: Path
+    #: The report page (HTML).
+    report: Path
+    #: The run's manifest: inputs with their hashes, parameters, stages.
+    manifest: Dict[str, Any]
+    #: How each stage ended.
+    stages: List[StageOutcome]
+    #: The run's warnings (also issued as :class:`FlexbenchWarning`).
+    warnings: List[str]
+
+    def table(self, stage: str, name: str) -> pl.DataFrame:
+        """A stage's table, e.g. ``table("process", "forces")``."""
+        folder = {s.name: s.folder for s in self.stages}.get(stage, self.out / stage)
+        path = Path(folder) / f"{name}.parquet"
+        if not path.exists():
+            have = sorted(p.stem for p in Path(folder).glob("*.parquet"))
+            raise InputError(f"{path}: the {stage} stage wrote no table '{name}' (it wrote: {', '.join(have) or 'none'})")
+        return pl.read_parquet(path)
+
+
+def _run_result(outcome: tuple) -> RunResult:
+    name, out, report, manifest, stages, warned = outcome
+    return RunResult(
+        name=name,
+        out=Path(out),
+        report=Path(report),
+        manifest=_summary(Path(manifest)),
+        stages=[StageOutcome(n, ran, secs, Path(d)) for n, ran, secs, d in stages],
+        warnings=list(warned),
+    )
+
+
+def run(
+    pipeline: PathLike,
+    *,
+    out: Optional[PathLike] = None,
+    recordings: Optional[Sequence[PathLike]] = None,
+    jobs: Optional[int] = None,
+) -> Union[RunResult, Dict[str, Union[RunResult, FlexbenchError]]]:
+    """``flexbench run``: the pipeline file's chain (calibrate -> track -> smooth -> process ->
+    overlay -> fem -> compare -> report) on its recording; a stage whose inputs and settings are
+    unchanged is kept. With ``recordings`` (or ``[run] recordings``), a batch ``jobs`` at once:
+    a dict by recording folder of each run, or of the :class:`FlexbenchError` it failed with."""
+    batch, runs, _summaries = _native.run(
+        os.fspath(pipeline),
+        out=os.fspath(out) if out is not None else None,
+        recordings=[os.fspath(r) for r in recordings or []],
+        jobs=jobs,
+    )
+    results: Dict[str, Union[RunResult, FlexbenchError]] = {}
+    for folder, outcome, error in runs:
+        if outcome is None:
+            results[os.fspath(folder)] = FlexbenchError(error)
+            continue
+        result = _run_result(outcome)
+        _warn([f"{result.name}: {w}" for w in result.warnings] if batch else result.warnings)
+        results[os.fspath(folder)] = result
+    if not batch:
+        return next(iter(results.values()))  # type: ignore[return-value]
+    return results

@@ -1,0 +1,327 @@
+"""The flexbench Python package (installed by `pip install .` into the test venv by
+scripts/python-tests.sh): each function gives what the command of the same name gives, on the
+same inputs, bit for bit; DataFrames in and out; bad input raises the command line's message
+as a Python exception of its stage's class.
+
+FLEXBENCH_BIN names the command line built from the same sources.
+"""
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tomllib
+import warnings
+
+import polars as pl
+import pytest
+
+import flexbench as fb
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("FLEXBENCH_BIN", str(pathlib.Path.home() / ".cache/flexbench/target/debug/flexbench"))
+MECH = ROOT / "pipelines/wind-pump.toml"
+TRUTH = ROOT / "recordings/default/truth"
+
+
+def cli(*args, cwd=None):
+    """The command line on the same inputs; its completed process."""
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def same_frames(a: pl.DataFrame, b: pl.DataFrame):
+    """Equal names, types and values, bit for bit (nulls in the same places)."""
+    assert a.columns == b.columns
+    assert a.dtypes == b.dtypes
+    assert a.equals(b, null_equal=True), "values differ"
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory):
+    """The shipped recording's truth tracks processed by Python (the pipeline file's defaults:
+    the smoother, the periodic refit, the horizontal refined) and by the command line with the
+    same settings."""
+    work = tmp_path_factory.mktemp("process")
+    p = fb.process(TRUTH / "tracks.csv", mechanism=MECH, out=work / "py")
+    c = cli("process", "--tracks", TRUTH / "tracks.csv", "--mechanism", MECH, "--out",
+            work / "cli", "--periodic", "--refine-horizontal")
+    assert c.returncode == 0, c.stderr
+    return p, work / "cli"
+
+
+def test_version_and_exceptions_are_there():
+    assert fb.__version__.count(".") == 2
+    for cls in (fb.InputError, fb.TableError, fb.ContractError, fb.MechanismError,
+                fb.KinematicsError, fb.SignalError, fb.FemError, fb.OutputError):
+        assert issubclass(cls, fb.FlexbenchError) and issubclass(cls, Exception)
+        assert cls.__module__ == "flexbench"
+
+
+def test_read_tracks_is_the_checked_contract():
+    t = fb.read_tracks(TRUTH / "tracks.csv")
+    assert t.columns == ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]
+    assert t.schema["frame"] == pl.Int64 and t.schema["marker"] == pl.Utf8
+    raw = pl.read_csv(TRUTH / "tracks.csv")
+    assert t.height == raw.height
+    assert sorted(t["marker"].unique()) == ["M1", "M2", "M3", "M4", "M5"]
+    # The same numbers as the file: the contract reader changes no value.
+    for c in ("t", "x", "y"):
+        assert (t[c] == raw[c].cast(pl.Float64)).all()
+
+
+def test_read_tracks_wide_in_mm(tmp_path):
+    """A wide table from another tool (DLTdv, Tracker): markers as column pairs in mm, no time
+    column; read at its frame rate, in metres, names given."""
+    t = fb.read_tracks(TRUTH / "tracks.csv")
+    wide = t.pivot(on="marker", index="frame", values=["x", "y"]).sort("frame")
+    names = ["M1", "M2", "M3", "M4", "M5"]
+    cols = {}
+    for k, m in enumerate(names):
+        cols[f"P{k}_x"] = wide[f"x_{m}"] * 1000.0
+        cols[f"P{k}_y"] = wide[f"y_{m}"] * 1000.0
+    path = tmp_path / "wide.csv"
+    pl.DataFrame(cols).write_csv(path)
+    fps = 1.0 / float(t["t"].unique().sort().diff().median())
+    back = fb.read_tracks(path, unit="mm", fps=fps, markers=names)
+    assert back.height == t.height
+    joined = back.join(t, on=["frame", "marker"], suffix="_truth")
+    err = (joined["x"] - joined["x_truth"]).abs().max()
+    assert err < 1e-12, f"x off by {err} m after mm and back"
+    # Its time: the frame rate's grid from 0 (the truth's starts at its first sample).
+    t0 = float(t["t"].min())
+    assert (joined["t"] - (joined["t_truth"] - t0)).abs().max() < 1e-9
+
+
+def test_process_is_the_command_line_bit_for_bit(processed):
+    p, cli_out = processed
+    for name in ("markers", "bodies", "forces", "fit_residuals"):
+        same_frames(getattr(p, name), pl.read_parquet(cli_out / f"{name}.parquet"))
+    assert p.summary["job"] == "process"
+    assert (p.out / "forces.png").exists() and (p.out / "forces.svg").exists()
+
+
+def test_process_forces_against_the_truth(processed):
+    """The liaison forces at B and C' from the truth tracks within 1 % RMS of their peak of the
+    simulation's (the stage's own tests bound it tighter per method; here: the right tables,
+    columns and units come through)."""
+    p, _ = processed
+    truth = pl.read_parquet(TRUTH / "forces.parquet")
+    joined = p.forces.join(truth, on="t", suffix="_truth")
+    assert joined.height > 0.9 * p.forces.height
+    inner = joined.filter((pl.col("t") > joined["t"].min() + 0.05) & (pl.col("t") < joined["t"].max() - 0.05))
+    for c in ("B_x", "B_y", "C_x", "C_y"):
+        e = (inner[c] - inner[f"{c}_truth"]).drop_nulls()
+        rms = math.sqrt(float((e * e).mean()))
+        peak = float(inner[f"{c}_truth"].abs().max())
+        assert rms < 0.01 * peak, f"{c}: RMS error {rms:.3f} N of a {peak:.1f} N peak"
+
+
+def test_process_bands(processed):
+    p, _ = processed
+    band = p.band("B_x")
+    assert band.columns == ["t", "B_x", "lower", "upper"]
+    sigma = p.forces["B_x_sigma"].drop_nulls()
+    assert sigma.len() > 0 and (sigma > 0).all()
+    ok = band.drop_nulls()
+    assert ((ok["lower"] < ok["B_x"]) & (ok["B_x"] < ok["upper"])).all()
+    with pytest.raises(fb.InputError, match="bands come with the smoother"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, method="savgol").band("B_x")
+
+
+def test_process_takes_a_dataframe(processed):
+    """A DataFrame of tracks gives the same forces as the file it was read from."""
+    p, _ = processed
+    from_frame = fb.process(fb.read_tracks(TRUTH / "tracks.csv"), mechanism=MECH)
+    same_frames(from_frame.forces, p.forces)
+    # Without out, a temporary folder that lives as long as the result.
+    assert from_frame.out.exists() and from_frame.out != p.out
+
+
+def test_smooth_is_the_command_line(tmp_path):
+    s = fb.smooth(TRUTH / "tracks.csv", method="savgol", window=21, order=5,
+                  out=tmp_path / "py" / "markers.parquet")
+    c = cli("smooth", "--tracks", TRUTH / "tracks.csv", "--method", "savgol", "--window", "21",
+            "--order", "5", "--out", tmp_path / "cli" / "markers.parquet")
+    assert c.returncode == 0, c.stderr
+    same_frames(s.markers, pl.read_parquet(tmp_path / "cli" / "markers.parquet"))
+    assert s.summary["method"].startswith("Savitzky-Golay") or "savgol" in str(s.summary).lower()
+    assert s.rigid is None
+
+
+def test_smooth_rigid_field_with_the_mechanism():
+    s = fb.smooth(TRUTH / "tracks.csv", mechanism=MECH)
+    assert s.rigid is not None and s.rigid_residual is not None
+    assert {"omega", "epsilon"} <= set(s.rigid.columns)
+    assert {"x_sigma", "ax_sigma"} <= set(s.markers.columns)
+
+
+def test_fem_is_the_command_line(processed, tmp_path):
+    p, cli_out = processed
+    f = fb.fem(p, mechanism=MECH, elements=4, modes=3, response=False, out=tmp_path / "py")
+    c = cli("fem", "--kinematics", cli_out / "bodies.parquet", "--forces", cli_out / "forces.parquet",
+            "--mechanism", MECH, "--elements", "4", "--modes", "3", "--no-response",
+            "--out", tmp_path / "cli")
+    assert c.returncode == 0, c.stderr
+    same_frames(f.modal, pl.read_parquet(tmp_path / "cli" / "modal.parquet"))
+    assert sorted(f.modal["mode"].unique()) == [1, 2, 3]
+    assert f.summary["modes"] == 3 and f.deflection is None
+
+
+def test_fem_takes_tables(processed):
+    p, _ = processed
+    f = fb.fem(p.bodies, forces=p.forces, mechanism=MECH, elements=4, modes=2, response=False)
+    g = fb.fem(p, mechanism=MECH, elements=4, modes=2, response=False)
+    same_frames(f.modal, g.modal)
+    with pytest.raises(fb.InputError, match="forces"):
+        fb.fem(p.bodies, mechanism=MECH)
+
+
+def test_simulate_and_check():
+    d = fb.check(MECH)
+    assert d["dof"] == 2 and d["markers"] == ["M1", "M2", "M3", "M4", "M5"]
+    assert "B_x" in d["force_columns"] and d["worst_condition"] > 1
+    s = fb.simulate(MECH, duration=0.2, rate=500, settle=0.5)
+    assert set(s.tables) >= {"tracks", "markers", "bodies", "forces"}
+    assert s.tables["forces"].height == 101  # 0.2 s at 500 Hz, both ends
+    assert s.summary["integrator"]["energy_error_relative"] < 1e-9
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The shipped pipeline file's chain (the video, calibration, tracking ... report) run by
+    Python, and again: the second run keeps every stage."""
+    out = tmp_path_factory.mktemp("run") / "demo"
+    first = fb.run(ROOT / "pipelines/default.toml", out=out)
+    second = fb.run(ROOT / "pipelines/default.toml", out=out)
+    return first, second
+
+
+def test_run_the_shipped_pipeline(runs):
+    first, second = runs
+    assert first.report.exists() and first.report.suffix == ".html"
+    names = [s.name for s in first.stages]
+    assert names[:4] == ["calibrate", "track", "smooth", "process"] and "report" in names
+    assert all(s.ran for s in first.stages)
+    assert not any(s.ran for s in second.stages)
+    assert first.manifest["stages"] and first.manifest["inputs"]
+    forces = first.table("process", "forces")
+    same_frames(forces, pl.read_parquet(first.out / "process" / "forces.parquet"))
+    with pytest.raises(fb.InputError, match="wrote no table 'nope'"):
+        first.table("process", "nope")
+
+
+def test_run_a_batch(tmp_path):
+    """A batch of one good recording (tracks only) and one broken one: the good one's run, the
+    broken one's error, as the command line's batch reports them."""
+    good = tmp_path / "recs" / "good"
+    bad = tmp_path / "recs" / "bad"
+    good.mkdir(parents=True)
+    bad.mkdir()
+    shutil.copy(TRUTH / "tracks.csv", good / "tracks.csv")
+    (bad / "tracks.csv").write_text("frame,t,marker,x,y\n0,0.0,M1,abc,0.1\n")
+    pipeline = tmp_path / "batch.toml"
+    pipeline.write_text(f'[run]\nmechanism = "{MECH}"\n\n[process]\nrefine_horizontal = false\n'
+                        '[overlay]\nenabled = false\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fb.FlexbenchWarning)
+        results = fb.run(pipeline, out=tmp_path / "out", recordings=[tmp_path / "recs"], jobs=2)
+    assert set(results) == {str(good), str(bad)}
+    assert isinstance(results[str(good)], fb.RunResult)
+    assert isinstance(results[str(bad)], fb.FlexbenchError)
+    assert "'abc' is not a number" in str(results[str(bad)])
+
+
+def test_settings_refused_by_name():
+    with pytest.raises(fb.InputError, match="unknown field `windw`"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, windw=21)
+    with pytest.raises(fb.InputError, match="smoother"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, method="kalman")
+    with pytest.raises(fb.InputError, match=r"false_alarm = 2: give a probability"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, false_alarm=2)
+    with pytest.raises(fb.InputError, match="finite"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, noise_m=float("nan"), method="spline")
+    with pytest.raises(fb.InputError, match="elements = 0"):
+        fb.fem(TRUTH / "bodies.parquet", forces=TRUTH / "forces.parquet", mechanism=MECH, elements=0)
+    with pytest.raises(fb.InputError, match="furlong"):
+        fb.smooth(TRUTH / "tracks.csv", unit="furlong")
+
+
+def test_errors_are_typed():
+    with pytest.raises(fb.MechanismError, match="nan-mass.toml"):
+        fb.check(ROOT / "tests/bad-input/mechanism/nan-mass.toml")
+    with pytest.raises(fb.TableError, match="'abc' is not a number"):
+        fb.read_tracks(ROOT / "tests/bad-input/tracks/text-in-x.csv")
+    with pytest.raises(fb.TableError, match="times must increase"):
+        fb.read_tracks(ROOT / "tests/bad-input/tracks/unsorted.csv")
+
+
+# The bad-input corpus's cases whose command the package has, as Python calls.
+def _python_call(command, out):
+    name, args = command[0], command[1:]
+    opts = {}
+    positional = []
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if a.startswith("--"):
+            opts[a[2:].replace("-", "_")] = args[k + 1]
+            k += 2
+        else:
+            positional.append(a)
+            k += 1
+    if name == "smooth":
+        return lambda: fb.smooth(opts.pop("tracks"), out=opts.pop("out"), **opts)
+    if name == "process":
+        return lambda: fb.process(opts["tracks"], mechanism=opts["mechanism"], out=opts["out"])
+    if name == "check":
+        return lambda: fb.check(opts["mechanism"])
+    if name == "run":
+        return lambda: fb.run(positional[0], out=opts.get("out"))
+    return None
+
+
+def _corpus():
+    with open(ROOT / "tests/bad-input/cases.toml", "rb") as f:
+        return tomllib.load(f)["case"]
+
+
+@pytest.mark.parametrize("case", [c for c in _corpus() if c["command"][0] in ("smooth", "process", "check", "run")],
+                         ids=lambda c: c["name"])
+def test_bad_input_same_message_as_the_command_line(case, tmp_path):
+    """Every case of the bad-input corpus the package can run: the exception's message is the
+    command line's (after its "error: "), word for word, and holds the case's expected words."""
+    corpus = ROOT / "tests/bad-input"
+    inp = corpus / case["input"]
+    if inp.is_file():
+        try:
+            text = inp.read_text()
+        except UnicodeDecodeError:
+            text = ""
+        if "{root}" in text:
+            copy = tmp_path / inp.name
+            copy.write_text(text.replace("{root}", str(ROOT)))
+            inp = copy
+    fill = lambda a: a.replace("{file}", str(inp)).replace("{root}", str(ROOT)).replace("{out}", str(tmp_path))
+    command = [fill(a) for a in case["command"]]
+    c = cli(*command, cwd=tmp_path)
+    assert c.returncode != 0
+    lines = [l for l in c.stderr.splitlines() if not l.startswith("warning:")]
+    start = next(i for i, l in enumerate(lines) if l.startswith("error: "))
+    cli_message = "\n".join(lines[start:])[len("error: "):]
+    call = _python_call(command, tmp_path)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fb.FlexbenchWarning)
+            with pytest.raises(fb.FlexbenchError) as raised:
+                call()
+    finally:
+        os.chdir(cwd)
+    message = str(raised.value)
+    for word in case["expect"]:
+        assert word in message, f"{word!r} not in {message!r}"
+    if "furlong" in case["command"]:
+        return  # the command line's parser refuses the option itself, in its own words
+    assert message == cli_message
