@@ -318,6 +318,9 @@ lines += [
 for label, nframes, size, probe_mb, track_mb, wall in memory:
     lines.append(f"| {label} | {nframes} | {size:.1f} | {probe_mb:.0f} | {track_mb:.0f} | {wall:.1f} |")
 lines.append("")
+python_section = os.path.join(WORK, "python.section")
+if os.path.exists(python_section):
+    lines += open(python_section).read().rstrip().split("\n") + [""]
 profiles = os.path.join(WORK, "profiles.section")
 if os.path.exists(profiles):
     lines += open(profiles).read().rstrip().split("\n") + [""]

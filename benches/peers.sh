@@ -31,6 +31,8 @@ trap 'rm -rf "$work"' EXIT
 # Kernels on one thread on both sides.
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cargo run --locked --release -q -p flexbench-benches --example peers -- "$work"
+echo "the Python package against the command line (a release build of the package; about 3 minutes)"
+bash benches/python-overhead.sh "$bin" "$work/python.section" "$root/recordings/default/truth/tracks.csv" "$long/rec/truth/tracks.csv"
 echo "profiling each stage on the shipped recording (perf; about 2 minutes)"
 bash benches/profile.sh "$bin" "$work/profiles.section"
 "$python" benches/peers.py "$work" "$bin" "$long/rec/video.mp4" "$long/rec/truth/tracks.csv" "$CARGO_TARGET_DIR/bench-100s/rec/video.mp4" "$root/$out" "$calset/rec"

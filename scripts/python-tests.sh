@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# The Python side of `make test`:
+# The Python side of `make test`, in a fresh venv each time (as a user installs):
 # - the flexbench Python package, installed by the README's one command (`pip install .`, maturin
-#   building the native module with the command line's profile and build directory), against
-#   the command line on the same inputs, bit for bit, and the bad-input corpus's messages;
+#   building the native module with the command line's profile and build directory), checked
+#   against the command line on the same inputs, bit for bit, and on the bad-input corpus;
 # - the files users open (results.mat by scipy.io.loadmat, results.xlsx by openpyxl);
 # - docs/forces_figure.py, the example that draws the forces figure from a tracks file.
-# A venv of its own (~/.cache/flexbench/pyvenv, or $FLEXBENCH_PYVENV) with pinned numpy, scipy,
-# openpyxl, polars, matplotlib and pytest, made once; the package reinstalled on every run; the
-# debug binary of `cargo build` (FLEXBENCH_BIN to use another).
+# The venv: pinned numpy, scipy, openpyxl, polars, matplotlib and pytest (pip's cache makes
+# it quick after the first time), removed at the end; FLEXBENCH_PYVENV names a venv to keep and
+# reuse instead. The debug binary of `cargo build` (FLEXBENCH_BIN to use another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${FLEXBENCH_PYVENV:-$HOME/.cache/flexbench/pyvenv}"
+root="$(pwd)"
 requirements=(numpy==2.4.6 scipy==1.17.1 openpyxl==3.1.5 pytest==9.2.0 polars==2.1.0 matplotlib==3.11.2)
+if [ -n "${FLEXBENCH_PYVENV:-}" ]; then
+  venv="$FLEXBENCH_PYVENV"
+else
+  scratch="$(mktemp -d)"
+  trap 'rm -rf "$scratch"' EXIT
+  venv="$scratch/venv"
+fi
 if ! "$venv/bin/python" -c "import numpy, scipy, openpyxl, pytest, polars, matplotlib" 2> /dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "${requirements[@]}"
@@ -22,5 +29,4 @@ cargo build --locked -q -p flexbench
 # The one install command of the README, as a user runs it.
 "$venv/bin/pip" install --quiet --disable-pip-version-check .
 # From another folder, so that `import flexbench` is the installed package, not python/flexbench.
-root="$(pwd)"
 (cd "${TMPDIR:-/tmp}" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests")

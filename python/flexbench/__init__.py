@@ -349,13 +349,12 @@ def process(
 
 
 @dataclass
-class FemResult:
-    """The elastic lever along the motion: its modes at every sample and its forced response."""
+class _Written:
+    """A stage's folder and what it holds: every table as a DataFrame, its record, its warnings."""
 
     #: The folder written (temporary unless ``out`` was given).
     out: Path
-    #: Every table written, by name: ``modal`` (the modes at every sample), ``deflection`` (the
-    #: forced response) when computed.
+    #: Every table written, by name (its file's stem).
     tables: Dict[str, pl.DataFrame]
     #: The stage's record (``summary.json``).
     summary: Dict[str, Any]
@@ -364,6 +363,25 @@ class FemResult:
     #: The files written (tables, figures as PNG and SVG, the record).
     files: List[Path]
     _keep: Any = field(default=None, repr=False)
+
+
+def _written(cls, scratch: "_Scratch", files: Sequence[str], warned: Sequence[str]):
+    """The result of a stage that wrote `files` into the scratch's folder, its warnings issued."""
+    _warn(warned)
+    paths = [Path(f) for f in files]
+    return cls(
+        out=scratch.out,
+        tables=_tables(paths),
+        summary=_summary(scratch.out / "summary.json"),
+        warnings=list(warned),
+        files=paths,
+        _keep=scratch.keep,
+    )
+
+
+class FemResult(_Written):
+    """The elastic lever along the motion: ``tables`` holds ``modal`` (the modes at every
+    sample) and ``deflection`` (the forced response) when computed."""
 
     @property
     def modal(self) -> pl.DataFrame:
@@ -417,31 +435,13 @@ def fem(
         )
     finally:
         scratch.done()
-    _warn(warned)
-    files = [Path(f) for f in files]
-    return FemResult(
-        out=scratch.out,
-        tables=_tables(files),
-        summary=_summary(scratch.out / "summary.json"),
-        warnings=list(warned),
-        files=files,
-        _keep=scratch.keep,
-    )
+    return _written(FemResult, scratch, files, warned)
 
 
-@dataclass
-class Simulated:
-    """A mechanism's simulated ground truth (forward dynamics with Lagrange multipliers)."""
-
-    #: The folder written (temporary unless ``out`` was given).
-    out: Path
-    #: tracks, markers, bodies, forces: the truth's tables by name.
-    tables: Dict[str, pl.DataFrame]
-    #: The simulation's record (steps, energy balance...).
-    summary: Dict[str, Any]
-    #: The files written.
-    files: List[Path]
-    _keep: Any = field(default=None, repr=False)
+class Simulated(_Written):
+    """A mechanism's simulated ground truth (forward dynamics with Lagrange multipliers):
+    ``tables`` holds tracks, markers, bodies and forces; ``summary`` the integrator's record
+    (steps, drift, energy balance)."""
 
 
 def simulate(
@@ -456,24 +456,15 @@ def simulate(
     """``flexbench simulate``: the mechanism's motion recorded for ``duration`` s at ``rate`` Hz
     after ``settle`` s, its tracks, markers, bodies and forces (the truth to check against)."""
     scratch = _Scratch(out)
-    files = [
-        Path(f)
-        for f in _native.simulate(
-            os.fspath(mechanism),
-            os.fspath(scratch.out),
-            duration=duration,
-            rate=rate,
-            settle=settle,
-            rtol=rtol,
-        )
-    ]
-    return Simulated(
-        out=scratch.out,
-        tables=_tables(files),
-        summary=_summary(scratch.out / "summary.json"),
-        files=files,
-        _keep=scratch.keep,
+    files = _native.simulate(
+        os.fspath(mechanism),
+        os.fspath(scratch.out),
+        duration=duration,
+        rate=rate,
+        settle=settle,
+        rtol=rtol,
     )
+    return _written(Simulated, scratch, files, [])
 
 
 def check(mechanism: PathLike) -> Dict[str, Any]:

@@ -325,3 +325,43 @@ def test_bad_input_same_message_as_the_command_line(case, tmp_path):
     if "furlong" in case["command"]:
         return  # the command line's parser refuses the option itself, in its own words
     assert message == cli_message
+
+
+def _figure_rows(path):
+    import csv
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def test_example_draws_the_forces_figure(tmp_path):
+    """docs/forces_figure.py from a tracks file: PNG and SVG written, and every point it drew
+    is the process stage's own forces figure's (docs: the same panels, curves, times, values and
+    2-sigma half-widths; the magnitudes within 1e-14, two hypot implementations)."""
+    keep = tmp_path / "process"
+    r = subprocess.run([sys.executable, str(ROOT / "docs/forces_figure.py"), str(TRUTH / "tracks.csv"),
+                        "--mechanism", str(MECH), "--out", str(tmp_path / "forces.png"), "--keep", str(keep)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    png = (tmp_path / "forces.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    assert (tmp_path / "forces.svg").read_text().lstrip().startswith("<?xml")
+    head, ours = _figure_rows(tmp_path / "forces.figure.csv")
+    head_rs, theirs = _figure_rows(keep / "forces.figure.csv")
+    assert head == head_rs
+    assert len(ours) == len(theirs) > 0
+    for a, b in zip(ours, theirs):
+        assert a[:2] == b[:2]
+        for u, v in zip(a[2:], b[2:]):
+            assert (u == "") == (v == "")
+            if u:
+                assert math.isclose(float(u), float(v), rel_tol=1e-14, abs_tol=0.0), (a, b)
+
+
+def test_example_reports_bad_input(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "docs/forces_figure.py"),
+                        str(ROOT / "tests/bad-input/tracks/nan-x.csv"), "--mechanism", str(MECH),
+                        "--out", str(tmp_path / "f.png")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "'x' is NaN" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "f.png").exists()

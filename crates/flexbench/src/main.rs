@@ -782,6 +782,19 @@ fn render_command(args: RenderArgs) -> Result<()> {
     Ok(())
 }
 
+/// The mechanism file's mechanism when one is given.
+fn load_optional(
+    mechanism: Option<&std::path::Path>,
+) -> Result<Option<flexbench_mechanism::Mechanism>> {
+    mechanism
+        .map(|m| {
+            load(m)
+                .map(|f| f.mechanism)
+                .with_context(|| format!("loading the mechanism {}", m.display()))
+        })
+        .transpose()
+}
+
 /// `flexbench track`: what [`Command::Track`] describes.
 fn track_command(args: TrackArgs) -> Result<()> {
     let TrackArgs {
@@ -801,14 +814,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
             "--false-alarm {false_alarm}: give a probability between 0 and 0.5 (default 1e-6)"
         );
     }
-    let mech = match &mechanism {
-        Some(m) => Some(
-            load(m)
-                .with_context(|| format!("loading the mechanism {}", m.display()))?
-                .mechanism,
-        ),
-        None => None,
-    };
+    let mech = load_optional(mechanism.as_deref())?;
     let names: Vec<String> = match (&markers, &mech) {
         (Some(list), _) => list
             .split(',')
@@ -1013,14 +1019,7 @@ fn smooth_command(args: SmoothArgs) -> Result<()> {
     };
     let settings = file.overridden_by(&cli_settings);
     let (factor, method) = settings.resolve()?;
-    let mech = match &mechanism {
-        Some(m) => Some(
-            load(m)
-                .with_context(|| format!("loading the mechanism {}", m.display()))?
-                .mechanism,
-        ),
-        None => None,
-    };
+    let mech = load_optional(mechanism.as_deref())?;
     let rigid = RigidRequest::requested(settings.rigid_field.unwrap_or(false), mech.as_ref())?;
     let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
         .with_context(|| format!("smoothing {}", tracks.display()))?;
