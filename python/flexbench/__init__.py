@@ -142,7 +142,8 @@ class _Scratch:
         if isinstance(value, pl.DataFrame):
             if self._inputs is None:
                 self._inputs = tempfile.TemporaryDirectory(prefix="flexbench-input-")
-            path = Path(self._inputs.name) / f"{stem}.parquet"
+            # Named so that a message about it says where the table came from.
+            path = Path(self._inputs.name) / f"{stem}-dataframe.parquet"
             value.write_parquet(path)
             return path
         if isinstance(value, (str, os.PathLike)):

@@ -138,6 +138,16 @@ def test_process_takes_a_dataframe(processed):
     assert from_frame.out.exists() and from_frame.out != p.out
 
 
+def test_a_bad_dataframe_is_refused_by_name():
+    """A DataFrame goes through the same checks as a file: a NaN where a position should be."""
+    t = fb.read_tracks(TRUTH / "tracks.csv")
+    bad = t.with_columns(pl.when(pl.col("frame") == 7).then(float("nan")).otherwise(pl.col("x")).alias("x"))
+    with pytest.raises(fb.TableError, match=r"tracks-dataframe\.parquet.*'x' is NaN"):
+        fb.smooth(bad)
+    with pytest.raises(TypeError, match="polars DataFrame"):
+        fb.process([1, 2, 3], mechanism=MECH)
+
+
 def test_smooth_is_the_command_line(tmp_path):
     s = fb.smooth(TRUTH / "tracks.csv", method="savgol", window=21, order=5,
                   out=tmp_path / "py" / "markers.parquet")

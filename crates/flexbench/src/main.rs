@@ -51,14 +51,14 @@ enum Command {
     /// modal table, the figures (eigenfrequencies 3-6 and 1-2 along the cycle, mode shapes) and
     /// a summary.
     ///
-    /// Example: flexbench fem --kinematics out/demo/processed/bodies.csv --forces out/demo/processed/forces.csv --mechanism pipelines/wind-pump.toml --out out/fem
+    /// Example: flexbench fem --kinematics out/demo/process/bodies.csv --forces out/demo/process/forces.csv --mechanism pipelines/wind-pump.toml --out out/fem
     Fem(FemArgs),
     /// A processed recording against the rigid bench simulated from the mechanism file, aligned
     /// by the crank angle: per marker acceleration component and per liaison force component at
     /// B and C', NRMSE, peaks and their crank angles, phase lag, harmonic content; the
     /// comparison table, figures and a summary.
     ///
-    /// Example: flexbench compare --processed out/demo/processed --mechanism pipelines/wind-pump.toml --out out/compare
+    /// Example: flexbench compare --processed out/demo/process --mechanism pipelines/wind-pump.toml --out out/compare
     Compare(CompareArgs),
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
