@@ -297,9 +297,7 @@ impl ProcessSection {
             KinematicsMethod::Smoother | KinematicsMethod::Savgol => Ok((None, None)),
         }
     }
-}
 
-impl ProcessSection {
     /// The process stage's configuration from these keys; an error naming a key out of range
     /// (the pipeline file's `[process]` table, or the Python package's keyword arguments).
     pub fn config(&self) -> Result<crate::ProcessConfig, PipelineError> {
