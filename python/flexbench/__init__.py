@@ -98,6 +98,11 @@ def _frame(columns: Sequence[tuple]) -> pl.DataFrame:
     )
 
 
+def _fspath(path: Optional[PathLike]) -> Optional[str]:
+    """A path argument as the native module takes it (None stays None)."""
+    return os.fspath(path) if path is not None else None
+
+
 def _warn(messages: Sequence[str]) -> None:
     for w in messages:
         warnings.warn(w, FlexbenchWarning, stacklevel=3)
@@ -152,6 +157,10 @@ class _Scratch:
             f"{stem}: give a file's path or a polars DataFrame, not {type(value).__name__}"
         )
 
+    def optional(self, value: Optional[TableLike], stem: str) -> Optional[str]:
+        """An optional table argument as the file the stage reads, or None."""
+        return os.fspath(self.table(value, stem)) if value is not None else None
+
     def done(self) -> None:
         """Let the inputs' temporary copies go."""
         if self._inputs is not None:
@@ -188,7 +197,7 @@ def read_tracks(
         unit=unit,
         fps=fps,
         markers=list(markers) if markers is not None else None,
-        calibration=os.fspath(calibration) if calibration is not None else None,
+        calibration=_fspath(calibration),
     )
     return _frame(columns)
 
@@ -233,7 +242,7 @@ def smooth(
             os.fspath(path),
             os.fspath(target),
             text,
-            mechanism=os.fspath(mechanism) if mechanism is not None else None,
+            mechanism=_fspath(mechanism),
         )
     finally:
         scratch.done()
@@ -321,14 +330,12 @@ def process(
     text = _settings("process", settings)
     scratch = _Scratch(out)
     try:
-        path = scratch.table(tracks, "tracks")
-        flag_path = scratch.table(flags, "flags") if flags is not None else None
         files, warned = _native.process(
-            os.fspath(path),
+            os.fspath(scratch.table(tracks, "tracks")),
             os.fspath(mechanism),
             os.fspath(scratch.out),
             text,
-            flags=os.fspath(flag_path) if flag_path is not None else None,
+            flags=scratch.optional(flags, "flags"),
         )
     finally:
         scratch.done()
@@ -423,16 +430,13 @@ def fem(
             raise InputError("fem: give the forces table of the same run (forces=...) with a bodies table, or a process() result")
     scratch = _Scratch(out)
     try:
-        b = scratch.table(bodies, "bodies")
-        f = scratch.table(forces, "forces")
-        m = scratch.table(measured, "fit_residuals") if measured is not None else None
         files, warned = _native.fem(
-            os.fspath(b),
-            os.fspath(f),
+            os.fspath(scratch.table(bodies, "bodies")),
+            os.fspath(scratch.table(forces, "forces")),
             os.fspath(mechanism),
             os.fspath(scratch.out),
             text,
-            measured=os.fspath(m) if m is not None else None,
+            measured=scratch.optional(measured, "fit_residuals"),
         )
     finally:
         scratch.done()
@@ -541,7 +545,7 @@ def run(
     a dict by recording folder of each run, or of the :class:`FlexbenchError` it failed with."""
     batch, runs, _summaries = _native.run(
         os.fspath(pipeline),
-        out=os.fspath(out) if out is not None else None,
+        out=_fspath(out),
         recordings=[os.fspath(r) for r in recordings or []],
         jobs=jobs,
     )
