@@ -103,9 +103,11 @@ def _fspath(path: Optional[PathLike]) -> Optional[str]:
     return os.fspath(path) if path is not None else None
 
 
-def _warn(messages: Sequence[str]) -> None:
+def _warn(messages: Sequence[str], stacklevel: int = 3) -> None:
+    """Issue a stage's warnings at the user's call (`stacklevel`: 3 from a public function,
+    4 from a helper it calls)."""
     for w in messages:
-        warnings.warn(w, FlexbenchWarning, stacklevel=3)
+        warnings.warn(w, FlexbenchWarning, stacklevel=stacklevel)
 
 
 def _settings(table: str, keys: Dict[str, Any]) -> str:
@@ -375,7 +377,7 @@ class _Written:
 
 def _written(cls, scratch: "_Scratch", files: Sequence[str], warned: Sequence[str]):
     """The result of a stage that wrote `files` into the scratch's folder, its warnings issued."""
-    _warn(warned)
+    _warn(warned, stacklevel=4)
     paths = [Path(f) for f in files]
     return cls(
         out=scratch.out,
