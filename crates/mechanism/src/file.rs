@@ -509,6 +509,7 @@ impl WindPump {
                 inertia: self.j1,
                 centroid: Vector2::new(self.c1, 0.0),
                 points: named_points(&[("A", 0.0, 0.0), ("B", self.l1, 0.0)]),
+                elastic: None,
             },
             Body {
                 name: "lever".into(),
@@ -516,6 +517,7 @@ impl WindPump {
                 inertia: self.j2,
                 centroid: Vector2::new(self.a2 * self.l2, 0.0),
                 points: lever_points,
+                elastic: None,
             },
             Body {
                 name: "rocker".into(),
@@ -527,6 +529,7 @@ impl WindPump {
                     ("C", self.l3, 0.0),
                     ("D", self.l3, self.l4),
                 ]),
+                elastic: None,
             },
             Body {
                 name: "slide".into(),
@@ -534,6 +537,7 @@ impl WindPump {
                 inertia: 0.0,
                 centroid: Vector2::zeros(),
                 points: named_points(&[("D", 0.0, 0.0)]),
+                elastic: None,
             },
         ]
     }
@@ -591,6 +595,7 @@ impl WindPump {
                 coordinate: Coordinate::Angle { body: 0 },
                 value: self.phi1,
                 rate: self.omega,
+                prescribed: false,
             },
             Driver {
                 name: "slide position x_D".into(),
@@ -599,6 +604,7 @@ impl WindPump {
                     point: Vector2::zeros(),
                 },
                 value: self.xd,
+                prescribed: false,
                 rate: 0.0,
             },
         ]
@@ -686,6 +692,8 @@ pub struct BodyEntry {
     pub points: BTreeMap<String, [f64; 2]>,
     /// Initial guess of the local origin's position (m) and the angle (rad).
     pub pose: [f64; 3],
+    /// The body's elastic discretization (`[bodies.elastic]`), when it is elastic.
+    pub elastic: Option<crate::elastic::ElasticEntry>,
 }
 
 /// A `[[joints]]` entry.
@@ -824,6 +832,9 @@ pub struct DriverEntry {
     /// Initial rate, rad/s or m/s.
     #[serde(default)]
     pub rate: f64,
+    /// The coordinate follows value + rate t (a rheonomic constraint of the coupled simulation).
+    #[serde(default)]
+    pub prescribed: bool,
 }
 
 impl GeneralFile {
@@ -923,12 +934,18 @@ impl GeneralFile {
             let o = Vector2::new(b.pose[0], b.pose[1]);
             let g = o + rot(b.pose[2], centroid);
             guess.push([g.x, g.y, b.pose[2]]);
+            let names: Vec<&String> = points.keys().collect();
+            let elastic = match &b.elastic {
+                Some(e) => Some(e.build(&format!("{key}.elastic"), &names)?),
+                None => None,
+            };
             bodies.push(Body {
                 name: b.name.clone(),
                 mass: b.mass,
                 inertia: b.inertia,
                 centroid,
                 points,
+                elastic,
             });
         }
         Ok((bodies, guess))
@@ -1234,6 +1251,7 @@ fn driver(i: usize, d: &DriverEntry, names: &Names) -> Result<Driver, MechanismE
         coordinate,
         value: need(Some(d.value), &format!("{key}.value"), "rad or m")?,
         rate: need(Some(d.rate), &format!("{key}.rate"), "rad/s or m/s")?,
+        prescribed: d.prescribed,
     })
 }
 

@@ -21,6 +21,7 @@
 
 pub mod assembly;
 pub mod constraints;
+pub mod elastic;
 pub mod file;
 pub mod inverse;
 pub mod loads;

@@ -29,6 +29,9 @@ pub struct Body {
     pub centroid: Vector2<f64>,
     /// Named points in the local frame, m (local origin included as given by the file).
     pub points: BTreeMap<String, Vector2<f64>>,
+    /// The body's elastic discretization when the file declares it elastic (simulated by the
+    /// coupled elastic simulation); None for a rigid body.
+    pub elastic: Option<crate::elastic::ElasticBody>,
 }
 
 impl Body {
@@ -213,6 +216,10 @@ pub struct Driver {
     pub value: f64,
     /// Initial rate (rad/s or m/s).
     pub rate: f64,
+    /// True when the coordinate is prescribed, value + rate t for all t (a rheonomic constraint
+    /// of the coupled simulation, the test set's crank at 150 rad/s); false when it is only the
+    /// initial state and the forces drive the motion.
+    pub prescribed: bool,
 }
 
 /// A complete planar mechanism.

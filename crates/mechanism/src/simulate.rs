@@ -240,6 +240,24 @@ impl Mechanism {
         self.record(settled.clone(), cfg, &mut |_| {})
     }
 
+    /// An error when the mechanism needs the coupled elastic simulation (an elastic body or a
+    /// prescribed driver), which this rigid integrator does not do.
+    pub fn check_rigid(&self) -> Result<(), MechanismError> {
+        if let Some(b) = self.bodies.iter().find(|b| b.elastic.is_some()) {
+            return Err(MechanismError::Model(format!(
+                "body '{}' is elastic: the rigid simulation cannot integrate it; use the coupled elastic simulation (flexbench simulate does so for such a file)",
+                b.name
+            )));
+        }
+        if let Some(d) = self.drivers.iter().find(|d| d.prescribed) {
+            return Err(MechanismError::Model(format!(
+                "driver '{}' is prescribed: the rigid simulation drives by forces only; use the coupled elastic simulation (flexbench simulate does so for such a file)",
+                d.name
+            )));
+        }
+        Ok(())
+    }
+
     /// The settling of [`Mechanism::simulate`], progress told on the whole run's scale.
     fn settle_with(
         &self,
@@ -247,6 +265,7 @@ impl Mechanism {
         progress: &mut dyn FnMut(f64),
     ) -> Result<Settled, MechanismError> {
         check_config(cfg)?;
+        self.check_rigid()?;
         let mut state = Settled {
             y: self.initial_state()?,
             t: 0.0,
@@ -495,7 +514,7 @@ fn with_time(e: MechanismError, t: f64) -> MechanismError {
 /// The next step length after a step of `hh` (s) with error ratio `err`, the step before that
 /// `h`: the usual 0.9 err^(-1/5) (between 0.2 and 5 times), keeping the full length h when the
 /// step was only shortened to land on a sample; at most 10 ms.
-fn next_step(h: f64, hh: f64, err: f64) -> f64 {
+pub fn next_step(h: f64, hh: f64, err: f64) -> f64 {
     let factor = if err == 0.0 {
         5.0
     } else {
@@ -508,7 +527,7 @@ fn next_step(h: f64, hh: f64, err: f64) -> f64 {
 
 /// One Dormand-Prince 5(4) step (Hairer, Norsett & Wanner, Solving ODE I, table 5.2): the
 /// 5th-order solution and the scaled error norm.
-fn dopri5_step(
+pub fn dopri5_step(
     f: &impl Fn(&DVector<f64>) -> Result<DVector<f64>, MechanismError>,
     y: &DVector<f64>,
     h: f64,

@@ -1,0 +1,188 @@
+//! An elastic beam's floating-frame invariants from the FEM stage's beam elements.
+//!
+//! The beam runs from its `from` point (the frame's origin) to its `to` point along the frame's
+//! x axis. Its element matrices are Kane's (the FEM stage's [`flexbench_fem::element`]), assembled
+//! over the mesh (scatter-add, the same numbers as Maggi's projection [A]^T blockdiag [A],
+//! [`flexbench_fem::assembly::Mesh::maggi_projection`]), then restricted to the degrees of freedom
+//! the frame leaves free. With x = (X, 0) on the axis, the invariants of [`crate::body`] are:
+//!
+//! ```text
+//! m = rho A L, s0 = (rho A L^2 / 2, 0), J_O = rho A L^3 / 3 + rho I L (section's rotary inertia)
+//! S = [m_O]^T, c_a = {q_x}, c_c = {q_y}, M_qq = [m], B = -[S_fem], K = [k], D = beta [k]
+//! ```
+//!
+//! ([S_fem] = int rho A (Nv Nu^T - Nu Nv^T) dX is the FEM stage's skew coupling, B_ij =
+//! int rho A (Nu_i Nv_j - Nv_i Nu_j) dX.)
+
+use std::collections::BTreeMap;
+
+use nalgebra::{DMatrix, DVector, Vector2};
+
+use flexbench_fem::assembly::{Lever, Mesh};
+use flexbench_fem::element::{ElementKind, Field, Section};
+use flexbench_fem::modal::symmetric_modes;
+use flexbench_mechanism::elastic::{BeamElement, BeamFrame, BeamSpec};
+use flexbench_mechanism::model::Body;
+
+use crate::body::{FloatingBody, Invariants, PointShape};
+use crate::FlexError;
+
+/// Points off the beam's axis by more than this fraction of its length cannot be carried.
+const AXIS_TOLERANCE: f64 = 1e-9;
+
+/// The beam of `body` (declared by `spec`) as a floating body, with the angle (rad) of its axis
+/// in the file's local frame.
+/// `extra` are further named points to carry (the markers), local frame.
+pub fn beam_body(
+    body: &Body,
+    spec: &BeamSpec,
+    extra: &[(String, Vector2<f64>)],
+) -> Result<(FloatingBody, f64), FlexError> {
+    let model = |s: String| FlexError::Model(s);
+    let a = body.points[&spec.from];
+    let b = body.points[&spec.to];
+    let axis = b - a;
+    let length = axis.norm();
+    if !(length > 0.0) {
+        return Err(model(format!(
+            "body '{}': the beam's ends coincide",
+            body.name
+        )));
+    }
+    let alpha = axis.y.atan2(axis.x);
+    let section = Section {
+        young: spec.young,
+        density: spec.density,
+        area: spec.area,
+        inertia: spec.second_moment,
+    };
+    let fem = |source| FlexError::Fem {
+        body: body.name.clone(),
+        source,
+    };
+    let lever = Lever::new(length, section).map_err(fem)?;
+    let kind = match spec.element {
+        BeamElement::Frame => ElementKind::Frame,
+        BeamElement::Quintic => ElementKind::Quintic,
+    };
+    let mesh = Mesh::new(lever, kind, spec.elements).map_err(fem)?;
+    let free = free_dofs(&mesh, spec.frame);
+    let (inv, basis) = invariants(&mesh, &free, spec)?;
+    let (sn, cs) = (-alpha).sin_cos();
+    let mut points = BTreeMap::new();
+    let all = body
+        .points
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .chain(extra.iter().cloned());
+    for (name, p) in all {
+        let d = p - a;
+        let x = Vector2::new(cs * d.x - sn * d.y, sn * d.x + cs * d.y);
+        if x.y.abs() > AXIS_TOLERANCE * length
+            || x.x < -AXIS_TOLERANCE * length
+            || x.x > length * (1.0 + AXIS_TOLERANCE)
+        {
+            return Err(model(format!(
+                "body '{}': point '{name}' is {:.6} m off the beam's axis or beyond its ends; an elastic beam carries joints and markers only on its axis from '{}' to '{}' (move the point onto it, or split the body)",
+                body.name,
+                x.y.abs().max((-x.x).max(x.x - length)),
+                spec.from,
+                spec.to
+            )));
+        }
+        let phi = shape_at(&mesh, &free, x.x.clamp(0.0, length)) * &basis;
+        points.insert(
+            name,
+            PointShape {
+                at: Vector2::new(x.x.clamp(0.0, length), 0.0),
+                phi,
+            },
+        );
+    }
+    Ok((
+        FloatingBody {
+            name: body.name.clone(),
+            inv,
+            points,
+            origin: a,
+        },
+        alpha,
+    ))
+}
+
+/// The degrees of freedom the frame leaves free, ascending.
+fn free_dofs(mesh: &Mesh, frame: BeamFrame) -> Vec<usize> {
+    let last = mesh.elements;
+    let held: Vec<Option<usize>> = match frame {
+        BeamFrame::Chord => vec![
+            mesh.dof_of(0, Field::Axial, 0),
+            mesh.dof_of(0, Field::Transverse, 0),
+            mesh.dof_of(last, Field::Transverse, 0),
+        ],
+        BeamFrame::Tangent => vec![
+            mesh.dof_of(0, Field::Axial, 0),
+            mesh.dof_of(0, Field::Transverse, 0),
+            mesh.dof_of(0, Field::Transverse, 1),
+        ],
+    };
+    (0..mesh.dofs())
+        .filter(|d| !held.contains(&Some(*d)))
+        .collect()
+}
+
+/// The invariants on the free degrees of freedom and the basis they are in (identity, or the
+/// kept modes when `spec.modes` asks for a reduction).
+fn invariants(
+    mesh: &Mesh,
+    free: &[usize],
+    spec: &BeamSpec,
+) -> Result<(Invariants, DMatrix<f64>), FlexError> {
+    let g = mesh.assemble();
+    let n = free.len();
+    let sub = |m: &DMatrix<f64>| DMatrix::from_fn(n, n, |i, j| m[(free[i], free[j])]);
+    let (ra, l) = (spec.density * spec.area, mesh.lever.length);
+    let full = Invariants {
+        mass: ra * l,
+        first_moment: Vector2::new(ra * l * l / 2.0, 0.0),
+        inertia_origin: ra * l.powi(3) / 3.0 + spec.density * spec.second_moment * l,
+        static_moment: DMatrix::from_fn(2, n, |r, j| g.m_o[(free[j], r)]),
+        axial_moment: DVector::from_fn(n, |j, _| g.q_x[free[j]]),
+        cross_moment: DVector::from_fn(n, |j, _| g.q_y[free[j]]),
+        mass_qq: sub(&g.m),
+        gyroscopic: -sub(&g.s),
+        stiffness: sub(&g.k),
+        damping: sub(&g.k) * spec.damping_beta,
+    };
+    match spec.modes {
+        None => Ok((full, DMatrix::identity(n, n))),
+        Some(k) => {
+            if k > n {
+                return Err(FlexError::Model(format!(
+                    "the beam has {n} elastic coordinates; it cannot keep {k} modes (lower `modes` or add elements)"
+                )));
+            }
+            let modes = symmetric_modes(&full.stiffness, &full.mass_qq).map_err(|source| {
+                FlexError::Fem {
+                    body: String::new(),
+                    source,
+                }
+            })?;
+            let v = modes.shapes.columns(0, k).into_owned();
+            Ok((full.transformed(&v), v))
+        }
+    }
+}
+
+/// Phi at lever coordinate `x` (2 x free dofs): the displacement of each free unit nodal value.
+fn shape_at(mesh: &Mesh, free: &[usize], x: f64) -> DMatrix<f64> {
+    let mut phi = DMatrix::zeros(2, free.len());
+    let mut d = DVector::zeros(mesh.dofs());
+    for (j, &f) in free.iter().enumerate() {
+        d[f] = 1.0;
+        let (u, v) = mesh.displacement_at(&d, x);
+        phi[(0, j)] = u;
+        phi[(1, j)] = v;
+        d[f] = 0.0;
+    }
+    phi
+}

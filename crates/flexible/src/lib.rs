@@ -1,0 +1,50 @@
+//! Elastic multibody: rigid bodies and elastic bodies in floating frames of reference, coupled
+//! by the mechanism file's joints and integrated together.
+//!
+//! - [`body`]: one body's floating-frame invariants, mass matrix, velocity and elastic forces.
+//! - [`beam`]: an elastic beam's invariants from the FEM stage's beam elements (Kane's element
+//!   matrices assembled by Maggi's projection), with an optional modal reduction.
+//! - [`system`]: the coupled system built from a mechanism file: coordinates, joints, prescribed
+//!   drivers, the augmented equations M p'' + Phi_p^T lambda = Q, Phi_p p'' = gamma.
+//! - [`simulate`]: their integration, with the energy balance (kinetic, strain and gravity
+//!   energy against the work of the drivers and force elements).
+//!
+//! The rigid simulation (`flexbench-mechanism`) stays the one for rigid mechanisms; this crate
+//! takes a file with an elastic body or a prescribed driver (docs/flexible.md).
+
+#![warn(missing_docs)]
+
+pub mod beam;
+pub mod body;
+pub mod simulate;
+pub mod system;
+
+use flexbench_mechanism::MechanismError;
+
+/// What can go wrong in the coupled elastic simulation.
+#[derive(Debug, thiserror::Error)]
+pub enum FlexError {
+    /// The mechanism file's model is not one the coupled simulation can build.
+    #[error("elastic model: {0}")]
+    Model(String),
+    /// The beam's finite elements could not be built.
+    #[error("elastic beam of body '{body}'")]
+    Fem {
+        /// The body.
+        body: String,
+        /// The FEM stage's error.
+        #[source]
+        source: flexbench_fem::FemError,
+    },
+    /// The mechanism stage failed (assembly of the initial state).
+    #[error("mechanism")]
+    Mechanism(#[source] MechanismError),
+    /// The integration failed.
+    #[error("coupled simulation failed at t = {t} s: {reason}")]
+    Simulation {
+        /// Time, s.
+        t: f64,
+        /// What happened and what to do.
+        reason: String,
+    },
+}
