@@ -43,7 +43,7 @@ pub fn beam_body(
     let b = body.points[&spec.to];
     let axis = b - a;
     let length = axis.norm();
-    if !(length > 0.0) {
+    if length <= 0.0 || !length.is_finite() {
         return Err(model(format!(
             "body '{}': the beam's ends coincide",
             body.name
@@ -185,4 +185,42 @@ fn shape_at(mesh: &Mesh, free: &[usize], x: f64) -> DMatrix<f64> {
         d[f] = 0.0;
     }
     phi
+}
+
+/// The free nodal coordinates of `spec`'s beam (length `length`, m, no modal reduction) that
+/// sample a displacement field at the nodes: `field(X)` gives (u, u', v, v', v'') at lever
+/// coordinate X (m, and its derivatives in 1/m); each node takes the values its element carries.
+/// For starting a beam from another discretization's deformed state.
+pub fn nodal_values(spec: &BeamSpec, length: f64, field: &dyn Fn(f64) -> [f64; 5]) -> Vec<f64> {
+    let kind = match spec.element {
+        BeamElement::Frame => ElementKind::Frame,
+        BeamElement::Quintic => ElementKind::Quintic,
+    };
+    let le = length / spec.elements as f64;
+    let mut all = Vec::new();
+    for node in 0..=spec.elements {
+        let f = field(node as f64 * le);
+        for &(fld, order) in kind.node_dofs() {
+            all.push(match (fld, order) {
+                (Field::Axial, 0) => f[0],
+                (Field::Axial, _) => f[1],
+                (Field::Transverse, 0) => f[2],
+                (Field::Transverse, 1) => f[3],
+                (Field::Transverse, _) => f[4],
+            });
+        }
+    }
+    let section = Section {
+        young: spec.young,
+        density: spec.density,
+        area: spec.area,
+        inertia: spec.second_moment,
+    };
+    match Lever::new(length, section).and_then(|l| Mesh::new(l, kind, spec.elements)) {
+        Ok(mesh) => free_dofs(&mesh, spec.frame)
+            .iter()
+            .map(|&d| all[d])
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }

@@ -299,8 +299,11 @@ mod tests {
     /// A two-mode elastic body with random invariants: the mass matrix is the Hessian of the
     /// kinetic energy computed point by point (a cloud of point masses), and the forces Q_v
     /// match the Lagrange form d/dt(dT/dp') - dT/dp by finite differences of T.
-    fn cloud() -> (Vec<(f64, Vector2<f64>, Matrix2<f64>)>, FloatingBody) {
-        let pts: Vec<(f64, Vector2<f64>, Matrix2<f64>)> = (0..7)
+    /// A point mass: mass, position and its 2 x 2 shape functions.
+    type Point = (f64, Vector2<f64>, Matrix2<f64>);
+
+    fn cloud() -> (Vec<Point>, FloatingBody) {
+        let pts: Vec<Point> = (0..7)
             .map(|i| {
                 let f = i as f64;
                 (
@@ -344,7 +347,7 @@ mod tests {
         (pts, body)
     }
 
-    fn energy(pts: &[(f64, Vector2<f64>, Matrix2<f64>)], p: &[f64], pd: &[f64]) -> f64 {
+    fn energy(pts: &[Point], p: &[f64], pd: &[f64]) -> f64 {
         let sc = p[2].sin_cos();
         pts.iter()
             .map(|(m, x, phi)| {

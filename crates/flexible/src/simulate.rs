@@ -214,8 +214,11 @@ impl System {
         if placing.phi(&p, 0.0).amax() > 1e-10 {
             return Err(FlexError::Model("the elastic bodies' initial deformation cannot be assembled with the joints (Newton did not converge)".into()));
         }
-        let mut rhs = rates_q;
+        let mut rhs = DVector::zeros(n);
         rhs.rows_mut(0, nc).copy_from(&(-placing.phi_t()));
+        for (i, &h) in held.iter().enumerate() {
+            rhs[nc + i] = rates_q[h];
+        }
         let pd = square(&p).solve(&rhs).ok_or_else(singular)?;
         Ok((p, pd))
     }
