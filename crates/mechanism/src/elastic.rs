@@ -299,6 +299,8 @@ impl ElasticEntry {
         })
     }
 
+    /// The beam table checked key by key, in the file's order: a flat run of independent checks
+    /// (each with its own message), longer than 80 lines for that reason only.
     fn beam(&self, k: &str, points: &[&String]) -> Result<BeamSpec, MechanismError> {
         let material = self.material.ok_or_else(|| {
             key(
