@@ -272,7 +272,7 @@ impl ElementMatrices {
 }
 
 /// The shape-function columns at xi: Nu, Nv, Nu' = dNu/dx, Nv'' = d^2Nv/dx^2.
-fn values(
+pub(crate) fn values(
     shapes: &[(Field, Vec<f64>)],
     xi: f64,
     len: f64,

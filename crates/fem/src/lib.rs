@@ -28,6 +28,7 @@ pub mod assembly;
 pub mod band;
 pub mod cycle;
 pub mod element;
+pub mod formulations;
 pub mod gyroscopic;
 pub mod loads;
 pub mod modal;

@@ -16,6 +16,7 @@
 
 pub mod beam;
 pub mod body;
+pub mod output;
 pub mod simulate;
 pub mod system;
 

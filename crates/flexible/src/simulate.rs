@@ -28,6 +28,8 @@ pub struct FlexConfig {
     pub duration: f64,
     /// Output sample rate, Hz.
     pub rate: f64,
+    /// Time simulated before recording starts (the motion settles), s.
+    pub settle: f64,
     /// Relative tolerance of the step control.
     pub rtol: f64,
     /// Absolute tolerance of the step control (m, rad, m/s, rad/s, J alike).
@@ -39,6 +41,7 @@ impl Default for FlexConfig {
         FlexConfig {
             duration: 0.1,
             rate: 1000.0,
+            settle: 0.0,
             rtol: 1e-9,
             atol: 1e-12,
         }
@@ -48,7 +51,7 @@ impl Default for FlexConfig {
 /// The coupled system's state at one output sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlexSample {
-    /// Time, s.
+    /// Time since the recording started (after the settling), s.
     pub t: f64,
     /// Coordinates p (per body: frame origin x, y in m, angle in rad, elastic coordinates).
     pub p: DVector<f64>,
@@ -58,7 +61,7 @@ pub struct FlexSample {
     pub pdd: DVector<f64>,
     /// Multipliers, one per constraint row.
     pub lambda: DVector<f64>,
-    /// Work of each power channel since t = 0 ([`System::power_names`]), J.
+    /// Work of each power channel since the first sample ([`System::power_names`]), J.
     pub work: Vec<f64>,
     /// Kinetic energy, J.
     pub kinetic: f64,
@@ -291,11 +294,13 @@ impl System {
         if !(cfg.duration > 0.0
             && cfg.duration.is_finite()
             && cfg.rate > 0.0
-            && cfg.rate.is_finite())
+            && cfg.rate.is_finite()
+            && cfg.settle >= 0.0
+            && cfg.settle.is_finite())
         {
             return Err(FlexError::Model(format!(
-                "the simulation needs a positive duration and rate (got {} s, {} Hz)",
-                cfg.duration, cfg.rate
+                "the simulation needs a positive duration and rate and a non-negative settling time (got {} s, {} Hz, settle {} s)",
+                cfg.duration, cfg.rate, cfg.settle
             )));
         }
         if !(cfg.rtol > 0.0 && cfg.atol > 0.0) {
@@ -314,11 +319,17 @@ impl System {
         let mut samples = Vec::with_capacity(nsamples);
         let mut h = 1e-5;
         let mut t = 0.0;
+        let total = cfg.settle + cfg.duration;
+        let mut w0: Option<Vec<f64>> = None;
         for k in 0..nsamples {
-            let target = k as f64 / cfg.rate;
+            let target = cfg.settle + k as f64 / cfg.rate;
             self.advance(&mut y, &mut t, &mut h, target, cfg, &mut report)?;
-            samples.push(self.sample(&y, t)?);
-            progress(t / cfg.duration);
+            let mut s = self.sample(&y, t)?;
+            s.t = k as f64 / cfg.rate;
+            let w0 = w0.get_or_insert_with(|| s.work.clone());
+            s.work.iter_mut().zip(w0.iter()).for_each(|(a, b)| *a -= b);
+            samples.push(s);
+            progress(t / total);
         }
         energy_balance(&samples, &mut report);
         Ok(FlexSimulation {

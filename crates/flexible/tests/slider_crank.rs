@@ -58,6 +58,7 @@ fn simulate(m: &Mechanism, rtol: f64) -> (System, FlexSimulation) {
     let cfg = FlexConfig {
         duration: 0.1,
         rate: 1000.0,
+        settle: 0.0,
         rtol,
         atol: rtol * 1e-3,
     };

@@ -465,3 +465,54 @@ impl ElasticEntry {
         })
     }
 }
+
+/// The bench's flat form's `elastic = { ... }`: the lever as an elastic beam from B to C' of
+/// the file's E, rho, area and inertia (chord frame).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlatElastic {
+    /// Number of beam elements.
+    pub elements: usize,
+    /// "frame" (default) or "quintic".
+    pub element: Option<String>,
+    /// Modes kept (modal reduction).
+    pub modes: Option<usize>,
+    /// Stiffness-proportional damping beta, s.
+    pub damping_beta: Option<f64>,
+}
+
+impl FlatElastic {
+    /// The general form's table for the lever of section `s`.
+    pub fn entry(&self, s: &crate::file::LeverSection) -> ElasticEntry {
+        ElasticEntry {
+            kind: "beam".into(),
+            element: self.element.clone(),
+            elements: Some(self.elements),
+            from: Some("B".into()),
+            to: Some("C'".into()),
+            frame: Some("chord".into()),
+            material: Some(MaterialEntry {
+                young: s.e,
+                density: s.rho,
+            }),
+            section: Some(SectionEntry {
+                area: Some(s.area),
+                second_moment: Some(s.inertia),
+                width: None,
+                height: None,
+            }),
+            modes: self.modes,
+            damping_beta: self.damping_beta,
+            mass: None,
+            stiffness: None,
+            damping: None,
+            static_moment: None,
+            axial_moment: None,
+            cross_moment: None,
+            gyroscopic: None,
+            shapes: BTreeMap::new(),
+            initial: Vec::new(),
+            initial_rate: Vec::new(),
+        }
+    }
+}

@@ -96,6 +96,9 @@ pub struct WindPumpFile {
     pub inertia: Option<f64>,
     /// Marker positions along the lever as fractions of l2 from B.
     pub markers: Option<Vec<f64>>,
+    /// The lever elastic and coupled with the mechanism (`elastic = { elements = 8, modes = 4 }`:
+    /// a beam of E, rho, area, inertia from B to C'; docs/flexible.md).
+    pub elastic: Option<crate::elastic::FlatElastic>,
     /// Marker names (default M1, M2, ...).
     pub marker_names: Option<Vec<String>>,
     /// Rocker C' -> C, m.
@@ -260,6 +263,12 @@ impl WindPumpFile {
             drivers: p.drivers(),
             guess,
         };
+        let mut mech = mech;
+        if let Some(e) = &self.elastic {
+            let lever = &mech.bodies[1];
+            let names: Vec<&String> = lever.points.keys().collect();
+            mech.bodies[1].elastic = Some(e.entry(&p.section).build("elastic", &names)?);
+        }
         mech.validate()?;
         Ok((mech, p.section))
     }

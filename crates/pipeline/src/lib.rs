@@ -53,6 +53,9 @@ pub enum PipelineError {
     /// The elastic lever's model refused.
     #[error(transparent)]
     Fem(#[from] flexbench_fem::FemError),
+    /// The coupled simulation of elastic and rigid bodies refused or failed.
+    #[error(transparent)]
+    Flexible(#[from] flexbench_flexible::FlexError),
     /// A step of the elastic lever's analysis failed: what was computed, and why.
     #[error("{context}")]
     FemStep {

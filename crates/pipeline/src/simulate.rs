@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use flexbench_flexible::simulate::FlexConfig;
+use flexbench_flexible::system::System;
 use flexbench_mechanism::simulate::{SimConfig, SimReport};
 use flexbench_mechanism::Mechanism;
 use flexbench_tables::write_table;
@@ -31,6 +33,9 @@ pub fn simulate(
     out: &Path,
     mut progress: impl FnMut(f64),
 ) -> Result<SimulateSummary, PipelineError> {
+    if System::needed_for(mech) {
+        return simulate_coupled(mech, cfg, out, progress);
+    }
     let start = Instant::now();
     let sim = mech.simulate(cfg, &mut progress)?;
     let states: Vec<_> = sim
@@ -85,6 +90,104 @@ pub fn simulate(
     )?);
     Ok(SimulateSummary {
         report: sim.report,
+        samples: sim.samples.len(),
+        files,
+        seconds,
+    })
+}
+
+/// [`simulate`] of a mechanism with an elastic body or a prescribed driver: the coupled
+/// simulation (`flexbench-flexible`). Writes the same tables (the markers move with the elastic
+/// bodies' deformation; a body's row is its frame's rigid pose), the forces from the
+/// multipliers, and `elastic` (every elastic coordinate and the energies per sample).
+fn simulate_coupled(
+    mech: &Mechanism,
+    cfg: &SimConfig,
+    out: &Path,
+    mut progress: impl FnMut(f64),
+) -> Result<SimulateSummary, PipelineError> {
+    let start = Instant::now();
+    let sys = System::new(mech)?;
+    let fc = FlexConfig {
+        duration: cfg.duration,
+        rate: cfg.rate,
+        settle: cfg.settle,
+        rtol: cfg.rtol,
+        atol: cfg.atol,
+    };
+    let sim = sys.simulate(&fc, &mut progress)?;
+    let shadows: Vec<_> = sim
+        .samples
+        .iter()
+        .map(|s| (s.t, sys.shadow_state(s)))
+        .collect();
+    let states: Vec<_> = shadows
+        .iter()
+        .map(|(t, (q, qd, qdd))| (*t, q, qd, qdd))
+        .collect();
+    let tracks = sys.tracks(&sim.samples)?;
+    let markers = sys.markers_table(&sim.samples);
+    let bodies = mech.bodies_table(&states);
+    let elastic = sys.elastic_table(&sim.samples);
+    let t: Vec<f64> = sim.samples.iter().map(|s| s.t).collect();
+    let rows: Vec<Option<Vec<f64>>> = sim
+        .samples
+        .iter()
+        .map(|s| Some(sys.forces_row(s)))
+        .collect();
+    let forces = mech.forces_table(&t, &rows);
+    ensure_dir(out)?;
+    let mut files = Vec::new();
+    for (table, stem) in [
+        (&tracks.to_table(), "tracks"),
+        (&markers, "markers"),
+        (&bodies, "bodies"),
+        (&forces, "forces"),
+        (&elastic, "elastic"),
+    ] {
+        files.extend(write_table(table, out, stem)?);
+    }
+    files.extend(forces_figure(
+        &t,
+        &mech.force_columns(),
+        &rows,
+        None,
+        &format!(
+            "{}: simulated liaison forces, elastic bodies coupled (multipliers)",
+            mech.name
+        ),
+        &out.join("forces"),
+    )?);
+    let seconds = start.elapsed().as_secs_f64();
+    let r = &sim.report;
+    files.push(write_json(
+        &out.join("summary.json"),
+        &json!({
+            "job": "simulate",
+            "mechanism": mech.name,
+            "coupled_elastic": true,
+            "duration_s": cfg.duration,
+            "rate_hz": cfg.rate,
+            "settle_s": cfg.settle,
+            "rtol": cfg.rtol,
+            "atol": cfg.atol,
+            "samples": sim.samples.len(),
+            "elastic_coordinates": sys.elastic_columns().len(),
+            "integrator": r,
+            "work_channels": sim.channels,
+            "seconds": seconds,
+        }),
+    )?);
+    Ok(SimulateSummary {
+        report: SimReport {
+            steps: r.steps,
+            rejected: r.rejected,
+            max_drift_before_projection: r.max_drift_before_projection,
+            max_drift_at_samples: 0.0,
+            energy_error_j: r.energy_error_j,
+            gross_work_j: r.gross_work_j,
+            energy_error_relative: r.energy_error_relative,
+        },
         samples: sim.samples.len(),
         files,
         seconds,

@@ -128,7 +128,7 @@ pub fn fail(context: Option<String>, e: PipelineError) -> PyErr {
     let text = message(context, &e);
     use PipelineError as P;
     match e {
-        P::Mechanism(_) => MechanismError::new_err(text),
+        P::Mechanism(_) | P::Flexible(_) => MechanismError::new_err(text),
         P::Kinematics(_) => KinematicsError::new_err(text),
         P::Table(_) => TableError::new_err(text),
         P::Contract(_) => ContractError::new_err(text),
