@@ -50,6 +50,15 @@ pub fn pinned_cycle_modes(
 /// at `samples` samples: the mesh, its matrices and the instants (motion and liaison forces from
 /// the simulation's inverse dynamics).
 pub fn fem_cycle(samples: usize) -> (Mesh, GlobalMatrices, Vec<LeverInstant>) {
+    fem_cycle_with(samples, ElementKind::Quintic, 10)
+}
+
+/// [`fem_cycle`] with the lever meshed by `elements` elements of `kind`.
+pub fn fem_cycle_with(
+    samples: usize,
+    kind: ElementKind,
+    elements: usize,
+) -> (Mesh, GlobalMatrices, Vec<LeverInstant>) {
     let (file, sim) = bench_cycle(samples);
     let mech = file.mechanism;
     let sec = file.lever.expect("the lever's section");
@@ -63,7 +72,7 @@ pub fn fem_cycle(samples: usize) -> (Mesh, GlobalMatrices, Vec<LeverInstant>) {
         },
     )
     .expect("the lever");
-    let mesh = Mesh::new(lever, ElementKind::Quintic, 10).expect("the mesh");
+    let mesh = Mesh::new(lever, kind, elements).expect("the mesh");
     let g = mesh.assemble();
     let li = mech.body_index("lever").expect("a lever");
     let centroid = mech.bodies[li].centroid;

@@ -28,7 +28,9 @@ fn both(elastic: &Mechanism, rigid: &Mechanism) -> (Vec<Vec<f64>>, Vec<Vec<f64>>
         settle: 3.0,
         ..Default::default()
     };
+    let t0 = std::time::Instant::now();
     let rs = rigid.simulate(&cfg, &mut |_| {}).unwrap();
+    eprintln!("rigid: {:.2} s for 3 s of settling and a turn", t0.elapsed().as_secs_f64());
     let sys = System::new(elastic).unwrap();
     let fc = FlexConfig {
         duration: TURN,
@@ -122,18 +124,18 @@ fn the_elastic_lever_changes_the_bench_by_little_and_less_as_it_stiffens() {
     // The lever's first bending mode (70 Hz) is far above the crank's 2.3 Hz: the forces at B
     // move by a few percent at most.
     assert!(rel_b > 0.0 && rel_b < 0.05, "B_y RMS difference {rel_b}");
-    // A lever 100 times stiffer: the difference from the rigid bench shrinks.
+    // A lever 16 times stiffer (its deflections 16 times smaller): the difference shrinks.
     let mut stiff = elastic.clone();
     if let Some(flexbench_mechanism::elastic::Elastic::Beam(b)) =
         stiff.bodies[1].elastic.as_mut().map(|e| &mut e.model)
     {
-        b.young *= 100.0;
+        b.young *= 16.0;
     }
     let (r2, e2, _, _) = both(&stiff, &rigid);
     let c = names.iter().position(|n| n == "B_y").unwrap();
     let (_, rms2, rpeak2) = diff(&r2, &e2, c);
     eprintln!(
-        "B_y RMS difference: {rel_b:.3e} of the peak; 100 times stiffer: {:.3e}",
+        "B_y RMS difference: {rel_b:.3e} of the peak; 16 times stiffer: {:.3e}",
         rms2 / rpeak2
     );
     assert!(
