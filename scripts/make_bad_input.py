@@ -96,6 +96,31 @@ case("mechanism: length of 1e300 m", put("mechanism/huge-length.toml", edit("l2"
 case("mechanism: mass as text", put("mechanism/text-mass.toml", edit("m1", "\"heavy\"")), CHECK, ["m1"])
 case("mechanism: negative stiffness", put("mechanism/negative-spring.toml", edit("k", "-100.0")), CHECK, ["k"])
 
+# Elastic bodies (docs/flexible.md): the slider-crank's rod made an elastic beam.
+SIMULATE = ["simulate", "--mechanism", "{file}", "--duration", "0.01", "--settle", "0", "--out", "{out}/s"]
+crank = read("pipelines/slider-crank.toml")
+ROD_POSE = "pose = [0.05, 0.0, 0.0]\n"
+assert ROD_POSE in crank
+
+
+def elastic_rod(table, text=crank):
+    return text.replace(ROD_POSE, ROD_POSE + "\n[bodies.elastic]\n" + table, 1)
+
+
+BEAM = 'kind = "beam"\nelements = 4\nfrom = "A"\nto = "P"\nsection = { width = 0.01, height = 0.01 }\n'
+MAT = 'material = { young = 2.1e11, density = 7850.0 }\n'
+case("mechanism: elastic beam without material", put("mechanism/elastic-no-material.toml", elastic_rod(BEAM)), CHECK,
+     ["elastic.material", "missing", "young", "density"])
+case("mechanism: elastic beam without section", put("mechanism/elastic-no-section.toml",
+     elastic_rod('kind = "beam"\nelements = 4\nfrom = "A"\nto = "P"\n' + MAT)), CHECK, ["elastic.section", "missing", "area"])
+case("mechanism: joint point off the elastic beam", put("mechanism/elastic-point-off-axis.toml",
+     elastic_rod(BEAM + MAT, crank.replace("M = [0.1, 0.0]", "M = [0.1, 0.02]"))), SIMULATE,
+     ["point 'M'", "off the beam's axis", "move the point"])
+case("mechanism: force element on an elastic body", put("mechanism/elastic-spring-on-beam.toml", elastic_rod(BEAM + MAT)), SIMULATE,
+     ["rod_spring", "elastic body 'rod'", "rigid body"])
+case("mechanism: elastic beam of zero elements", put("mechanism/elastic-zero-elements.toml", edit("l2", "0.45") + "elastic = { elements = 0 }\n"),
+     CHECK, ["elements", "1 or more"])
+
 # --- pipeline files ----------------------------------------------------------------------
 RUN = ["run", "{file}", "--out", "{out}/run"]
 head_run = f'[run]\nmechanism = "{MECH}"\nrecording = "{{root}}/recordings/default"\n[calibrate]\nsquare = 0.03\n'

@@ -12,6 +12,7 @@ mod compare_end_to_end;
 mod corrections;
 mod crash_safety;
 mod fem_end_to_end;
+mod flexible_end_to_end;
 mod four_bar_video;
 mod import_circles;
 mod process_end_to_end;

@@ -30,7 +30,10 @@ fn both(elastic: &Mechanism, rigid: &Mechanism) -> (Vec<Vec<f64>>, Vec<Vec<f64>>
     };
     let t0 = std::time::Instant::now();
     let rs = rigid.simulate(&cfg, &mut |_| {}).unwrap();
-    eprintln!("rigid: {:.2} s for 3 s of settling and a turn", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "rigid: {:.2} s for 3 s of settling and a turn",
+        t0.elapsed().as_secs_f64()
+    );
     let sys = System::new(elastic).unwrap();
     let fc = FlexConfig {
         duration: TURN,

@@ -299,52 +299,10 @@ impl ElasticEntry {
         })
     }
 
-    /// The beam table checked key by key, in the file's order: a flat run of independent checks
-    /// (each with its own message), longer than 80 lines for that reason only.
+    /// The beam table checked key by key, each with its own message.
     fn beam(&self, k: &str, points: &[&String]) -> Result<BeamSpec, MechanismError> {
-        let material = self.material.ok_or_else(|| {
-            key(
-                &format!("{k}.material"),
-                "missing: an elastic beam needs its material, material = { young = <Pa>, density = <kg/m^3> }",
-            )
-        })?;
-        let section = self.section.ok_or_else(|| {
-            key(
-                &format!("{k}.section"),
-                "missing: an elastic beam needs its cross-section, section = { area = <m^2>, second_moment = <m^4> } or { width = <m>, height = <m> }",
-            )
-        })?;
-        let (area, second_moment) = section.resolve(&format!("{k}.section"))?;
-        let young = positive(
-            Some(material.young),
-            &format!("{k}.material.young"),
-            "Young's modulus in Pa",
-        )?;
-        let density = positive(
-            Some(material.density),
-            &format!("{k}.material.density"),
-            "the density in kg/m^3",
-        )?;
-        let element = match self.element.as_deref().unwrap_or("frame") {
-            "frame" => BeamElement::Frame,
-            "quintic" => BeamElement::Quintic,
-            o => {
-                return Err(key(
-                    &format!("{k}.element"),
-                    format!("'{o}' is not a beam element; use \"frame\" or \"quintic\""),
-                ))
-            }
-        };
-        let frame = match self.frame.as_deref().unwrap_or("chord") {
-            "chord" => BeamFrame::Chord,
-            "tangent" => BeamFrame::Tangent,
-            o => {
-                return Err(key(
-                    &format!("{k}.frame"),
-                    format!("'{o}' is not a beam frame; use \"chord\" or \"tangent\""),
-                ))
-            }
-        };
+        let (young, density, area, second_moment) = self.material_section(k)?;
+        let (element, frame) = self.choices(k)?;
         let elements = match self.elements {
             Some(e) if e >= 1 => e,
             _ => {
@@ -354,28 +312,7 @@ impl ElasticEntry {
                 ))
             }
         };
-        let end = |v: &Option<String>, which: &str| -> Result<String, MechanismError> {
-            let name = v.clone().ok_or_else(|| {
-                key(
-                    &format!("{k}.{which}"),
-                    "missing: name the body point at this end of the beam",
-                )
-            })?;
-            if !points.contains(&&name) {
-                return Err(key(
-                    &format!("{k}.{which}"),
-                    format!("the body has no point '{name}'"),
-                ));
-            }
-            Ok(name)
-        };
-        let (from, to) = (end(&self.from, "from")?, end(&self.to, "to")?);
-        if from == to {
-            return Err(key(
-                &format!("{k}.to"),
-                "the beam's two ends are the same point",
-            ));
-        }
+        let (from, to) = self.ends(k, points)?;
         if self.modes == Some(0) {
             return Err(key(
                 &format!("{k}.modes"),
@@ -402,6 +339,86 @@ impl ElasticEntry {
             modes: self.modes,
             damping_beta,
         })
+    }
+
+    /// (E Pa, rho kg/m^3, A m^2, I m^4) of a beam, each required.
+    fn material_section(&self, k: &str) -> Result<(f64, f64, f64, f64), MechanismError> {
+        let material = self.material.ok_or_else(|| {
+            key(
+                &format!("{k}.material"),
+                "missing: an elastic beam needs its material, material = { young = <Pa>, density = <kg/m^3> }",
+            )
+        })?;
+        let section = self.section.ok_or_else(|| {
+            key(
+                &format!("{k}.section"),
+                "missing: an elastic beam needs its cross-section, section = { area = <m^2>, second_moment = <m^4> } or { width = <m>, height = <m> }",
+            )
+        })?;
+        let (area, second_moment) = section.resolve(&format!("{k}.section"))?;
+        let young = positive(
+            Some(material.young),
+            &format!("{k}.material.young"),
+            "Young's modulus in Pa",
+        )?;
+        let density = positive(
+            Some(material.density),
+            &format!("{k}.material.density"),
+            "the density in kg/m^3",
+        )?;
+        Ok((young, density, area, second_moment))
+    }
+
+    /// The beam's element and frame by name (defaults frame and chord).
+    fn choices(&self, k: &str) -> Result<(BeamElement, BeamFrame), MechanismError> {
+        let element = match self.element.as_deref().unwrap_or("frame") {
+            "frame" => BeamElement::Frame,
+            "quintic" => BeamElement::Quintic,
+            o => {
+                return Err(key(
+                    &format!("{k}.element"),
+                    format!("'{o}' is not a beam element; use \"frame\" or \"quintic\""),
+                ))
+            }
+        };
+        let frame = match self.frame.as_deref().unwrap_or("chord") {
+            "chord" => BeamFrame::Chord,
+            "tangent" => BeamFrame::Tangent,
+            o => {
+                return Err(key(
+                    &format!("{k}.frame"),
+                    format!("'{o}' is not a beam frame; use \"chord\" or \"tangent\""),
+                ))
+            }
+        };
+        Ok((element, frame))
+    }
+
+    /// The beam's two end points, named points of the body and distinct.
+    fn ends(&self, k: &str, points: &[&String]) -> Result<(String, String), MechanismError> {
+        let end = |v: &Option<String>, which: &str| -> Result<String, MechanismError> {
+            let name = v.clone().ok_or_else(|| {
+                key(
+                    &format!("{k}.{which}"),
+                    "missing: name the body point at this end of the beam",
+                )
+            })?;
+            if !points.contains(&&name) {
+                return Err(key(
+                    &format!("{k}.{which}"),
+                    format!("the body has no point '{name}'"),
+                ));
+            }
+            Ok(name)
+        };
+        let (from, to) = (end(&self.from, "from")?, end(&self.to, "to")?);
+        if from == to {
+            return Err(key(
+                &format!("{k}.to"),
+                "the beam's two ends are the same point",
+            ));
+        }
+        Ok((from, to))
     }
 
     fn reduced(&self, k: &str, points: &[&String]) -> Result<ReducedSpec, MechanismError> {

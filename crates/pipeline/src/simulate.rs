@@ -98,8 +98,9 @@ pub fn simulate(
 
 /// [`simulate`] of a mechanism with an elastic body or a prescribed driver: the coupled
 /// simulation (`flexbench-flexible`). Writes the same tables (the markers move with the elastic
-/// bodies' deformation; a body's row is its frame's rigid pose), the forces from the
-/// multipliers, and `elastic` (every elastic coordinate and the energies per sample).
+/// bodies' deformation; a body's row is its frame's rigid pose; no tracks or markers table when
+/// the file has no marker), the forces from the multipliers, and `elastic` (every elastic
+/// coordinate and the energies per sample).
 fn simulate_coupled(
     mech: &Mechanism,
     cfg: &SimConfig,
@@ -116,31 +117,21 @@ fn simulate_coupled(
         atol: cfg.atol,
     };
     let sim = sys.simulate(&fc, &mut progress)?;
-    let shadows: Vec<_> = sim
-        .samples
-        .iter()
-        .map(|s| (s.t, sys.shadow_state(s)))
-        .collect();
-    let states: Vec<_> = shadows
-        .iter()
-        .map(|(t, (q, qd, qdd))| (*t, q, qd, qdd))
-        .collect();
-    let tracks = sys.tracks(&sim.samples)?;
-    let markers = sys.markers_table(&sim.samples);
-    let bodies = mech.bodies_table(&states);
-    let elastic = sys.elastic_table(&sim.samples);
-    let t: Vec<f64> = sim.samples.iter().map(|s| s.t).collect();
-    let rows: Vec<Option<Vec<f64>>> = sim
-        .samples
-        .iter()
-        .map(|s| Some(sys.forces_row(s)))
-        .collect();
-    let forces = mech.forces_table(&t, &rows);
+    let CoupledTables {
+        tracks,
+        bodies,
+        forces,
+        elastic,
+        t,
+        rows,
+    } = coupled_tables(mech, &sys, &sim)?;
     ensure_dir(out)?;
     let mut files = Vec::new();
+    if let Some((tracks, markers)) = &tracks {
+        files.extend(write_table(tracks, out, "tracks")?);
+        files.extend(write_table(markers, out, "markers")?);
+    }
     for (table, stem) in [
-        (&tracks.to_table(), "tracks"),
-        (&markers, "markers"),
         (&bodies, "bodies"),
         (&forces, "forces"),
         (&elastic, "elastic"),
@@ -191,5 +182,54 @@ fn simulate_coupled(
         samples: sim.samples.len(),
         files,
         seconds,
+    })
+}
+
+/// The coupled simulation's tables: tracks and markers (None without markers), bodies, forces,
+/// elastic; the forces' times and rows for the figure.
+struct CoupledTables {
+    tracks: Option<(flexbench_contracts::Table, flexbench_contracts::Table)>,
+    bodies: flexbench_contracts::Table,
+    forces: flexbench_contracts::Table,
+    elastic: flexbench_contracts::Table,
+    t: Vec<f64>,
+    rows: Vec<Option<Vec<f64>>>,
+}
+
+fn coupled_tables(
+    mech: &Mechanism,
+    sys: &System,
+    sim: &flexbench_flexible::simulate::FlexSimulation,
+) -> Result<CoupledTables, PipelineError> {
+    let shadows: Vec<_> = sim
+        .samples
+        .iter()
+        .map(|s| (s.t, sys.shadow_state(s)))
+        .collect();
+    let states: Vec<_> = shadows
+        .iter()
+        .map(|(t, (q, qd, qdd))| (*t, q, qd, qdd))
+        .collect();
+    // A mechanism without markers (the test set's crank) has no tracks to write.
+    let tracks = match mech.markers.is_empty() {
+        true => None,
+        false => Some((
+            sys.tracks(&sim.samples)?.to_table(),
+            sys.markers_table(&sim.samples),
+        )),
+    };
+    let t: Vec<f64> = sim.samples.iter().map(|s| s.t).collect();
+    let rows: Vec<Option<Vec<f64>>> = sim
+        .samples
+        .iter()
+        .map(|s| Some(sys.forces_row(s)))
+        .collect();
+    Ok(CoupledTables {
+        tracks,
+        bodies: mech.bodies_table(&states),
+        forces: mech.forces_table(&t, &rows),
+        elastic: sys.elastic_table(&sim.samples),
+        t,
+        rows,
     })
 }
