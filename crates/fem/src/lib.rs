@@ -32,6 +32,7 @@ pub mod formulations;
 pub mod gyroscopic;
 pub mod loads;
 pub mod modal;
+pub mod plane;
 pub mod quadrature;
 pub mod response;
 pub mod subspace;

@@ -68,16 +68,8 @@ pub fn beam_body(
     let mesh = Mesh::new(lever, kind, spec.elements).map_err(fem)?;
     let free = free_dofs(&mesh, spec.frame);
     let (inv, basis) = invariants(&mesh, &free, spec)?;
-    let (sn, cs) = (-alpha).sin_cos();
     let mut points = BTreeMap::new();
-    let all = body
-        .points
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .chain(extra.iter().cloned());
-    for (name, p) in all {
-        let d = p - a;
-        let x = Vector2::new(cs * d.x - sn * d.y, sn * d.x + cs * d.y);
+    for (name, x) in axis_points(body, extra, a, alpha) {
         if x.y.abs() > AXIS_TOLERANCE * length
             || x.x < -AXIS_TOLERANCE * length
             || x.x > length * (1.0 + AXIS_TOLERANCE)
@@ -153,12 +145,22 @@ fn invariants(
         stiffness: sub(&g.k),
         damping: sub(&g.k) * spec.damping_beta,
     };
-    match spec.modes {
+    reduce(full, spec.modes)
+}
+
+/// The invariants kept whole (`modes` None) or reduced to the lowest `modes` modes of (K, M_qq),
+/// with the basis they are in (identity, or the mode shapes, M_qq-orthonormal).
+pub fn reduce(
+    full: Invariants,
+    modes: Option<usize>,
+) -> Result<(Invariants, DMatrix<f64>), FlexError> {
+    let n = full.elastic();
+    match modes {
         None => Ok((full, DMatrix::identity(n, n))),
         Some(k) => {
             if k > n {
                 return Err(FlexError::Model(format!(
-                    "the beam has {n} elastic coordinates; it cannot keep {k} modes (lower `modes` or add elements)"
+                    "the body has {n} elastic coordinates; it cannot keep {k} modes (lower `modes` or refine the mesh)"
                 )));
             }
             let modes = symmetric_modes(&full.stiffness, &full.mass_qq).map_err(|source| {
@@ -223,4 +225,24 @@ pub fn nodal_values(spec: &BeamSpec, length: f64, field: &dyn Fn(f64) -> [f64; 5
             .collect(),
         Err(_) => Vec::new(),
     }
+}
+
+/// Every named point of `body` and `extra` (local frame) in the axis frame of an elastic body:
+/// from its origin `a` (local frame, m), rotated by -`alpha` (rad).
+pub(crate) fn axis_points(
+    body: &Body,
+    extra: &[(String, Vector2<f64>)],
+    a: Vector2<f64>,
+    alpha: f64,
+) -> Vec<(String, Vector2<f64>)> {
+    let (sn, cs) = (-alpha).sin_cos();
+    body.points
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .chain(extra.iter().cloned())
+        .map(|(name, p)| {
+            let d = p - a;
+            (name, Vector2::new(cs * d.x - sn * d.y, sn * d.x + cs * d.y))
+        })
+        .collect()
 }

@@ -17,6 +17,7 @@
 pub mod beam;
 pub mod body;
 pub mod output;
+pub mod plate;
 pub mod simulate;
 pub mod system;
 

@@ -135,6 +135,7 @@ impl System {
                 Some(e) => match &e.model {
                     Elastic::Beam(spec) => beam_body(b, spec, &extra)?,
                     Elastic::Reduced(spec) => (reduced_body(b, spec, &extra), 0.0),
+                    Elastic::Plate(spec) => crate::plate::plate_body(b, spec, &extra)?,
                 },
             };
             if let Some(e) = &b.elastic {

@@ -24,6 +24,47 @@ pub enum Elastic {
     Beam(BeamSpec),
     /// The floating frame's reduced matrices, given.
     Reduced(ReducedSpec),
+    /// A rectangular plate in plane stress meshed with quadrilaterals (seed 002).
+    Plate(PlateSpec),
+}
+
+/// The quadrilateral used over an elastic plate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlateElement {
+    /// 4-node bilinear.
+    Q4,
+    /// 8-node serendipity.
+    Q8,
+}
+
+/// A rectangular elastic plate in plane stress from one of the body's points to another (its
+/// axis, mid-height), SI units. Joints and markers sit on its nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlateSpec {
+    /// The element.
+    pub element: PlateElement,
+    /// Elements along the axis.
+    pub along: usize,
+    /// Elements across the height.
+    pub across: usize,
+    /// Young's modulus, Pa.
+    pub young: f64,
+    /// Poisson's ratio.
+    pub poisson: f64,
+    /// Density, kg/m^3.
+    pub density: f64,
+    /// Thickness (out of the plane), m.
+    pub thickness: f64,
+    /// Height (in the plane, across the axis), m.
+    pub height: f64,
+    /// The point at the plate's first end (frame origin, mid-height).
+    pub from: String,
+    /// The point at the other end.
+    pub to: String,
+    /// Modes kept, or all nodal coordinates.
+    pub modes: Option<usize>,
+    /// Stiffness-proportional damping beta, s.
+    pub damping_beta: f64,
 }
 
 /// The beam element used along an elastic beam (the FEM stage's kinds).
@@ -128,6 +169,8 @@ pub struct ElasticEntry {
     pub material: Option<MaterialEntry>,
     /// Beam: { area = m^2, second_moment = m^4 } or { width = m, height = m }.
     pub section: Option<SectionEntry>,
+    /// Plate: elements across the height.
+    pub across: Option<usize>,
     /// Beam: modes kept (modal reduction).
     pub modes: Option<usize>,
     /// Beam: stiffness-proportional damping beta, s.
@@ -165,6 +208,8 @@ pub struct MaterialEntry {
     pub young: f64,
     /// Density, kg/m^3.
     pub density: f64,
+    /// Poisson's ratio (plates; default 0.3).
+    pub poisson: Option<f64>,
 }
 
 /// `section = { area, second_moment }` or a rectangle `{ width, height }` (height in the plane of
@@ -262,16 +307,19 @@ impl ElasticEntry {
         let model = match self.kind.as_str() {
             "beam" => Elastic::Beam(self.beam(k, points)?),
             "reduced" => Elastic::Reduced(self.reduced(k, points)?),
+            "plate" => Elastic::Plate(self.plate(k, points)?),
             other => {
                 return Err(key(
                     &format!("{k}.kind"),
-                    format!("'{other}' is not an elastic body kind; use \"beam\" or \"reduced\""),
+                    format!(
+                    "'{other}' is not an elastic body kind; use \"beam\", \"plate\" or \"reduced\""
+                ),
                 ))
             }
         };
         let n = match &model {
             Elastic::Reduced(r) => Some(r.mass.nrows()),
-            Elastic::Beam(_) => None,
+            Elastic::Beam(_) | Elastic::Plate(_) => None,
         };
         for (name, v) in [
             ("initial", &self.initial),
@@ -313,19 +361,7 @@ impl ElasticEntry {
             }
         };
         let (from, to) = self.ends(k, points)?;
-        if self.modes == Some(0) {
-            return Err(key(
-                &format!("{k}.modes"),
-                "keep at least one mode, or leave the key out for no reduction",
-            ));
-        }
-        let damping_beta = self.damping_beta.unwrap_or(0.0);
-        if !(damping_beta >= 0.0 && damping_beta.is_finite()) {
-            return Err(key(
-                &format!("{k}.damping_beta"),
-                "must be a non-negative number of seconds",
-            ));
-        }
+        let damping_beta = self.beam_rest(k)?;
         Ok(BeamSpec {
             element,
             elements,
@@ -367,6 +403,89 @@ impl ElasticEntry {
             "the density in kg/m^3",
         )?;
         Ok((young, density, area, second_moment))
+    }
+
+    /// The plate table: a plane-stress rectangle of the section's width (thickness) and height.
+    fn plate(&self, k: &str, points: &[&String]) -> Result<PlateSpec, MechanismError> {
+        let (young, density, _, _) = self.material_section(k)?;
+        let section = self.section.unwrap_or(SectionEntry {
+            area: None,
+            second_moment: None,
+            width: None,
+            height: None,
+        });
+        let thickness = positive(
+            section.width,
+            &format!("{k}.section.width"),
+            "the plate's thickness (out of the plane) in m",
+        )?;
+        let height = positive(
+            section.height,
+            &format!("{k}.section.height"),
+            "the plate's height (in the plane) in m",
+        )?;
+        let poisson = self.material.and_then(|m| m.poisson).unwrap_or(0.3);
+        if !(poisson > -1.0 && poisson < 0.5) {
+            return Err(key(
+                &format!("{k}.material.poisson"),
+                format!("{poisson} is not a Poisson's ratio between -1 and 0.5"),
+            ));
+        }
+        let element = match self.element.as_deref().unwrap_or("q8") {
+            "q8" => PlateElement::Q8,
+            "q4" => PlateElement::Q4,
+            o => {
+                return Err(key(
+                    &format!("{k}.element"),
+                    format!("'{o}' is not a plate element; use \"q8\" or \"q4\""),
+                ))
+            }
+        };
+        let count = |v: Option<usize>, name: &str| match v {
+            Some(e) if e >= 1 => Ok(e),
+            _ => Err(key(
+                &format!("{k}.{name}"),
+                "missing or zero: give the number of plate elements this way (1 or more)",
+            )),
+        };
+        let (along, across) = (
+            count(self.elements, "elements")?,
+            count(self.across, "across")?,
+        );
+        let (from, to) = self.ends(k, points)?;
+        let beam = self.beam_rest(k)?;
+        Ok(PlateSpec {
+            element,
+            along,
+            across,
+            young,
+            poisson,
+            density,
+            thickness,
+            height,
+            from,
+            to,
+            modes: self.modes,
+            damping_beta: beam,
+        })
+    }
+
+    /// The modes and damping keys, checked (shared by beams and plates): the damping beta, s.
+    fn beam_rest(&self, k: &str) -> Result<f64, MechanismError> {
+        if self.modes == Some(0) {
+            return Err(key(
+                &format!("{k}.modes"),
+                "keep at least one mode, or leave the key out for no reduction",
+            ));
+        }
+        let damping_beta = self.damping_beta.unwrap_or(0.0);
+        if !(damping_beta >= 0.0 && damping_beta.is_finite()) {
+            return Err(key(
+                &format!("{k}.damping_beta"),
+                "must be a non-negative number of seconds",
+            ));
+        }
+        Ok(damping_beta)
     }
 
     /// The beam's element and frame by name (defaults frame and chord).
@@ -499,22 +618,25 @@ pub struct FlatElastic {
 }
 
 impl FlatElastic {
-    /// The general form's table for the lever of section `s`.
-    pub fn entry(&self, s: &crate::file::LeverSection) -> ElasticEntry {
+    /// The general form's table for the lever of Young's modulus `young` (Pa), density
+    /// `density` (kg/m^3), area (m^2) and second moment (m^4).
+    pub fn entry(&self, young: f64, density: f64, area: f64, second_moment: f64) -> ElasticEntry {
         ElasticEntry {
             kind: "beam".into(),
             element: self.element.clone(),
             elements: Some(self.elements),
+            across: None,
             from: Some("B".into()),
             to: Some("C'".into()),
             frame: Some("chord".into()),
             material: Some(MaterialEntry {
-                young: s.e,
-                density: s.rho,
+                young,
+                density,
+                poisson: None,
             }),
             section: Some(SectionEntry {
-                area: Some(s.area),
-                second_moment: Some(s.inertia),
+                area: Some(area),
+                second_moment: Some(second_moment),
                 width: None,
                 height: None,
             }),

@@ -267,7 +267,9 @@ impl WindPumpFile {
         if let Some(e) = &self.elastic {
             let lever = &mech.bodies[1];
             let names: Vec<&String> = lever.points.keys().collect();
-            mech.bodies[1].elastic = Some(e.entry(&p.section).build("elastic", &names)?);
+            let sec = &p.section;
+            let entry = e.entry(sec.e, sec.rho, sec.area, sec.inertia);
+            mech.bodies[1].elastic = Some(entry.build("elastic", &names)?);
         }
         mech.validate()?;
         Ok((mech, p.section))
