@@ -236,10 +236,7 @@ pub(crate) fn axis_points(
     alpha: f64,
 ) -> Vec<(String, Vector2<f64>)> {
     let (sn, cs) = (-alpha).sin_cos();
-    body.points
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .chain(extra.iter().cloned())
+    crate::body::named_points(body, extra)
         .map(|(name, p)| {
             let d = p - a;
             (name, Vector2::new(cs * d.x - sn * d.y, sn * d.x + cs * d.y))

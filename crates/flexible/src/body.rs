@@ -291,6 +291,17 @@ impl FloatingBody {
     }
 }
 
+/// Every named point of a file's body followed by `extra` (the markers), local frame, m.
+pub(crate) fn named_points<'a>(
+    b: &'a flexbench_mechanism::model::Body,
+    extra: &'a [(String, Vector2<f64>)],
+) -> impl Iterator<Item = (String, Vector2<f64>)> + 'a {
+    b.points
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .chain(extra.iter().cloned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! its deformation), the bodies (each frame's rigid pose, as the rigid model's centroid
 //! coordinates), the liaison forces from the multipliers, and the elastic coordinates.
 
-use flexbench_contracts::{Column, Table, TrackRow, Tracks, MARKER_COLUMNS};
+use flexbench_contracts::{Column, Table, TrackRow, Tracks};
 use flexbench_mechanism::model::{ForceKind, JointKind};
 use nalgebra::{DVector, Vector2};
 
@@ -66,34 +66,16 @@ impl System {
 
     /// The markers table (the contract's columns).
     pub fn markers_table(&self, samples: &[FlexSample]) -> Table {
-        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
-        let mut names = Vec::new();
-        for s in samples {
-            for (mk, st) in self.mechanism.markers.iter().zip(self.marker_states(s)) {
-                names.push(mk.name.clone());
-                let vals = [s.t, st[0].x, st[0].y, st[1].x, st[1].y, st[2].x, st[2].y];
-                for (c, x) in cols.iter_mut().zip(vals) {
-                    c.push(x);
-                }
-            }
-        }
-        let mut table = Table::new("markers");
-        let mut it = cols.into_iter();
-        let mut v = vec![
-            (
-                MARKER_COLUMNS[0],
-                Column::F64(it.next().unwrap_or_default()),
-            ),
-            (MARKER_COLUMNS[1], Column::Str(names)),
-        ];
-        for name in &MARKER_COLUMNS[2..] {
-            v.push((name, Column::F64(it.next().unwrap_or_default())));
-        }
-        for (n, c) in v {
-            // Built with equal lengths.
-            let _ = table.push(n, c);
-        }
-        table
+        let rows = samples.iter().flat_map(|s| {
+            let names = self.mechanism.markers.iter().map(|mk| mk.name.clone());
+            names.zip(self.marker_states(s)).map(move |(n, st)| {
+                (
+                    n,
+                    [s.t, st[0].x, st[0].y, st[1].x, st[1].y, st[2].x, st[2].y],
+                )
+            })
+        });
+        flexbench_mechanism::output::markers_table_from(rows)
     }
 
     /// The rigid model's (q, q', q'') of a sample: each body's frame as its centroid's pose.

@@ -339,9 +339,9 @@ impl System {
         match a.body {
             None => a.point.at,
             Some(k) => {
+                // The arm reads only the angle and q; p stands in for the unused rates.
                 let o = self.offsets[k];
-                let z = DVector::zeros(p.len());
-                Vector2::new(p[o], p[o + 1]) + self.bodies[k].arm(&a.point, &self.state(k, p, &z))
+                Vector2::new(p[o], p[o + 1]) + self.bodies[k].arm(&a.point, &self.state(k, p, p))
             }
         }
     }
@@ -352,11 +352,7 @@ fn rigid_body(
     b: &flexbench_mechanism::model::Body,
     extra: &[(String, Vector2<f64>)],
 ) -> FloatingBody {
-    let points = b
-        .points
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .chain(extra.iter().cloned())
+    let points = crate::body::named_points(b, extra)
         .map(|(k, v)| {
             (
                 k,
@@ -395,11 +391,7 @@ fn reduced_body(
         stiffness: spec.stiffness.clone(),
         damping: spec.damping.clone(),
     };
-    let points = b
-        .points
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .chain(extra.iter().cloned())
+    let points = crate::body::named_points(b, extra)
         .map(|(k, v)| {
             let phi = spec
                 .shapes

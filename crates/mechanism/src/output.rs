@@ -62,33 +62,15 @@ impl Mechanism {
     /// The markers table from the model: each marker's position, velocity and acceleration
     /// (bench frame, SI) at every state.
     pub fn markers_table(&self, states: &[State]) -> Table {
-        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
-        let mut names = Vec::new();
-        for (t, q, qd, qdd) in states {
-            for mk in &self.markers {
-                names.push(mk.name.clone());
+        let rows = states.iter().flat_map(|(t, q, qd, qdd)| {
+            self.markers.iter().map(move |mk| {
                 let p = body_point(q, mk.body, mk.local);
                 let v = body_point_vel(q, qd, mk.body, mk.local);
                 let a = body_point_acc(q, qd, qdd, mk.body, mk.local);
-                for (c, x) in cols.iter_mut().zip([*t, p.x, p.y, v.x, v.y, a.x, a.y]) {
-                    c.push(x);
-                }
-            }
-        }
-        let mut table = Table::new("markers");
-        let mut it = cols.into_iter();
-        let mut v = vec![
-            (
-                MARKER_COLUMNS[0],
-                Column::F64(it.next().unwrap_or_default()),
-            ),
-            (MARKER_COLUMNS[1], Column::Str(names)),
-        ];
-        for name in &MARKER_COLUMNS[2..] {
-            v.push((name, Column::F64(it.next().unwrap_or_default())));
-        }
-        push_all(&mut table, v);
-        table
+                (mk.name.clone(), [*t, p.x, p.y, v.x, v.y, a.x, a.y])
+            })
+        });
+        markers_table_from(rows)
     }
 
     /// The markers table from a fitted motion: per sample (every sample of `t`, in order) and
@@ -220,4 +202,31 @@ impl Mechanism {
         }
         table
     }
+}
+
+/// The markers table (the contract's columns) from its rows: each marker's name and its
+/// (t, x, y, vx, vy, ax, ay) at one sample (s, m, m/s, m/s^2, bench frame).
+pub fn markers_table_from(rows: impl IntoIterator<Item = (String, [f64; 7])>) -> Table {
+    let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
+    let mut names = Vec::new();
+    for (name, vals) in rows {
+        names.push(name);
+        for (c, x) in cols.iter_mut().zip(vals) {
+            c.push(x);
+        }
+    }
+    let mut table = Table::new("markers");
+    let mut it = cols.into_iter();
+    let mut v = vec![
+        (
+            MARKER_COLUMNS[0],
+            Column::F64(it.next().unwrap_or_default()),
+        ),
+        (MARKER_COLUMNS[1], Column::Str(names)),
+    ];
+    for name in &MARKER_COLUMNS[2..] {
+        v.push((name, Column::F64(it.next().unwrap_or_default())));
+    }
+    push_all(&mut table, v);
+    table
 }

@@ -54,24 +54,15 @@ pub fn simulate(
         .collect();
     let forces = mech.forces_table(&t, &rows);
     // Everything is computed: now write.
-    ensure_dir(out)?;
-    let mut files = Vec::new();
-    for (table, stem) in [
-        (&tracks.to_table(), "tracks"),
+    let tracks = tracks.to_table();
+    let tables = [
+        (&tracks, "tracks"),
         (&markers, "markers"),
         (&bodies, "bodies"),
         (&forces, "forces"),
-    ] {
-        files.extend(write_table(table, out, stem)?);
-    }
-    files.extend(forces_figure(
-        &t,
-        &mech.force_columns(),
-        &rows,
-        None,
-        &format!("{}: simulated liaison forces (multipliers)", mech.name),
-        &out.join("forces"),
-    )?);
+    ];
+    let title = format!("{}: simulated liaison forces (multipliers)", mech.name);
+    let mut files = write_outputs(mech, out, &tables, &t, &rows, &title)?;
     let seconds = start.elapsed().as_secs_f64();
     files.push(write_json(
         &out.join("summary.json"),
@@ -125,30 +116,20 @@ fn simulate_coupled(
         t,
         rows,
     } = coupled_tables(mech, &sys, &sim)?;
-    ensure_dir(out)?;
-    let mut files = Vec::new();
+    let mut tables: Vec<(&flexbench_contracts::Table, &str)> = Vec::new();
     if let Some((tracks, markers)) = &tracks {
-        files.extend(write_table(tracks, out, "tracks")?);
-        files.extend(write_table(markers, out, "markers")?);
+        tables.extend([(tracks, "tracks"), (markers, "markers")]);
     }
-    for (table, stem) in [
+    tables.extend([
         (&bodies, "bodies"),
         (&forces, "forces"),
         (&elastic, "elastic"),
-    ] {
-        files.extend(write_table(table, out, stem)?);
-    }
-    files.extend(forces_figure(
-        &t,
-        &mech.force_columns(),
-        &rows,
-        None,
-        &format!(
-            "{}: simulated liaison forces, elastic bodies coupled (multipliers)",
-            mech.name
-        ),
-        &out.join("forces"),
-    )?);
+    ]);
+    let title = format!(
+        "{}: simulated liaison forces, elastic bodies coupled (multipliers)",
+        mech.name
+    );
+    let mut files = write_outputs(mech, out, &tables, &t, &rows, &title)?;
     let seconds = start.elapsed().as_secs_f64();
     let r = &sim.report;
     files.push(write_json(
@@ -232,4 +213,30 @@ fn coupled_tables(
         t,
         rows,
     })
+}
+
+/// Write a simulation's tables (CSV and Parquet each) and its forces figure (`rows` at times
+/// `t`, the mechanism's force columns) into `out`: the files written.
+fn write_outputs(
+    mech: &Mechanism,
+    out: &Path,
+    tables: &[(&flexbench_contracts::Table, &str)],
+    t: &[f64],
+    rows: &[Option<Vec<f64>>],
+    title: &str,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    ensure_dir(out)?;
+    let mut files = Vec::new();
+    for (table, stem) in tables {
+        files.extend(write_table(table, out, stem)?);
+    }
+    files.extend(forces_figure(
+        t,
+        &mech.force_columns(),
+        rows,
+        None,
+        title,
+        &out.join("forces"),
+    )?);
+    Ok(files)
 }
