@@ -33,6 +33,7 @@ pub mod gyroscopic;
 pub mod loads;
 pub mod modal;
 pub mod plane;
+pub mod plate_cycle;
 pub mod quadrature;
 pub mod response;
 pub mod subspace;

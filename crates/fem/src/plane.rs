@@ -108,6 +108,16 @@ pub struct PlaneMaterial {
     pub thickness: f64,
 }
 
+impl PlaneMaterial {
+    /// The plane-stress elasticity matrix D (Pa): (s_xx, s_yy, s_xy) = D (e_xx, e_yy, g_xy).
+    pub fn elasticity(&self) -> DMatrix<f64> {
+        let (e, nu) = (self.young, self.poisson);
+        let d = Matrix3::new(1.0, nu, 0.0, nu, 1.0, 0.0, 0.0, 0.0, 0.5 * (1.0 - nu))
+            * (e / (1.0 - nu * nu));
+        DMatrix::from_column_slice(3, 3, d.as_slice())
+    }
+}
+
 /// A structured mesh of quadrilaterals over the rectangle [0, length] x [-height/2, height/2]
 /// (lever frame, m), `nx` by `ny` elements.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +219,46 @@ impl PlateMesh {
             .unwrap_or(0)
     }
 
+    /// The quadrature points of element `el` (node indices): Gauss points of the element's
+    /// order mapped to the plate (exact for straight-sided rectangles).
+    pub(crate) fn quad_points(&self, el: &[usize]) -> Vec<QuadPoint> {
+        let xy: Vec<Vector2<f64>> = el.iter().map(|&i| self.nodes[i]).collect();
+        let gp = gauss_legendre(self.kind.gauss());
+        let mut out = Vec::with_capacity(gp.len() * gp.len());
+        for &(s1, w1) in &gp {
+            for &(s2, w2) in &gp {
+                // gauss_legendre is on [0, 1]: map to [-1, 1] (weights x 2 each way).
+                let (xi, eta, w) = (2.0 * s1 - 1.0, 2.0 * s2 - 1.0, 4.0 * w1 * w2);
+                let sh = self.kind.shapes(xi, eta);
+                let mut jac = nalgebra::Matrix2::<f64>::zeros();
+                let mut x = Vector2::<f64>::zeros();
+                for (a, (nv, dxi, deta)) in sh.iter().enumerate() {
+                    jac[(0, 0)] += dxi * xy[a].x;
+                    jac[(0, 1)] += dxi * xy[a].y;
+                    jac[(1, 0)] += deta * xy[a].x;
+                    jac[(1, 1)] += deta * xy[a].y;
+                    x += xy[a] * *nv;
+                }
+                let det = jac.determinant();
+                let inv = jac.try_inverse().unwrap_or_else(nalgebra::Matrix2::zeros);
+                out.push(QuadPoint {
+                    x,
+                    da: w * det,
+                    n: sh.iter().map(|s| s.0).collect(),
+                    dx: sh
+                        .iter()
+                        .map(|s| inv[(0, 0)] * s.1 + inv[(0, 1)] * s.2)
+                        .collect(),
+                    dy: sh
+                        .iter()
+                        .map(|s| inv[(1, 0)] * s.1 + inv[(1, 1)] * s.2)
+                        .collect(),
+                });
+            }
+        }
+        out
+    }
+
     /// The global matrices of the plate.
     pub fn assemble(&self, mat: &PlaneMaterial) -> PlateMatrices {
         let n = self.dofs();
@@ -223,48 +273,46 @@ impl PlateMesh {
             first_moment: Vector2::zeros(),
             inertia_origin: 0.0,
         };
-        let (e, nu) = (mat.young, mat.poisson);
-        let d = Matrix3::new(1.0, nu, 0.0, nu, 1.0, 0.0, 0.0, 0.0, 0.5 * (1.0 - nu))
-            * (e / (1.0 - nu * nu));
+        let dd = mat.elasticity();
         let rt = mat.density * mat.thickness;
-        let gp = gauss_legendre(self.kind.gauss());
         for el in &self.elements {
-            let xy: Vec<Vector2<f64>> = el.iter().map(|&i| self.nodes[i]).collect();
-            for &(s1, w1) in &gp {
-                for &(s2, w2) in &gp {
-                    // gauss_legendre is on [0, 1]: map to [-1, 1] (weights x 2 each way).
-                    let (xi, eta, w) = (2.0 * s1 - 1.0, 2.0 * s2 - 1.0, 4.0 * w1 * w2);
-                    let sh = self.kind.shapes(xi, eta);
-                    let mut jac = nalgebra::Matrix2::<f64>::zeros();
-                    let mut x = Vector2::<f64>::zeros();
-                    for (a, (nv, dxi, deta)) in sh.iter().enumerate() {
-                        jac[(0, 0)] += dxi * xy[a].x;
-                        jac[(0, 1)] += dxi * xy[a].y;
-                        jac[(1, 0)] += deta * xy[a].x;
-                        jac[(1, 1)] += deta * xy[a].y;
-                        x += xy[a] * *nv;
-                    }
-                    let det = jac.determinant();
-                    let inv = jac.try_inverse().unwrap_or_else(nalgebra::Matrix2::zeros);
-                    let da = w * det;
-                    // B (3 x 2 nodes): strains (exx, eyy, gxy).
-                    let nn = sh.len();
-                    let mut b = DMatrix::zeros(3, 2 * nn);
-                    for (a, (_, dxi, deta)) in sh.iter().enumerate() {
-                        let dx = inv[(0, 0)] * dxi + inv[(0, 1)] * deta;
-                        let dy = inv[(1, 0)] * dxi + inv[(1, 1)] * deta;
-                        b[(0, 2 * a)] = dx;
-                        b[(1, 2 * a + 1)] = dy;
-                        b[(2, 2 * a)] = dy;
-                        b[(2, 2 * a + 1)] = dx;
-                    }
-                    let dd = DMatrix::from_column_slice(3, 3, d.as_slice());
-                    let kl: DMatrix<f64> = b.transpose() * dd * &b * (da * mat.thickness);
-                    g.add_point(el, &sh, x, rt * da, &kl);
-                }
+            for p in self.quad_points(el) {
+                let b = p.strain_matrix();
+                let kl: DMatrix<f64> = b.transpose() * &dd * &b * (p.da * mat.thickness);
+                g.add_point(el, &p.n, p.x, rt * p.da, &kl);
             }
         }
         g
+    }
+}
+
+/// One quadrature point of a plate element (lever frame).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct QuadPoint {
+    /// Position, m.
+    pub(crate) x: Vector2<f64>,
+    /// Weight times the Jacobian's determinant, m^2.
+    pub(crate) da: f64,
+    /// Shape function values, in the element's node order.
+    pub(crate) n: Vec<f64>,
+    /// Their derivatives d/dx, 1/m.
+    pub(crate) dx: Vec<f64>,
+    /// Their derivatives d/dy, 1/m.
+    pub(crate) dy: Vec<f64>,
+}
+
+impl QuadPoint {
+    /// B (3 x 2 nodes): the strains (e_xx, e_yy, g_xy) of the element's nodal displacements
+    /// (u, v a node).
+    pub(crate) fn strain_matrix(&self) -> DMatrix<f64> {
+        let mut b = DMatrix::zeros(3, 2 * self.n.len());
+        for (a, (dx, dy)) in self.dx.iter().zip(&self.dy).enumerate() {
+            b[(0, 2 * a)] = *dx;
+            b[(1, 2 * a + 1)] = *dy;
+            b[(2, 2 * a)] = *dy;
+            b[(2, 2 * a + 1)] = *dx;
+        }
+        b
     }
 }
 
@@ -296,14 +344,7 @@ pub struct PlateMatrices {
 impl PlateMatrices {
     /// Add one quadrature point of element `el` (node indices): shape values `sh`, position `x`
     /// (m), mass `m` = rho t dA (kg) and stiffness contribution `kl` (element-local order).
-    fn add_point(
-        &mut self,
-        el: &[usize],
-        sh: &[(f64, f64, f64)],
-        x: Vector2<f64>,
-        m: f64,
-        kl: &DMatrix<f64>,
-    ) {
+    fn add_point(&mut self, el: &[usize], sh: &[f64], x: Vector2<f64>, m: f64, kl: &DMatrix<f64>) {
         let g = self;
         let dof = |a: usize, c: usize| 2 * el[a] + c;
         let nn = sh.len();
@@ -311,7 +352,7 @@ impl PlateMatrices {
         g.first_moment += x * m;
         g.inertia_origin += x.norm_squared() * m;
         for a in 0..nn {
-            let na = sh[a].0;
+            let na = sh[a];
             g.m_o[(dof(a, 0), 0)] += m * na;
             g.m_o[(dof(a, 1), 1)] += m * na;
             // {q_x} = int rho t N^T x, {q_y} = int rho t N^T (z x x): the loads of omega^2 and
@@ -321,7 +362,7 @@ impl PlateMatrices {
             g.q_y[dof(a, 0)] -= m * na * x.y;
             g.q_y[dof(a, 1)] += m * na * x.x;
             for c in 0..nn {
-                let mn = m * na * sh[c].0;
+                let mn = m * na * sh[c];
                 g.m[(dof(a, 0), dof(c, 0))] += mn;
                 g.m[(dof(a, 1), dof(c, 1))] += mn;
                 // [S] = int rho t (Nv Nu^T - Nu Nv^T), the beam's convention.

@@ -35,6 +35,8 @@ pub struct ModeFollower {
     mass: Option<Mass>,
     /// Instants solved by subspace iteration, by the dense solver, and the iterations taken.
     stats: FollowerStats,
+    /// The largest relative residual accepted ([`RESIDUAL`] unless set).
+    residual: f64,
 }
 
 /// How a [`ModeFollower`]'s instants were solved.
@@ -51,11 +53,19 @@ pub struct FollowerStats {
 impl ModeFollower {
     /// A follower of the lowest `count` modes, with no instant seen yet.
     pub fn new(count: usize) -> Self {
+        Self::with_residual(count, RESIDUAL)
+    }
+
+    /// A follower of the lowest `count` modes accepting relative residuals up to `residual`:
+    /// for a model whose stiffest mode lies so far above the lowest (a plate across its depth:
+    /// 1e8 in lambda) that rounding alone leaves residuals above [`RESIDUAL`].
+    pub fn with_residual(count: usize, residual: f64) -> Self {
         ModeFollower {
             count,
             basis: None,
             mass: None,
             stats: FollowerStats::default(),
+            residual,
         }
     }
 
@@ -80,7 +90,7 @@ impl ModeFollower {
                 self.mass = Mass::new(m);
             }
             if let (Some(start), Some(mass)) = (self.basis.take(), self.mass.as_ref()) {
-                if let Some((modes, basis, its)) = iterate(k, mass, count, start) {
+                if let Some((modes, basis, its)) = iterate(k, mass, count, start, self.residual) {
                     self.basis = Some(basis);
                     self.stats.iterated += 1;
                     self.stats.iterations += its;
@@ -158,6 +168,7 @@ fn iterate(
     mass: &Mass,
     count: usize,
     start: DMatrix<f64>,
+    residual: f64,
 ) -> Option<(Modes, DMatrix<f64>, usize)> {
     let (n, d, ms) = (mass.ms.nrows(), &mass.d, &mass.ms);
     let ks = scaled(k, d);
@@ -174,7 +185,7 @@ fn iterate(
         let mr = product(&xbt, false, &band_mul_rows(ms, b, &xbt), true);
         let (theta, z) = ritz(&kr, &mr)?;
         xt = product(&z, true, &xbt, false);
-        if converged(&ks, ms, b, &xt, &theta, count) {
+        if converged(&ks, ms, b, &xt, &theta, count, residual) {
             let sigma = 0.5 * (theta[count - 1] + theta[count]);
             if eigenvalues_below(&ks, ms, b, sigma)? != count {
                 return None;
@@ -256,13 +267,14 @@ fn converged(
     xt: &DMatrix<f64>,
     theta: &[f64],
     count: usize,
+    residual: f64,
 ) -> bool {
     let xp = xt.rows(0, count).into_owned();
     let kx = band_mul_rows(ks, b, &xp);
     let mx = band_mul_rows(ms, b, &xp);
     (0..count).all(|j| {
         let r = (kx.row(j) - mx.row(j) * theta[j]).amax();
-        r <= RESIDUAL * (mx.row(j) * theta[j]).amax()
+        r <= residual * (mx.row(j) * theta[j]).amax()
     })
 }
 
