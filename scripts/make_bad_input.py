@@ -121,6 +121,14 @@ case("mechanism: force element on an elastic body", put("mechanism/elastic-sprin
 case("mechanism: elastic beam of zero elements", put("mechanism/elastic-zero-elements.toml", edit("l2", "0.45") + "elastic = { elements = 0 }\n"),
      CHECK, ["elements", "1 or more"])
 
+ELASTIC_BENCH = read("pipelines/wind-pump-elastic.toml")
+REDUCED = 'elastic = { elements = 8, element = "frame", modes = 4, damping_beta = 9.2e-5 }'
+assert REDUCED in ELASTIC_BENCH
+case("mechanism: elastic lever too stiff for the explicit step", put("mechanism/elastic-unstable-step.toml",
+     ELASTIC_BENCH.replace(REDUCED, 'elastic = { elements = 40, element = "frame", damping_beta = 9.2e-5 }')),
+     ["simulate", "--mechanism", "{file}", "--duration", "1", "--settle", "3", "--out", "{out}/s"],
+     ["elastic body 'lever'", "steps below", "modes = 4", "young in Pa"])
+
 # --- pipeline files ----------------------------------------------------------------------
 RUN = ["run", "{file}", "--out", "{out}/run"]
 head_run = f'[run]\nmechanism = "{MECH}"\nrecording = "{{root}}/recordings/default"\n[calibrate]\nsquare = 0.03\n'

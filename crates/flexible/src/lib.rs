@@ -8,6 +8,8 @@
 //!   drivers, the augmented equations M p'' + Phi_p^T lambda = Q, Phi_p p'' = gamma.
 //! - [`simulate`]: their integration, with the energy balance (kinetic, strain and gravity
 //!   energy against the work of the drivers and force elements).
+//! - [`stability`]: the steps an elastic body's fastest mode forces on the explicit stepper,
+//!   checked before integrating.
 //!
 //! The rigid simulation (`flexbench-mechanism`) stays the one for rigid mechanisms; this crate
 //! takes a file with an elastic body or a prescribed driver (docs/flexible.md).
@@ -19,6 +21,7 @@ pub mod body;
 pub mod output;
 pub mod plate;
 pub mod simulate;
+pub mod stability;
 pub mod system;
 
 use flexbench_mechanism::MechanismError;
@@ -41,6 +44,22 @@ pub enum FlexError {
     /// The mechanism stage failed (assembly of the initial state).
     #[error("mechanism")]
     Mechanism(#[source] MechanismError),
+    /// An elastic body vibrates too fast for the explicit stepper to cross the span in a
+    /// reasonable number of steps (its stability bound alone exceeds
+    /// [`stability::MAX_STEPS`]).
+    #[error("elastic body '{body}' has a free motion as fast as {frequency_hz:.3e} Hz (its stiffest mode, or its damping of it): the explicit stepper stays stable only with steps below {step:.1e} s, at least {steps:.1e} steps for the {span:.3} s simulated (more than the 1e7 allowed); reduce the body to its lowest modes (modes = 4 in its elastic table), use fewer elements, or check the material's units (young in Pa, density in kg/m^3) and damping_beta (s)")]
+    TooStiff {
+        /// The body.
+        body: String,
+        /// Its fastest free motion's rate / 2 pi (a lower bound), Hz.
+        frequency_hz: f64,
+        /// The largest stable step, s.
+        step: f64,
+        /// The fewest steps the span needs.
+        steps: f64,
+        /// The span simulated (settling and recording), s.
+        span: f64,
+    },
     /// The integration failed.
     #[error("coupled simulation failed at t = {t} s: {reason}")]
     Simulation {

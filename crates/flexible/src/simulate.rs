@@ -308,6 +308,7 @@ impl System {
                 "the step control needs positive tolerances rtol and atol".into(),
             ));
         }
+        self.check_step_budget(cfg.settle + cfg.duration)?;
         let (p0, pd0) = self.initial_state()?;
         let n = self.ncoords();
         let channels = self.power_names();

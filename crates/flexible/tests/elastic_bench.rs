@@ -208,3 +208,47 @@ fn the_modal_reductions_error() {
         "{errs:?}"
     );
 }
+
+/// The step budget (flexible::stability): the shipped lever (8 frame elements, 4 modes kept)
+/// moves no faster than its 4th kept mode (its damping, 2 % of critical in the first mode, is
+/// slower there), which the power iteration finds within 1e-5 of the dense eigensolver; the
+/// same lever unreduced and meshed with 40 elements has its damping's fast rate near 1e8 Hz
+/// and is refused before any step, with the fixes named.
+#[test]
+fn the_step_budget_admits_the_shipped_lever_and_refuses_an_unreduced_fine_one() {
+    use flexbench_flexible::stability::fastest_rate;
+    use flexbench_flexible::FlexError;
+    use flexbench_mechanism::elastic::Elastic;
+    let base = load("wind-pump-elastic.toml");
+    let sys = System::new(&base).unwrap();
+    let inv = &sys.bodies[1].inv;
+    let modes = flexbench_fem::modal::symmetric_modes(&inv.stiffness, &inv.mass_qq).unwrap();
+    let top = modes.frequency_hz(modes.eigenvalues.len() - 1);
+    let fast = fastest_rate(inv).unwrap() / std::f64::consts::TAU;
+    eprintln!("shipped lever: fastest {fast:.3} Hz, highest kept mode {top:.3} Hz");
+    assert!((fast / top - 1.0).abs() < 1e-5, "{fast} vs {top}");
+    sys.check_step_budget(3.0 + TURN).unwrap();
+    let mut fine = base.clone();
+    if let Some(Elastic::Beam(b)) = fine.bodies[1].elastic.as_mut().map(|e| &mut e.model) {
+        b.modes = None;
+        b.elements = 40;
+    }
+    let err = System::new(&fine)
+        .unwrap()
+        .simulate(
+            &FlexConfig {
+                duration: TURN,
+                settle: 3.0,
+                ..FlexConfig::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    assert!(matches!(err, FlexError::TooStiff { .. }), "{err:?}");
+    assert!(
+        text.contains("modes = 4") && text.contains("young in Pa"),
+        "{text}"
+    );
+}
