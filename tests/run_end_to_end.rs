@@ -766,3 +766,39 @@ fn labs_methods_through_the_chain() {
     );
     assert!(!bad_out.join("track").exists(), "no stage ran");
 }
+
+/// A run whose mechanism file has the lever elastic (pipelines/wind-pump-elastic.toml), on the
+/// shipped recording's true tracks: process and fem see the bench's rigid view, compare runs the
+/// coupled elastic simulation, and the report says so: the comparison names the model, the
+/// elastic lever's effect against the rigid bench is a table and two figures.
+#[test]
+fn a_run_against_the_elastic_bench_reports_the_lever_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("pipeline.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[run]\nmechanism = \"{}\"\n\n[inputs]\ntracks = \"{}\"\n\n[process]\nrefine_horizontal = false\n",
+            root().join("pipelines/wind-pump-elastic.toml").display(),
+            root().join("recordings/default/truth/tracks.parquet").display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    assert_eq!(
+        run(&p, &out),
+        ["track", "smooth", "process", "fem", "compare", "report"]
+    );
+    let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    for words in [
+        "the elastic (coupled) bench simulated at",
+        "The elastic lever against the rigid bench",
+        "The elastic lever's effect on the simulated liaison forces",
+        "The elastic lever's effect on the simulated markers' accelerations",
+    ] {
+        assert!(html.contains(words), "the report lacks: {words}");
+    }
+    for stem in ["elastic-effect-forces", "elastic-effect-accelerations"] {
+        assert!(out.join(format!("compare/{stem}.png")).exists(), "{stem}");
+    }
+}

@@ -1,6 +1,8 @@
 //! The `compare` job: a processed recording (its bodies, markers and forces tables) against the
-//! rigid bench simulated from the mechanism file at the recording's mean crank speed (the
-//! motor's reference speed set so), aligned by the crank angle. Per marker
+//! bench simulated from the mechanism file at the recording's mean crank speed (the motor's
+//! reference speed set so), aligned by the crank angle: the rigid bench, or the coupled elastic
+//! one for a file with an elastic body, whose effect against the rigid bench is then stated
+//! ([`crate::compare_sim`]). Per marker
 //! acceleration component and per liaison-force component at B and C': NRMSE, peaks and their
 //! crank angles, phase lag, harmonic content (flexbench-compare).
 
@@ -10,11 +12,10 @@ use std::path::{Path, PathBuf};
 use flexbench_compare::{compare_series, PeriodicBasis, PeriodicSeries};
 use flexbench_contracts::series::slope;
 use flexbench_contracts::{Column, Table};
-use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
-use flexbench_mechanism::simulate::{Settled, SimConfig, Simulation};
 use flexbench_report::{Curve, Figure, Panel};
 use serde::{Deserialize, Serialize};
 
+use crate::compare_sim::{simulate_at_speed, SimSeries, SimulatedBench};
 use crate::StageRecord;
 use crate::{ensure_dir, PipelineError};
 
@@ -81,8 +82,39 @@ pub struct CompareRecord {
     pub motor_reference_rpm_simulated: Option<f64>,
     /// Each compared quantity.
     pub quantities: Vec<QuantityRecord>,
+    /// The simulated model: "rigid", or "elastic (coupled)" for a file with an elastic body.
+    #[serde(default = "rigid_model")]
+    pub model: String,
+    /// With the elastic model: how much the elastic bodies change each simulated quantity
+    /// against the same bench rigid, over a turn at the same motor reference (empty otherwise).
+    #[serde(default)]
+    pub elastic_effect: Vec<EffectRecord>,
     /// What the comparison made doubtful, in words.
     pub warnings: Vec<String>,
+}
+
+/// The model of a record written before the elastic model existed.
+fn rigid_model() -> String {
+    "rigid".into()
+}
+
+/// The elastic bodies' effect on one simulated quantity over a turn: the coupled simulation
+/// against the rigid one, sample by sample at the same crank angle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EffectRecord {
+    /// Its name (a forces column, or `<marker> ax` / `<marker> ay`).
+    pub quantity: String,
+    /// Its unit (N, N m, m/s^2).
+    pub unit: String,
+    /// The rigid simulation's largest |value| over the turn, in the unit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rigid_peak: f64,
+    /// The largest |elastic - rigid| over the turn, in the unit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub peak_difference: f64,
+    /// The RMS of elastic - rigid over the turn, in the unit.
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
+    pub rms_difference: f64,
 }
 
 /// One quantity measured against simulated, aligned by crank angle.
@@ -167,7 +199,7 @@ pub fn compare_run(
     // Compare every quantity.
     let mut rows = Vec::new();
     let (mut panels, mut spectra) = (Vec::new(), Vec::new());
-    let mut bases = Bases::new(&bench.phi, harmonics)?;
+    let mut bases = Bases::new(&bench.series.phi, harmonics)?;
     for q in &quantities {
         let (row, panel, spectrum) = compare_quantity(q, &mut bases, crank[0])?;
         rows.push(row);
@@ -178,11 +210,28 @@ pub fn compare_run(
     let mut files: Vec<PathBuf> =
         flexbench_tables::write_table(&comparison_table(&rows)?, out, "comparison")?.to_vec();
     files.extend(write_figures(panels, spectra, out)?);
-    let warnings: Vec<String> = if (speed / bench.speed - 1.0).abs() > SPEED_WARNING {
+    let elastic_effect = match &bench.rigid {
+        Some(rigid) => {
+            let (effect, figures) = elastic_effect(&mech, &bench.series, rigid)?;
+            files.extend(write_effect_figures(figures, out)?);
+            effect
+        }
+        None => Vec::new(),
+    };
+    let mut warnings: Vec<String> = if (speed / bench.speed - 1.0).abs() > SPEED_WARNING {
         vec![format!("the recording's mean crank speed {:.2} rpm differs from the simulation's {:.2} rpm by more than {} %: the simulated bench does not run as the recorded one (the mechanism has no motor whose reference speed could be set)", speed * 60.0 / TAU, bench.speed * 60.0 / TAU, 100.0 * SPEED_WARNING)]
     } else {
         Vec::new()
     };
+    if let Some(rigid) = &bench.rigid {
+        warnings.extend(lost_vibration(
+            &mech,
+            &rows,
+            rigid,
+            &elastic_effect,
+            harmonics,
+        )?);
+    }
     let record = CompareRecord {
         job: "compare".into(),
         processed: processed.display().to_string(),
@@ -193,104 +242,12 @@ pub fn compare_run(
         motor_reference_rpm_in_file: bench.file_ref.map(|w| w * 60.0 / TAU),
         motor_reference_rpm_simulated: bench.adjusted.map(|w| w * 60.0 / TAU),
         quantities: rows.iter().map(|r| r.record(harmonics)).collect(),
+        model: bench.model.name().into(),
+        elastic_effect,
         warnings,
     };
     files.push(record.write(&out.join("summary.json"))?);
     Ok((record, files))
-}
-
-/// The bench simulated at the recording's crank speed.
-struct SimulatedBench {
-    sim: Simulation,
-    /// The crank angle, unwrapped, rad.
-    phi: Vec<f64>,
-    /// The simulation's mean crank speed, rad/s.
-    speed: f64,
-    /// The motor's reference speed in the file, rad/s (None without a motor).
-    file_ref: Option<f64>,
-    /// The reference speed the simulation ran at, rad/s.
-    adjusted: Option<f64>,
-}
-
-/// A settled turn and a half of the bench at `per_turn` samples a turn of `turn` s, recorded
-/// from `from` (the bench's settling at its present reference speed) or settled anew: the
-/// samples, the crank angle unwrapped, the mean crank speed, and the settled state.
-fn settled_turns(
-    mech: &flexbench_mechanism::Mechanism,
-    ci: usize,
-    turn: f64,
-    per_turn: f64,
-    from: Option<Settled>,
-) -> Result<(Simulation, Vec<f64>, f64, Settled), PipelineError> {
-    let cfg = SimConfig {
-        duration: 1.5 * turn,
-        rate: per_turn / turn,
-        settle: 3.0,
-        ..SimConfig::default()
-    };
-    let settled = match from {
-        Some(s) => s,
-        None => mech.settle(&cfg)?,
-    };
-    let sim = mech.simulate_from(&settled, &cfg)?;
-    let mut phi: Vec<f64> = sim.samples.iter().map(|s| s.q[3 * ci + 2]).collect();
-    crate::unwrap_angles(&mut phi);
-    let w = slope(&sim.samples.iter().map(|s| s.t).collect::<Vec<_>>(), &phi);
-    Ok((sim, phi, w, settled))
-}
-
-/// The bench simulated with the motor's reference speed set so that it turns at the recording's
-/// mean crank speed `speed` (secant iterations, to 1e-5 of it); the file's reference as it is
-/// when the mechanism has no motor. The secant's runs are coarse (200 samples a turn); the one
-/// kept (2000) is recorded from the last run's settling, which is its own: the settling does
-/// not depend on the samples recorded after it.
-fn simulate_at_speed(
-    mech: &mut flexbench_mechanism::Mechanism,
-    ci: usize,
-    speed: f64,
-) -> Result<SimulatedBench, PipelineError> {
-    use flexbench_mechanism::model::ForceKind;
-    let turn = TAU / speed.abs().max(1e-9);
-    let motor = mech
-        .forces
-        .iter()
-        .position(|f| matches!(f.kind, ForceKind::Motor { .. }));
-    let set_ref = |mech: &mut flexbench_mechanism::Mechanism, w: f64| {
-        if let Some(ForceKind::Motor { omega_ref, .. }) = motor.map(|i| &mut mech.forces[i].kind) {
-            *omega_ref = w;
-        }
-    };
-    let file_ref = motor.and_then(|i| match mech.forces[i].kind {
-        ForceKind::Motor { omega_ref, .. } => Some(omega_ref),
-        _ => None,
-    });
-    // The reference the bench holds, and its settling.
-    let (mut adjusted, mut settled) = (file_ref, None);
-    if let Some(w0) = file_ref {
-        let (_, _, s0, st) = settled_turns(mech, ci, turn, 200.0, None)?;
-        settled = Some(st);
-        let (mut a, mut fa) = (w0, s0 - speed);
-        let mut b = w0 - fa;
-        for _ in 0..8 {
-            set_ref(mech, b);
-            let (_, _, sb, st) = settled_turns(mech, ci, turn, 200.0, None)?;
-            (adjusted, settled) = (Some(b), Some(st));
-            let fb = sb - speed;
-            if fb.abs() <= 1e-5 * speed.abs() || (fb - fa).abs() < 1e-15 {
-                break;
-            }
-            let next = b - fb * (b - a) / (fb - fa);
-            (a, fa, b) = (b, fb, next);
-        }
-    }
-    let (sim, phi, speed, _) = settled_turns(mech, ci, turn, 2000.0, settled)?;
-    Ok(SimulatedBench {
-        sim,
-        phi,
-        speed,
-        file_ref,
-        adjusted,
-    })
 }
 
 /// The processed run's tables and its crank angle (times, s; unwrapped angle, rad).
@@ -309,30 +266,7 @@ fn quantities<'a>(
     measured: &Measured,
 ) -> Result<Vec<Quantity<'a>>, PipelineError> {
     let cols = mech.force_columns();
-    let states: Vec<_> = bench
-        .sim
-        .samples
-        .iter()
-        .map(|s| (&s.q, &s.qd, &s.qdd))
-        .collect();
-    let sim_forces: Vec<Vec<f64>> = mech
-        .inverse_dynamics_batch(&states, DEFAULT_MAX_CONDITION)?
-        .into_iter()
-        .zip(&bench.sim.samples)
-        .map(|(solved, s)| match solved {
-            InverseSample::Solved { forces, .. } => Ok(forces),
-            InverseSample::Toggle { condition } => Err(PipelineError::Input(format!(
-                "the simulated bench passes a toggle at t = {} s (condition {condition:.1e})",
-                s.t
-            ))),
-        })
-        .collect::<Result<_, _>>()?;
-    let sim_marks: Vec<Vec<f64>> = bench
-        .sim
-        .samples
-        .iter()
-        .map(|s| mech.marker_kinematics(&s.q, &s.qd, &s.qdd))
-        .collect();
+    let (sim_forces, sim_marks) = (&bench.series.forces, &bench.series.marks);
     let rows = flexbench_tables::read_markers(measured.markers)?.rows;
     let forces = crate::tables::forces_of(measured.forces, mech)?;
     let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
@@ -593,6 +527,178 @@ fn write_figures(
             };
             files.extend(flexbench_report::write_figure(&fig, &out.join(stem))?);
         }
+    }
+    Ok(files)
+}
+
+/// A simulated quantity's series by its compared name (`<marker> ax|ay` or a forces column).
+fn series_of(mech: &flexbench_mechanism::Mechanism, s: &SimSeries, name: &str) -> Option<Vec<f64>> {
+    let col = match name.split_once(' ') {
+        Some((marker, axis)) => {
+            let mi = mech.markers.iter().position(|m| m.name == marker)?;
+            let c = if axis == "ax" { 4 } else { 5 };
+            return Some(s.marks.iter().map(|r| r[6 * mi + c]).collect());
+        }
+        None => mech.force_columns().iter().position(|c| c == name)?,
+    };
+    Some(s.forces.iter().map(|r| r[col]).collect())
+}
+
+/// The quantities whose elastic vibration the kept harmonics cannot hold: where the Fourier
+/// residual the elastic model adds to the rigid one's, sqrt(r_elastic^2 - r_rigid^2), is more
+/// than half the elastic bodies' RMS effect on the quantity, the comparison sees the elastic
+/// model mostly as the rigid one (the lever's modes lie above the kept harmonics of the
+/// crank). One warning naming them, or none.
+fn lost_vibration(
+    mech: &flexbench_mechanism::Mechanism,
+    rows: &[ComparedRow],
+    rigid: &SimSeries,
+    effect: &[EffectRecord],
+    harmonics: usize,
+) -> Result<Option<String>, PipelineError> {
+    let basis = PeriodicBasis::new("the rigid simulated turn", &rigid.phi, harmonics)?;
+    let mut lost = Vec::new();
+    for r in rows {
+        let (Some(e), Some(values)) = (
+            effect.iter().find(|e| e.quantity == r.name),
+            series_of(mech, rigid, &r.name),
+        ) else {
+            continue;
+        };
+        let rr = basis.fit(&r.name, &values)?.residual_rms;
+        let added = (r.simulated.residual_rms.powi(2) - rr * rr).max(0.0).sqrt();
+        if added > 0.5 * e.rms_difference && e.rms_difference > 0.0 {
+            lost.push(format!(
+                "{} ({:.3} of {:.3} {})",
+                r.name, added, e.rms_difference, r.unit
+            ));
+        }
+    }
+    Ok((!lost.is_empty()).then(|| format!("with {harmonics} harmonics of the crank angle the simulated series lose most of the elastic lever's vibration (the Fourier residual it adds against its RMS effect): {}; these quantities are compared as if the bench were rigid: raise the harmonics (compare --harmonics, [compare] harmonics) as far as the recording's samples allow", lost.join(", "))))
+}
+
+/// Linear interpolation of (x, y) at `xi` (x increasing); None outside x's range.
+fn interpolate(x: &[f64], y: &[f64], xi: f64) -> Option<f64> {
+    let j = x.partition_point(|v| *v < xi);
+    if j == 0 {
+        return (x.first() == Some(&xi)).then(|| y[0]);
+    }
+    let (x0, x1) = (*x.get(j - 1)?, *x.get(j)?);
+    let s = (xi - x0) / (x1 - x0);
+    Some(y[j - 1] + s * (y[j] - y[j - 1]))
+}
+
+/// Per simulated quantity (every forces column, every marker's acceleration components) over
+/// the first turn of the elastic run: its name, unit, and (crank angle from the turn's start,
+/// rigid value, elastic - rigid) samples, the rigid series read at the elastic one's crank
+/// angles.
+type EffectSeries = (String, String, Vec<(f64, f64, f64)>);
+
+/// The elastic bodies' effect on every simulated quantity, and its series for the figures:
+/// the forces' and the accelerations'.
+fn elastic_effect(
+    mech: &flexbench_mechanism::Mechanism,
+    elastic: &SimSeries,
+    rigid: &SimSeries,
+) -> Result<(Vec<EffectRecord>, [Vec<EffectSeries>; 2]), PipelineError> {
+    let phi0 = elastic.phi[0];
+    let turn: Vec<usize> = (0..elastic.phi.len())
+        .filter(|&i| elastic.phi[i] - phi0 <= TAU)
+        .collect();
+    let series = |rows_e: &[Vec<f64>], rows_r: &[Vec<f64>], j: usize| -> Vec<(f64, f64, f64)> {
+        let yr: Vec<f64> = rows_r.iter().map(|r| r[j]).collect();
+        turn.iter()
+            .filter_map(|&i| {
+                let r = interpolate(&rigid.phi, &yr, elastic.phi[i])?;
+                Some(((elastic.phi[i] - phi0).to_degrees(), r, rows_e[i][j] - r))
+            })
+            .collect()
+    };
+    let mut forces = Vec::new();
+    for (j, name) in mech.force_columns().iter().enumerate() {
+        let unit = flexbench_contracts::units::unit_of("forces", name).unwrap_or("N");
+        forces.push((
+            name.clone(),
+            unit.to_string(),
+            series(&elastic.forces, &rigid.forces, j),
+        ));
+    }
+    let mut accelerations = Vec::new();
+    for (mi, m) in mech.markers.iter().enumerate() {
+        for (c, axis) in [(4usize, "ax"), (5, "ay")] {
+            let s = series(&elastic.marks, &rigid.marks, 6 * mi + c);
+            accelerations.push((format!("{} {axis}", m.name), "m/s^2".to_string(), s));
+        }
+    }
+    let record = |(name, unit, s): &EffectSeries| -> Result<EffectRecord, PipelineError> {
+        if s.is_empty() {
+            return Err(PipelineError::Input(format!("the elastic and the rigid simulations share no crank angle for {name}: they ran at different speeds")));
+        }
+        let n = s.len() as f64;
+        Ok(EffectRecord {
+            quantity: name.clone(),
+            unit: unit.clone(),
+            rigid_peak: s.iter().fold(0.0, |a, v| a.max(v.1.abs())),
+            peak_difference: s.iter().fold(0.0, |a, v| a.max(v.2.abs())),
+            rms_difference: (s.iter().map(|v| v.2 * v.2).sum::<f64>() / n).sqrt(),
+        })
+    };
+    let records = forces
+        .iter()
+        .chain(&accelerations)
+        .map(record)
+        .collect::<Result<_, _>>()?;
+    Ok((records, [forces, accelerations]))
+}
+
+/// The effect's two figures: elastic - rigid over the crank angle for the forces and for the
+/// markers' accelerations, each panel titled with the rigid peak and the difference's peak.
+fn write_effect_figures(
+    figures: [Vec<EffectSeries>; 2],
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let [forces, accelerations] = figures;
+    let mut files = Vec::new();
+    for (caption, stem, series) in [
+        (
+            "Liaison forces and actuators: the elastic bench minus the rigid one over a turn",
+            "elastic-effect-forces",
+            forces,
+        ),
+        (
+            "Markers' accelerations: the elastic bench minus the rigid one over a turn (bench frame)",
+            "elastic-effect-accelerations",
+            accelerations,
+        ),
+    ] {
+        let panels: Vec<Panel> = series
+            .into_iter()
+            // A quantity zero in both models (a slide's couple without friction) has no panel.
+            .filter(|(_, _, s)| s.iter().any(|v| v.1 != 0.0 || v.2 != 0.0))
+            .map(|(name, unit, s)| Panel {
+                title: format!(
+                    "{name}: rigid peak {:.3} {unit}, difference peak {:.3} {unit}",
+                    s.iter().fold(0.0, |a: f64, v| a.max(v.1.abs())),
+                    s.iter().fold(0.0, |a: f64, v| a.max(v.2.abs()))
+                ),
+                y_label: format!("elastic - rigid ({unit})"),
+                curves: vec![Curve {
+                    label: "elastic - rigid".into(),
+                    x: s.iter().map(|v| v.0).collect(),
+                    y: s.iter().map(|v| Some(v.2)).collect(),
+                    band: Vec::new(),
+                }],
+            })
+            .collect();
+        if panels.is_empty() {
+            continue;
+        }
+        let fig = Figure {
+            caption: caption.into(),
+            x_label: "crank angle phi1 from the simulated turn's start (deg)".into(),
+            panels,
+        };
+        files.extend(flexbench_report::write_figure(&fig, &out.join(stem))?);
     }
     Ok(files)
 }

@@ -9,6 +9,7 @@
 
 pub mod calibrate;
 pub mod compare;
+mod compare_sim;
 pub mod fem;
 pub mod overlay;
 pub mod process;

@@ -187,8 +187,8 @@ pub fn report(
         events(StageEvent::Progress("calibration residuals", 0.6));
         calibration_residuals(&mut page, cdir)?;
     }
-    stage_figures(&mut page, dirs)?;
     let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
+    stage_figures(&mut page, dirs, &compare_summary.model)?;
     let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
     methods_note(
         &mut page,
@@ -199,6 +199,7 @@ pub fn report(
     );
     kinematics_note(&mut page, &process_summary);
     comparison_note(&mut page, &compare_summary);
+    elastic_note(&mut page, &compare_summary);
     lever_note(&mut page, &fem_summary);
     let mut warnings = stage_warnings(&process_summary, &fem_summary, &compare_summary);
     events(StageEvent::Progress("interchange files", 0.7));
@@ -724,9 +725,12 @@ fn overlay_note(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
 }
 
 /// The figures the earlier stages drew, shown from their own folders, and the overlay's note.
-fn stage_figures(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineError> {
+fn stage_figures(page: &mut RunPage, dirs: &StageDirs, model: &str) -> Result<(), PipelineError> {
+    let accelerations = format!("The markers' accelerations measured (process stage, from the fitted motion) against the {model} bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title.");
     for (stage, dir, stem, caption) in [
-        ("compare", &dirs.compare, "accelerations", "The markers' accelerations measured (process stage, from the fitted motion) against the rigid bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title."),
+        ("compare", &dirs.compare, "accelerations", accelerations.as_str()),
+        ("compare", &dirs.compare, "elastic-effect-forces", "The elastic lever's effect on the simulated liaison forces and actuators: the coupled elastic bench minus the same bench rigid, over a turn at the same motor reference."),
+        ("compare", &dirs.compare, "elastic-effect-accelerations", "The elastic lever's effect on the simulated markers' accelerations: the coupled elastic bench minus the same bench rigid, over a turn."),
         ("compare", &dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
         ("compare", &dirs.compare, "spectra-accelerations", "Harmonic content (amplitude of each harmonic of the crank angle) of the markers' accelerations, measured and simulated."),
         ("compare", &dirs.compare, "spectra-forces", "Harmonic content of the liaison forces at B and C', measured and simulated."),
@@ -739,6 +743,40 @@ fn stage_figures(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErr
         page.show_from(stage, dir, stem, caption);
     }
     overlay_note(page, dirs)
+}
+
+/// With the elastic model: its effect against the rigid bench, a row per simulated quantity.
+fn elastic_note(page: &mut RunPage, compare: &CompareRecord) {
+    if compare.elastic_effect.is_empty() {
+        return;
+    }
+    let rows = compare
+        .elastic_effect
+        .iter()
+        .map(|e| {
+            vec![
+                e.quantity.clone(),
+                e.unit.clone(),
+                format!("{:.3}", e.rigid_peak),
+                format!("{:.4}", e.peak_difference),
+                format!("{:.4}", e.rms_difference),
+                format!("{:.2}", 100.0 * e.peak_difference / e.rigid_peak),
+            ]
+        })
+        .collect();
+    let header = [
+        "quantity",
+        "unit",
+        "rigid peak",
+        "peak difference",
+        "RMS difference",
+        "peak difference (% of peak)",
+    ];
+    page.note(
+        Note::new("The elastic lever against the rigid bench")
+            .text("The comparison ran against the coupled elastic simulation of the mechanism file. The same bench with every body rigid was simulated at the same motor reference; over one turn, sample by sample at the same crank angle:")
+            .table(&header, rows),
+    );
 }
 
 /// The kinematic fit's and the inverse dynamics' numbers.
@@ -948,8 +986,9 @@ fn comparison_note(page: &mut RunPage, compare: &CompareRecord) {
     page.note(
         Note::new("Measured against simulated")
             .text(format!(
-                "Recording's mean crank speed {:.2} rpm; the bench simulated at {:.2} rpm (motor reference {:.2} rpm, the file's {:.2} rpm); {} harmonics of the crank angle.",
+                "Recording's mean crank speed {:.2} rpm; the {} bench simulated at {:.2} rpm (motor reference {:.2} rpm, the file's {:.2} rpm); {} harmonics of the crank angle.",
                 compare.measured_crank_speed_rpm,
+                compare.model,
                 compare.simulated_crank_speed_rpm,
                 compare.motor_reference_rpm_simulated.unwrap_or(f64::NAN),
                 compare.motor_reference_rpm_in_file.unwrap_or(f64::NAN),
