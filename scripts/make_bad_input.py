@@ -121,6 +121,8 @@ case("mechanism: force element on an elastic body", put("mechanism/elastic-sprin
 case("mechanism: elastic beam of zero elements", put("mechanism/elastic-zero-elements.toml", edit("l2", "0.45") + "elastic = { elements = 0 }\n"),
      CHECK, ["elements", "1 or more"])
 
+case("mechanism: elastic beam with an unknown reduction", put("mechanism/elastic-unknown-reduction.toml",
+     elastic_rod(BEAM + MAT + 'modes = 2\nreduction = "guyan"\n')), CHECK, ["reduction", "'guyan'", "craig-bampton"])
 ELASTIC_BENCH = read("pipelines/wind-pump-elastic.toml")
 REDUCED = 'elastic = { elements = 8, element = "frame", modes = 4, damping_beta = 9.2e-5 }'
 assert REDUCED in ELASTIC_BENCH

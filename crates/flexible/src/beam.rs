@@ -21,7 +21,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 use flexbench_fem::assembly::{Lever, Mesh};
 use flexbench_fem::element::{ElementKind, Field, Section};
 use flexbench_fem::modal::symmetric_modes;
-use flexbench_mechanism::elastic::{BeamElement, BeamFrame, BeamSpec};
+use flexbench_mechanism::elastic::{BeamElement, BeamFrame, BeamSpec, Reduction};
 use flexbench_mechanism::model::Body;
 
 use crate::body::{FloatingBody, Invariants, PointShape};
@@ -32,11 +32,13 @@ const AXIS_TOLERANCE: f64 = 1e-9;
 
 /// The beam of `body` (declared by `spec`) as a floating body, with the angle (rad) of its axis
 /// in the file's local frame.
-/// `extra` are further named points to carry (the markers), local frame.
+/// `extra` are further named points to carry (the markers), local frame; `joints` the points
+/// (local frame, m) that joints act on, Craig-Bampton's interface.
 pub fn beam_body(
     body: &Body,
     spec: &BeamSpec,
     extra: &[(String, Vector2<f64>)],
+    joints: &[Vector2<f64>],
 ) -> Result<(FloatingBody, f64), FlexError> {
     let model = |s: String| FlexError::Model(s);
     let a = body.points[&spec.from];
@@ -67,7 +69,8 @@ pub fn beam_body(
     };
     let mesh = Mesh::new(lever, kind, spec.elements).map_err(fem)?;
     let free = free_dofs(&mesh, spec.frame);
-    let (inv, basis) = invariants(&mesh, &free, spec)?;
+    let interface = joint_coordinates(joints, &mesh, &free, a, alpha);
+    let (inv, basis) = invariants(&mesh, &free, spec, &interface)?;
     let mut points = BTreeMap::new();
     for (name, x) in axis_points(body, extra, a, alpha) {
         if x.y.abs() > AXIS_TOLERANCE * length
@@ -122,12 +125,46 @@ fn free_dofs(mesh: &Mesh, frame: BeamFrame) -> Vec<usize> {
         .collect()
 }
 
+/// The elastic coordinates (indices into `free`) of the translations of the nodes nearest to
+/// the `joints` (local frame, m), ascending: the interface Craig-Bampton keeps.
+fn joint_coordinates(
+    joints: &[Vector2<f64>],
+    mesh: &Mesh,
+    free: &[usize],
+    a: Vector2<f64>,
+    alpha: f64,
+) -> Vec<usize> {
+    let xs = mesh.node_positions();
+    let (sn, cs) = (-alpha).sin_cos();
+    let mut out: Vec<usize> = joints
+        .iter()
+        .map(|p| {
+            let d = p - a;
+            cs * d.x - sn * d.y
+        })
+        .flat_map(|x| {
+            let node = (0..xs.len())
+                .min_by(|&i, &j| (xs[i] - x).abs().total_cmp(&(xs[j] - x).abs()))
+                .unwrap_or(0);
+            [Field::Axial, Field::Transverse]
+                .into_iter()
+                .filter_map(move |f| mesh.dof_of(node, f, 0))
+        })
+        .filter_map(|d| free.iter().position(|&f| f == d))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The invariants on the free degrees of freedom and the basis they are in (identity, or the
-/// kept modes when `spec.modes` asks for a reduction).
+/// reduction's basis when `spec.modes` asks for one; `interface`: the joints' coordinates,
+/// for Craig-Bampton).
 fn invariants(
     mesh: &Mesh,
     free: &[usize],
     spec: &BeamSpec,
+    interface: &[usize],
 ) -> Result<(Invariants, DMatrix<f64>), FlexError> {
     let g = mesh.assemble();
     let n = free.len();
@@ -145,7 +182,68 @@ fn invariants(
         stiffness: sub(&g.k),
         damping: sub(&g.k) * spec.damping_beta,
     };
-    reduce(full, spec.modes)
+    match (spec.reduction, spec.modes) {
+        (Reduction::CraigBampton, Some(k)) => craig_bampton(full, k, interface),
+        _ => reduce(full, spec.modes),
+    }
+}
+
+/// Craig-Bampton's reduction (Craig and Bampton, AIAA J. 6, 1968): the coordinates split into
+/// the interface b (the joints' nodes) and the interior i; the basis
+///
+/// ```text
+/// V = [ I            0      ]   (rows b)
+///     [ -K_ii^-1 K_ib  Phi_ik ]   (rows i)
+/// ```
+///
+/// holds the constraint modes (each interface coordinate moved by one, the interior following
+/// statically) and the lowest `k` modes of (K_ii, M_ii) with the interface held. The constraint
+/// modes carry the static stretch and bending the joints' forces cause, which the lowest free
+/// modes alone miss (docs/flexible.md section 7).
+pub fn craig_bampton(
+    full: Invariants,
+    k: usize,
+    interface: &[usize],
+) -> Result<(Invariants, DMatrix<f64>), FlexError> {
+    let n = full.elastic();
+    let interior: Vec<usize> = (0..n).filter(|i| !interface.contains(i)).collect();
+    let (nb, ni) = (interface.len(), interior.len());
+    if k > ni {
+        return Err(FlexError::Model(format!(
+            "the body has {ni} interior coordinates besides its {nb} joint coordinates; it cannot keep {k} fixed-interface modes (lower `modes` or refine the mesh)"
+        )));
+    }
+    let pick = |a: &DMatrix<f64>, r: &[usize], c: &[usize]| {
+        DMatrix::from_fn(r.len(), c.len(), |i, j| a[(r[i], c[j])])
+    };
+    let k_ii = pick(&full.stiffness, &interior, &interior);
+    let k_ib = pick(&full.stiffness, &interior, interface);
+    let singular = || {
+        FlexError::Model(
+            "the beam's interior is not held by its joints' nodes (a singular stiffness): Craig-Bampton needs joints that fix the frame; use reduction = \"modal\"".into(),
+        )
+    };
+    let psi = -k_ii.clone().cholesky().ok_or_else(singular)?.solve(&k_ib);
+    let modes =
+        symmetric_modes(&k_ii, &pick(&full.mass_qq, &interior, &interior)).map_err(|source| {
+            FlexError::Fem {
+                body: String::new(),
+                source,
+            }
+        })?;
+    let mut v = DMatrix::zeros(n, nb + k);
+    for (c, &b) in interface.iter().enumerate() {
+        v[(b, c)] = 1.0;
+    }
+    for (r, &i) in interior.iter().enumerate() {
+        for c in 0..nb {
+            v[(i, c)] = psi[(r, c)];
+        }
+        for c in 0..k {
+            v[(i, nb + c)] = modes.shapes[(r, c)];
+        }
+    }
+    Ok((full.transformed(&v), v))
 }
 
 /// The invariants kept whole (`modes` None) or reduced to the lowest `modes` modes of (K, M_qq),

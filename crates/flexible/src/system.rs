@@ -115,6 +115,24 @@ fn trig(p: &DVector<f64>, off: usize) -> (f64, f64) {
     p[off + 2].sin_cos()
 }
 
+/// The points of body `k` that joints act on, its local frame (m).
+fn joint_points(mechanism: &Mechanism, k: usize) -> Vec<Vector2<f64>> {
+    let centroid = mechanism.bodies[k].centroid;
+    mechanism
+        .joints
+        .iter()
+        .flat_map(|j| match &j.kind {
+            JointKind::Revolute { a, b } => [a, b]
+                .into_iter()
+                .filter(|p| p.body == BodyRef::Body(k))
+                .map(|p| p.local + centroid)
+                .collect::<Vec<_>>(),
+            JointKind::Slide { body, point, .. } if *body == k => vec![point + centroid],
+            JointKind::Slide { .. } => Vec::new(),
+        })
+        .collect()
+}
+
 impl System {
     /// Build the coupled system of `mechanism`: its elastic bodies from their `[bodies.elastic]`
     /// tables, the others rigid.
@@ -123,7 +141,7 @@ impl System {
         let mut frame_angle = Vec::new();
         let mut offsets = Vec::new();
         let mut n = 0;
-        for b in &mechanism.bodies {
+        for (k, b) in mechanism.bodies.iter().enumerate() {
             let extra: Vec<(String, Vector2<f64>)> = mechanism
                 .markers
                 .iter()
@@ -133,7 +151,7 @@ impl System {
             let (body, alpha) = match &b.elastic {
                 None => (rigid_body(b, &extra), 0.0),
                 Some(e) => match &e.model {
-                    Elastic::Beam(spec) => beam_body(b, spec, &extra)?,
+                    Elastic::Beam(spec) => beam_body(b, spec, &extra, &joint_points(mechanism, k))?,
                     Elastic::Reduced(spec) => (reduced_body(b, spec, &extra), 0.0),
                     Elastic::Plate(spec) => crate::plate::plate_body(b, spec, &extra)?,
                 },

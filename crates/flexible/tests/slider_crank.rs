@@ -194,6 +194,7 @@ fn beam_table(counts: &[usize]) {
             to: "C".into(),
             frame: BeamFrame::Chord,
             modes: None,
+            reduction: Default::default(),
             damping_beta: 0.0,
         };
         let mut m = base.clone();

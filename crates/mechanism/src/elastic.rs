@@ -111,8 +111,22 @@ pub struct BeamSpec {
     /// Keep only this many lowest modes of the beam in its frame (modal reduction); None keeps
     /// every nodal coordinate.
     pub modes: Option<usize>,
+    /// How `modes` reduces the beam.
+    pub reduction: Reduction,
     /// Stiffness-proportional damping factor beta (D = beta K), s.
     pub damping_beta: f64,
+}
+
+/// How an elastic beam is reduced to `modes` coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reduction {
+    /// The lowest `modes` modes of the beam in its frame.
+    #[default]
+    Modal,
+    /// Craig-Bampton: the static constraint modes of the joints' nodes (each free translation
+    /// of a node carrying a joint, the rest of the beam following statically) and the lowest
+    /// `modes` modes with those nodes held.
+    CraigBampton,
 }
 
 /// An elastic body's floating-frame matrices, given (SI; n elastic coordinates q). With Phi(x)
@@ -173,6 +187,8 @@ pub struct ElasticEntry {
     pub across: Option<usize>,
     /// Beam: modes kept (modal reduction).
     pub modes: Option<usize>,
+    /// Beam: "modal" (default) or "craig-bampton".
+    pub reduction: Option<String>,
     /// Beam: stiffness-proportional damping beta, s.
     pub damping_beta: Option<f64>,
     /// Reduced: M_qq.
@@ -373,6 +389,7 @@ impl ElasticEntry {
             to,
             frame,
             modes: self.modes,
+            reduction: self.reduction(k)?,
             damping_beta,
         })
     }
@@ -407,6 +424,12 @@ impl ElasticEntry {
 
     /// The plate table: a plane-stress rectangle of the section's width (thickness) and height.
     fn plate(&self, k: &str, points: &[&String]) -> Result<PlateSpec, MechanismError> {
+        if self.reduction(k)? != Reduction::Modal {
+            return Err(key(
+                &format!("{k}.reduction"),
+                "a plate is reduced to its lowest modes only: leave the key out or give \"modal\"",
+            ));
+        }
         let (young, density, _, _) = self.material_section(k)?;
         let section = self.section.unwrap_or(SectionEntry {
             area: None,
@@ -486,6 +509,22 @@ impl ElasticEntry {
             ));
         }
         Ok(damping_beta)
+    }
+
+    /// The beam's reduction by name (default modal); Craig-Bampton needs `modes`.
+    fn reduction(&self, k: &str) -> Result<Reduction, MechanismError> {
+        match (self.reduction.as_deref().unwrap_or("modal"), self.modes) {
+            ("modal", _) => Ok(Reduction::Modal),
+            ("craig-bampton", Some(_)) => Ok(Reduction::CraigBampton),
+            ("craig-bampton", None) => Err(key(
+                &format!("{k}.modes"),
+                "missing: reduction = \"craig-bampton\" keeps the joints' nodes and this many fixed-interface modes (e.g. modes = 4)",
+            )),
+            (o, _) => Err(key(
+                &format!("{k}.reduction"),
+                format!("'{o}' is not a reduction; use \"modal\" or \"craig-bampton\""),
+            )),
+        }
     }
 
     /// The beam's element and frame by name (defaults frame and chord).
@@ -613,6 +652,8 @@ pub struct FlatElastic {
     pub element: Option<String>,
     /// Modes kept (modal reduction).
     pub modes: Option<usize>,
+    /// "modal" (default) or "craig-bampton".
+    pub reduction: Option<String>,
     /// Stiffness-proportional damping beta, s.
     pub damping_beta: Option<f64>,
 }
@@ -641,6 +682,7 @@ impl FlatElastic {
                 height: None,
             }),
             modes: self.modes,
+            reduction: self.reduction.clone(),
             damping_beta: self.damping_beta,
             mass: None,
             stiffness: None,
