@@ -5,6 +5,20 @@ use crate::common;
 
 use common::{flexbench, num, ok, read_csv};
 
+/// `flexbench compare` of the processed folder `processed` against `mechanism` (a path from the
+/// repository's root) into `out`, which must succeed.
+fn compare(processed: &std::path::Path, mechanism: &str, out: &std::path::Path) {
+    ok(&[
+        "compare",
+        "--processed",
+        processed.to_str().unwrap(),
+        "--mechanism",
+        mechanism,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
 /// The shipped recording's truth (a simulation of the same mechanism file) against a fresh
 /// simulation: the same motion, so every marker acceleration and liaison force agrees within
 /// 0.22 % NRMSE (measured: the truth was recorded after its own settling, and 20 harmonics
@@ -16,15 +30,7 @@ fn truth_against_simulation() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
     let truth = common::root().join("recordings/default/truth");
-    ok(&[
-        "compare",
-        "--processed",
-        truth.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    compare(&truth, "pipelines/wind-pump.toml", &out);
     let t = read_csv(&out.join("comparison.csv"));
     let (nrmse, lag) = (num(&t, "nrmse"), num(&t, "phase_lag_deg"));
     assert_eq!(
@@ -64,15 +70,7 @@ fn truth_against_simulation() {
     }
     std::fs::write(shifted.join("bodies.csv"), outl.join("\n")).unwrap();
     let out2 = dir.path().join("cmp2");
-    ok(&[
-        "compare",
-        "--processed",
-        shifted.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump.toml",
-        "--out",
-        out2.to_str().unwrap(),
-    ]);
+    compare(&shifted, "pipelines/wind-pump.toml", &out2);
     let t2 = read_csv(&out2.join("comparison.csv"));
     for l in num(&t2, "phase_lag_deg") {
         assert!((l + 5.0).abs() < 0.05, "lag {l} deg");
@@ -157,15 +155,7 @@ fn truth_against_the_elastic_simulation() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
     let truth = common::root().join("recordings/default/truth");
-    ok(&[
-        "compare",
-        "--processed",
-        truth.to_str().unwrap(),
-        "--mechanism",
-        "pipelines/wind-pump-elastic.toml",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    compare(&truth, "pipelines/wind-pump-elastic.toml", &out);
     let s = CompareRecord::read(&out.join("summary.json")).unwrap();
     assert_eq!(s.model, "elastic (coupled)");
     assert_eq!(

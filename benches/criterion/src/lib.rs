@@ -2,7 +2,6 @@
 //! scipy peers.
 
 use flexbench_fem::assembly::GlobalMatrices;
-use flexbench_fem::element::Section;
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::{Sample, SimConfig};
@@ -62,16 +61,7 @@ pub fn fem_cycle_with(
     let (file, sim) = bench_cycle(samples);
     let mech = file.mechanism;
     let sec = file.lever.expect("the lever's section");
-    let lever = Lever::new(
-        sec.length,
-        Section {
-            young: sec.e,
-            density: sec.rho,
-            area: sec.area,
-            inertia: sec.inertia,
-        },
-    )
-    .expect("the lever");
+    let lever = Lever::from_section(&sec).expect("the lever");
     let mesh = Mesh::new(lever, kind, elements).expect("the mesh");
     let g = mesh.assemble();
     let li = mech.body_index("lever").expect("a lever");

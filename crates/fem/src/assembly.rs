@@ -37,6 +37,20 @@ impl Lever {
         Ok(Lever { length, section })
     }
 
+    /// The lever of a mechanism file's section (its E, rho, area, inertia and l2), checked as
+    /// [`Lever::new`] checks.
+    pub fn from_section(sec: &flexbench_mechanism::file::LeverSection) -> Result<Self, FemError> {
+        Lever::new(
+            sec.length,
+            Section {
+                young: sec.e,
+                density: sec.rho,
+                area: sec.area,
+                inertia: sec.inertia,
+            },
+        )
+    }
+
     /// Mass per unit length rho A, kg/m.
     pub fn line_density(&self) -> f64 {
         self.section.density * self.section.area

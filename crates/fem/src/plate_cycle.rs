@@ -24,7 +24,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 
 use crate::loads::LeverInstant;
 use crate::modal::Modes;
-use crate::plane::{restrict, PlaneMaterial, PlateMatrices, PlateMesh};
+use crate::plane::{restrict, PlaneMaterial, PlateMatrices, PlateMesh, QuadPoint};
 use crate::subspace::ModeFollower;
 use crate::FemError;
 
@@ -87,10 +87,20 @@ impl PlateLever {
             .flat_map(|&n| [2 * n, 2 * n + 1])
             .filter(|d| !held.contains(d))
             .collect();
-        let stresses = prestress_cases(&mesh, &material, &matrices, pins)?;
+        // Every element's quadrature points, formed once for the five cases' stresses and
+        // geometric stiffnesses.
+        let points: Vec<Vec<QuadPoint>> = mesh
+            .elements
+            .iter()
+            .map(|el| mesh.quad_points(el))
+            .collect();
+        let stresses = prestress_cases(&mesh, &points, &material, &matrices, pins)?;
         let kg = stresses
             .iter()
-            .map(|s| restrict(&geometric_stiffness(&mesh, material.thickness, s), &free))
+            .map(|s| {
+                let kg = geometric_stiffness(&mesh, &points, material.thickness, s);
+                restrict(&kg, &free)
+            })
             .collect();
         Ok(PlateLever {
             m: restrict(&matrices.m, &free),
@@ -154,6 +164,7 @@ impl PlateLever {
 /// at B (u, v) and C' (v).
 fn prestress_cases(
     mesh: &PlateMesh,
+    points: &[Vec<QuadPoint>],
     material: &PlaneMaterial,
     g: &PlateMatrices,
     pins: [usize; 2],
@@ -180,21 +191,26 @@ fn prestress_cases(
             let u_free = chol.solve(&f.select_rows(&free));
             let mut u = DVector::zeros(n);
             free.iter().zip(u_free.iter()).for_each(|(&i, v)| u[i] = *v);
-            stresses(mesh, &d, &u)
+            stresses(mesh, points, &d, &u)
         })
         .collect())
 }
 
 /// The stress (s_xx, s_yy, s_xy; Pa) of the nodal displacements `u` (m) at every quadrature
-/// point, element by element.
-fn stresses(mesh: &PlateMesh, d: &DMatrix<f64>, u: &DVector<f64>) -> Vec<[f64; 3]> {
+/// point (`points`, element by element).
+fn stresses(
+    mesh: &PlateMesh,
+    points: &[Vec<QuadPoint>],
+    d: &DMatrix<f64>,
+    u: &DVector<f64>,
+) -> Vec<[f64; 3]> {
     let mut out = Vec::new();
-    for el in &mesh.elements {
+    for (el, pts) in mesh.elements.iter().zip(points) {
         let ue = DVector::from_iterator(
             2 * el.len(),
             el.iter().flat_map(|&i| [u[2 * i], u[2 * i + 1]]),
         );
-        for p in mesh.quad_points(el) {
+        for p in pts {
             let s = d * (p.strain_matrix() * &ue);
             out.push([s[0], s[1], s[2]]);
         }
@@ -204,12 +220,17 @@ fn stresses(mesh: &PlateMesh, d: &DMatrix<f64>, u: &DVector<f64>) -> Vec<[f64; 3
 
 /// The geometric stiffness (N/m, all degrees of freedom) of the prestress `sigma` given at
 /// every quadrature point as [`stresses`] orders them (module docs).
-fn geometric_stiffness(mesh: &PlateMesh, thickness: f64, sigma: &[[f64; 3]]) -> DMatrix<f64> {
+fn geometric_stiffness(
+    mesh: &PlateMesh,
+    points: &[Vec<QuadPoint>],
+    thickness: f64,
+    sigma: &[[f64; 3]],
+) -> DMatrix<f64> {
     let n = mesh.dofs();
     let mut kg = DMatrix::zeros(n, n);
     let mut next = sigma.iter();
-    for el in &mesh.elements {
-        for p in mesh.quad_points(el) {
+    for (el, pts) in mesh.elements.iter().zip(points) {
+        for p in pts {
             let Some(&[sxx, syy, sxy]) = next.next() else {
                 return kg;
             };

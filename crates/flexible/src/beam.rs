@@ -135,13 +135,9 @@ fn joint_coordinates(
     alpha: f64,
 ) -> Vec<usize> {
     let xs = mesh.node_positions();
-    let (sn, cs) = (-alpha).sin_cos();
     let mut out: Vec<usize> = joints
         .iter()
-        .map(|p| {
-            let d = p - a;
-            cs * d.x - sn * d.y
-        })
+        .map(|p| to_axis(*p, a, alpha).x)
         .flat_map(|x| {
             let node = (0..xs.len())
                 .min_by(|&i, &j| (xs[i] - x).abs().total_cmp(&(xs[j] - x).abs()))
@@ -333,11 +329,15 @@ pub(crate) fn axis_points(
     a: Vector2<f64>,
     alpha: f64,
 ) -> Vec<(String, Vector2<f64>)> {
-    let (sn, cs) = (-alpha).sin_cos();
     crate::body::named_points(body, extra)
-        .map(|(name, p)| {
-            let d = p - a;
-            (name, Vector2::new(cs * d.x - sn * d.y, sn * d.x + cs * d.y))
-        })
+        .map(|(name, p)| (name, to_axis(p, a, alpha)))
         .collect()
+}
+
+/// A point `p` of the file's local frame in the beam's axis frame (origin `a`, x axis at angle
+/// `alpha` in the local frame), m.
+fn to_axis(p: Vector2<f64>, a: Vector2<f64>, alpha: f64) -> Vector2<f64> {
+    let (sn, cs) = (-alpha).sin_cos();
+    let d = p - a;
+    Vector2::new(cs * d.x - sn * d.y, sn * d.x + cs * d.y)
 }

@@ -265,26 +265,26 @@ fn quantities<'a>(
     bench: &SimulatedBench,
     measured: &Measured,
 ) -> Result<Vec<Quantity<'a>>, PipelineError> {
-    let cols = mech.force_columns();
-    let (sim_forces, sim_marks) = (&bench.series.forces, &bench.series.marks);
     let rows = flexbench_tables::read_markers(measured.markers)?.rows;
     let forces = crate::tables::forces_of(measured.forces, mech)?;
     let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
     let mut quantities: Vec<Quantity<'_>> = Vec::new();
-    for (mi, m) in mech.markers.iter().enumerate() {
-        for (c, col) in [(4usize, "ax"), (5, "ay")] {
+    for m in &mech.markers {
+        for col in ["ax", "ay"] {
             let meas: Vec<(f64, f64, Option<f64>)> = rows
                 .iter()
                 .filter(|r| r.marker == m.name)
                 .filter_map(|r| Some((angle_at(r.t)?, r.value(col)?, r.sigma(col))))
                 .collect();
-            let simv: Vec<f64> = sim_marks.iter().map(|r| r[6 * mi + c]).collect();
-            let axis = if c == 4 { "ax" } else { "ay" };
-            quantities.push((format!("{} {axis}", m.name), "m/s^2", simv, meas));
+            let name = format!("{} {col}", m.name);
+            let Some(simv) = bench.series.quantity(mech, &name) else {
+                continue;
+            };
+            quantities.push((name, "m/s^2", simv, meas));
         }
     }
     for name in ["B_x", "B_y", "C_x", "C_y"] {
-        let Some(j) = cols.iter().position(|c| c == name) else {
+        let Some(simv) = bench.series.quantity(mech, name) else {
             continue;
         };
         // Present: forces_of checked every column the mechanism gives.
@@ -295,7 +295,6 @@ fn quantities<'a>(
         let meas: Vec<(f64, f64, Option<f64>)> = (0..forces.t.len())
             .filter_map(|i| Some((angle_at(forces.t[i])?, col[i]?, sig.and_then(|s| s[i]))))
             .collect();
-        let simv = sim_forces.iter().map(|r| r[j]).collect();
         quantities.push((name.to_string(), "N", simv, meas));
     }
     Ok(quantities)
@@ -531,19 +530,6 @@ fn write_figures(
     Ok(files)
 }
 
-/// A simulated quantity's series by its compared name (`<marker> ax|ay` or a forces column).
-fn series_of(mech: &flexbench_mechanism::Mechanism, s: &SimSeries, name: &str) -> Option<Vec<f64>> {
-    let col = match name.split_once(' ') {
-        Some((marker, axis)) => {
-            let mi = mech.markers.iter().position(|m| m.name == marker)?;
-            let c = if axis == "ax" { 4 } else { 5 };
-            return Some(s.marks.iter().map(|r| r[6 * mi + c]).collect());
-        }
-        None => mech.force_columns().iter().position(|c| c == name)?,
-    };
-    Some(s.forces.iter().map(|r| r[col]).collect())
-}
-
 /// The quantities whose elastic vibration the kept harmonics cannot hold: where the Fourier
 /// residual the elastic model adds to the rigid one's, sqrt(r_elastic^2 - r_rigid^2), is more
 /// than half the elastic bodies' RMS effect on the quantity, the comparison sees the elastic
@@ -561,7 +547,7 @@ fn lost_vibration(
     for r in rows {
         let (Some(e), Some(values)) = (
             effect.iter().find(|e| e.quantity == r.name),
-            series_of(mech, rigid, &r.name),
+            rigid.quantity(mech, &r.name),
         ) else {
             continue;
         };
@@ -605,31 +591,36 @@ fn elastic_effect(
     let turn: Vec<usize> = (0..elastic.phi.len())
         .filter(|&i| elastic.phi[i] - phi0 <= TAU)
         .collect();
-    let series = |rows_e: &[Vec<f64>], rows_r: &[Vec<f64>], j: usize| -> Vec<(f64, f64, f64)> {
-        let yr: Vec<f64> = rows_r.iter().map(|r| r[j]).collect();
+    let series = |name: &str| -> Vec<(f64, f64, f64)> {
+        let (Some(ye), Some(yr)) = (elastic.quantity(mech, name), rigid.quantity(mech, name))
+        else {
+            return Vec::new();
+        };
         turn.iter()
             .filter_map(|&i| {
                 let r = interpolate(&rigid.phi, &yr, elastic.phi[i])?;
-                Some(((elastic.phi[i] - phi0).to_degrees(), r, rows_e[i][j] - r))
+                Some(((elastic.phi[i] - phi0).to_degrees(), r, ye[i] - r))
             })
             .collect()
     };
-    let mut forces = Vec::new();
-    for (j, name) in mech.force_columns().iter().enumerate() {
-        let unit = flexbench_contracts::units::unit_of("forces", name).unwrap_or("N");
-        forces.push((
-            name.clone(),
-            unit.to_string(),
-            series(&elastic.forces, &rigid.forces, j),
-        ));
-    }
-    let mut accelerations = Vec::new();
-    for (mi, m) in mech.markers.iter().enumerate() {
-        for (c, axis) in [(4usize, "ax"), (5, "ay")] {
-            let s = series(&elastic.marks, &rigid.marks, 6 * mi + c);
-            accelerations.push((format!("{} {axis}", m.name), "m/s^2".to_string(), s));
-        }
-    }
+    let forces: Vec<EffectSeries> = mech
+        .force_columns()
+        .into_iter()
+        .map(|name| {
+            let unit = flexbench_contracts::units::unit_of("forces", &name).unwrap_or("N");
+            let s = series(&name);
+            (name, unit.to_string(), s)
+        })
+        .collect();
+    let accelerations: Vec<EffectSeries> = mech
+        .markers
+        .iter()
+        .flat_map(|m| ["ax", "ay"].map(|axis| format!("{} {axis}", m.name)))
+        .map(|name| {
+            let s = series(&name);
+            (name, "m/s^2".to_string(), s)
+        })
+        .collect();
     let record = |(name, unit, s): &EffectSeries| -> Result<EffectRecord, PipelineError> {
         if s.is_empty() {
             return Err(PipelineError::Input(format!("the elastic and the rigid simulations share no crank angle for {name}: they ran at different speeds")));

@@ -56,6 +56,24 @@ pub(crate) struct SimSeries {
     pub(crate) forces: Vec<Vec<f64>>,
 }
 
+impl SimSeries {
+    /// A simulated quantity's series by its compared name: `<marker> ax` or `<marker> ay`
+    /// (m/s^2, bench frame) or a forces column (N, N m); None when the mechanism has none.
+    pub(crate) fn quantity(&self, mech: &Mechanism, name: &str) -> Option<Vec<f64>> {
+        if let Some(col) = mech.force_columns().iter().position(|c| c == name) {
+            return Some(self.forces.iter().map(|r| r[col]).collect());
+        }
+        let (marker, axis) = name.rsplit_once(' ')?;
+        let mi = mech.markers.iter().position(|m| m.name == marker)?;
+        let c = match axis {
+            "ax" => 4,
+            "ay" => 5,
+            _ => return None,
+        };
+        Some(self.marks.iter().map(|r| r[6 * mi + c]).collect())
+    }
+}
+
 /// The bench simulated at the recording's crank speed.
 pub(crate) struct SimulatedBench {
     /// The model that ran.

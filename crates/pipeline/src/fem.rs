@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::motion::ResidualRow;
 use flexbench_contracts::{Column, ModeKind, ModeRow, Modes, Table};
 use flexbench_fem::cycle::{cycle_modes_each, CycleSpec, InstantModes, ModeTracker};
-use flexbench_fem::element::Section;
 use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_mechanism::Mechanism;
@@ -439,13 +438,7 @@ fn lever_mesh(mechanism: &Path, cfg: &FemConfig) -> Result<(Mechanism, Mesh), Pi
             mechanism.display()
         )));
     }
-    let section = Section {
-        young: sec.e,
-        density: sec.rho,
-        area: sec.area,
-        inertia: sec.inertia,
-    };
-    let lever = Lever::new(sec.length, section).map_err(|source| PipelineError::FemStep {
+    let lever = Lever::from_section(&sec).map_err(|source| PipelineError::FemStep {
         context: format!("{}: the lever's section", mechanism.display()),
         source,
     })?;

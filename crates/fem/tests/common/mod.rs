@@ -2,7 +2,6 @@
 //! lever's instants (rigid motion and liaison forces at B and C' by the inverse dynamics) from
 //! the rigid simulation of pipelines/wind-pump.toml.
 
-use flexbench_fem::element::Section;
 use flexbench_fem::{Lever, LeverInstant};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::SimConfig;
@@ -15,16 +14,7 @@ pub fn bench() -> (Mechanism, Lever) {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
     let file = flexbench_mechanism::file::load(&root).expect("the default bench");
     let sec = file.lever.expect("the bench's lever section");
-    let lever = Lever::new(
-        sec.length,
-        Section {
-            young: sec.e,
-            density: sec.rho,
-            area: sec.area,
-            inertia: sec.inertia,
-        },
-    )
-    .expect("the bench's lever");
+    let lever = Lever::from_section(&sec).expect("the bench's lever");
     (file.mechanism, lever)
 }
 
