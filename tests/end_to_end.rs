@@ -4,6 +4,7 @@
 
 mod common;
 
+mod any_mechanism;
 mod bad_input;
 mod bad_input_corpus;
 mod bench_points;
@@ -15,6 +16,7 @@ mod fem_end_to_end;
 mod flexible_end_to_end;
 mod four_bar_video;
 mod import_circles;
+mod pendulum_real;
 mod process_end_to_end;
 mod residual_flags;
 mod review_pages;

@@ -225,7 +225,17 @@ fn smoother_on_noise_free_and_noisy_tracks() {
     };
     let sim = common::simulated_default_bench(dir.path());
     let out = dir.path().join("smooth-1k");
-    common::process(&sim.join("tracks.csv"), &out, &["--smoother"]);
+    common::process(
+        &sim.join("tracks.csv"),
+        &out,
+        &[
+            "--smoother",
+            "--periodic",
+            "off",
+            "--refine-horizontal",
+            "off",
+        ],
+    );
     for j in ["B", "C"] {
         let e = vector_error(&sim, &out, j);
         eprintln!(
@@ -251,8 +261,22 @@ fn smoother_on_noise_free_and_noisy_tracks() {
         let tracks = dir.path().join(format!("noisy-240-{sigma}.csv"));
         std::fs::write(&tracks, noisy_tracks(&truth.join("tracks.csv"), sigma)).unwrap();
         for (name, extra, limit) in [
-            ("smoother", vec!["--smoother"], smoother_limit),
-            ("periodic", vec!["--smoother", "--periodic"], periodic_limit),
+            (
+                "smoother",
+                vec![
+                    "--smoother",
+                    "--periodic",
+                    "off",
+                    "--refine-horizontal",
+                    "off",
+                ],
+                smoother_limit,
+            ),
+            (
+                "periodic",
+                vec!["--smoother", "--periodic", "--refine-horizontal", "off"],
+                periodic_limit,
+            ),
             (
                 "Savitzky-Golay",
                 vec!["--savgol", "--window", "15", "--order", "3"],
@@ -483,7 +507,7 @@ fn slide_on_its_true_side_at_60_fps() {
         };
         let want = slide_x(&truth);
         for (name, extra) in [
-            ("smoother", vec![]),
+            ("smoother", vec!["--periodic", "off"]),
             ("crank-angle mode", vec!["--periodic"]),
         ] {
             let out = dir.path().join(format!("out{r}-{}", extra.len()));

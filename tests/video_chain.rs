@@ -203,6 +203,8 @@ fn calibrate_track_process_on_the_shipped_recording() {
         &s(&out2),
         "--smoother",
         "--refine-horizontal",
+        "--periodic",
+        "off",
     ]);
     let pf2 = read_csv(&out2.join("forces.csv"));
     for col in ["B_x", "B_y", "C_x", "C_y"] {

@@ -323,9 +323,10 @@ def process(
 ) -> Processed:
     """``flexbench process``: ``tracks`` (a file or a DataFrame of the tracks contract) into the
     markers', bodies' and liaison forces' tables with their bands, for the ``mechanism`` file.
-    Settings are the ``[process]`` keys, with the pipeline file's defaults: ``method``
-    ("smoother": the Kalman smoother on the driving coordinates; "savgol", "butterworth",
-    "spline"), ``periodic`` and ``refine_horizontal`` (True), ``window``, ``order``, ``edges``,
+    Settings are the ``[process]`` keys, with the pipeline file's and the command line's
+    defaults: ``method`` ("smoother": the Kalman smoother on the driving coordinates; "savgol",
+    "butterworth", "spline"), ``periodic`` and ``refine_horizontal`` ("auto": where the
+    mechanism has what they assume; "on", "off", or True, False), ``window``, ``order``, ``edges``,
     ``filter_order``, ``cutoff_hz``, ``cutoff_by``, ``spline_degree``, ``noise_m``,
     ``max_condition``, ``keep_flagged``, ``false_alarm``. ``flags``: the track stage's flags
     table, its samples left out as gaps. ``out``: the folder to write (default: temporary)."""

@@ -5,6 +5,7 @@ as a Python exception of its stage's class.
 
 FLEXBENCH_BIN names the command line built from the same sources.
 """
+import json
 import math
 import os
 import pathlib
@@ -40,13 +41,13 @@ def same_frames(a: pl.DataFrame, b: pl.DataFrame):
 
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory):
-    """The shipped recording's truth tracks processed by Python (the pipeline file's defaults:
-    the smoother, the periodic refit, the horizontal refined) and by the command line with the
-    same settings."""
+    """The shipped recording's truth tracks processed by Python and by the command line, each
+    with its defaults (the same: the smoother; the periodic refit and the horizontal's
+    refinement "auto", which the bench's crank and its two holds on the ground switch on)."""
     work = tmp_path_factory.mktemp("process")
     p = fb.process(TRUTH / "tracks.csv", mechanism=MECH, out=work / "py")
     c = cli("process", "--tracks", TRUTH / "tracks.csv", "--mechanism", MECH, "--out",
-            work / "cli", "--periodic", "--refine-horizontal")
+            work / "cli")
     assert c.returncode == 0, c.stderr
     return p, work / "cli"
 
@@ -220,6 +221,27 @@ def test_run_the_shipped_pipeline(runs):
     same_frames(forces, pl.read_parquet(first.out / "process" / "forces.parquet"))
     with pytest.raises(fb.InputError, match="wrote no table 'nope'"):
         first.table("process", "nope")
+
+
+def test_one_default_for_the_three_ways_in(processed, tmp_path):
+    """The same tracks through `flexbench process` without flags, `flexbench.process()` without
+    settings and a pipeline file's process stage without a [process] table: the same forces
+    table, byte for byte (one default, which the bench's crank switches on)."""
+    p, cli_out = processed
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    shutil.copy(TRUTH / "tracks.csv", rec / "tracks.csv")
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(f'[run]\nmechanism = "{MECH}"\nrecording = "{rec}"\n\n'
+                        '[overlay]\nenabled = false\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fb.FlexbenchWarning)
+        r = fb.run(pipeline, out=tmp_path / "out")
+    run_forces = (r.out / "process" / "forces.csv").read_bytes()
+    assert (cli_out / "forces.csv").read_bytes() == run_forces
+    assert (p.out / "forces.csv").read_bytes() == run_forces
+    summary = json.loads((r.out / "process" / "summary.json").read_text())
+    assert summary["periodic"] is not None and summary["horizontal_correction_rad"] is not None
 
 
 def test_run_a_batch(tmp_path):

@@ -78,6 +78,83 @@ pub fn ser_opt_name<S: Serializer, T: Display>(value: &Option<T>, s: S) -> Resul
     }
 }
 
+/// A step that runs where the mechanism and the motion have what it assumes (`Auto`, the
+/// default), or always (`On`), or never (`Off`): the refit in a crank's angle, the horizontal's
+/// refinement. Named "auto", "on", "off"; a pipeline file may also give true or false.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Switch {
+    /// Where it applies.
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl Switch {
+    /// Whether the step runs, `applies` saying whether the mechanism has what it assumes.
+    pub fn resolve(self, applies: bool) -> bool {
+        match self {
+            Switch::Auto => applies,
+            Switch::On => true,
+            Switch::Off => false,
+        }
+    }
+}
+
+impl FromStr for Switch {
+    type Err = UnknownName;
+
+    fn from_str(name: &str) -> Result<Switch, UnknownName> {
+        by_name(
+            name,
+            "a switch",
+            &[
+                ("auto", Switch::Auto),
+                ("on", Switch::On),
+                ("off", Switch::Off),
+                ("true", Switch::On),
+                ("false", Switch::Off),
+            ],
+        )
+    }
+}
+
+impl Display for Switch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Switch::Auto => "auto",
+            Switch::On => "on",
+            Switch::Off => "off",
+        })
+    }
+}
+
+impl From<bool> for Switch {
+    fn from(on: bool) -> Switch {
+        if on {
+            Switch::On
+        } else {
+            Switch::Off
+        }
+    }
+}
+
+/// Read a [`Switch`] from a name ("auto", "on", "off") or a boolean (serde `deserialize_with`).
+pub fn de_switch<'de, D: Deserializer<'de>>(d: D) -> Result<Switch, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Flag(bool),
+        Name(String),
+    }
+    match Given::deserialize(d)? {
+        Given::Flag(b) => Ok(b.into()),
+        Given::Name(n) => n.parse().map_err(serde::de::Error::custom),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// A name of the set gives its value; another is refused with the set's names in words.
@@ -92,5 +169,29 @@ mod tests {
         );
         let e = super::by_name("x", "a unit", &[("m", 1.0)]).unwrap_err();
         assert_eq!(e.to_string(), "\"x\" is not a unit: use m");
+    }
+
+    /// A switch reads its names and the booleans of older pipeline files, and resolves.
+    #[test]
+    fn switch_names_and_booleans() {
+        use super::Switch;
+        #[derive(serde::Deserialize)]
+        struct S {
+            #[serde(deserialize_with = "super::de_switch")]
+            s: Switch,
+        }
+        let read =
+            |v: serde_json::Value| serde_json::from_value::<S>(serde_json::json!({ "s": v }));
+        assert_eq!(read(true.into()).unwrap().s, Switch::On);
+        assert_eq!(read(false.into()).unwrap().s, Switch::Off);
+        assert_eq!(read("auto".into()).unwrap().s, Switch::Auto);
+        let e = read("maybe".into()).err().unwrap().to_string();
+        assert!(
+            e.contains("\"maybe\" is not a switch: use auto, on, off, true or false"),
+            "{e}"
+        );
+        assert!(Switch::Auto.resolve(true) && !Switch::Auto.resolve(false));
+        assert!(Switch::On.resolve(false) && !Switch::Off.resolve(true));
+        assert_eq!(Switch::default().to_string(), "auto");
     }
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use flexbench_contracts::names::Switch;
 use flexbench_mechanism::file::load;
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_pipeline::{process, simulate, ProcessConfig, StageEvent};
@@ -183,16 +184,20 @@ struct ProcessArgs {
     #[arg(long, requires = "spline")]
     noise_m: Option<f64>,
     /// With the smoother: refit the drivers other than the crank angle as Fourier series of
-    /// the crank angle over every turn (steady periodic motion, two turns at least).
-    #[arg(long, conflicts_with = "savgol")]
-    periodic: bool,
+    /// the crank angle over every turn (steady periodic motion): auto (the default: where the
+    /// mechanism has a motor-driven crank that turns twice or more), on (alone: --periodic) or
+    /// off. The pipeline file's [process] periodic and the Python package's periodic are the
+    /// same switch with the same default.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
+    periodic: Switch,
     /// With the smoother: refine the bench's horizontal from the motion (maximum likelihood
-    /// over a rotation about the origin A, within 2 mrad, on the recording's first 10 s); the
-    /// correction is reported. The
-    /// rocker's passages through C'D vertical make the forces sensitive to a tenth of a
-    /// milliradian of it, finer than one clicks.
-    #[arg(long, conflicts_with = "savgol")]
-    refine_horizontal: bool,
+    /// over a rotation about the origin, within 2 mrad, on the recording's first 10 s); the
+    /// correction is reported. The rocker's passages through C'D vertical make the bench's
+    /// forces sensitive to a tenth of a milliradian of it, finer than one clicks. auto (the
+    /// default: where the mechanism holds to the ground at two points or along a slide, so that
+    /// the markers see the frame turn), on (alone: --refine-horizontal) or off.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
+    refine_horizontal: Switch,
     /// The track stage's flags table (flags.csv beside tracks.csv): its samples are left out of
     /// the fit as gaps.
     #[arg(long)]

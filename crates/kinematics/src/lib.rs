@@ -9,6 +9,8 @@
 //! - [`spectrum`]: the harmonics of the crank angle the bench's liaison forces need (the
 //!   mechanism file's bench simulated).
 //! - [`iterated`]: the iterated Kalman smoother's engine (linearisation, Gauss-Newton passes).
+//! - [`noise`]: the smoother's measurement noise (the rigid fits', or maximum likelihood, never
+//!   below the quantization the data show) and the innovations' whiteness.
 //! - [`fold`]: the sample-by-sample positions on the motion's own branch through the folds.
 //! - [`fit`]: positions, then velocities and accelerations by the loop's analysis, from each
 //!   marker's differentiated states; the fit's report.
@@ -26,6 +28,7 @@ pub mod estimate;
 pub mod fit;
 pub mod fold;
 pub mod iterated;
+pub mod noise;
 pub mod observe;
 pub mod outliers;
 pub mod periodic;

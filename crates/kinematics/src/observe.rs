@@ -333,6 +333,23 @@ pub(crate) fn free_fit_rms(mech: &Mechanism, obs: &[Vec<Option<MarkerState>>]) -
     (c > 0).then(|| (s / c as f64).sqrt())
 }
 
+/// The whole turns the first driver's body makes over the fitted `samples` (0 when the first
+/// driver is not an angle): the unwrapped angle's span over 2 pi, rounded down.
+pub fn driver_turns(mech: &Mechanism, samples: &[FitSample]) -> f64 {
+    let Some(Coordinate::Angle { body }) = mech.drivers.first().map(|d| &d.coordinate) else {
+        return 0.0;
+    };
+    let mut phi: Vec<f64> = samples
+        .iter()
+        .filter_map(|s| s.state.as_ref().map(|(q, _, _)| q[3 * body + 2]))
+        .collect();
+    flexbench_contracts::series::unwrap_angles(&mut phi);
+    match (phi.first(), phi.last()) {
+        (Some(a), Some(b)) => ((b - a).abs() / std::f64::consts::TAU).floor(),
+        _ => 0.0,
+    }
+}
+
 /// The markers' noise per coordinate, m, from the free rigid fits' residuals: sqrt(sum RSS /
 /// sum (2 k - 3)) ([`crate::observe::free_fit_totals`]). None when no body carries two markers.
 pub fn marker_noise(mech: &Mechanism, obs: &[Vec<Option<MarkerState>>]) -> Option<f64> {

@@ -111,10 +111,14 @@ fn detrended(r: &[Option<Vector2<f64>>]) -> Vec<Option<Vector2<f64>>> {
 }
 
 /// The samples whose residual (`residuals[k][m]`, m) fails the test at false-alarm level
-/// `alpha`, the worst marker of each sample only, in sample order.
+/// `alpha`, the worst marker of each sample only, in sample order. `scale_floor_m`: a floor of
+/// each marker's scale besides [`RESIDUAL_FLOOR_M`], m: at least the tracks' quantization
+/// error's standard deviation (step / sqrt(12)), since quantized tracks at rest have residuals
+/// of exactly nothing most of the time, and every step would otherwise fail.
 pub fn residual_outliers(
     residuals: &[Vec<Option<Vector2<f64>>>],
     alpha: f64,
+    scale_floor_m: f64,
 ) -> Vec<ResidualOutlier> {
     let chi2 = chi2_2_quantile(alpha);
     let markers = residuals.first().map_or(0, Vec::len);
@@ -128,7 +132,7 @@ pub fn residual_outliers(
                     .collect::<Vec<_>>(),
             );
             let comps = d.iter().flatten().flat_map(|r| [r.x, r.y]).collect();
-            let scale = robust_scale(comps, RESIDUAL_FLOOR_M);
+            let scale = robust_scale(comps, RESIDUAL_FLOOR_M.max(scale_floor_m));
             (d, scale)
         })
         .collect();
@@ -192,7 +196,7 @@ mod tests {
     #[test]
     fn only_the_planted_outliers_fail() {
         // 2 x 2000 clean samples at alpha 1e-6: the chance of a false alarm is 0.4 %.
-        let out = residual_outliers(&residuals(), 1e-6);
+        let out = residual_outliers(&residuals(), 1e-6, 0.0);
         let got: Vec<(usize, usize)> = out.iter().map(|o| (o.sample, o.marker)).collect();
         let want: Vec<(usize, usize)> = [100, 900, 901, 902, 903, 904, 1500]
             .iter()
@@ -211,7 +215,7 @@ mod tests {
     fn one_marker_per_sample_each_round() {
         let mut r = residuals();
         r[100][0] = r[100][0].map(|v| v + Vector2::new(1e-3, 0.0));
-        let out = residual_outliers(&r, 1e-6);
+        let out = residual_outliers(&r, 1e-6, 0.0);
         // Marker 0's departure is 10 of its scales (chi2 100), marker 1's 12 (chi2 144).
         assert_eq!((out[0].sample, out[0].marker), (100, 1));
         assert_eq!(out.len(), 7);
@@ -222,10 +226,28 @@ mod tests {
         let r: Vec<Vec<Option<Vector2<f64>>>> = (0..100)
             .map(|k| vec![Some(Vector2::new(1e-12, if k == 50 { 2e-6 } else { 0.0 }))])
             .collect();
-        assert!(residual_outliers(&r, 1e-6).is_empty());
+        assert!(residual_outliers(&r, 1e-6, 0.0).is_empty());
         let big: Vec<_> = (0..100)
             .map(|k| vec![Some(Vector2::new(0.0, if k == 50 { 6e-6 } else { 0.0 }))])
             .collect();
-        assert_eq!(residual_outliers(&big, 1e-6).len(), 1);
+        assert_eq!(residual_outliers(&big, 1e-6, 0.0).len(), 1);
+    }
+
+    /// An encoder's staircase: the marker rests on a count most of the time (residual exactly
+    /// nothing) and steps by one count (1.5 mm) now and then. Without the quantization's floor
+    /// every step fails; with it (1.5 mm / sqrt(12)) none does, and a 6 mm departure still does.
+    #[test]
+    fn a_staircase_passes_at_its_quantization() {
+        let step = 1.5e-3;
+        let r: Vec<Vec<Option<Vector2<f64>>>> = (0..1000)
+            .map(|k| {
+                let y = if k % 40 < 3 { step } else { 0.0 };
+                let y = if k == 500 { 6e-3 } else { y };
+                vec![Some(Vector2::new(0.0, y))]
+            })
+            .collect();
+        assert!(residual_outliers(&r, 1e-6, 0.0).len() > 50);
+        let out = residual_outliers(&r, 1e-6, step / 12f64.sqrt());
+        assert_eq!(out.iter().map(|o| o.sample).collect::<Vec<_>>(), vec![500]);
     }
 }

@@ -17,7 +17,7 @@
 use std::f64::consts::TAU;
 
 use flexbench_contracts::series::{slope, unwrap_angles};
-use flexbench_mechanism::model::{Coordinate, ForceKind};
+use flexbench_mechanism::model::Coordinate;
 use flexbench_mechanism::Mechanism;
 
 use crate::spectrum::{harmonics_needed, HARMONIC_SHARE, SPEED_RATIO};
@@ -66,8 +66,16 @@ pub fn crank_speed(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<f64> 
     (ts.len() >= 2).then(|| slope(&ts, &phi))
 }
 
+/// The whole turns the first driver's body makes over the fitted samples (0 when it is not an
+/// angle): a crank's checks judge a motion that turns it at least once.
+pub fn crank_turns(mech: &Mechanism, motion: &Motion) -> f64 {
+    crate::observe::driver_turns(mech, &motion.samples)
+}
+
 /// Whether the recording's rate suits the motion (`motion` fitted at times `t`, `forces` its
-/// liaison forces with their bands): the check and its warnings.
+/// liaison forces with their bands): the check and its warnings. The harmonics the forces need
+/// are a motor-driven crank's ([`Mechanism::crank`]) turning at least once; without one only
+/// the sample rate is stated.
 pub fn check_rate(mech: &Mechanism, t: &[f64], motion: &Motion, forces: &ForceSeries) -> RateCheck {
     let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
     steps.sort_by(|a, b| a.total_cmp(b));
@@ -75,6 +83,13 @@ pub fn check_rate(mech: &Mechanism, t: &[f64], motion: &Motion, forces: &ForceSe
         return RateCheck::default();
     };
     let sample_rate_hz = 1.0 / median;
+    let Some(crank) = mech.crank().filter(|_| crank_turns(mech, motion) >= 1.0) else {
+        return RateCheck {
+            sample_rate_hz,
+            ..RateCheck::default()
+        };
+    };
+    let crank_name = &mech.bodies[crank.body].name;
     let speed = crank_speed(mech, t, motion).unwrap_or(0.0);
     let crank_hz = speed.abs() / TAU;
     // The periodic refit has found them already when it ran (the bench simulated once).
@@ -105,8 +120,9 @@ pub fn check_rate(mech: &Mechanism, t: &[f64], motion: &Motion, forces: &ForceSe
             ),
         };
         warnings.push(format!(
-            "the recording's {sample_rate_hz:.1} frames/s give {samples_per_turn:.1} samples a crank turn ({:.1} rpm): {why}. The bench's liaison forces have {harmonics} harmonics of the crank angle above {:.0} % of their peak (the mechanism file's bench simulated), which need {:.0} samples a turn: film at {rate_needed_hz:.0} frames/s or more. A harmonic the rate cannot resolve is not in the forces' bands either",
+            "the recording's {sample_rate_hz:.1} frames/s give {samples_per_turn:.1} samples a {crank_name} turn ({:.1} rpm): {why}. The liaison forces of {} have {harmonics} harmonics of its angle above {:.0} % of their peak (the mechanism file simulated), which need {:.0} samples a turn: film at {rate_needed_hz:.0} frames/s or more. A harmonic the rate cannot resolve is not in the forces' bands either",
             crank_hz * 60.0,
+            mech.name,
             100.0 * HARMONIC_SHARE,
             SAMPLES_PER_HARMONIC * harmonics as f64,
         ));
@@ -150,12 +166,14 @@ fn sigma_share(mech: &Mechanism, forces: &ForceSeries) -> Option<f64> {
 
 /// A warning when the crank's mean speed on the recording's clock is beyond [`SPEED_RATIO`](crate::spectrum::SPEED_RATIO) of
 /// the motor's reference speed in the mechanism file: a slow-motion video whose capture rate
-/// is unknown, or a mechanism file whose motor runs elsewhere. None without a motor.
+/// is unknown, or a mechanism file whose motor runs elsewhere. None without a motor-driven
+/// crank ([`Mechanism::crank`]) or when it does not make a whole turn.
 pub fn check_clock(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<String> {
-    let omega_ref = mech.forces.iter().find_map(|f| match f.kind {
-        ForceKind::Motor { omega_ref, .. } => Some(omega_ref.abs()),
-        _ => None,
-    })?;
+    let crank = mech.crank()?;
+    if crank_turns(mech, motion) < 1.0 {
+        return None;
+    }
+    let omega_ref = crank.omega_ref.abs();
     let speed = crank_speed(mech, t, motion)?.abs();
     let r = speed / omega_ref;
     if r.is_nan() || r <= 0.0 || (1.0 / SPEED_RATIO..=SPEED_RATIO).contains(&r) {
@@ -166,9 +184,11 @@ pub fn check_clock(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<Strin
     let rate = 1.0 / steps.get(steps.len() / 2)?;
     let rpm = |w: f64| w * 60.0 / TAU;
     Some(format!(
-        "the crank turns at {:.1} rpm on the recording's clock, {r:.3} times the motor's reference {:.1} rpm in the mechanism file: a slow-motion video whose capture rate is not known looks like this (if it was captured at about {:.0} frames/s, give that rate: [track] capture_rate in the pipeline file, or --capture-rate); if the bench really ran at this speed, set the motor's omega_ref_rpm in the mechanism file",
+        "the {} turns at {:.1} rpm on the recording's clock, {r:.3} times the motor's reference {:.1} rpm in the mechanism file ({}): a slow-motion video whose capture rate is not known looks like this (if it was captured at about {:.0} frames/s, give that rate: [track] capture_rate in the pipeline file, or --capture-rate); if the mechanism really ran at this speed, set the motor's omega_ref_rpm in the mechanism file",
+        mech.bodies[crank.body].name,
         rpm(speed),
         rpm(omega_ref),
+        mech.forces[crank.motor].name,
         rate / r
     ))
 }

@@ -17,17 +17,21 @@
 //! from both sides, which a sample-by-sample fit cannot do.
 //!
 //! The jerk densities (one per driver) are chosen by maximum likelihood of the innovations;
-//! sigma is the free rigid fits' ([`crate::observe::marker_noise`]). The smoothed d, d', d'' give q,
-//! q', q'' through the loop's position, velocity and acceleration analysis.
+//! sigma is the free rigid fits' ([`crate::observe::marker_noise`]) where a body carries two
+//! markers, else chosen with the densities by maximum likelihood, never below the quantization
+//! the data show ([`crate::noise`]); the innovations' whiteness is tested and stated. The
+//! smoothed d, d', d'' give q, q', q'' through the loop's position, velocity and acceleration analysis.
 
 use nalgebra::{DMatrix, DVector, Vector2};
 
 use flexbench_mechanism::Mechanism;
-use flexbench_signal::kalman::{kalman_rts, ml_jerk_densities, refine_jerk_densities, ORDER};
+use flexbench_signal::kalman::{kalman_rts, refine_jerk_densities, ORDER};
+use flexbench_signal::noise::Whiteness;
 
 use crate::fit::{marker_rms, FitReport};
 use crate::iterated::{gauss_newton, linearised, smoother_prior, NoiseModel};
-use crate::observe::{driver_weights, free_fit_rms, marker_noise, FitSample, MarkerState};
+use crate::noise::{choose_noise, innovations_whiteness, NoiseSource, Quantization};
+use crate::observe::{driver_weights, free_fit_rms, FitSample, MarkerState};
 use crate::KinematicsError;
 
 /// What the smoother chose and found.
@@ -49,6 +53,22 @@ pub struct SmootherReport {
     /// length).
     #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub last_step: f64,
+    /// Where `sigma_m` came from.
+    #[serde(default)]
+    pub noise_source: NoiseSource,
+    /// The least `sigma_m` the data allow: the largest quantization's step / sqrt(12) on the
+    /// markers, m (0 when none was found).
+    #[serde(default)]
+    pub sigma_floor_m: f64,
+    /// The quantizations found in the markers' coordinates and the fitted drivers.
+    #[serde(default)]
+    pub quantization: Vec<Quantization>,
+    /// The Ljung-Box test of the innovations at the last linearisation (None: too few samples).
+    #[serde(default)]
+    pub whiteness: Option<Whiteness>,
+    /// What the noise's choice and the whiteness test found wrong, in words with the cause.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// Most Gauss-Newton iterations of the smoother.
@@ -92,14 +112,10 @@ pub fn smooth_markers_with_covariance(
 ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), KinematicsError> {
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
-    let sigma = marker_noise(mech, obs).map_or(1e-4, |s| s.max(1e-7));
     let mut lin = linearisation_points(init)?;
-    let prior = |lin: &[DVector<f64>]| smoother_prior(mech, &lin[0]);
-    let lobs = linearised(mech, obs, &lin, sigma, &vec![None; nd]);
-    let (s, _) = ml_jerk_densities(nd, |s| {
-        Some(kalman_rts(t, &lobs, nd, s, prior(&lin), false)?.loglik)
-    })
-    .ok_or_else(|| KinematicsError::Fit("the smoother failed for every jerk density".into()))?;
+    let chosen = choose_noise(mech, t, obs, init, &lin)
+        .ok_or_else(|| KinematicsError::Fit("the smoother failed for every jerk density".into()))?;
+    let (sigma, s) = (chosen.sigma, chosen.s.clone());
     let (est, iterations, step) = gauss_newton(
         mech,
         t,
@@ -120,6 +136,9 @@ pub fn smooth_markers_with_covariance(
     })?;
     let (out, mut report) = smoothed_samples(mech, obs, &lin, &est, &scale);
     report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
+    let (whiteness, white_warning) = innovations_whiteness(mech, &est, &chosen.quantization);
+    let mut warnings = chosen.warnings;
+    warnings.extend(white_warning);
     let covariances = est
         .states
         .iter()
@@ -139,6 +158,11 @@ pub fn smooth_markers_with_covariance(
             log_likelihood: est.loglik,
             iterations,
             last_step: step,
+            noise_source: chosen.source,
+            sigma_floor_m: chosen.floor,
+            quantization: chosen.quantization,
+            whiteness,
+            warnings,
         },
         covariances,
     ))

@@ -284,8 +284,8 @@ fn horizontal_refined_on_a_window_then_the_whole_recording_fitted() {
     let sg = SavGol::new(7, 5).unwrap();
     let cfg = Config {
         smoother: true,
-        refine_horizontal: true,
-        periodic: false,
+        refine_horizontal: flexbench_contracts::names::Switch::On,
+        periodic: flexbench_contracts::names::Switch::Off,
         threads: 2,
         horizontal_window_s: 0.5,
         horizontal_found: None,

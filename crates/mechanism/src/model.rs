@@ -222,6 +222,17 @@ pub struct Driver {
     pub prescribed: bool,
 }
 
+/// A motor-driven crank ([`Mechanism::crank`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crank {
+    /// The crank's body index.
+    pub body: usize,
+    /// The motor's index in [`Mechanism::forces`].
+    pub motor: usize,
+    /// The motor's reference speed, rad/s.
+    pub omega_ref: f64,
+}
+
 /// A complete planar mechanism.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mechanism {
@@ -261,6 +272,42 @@ impl Mechanism {
     pub fn body_index(&self, name: &str) -> Option<usize> {
         self.bodies.iter().position(|b| b.name == name)
     }
+    /// The mechanism's crank, when it has one: its first driver is the angle of a body pinned
+    /// to the ground by a revolute joint and turned by a motor force element (the law
+    /// M = km (omega_ref - omega) with km and omega_ref not zero). The wind pump's crank AB is
+    /// one; a pendulum, a free wheel or a four-bar without a motor have none. The checks that
+    /// belong to a motor-driven crank (its speed against the motor's reference, the harmonics
+    /// of its turn, the refit in its angle) run only where there is one.
+    pub fn crank(&self) -> Option<Crank> {
+        let Coordinate::Angle { body } = self.drivers.first()?.coordinate else {
+            return None;
+        };
+        let pinned = self.joints.iter().any(|j| match &j.kind {
+            JointKind::Revolute { a, b } => matches!(
+                (a.body, b.body),
+                (BodyRef::Ground, BodyRef::Body(i)) | (BodyRef::Body(i), BodyRef::Ground) if i == body
+            ),
+            JointKind::Slide { .. } => false,
+        });
+        let motor = self.forces.iter().position(|f| match f.kind {
+            ForceKind::Motor {
+                body: driven,
+                km,
+                omega_ref,
+                ..
+            } => driven == body && km != 0.0 && omega_ref != 0.0,
+            _ => false,
+        })?;
+        let ForceKind::Motor { omega_ref, .. } = self.forces[motor].kind else {
+            return None;
+        };
+        pinned.then_some(Crank {
+            body,
+            motor,
+            omega_ref,
+        })
+    }
+
     /// A point's position, relative to the centroid for a body or absolute for the ground.
     pub fn point(&self, body: BodyRef, name: &str) -> Option<Vector2<f64>> {
         match body {

@@ -13,6 +13,7 @@ use std::time::Instant;
 use std::collections::BTreeSet;
 
 use flexbench_contracts::flags::{Flag, FlagReason, Flags};
+use flexbench_contracts::names::Switch;
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::rate::RateCheck;
@@ -192,6 +193,14 @@ pub struct CoordinateChoice {
     /// Spline: its effective degrees of freedom (tr A).
     #[serde(default)]
     pub spline_dof: Option<f64>,
+    /// Butterworth on an uneven clock: the largest departure of a sample's time from the even
+    /// grid it was filtered on, as a share of the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resampled_departure: Option<f64>,
+    /// Butterworth on an uneven clock: the interpolation's error on the filtered positions
+    /// (the grid to the samples' times), RMS, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resampled_interpolation_m: Option<f64>,
 }
 
 impl CoordinateChoice {
@@ -206,6 +215,8 @@ impl CoordinateChoice {
             cutoff_hz: c.map(|c| c.cutoff_hz),
             noise_m: c.and_then(|c| c.noise_rms),
             durbin_watson: c.map(|c| c.durbin_watson),
+            resampled_departure: c.and_then(|c| c.resampled.map(|r| r.largest_departure)),
+            resampled_interpolation_m: c.and_then(|c| c.resampled.map(|r| r.interpolation_rms)),
             ..Default::default()
         }
     }
@@ -265,11 +276,13 @@ pub struct ProcessConfig {
     /// Savitzky-Golay, through the loop's analysis (with `smoother` false and no Butterworth).
     pub spline: Option<GcvSpline>,
     /// With the smoother: the bench's horizontal refined from the motion, by maximum
-    /// likelihood of the smoother over a rotation of the tracks about the bench origin.
-    pub refine_horizontal: bool,
+    /// likelihood of the smoother over a rotation of the tracks about the bench origin (auto:
+    /// where the markers see the frame turn, `flexbench_kinematics::estimate::horizontal_observable`).
+    pub refine_horizontal: Switch,
     /// After the smoother, the drivers other than the first refitted as Fourier series of the
-    /// first (the crank angle) over every turn (steady periodic motion).
-    pub periodic: bool,
+    /// first (the crank angle) over every turn (steady periodic motion; auto: where the
+    /// mechanism has a motor-driven crank that turns twice or more).
+    pub periodic: Switch,
     /// The samples of the flags table, and those that fail the fitted mechanism's residual test,
     /// kept in the fit (by default they are left out, as gaps, and the motion refitted).
     pub keep_flagged: bool,
@@ -287,8 +300,8 @@ impl Default for ProcessConfig {
             smoother: true,
             butterworth: None,
             spline: None,
-            periodic: false,
-            refine_horizontal: false,
+            periodic: Switch::Auto,
+            refine_horizontal: Switch::Auto,
             keep_flagged: false,
             false_alarm: flexbench_contracts::flags::FALSE_ALARM,
         }
@@ -695,7 +708,18 @@ fn residual_flags(
     alpha: f64,
 ) -> Vec<Flag> {
     use flexbench_kinematics::outliers::{raw_residuals, residual_outliers};
-    residual_outliers(&raw_residuals(mech, &motion.samples, raw), alpha)
+    // The scale's floor: the tracks' quantization; and where no body carries two markers, the
+    // noise the smoother chose (the residuals are then the smoother's own deviation from
+    // correlated errors, not a spread the rigid fits measured).
+    use flexbench_kinematics::noise::NoiseSource;
+    let floor = motion
+        .smoother
+        .as_ref()
+        .map_or(0.0, |s| match s.noise_source {
+            NoiseSource::MaximumLikelihood => s.sigma_floor_m.max(s.sigma_m),
+            NoiseSource::RigidResiduals => s.sigma_floor_m,
+        });
+    residual_outliers(&raw_residuals(mech, &motion.samples, raw), alpha, floor)
         .into_iter()
         .map(|o| Flag {
             frame: frames[o.sample],

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use flexbench_contracts::manifest::{InputFile, Manifest, StageEntry};
+use flexbench_contracts::names::Switch;
 use flexbench_mechanism::Mechanism;
 
 use crate::report::ReportRecord;
@@ -213,10 +214,21 @@ pub struct ProcessSection {
         serialize_with = "flexbench_contracts::names::ser_name"
     )]
     pub method: crate::process::KinematicsMethod,
-    /// Drivers refitted as Fourier series of the crank angle (steady periodic motion).
-    pub periodic: bool,
-    /// The bench's horizontal refined from the motion (on the recording's first 10 s).
-    pub refine_horizontal: bool,
+    /// Drivers refitted as Fourier series of the crank angle (steady periodic motion): auto
+    /// (where the mechanism has a motor-driven crank that turns twice or more), on or off (true
+    /// and false read as on and off).
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_switch",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub periodic: Switch,
+    /// The bench's horizontal refined from the motion (on the recording's first 10 s): auto
+    /// (where the markers see the frame turn: two ground pins, or a slide), on or off.
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_switch",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub refine_horizontal: Switch,
     /// Savitzky-Golay window (samples, odd), with method savgol.
     pub window: Option<usize>,
     /// Savitzky-Golay order, with method savgol.
@@ -327,8 +339,12 @@ impl ProcessSection {
             smoother,
             butterworth,
             spline,
-            periodic: self.periodic && smoother,
-            refine_horizontal: self.refine_horizontal && smoother,
+            periodic: if smoother { self.periodic } else { Switch::Off },
+            refine_horizontal: if smoother {
+                self.refine_horizontal
+            } else {
+                Switch::Off
+            },
             keep_flagged: self.keep_flagged,
             false_alarm: self.false_alarm,
         })
@@ -340,8 +356,8 @@ impl Default for ProcessSection {
         let d = crate::ProcessConfig::default();
         ProcessSection {
             method: crate::process::KinematicsMethod::Smoother,
-            periodic: true,
-            refine_horizontal: true,
+            periodic: d.periodic,
+            refine_horizontal: d.refine_horizontal,
             window: None,
             order: d.order,
             edges: flexbench_signal::EdgeMode::Interp,

@@ -372,6 +372,14 @@ pub struct CoordinateParameters {
     /// Smoothing spline: its effective degrees of freedom (tr A).
     #[serde(default)]
     pub spline_dof: Option<f64>,
+    /// Butterworth on an uneven clock: the largest departure of a sample's time from the even
+    /// grid it was filtered on, as a share of the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resampled_departure: Option<f64>,
+    /// Butterworth on an uneven clock: the interpolation's error on the filtered positions, RMS,
+    /// in the tracks' unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resampled_interpolation: Option<f64>,
 }
 
 impl CoordinateParameters {
@@ -391,6 +399,8 @@ impl CoordinateParameters {
             durbin_watson: None,
             spline_p: None,
             spline_dof: None,
+            resampled_departure: None,
+            resampled_interpolation: None,
         }
     }
 
@@ -402,6 +412,8 @@ impl CoordinateParameters {
             durbin_watson: c.durbin_watson,
             spline_p: c.spline_p,
             spline_dof: c.spline_dof,
+            resampled_departure: c.resampled_departure,
+            resampled_interpolation: c.resampled_interpolation_m,
             ..CoordinateParameters::named(c.coordinate)
         }
     }

@@ -60,6 +60,8 @@ struct Prepared {
     z: DVector<f64>,
     r: DMatrix<f64>,
     ll_const: f64,
+    /// The kept rows' share of -log det R / 2 (c / m of it), 0 when not reduced.
+    ll_kept: f64,
 }
 
 impl Prepared {
@@ -76,6 +78,7 @@ impl Prepared {
             z: o.z.clone(),
             r: o.r.clone(),
             ll_const: 0.0,
+            ll_kept: 0.0,
         };
         if hc.nrows() <= cols.len() {
             return plain(hc);
@@ -101,6 +104,7 @@ impl Prepared {
             z,
             r: DMatrix::identity(c, c),
             ll_const: -0.5 * (dropped + log_det_r),
+            ll_kept: -0.5 * log_det_r * c as f64 / hc.nrows() as f64,
             cols,
         }
     }
@@ -152,9 +156,20 @@ impl Observations {
 pub struct Estimate {
     /// Log-likelihood of the innovations.
     pub loglik: f64,
+    /// Log-likelihood of the observations' rows that inform the state: `loglik` without the
+    /// rows a reduced observation drops (orthogonal to the state's influence), whitened rows
+    /// counted with their share of log det R (c / m of it for c rows kept of m). With R = sigma^2
+    /// I it is the likelihood of the observations projected on the state's influence, the one
+    /// to choose sigma by when the dropped rows are not noise (a marker exactly on its circle).
+    pub loglik_informing: f64,
     /// Mean and covariance of the state at every sample (the smoother's; none when only the
     /// likelihood was asked, `smooth` false: a density search's passes keep nothing).
     pub states: Vec<(DVector<f64>, DMatrix<f64>)>,
+    /// The filter's standardised innovations L^-1 y at every observed sample (S = L L^T the
+    /// innovation's covariance; in the observation's reduced rows), white and of unit variance
+    /// when the model holds: the whiteness test's input (`noise::ljung_box`). Kept with the
+    /// states only (empty when `smooth` is false).
+    pub innovations: Vec<DVector<f64>>,
 }
 
 /// The jerk densities, one per driving coordinate, that maximise `loglik`: one density common to
@@ -237,7 +252,9 @@ pub fn kalman_rts(
     let mut x = DVector::from_fn(scaled.dim, |i, _| x0[i] * d[i]);
     let mut p = scaled.sandwich(&p0, false);
     let mut loglik = 0.0;
+    let mut loglik_informing = 0.0;
     let mut states = Vec::with_capacity(if smooth { n } else { 0 });
+    let mut innovations = Vec::new();
     let mut steps = StepCache::default();
     let mut work = Work::new(scaled.dim);
     for k in 0..n {
@@ -246,7 +263,10 @@ pub fn kalman_rts(
             work.predict(f, ft, qn, &mut x, &mut p);
         }
         if let Some(o) = obs.0.get(k).and_then(|o| o.as_ref()) {
-            loglik += work.update(&scaled, o, &mut x, &mut p)?;
+            let (ll, e) = work.update(&scaled, o, &mut x, &mut p, smooth)?;
+            loglik += ll;
+            loglik_informing += ll - o.ll_const + o.ll_kept;
+            innovations.extend(e);
         }
         if smooth {
             states.push((x.clone(), p.clone()));
@@ -261,7 +281,12 @@ pub fn kalman_rts(
         }
         *p = scaled.sandwich(p, true);
     }
-    Some(Estimate { loglik, states })
+    Some(Estimate {
+        loglik,
+        loglik_informing,
+        states,
+        innovations,
+    })
 }
 
 /// The scaled transition F~, its transpose and the noise Q~ of the last few step lengths met:
@@ -351,17 +376,19 @@ impl Work {
 
     /// The measurement update of (x~, P~) by `o` (H~ = H D^-1 on the columns it reads),
     /// covariance in Joseph form; returns the innovation's log-likelihood term (with the
-    /// reduced rows' constant), None when its covariance is not positive definite.
+    /// reduced rows' constant) and, when `standardised`, the innovation L^-1 y (S = L L^T);
+    /// None when its covariance is not positive definite.
     fn update(
         &mut self,
         scaled: &Scaled,
         o: &Prepared,
         x: &mut DVector<f64>,
         p: &mut DMatrix<f64>,
-    ) -> Option<f64> {
+        standardised: bool,
+    ) -> Option<(f64, Option<DVector<f64>>)> {
         let (m, c) = (o.h.nrows(), o.cols.len());
         if m == 0 {
-            return Some(o.ll_const);
+            return Some((o.ll_const, None));
         }
         let d = &scaled.d;
         let h = DMatrix::from_fn(m, c, |i, j| o.h[(i, j)] / d[o.cols[j]]);
@@ -372,6 +399,9 @@ impl Work {
         let sol = chol.solve(&y);
         let log_det: f64 = chol.l().diagonal().iter().map(|v| 2.0 * v.ln()).sum();
         let ll = -0.5 * (y.dot(&sol) + log_det) + o.ll_const;
+        let e = standardised
+            .then(|| chol.l().solve_lower_triangular(&y))
+            .flatten();
         // K = P H^T S^-1 = (S^-1 H P)^T
         let gain = chol.solve(&hp).transpose();
         x.gemv(1.0, &gain, &y, 1.0);
@@ -388,7 +418,7 @@ impl Work {
         let kr = &gain * &o.r;
         p.gemm(1.0, &kr, &gain.transpose(), 1.0);
         symmetrise(p);
-        Some(ll)
+        Some((ll, e))
     }
 }
 

@@ -10,6 +10,9 @@
 //!   by central differences ([`butterworth`]).
 //! - [`GcvSpline`]: Woltring's generalized cross-validated natural smoothing spline (quintic by
 //!   default), its smoothing by GCV, by a known noise or given ([`spline`]).
+//! - [`noise`]: what real signals' errors are, from the data: quantization (an encoder's
+//!   counts, pixel-locked centroids) and whiteness (the Ljung-Box test).
+//! - [`resample`]: an unevenly timed run put on an even grid and back (natural cubic splines).
 //! - [`kalman`]: the Kalman/RTS building blocks shared with the mechanism's smoother.
 //! - [`rigid`]: the markers' velocities and accelerations fitted as one rigid body's, the
 //!   residual being the lever's elastic part.
@@ -21,6 +24,8 @@
 
 pub mod butterworth;
 pub mod kalman;
+pub mod noise;
+pub mod resample;
 pub mod rigid;
 pub mod rts;
 pub mod savgol;
