@@ -131,6 +131,30 @@ case("mechanism: elastic lever too stiff for the explicit step", put("mechanism/
      ["simulate", "--mechanism", "{file}", "--duration", "1", "--settle", "3", "--out", "{out}/s"],
      ["elastic body 'lever'", "steps below", "modes = 4", "young in Pa"])
 
+# Joint friction (crates/mechanism/src/friction.rs): on the slider-crank's joint A.
+JOINT_A = 'first = "crank:A"\nsecond = "rod:A"\n'
+assert JOINT_A in crank
+SPRING = 'name = "rod_spring"\ntype = "spring"\nfirst = "rod:M"\nsecond = "ground:S"\nk = 250.0\nc = 1.5\nrest = 0.1\n'
+assert SPRING in crank
+
+
+def friction_at_a(table, text=crank):
+    return text.replace(JOINT_A, JOINT_A + "friction = " + table + "\n", 1)
+
+
+case("mechanism: joint friction with a Coulomb term and no sharpness", put("mechanism/friction-no-sharpness.toml",
+     friction_at_a("{ viscous = 0.01, coulomb = 0.2 }")), CHECK, ["joints[1] (A).friction.sharpness", "Coulomb", "atan(k w)"])
+case("mechanism: negative joint friction", put("mechanism/friction-negative.toml",
+     friction_at_a("{ viscous = -0.01 }")), CHECK, ["joints[1] (A).friction.viscous", "-0.01", "0 or more"])
+case("mechanism: joint friction of an unknown kind", put("mechanism/friction-unknown-key.toml",
+     friction_at_a("{ stiction = 0.3 }")), CHECK, ["stiction", "viscous"])
+# A joint of an elastic body cannot carry the rigid model's friction law (the rod's spring taken
+# off, so that the friction is what is refused).
+no_spring = crank.replace("[[forces]]\n" + SPRING, "", 1)
+case("mechanism: joint friction at an elastic body's joint", put("mechanism/friction-on-elastic-joint.toml",
+     elastic_rod(BEAM + MAT, friction_at_a("{ viscous = 0.01 }", no_spring))), SIMULATE,
+     ["A_friction", "elastic body 'rod'", "rigid body"])
+
 # --- pipeline files ----------------------------------------------------------------------
 RUN = ["run", "{file}", "--out", "{out}/run"]
 head_run = f'[run]\nmechanism = "{MECH}"\nrecording = "{{root}}/recordings/default"\n[calibrate]\nsquare = 0.03\n'

@@ -29,21 +29,7 @@ fn rig() -> PathBuf {
 /// `flexbench process` of a run's tracks with the rig's file and `extra`: what it said.
 fn process(run: &str, out: &Path, extra: &[&str]) -> String {
     let tracks = rig().join(format!("tracks/{run}.csv"));
-    let mech = rig().join("pendulum.toml");
-    let mut args = vec![
-        "process",
-        "--tracks",
-        tracks.to_str().unwrap(),
-        "--mechanism",
-        mech.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let o = common::flexbench(&args);
-    let said = common::said(&o);
-    assert!(o.status.success(), "process {run} {extra:?} failed: {said}");
-    said
+    common::process_mechanism_said(&tracks, &rig().join("pendulum.toml"), out, extra)
 }
 
 /// RMS of the actuator torque of `out` against the by-hand reference's rigid part of the
@@ -103,5 +89,41 @@ fn the_real_pendulums_torque_from_its_encoder_by_default() {
             record["residual_test"]
         );
         assert!(smoother["whiteness"]["p_value"].is_number(), "{smoother}");
+    }
+}
+
+/// The rig's file with the lab's identified friction on its axle (`pendulum-friction.toml`):
+/// the motor's torque solved for includes what friction takes, and is compared with the measured
+/// torque (filtered as by hand) less the identified offset alone: within 1.2 times the by-hand
+/// RMS of the same comparison (the identified model and friction at the by-hand rates).
+#[test]
+fn the_real_pendulum_with_its_friction_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let offset = -7.586e-2;
+    for run in RUNS {
+        let out = dir.path().join(run);
+        let tracks = rig().join(format!("tracks/{run}.csv"));
+        common::process_mechanism_said(&tracks, &rig().join("pendulum-friction.toml"), &out, &[]);
+        let by_hand = read_csv(&rig().join(format!("by-hand/{run}.csv")));
+        let (tau, model, rigid) = (
+            num(&by_hand, "tau_filtered"),
+            num(&by_hand, "tau_model"),
+            num(&by_hand, "tau_rigid_measured"),
+        );
+        let measured: Vec<f64> = tau.iter().map(|t| t - offset).collect();
+        // By hand: the identified model with its friction, J q'' + m cx g sin q + friction.
+        let hand: Vec<f64> = (0..tau.len())
+            .map(|i| model[i] + (tau[i] - offset - rigid[i]))
+            .collect();
+        let got = num(&read_csv(&out.join("forces.csv")), "motor_torque");
+        let rms = |a: &[f64], b: &[f64]| {
+            (a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>() / a.len() as f64).sqrt()
+        };
+        let (e, h) = (rms(&got, &measured), rms(&hand, &measured));
+        eprintln!(
+            "{run} with friction in the file: {e:.4} N m RMS against {h:.4} by hand ({:.3}x)",
+            e / h
+        );
+        assert!(e < 1.2 * h, "{run}: {e} against {h}");
     }
 }

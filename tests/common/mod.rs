@@ -74,10 +74,23 @@ pub fn simulated_default_bench(dir: &Path) -> PathBuf {
 /// after `settle` s; the output directory.
 pub fn simulate_bench(dir: &Path, name: &str, duration: &str, rate: &str, settle: &str) -> PathBuf {
     let out = dir.join(name);
+    simulate_mechanism(
+        Path::new("pipelines/wind-pump.toml"),
+        duration,
+        rate,
+        settle,
+        &out,
+    );
+    out
+}
+
+/// `flexbench simulate` of the mechanism file `mechanism` into `out`: `duration` s recorded at
+/// `rate` Hz after `settle` s.
+pub fn simulate_mechanism(mechanism: &Path, duration: &str, rate: &str, settle: &str, out: &Path) {
     ok(&[
         "simulate",
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        mechanism.to_str().expect("a UTF-8 path"),
         "--duration",
         duration,
         "--rate",
@@ -85,9 +98,8 @@ pub fn simulate_bench(dir: &Path, name: &str, duration: &str, rate: &str, settle
         "--settle",
         settle,
         "--out",
-        out.to_str().unwrap_or_default(),
+        out.to_str().expect("a UTF-8 path"),
     ]);
-    out
 }
 
 /// The tracks table at `path` (contract CSV) with Gaussian noise of `sigma` metres added to x
@@ -214,28 +226,48 @@ pub fn said(o: &Output) -> String {
     )
 }
 
+/// The wind-pump bench's mechanism file, from the repository's root.
+const BENCH: &str = "pipelines/wind-pump.toml";
+
 /// `flexbench process` of `tracks` for the wind-pump bench into `out`, with `extra` arguments;
 /// its standard output (it must succeed).
 pub fn process(tracks: &Path, out: &Path, extra: &[&str]) -> String {
-    ok(&process_args(tracks, out, extra))
+    ok(&process_args(tracks, Path::new(BENCH), out, extra))
 }
 
 /// [`process`], its standard output and then its standard error (its warnings).
 pub fn process_said(tracks: &Path, out: &Path, extra: &[&str]) -> String {
-    let o = flexbench(&process_args(tracks, out, extra));
+    process_mechanism_said(tracks, Path::new(BENCH), out, extra)
+}
+
+/// `flexbench process` of `tracks` for the mechanism file `mechanism` into `out`, with `extra`
+/// arguments: what it said (standard output, then its warnings); it must succeed.
+pub fn process_mechanism_said(
+    tracks: &Path,
+    mechanism: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> String {
+    let args = process_args(tracks, mechanism, out, extra);
+    let o = flexbench(&args);
     let text = said(&o);
-    assert!(o.status.success(), "process failed: {text}");
+    assert!(o.status.success(), "process {args:?} failed: {text}");
     text
 }
 
-/// The arguments of [`process`].
-fn process_args<'a>(tracks: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+/// The arguments of `flexbench process`.
+fn process_args<'a>(
+    tracks: &'a Path,
+    mechanism: &'a Path,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = vec![
         "process",
         "--tracks",
         tracks.to_str().expect("a UTF-8 path"),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        mechanism.to_str().expect("a UTF-8 path"),
         "--out",
         out.to_str().expect("a UTF-8 path"),
     ];

@@ -1097,6 +1097,20 @@ fn check_command(args: CheckArgs) -> Result<()> {
             b.name, b.mass, b.inertia, b.centroid.x, b.centroid.y
         );
     }
+    for f in &m.forces {
+        if let flexbench_mechanism::model::ForceKind::JointFriction { law, .. }
+        | flexbench_mechanism::model::ForceKind::SlideFriction { law, .. } = &f.kind
+        {
+            println!(
+                "  friction {}: viscous {}, Coulomb {} x {}({} w)",
+                f.name,
+                law.viscous,
+                law.coulomb,
+                law.law.name(),
+                law.sharpness
+            );
+        }
+    }
     println!(
         "  forces table columns: t, {}",
         m.force_columns().join(", ")

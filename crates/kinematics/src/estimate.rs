@@ -493,7 +493,8 @@ fn refit_periodic(
     // fit's, which pools every turn (a conservative band).
     motion.bands_before_periodic = true;
     motion.report.rms = pr.rms;
-    if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start {
+    // Against a floor of 1 um: on noise-free tracks both residuals are rounding.
+    if pr.rms > PERIODIC_WARN_RATIO * pr.rms_start.max(1e-6) {
         motion.report.warnings.push(format!(
             "the periodic fit leaves {:.3} mm RMS on the markers against the smoother's {:.3} mm: the motion is not periodic in the {} (not settled, or the speed drifts); drop --periodic",
             pr.rms * 1e3,

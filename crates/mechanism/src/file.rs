@@ -23,6 +23,9 @@
 //! first = "ground:A"
 //! second = "crank:A"
 //!
+//! # friction = { viscous = 0.047, coulomb = 0.18, sharpness = 100.0 }  # N m s, N m, s/rad:
+//! #   the couple -(Fv w + Fc atan(k w)) on the relative rotation w (law = "tanh": Fc tanh(k w))
+//!
 //! [[joints]]                        # slide of a body point along a ground line, rotation locked
 //! name = "slide"
 //! type = "slide"
@@ -719,6 +722,8 @@ pub enum JointEntry {
         first: String,
         /// The point of the body the reported force acts on.
         second: String,
+        /// Friction resisting the relative rotation (N m s, N m, s/rad).
+        friction: Option<crate::friction::FrictionEntry>,
     },
     /// A body point sliding along a ground line, its rotation locked.
     Slide {
@@ -730,6 +735,8 @@ pub enum JointEntry {
         origin: [f64; 2],
         /// The line's direction, rad.
         angle: f64,
+        /// Friction resisting the sliding (N s/m, N, s/m).
+        friction: Option<crate::friction::FrictionEntry>,
     },
 }
 
@@ -867,12 +874,23 @@ impl GeneralFile {
             }
             joints.push(joint);
         }
-        let forces = self
+        let mut forces = self
             .forces
             .iter()
             .enumerate()
             .map(|(i, f)| force(i, f, &names))
             .collect::<Result<Vec<_>, _>>()?;
+        for (i, (entry, j)) in self.joints.iter().zip(&joints).enumerate() {
+            if let Some(f) = joint_friction(i, entry, j)? {
+                if forces.iter().any(|o| o.name == f.name) {
+                    return Err(key_err(
+                        &format!("joints[{i}] ({}).friction", j.name),
+                        format!("a force element is already called '{}'", f.name),
+                    ));
+                }
+                forces.push(f);
+            }
+        }
         let mut markers = Vec::new();
         for (i, mk) in self.markers.iter().enumerate() {
             let marker = marker(i, mk, &names)?;
@@ -1045,6 +1063,7 @@ fn joint(
             name,
             first,
             second,
+            ..
         } => {
             let key = format!("joints[{i}] ({name})");
             let a = names.point(first, &format!("{key}.first"))?;
@@ -1062,6 +1081,7 @@ fn joint(
             point,
             origin,
             angle,
+            ..
         } => {
             let key = format!("joints[{i}] ({name})");
             let p = names.point(point, &format!("{key}.point"))?;
@@ -1091,6 +1111,42 @@ fn joint(
             }
         }
     })
+}
+
+/// Joint `i`'s friction (`entry` as the file gives it, `joint` as built) as a force element
+/// `<joint>_friction`, when it has one.
+fn joint_friction(
+    i: usize,
+    entry: &JointEntry,
+    joint: &Joint,
+) -> Result<Option<ForceElement>, MechanismError> {
+    let friction = match entry {
+        JointEntry::Revolute { friction, .. } | JointEntry::Slide { friction, .. } => friction,
+    };
+    let Some(friction) = friction else {
+        return Ok(None);
+    };
+    let law = friction.build(&format!("joints[{i}] ({}).friction", joint.name))?;
+    let kind = match &joint.kind {
+        JointKind::Revolute { a, b } => ForceKind::JointFriction {
+            first: a.body,
+            second: b.body,
+            law,
+        },
+        JointKind::Slide {
+            body, point, angle, ..
+        } => ForceKind::SlideFriction {
+            body: *body,
+            point: *point,
+            angle: *angle,
+            law,
+        },
+    };
+    Ok(Some(ForceElement {
+        name: format!("{}_friction", joint.name),
+        kind,
+        actuator: false,
+    }))
 }
 
 /// Force element `i` of a general file. One arm per kind of force, each checking its keys one by

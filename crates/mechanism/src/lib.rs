@@ -3,6 +3,7 @@
 //! - [`model`]: bodies, joints, forces, markers and the initial state, validated.
 //! - [`file`]: the mechanism file (TOML), in the bench's flat form (docs/bench.md section 6) or
 //!   the general form for any planar linkage.
+//! - [`friction`]: joint friction as rigs identify it (viscous and a smoothed Coulomb term).
 //! - [`constraints`]: the joints' constraint equations Phi(q) = 0 in absolute coordinates, their
 //!   Jacobian and the acceleration right-hand side.
 //! - [`assembly`]: position, velocity and acceleration analysis from the driving coordinates.
@@ -23,6 +24,7 @@ pub mod assembly;
 pub mod constraints;
 pub mod elastic;
 pub mod file;
+pub mod friction;
 pub mod inverse;
 pub mod loads;
 pub mod lu;

@@ -1,4 +1,5 @@
-//! Applied loads: gravity and the force elements (motor, pump, spring-damper, constant torque).
+//! Applied loads: gravity and the force elements (motor, pump, spring-damper, constant torque,
+//! joint friction).
 //!
 //! Every force element is a magnitude times a unit load pattern: the motor's torque times a
 //! unit torque on its body (minus one on the reaction body), the pump's force P times the unit
@@ -82,7 +83,24 @@ impl ForceElement {
             ForceKind::Motor { body, reaction, .. } | ForceKind::Torque { body, reaction, .. } => {
                 couple_loads(*body, *reaction)
             }
+            ForceKind::JointFriction { first, second, .. } => {
+                let mut v = Vec::new();
+                for (side, sign) in [(second, 1.0), (first, -1.0)] {
+                    if let BodyRef::Body(i) = side {
+                        v.push(Load {
+                            body: *i,
+                            force: Vector2::zeros(),
+                            arm: Vector2::zeros(),
+                            couple: sign,
+                        });
+                    }
+                }
+                v
+            }
             ForceKind::Pump {
+                body, point, angle, ..
+            }
+            | ForceKind::SlideFriction {
                 body, point, angle, ..
             } => {
                 let (u, _) = slide_axes(*angle);
@@ -121,7 +139,8 @@ impl ForceElement {
     }
 
     /// The magnitude given by the element's law at (q, q'): motor torque (N m), pump force
-    /// along u (N), spring tension (N), constant torque (N m).
+    /// along u (N), spring tension (N), constant torque (N m), a joint's friction couple on its
+    /// second side (N m) or a slide's friction force along its line (N).
     pub fn magnitude(&self, q: &DVector<f64>, qd: &DVector<f64>) -> f64 {
         match &self.kind {
             ForceKind::Motor {
@@ -137,6 +156,22 @@ impl ForceElement {
                 km * (omega_ref - (qd[3 * body + 2] - w_r))
             }
             ForceKind::Torque { torque, .. } => *torque,
+            ForceKind::JointFriction { first, second, law } => {
+                let w = |b: &BodyRef| match b {
+                    BodyRef::Ground => 0.0,
+                    BodyRef::Body(i) => qd[3 * i + 2],
+                };
+                -law.resisting(w(second) - w(first))
+            }
+            ForceKind::SlideFriction {
+                body,
+                point,
+                angle,
+                law,
+            } => {
+                let (u, _) = slide_axes(*angle);
+                -law.resisting(u.dot(&body_point_vel(q, qd, *body, *point)))
+            }
             ForceKind::Pump {
                 body,
                 point,

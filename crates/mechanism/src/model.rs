@@ -146,6 +146,28 @@ pub enum ForceKind {
         /// Rest length, m.
         rest: f64,
     },
+    /// A revolute joint's friction: a couple on the second body's side (minus it on the
+    /// first's) of -law(w), w the second's angular velocity less the first's (rad/s), N m.
+    JointFriction {
+        /// The joint's first side (the ground or a body).
+        first: BodyRef,
+        /// The joint's second side.
+        second: BodyRef,
+        /// The law.
+        law: crate::friction::Friction,
+    },
+    /// A slide's friction: a force along the line on the sliding body's point of -law(s'),
+    /// s' the point's speed along the line (m/s), N.
+    SlideFriction {
+        /// The sliding body.
+        body: usize,
+        /// The sliding point relative to the centroid, local axes, m.
+        point: Vector2<f64>,
+        /// The line's direction, rad from +X.
+        angle: f64,
+        /// The law.
+        law: crate::friction::Friction,
+    },
     /// Constant torque on a body, N m (reaction on `reaction`).
     Torque {
         /// Body the torque acts on.
