@@ -236,7 +236,7 @@ fn sigma_bound_warning(
             .iter()
             .max_by(|a, b| a.marker_sigma_m.total_cmp(&b.marker_sigma_m))?;
         Some(format!(
-            "{bodies}, and it sits at its floor, the quantization of {} in steps of {:.4e} ({:.3} mm RMS on the markers): the data ask for less noise than their quantization allows, the mark of steps whose errors are correlated (a slow motion crossing few steps); the smoother holds the noise at the floor, and the accelerations may still follow the steps where the motion is slow: give more markers on a body or a finer encoder, and compare with --spline",
+            "{bodies}, and it sits at its floor, the quantization of {} in steps of {:.4e} ({:.3} mm RMS on the markers): the data ask for less noise than their quantization allows, the mark of steps whose errors are correlated (a slow motion crossing few steps); the smoother holds the noise at the floor, and the accelerations may still follow the steps where the motion is slow: give more markers on a body or a finer encoder (the spline's GCV and the Butterworth filter's residual analysis, which take the errors as white, can be fooled by the same steps)",
             q.series,
             q.step,
             q.marker_sigma_m * 1e3
@@ -265,7 +265,7 @@ fn density_bound_warnings(mech: &Mechanism, s: &[f64]) -> Vec<String> {
         .filter_map(|(d, s)| {
             if *s >= hi {
                 Some(format!(
-                    "the smoother's jerk density for the {} is at the top of its search ({s:.1e}): the smoother follows the markers sample by sample, noise and all (a motion faster than the frame rate, or tracks whose errors are not white: a staircase, vibration); compare with --spline",
+                    "the smoother's jerk density for the {} is at the top of its search ({s:.1e}): the smoother follows the markers sample by sample, noise and all (a motion faster than the frame rate, or tracks whose errors are not white: a staircase, vibration); compare with --spline and --butterworth",
                     d.name
                 ))
             } else if *s <= lo {
@@ -311,7 +311,7 @@ pub(crate) fn innovations_whiteness(
         None => "vibration the model does not hold, a rolling shutter, a tracker's own smoothing or a marker that slips".to_string(),
     };
     let warning = format!(
-        "the smoother's innovations on {} are not white (lag-1 autocorrelation {:.2}, Ljung-Box p = {:.1e} over {} lags): the markers' errors are correlated, likely because {cause}; the bands are too narrow and the accelerations may follow the errors; compare with --spline",
+        "the smoother's innovations on {} are not white (lag-1 autocorrelation {:.2}, Ljung-Box p = {:.1e} over {} lags): the markers' errors are correlated, likely because {cause}; the bands are too narrow and the accelerations may follow the errors",
         mech.name, w.lag1, w.p_value, w.lags
     );
     (Some(w), Some(warning))
