@@ -103,6 +103,27 @@ def test_process_is_the_command_line_bit_for_bit(processed):
     assert (p.out / "forces.png").exists() and (p.out / "forces.svg").exists()
 
 
+def test_joint_friction_through_the_package(tmp_path):
+    """The real pendulum's encoder angle with the rig's identified joint friction in its file
+    (recordings/dfki-pendulum/pendulum-friction.toml): Python's process is the command line's,
+    bit for bit, and its motor torque exceeds the frictionless file's by the friction's work
+    against the motion (positive power: friction always opposes the rotation)."""
+    rig = ROOT / "recordings/dfki-pendulum"
+    tracks = rig / "tracks/ddp_swingup.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fb.FlexbenchWarning)
+        p = fb.process(tracks, mechanism=rig / "pendulum-friction.toml", out=tmp_path / "py")
+        bare = fb.process(tracks, mechanism=rig / "pendulum.toml")
+    c = cli("process", "--tracks", tracks, "--mechanism", rig / "pendulum-friction.toml", "--out",
+            tmp_path / "cli")
+    assert c.returncode == 0, c.stderr
+    same_frames(p.forces, pl.read_parquet(tmp_path / "cli" / "forces.parquet"))
+    omega = p.bodies.filter(pl.col("body") == "pendulum")["omega"]
+    friction = p.forces["motor_torque"] - bare.forces["motor_torque"]
+    power = (friction * omega).to_numpy()
+    assert (power >= -1e-9).all() and power.max() > 0.1
+
+
 def test_process_forces_against_the_truth(processed):
     """The liaison forces at B and C' from the truth tracks within 1 % RMS of their peak of the
     simulation's (the stage's own tests bound it tighter per method; here: the right tables,
