@@ -66,12 +66,6 @@ pub fn crank_speed(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<f64> 
     (ts.len() >= 2).then(|| slope(&ts, &phi))
 }
 
-/// The whole turns the first driver's body makes over the fitted samples (0 when it is not an
-/// angle): a crank's checks judge a motion that turns it at least once.
-pub fn crank_turns(mech: &Mechanism, motion: &Motion) -> f64 {
-    crate::observe::driver_turns(mech, &motion.samples)
-}
-
 /// Whether the recording's rate suits the motion (`motion` fitted at times `t`, `forces` its
 /// liaison forces with their bands): the check and its warnings. The harmonics the forces need
 /// are a motor-driven crank's ([`Mechanism::crank`]) turning at least once; without one only
@@ -83,7 +77,10 @@ pub fn check_rate(mech: &Mechanism, t: &[f64], motion: &Motion, forces: &ForceSe
         return RateCheck::default();
     };
     let sample_rate_hz = 1.0 / median;
-    let Some(crank) = mech.crank().filter(|_| crank_turns(mech, motion) >= 1.0) else {
+    let Some(crank) = mech
+        .crank()
+        .filter(|_| crate::observe::driver_turns(mech, &motion.samples) >= 1.0)
+    else {
         return RateCheck {
             sample_rate_hz,
             ..RateCheck::default()
@@ -170,7 +167,7 @@ fn sigma_share(mech: &Mechanism, forces: &ForceSeries) -> Option<f64> {
 /// crank ([`Mechanism::crank`]) or when it does not make a whole turn.
 pub fn check_clock(mech: &Mechanism, t: &[f64], motion: &Motion) -> Option<String> {
     let crank = mech.crank()?;
-    if crank_turns(mech, motion) < 1.0 {
+    if crate::observe::driver_turns(mech, &motion.samples) < 1.0 {
         return None;
     }
     let omega_ref = crank.omega_ref.abs();

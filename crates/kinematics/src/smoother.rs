@@ -30,7 +30,7 @@ use flexbench_signal::noise::Whiteness;
 
 use crate::fit::{marker_rms, FitReport};
 use crate::iterated::{gauss_newton, linearised, smoother_prior, NoiseModel};
-use crate::noise::{choose_noise, innovations_whiteness, NoiseSource, Quantization};
+use crate::noise::{choose_noise, innovations_whiteness, ChosenNoise, NoiseSource, Quantization};
 use crate::observe::{driver_weights, free_fit_rms, FitSample, MarkerState};
 use crate::KinematicsError;
 
@@ -113,9 +113,15 @@ pub fn smooth_markers_with_covariance(
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
     let mut lin = linearisation_points(init)?;
-    let chosen = choose_noise(mech, t, obs, init, &lin)
+    let ChosenNoise {
+        sigma,
+        s,
+        source,
+        floor,
+        quantization,
+        warnings: noise_warnings,
+    } = choose_noise(mech, t, obs, init, &lin)
         .ok_or_else(|| KinematicsError::Fit("the smoother failed for every jerk density".into()))?;
-    let (sigma, s) = (chosen.sigma, chosen.s.clone());
     let (est, iterations, step) = gauss_newton(
         mech,
         t,
@@ -136,8 +142,8 @@ pub fn smooth_markers_with_covariance(
     })?;
     let (out, mut report) = smoothed_samples(mech, obs, &lin, &est, &scale);
     report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
-    let (whiteness, white_warning) = innovations_whiteness(mech, &est, &chosen.quantization);
-    let mut warnings = chosen.warnings;
+    let (whiteness, white_warning) = innovations_whiteness(mech, &est, &quantization);
+    let mut warnings = noise_warnings;
     warnings.extend(white_warning);
     let covariances = est
         .states
@@ -158,9 +164,9 @@ pub fn smooth_markers_with_covariance(
             log_likelihood: est.loglik,
             iterations,
             last_step: step,
-            noise_source: chosen.source,
-            sigma_floor_m: chosen.floor,
-            quantization: chosen.quantization,
+            noise_source: source,
+            sigma_floor_m: floor,
+            quantization,
             whiteness,
             warnings,
         },

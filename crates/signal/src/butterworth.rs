@@ -115,29 +115,47 @@ pub struct Resampled {
     pub interpolation_rms: f64,
 }
 
-/// The values put on the even grid of each run whose clock departs from it by more than
-/// [`crate::savgol::MAX_STEP_VARIATION`] of the step: the times (each such run's grid, the others
-/// as they are), the values (carried by the natural cubic spline) and, when a run was moved,
-/// the largest departure from its grid as a share of the step.
-fn to_even_grid(
-    t: &[f64],
-    values: &[f64],
-    runs: &[(usize, usize)],
-) -> (Vec<f64>, Vec<f64>, Option<f64>) {
-    let (mut grid, mut on_grid) = (t.to_vec(), values.to_vec());
-    let mut departure: Option<f64> = None;
-    for &(s, e) in runs {
-        let dt = (t[e - 1] - t[s]) / (e - s - 1) as f64;
-        if crate::savgol::uneven_step(&t[s..e], dt).is_none() {
-            continue;
-        }
-        let g = crate::resample::even_grid(&t[s..e]);
-        let d = crate::resample::largest_departure(&t[s..e], &g);
-        departure = Some(departure.map_or(d, |x| x.max(d)));
-        on_grid[s..e].copy_from_slice(&crate::resample::carry(&t[s..e], &values[s..e], &g));
-        grid[s..e].copy_from_slice(&g);
+/// The runs whose clock departs from their even grid by more than
+/// [`crate::savgol::MAX_STEP_VARIATION`] of the step, put on it.
+struct OnGrid {
+    /// The times: each moved run's grid, the other samples' own.
+    t: Vec<f64>,
+    /// The values, carried to the grid by the natural cubic spline where moved.
+    values: Vec<f64>,
+    /// The runs moved.
+    moved: Vec<(usize, usize)>,
+    /// The largest departure of a sample's time from its run's grid, as a share of the step.
+    departure: f64,
+}
+
+/// The uneven runs of `runs` put on their even grids; None when every run is even (nothing is
+/// copied then).
+fn to_even_grid(t: &[f64], values: &[f64], runs: &[(usize, usize)]) -> Option<OnGrid> {
+    let moved: Vec<(usize, usize)> = runs
+        .iter()
+        .copied()
+        .filter(|&(s, e)| {
+            let dt = (t[e - 1] - t[s]) / (e - s - 1) as f64;
+            crate::savgol::uneven_step(&t[s..e], dt).is_some()
+        })
+        .collect();
+    if moved.is_empty() {
+        return None;
     }
-    (grid, on_grid, departure)
+    let mut g = OnGrid {
+        t: t.to_vec(),
+        values: values.to_vec(),
+        moved,
+        departure: 0.0,
+    };
+    for &(s, e) in &g.moved {
+        let grid = crate::resample::even_grid(&t[s..e]);
+        let d = crate::resample::largest_departure(&t[s..e], &grid);
+        g.departure = g.departure.max(d);
+        g.values[s..e].copy_from_slice(&crate::resample::carry(&t[s..e], &values[s..e], &grid));
+        g.t[s..e].copy_from_slice(&grid);
+    }
+    Some(g)
 }
 
 /// A filter as second-order sections: per section (b0, b1, b2, a1, a2), a0 = 1.
@@ -179,19 +197,18 @@ impl Butterworth {
     ) -> Result<(Derivatives, Option<ButterworthChoice>), SignalError> {
         check_input(name, t, values, present)?;
         let runs = self.runs(t, present);
-        let (grid, on_grid, resampled) = to_even_grid(t, values, &runs);
-        let (mut out, choice) = self.filter_even(name, &grid, &on_grid, &runs)?;
+        let Some(grid) = to_even_grid(t, values, &runs) else {
+            return self.filter_even(name, t, values, &runs);
+        };
+        let (mut out, choice) = self.filter_even(name, &grid.t, &grid.values, &runs)?;
         let Some(choice) = choice else {
             return Ok((out, None));
-        };
-        let Some(departure) = resampled else {
-            return Ok((out, Some(choice)));
         };
         // Back from the grid to the samples' own times, run by run; the interpolation's error
         // measured on the filtered values.
         let mut error: f64 = 0.0;
-        for &(s, e) in &runs {
-            let (g, ts) = (&grid[s..e], &t[s..e]);
+        for &(s, e) in &grid.moved {
+            let (g, ts) = (&grid.t[s..e], &t[s..e]);
             error = error.max(crate::resample::round_trip_rms(g, &out.value[s..e], ts));
             for series in [&mut out.value, &mut out.rate, &mut out.accel] {
                 let back = crate::resample::carry(g, &series[s..e], ts);
@@ -199,7 +216,7 @@ impl Butterworth {
             }
         }
         let resampled = Resampled {
-            largest_departure: departure,
+            largest_departure: grid.departure,
             interpolation_rms: error,
         };
         Ok((
@@ -221,14 +238,13 @@ impl Butterworth {
     ) -> Result<(Derivatives, Option<ButterworthChoice>), SignalError> {
         let n = t.len();
         let mut out = Derivatives::rejected(n);
-        let runs = runs.to_vec();
-        let Some(dt) = mean_step(t, &runs) else {
+        let Some(dt) = mean_step(t, runs) else {
             return Ok((out, None));
         };
         let fs = 1.0 / dt;
-        let cutoff = self.choose(name, fs, values, &runs)?;
+        let cutoff = self.choose(name, fs, values, runs)?;
         let design = Design::new(self.order, cutoff.cutoff_hz, fs)?;
-        for &(s, e) in &runs {
+        for &(s, e) in runs {
             let x = design.filtfilt(&values[s..e]);
             central_differences(&x, dt, &mut out, s);
             out.value[s..e].copy_from_slice(&x);
