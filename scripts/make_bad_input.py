@@ -148,6 +148,14 @@ case("mechanism: negative joint friction", put("mechanism/friction-negative.toml
      friction_at_a("{ viscous = -0.01 }")), CHECK, ["joints[1] (A).friction.viscous", "-0.01", "0 or more"])
 case("mechanism: joint friction of an unknown kind", put("mechanism/friction-unknown-key.toml",
      friction_at_a("{ stiction = 0.3 }")), CHECK, ["stiction", "viscous"])
+# A joint's actuator (crates/mechanism/src/actuator.rs): a revolute joint's takes rpm, not m/s;
+# a second actuator on a one-degree-of-freedom linkage leaves the inverse dynamics not square.
+case("mechanism: a revolute joint's actuator with a slide's reference speed", put("mechanism/actuator-speed-on-revolute.toml",
+     friction_at_a("{ viscous = 0.01 }").replace(JOINT_A, JOINT_A + "actuator = { km = 1.0, speed_ref = 0.2 }\n", 1)), CHECK,
+     ["joints[1] (A).actuator.speed_ref", "omega_ref_rpm"])
+case("mechanism: a second actuator on a one-degree-of-freedom linkage", put("mechanism/actuator-one-too-many.toml",
+     crank.replace(JOINT_A, JOINT_A + "actuator = { km = 1.0 }\n", 1)), CHECK,
+     ["1 degree(s) of freedom", "motor_torque, A_torque", "take `actuator` off"])
 # A joint of an elastic body cannot carry the rigid model's friction law (the rod's spring taken
 # off, so that the friction is what is refused).
 no_spring = crank.replace("[[forces]]\n" + SPRING, "", 1)

@@ -478,7 +478,9 @@ def simulate(
 def check(mechanism: PathLike) -> Dict[str, Any]:
     """``flexbench check``: a mechanism file parsed, validated and assembled over a whole crank
     turn. Returns its name, bodies (name, mass kg, inertia kg m^2, centroid m), joints, degrees of
-    freedom, markers, the forces table's columns and the worst condition number over the turn."""
+    freedom, markers, the force elements (each a line naming its kind, whether the inverse
+    dynamics solves for it and its law: friction, joint actuators), the forces table's columns and
+    the worst condition number over the turn."""
     return json.loads(_native.check(os.fspath(mechanism)))
 
 

@@ -1098,18 +1098,7 @@ fn check_command(args: CheckArgs) -> Result<()> {
         );
     }
     for f in &m.forces {
-        if let flexbench_mechanism::model::ForceKind::JointFriction { law, .. }
-        | flexbench_mechanism::model::ForceKind::SlideFriction { law, .. } = &f.kind
-        {
-            println!(
-                "  friction {}: viscous {}, Coulomb {} x {}({} w)",
-                f.name,
-                law.viscous,
-                law.coulomb,
-                law.law.name(),
-                law.sharpness
-            );
-        }
+        println!("  force {}", f.describe());
     }
     println!(
         "  forces table columns: t, {}",

@@ -3,7 +3,7 @@
 //! coordinates), the liaison forces from the multipliers, and the elastic coordinates.
 
 use flexbench_contracts::{Column, Table, TrackRow, Tracks};
-use flexbench_mechanism::model::{ForceKind, JointKind};
+use flexbench_mechanism::model::{BodyRef, ForceKind, JointKind};
 use nalgebra::{DVector, Vector2};
 
 use crate::simulate::FlexSample;
@@ -95,8 +95,9 @@ impl System {
 
     /// A forces row in the rigid model's column order (its `force_columns`): each revolute
     /// joint's force of its first body on its second (N), the actuators' efforts (a torque or
-    /// motor actuator on a body whose angle is prescribed reports the law's torque plus the
-    /// driver's, N m), each slide's normal force (N) and couple (N m).
+    /// motor actuator on a body whose angle is prescribed, or a joint's actuator on such a
+    /// second body, reports the law's torque plus the driver's, N m), each slide's normal force
+    /// (N) and couple (N m).
     pub fn forces_row(&self, s: &FlexSample) -> Vec<f64> {
         let m = &self.mechanism;
         let mut rev = Vec::new();
@@ -132,6 +133,10 @@ impl System {
                 ForceKind::Torque { body, .. } | ForceKind::Motor { body, .. } => {
                     law + std::mem::take(&mut driver_torque[body])
                 }
+                ForceKind::JointTorque {
+                    second: BodyRef::Body(body),
+                    ..
+                } => law + std::mem::take(&mut driver_torque[body]),
                 _ => law,
             }
         });

@@ -47,6 +47,11 @@ pub const WHITENESS_LAGS: usize = 20;
 pub const WHITENESS_P: f64 = 1e-3;
 /// See [`WHITENESS_P`]: a correlation this small does not change the estimates materially.
 pub const WHITENESS_LAG1: f64 = 0.2;
+
+/// Below this RMS residual of the smoothed fit (m) the whiteness test is recorded but not
+/// warned of: errors under a micrometre are no camera's or encoder's (a simulation's exact
+/// positions), and what correlation is left is the jerk model's own, not the markers'.
+pub const WHITENESS_FLOOR_M: f64 = 1e-6;
 /// Largest marker noise the maximum-likelihood search tries, m.
 pub const SIGMA_MAX: f64 = 0.1;
 /// Least marker noise the maximum-likelihood search tries without a quantization floor, m.
@@ -289,11 +294,13 @@ fn density_bound_warnings(mech: &Mechanism, s: &[f64]) -> Vec<String> {
 }
 
 /// The Ljung-Box test of the smoother's standardised innovations, each component of the
-/// observations' reduced rows a sequence, and its warning when they are correlated.
+/// observations' reduced rows a sequence, and its warning when they are correlated and the
+/// smoothed fit's RMS residual `fit_rms_m` (m) is at least [`WHITENESS_FLOOR_M`].
 pub(crate) fn innovations_whiteness(
     mech: &Mechanism,
     est: &Estimate,
     quantization: &[Quantization],
+    fit_rms_m: f64,
 ) -> (Option<Whiteness>, Option<String>) {
     let width = est.innovations.iter().map(|e| e.len()).max().unwrap_or(0);
     let series: Vec<Vec<f64>> = (0..width)
@@ -308,7 +315,8 @@ pub(crate) fn innovations_whiteness(
     let Some(w) = ljung_box(&series, WHITENESS_LAGS) else {
         return (None, None);
     };
-    if !(w.p_value < WHITENESS_P && w.lag1.abs() > WHITENESS_LAG1) {
+    if !(w.p_value < WHITENESS_P && w.lag1.abs() > WHITENESS_LAG1) || fit_rms_m < WHITENESS_FLOOR_M
+    {
         return (Some(w), None);
     }
     let cause = match quantization.first() {

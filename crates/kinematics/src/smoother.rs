@@ -142,7 +142,7 @@ pub fn smooth_markers_with_covariance(
     })?;
     let (out, mut report) = smoothed_samples(mech, obs, &lin, &est, &scale);
     report.rms_free = free_fit_rms(mech, obs).unwrap_or(f64::NAN);
-    let (whiteness, white_warning) = innovations_whiteness(mech, &est, &quantization);
+    let (whiteness, white_warning) = innovations_whiteness(mech, &est, &quantization, report.rms);
     let mut warnings = noise_warnings;
     warnings.extend(white_warning);
     let covariances = est

@@ -179,7 +179,7 @@ impl Mechanism {
         Ok(out.remove(0))
     }
 
-    /// Which force columns are couples (N m): the motor's and torques' magnitudes and the
+    /// Which force columns are couples (N m): the motors', torques' and joints' torques and the
     /// slides' reaction moments, scaled by the reference length in the condition number.
     fn couple_columns(&self) -> Vec<bool> {
         self.force_columns()
@@ -192,6 +192,7 @@ impl Mechanism {
                             f.kind,
                             crate::model::ForceKind::Motor { .. }
                                 | crate::model::ForceKind::Torque { .. }
+                                | crate::model::ForceKind::JointTorque { .. }
                         )
                 }) || name.ends_with("_moment")
             })

@@ -3,6 +3,8 @@
 //! - [`model`]: bodies, joints, forces, markers and the initial state, validated.
 //! - [`file`]: the mechanism file (TOML), in the bench's flat form (docs/bench.md section 6) or
 //!   the general form for any planar linkage.
+//! - [`general`]: the general form of the mechanism file, any planar linkage.
+//! - [`actuator`]: a joint's actuator (a motor between two bodies, a jack on a slide).
 //! - [`friction`]: joint friction as rigs identify it (viscous and a smoothed Coulomb term).
 //! - [`constraints`]: the joints' constraint equations Phi(q) = 0 in absolute coordinates, their
 //!   Jacobian and the acceleration right-hand side.
@@ -20,11 +22,13 @@
 
 #![warn(missing_docs)]
 
+pub mod actuator;
 pub mod assembly;
 pub mod constraints;
 pub mod elastic;
 pub mod file;
 pub mod friction;
+pub mod general;
 pub mod inverse;
 pub mod loads;
 pub mod lu;

@@ -83,7 +83,8 @@ impl ForceElement {
             ForceKind::Motor { body, reaction, .. } | ForceKind::Torque { body, reaction, .. } => {
                 couple_loads(*body, *reaction)
             }
-            ForceKind::JointFriction { first, second, .. } => {
+            ForceKind::JointFriction { first, second, .. }
+            | ForceKind::JointTorque { first, second, .. } => {
                 let mut v = Vec::new();
                 for (side, sign) in [(second, 1.0), (first, -1.0)] {
                     if let BodyRef::Body(i) = side {
@@ -101,6 +102,9 @@ impl ForceElement {
                 body, point, angle, ..
             }
             | ForceKind::SlideFriction {
+                body, point, angle, ..
+            }
+            | ForceKind::SlideForce {
                 body, point, angle, ..
             } => {
                 let (u, _) = slide_axes(*angle);
@@ -139,8 +143,9 @@ impl ForceElement {
     }
 
     /// The magnitude given by the element's law at (q, q'): motor torque (N m), pump force
-    /// along u (N), spring tension (N), constant torque (N m), a joint's friction couple on its
-    /// second side (N m) or a slide's friction force along its line (N).
+    /// along u (N), spring tension (N), constant torque (N m), a joint's friction couple or
+    /// actuator torque on its second side (N m) or a slide's friction or actuator force along
+    /// its line (N).
     pub fn magnitude(&self, q: &DVector<f64>, qd: &DVector<f64>) -> f64 {
         match &self.kind {
             ForceKind::Motor {
@@ -171,6 +176,22 @@ impl ForceElement {
             } => {
                 let (u, _) = slide_axes(*angle);
                 -law.resisting(u.dot(&body_point_vel(q, qd, *body, *point)))
+            }
+            ForceKind::JointTorque { first, second, law } => {
+                let w = |b: &BodyRef| match b {
+                    BodyRef::Ground => 0.0,
+                    BodyRef::Body(i) => qd[3 * i + 2],
+                };
+                law.at(w(second) - w(first))
+            }
+            ForceKind::SlideForce {
+                body,
+                point,
+                angle,
+                law,
+            } => {
+                let (u, _) = slide_axes(*angle);
+                law.at(u.dot(&body_point_vel(q, qd, *body, *point)))
             }
             ForceKind::Pump {
                 body,

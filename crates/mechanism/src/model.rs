@@ -168,6 +168,29 @@ pub enum ForceKind {
         /// The law.
         law: crate::friction::Friction,
     },
+    /// A revolute joint's actuator (a motor between two bodies, or a body and the ground): a
+    /// couple of the first side on the second (minus it on the first), N m; in the simulation
+    /// law.at(w), w the second's angular velocity less the first's (rad/s).
+    JointTorque {
+        /// The joint's first side (the ground or a body).
+        first: BodyRef,
+        /// The joint's second side.
+        second: BodyRef,
+        /// The simulation's law.
+        law: crate::actuator::ActuatorLaw,
+    },
+    /// A slide's actuator (a jack): a force along the line on the sliding body's point, N; in
+    /// the simulation law.at(s'), s' the point's speed along the line (m/s).
+    SlideForce {
+        /// The sliding body.
+        body: usize,
+        /// The sliding point relative to the centroid, local axes, m.
+        point: Vector2<f64>,
+        /// The line's direction, rad from +X.
+        angle: f64,
+        /// The simulation's law.
+        law: crate::actuator::ActuatorLaw,
+    },
     /// Constant torque on a body, N m (reaction on `reaction`).
     Torque {
         /// Body the torque acts on.
@@ -177,6 +200,47 @@ pub enum ForceKind {
         /// Torque, N m (counter-clockwise positive).
         torque: f64,
     },
+}
+
+impl ForceElement {
+    /// One line on the element as `flexbench check` states it: its kind, whether the inverse
+    /// dynamics solves for it, and its law in the simulation (SI units).
+    pub fn describe(&self) -> String {
+        let role = if self.actuator {
+            "actuator: solved for by the inverse dynamics; in the simulation"
+        } else {
+            "law"
+        };
+        let what = match &self.kind {
+            ForceKind::Motor { km, omega_ref, .. } => format!(
+                "motor (N m), {role} {km} ({:.4} rpm - relative rpm) x pi/30",
+                omega_ref * 30.0 / std::f64::consts::PI
+            ),
+            ForceKind::Pump { k, s0, c, fr, vr, .. } => format!(
+                "pump (N along its line), {role} -{k} (s - {s0}) - {c} s' - {fr} tanh(s'/{vr})"
+            ),
+            ForceKind::Spring { k, c, rest, .. } => format!(
+                "spring-damper (N, tension between its points), {role} {k} (L - {rest}) + {c} L'"
+            ),
+            ForceKind::Torque { torque, .. } => format!("torque (N m), {role} {torque}"),
+            ForceKind::JointFriction { law, .. } | ForceKind::SlideFriction { law, .. } => format!(
+                "friction (N m or N against the joint's motion w): viscous {}, Coulomb {} x {}({} w)",
+                law.viscous,
+                law.coulomb,
+                law.law.name(),
+                law.sharpness
+            ),
+            ForceKind::JointTorque { law, .. } => format!(
+                "joint actuator (N m, the first side on the second), {role} {} + {} ({:.6} - w), w in rad/s",
+                law.constant, law.km, law.reference
+            ),
+            ForceKind::SlideForce { law, .. } => format!(
+                "slide actuator (N along its line), {role} {} + {} ({:.6} - v), v in m/s",
+                law.constant, law.km, law.reference
+            ),
+        };
+        format!("{}: {what}", self.name)
+    }
 }
 
 /// A named force element; `actuator` ones are unknowns of the inverse dynamics.
@@ -374,10 +438,22 @@ impl Mechanism {
                 self.drivers.len()
             ));
         }
-        let actuators = self.forces.iter().filter(|f| f.actuator).count();
-        if actuators as isize != dof {
+        let actuators: Vec<&str> = self
+            .forces
+            .iter()
+            .filter(|f| f.actuator)
+            .map(|f| f.name.as_str())
+            .collect();
+        if actuators.len() as isize != dof {
+            let fix = if (actuators.len() as isize) < dof {
+                "mark another force element actuator = true or give a joint an actuator = { ... }"
+            } else {
+                "take `actuator` off one of them (a law the simulation keeps: a [[forces]] entry's actuator = false, or the joint's actuator table removed)"
+            };
             return model(format!(
-                "the inverse dynamics needs as many actuators (unknown efforts) as degrees of freedom: {dof} degrees of freedom, {actuators} force elements marked actuator = true"
+                "the inverse dynamics needs as many actuators (unknown efforts) as degrees of freedom: {dof} degree(s) of freedom, {} actuator(s) ({}); {fix}",
+                actuators.len(),
+                if actuators.is_empty() { "none".to_string() } else { actuators.join(", ") }
             ));
         }
         if self.guess.len() != self.bodies.len() {

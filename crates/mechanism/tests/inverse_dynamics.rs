@@ -1,7 +1,8 @@
 //! Inverse dynamics (Newton-Euler, one square system per sample) fed the simulator's exact
 //! kinematics reproduces the simulator's joint forces, which come from the Lagrange multipliers
 //! by another route, and its actuators' efforts: on the default bench, two benches of other
-//! geometry and masses, the slider-crank and the four-bar (nothing may depend on the defaults).
+//! geometry and masses, the slider-crank, the four-bar, and mechanisms with joint friction, a
+//! motor between two bodies, a slide's jack and a cylinder (nothing may depend on the defaults).
 //!
 //! Tolerance: 1e-6 of each column's peak (the criterion); columns that are zero by
 //! construction (the slide's reaction couple) are held to 1e-6 of the table's largest peak.
@@ -92,6 +93,19 @@ fn bench_with_other_geometry_and_masses_b() {
 #[test]
 fn slider_crank() {
     check("pipelines/slider-crank.toml");
+}
+
+/// Joint friction and a motor declared on the joint between two bodies (`elbow_torque`).
+#[test]
+fn double_pendulum_with_friction_and_a_joint_motor() {
+    check("tests/mechanisms/double-pendulum-friction.toml");
+}
+
+/// A slide's jack (`rail_force`) and a cylinder between two bodies (a spring-damper whose
+/// tension is the unknown), with friction at the pin and on the rail.
+#[test]
+fn jack_and_cylinder() {
+    check("tests/mechanisms/jack-and-cylinder.toml");
 }
 
 #[test]

@@ -215,6 +215,8 @@ struct MechanismDescription {
     dof: isize,
     /// Its markers' names.
     markers: Vec<String>,
+    /// The force elements, each as `flexbench check` states it (name, kind, role and law).
+    forces: Vec<String>,
     /// The forces table's columns after t.
     force_columns: Vec<String>,
     /// The worst condition number of the assembly over a whole turn of the first driver.
@@ -247,6 +249,7 @@ fn check(py: Python<'_>, mechanism: PathBuf) -> PyResult<String> {
             joints: m.joints.iter().map(|j| j.name.clone()).collect(),
             dof: m.dof(),
             markers: m.markers.iter().map(|k| k.name.clone()).collect(),
+            forces: m.forces.iter().map(|f| f.describe()).collect(),
             force_columns: m.force_columns(),
             worst_condition: worst,
         };

@@ -1,0 +1,733 @@
+//! The general form of the mechanism file: any planar linkage by its bodies, joints (with
+//! their friction and actuators), force elements, markers and driving coordinates (the format
+//! is shown in [`crate::file`]'s documentation).
+
+use std::collections::BTreeMap;
+
+use nalgebra::Vector2;
+use serde::Deserialize;
+
+use crate::actuator::ActuatedJoint;
+use crate::file::{key_err, need, non_negative, positive, vec2};
+use crate::model::{
+    Body, BodyRef, Coordinate, Driver, ForceElement, ForceKind, Joint, JointKind, Marker,
+    Mechanism, PointRef,
+};
+use crate::{rot, MechanismError};
+
+/// The general form of the mechanism file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneralFile {
+    /// A name for reports.
+    pub name: Option<String>,
+    /// Gravity, bench frame, m/s^2.
+    pub gravity: Option<[f64; 2]>,
+    /// Named ground points, bench frame, m.
+    #[serde(default)]
+    pub ground: BTreeMap<String, [f64; 2]>,
+    /// Moving bodies.
+    pub bodies: Vec<BodyEntry>,
+    /// Joints.
+    #[serde(default)]
+    pub joints: Vec<JointEntry>,
+    /// Force elements.
+    #[serde(default)]
+    pub forces: Vec<ForceEntry>,
+    /// Markers.
+    #[serde(default)]
+    pub markers: Vec<MarkerEntry>,
+    /// Driving coordinates, one per degree of freedom.
+    #[serde(default)]
+    pub drivers: Vec<DriverEntry>,
+}
+
+/// A `[[bodies]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyEntry {
+    /// Body name.
+    pub name: String,
+    /// Mass, kg.
+    pub mass: f64,
+    /// Inertia about the centroid, kg m^2.
+    pub inertia: f64,
+    /// Centroid, local frame, m.
+    #[serde(default)]
+    pub centroid: [f64; 2],
+    /// Named points, local frame, m.
+    #[serde(default)]
+    pub points: BTreeMap<String, [f64; 2]>,
+    /// Initial guess of the local origin's position (m) and the angle (rad).
+    pub pose: [f64; 3],
+    /// The body's elastic discretization (`[bodies.elastic]`), when it is elastic.
+    pub elastic: Option<crate::elastic::ElasticEntry>,
+}
+
+/// A `[[joints]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum JointEntry {
+    /// Revolute pin between two points "body:point".
+    Revolute {
+        /// Joint name.
+        name: String,
+        /// The point of the body exerting the reported force.
+        first: String,
+        /// The point of the body the reported force acts on.
+        second: String,
+        /// Friction resisting the relative rotation (N m s, N m, s/rad).
+        friction: Option<crate::friction::FrictionEntry>,
+        /// A motor at the joint, reported as its torque `<name>_torque` (N m, first on second).
+        actuator: Option<crate::actuator::ActuatorEntry>,
+    },
+    /// A body point sliding along a ground line, its rotation locked.
+    Slide {
+        /// Joint name.
+        name: String,
+        /// "body:point".
+        point: String,
+        /// A point of the line, m.
+        origin: [f64; 2],
+        /// The line's direction, rad.
+        angle: f64,
+        /// Friction resisting the sliding (N s/m, N, s/m).
+        friction: Option<crate::friction::FrictionEntry>,
+        /// A jack along the line, reported as its force `<name>_force` (N, along the line).
+        actuator: Option<crate::actuator::ActuatorEntry>,
+    },
+}
+
+/// A `[[forces]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ForceEntry {
+    /// Motor torque law M = km (omega_ref - omega_rel).
+    Motor {
+        /// Column name.
+        name: String,
+        /// Driven body.
+        body: String,
+        /// Body taking the reaction (default ground).
+        reaction: Option<String>,
+        /// N m s.
+        km: f64,
+        /// rpm.
+        omega_ref_rpm: f64,
+        /// Unknown of the inverse dynamics.
+        #[serde(default)]
+        actuator: bool,
+    },
+    /// Pump law along a ground direction on a body point.
+    Pump {
+        /// Column name.
+        name: String,
+        /// "body:point".
+        point: String,
+        /// Direction, rad.
+        #[serde(default)]
+        angle: f64,
+        /// N/m.
+        k: f64,
+        /// m.
+        s0: f64,
+        /// N s/m.
+        c: f64,
+        /// N.
+        #[serde(default)]
+        fr: f64,
+        /// m/s.
+        #[serde(default = "default_vr")]
+        vr: f64,
+        /// Unknown of the inverse dynamics.
+        #[serde(default)]
+        actuator: bool,
+    },
+    /// Point-to-point spring-damper.
+    Spring {
+        /// Column name.
+        name: String,
+        /// "body:point".
+        first: String,
+        /// "body:point".
+        second: String,
+        /// N/m.
+        k: f64,
+        /// N s/m.
+        #[serde(default)]
+        c: f64,
+        /// Rest length, m.
+        rest: f64,
+        /// Unknown of the inverse dynamics (a linear actuator between the two points, its
+        /// tension reported): the law is then the simulation's only.
+        #[serde(default)]
+        actuator: bool,
+    },
+    /// Constant torque.
+    Torque {
+        /// Column name.
+        name: String,
+        /// Body.
+        body: String,
+        /// Reaction body (default ground).
+        reaction: Option<String>,
+        /// N m.
+        torque: f64,
+        /// Unknown of the inverse dynamics.
+        #[serde(default)]
+        actuator: bool,
+    },
+}
+
+fn default_vr() -> f64 {
+    0.01
+}
+
+/// A `[[markers]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerEntry {
+    /// Marker name.
+    pub name: String,
+    /// Body.
+    pub body: String,
+    /// Local frame position, m.
+    pub at: [f64; 2],
+}
+
+/// A `[[drivers]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverEntry {
+    /// Name for messages.
+    pub name: String,
+    /// Body.
+    pub body: String,
+    /// "angle", "x" or "y".
+    pub coordinate: String,
+    /// For "x"/"y": the body point.
+    pub point: Option<String>,
+    /// Initial value, rad or m.
+    pub value: f64,
+    /// Initial rate, rad/s or m/s.
+    #[serde(default)]
+    pub rate: f64,
+    /// The coordinate follows value + rate t (a rheonomic constraint of the coupled simulation).
+    #[serde(default)]
+    pub prescribed: bool,
+}
+
+impl GeneralFile {
+    /// Build and validate the model.
+    pub fn build(&self) -> Result<Mechanism, MechanismError> {
+        let (bodies, guess) = self.bodies()?;
+        let names = Names {
+            bodies: &bodies,
+            ground: &self.ground,
+        };
+        let mut joints = Vec::new();
+        for (i, j) in self.joints.iter().enumerate() {
+            let joint = joint(i, j, &names, &|b| guess[b][2])?;
+            if joints.iter().any(|o: &Joint| o.name == joint.name) {
+                return Err(key_err(
+                    &format!("joints[{i}]"),
+                    format!("two joints are called '{}'", joint.name),
+                ));
+            }
+            joints.push(joint);
+        }
+        let mut forces = self
+            .forces
+            .iter()
+            .enumerate()
+            .map(|(i, f)| force(i, f, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, (entry, j)) in self.joints.iter().zip(&joints).enumerate() {
+            let made = [
+                ("friction", joint_friction(i, entry, j)?),
+                ("actuator", joint_actuator(i, entry, j)?),
+            ];
+            for (what, f) in made {
+                let Some(f) = f else { continue };
+                if forces.iter().any(|o| o.name == f.name) {
+                    return Err(key_err(
+                        &format!("joints[{i}] ({}).{what}", j.name),
+                        format!("a force element is already called '{}'", f.name),
+                    ));
+                }
+                forces.push(f);
+            }
+        }
+        let mut markers = Vec::new();
+        for (i, mk) in self.markers.iter().enumerate() {
+            let marker = marker(i, mk, &names)?;
+            if markers.iter().any(|m: &Marker| m.name == mk.name) {
+                return Err(key_err(
+                    &format!("markers[{i}] ({})", mk.name),
+                    "two markers share this name",
+                ));
+            }
+            markers.push(marker);
+        }
+        let drivers = self
+            .drivers
+            .iter()
+            .enumerate()
+            .map(|(i, d)| driver(i, d, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        let gravity = vec2(
+            Some(self.gravity.unwrap_or([0.0, -9.81])),
+            "gravity",
+            "gravity in m/s^2",
+        )?;
+        let mech = Mechanism {
+            name: self.name.clone().unwrap_or_else(|| "mechanism".into()),
+            bodies,
+            joints,
+            forces,
+            gravity,
+            markers,
+            drivers,
+            guess,
+        };
+        mech.validate()?;
+        Ok(mech)
+    }
+
+    /// The bodies, checked, and the assembly guess of each (centroid x, y and angle).
+    fn bodies(&self) -> Result<(Vec<Body>, Vec<[f64; 3]>), MechanismError> {
+        let mut bodies = Vec::new();
+        let mut guess = Vec::new();
+        for (i, b) in self.bodies.iter().enumerate() {
+            let key = format!("bodies[{i}] ({})", b.name);
+            if b.name == "ground" {
+                return Err(key_err(&key, "'ground' is reserved for the bench frame"));
+            }
+            if self.bodies[..i].iter().any(|o| o.name == b.name) {
+                return Err(key_err(&key, "two bodies share this name"));
+            }
+            positive(
+                Some(b.mass),
+                &format!("{key}.mass"),
+                "the body's mass in kg",
+            )?;
+            non_negative(
+                Some(b.inertia),
+                &format!("{key}.inertia"),
+                "the inertia about the centroid in kg m^2",
+            )?;
+            let centroid = vec2(Some(b.centroid), &format!("{key}.centroid"), "the centroid")?;
+            let mut points = BTreeMap::new();
+            for (n, p) in &b.points {
+                points.insert(
+                    n.clone(),
+                    vec2(Some(*p), &format!("{key}.points.{n}"), "a point")?,
+                );
+            }
+            if !b.pose.iter().all(|x| x.is_finite()) {
+                return Err(key_err(&format!("{key}.pose"), "not finite"));
+            }
+            let o = Vector2::new(b.pose[0], b.pose[1]);
+            let g = o + rot(b.pose[2], centroid);
+            guess.push([g.x, g.y, b.pose[2]]);
+            let names: Vec<&String> = points.keys().collect();
+            let elastic = match &b.elastic {
+                Some(e) => Some(e.build(&format!("{key}.elastic"), &names)?),
+                None => None,
+            };
+            bodies.push(Body {
+                name: b.name.clone(),
+                mass: b.mass,
+                inertia: b.inertia,
+                centroid,
+                points,
+                elastic,
+            });
+        }
+        Ok((bodies, guess))
+    }
+}
+
+/// The names a general file's entries refer to: the bodies and the ground's points.
+struct Names<'a> {
+    bodies: &'a [Body],
+    ground: &'a BTreeMap<String, [f64; 2]>,
+}
+
+impl Names<'_> {
+    /// A body by name ("ground" for the bench frame); `key` names the entry for messages.
+    fn body(&self, name: &str, key: &str) -> Result<BodyRef, MechanismError> {
+        if name == "ground" {
+            return Ok(BodyRef::Ground);
+        }
+        self.bodies
+            .iter()
+            .position(|b| b.name == name)
+            .map(BodyRef::Body)
+            .ok_or_else(|| {
+                key_err(
+                    key,
+                    format!(
+                        "no body called '{name}' (bodies: ground, {})",
+                        self.bodies
+                            .iter()
+                            .map(|b| b.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// A moving body by name (not the ground).
+    fn moving(&self, name: &str, key: &str) -> Result<usize, MechanismError> {
+        match self.body(name, key)? {
+            BodyRef::Body(i) => Ok(i),
+            BodyRef::Ground => Err(key_err(key, "this needs a moving body, not the ground")),
+        }
+    }
+
+    /// A point "body:point" of a body or of the ground.
+    fn point(&self, spec: &str, key: &str) -> Result<PointRef, MechanismError> {
+        let (b, p) = spec
+            .split_once(':')
+            .ok_or_else(|| key_err(key, format!("'{spec}' is not of the form \"body:point\"")))?;
+        let body = self.body(b, key)?;
+        let local = match body {
+            BodyRef::Ground => self.ground.get(p).map(|a| Vector2::new(a[0], a[1])),
+            BodyRef::Body(i) => self.bodies[i].point_rel(p),
+        };
+        let local = local.ok_or_else(|| {
+            let known: Vec<String> = match body {
+                BodyRef::Ground => self.ground.keys().cloned().collect(),
+                BodyRef::Body(i) => self.bodies[i].points.keys().cloned().collect(),
+            };
+            key_err(
+                key,
+                format!(
+                    "body '{b}' has no point '{p}' (its points: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        Ok(PointRef {
+            body,
+            name: p.into(),
+            local,
+        })
+    }
+}
+
+/// Joint `i` of a general file; `body_angle` gives a body's angle in the assembly guess.
+fn joint(
+    i: usize,
+    j: &JointEntry,
+    names: &Names,
+    body_angle: &dyn Fn(usize) -> f64,
+) -> Result<Joint, MechanismError> {
+    Ok(match j {
+        JointEntry::Revolute {
+            name,
+            first,
+            second,
+            ..
+        } => {
+            let key = format!("joints[{i}] ({name})");
+            let a = names.point(first, &format!("{key}.first"))?;
+            let b = names.point(second, &format!("{key}.second"))?;
+            if a.body == b.body {
+                return Err(key_err(&key, "a joint must connect two different bodies"));
+            }
+            Joint {
+                name: name.clone(),
+                kind: JointKind::Revolute { a, b },
+            }
+        }
+        JointEntry::Slide {
+            name,
+            point,
+            origin,
+            angle,
+            ..
+        } => {
+            let key = format!("joints[{i}] ({name})");
+            let p = names.point(point, &format!("{key}.point"))?;
+            let BodyRef::Body(body) = p.body else {
+                return Err(key_err(
+                    &format!("{key}.point"),
+                    "the sliding point must be on a moving body",
+                ));
+            };
+            Joint {
+                name: name.clone(),
+                kind: JointKind::Slide {
+                    body,
+                    point: p.local,
+                    origin: vec2(
+                        Some(*origin),
+                        &format!("{key}.origin"),
+                        "a point of the line",
+                    )?,
+                    angle: need(
+                        Some(*angle),
+                        &format!("{key}.angle"),
+                        "the line's direction",
+                    )?,
+                    body_angle: body_angle(body),
+                },
+            }
+        }
+    })
+}
+
+/// Joint `i`'s friction (`entry` as the file gives it, `joint` as built) as a force element
+/// `<joint>_friction`, when it has one.
+fn joint_friction(
+    i: usize,
+    entry: &JointEntry,
+    joint: &Joint,
+) -> Result<Option<ForceElement>, MechanismError> {
+    let friction = match entry {
+        JointEntry::Revolute { friction, .. } | JointEntry::Slide { friction, .. } => friction,
+    };
+    let Some(friction) = friction else {
+        return Ok(None);
+    };
+    let law = friction.build(&format!("joints[{i}] ({}).friction", joint.name))?;
+    let kind = match &joint.kind {
+        JointKind::Revolute { a, b } => ForceKind::JointFriction {
+            first: a.body,
+            second: b.body,
+            law,
+        },
+        JointKind::Slide {
+            body, point, angle, ..
+        } => ForceKind::SlideFriction {
+            body: *body,
+            point: *point,
+            angle: *angle,
+            law,
+        },
+    };
+    Ok(Some(ForceElement {
+        name: format!("{}_friction", joint.name),
+        kind,
+        actuator: false,
+    }))
+}
+
+/// Joint `i`'s actuator (`entry` as the file gives it, `joint` as built) as an actuator force
+/// element `<joint>_torque` (revolute) or `<joint>_force` (slide), when it has one.
+fn joint_actuator(
+    i: usize,
+    entry: &JointEntry,
+    joint: &Joint,
+) -> Result<Option<ForceElement>, MechanismError> {
+    let actuator = match entry {
+        JointEntry::Revolute { actuator, .. } | JointEntry::Slide { actuator, .. } => actuator,
+    };
+    let Some(actuator) = actuator else {
+        return Ok(None);
+    };
+    let key = format!("joints[{i}] ({}).actuator", joint.name);
+    let (name, kind) = match &joint.kind {
+        JointKind::Revolute { a, b } => (
+            format!("{}_torque", joint.name),
+            ForceKind::JointTorque {
+                first: a.body,
+                second: b.body,
+                law: actuator.build(&key, ActuatedJoint::Revolute)?,
+            },
+        ),
+        JointKind::Slide {
+            body, point, angle, ..
+        } => (
+            format!("{}_force", joint.name),
+            ForceKind::SlideForce {
+                body: *body,
+                point: *point,
+                angle: *angle,
+                law: actuator.build(&key, ActuatedJoint::Slide)?,
+            },
+        ),
+    };
+    Ok(Some(ForceElement {
+        name,
+        kind,
+        actuator: true,
+    }))
+}
+
+/// Force element `i` of a general file. One arm per kind of force, each checking its keys one by
+/// one: longer than 80 lines, but read one arm at a time.
+fn force(i: usize, f: &ForceEntry, names: &Names) -> Result<ForceElement, MechanismError> {
+    Ok(match f {
+        ForceEntry::Motor {
+            name,
+            body,
+            reaction,
+            km,
+            omega_ref_rpm,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Motor {
+                    body: names.moving(body, &format!("{key}.body"))?,
+                    reaction: names.body(
+                        reaction.as_deref().unwrap_or("ground"),
+                        &format!("{key}.reaction"),
+                    )?,
+                    km: non_negative(Some(*km), &format!("{key}.km"), "N m s")?,
+                    omega_ref: need(Some(*omega_ref_rpm), &format!("{key}.omega_ref_rpm"), "rpm")?
+                        * std::f64::consts::PI
+                        / 30.0,
+                },
+                actuator: *actuator,
+            }
+        }
+        ForceEntry::Pump {
+            name,
+            point,
+            angle,
+            k,
+            s0,
+            c,
+            fr,
+            vr,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            let p = names.point(point, &format!("{key}.point"))?;
+            let BodyRef::Body(body) = p.body else {
+                return Err(key_err(
+                    &format!("{key}.point"),
+                    "the pump acts on a moving body",
+                ));
+            };
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Pump {
+                    body,
+                    point: p.local,
+                    angle: need(Some(*angle), &format!("{key}.angle"), "rad")?,
+                    k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
+                    s0: need(Some(*s0), &format!("{key}.s0"), "m")?,
+                    c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
+                    fr: non_negative(Some(*fr), &format!("{key}.fr"), "N")?,
+                    vr: positive(Some(*vr), &format!("{key}.vr"), "m/s")?,
+                },
+                actuator: *actuator,
+            }
+        }
+        ForceEntry::Spring {
+            name,
+            first,
+            second,
+            k,
+            c,
+            rest,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Spring {
+                    a: names.point(first, &format!("{key}.first"))?,
+                    b: names.point(second, &format!("{key}.second"))?,
+                    k: non_negative(Some(*k), &format!("{key}.k"), "N/m")?,
+                    c: non_negative(Some(*c), &format!("{key}.c"), "N s/m")?,
+                    rest: non_negative(
+                        Some(*rest),
+                        &format!("{key}.rest"),
+                        "the rest length in m",
+                    )?,
+                },
+                actuator: *actuator,
+            }
+        }
+        ForceEntry::Torque {
+            name,
+            body,
+            reaction,
+            torque,
+            actuator,
+        } => {
+            let key = format!("forces[{i}] ({name})");
+            ForceElement {
+                name: name.clone(),
+                kind: ForceKind::Torque {
+                    body: names.moving(body, &format!("{key}.body"))?,
+                    reaction: names.body(
+                        reaction.as_deref().unwrap_or("ground"),
+                        &format!("{key}.reaction"),
+                    )?,
+                    torque: need(Some(*torque), &format!("{key}.torque"), "N m")?,
+                },
+                actuator: *actuator,
+            }
+        }
+    })
+}
+
+/// Marker `i` of a general file (its name's uniqueness is the caller's check).
+fn marker(i: usize, mk: &MarkerEntry, names: &Names) -> Result<Marker, MechanismError> {
+    let key = format!("markers[{i}] ({})", mk.name);
+    let b = names.moving(&mk.body, &format!("{key}.body"))?;
+    let at = vec2(
+        Some(mk.at),
+        &format!("{key}.at"),
+        "the marker's local position",
+    )?;
+    Ok(Marker {
+        name: mk.name.clone(),
+        body: b,
+        local: at - names.bodies[b].centroid,
+        local_frame: at,
+    })
+}
+
+/// Driving coordinate `i` of a general file.
+fn driver(i: usize, d: &DriverEntry, names: &Names) -> Result<Driver, MechanismError> {
+    let key = format!("drivers[{i}] ({})", d.name);
+    let body = names.moving(&d.body, &format!("{key}.body"))?;
+    let point = || -> Result<Vector2<f64>, MechanismError> {
+        let p = d.point.as_deref().ok_or_else(|| {
+            key_err(
+                &format!("{key}.point"),
+                "missing: x and y coordinates need a point",
+            )
+        })?;
+        names.bodies[body].point_rel(p).ok_or_else(|| {
+            key_err(
+                &format!("{key}.point"),
+                format!("body '{}' has no point '{p}'", d.body),
+            )
+        })
+    };
+    let coordinate = match d.coordinate.as_str() {
+        "angle" => Coordinate::Angle { body },
+        "x" => Coordinate::PointX {
+            body,
+            point: point()?,
+        },
+        "y" => Coordinate::PointY {
+            body,
+            point: point()?,
+        },
+        other => {
+            return Err(key_err(
+                &format!("{key}.coordinate"),
+                format!("'{other}' is not one of angle, x, y"),
+            ))
+        }
+    };
+    Ok(Driver {
+        name: d.name.clone(),
+        coordinate,
+        value: need(Some(d.value), &format!("{key}.value"), "rad or m")?,
+        rate: need(Some(d.rate), &format!("{key}.rate"), "rad/s or m/s")?,
+        prescribed: d.prescribed,
+    })
+}
