@@ -10,9 +10,13 @@
 //! - [`compare`]: the measured samples against the simulated series at the same crank angles:
 //!   NRMSE (RMS of the difference over the simulated range), each one's peak and the crank angle
 //!   where it is reached, the phase lag (the crank-angle shift of the simulated series that best
-//!   fits the measured samples), and both harmonic contents.
+//!   fits the measured samples), and both harmonic contents;
+//! - [`measured`]: a computed torque or force against one the rig measured, in time on their
+//!   own clocks (RMS, mean, peaks, lag, the share the friction model explains).
 
 #![warn(missing_docs)]
+
+pub mod measured;
 
 use nalgebra::{DMatrix, DVector};
 use std::f64::consts::TAU;
@@ -20,6 +24,26 @@ use std::f64::consts::TAU;
 /// What can go wrong in a comparison.
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
+    /// A series on its own clock that cannot be compared (times, values).
+    #[error("{what}: the {side} series: {reason}")]
+    Series {
+        /// The quantity.
+        what: String,
+        /// Which series (computed, measured).
+        side: String,
+        /// What is wrong and the fix.
+        reason: String,
+    },
+    /// A measured series whose times do not overlap the computed one's.
+    #[error("{what}: the measured times ({:.4} to {:.4} s) do not overlap the computed ones ({:.4} to {:.4} s) by three samples; both must be on one clock: shift the measured times by the loggers' offset", measured.0, measured.1, computed.0, computed.1)]
+    NoOverlap {
+        /// The quantity.
+        what: String,
+        /// The computed series' first and last times, s.
+        computed: (f64, f64),
+        /// The measured series' first and last times, s.
+        measured: (f64, f64),
+    },
     /// Too few samples, or samples that do not cover the turn, for the harmonics asked.
     #[error("{what}: {samples} samples over {turns:.2} turns cannot determine {harmonics} harmonics; record at least one whole turn, or ask for fewer harmonics")]
     Underdetermined {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use flexbench_contracts::names::Switch;
 use flexbench_mechanism::file::load;
@@ -55,11 +55,16 @@ enum Command {
     /// Example: flexbench fem --kinematics out/demo/process/bodies.csv --forces out/demo/process/forces.csv --mechanism pipelines/wind-pump.toml --out out/fem
     Fem(FemArgs),
     /// A processed recording against the rigid bench simulated from the mechanism file, aligned
-    /// by the crank angle: per marker acceleration component and per liaison force component at
-    /// B and C', NRMSE, peaks and their crank angles, phase lag, harmonic content; the
-    /// comparison table, figures and a summary.
+    /// by the crank angle (where the mechanism has a motor-driven crank): per marker
+    /// acceleration component and per liaison force component at B and C', NRMSE, peaks and
+    /// their crank angles, phase lag, harmonic content; and, with --measured, the computed joint
+    /// torques and forces against the rig's measured ones on its own clock (any mechanism): RMS,
+    /// mean, peaks, lag, the share the file's friction explains (measured.json, the table and
+    /// figure).
     ///
     /// Example: flexbench compare --processed out/demo/process --mechanism pipelines/wind-pump.toml --out out/compare
+    ///
+    /// Example: flexbench compare --processed out/pendulum --mechanism recordings/dfki-pendulum/pendulum-friction.toml --measured recordings/dfki-pendulum/runs/ddp_swingup.csv --measured-column torque=motor_torque --measured-cutoff 10 --out out/pendulum-compare
     Compare(CompareArgs),
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
@@ -333,6 +338,26 @@ struct CompareArgs {
     /// Harmonics of the crank angle kept for every quantity.
     #[arg(long, default_value_t = flexbench_pipeline::compare::DEFAULT_HARMONICS)]
     harmonics: usize,
+    /// A table the rig measured on its own clock (CSV or Parquet: a time column and columns
+    /// named after the forces table's, e.g. motor_torque): computed against measured in time.
+    #[arg(long)]
+    measured: Option<PathBuf>,
+    /// A measured column and the forces table's column it measures, COLUMN=FORCES_COLUMN
+    /// (repeat for more); then only the mapped columns are compared.
+    #[arg(long = "measured-column", value_name = "COLUMN=FORCES_COLUMN")]
+    measured_column: Vec<String>,
+    /// The measured table's time column, s (default t, else time).
+    #[arg(long)]
+    measured_time: Option<String>,
+    /// Added to the measured times to put them on the recording's clock, s.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    measured_offset: f64,
+    /// Low-pass the measured series at this frequency (zero-lag Butterworth, fourth order), Hz.
+    #[arg(long)]
+    measured_cutoff: Option<f64>,
+    /// Largest lag of the measurement behind the computed series searched, s.
+    #[arg(long, default_value_t = flexbench_pipeline::compare_measured::DEFAULT_MAX_LAG_S)]
+    max_lag: f64,
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
@@ -959,30 +984,106 @@ fn fem_command(args: FemArgs) -> Result<()> {
     Ok(())
 }
 
-/// `flexbench compare`: what [`Command::Compare`] describes.
+/// `flexbench compare`: what [`Command::Compare`] describes. The measured table is read and
+/// compared first, the simulated bench after; nothing is written until both have succeeded.
 fn compare_command(args: CompareArgs) -> Result<()> {
-    let CompareArgs {
-        processed,
-        mechanism,
-        harmonics,
-        out,
-    } = args;
-    let (summary, files) =
-        flexbench_pipeline::compare::compare_run(&processed, &mechanism, harmonics, &out)
-            .with_context(|| {
-                format!("comparing {} with the simulated bench", processed.display())
-            })?;
-    print_warnings(&summary.warnings);
-    for q in &summary.quantities {
+    let spec = measured_spec(&args)?;
+    let mech = flexbench_mechanism::file::load(&args.mechanism)
+        .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?
+        .mechanism;
+    let simulated = flexbench_pipeline::compare::simulated_applies(&mech);
+    let measured = match &args.measured {
+        Some(path) => Some(
+            flexbench_pipeline::compare_measured::compare_measured(
+                &args.processed,
+                &args.mechanism,
+                path,
+                &spec,
+            )
+            .with_context(|| format!("comparing {} with the measured {}", args.processed.display(), path.display()))?,
+        ),
+        None if !simulated => bail!(
+            "nothing to compare for the mechanism '{}': it has no motor-driven crank named 'crank' to simulate by crank angle; give the rig's measured torques or forces with --measured",
+            mech.name
+        ),
+        None => None,
+    };
+    let mut written = 0;
+    if simulated {
+        let (summary, files) = flexbench_pipeline::compare::compare_run(
+            &args.processed,
+            &args.mechanism,
+            args.harmonics,
+            &args.out,
+        )
+        .with_context(|| {
+            format!(
+                "comparing {} with the simulated bench",
+                args.processed.display()
+            )
+        })?;
+        print_warnings(&summary.warnings);
+        for q in &summary.quantities {
+            println!(
+                "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
+                q.quantity,
+                100.0 * q.nrmse,
+                q.phase_lag_deg
+            );
+        }
+        written += files.len();
+    } else {
         println!(
-            "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
-            q.quantity,
-            100.0 * q.nrmse,
-            q.phase_lag_deg
+            "no simulated comparison: '{}' has no motor-driven crank to align by",
+            mech.name
         );
     }
-    println!("wrote {} files into {}", files.len(), out.display());
+    if let Some(m) = measured {
+        let files = m.write(&args.out).with_context(|| {
+            format!(
+                "writing the measured comparison into {}",
+                args.out.display()
+            )
+        })?;
+        print_warnings(&m.record.warnings);
+        for q in &m.record.quantities {
+            let share = q
+                .friction_share
+                .map(|s| format!(", friction explains {:.0} %", 100.0 * s))
+                .unwrap_or_default();
+            println!(
+                "{:14} against measured {}: RMS {:.4} {}, mean {:+.4}, peaks {:.3} / {:.3}, lag {:+.1} ms{share}",
+                q.quantity, q.measured_column, q.rms_difference, q.unit, q.mean_difference,
+                q.computed_peak.0, q.measured_peak.0, 1e3 * q.lag_s
+            );
+        }
+        written += files.len();
+    }
+    println!("wrote {written} files into {}", args.out.display());
     Ok(())
+}
+
+/// The measured table's reading from the command line's `--measured*` options.
+fn measured_spec(args: &CompareArgs) -> Result<flexbench_pipeline::compare_measured::MeasuredSpec> {
+    let mut columns = std::collections::BTreeMap::new();
+    for pair in &args.measured_column {
+        let Some((from, to)) = pair.split_once('=') else {
+            bail!("--measured-column {pair}: give COLUMN=FORCES_COLUMN, e.g. torque=motor_torque");
+        };
+        columns.insert(from.trim().to_string(), to.trim().to_string());
+    }
+    if args.measured.is_none()
+        && (!columns.is_empty() || args.measured_cutoff.is_some() || args.measured_time.is_some())
+    {
+        bail!("--measured-column, --measured-time and --measured-cutoff read a measured table: give it with --measured");
+    }
+    Ok(flexbench_pipeline::compare_measured::MeasuredSpec {
+        time: args.measured_time.clone(),
+        columns,
+        time_offset_s: args.measured_offset,
+        cutoff_hz: args.measured_cutoff,
+        max_lag_s: args.max_lag,
+    })
 }
 
 /// `flexbench smooth`: what [`Command::Smooth`] describes.

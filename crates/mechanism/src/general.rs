@@ -8,7 +8,7 @@ use nalgebra::Vector2;
 use serde::Deserialize;
 
 use crate::actuator::ActuatedJoint;
-use crate::file::{key_err, need, non_negative, positive, vec2};
+use crate::keys::{key_err, need, non_negative, positive, vec2};
 use crate::model::{
     Body, BodyRef, Coordinate, Driver, ForceElement, ForceKind, Joint, JointKind, Marker,
     Mechanism, PointRef,

@@ -30,6 +30,7 @@ pub mod file;
 pub mod friction;
 pub mod general;
 pub mod inverse;
+mod keys;
 pub mod loads;
 pub mod lu;
 pub mod lu_lanes;

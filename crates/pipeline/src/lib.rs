@@ -9,6 +9,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod compare_measured;
 mod compare_sim;
 pub mod fem;
 pub mod overlay;
