@@ -13,6 +13,10 @@
 //!   the friction share near 1 (the measurement holds exactly the file's friction).
 //! - Bad measured tables (columns naming no joint, no times, a NaN, a mapping onto no column):
 //!   refused by name with the fix, a non-zero exit, and an earlier result left as it was.
+//! - The pipeline: `flexbench run` on the pendulum (its tracks and its measured table as the
+//!   recording's inputs) runs the stages that apply to it (no FEM of a lever it does not have,
+//!   no simulation by a crank it does not have) and its report holds the measured comparison's
+//!   table and figure, with the same numbers as the command.
 
 use std::path::{Path, PathBuf};
 
@@ -230,5 +234,74 @@ fn a_known_truth_on_a_loggers_clock() {
         assert!((lag - 0.0125).abs() < 2e-4, "{q}");
         assert!(after < 0.01 * peak, "{q}");
         assert!(share > 0.9, "{q}");
+    }
+}
+
+#[test]
+fn a_run_on_the_pendulum_reports_its_measured_torque() {
+    let dir = tempfile::tempdir().unwrap();
+    let rig = rig();
+    let file = dir.path().join("pendulum.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[run]\nmechanism = \"{}\"\nout = \"{}\"\n[inputs]\ntracks = \"{}\"\nmeasured = \"{}\"\n[compare]\nmeasured_columns = {{ torque = \"motor_torque\" }}\nmeasured_cutoff_hz = 10.0\n",
+            rig.join("pendulum-friction.toml").display(),
+            dir.path().join("out").display(),
+            rig.join("tracks/ddp_swingup.csv").display(),
+            rig.join("runs/ddp_swingup.csv").display()
+        ),
+    )
+    .unwrap();
+    let said = common::ok(&["run", file.to_str().unwrap()]);
+    let out = dir.path().join("out");
+    assert!(!out.join("fem").exists(), "no lever, no FEM stage:\n{said}");
+    let stage = out.join("compare");
+    assert!(
+        !stage.join("summary.json").exists(),
+        "no crank, no simulated comparison"
+    );
+    let record = json(&stage.join("measured.json"));
+    // The command's numbers, the same code on the same inputs.
+    let processed = dir.path().join("process");
+    let mech = rig.join("pendulum-friction.toml");
+    common::process_mechanism_said(&rig.join("tracks/ddp_swingup.csv"), &mech, &processed, &[]);
+    let cli = dir.path().join("cli");
+    compare(
+        &processed,
+        &mech,
+        &rig.join("runs/ddp_swingup.csv"),
+        &cli,
+        &[
+            "--measured-column",
+            "torque=motor_torque",
+            "--measured-cutoff",
+            "10",
+        ],
+    );
+    let by_command = json(&cli.join("measured.json"));
+    assert_eq!(record["quantities"], by_command["quantities"]);
+    let manifest = json(&out.join("manifest.json"));
+    assert!(
+        manifest["inputs"]["measured"]["sha256"].is_string(),
+        "the measured table among the run's inputs: {manifest}"
+    );
+    let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    for needle in [
+        "Computed against the rig&#x27;s measurement",
+        "friction explains (%)",
+        "the rig's own measurement on its clock",
+    ] {
+        let plain = needle.replace("&#x27;", "'");
+        assert!(
+            html.contains(needle) || html.contains(&plain),
+            "'{needle}' not in the report"
+        );
+    }
+    for bench_word in ["crank", "seed 001", "lever", "B and C'"] {
+        assert!(
+            !html.contains(bench_word),
+            "'{bench_word}' in the pendulum's report"
+        );
     }
 }

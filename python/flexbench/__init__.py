@@ -54,12 +54,14 @@ __all__ = [
     "smooth",
     "process",
     "fem",
+    "compare",
     "simulate",
     "check",
     "run",
     "Smoothed",
     "Processed",
     "FemResult",
+    "Compared",
     "Simulated",
     "RunResult",
     "StageOutcome",
@@ -444,6 +446,63 @@ def fem(
     finally:
         scratch.done()
     return _written(FemResult, scratch, files, warned)
+
+
+@dataclass
+class Compared:
+    """``flexbench compare``: ``tables`` holds ``comparison`` (against the bench simulated by its
+    crank, where the mechanism has one) and ``measured_comparison`` and ``measured_series``
+    (against the rig's measured table, when given); ``summary`` and ``measured`` are their
+    records (None when not made)."""
+
+    out: Path
+    tables: Dict[str, pl.DataFrame]
+    summary: Optional[Dict[str, Any]]
+    measured: Optional[Dict[str, Any]]
+    warnings: List[str]
+    files: List[Path]
+    _keep: Any = None
+
+
+def compare(
+    processed: Union[Processed, PathLike],
+    *,
+    mechanism: PathLike,
+    measured: Optional[TableLike] = None,
+    out: Optional[PathLike] = None,
+    **settings: Any,
+) -> Compared:
+    """``flexbench compare``: a processed run (a :class:`Processed` result or its folder) against
+    the bench simulated by its crank (where the mechanism has one) and against the rig's
+    ``measured`` table on its own clock (a file or a DataFrame: a time column and columns named
+    after the forces table's). Settings are the ``[compare]`` keys: ``harmonics`` (20),
+    ``measured_columns`` ({"torque": "motor_torque"}), ``measured_time``, ``measured_offset_s``,
+    ``measured_cutoff_hz``, ``max_lag_s`` (0.25)."""
+    text = _settings("compare", settings)
+    folder = processed.out if isinstance(processed, Processed) else Path(processed)
+    scratch = _Scratch(out)
+    try:
+        files, warned = _native.compare(
+            os.fspath(folder),
+            os.fspath(mechanism),
+            os.fspath(scratch.out),
+            text,
+            measured=scratch.optional(measured, "measured"),
+        )
+    finally:
+        scratch.done()
+    _warn(warned, stacklevel=3)
+    paths = [Path(f) for f in files]
+    record = lambda name: _summary(scratch.out / name) if (scratch.out / name).exists() else None
+    return Compared(
+        out=scratch.out,
+        tables=_tables(paths),
+        summary=record("summary.json"),
+        measured=record("measured.json"),
+        warnings=list(warned),
+        files=paths,
+        _keep=scratch.keep,
+    )
 
 
 class Simulated(_Written):

@@ -28,6 +28,13 @@ def fem(
     settings_json: str,
     measured: Optional[str] = None,
 ) -> Tuple[List[str], List[str]]: ...
+def compare(
+    processed: str,
+    mechanism: str,
+    out: str,
+    settings_json: str,
+    measured: Optional[str] = None,
+) -> Tuple[List[str], List[str]]: ...
 def simulate(
     mechanism: str,
     out: str,

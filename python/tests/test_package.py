@@ -147,6 +147,30 @@ def test_joint_actuators_through_the_package(tmp_path):
     assert math.sqrt(float((err ** 2).mean())) < 0.005 * abs(truth).max()
 
 
+def test_compare_with_a_measured_torque(tmp_path):
+    """The real pendulum's measured torque: Python's compare is the command line's, bit for bit
+    (the same job), with the measured table given as a file or as a DataFrame; a table whose
+    columns name no joint is refused by name, as on the command line."""
+    rig = ROOT / "recordings/dfki-pendulum"
+    mech = rig / "pendulum-friction.toml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fb.FlexbenchWarning)
+        p = fb.process(rig / "tracks/ddp_swingup.csv", mechanism=mech, out=tmp_path / "p")
+        keys = dict(measured_columns={"torque": "motor_torque"}, measured_cutoff_hz=10.0)
+        c = fb.compare(p, mechanism=mech, measured=rig / "runs/ddp_swingup.csv", **keys)
+        frame = pl.read_csv(rig / "runs/ddp_swingup.csv")
+        d = fb.compare(tmp_path / "p", mechanism=mech, measured=frame, **keys)
+    assert c.summary is None, "no crank: no simulated comparison"
+    cmd = cli("compare", "--processed", tmp_path / "p", "--mechanism", mech, "--measured", rig / "runs/ddp_swingup.csv",
+              "--measured-column", "torque=motor_torque", "--measured-cutoff", "10", "--out", tmp_path / "cli")
+    assert cmd.returncode == 0, cmd.stderr
+    by_cli = json.loads((tmp_path / "cli" / "measured.json").read_text())
+    assert c.measured["quantities"] == by_cli["quantities"] == d.measured["quantities"]
+    same_frames(c.tables["measured_comparison"], pl.read_parquet(tmp_path / "cli" / "measured_comparison.parquet"))
+    with pytest.raises(fb.InputError, match="no column names a joint"):
+        fb.compare(p, mechanism=mech, measured=frame.rename({"torque": "current"}))
+
+
 def test_process_forces_against_the_truth(processed):
     """The liaison forces at B and C' from the truth tracks within 1 % RMS of their peak of the
     simulation's (the stage's own tests bound it tighter per method; here: the right tables,

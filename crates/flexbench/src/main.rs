@@ -984,69 +984,37 @@ fn fem_command(args: FemArgs) -> Result<()> {
     Ok(())
 }
 
-/// `flexbench compare`: what [`Command::Compare`] describes. The measured table is read and
-/// compared first, the simulated bench after; nothing is written until both have succeeded.
+/// `flexbench compare`: what [`Command::Compare`] describes
+/// ([`flexbench_pipeline::compare_measured::compare_job`]).
 fn compare_command(args: CompareArgs) -> Result<()> {
     let spec = measured_spec(&args)?;
-    let mech = flexbench_mechanism::file::load(&args.mechanism)
-        .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?
-        .mechanism;
-    let simulated = flexbench_pipeline::compare::simulated_applies(&mech);
-    let measured = match &args.measured {
-        Some(path) => Some(
-            flexbench_pipeline::compare_measured::compare_measured(
-                &args.processed,
-                &args.mechanism,
-                path,
-                &spec,
-            )
-            .with_context(|| format!("comparing {} with the measured {}", args.processed.display(), path.display()))?,
-        ),
-        None if !simulated => bail!(
-            "nothing to compare for the mechanism '{}': it has no motor-driven crank named 'crank' to simulate by crank angle; give the rig's measured torques or forces with --measured",
-            mech.name
-        ),
-        None => None,
-    };
-    let mut written = 0;
-    if simulated {
-        let (summary, files) = flexbench_pipeline::compare::compare_run(
-            &args.processed,
-            &args.mechanism,
-            args.harmonics,
-            &args.out,
-        )
-        .with_context(|| {
-            format!(
-                "comparing {} with the simulated bench",
-                args.processed.display()
-            )
-        })?;
-        print_warnings(&summary.warnings);
-        for q in &summary.quantities {
-            println!(
-                "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
-                q.quantity,
-                100.0 * q.nrmse,
-                q.phase_lag_deg
-            );
+    let outcome = flexbench_pipeline::compare_measured::compare_job(
+        &args.processed,
+        &args.mechanism,
+        args.harmonics,
+        args.measured.as_deref().map(|m| (m, &spec)),
+        &args.out,
+    )
+    .with_context(|| format!("comparing {}", args.processed.display()))?;
+    match &outcome.simulated {
+        Some(summary) => {
+            print_warnings(&summary.warnings);
+            for q in &summary.quantities {
+                println!(
+                    "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
+                    q.quantity,
+                    100.0 * q.nrmse,
+                    q.phase_lag_deg
+                );
+            }
         }
-        written += files.len();
-    } else {
-        println!(
-            "no simulated comparison: '{}' has no motor-driven crank to align by",
-            mech.name
-        );
+        None => {
+            println!("no simulated comparison: the mechanism has no motor-driven crank to align by")
+        }
     }
-    if let Some(m) = measured {
-        let files = m.write(&args.out).with_context(|| {
-            format!(
-                "writing the measured comparison into {}",
-                args.out.display()
-            )
-        })?;
-        print_warnings(&m.record.warnings);
-        for q in &m.record.quantities {
+    if let Some(m) = &outcome.measured {
+        print_warnings(&m.warnings);
+        for q in &m.quantities {
             let share = q
                 .friction_share
                 .map(|s| format!(", friction explains {:.0} %", 100.0 * s))
@@ -1057,9 +1025,12 @@ fn compare_command(args: CompareArgs) -> Result<()> {
                 q.computed_peak.0, q.measured_peak.0, 1e3 * q.lag_s
             );
         }
-        written += files.len();
     }
-    println!("wrote {written} files into {}", args.out.display());
+    println!(
+        "wrote {} files into {}",
+        outcome.files.len(),
+        args.out.display()
+    );
     Ok(())
 }
 

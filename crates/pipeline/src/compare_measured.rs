@@ -504,8 +504,8 @@ fn quantity_record(
     }
 }
 
-/// Check the spec's numbers.
-fn check_spec(spec: &MeasuredSpec) -> Result<(), PipelineError> {
+/// Check the spec's numbers (a pipeline file's `[compare]` before any stage runs).
+pub(crate) fn check_spec(spec: &MeasuredSpec) -> Result<(), PipelineError> {
     if let Some(hz) = spec.cutoff_hz.filter(|hz| !(hz.is_finite() && *hz > 0.0)) {
         return Err(PipelineError::Input(format!("the measured series' cutoff {hz} Hz is not a frequency: give a positive number (10 Hz for a pendulum's motor current) or none")));
     }
@@ -664,5 +664,62 @@ pub fn compare_measured(
             panels,
         },
         record,
+    })
+}
+
+/// What the compare job did: the simulated comparison's record (where the mechanism has a crank
+/// to simulate by), the measured comparison's (with a measured table), the files written.
+#[derive(Debug, Clone)]
+pub struct CompareOutcome {
+    /// The simulated comparison's record.
+    pub simulated: Option<crate::compare::CompareRecord>,
+    /// The measured comparison's record.
+    pub measured: Option<MeasuredRecord>,
+    /// Every file written.
+    pub files: Vec<PathBuf>,
+}
+
+/// The compare job, as the command line, the Python package and a run's compare stage run it:
+/// the measured table (when given) read and compared first, the bench simulated by its crank
+/// (where it has one) after, and the measured comparison written last; nothing is written
+/// when the measured table is refused. Without a crank and without a measured table there is
+/// nothing to compare, and the error says what to give.
+pub fn compare_job(
+    processed: &Path,
+    mechanism: &Path,
+    harmonics: usize,
+    measured: Option<(&Path, &MeasuredSpec)>,
+    out: &Path,
+) -> Result<CompareOutcome, PipelineError> {
+    let mech = flexbench_mechanism::file::load(mechanism)?.mechanism;
+    let simulated = crate::compare::simulated_applies(&mech);
+    let against = match measured {
+        Some((path, spec)) => Some(compare_measured(processed, mechanism, path, spec)?),
+        None if !simulated => {
+            return Err(PipelineError::Input(format!("nothing to compare for the mechanism '{}': it has no motor-driven crank named 'crank' to simulate by crank angle; give the rig's measured torques or forces (--measured, a pipeline file's [inputs] measured)", mech.name)))
+        }
+        None => None,
+    };
+    let mut files = Vec::new();
+    let simulated = match simulated {
+        true => {
+            let (record, written) =
+                crate::compare::compare_run(processed, mechanism, harmonics, out)?;
+            files.extend(written);
+            Some(record)
+        }
+        false => None,
+    };
+    let measured = match against {
+        Some(m) => {
+            files.extend(m.write(out)?);
+            Some(m.record)
+        }
+        None => None,
+    };
+    Ok(CompareOutcome {
+        simulated,
+        measured,
+        files,
     })
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 use crate::compare::CompareRecord;
+use crate::compare_measured::MeasuredRecord;
 use crate::fem::{FemRecord, MeasuredDeflection};
 use crate::process::ProcessRecord;
 use crate::smooth::SmoothRecord;
@@ -37,10 +38,11 @@ pub struct StageDirs {
     pub process: PathBuf,
     /// The overlay stage's (the overlay video, the flagged samples' contact sheet), when it ran.
     pub overlay: Option<PathBuf>,
-    /// The fem stage's (modes, deflection).
-    pub fem: PathBuf,
-    /// The compare stage's (measured against simulated).
-    pub compare: PathBuf,
+    /// The fem stage's (modes, deflection), when the mechanism has the bench's elastic lever.
+    pub fem: Option<PathBuf>,
+    /// The compare stage's (measured against simulated, and against the rig's measured table),
+    /// when there was something to compare.
+    pub compare: Option<PathBuf>,
 }
 
 /// Per marker (in first-seen order): times and the rows' values of the named columns.
@@ -113,8 +115,17 @@ impl Crank {
             .unwrap_or(f64::NAN)
     }
 
-    /// Whether the sample at `ti` lies in the recording's first crank turn.
+    /// Whether the mechanism has no crank: the figures then run over the whole recording.
+    fn is_none(&self) -> bool {
+        self.t.is_empty()
+    }
+
+    /// Whether the sample at `ti` lies in the recording's first crank turn (every sample
+    /// without a crank).
     fn in_first_turn(&self, ti: f64) -> bool {
+        if self.is_none() {
+            return true;
+        }
         match (
             crate::compare::angle_at(&self.t, &self.phi, ti),
             self.phi.first(),
@@ -176,8 +187,14 @@ pub fn report(
     let markers = dirs.process.join("markers.parquet");
     let process_summary = ProcessRecord::read(&dirs.process.join("summary.json"))?;
     let cols = MarkerColumns::read(&markers)?;
-    let (t, phi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
-    let crank = Crank::new(t, phi);
+    // The crank angle where the mechanism has a crank; the whole recording otherwise.
+    let crank = match mech.body_index("crank") {
+        Some(_) => {
+            let (t, phi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
+            Crank::new(t, phi)
+        }
+        None => Crank::new(Vec::new(), Vec::new()),
+    };
     let largest = marker_figures(&mut page, &cols, &crank)?;
     events(StageEvent::Progress("forces over the crank turn", 0.3));
     let peaks = forces_over_turn(&mut page, dirs, mech, &crank, &process_summary.bands)?;
@@ -187,21 +204,28 @@ pub fn report(
         events(StageEvent::Progress("calibration residuals", 0.6));
         calibration_residuals(&mut page, cdir)?;
     }
-    let compare_summary = CompareRecord::read(&dirs.compare.join("summary.json"))?;
-    stage_figures(&mut page, dirs, &compare_summary.model)?;
-    let fem_summary = FemRecord::read(&dirs.fem.join("summary.json"))?;
-    methods_note(
+    let records = Records::read(dirs)?;
+    let compare_summary = records.compare.as_ref();
+    let fem_summary = records.fem.as_ref();
+    stage_figures(
         &mut page,
         dirs,
-        &process_summary,
-        &fem_summary,
-        &compare_summary,
-    );
+        compare_summary.map(|c| c.model.as_str()),
+        &crank,
+    )?;
+    methods_note(&mut page, dirs, &process_summary, &records);
     kinematics_note(&mut page, &process_summary);
-    comparison_note(&mut page, &compare_summary);
-    elastic_note(&mut page, &compare_summary);
-    lever_note(&mut page, &fem_summary);
-    let mut warnings = stage_warnings(&process_summary, &fem_summary, &compare_summary);
+    if let Some(c) = compare_summary {
+        comparison_note(&mut page, c);
+        elastic_note(&mut page, c);
+    }
+    if let Some(m) = &records.measured {
+        measured_note(&mut page, m);
+    }
+    if let Some(f) = fem_summary {
+        lever_note(&mut page, f);
+    }
+    let mut warnings = stage_warnings(&process_summary, &records);
     events(StageEvent::Progress("interchange files", 0.7));
     let (rate, skipped) = interchange_files(&mut page, dirs)?;
     warnings.extend(skipped.into_iter().map(|w| StageWarning {
@@ -218,7 +242,7 @@ pub fn report(
         peaks,
         warnings,
     };
-    let key = ReportRecord::new(own, &compare_summary, &fem_summary);
+    let key = ReportRecord::new(own, compare_summary, fem_summary);
     let summary = out.join("summary.json");
     page.files.push(key.write(&summary)?);
     events(StageEvent::Progress("MATLAB and Excel files", 0.75));
@@ -263,8 +287,11 @@ fn marker_figures(
         })
         .collect();
     let fig5 = PlaneFigure {
-        caption: "Trajectories of the five markers on the lever (bench frame; seed 001 Fig. 5)"
-            .into(),
+        caption: match crank.is_none() {
+            false => "Trajectories of the five markers on the lever (bench frame; seed 001 Fig. 5)",
+            true => "Trajectories of the markers (bench frame)",
+        }
+        .into(),
         x_label: "x (m), bench frame".into(),
         y_label: "y (m), bench frame".into(),
         y_down: false,
@@ -274,7 +301,11 @@ fn marker_figures(
         scale: 1.0,
         vector_unit: "m/s^2".into(),
     };
-    page.plane(&fig5, "trajectories", "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).".into())?;
+    let text = match crank.is_none() {
+        false => "Trajectories of the five markers on the lever over the whole recording, in the bench frame (origin at A, x horizontal towards the pendulum, y up), as the mechanism fitted to the tracked positions gives them (seed 001 Fig. 5).",
+        true => "Trajectories of the markers over the whole recording, in the bench frame, as the mechanism fitted to the tracked positions gives them.",
+    };
+    page.plane(&fig5, "trajectories", text.into())?;
     let largest = largest_acceleration(bm, &cols.t, &cols.ax, &cols.ay).unwrap_or((
         f64::NAN,
         String::new(),
@@ -293,22 +324,35 @@ fn marker_figures(
     } else {
         1.0
     };
+    let over = match crank.is_none() {
+        false => "one crank turn",
+        true => "the whole recording",
+    };
     let fig6 = PlaneFigure {
-        caption: format!("Acceleration field of the markers along their trajectories, one crank turn (largest |a| = {amax:.2} m/s^2)"),
+        caption: format!("Acceleration field of the markers along their trajectories, {over} (largest |a| = {amax:.2} m/s^2)"),
         arrow_groups: vec![format!("acceleration, {:.3} m per 10 m/s^2", 10.0 * scale)],
         arrows: first_turn_arrows(cols, crank),
         scale,
         ..fig5
     };
+    let seed = match crank.is_none() {
+        false => "; seed 001 Fig. 6 states 14.33 m/s^2 for its bench",
+        true => "",
+    };
     page.plane(&fig6, "acceleration-field", format!(
-        "The markers' accelerations as vectors along their trajectories over the recording's first crank turn (bench frame; an arrow of {:.3} m is 10 m/s^2). The largest acceleration of any marker over the recording is {amax:.2} m/s^2 ({amax_marker} at t = {amax_t:.3} s); seed 001 Fig. 6 states 14.33 m/s^2 for its bench.",
+        "The markers' accelerations as vectors along their trajectories over {} (bench frame; an arrow of {:.3} m is 10 m/s^2). The largest acceleration of any marker over the recording is {amax:.2} m/s^2 ({amax_marker} at t = {amax_t:.3} s){seed}.",
+        if crank.is_none() { "the whole recording" } else { "the recording's first crank turn" },
         10.0 * scale
     ))?;
     page.note(Note::new("Largest acceleration").paragraph(vec![
         Span::Text("Largest acceleration of the markers (the fitted motion): ".into()),
         Span::Bold(format!("{amax:.2} m/s²")),
         Span::Text(format!(
-            " at {amax_marker} (t = {amax_t:.3} s). Seed 001 states 14.33 m/s² (its Fig. 6)."
+            " at {amax_marker} (t = {amax_t:.3} s).{}",
+            match crank.is_none() {
+                false => " Seed 001 states 14.33 m/s² (its Fig. 6).",
+                true => "",
+            }
         )),
     ]));
     Ok(largest)
@@ -725,21 +769,39 @@ fn overlay_note(page: &mut RunPage, dirs: &StageDirs) -> Result<(), PipelineErro
 }
 
 /// The figures the earlier stages drew, shown from their own folders, and the overlay's note.
-fn stage_figures(page: &mut RunPage, dirs: &StageDirs, model: &str) -> Result<(), PipelineError> {
-    let accelerations = format!("The markers' accelerations measured (process stage, from the fitted motion) against the {model} bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title.");
+fn stage_figures(
+    page: &mut RunPage,
+    dirs: &StageDirs,
+    model: Option<&str>,
+    crank: &Crank,
+) -> Result<(), PipelineError> {
+    let forces = match crank.is_none() {
+        false => "Liaison forces at B and C' over time, from the inverse dynamics of the measured motion.",
+        true => "The joints' forces over time, from the inverse dynamics of the measured motion.",
+    };
+    let accelerations = format!("The markers' accelerations measured (process stage, from the fitted motion) against the {} bench simulated at the recording's mean crank speed, aligned by the crank angle; NRMSE and phase lag per component in each panel's title.", model.unwrap_or("rigid"));
+    let none = PathBuf::new();
+    let (compare, fem) = (
+        dirs.compare.as_ref().unwrap_or(&none),
+        dirs.fem.as_ref().unwrap_or(&none),
+    );
     for (stage, dir, stem, caption) in [
-        ("compare", &dirs.compare, "accelerations", accelerations.as_str()),
-        ("compare", &dirs.compare, "elastic-effect-forces", "The elastic lever's effect on the simulated liaison forces and actuators: the coupled elastic bench minus the same bench rigid, over a turn at the same motor reference."),
-        ("compare", &dirs.compare, "elastic-effect-accelerations", "The elastic lever's effect on the simulated markers' accelerations: the coupled elastic bench minus the same bench rigid, over a turn."),
-        ("compare", &dirs.compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
-        ("compare", &dirs.compare, "spectra-accelerations", "Harmonic content (amplitude of each harmonic of the crank angle) of the markers' accelerations, measured and simulated."),
-        ("compare", &dirs.compare, "spectra-forces", "Harmonic content of the liaison forces at B and C', measured and simulated."),
-        ("fem", &dirs.fem, "modes-3-6", "Eigenfrequencies of the lever's modes 3 to 6 along the cycle (seed 001 Fig. 8), symmetric problem and full problem with the gyroscopic and skew terms."),
-        ("fem", &dirs.fem, "modes-1-2", "Eigenfrequencies of the lever's modes 1 and 2 along the cycle (seed 000 Fig. 6)."),
-        ("fem", &dirs.fem, "mode-shapes", "Shapes of the followed modes at the recording's first sample."),
-        ("fem", &dirs.fem, "deflection", "The lever's deflection at the markers: forced response of the FEM model against the measured residual of the rigid fit (each detrended by its best-fit line)."),
-        ("process", &dirs.process, "forces", "Liaison forces at B and C' over time, from the inverse dynamics of the measured motion."),
+        ("compare", compare, "accelerations", accelerations.as_str()),
+        ("compare", compare, "elastic-effect-forces", "The elastic lever's effect on the simulated liaison forces and actuators: the coupled elastic bench minus the same bench rigid, over a turn at the same motor reference."),
+        ("compare", compare, "elastic-effect-accelerations", "The elastic lever's effect on the simulated markers' accelerations: the coupled elastic bench minus the same bench rigid, over a turn."),
+        ("compare", compare, "forces", "Liaison forces at B and C' from the measured motion against the simulated bench, aligned by the crank angle."),
+        ("compare", compare, "spectra-accelerations", "Harmonic content (amplitude of each harmonic of the crank angle) of the markers' accelerations, measured and simulated."),
+        ("compare", compare, "spectra-forces", "Harmonic content of the liaison forces at B and C', measured and simulated."),
+        ("fem", fem, "modes-3-6", "Eigenfrequencies of the lever's modes 3 to 6 along the cycle (seed 001 Fig. 8), symmetric problem and full problem with the gyroscopic and skew terms."),
+        ("fem", fem, "modes-1-2", "Eigenfrequencies of the lever's modes 1 and 2 along the cycle (seed 000 Fig. 6)."),
+        ("fem", fem, "mode-shapes", "Shapes of the followed modes at the recording's first sample."),
+        ("fem", fem, "deflection", "The lever's deflection at the markers: forced response of the FEM model against the measured residual of the rigid fit (each detrended by its best-fit line)."),
+        ("compare", compare, "measured", "The computed joint torques and forces (inverse dynamics of the measured motion) against the rig's own measurement on its clock, and without the mechanism file's friction where it has one."),
+        ("process", &dirs.process, "forces", forces),
     ] {
+        if dir.as_os_str().is_empty() {
+            continue;
+        }
         page.show_from(stage, dir, stem, caption);
     }
     overlay_note(page, dirs)
@@ -803,16 +865,20 @@ fn kinematics_note(page: &mut RunPage, process: &ProcessRecord) {
 }
 
 /// The warnings of the process, fem and compare stages, each with its stage's name.
-fn stage_warnings(
-    process: &ProcessRecord,
-    fem: &FemRecord,
-    compare: &CompareRecord,
-) -> Vec<StageWarning> {
+fn stage_warnings(process: &ProcessRecord, records: &Records) -> Vec<StageWarning> {
     let mut warnings = Vec::new();
+    let none = Vec::new();
     for (stage, s) in [
         ("process", &process.warnings()),
-        ("fem", &fem.warnings),
-        ("compare", &compare.warnings),
+        ("fem", records.fem.as_ref().map_or(&none, |f| &f.warnings)),
+        (
+            "compare",
+            records.compare.as_ref().map_or(&none, |c| &c.warnings),
+        ),
+        (
+            "compare",
+            records.measured.as_ref().map_or(&none, |m| &m.warnings),
+        ),
     ] {
         warnings.extend(s.iter().map(|w| StageWarning {
             stage: stage.into(),
@@ -825,13 +891,7 @@ fn stage_warnings(
 /// The run's methods in a paragraph fit for a paper's methods section: how the markers were
 /// smoothed and differentiated (the smooth stage, with what it chose), how the mechanism's
 /// motion was estimated, the inverse dynamics, the lever's model and the comparison.
-fn methods_note(
-    page: &mut RunPage,
-    dirs: &StageDirs,
-    process: &ProcessRecord,
-    fem: &FemRecord,
-    compare: &CompareRecord,
-) {
+fn methods_note(page: &mut RunPage, dirs: &StageDirs, process: &ProcessRecord, records: &Records) {
     let mut text = Vec::new();
     if let Ok(smooth) = SmoothRecord::read(&dirs.smooth.join("markers.summary.json")) {
         text.push(format!(
@@ -845,20 +905,27 @@ fn methods_note(
         "The liaison forces follow per sample from the Newton-Euler equations of the rigid bodies, a linear system solved by LU; a sample whose scaled 1-norm condition number exceeds {:.0e} is reported as a toggle position, not solved. Their bands: {}.",
         process.inverse_dynamics.max_condition_allowed, process.bands
     ));
-    let response = fem.response.as_ref().map_or(String::new(), |r| {
-        format!(
-            "; its forced response by Newmark's average acceleration (steps of at most {:.0e} s) with Rayleigh damping ({:.3e}, {:.3e})",
-            r.max_step_s, r.rayleigh_alpha, r.rayleigh_beta
-        )
-    });
-    text.push(format!(
-        "The elastic lever was modelled by {} {} beam elements ({} supports) in the measured rigid motion (Kane's formalism), its lowest {} modes followed along the cycle by their modal assurance criterion{response}.",
-        fem.elements, fem.element, fem.supports, fem.modes
-    ));
-    text.push(format!(
-        "Measured and simulated quantities are compared as Fourier series of the crank angle ({} harmonics), the bench simulated at the recording's mean crank speed.",
-        compare.harmonics
-    ));
+    if let Some(fem) = &records.fem {
+        let response = fem.response.as_ref().map_or(String::new(), |r| {
+            format!(
+                "; its forced response by Newmark's average acceleration (steps of at most {:.0e} s) with Rayleigh damping ({:.3e}, {:.3e})",
+                r.max_step_s, r.rayleigh_alpha, r.rayleigh_beta
+            )
+        });
+        text.push(format!(
+            "The elastic lever was modelled by {} {} beam elements ({} supports) in the measured rigid motion (Kane's formalism), its lowest {} modes followed along the cycle by their modal assurance criterion{response}.",
+            fem.elements, fem.element, fem.supports, fem.modes
+        ));
+    }
+    if let Some(compare) = &records.compare {
+        text.push(format!(
+            "Measured and simulated quantities are compared as Fourier series of the crank angle ({} harmonics), the bench simulated at the recording's mean crank speed.",
+            compare.harmonics
+        ));
+    }
+    if let Some(m) = &records.measured {
+        text.push(measured_sentence(m));
+    }
     page.note(Note::new("Methods").text(text.join(" ")));
 }
 
@@ -951,6 +1018,104 @@ fn residual_sentence(test: &crate::process::ResidualTestRecord) -> String {
             "{n} sample(s) failed the fitted mechanism's residual test ({level}; fit_flags.csv): kept in the fit ([process] keep_flagged)."
         ),
     }
+}
+
+/// The records of the stages that ran only where the mechanism or the inputs call for them.
+struct Records {
+    /// The fem stage's, with the bench's elastic lever.
+    fem: Option<FemRecord>,
+    /// The simulated comparison's, where the mechanism has a crank to simulate by.
+    compare: Option<CompareRecord>,
+    /// The measured comparison's, with the rig's measured table.
+    measured: Option<MeasuredRecord>,
+}
+
+impl Records {
+    fn read(dirs: &StageDirs) -> Result<Records, PipelineError> {
+        let fem = match &dirs.fem {
+            Some(d) => Some(FemRecord::read(&d.join("summary.json"))?),
+            None => None,
+        };
+        let read = |name: &str| {
+            dirs.compare
+                .as_ref()
+                .map(|d| d.join(name))
+                .filter(|p| p.exists())
+        };
+        Ok(Records {
+            fem,
+            compare: read("summary.json")
+                .map(|p| CompareRecord::read(&p))
+                .transpose()?,
+            measured: read("measured.json")
+                .map(|p| MeasuredRecord::read(&p))
+                .transpose()?,
+        })
+    }
+}
+
+/// The measured comparison in the methods' words.
+fn measured_sentence(m: &MeasuredRecord) -> String {
+    let filter = m.spec.cutoff_hz.map_or(String::new(), |hz| {
+        format!(", low-passed at {hz} Hz by a zero-lag fourth-order Butterworth filter")
+    });
+    let friction = if m.friction.is_empty() {
+        String::new()
+    } else {
+        format!("; the share of the frictionless model's squared error that the file's friction ({}) explains is stated once the clocks are aligned", m.friction.join(", "))
+    };
+    format!(
+        "The computed joint torques and forces are compared with the rig's measurement ({}{filter}) on its own clock (times shifted by {} s), the computed series carried to the measured times by a natural cubic spline; the lag is the shift (within {} s) that leaves the difference least variable{friction}.",
+        m.measured, m.spec.time_offset_s, m.spec.max_lag_s
+    )
+}
+
+/// The measured comparison's table: each quantity's RMS and mean difference, peaks, lag and
+/// the share the friction explains.
+fn measured_note(page: &mut RunPage, m: &MeasuredRecord) {
+    let rows = m
+        .quantities
+        .iter()
+        .map(|q| {
+            let share = q
+                .friction_share
+                .map_or("-".to_string(), |s| format!("{:.1}", 100.0 * s));
+            vec![
+                q.quantity.clone(),
+                q.unit.clone(),
+                q.samples.to_string(),
+                format!("{:.4}", q.rms_difference),
+                format!("{:+.4}", q.mean_difference),
+                format!("{:.3} at {:.3} s", q.computed_peak.0, q.computed_peak.1),
+                format!("{:.3} at {:.3} s", q.measured_peak.0, q.measured_peak.1),
+                format!("{:.3}", q.correlation),
+                format!("{:+.1}", 1e3 * q.lag_s),
+                format!("{:.4}", q.rms_after_lag),
+                share,
+            ]
+        })
+        .collect();
+    let header = [
+        "quantity",
+        "unit",
+        "samples",
+        "RMS difference",
+        "mean difference",
+        "computed peak",
+        "measured peak",
+        "correlation",
+        "lag (ms)",
+        "RMS after the lag",
+        "friction explains (%)",
+    ];
+    page.note(
+        Note::new("Computed against the rig's measurement")
+            .text(format!(
+                "The measured table {} (time column '{}'), each column against the forces table's; measured minus computed.",
+                m.measured, m.time_column
+            ))
+            .table(&header, rows),
+    );
 }
 
 /// The comparison's table: each quantity's NRMSE, peaks and phase lag.
@@ -1091,8 +1256,8 @@ fn result_files(
         Some(("smooth", dirs.smooth.as_path())),
         Some(("process", dirs.process.as_path())),
         dirs.overlay.as_deref().map(|d| ("overlay", d)),
-        Some(("fem", dirs.fem.as_path())),
-        Some(("compare", dirs.compare.as_path())),
+        dirs.fem.as_deref().map(|d| ("fem", d)),
+        dirs.compare.as_deref().map(|d| ("compare", d)),
         Some(("report", out.as_path())),
     ]
     .into_iter()
@@ -1102,12 +1267,18 @@ fn result_files(
         page.out().join("results.mat"),
         page.out().join("results.xlsx"),
     );
+    let none = PathBuf::new();
+    let (fem, compare) = (
+        dirs.fem.as_ref().unwrap_or(&none),
+        dirs.compare.as_ref().unwrap_or(&none),
+    );
     let sheets = [
         (&dirs.process, "markers"),
         (&dirs.process, "bodies"),
         (&dirs.process, "forces"),
-        (&dirs.fem, "modal"),
-        (&dirs.compare, "comparison"),
+        (fem, "modal"),
+        (compare, "comparison"),
+        (compare, "measured_comparison"),
     ]
     .map(|(dir, stem)| (dir.join(format!("{stem}.parquet")), stem));
     let (made_mat, made_xlsx) = std::thread::scope(|s| {
@@ -1306,10 +1477,14 @@ struct ReportNumbers {
 impl ReportRecord {
     /// The run's key numbers: the report's own, and the accelerations' and forces' NRMSE, the
     /// crank speed and the modes' frequency ranges from the compare and fem records.
-    fn new(own: ReportNumbers, compare: &CompareRecord, fem: &FemRecord) -> ReportRecord {
+    fn new(
+        own: ReportNumbers,
+        compare: Option<&CompareRecord>,
+        fem: Option<&FemRecord>,
+    ) -> ReportRecord {
         let nrmse = |unit: &str| -> Vec<f64> {
             compare
-                .quantities
+                .map_or(&[][..], |c| &c.quantities[..])
                 .iter()
                 .filter(|q| q.unit == unit)
                 .map(|q| q.nrmse)
@@ -1328,7 +1503,7 @@ impl ReportRecord {
             title: own.title,
             frames: own.frames,
             frame_rate_hz: own.frame_rate_hz,
-            crank_speed_rpm: compare.measured_crank_speed_rpm,
+            crank_speed_rpm: compare.map_or(f64::NAN, |c| c.measured_crank_speed_rpm),
             largest_acceleration_m_s2: own.largest.0,
             largest_acceleration_marker: own.largest.1,
             fit_rms_mm: own.fit_rms_mm,
@@ -1336,7 +1511,7 @@ impl ReportRecord {
             acceleration_nrmse_max: na.iter().copied().fold(f64::NAN, f64::max),
             force_nrmse_mean: mean(&nf),
             force_nrmse_max: nf.iter().copied().fold(f64::NAN, f64::max),
-            mode_frequency_ranges_hz: fem.frequency_range_hz.clone(),
+            mode_frequency_ranges_hz: fem.map_or(Vec::new(), |f| f.frequency_range_hz.clone()),
             warnings: own.warnings,
             figures: own.figures,
             peaks: own.peaks,

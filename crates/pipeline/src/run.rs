@@ -105,6 +105,11 @@ pub struct Inputs {
     /// The user's corrections of the tracking (default: `corrections.toml` in the recording
     /// folder, when it is there).
     pub corrections: Option<PathBuf>,
+    /// A table the rig measured on its own clock (joint torques or forces: a motor's current, a
+    /// load cell), compared with the computed ones by the compare stage (default:
+    /// `measured.csv` in the recording folder, when it is there); read as `[compare]` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<PathBuf>,
 }
 
 /// `[calibrate]`: the chessboard.
@@ -470,18 +475,62 @@ impl Default for OverlaySection {
     }
 }
 
-/// `[compare]`: measured against simulated.
+/// `[compare]`: measured against simulated (where the mechanism has a motor-driven crank), and
+/// the computed forces against the rig's measured table (`[inputs] measured`), read as the
+/// `measured_*` keys say (the command line's `--measured-*` options). The keys left at their
+/// defaults are not written in the run's records, which stay those of runs before them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CompareSection {
     /// Harmonics of the crank angle kept for every quantity.
     pub harmonics: usize,
+    /// Measured column -> the forces table's column it measures (`{ torque = "motor_torque" }`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub measured_columns: BTreeMap<String, String>,
+    /// The measured table's time column, s (default `t`, else `time`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_time: Option<String>,
+    /// Added to the measured times to put them on the recording's clock, s.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub measured_offset_s: f64,
+    /// The measured series low-passed at this frequency (zero-lag Butterworth), Hz.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_cutoff_hz: Option<f64>,
+    /// The largest lag of the measurement searched, s.
+    #[serde(skip_serializing_if = "is_default_lag")]
+    pub max_lag_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_default_lag(x: &f64) -> bool {
+    *x == crate::compare_measured::DEFAULT_MAX_LAG_S
 }
 
 impl Default for CompareSection {
     fn default() -> Self {
         CompareSection {
             harmonics: crate::compare::DEFAULT_HARMONICS,
+            measured_columns: BTreeMap::new(),
+            measured_time: None,
+            measured_offset_s: 0.0,
+            measured_cutoff_hz: None,
+            max_lag_s: crate::compare_measured::DEFAULT_MAX_LAG_S,
+        }
+    }
+}
+
+impl CompareSection {
+    /// How the measured table is read: the command line's `--measured-*` options.
+    pub fn measured_spec(&self) -> crate::compare_measured::MeasuredSpec {
+        crate::compare_measured::MeasuredSpec {
+            time: self.measured_time.clone(),
+            columns: self.measured_columns.clone(),
+            time_offset_s: self.measured_offset_s,
+            cutoff_hz: self.measured_cutoff_hz,
+            max_lag_s: self.max_lag_s,
         }
     }
 }
@@ -529,6 +578,8 @@ pub struct RecordingInputs {
     pub source: TracksSource,
     /// The mechanism file.
     pub mechanism: PathBuf,
+    /// The rig's measured table, when there is one.
+    pub measured: Option<PathBuf>,
     /// Seed of a rendered recording (its `camera.toml`), recorded in the manifest.
     pub seed: Option<u64>,
 }
@@ -682,10 +733,15 @@ impl RecordingInputs {
             .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
             .and_then(|t| t.get("seed").and_then(|s| s.as_integer()))
             .map(|s| s as u64);
+        let measured = match look.given(&inputs.measured) {
+            Some(m) => Some(look.exists(m, "measured")?),
+            None => look.usual("measured.csv"),
+        };
         Ok(RecordingInputs {
             name: name.to_string(),
             source,
             mechanism: mechanism.to_path_buf(),
+            measured,
             seed,
         })
     }
@@ -1276,6 +1332,7 @@ impl Settings {
         if file.compare.harmonics < 1 {
             return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
         }
+        crate::compare_measured::check_spec(&file.compare.measured_spec())?;
         Ok(Settings {
             target,
             factor,
@@ -1311,7 +1368,15 @@ pub fn run_recording(
     // at once, not after the stages before it.
     let settings = Settings::resolve(file, mech, calibrating)?;
     let overlaying = file.overlay.enabled && matches!(rec.source, TracksSource::Video { .. });
-    let stages = STAGES.len() - usize::from(!calibrating) - usize::from(!overlaying);
+    // The lever's FEM needs the bench's elastic lever; the comparison needs a crank to simulate
+    // by, or a measured table.
+    let fem = mech_file.lever.is_some();
+    let comparing = crate::compare::simulated_applies(mech) || rec.measured.is_some();
+    let stages = STAGES.len()
+        - usize::from(!calibrating)
+        - usize::from(!overlaying)
+        - usize::from(!fem)
+        - usize::from(!comparing);
     let mut run = RecordingRun {
         file,
         rec,
@@ -1325,7 +1390,17 @@ pub fn run_recording(
     // mechanism's, which do not read them.
     let (smooth, (process, overlay, fem, compare)) = run.smooth_beside(&tracks, |run| {
         let process = run.process(&tracks)?;
-        let analyses = |run: &mut RecordingRun| Ok((run.fem(&process)?, run.compare(&process)?));
+        let analyses = |run: &mut RecordingRun| {
+            let fem = match fem {
+                true => Some(run.fem(&process)?),
+                false => None,
+            };
+            let compare = match comparing {
+                true => Some(run.compare(&process)?),
+                false => None,
+            };
+            Ok((fem, compare))
+        };
         let (overlay, (fem, compare)) = match (overlaying, &calibration) {
             (true, Some(cal)) => {
                 let (dir, rest) = run.overlay_beside(cal, &tracks, &process, analyses)?;
@@ -1572,24 +1647,46 @@ impl RecordingRun<'_, '_> {
         )
     }
 
-    /// Compare: measured against simulated, from the process stage's folder.
+    /// Compare: measured against simulated (where the mechanism has a crank to simulate by),
+    /// and against the rig's measured table (when there is one), from the process stage's
+    /// folder. The measured table is read and compared first; nothing is kept of a failure.
     fn compare(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
         let mechanism = self.rec.mechanism.as_path();
         let harmonics = self.file.compare.harmonics;
+        let spec = self.file.compare.measured_spec();
+        let measured = self.rec.measured.clone();
+        let (bodies, markers, forces) = (
+            process_dir.join("bodies.parquet"),
+            process_dir.join("markers.parquet"),
+            process_dir.join("forces.parquet"),
+        );
+        let mut inputs: Vec<(&str, &Path)> = vec![
+            ("bodies", &bodies),
+            ("markers", &markers),
+            ("forces", &forces),
+            ("mechanism", mechanism),
+        ];
+        if let Some(m) = &measured {
+            inputs.push(("measured", m));
+        }
         self.runner.stage(
             "compare",
             params(&self.file.compare),
-            &[
-                ("bodies", &process_dir.join("bodies.parquet")),
-                ("markers", &process_dir.join("markers.parquet")),
-                ("forces", &process_dir.join("forces.parquet")),
-                ("mechanism", mechanism),
-            ],
+            &inputs,
             &mut |tmp, progress| {
-                progress(StageEvent::Progress("simulating the bench", 0.0));
-                let (record, _) =
-                    crate::compare::compare_run(process_dir, mechanism, harmonics, tmp)?;
-                for w in &record.warnings {
+                progress(StageEvent::Progress("comparing", 0.0));
+                let outcome = crate::compare_measured::compare_job(
+                    process_dir,
+                    mechanism,
+                    harmonics,
+                    measured.as_deref().map(|m| (m, &spec)),
+                    tmp,
+                )?;
+                let said = [
+                    outcome.simulated.map(|r| r.warnings),
+                    outcome.measured.map(|r| r.warnings),
+                ];
+                for w in said.iter().flatten().flatten() {
                     progress(StageEvent::Warning(w));
                 }
                 Ok(())
@@ -1718,9 +1815,13 @@ impl RecordingRun<'_, '_> {
             ("track", &dirs.track),
             ("smooth", &dirs.smooth),
             ("process", &dirs.process),
-            ("fem", &dirs.fem),
-            ("compare", &dirs.compare),
         ];
+        if let Some(f) = &dirs.fem {
+            ins.push(("fem", f));
+        }
+        if let Some(c) = &dirs.compare {
+            ins.push(("compare", c));
+        }
         if let Some(c) = &dirs.calibrate {
             ins.push(("calibrate", c));
         }
@@ -1789,6 +1890,9 @@ fn manifest(
                 add("calibration", p)?;
             }
         }
+    }
+    if let Some(m) = &rec.measured {
+        add("measured", m)?;
     }
     Ok(Manifest {
         build: runner.build.clone(),

@@ -172,6 +172,38 @@ fn fem(
     .map_err(Failed::into_py)
 }
 
+/// `flexbench compare`: the processed folder `processed` against the bench simulated by its
+/// crank (where the mechanism has one) and against the rig's `measured` table (when given, read
+/// as the `[compare]` settings say), written into `out`. Returns the files written and the
+/// warnings.
+#[pyfunction]
+#[pyo3(signature = (processed, mechanism, out, settings_json, measured=None))]
+fn compare(
+    py: Python<'_>,
+    processed: PathBuf,
+    mechanism: PathBuf,
+    out: PathBuf,
+    settings_json: &str,
+    measured: Option<PathBuf>,
+) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
+    let section: flexbench_pipeline::run::CompareSection = settings("compare", settings_json)?;
+    py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
+        let spec = section.measured_spec();
+        let outcome = flexbench_pipeline::compare_measured::compare_job(
+            &processed,
+            &mechanism,
+            section.harmonics,
+            measured.as_deref().map(|m| (m, &spec)),
+            &out,
+        )
+        .map_err(|e| Failed::new(format!("comparing {}", processed.display()), e))?;
+        let mut warnings = outcome.simulated.map(|r| r.warnings).unwrap_or_default();
+        warnings.extend(outcome.measured.map(|r| r.warnings).unwrap_or_default());
+        Ok((outcome.files, warnings))
+    })
+    .map_err(Failed::into_py)
+}
+
 /// `flexbench simulate`: the mechanism's forward dynamics recorded for `duration` s at `rate`
 /// Hz after `settle` s, its ground truth (tracks, markers, bodies, forces) written into `out`.
 /// Returns the files written.
@@ -397,6 +429,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(process, m)?)?;
     m.add_function(wrap_pyfunction!(fem, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
