@@ -76,6 +76,26 @@ fn point_vel(q: &DVector<f64>, qd: &DVector<f64>, p: &PointRef) -> Vector2<f64> 
     }
 }
 
+/// A revolute joint's relative rate: the second side's angular velocity less the first's, rad/s.
+fn relative_rate(qd: &DVector<f64>, first: BodyRef, second: BodyRef) -> f64 {
+    let w = |b: BodyRef| match b {
+        BodyRef::Ground => 0.0,
+        BodyRef::Body(i) => qd[3 * i + 2],
+    };
+    w(second) - w(first)
+}
+
+/// A slide's speed: the sliding point's velocity along the line at `angle` (rad), m/s.
+fn sliding_speed(
+    q: &DVector<f64>,
+    qd: &DVector<f64>,
+    body: usize,
+    point: Vector2<f64>,
+    angle: f64,
+) -> f64 {
+    slide_axes(angle).0.dot(&body_point_vel(q, qd, body, point))
+}
+
 impl ForceElement {
     /// The unit load pattern at q (loads for a magnitude of 1 N or 1 N m).
     pub fn pattern(&self, q: &DVector<f64>) -> Vec<Load> {
@@ -162,37 +182,23 @@ impl ForceElement {
             }
             ForceKind::Torque { torque, .. } => *torque,
             ForceKind::JointFriction { first, second, law } => {
-                let w = |b: &BodyRef| match b {
-                    BodyRef::Ground => 0.0,
-                    BodyRef::Body(i) => qd[3 * i + 2],
-                };
-                -law.resisting(w(second) - w(first))
+                -law.resisting(relative_rate(qd, *first, *second))
             }
             ForceKind::SlideFriction {
                 body,
                 point,
                 angle,
                 law,
-            } => {
-                let (u, _) = slide_axes(*angle);
-                -law.resisting(u.dot(&body_point_vel(q, qd, *body, *point)))
-            }
+            } => -law.resisting(sliding_speed(q, qd, *body, *point, *angle)),
             ForceKind::JointTorque { first, second, law } => {
-                let w = |b: &BodyRef| match b {
-                    BodyRef::Ground => 0.0,
-                    BodyRef::Body(i) => qd[3 * i + 2],
-                };
-                law.at(w(second) - w(first))
+                law.at(relative_rate(qd, *first, *second))
             }
             ForceKind::SlideForce {
                 body,
                 point,
                 angle,
                 law,
-            } => {
-                let (u, _) = slide_axes(*angle);
-                law.at(u.dot(&body_point_vel(q, qd, *body, *point)))
-            }
+            } => law.at(sliding_speed(q, qd, *body, *point, *angle)),
             ForceKind::Pump {
                 body,
                 point,
