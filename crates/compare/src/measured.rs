@@ -45,8 +45,9 @@ pub struct MeasuredOptions<'a> {
     pub without_friction: Option<&'a [f64]>,
 }
 
-/// A computed series against a measured one, in the quantity's unit and s.
-#[derive(Debug, Clone, PartialEq)]
+/// A computed series against a measured one, in the quantity's unit and s; its record's keys
+/// (`measured.json`) are the fields' names, the lag's `lag_s`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MeasuredComparison {
     /// Measured samples within the computed span (compared).
     pub samples: usize,
@@ -64,9 +65,11 @@ pub struct MeasuredComparison {
     pub computed_peak: (f64, f64),
     /// The measured series' largest |value| (signed) and its time (s).
     pub measured_peak: (f64, f64),
-    /// Pearson's correlation of the two at the compared samples.
+    /// Pearson's correlation of the two at the compared samples (NaN for a constant series).
+    #[serde(deserialize_with = "flexbench_contracts::json::f64_or_nan")]
     pub correlation: f64,
     /// The lag of the measurement behind the computed series, s.
+    #[serde(rename = "lag_s")]
     pub lag: f64,
     /// Whether the lag sits at the search's bound (the true one may be larger).
     pub lag_at_bound: bool,
@@ -216,21 +219,21 @@ fn best_lag(spline: &CubicSpline, tc: &[f64], tm: &[f64], vm: &[f64], max_lag: f
     let kept: Vec<usize> = (0..tm.len())
         .filter(|&i| tm[i] - max_lag >= c0 && tm[i] + max_lag <= c1)
         .collect();
-    // (variance, mean square) of the difference at a shift.
-    let moments = |lag: f64| -> (f64, f64) {
+    // The variance of the difference at a shift.
+    let variance = |lag: f64| -> f64 {
         let n = kept.len().max(1) as f64;
         let (s1, s2) = kept.iter().fold((0.0, 0.0), |(s1, s2), &i| {
             let d = vm[i] - spline.at(tm[i] - lag);
             (s1 + d, s2 + d * d)
         });
-        (s2 / n - (s1 / n).powi(2), s2 / n)
+        s2 / n - (s1 / n).powi(2)
     };
     if kept.len() < 3 || dt <= 0.0 {
         return (0.0, false);
     }
     let k = (max_lag / dt).floor() as i64;
     let grid: Vec<(f64, f64)> = (-k..=k)
-        .map(|j| (j as f64 * dt, moments(j as f64 * dt).0))
+        .map(|j| (j as f64 * dt, variance(j as f64 * dt)))
         .collect();
     let best = (0..grid.len())
         .min_by(|&a, &b| grid[a].1.total_cmp(&grid[b].1))
@@ -242,16 +245,16 @@ fn best_lag(spline: &CubicSpline, tc: &[f64], tm: &[f64], vm: &[f64], max_lag: f
     let (mut a, mut b) = (grid[best - 1].0, grid[best + 1].0);
     let g = 0.5 * (5f64.sqrt() - 1.0);
     let (mut x1, mut x2) = (b - g * (b - a), a + g * (b - a));
-    let (mut f1, mut f2) = (moments(x1).0, moments(x2).0);
+    let (mut f1, mut f2) = (variance(x1), variance(x2));
     while b - a > 1e-9 * dt {
         if f1 <= f2 {
             (b, x2, f2) = (x2, x1, f1);
             x1 = b - g * (b - a);
-            f1 = moments(x1).0;
+            f1 = variance(x1);
         } else {
             (a, x1, f1) = (x1, x2, f2);
             x2 = a + g * (b - a);
-            f2 = moments(x2).0;
+            f2 = variance(x2);
         }
     }
     (0.5 * (a + b), false)

@@ -1015,14 +1015,14 @@ fn compare_command(args: CompareArgs) -> Result<()> {
     if let Some(m) = &outcome.measured {
         print_warnings(&m.warnings);
         for q in &m.quantities {
-            let share = q
-                .friction_share
-                .map(|s| format!(", friction explains {:.0} %", 100.0 * s))
-                .unwrap_or_default();
+            let share =
+                q.c.friction_share
+                    .map(|s| format!(", friction explains {:.0} %", 100.0 * s))
+                    .unwrap_or_default();
             println!(
                 "{:14} against measured {}: RMS {:.4} {}, mean {:+.4}, peaks {:.3} / {:.3}, lag {:+.1} ms{share}",
-                q.quantity, q.measured_column, q.rms_difference, q.unit, q.mean_difference,
-                q.computed_peak.0, q.measured_peak.0, 1e3 * q.lag_s
+                q.quantity, q.measured_column, q.c.rms_difference, q.unit, q.c.mean_difference,
+                q.c.computed_peak.0, q.c.measured_peak.0, 1e3 * q.c.lag
             );
         }
     }

@@ -65,7 +65,8 @@ impl Default for MeasuredSpec {
     }
 }
 
-/// One measured quantity against the computed one (s and the quantity's unit).
+/// One measured quantity against the computed one (s and the quantity's unit): which columns,
+/// and the comparison's numbers, flattened into the record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredQuantity {
     /// The forces table's column compared.
@@ -74,33 +75,9 @@ pub struct MeasuredQuantity {
     pub measured_column: String,
     /// N m or N.
     pub unit: String,
-    /// Measured samples compared (within the computed span).
-    pub samples: usize,
-    /// Measured samples outside the computed span (left out).
-    pub outside: usize,
-    /// RMS of measured - computed.
-    pub rms_difference: f64,
-    /// Mean of measured - computed.
-    pub mean_difference: f64,
-    /// RMS of the computed values.
-    pub computed_rms: f64,
-    /// RMS of the measured values.
-    pub measured_rms: f64,
-    /// The computed peak (largest |value|, signed) and its time, s.
-    pub computed_peak: (f64, f64),
-    /// The measured peak and its time, s.
-    pub measured_peak: (f64, f64),
-    /// Pearson's correlation.
-    pub correlation: f64,
-    /// The measurement's lag behind the computed series, s.
-    pub lag_s: f64,
-    /// RMS of the difference after the lag.
-    pub rms_after_lag: f64,
-    /// RMS of measured - computed without the file's friction (None: the file has none).
-    pub rms_without_friction: Option<f64>,
-    /// 1 - SSE(with friction) / SSE(without): the share of the frictionless model's squared
-    /// error that the friction law explains.
-    pub friction_share: Option<f64>,
+    /// The comparison.
+    #[serde(flatten)]
+    pub c: MeasuredComparison,
 }
 
 /// The measured comparison's record (`measured.json`), written and read back by this type.
@@ -439,12 +416,13 @@ fn compare_one(
         ),
         curves,
     };
-    Ok((
-        quantity_record(quantity, column, unit, &result),
-        panel,
-        rows,
-        warnings,
-    ))
+    let record = MeasuredQuantity {
+        quantity: quantity.into(),
+        measured_column: column.into(),
+        unit: unit.into(),
+        c: result,
+    };
+    Ok((record, panel, rows, warnings))
 }
 
 /// What to say of one comparison: the lag at its bound, an offset the model lacks, a friction
@@ -477,33 +455,6 @@ fn quantity_warnings(
     w
 }
 
-/// The record of one quantity.
-fn quantity_record(
-    quantity: &str,
-    column: &str,
-    unit: &str,
-    r: &MeasuredComparison,
-) -> MeasuredQuantity {
-    MeasuredQuantity {
-        quantity: quantity.into(),
-        measured_column: column.into(),
-        unit: unit.into(),
-        samples: r.samples,
-        outside: r.outside,
-        rms_difference: r.rms_difference,
-        mean_difference: r.mean_difference,
-        computed_rms: r.computed_rms,
-        measured_rms: r.measured_rms,
-        computed_peak: r.computed_peak,
-        measured_peak: r.measured_peak,
-        correlation: r.correlation,
-        lag_s: r.lag,
-        rms_after_lag: r.rms_after_lag,
-        rms_without_friction: r.rms_without_friction,
-        friction_share: r.friction_share,
-    }
-}
-
 /// Check the spec's numbers (a pipeline file's `[compare]` before any stage runs).
 pub(crate) fn check_spec(spec: &MeasuredSpec) -> Result<(), PipelineError> {
     if let Some(hz) = spec.cutoff_hz.filter(|hz| !(hz.is_finite() && *hz > 0.0)) {
@@ -532,20 +483,20 @@ fn comparison_table(q: &[MeasuredQuantity]) -> Result<Table, PipelineError> {
         ("quantity", s(&|r| r.quantity.clone())),
         ("measured_column", s(&|r| r.measured_column.clone())),
         ("unit", s(&|r| r.unit.clone())),
-        ("samples", f(&|r| r.samples as f64)),
-        ("rms_difference", f(&|r| r.rms_difference)),
-        ("mean_difference", f(&|r| r.mean_difference)),
-        ("computed_rms", f(&|r| r.computed_rms)),
-        ("measured_rms", f(&|r| r.measured_rms)),
-        ("computed_peak", f(&|r| r.computed_peak.0)),
-        ("computed_peak_t", f(&|r| r.computed_peak.1)),
-        ("measured_peak", f(&|r| r.measured_peak.0)),
-        ("measured_peak_t", f(&|r| r.measured_peak.1)),
-        ("correlation", f(&|r| r.correlation)),
-        ("lag_s", f(&|r| r.lag_s)),
-        ("rms_after_lag", f(&|r| r.rms_after_lag)),
-        ("rms_without_friction", o(&|r| r.rms_without_friction)),
-        ("friction_share", o(&|r| r.friction_share)),
+        ("samples", f(&|r| r.c.samples as f64)),
+        ("rms_difference", f(&|r| r.c.rms_difference)),
+        ("mean_difference", f(&|r| r.c.mean_difference)),
+        ("computed_rms", f(&|r| r.c.computed_rms)),
+        ("measured_rms", f(&|r| r.c.measured_rms)),
+        ("computed_peak", f(&|r| r.c.computed_peak.0)),
+        ("computed_peak_t", f(&|r| r.c.computed_peak.1)),
+        ("measured_peak", f(&|r| r.c.measured_peak.0)),
+        ("measured_peak_t", f(&|r| r.c.measured_peak.1)),
+        ("correlation", f(&|r| r.c.correlation)),
+        ("lag_s", f(&|r| r.c.lag)),
+        ("rms_after_lag", f(&|r| r.c.rms_after_lag)),
+        ("rms_without_friction", o(&|r| r.c.rms_without_friction)),
+        ("friction_share", o(&|r| r.c.friction_share)),
     ] {
         t.push(name, col)?;
     }

@@ -1077,20 +1077,20 @@ fn measured_note(page: &mut RunPage, m: &MeasuredRecord) {
         .quantities
         .iter()
         .map(|q| {
-            let share = q
-                .friction_share
-                .map_or("-".to_string(), |s| format!("{:.1}", 100.0 * s));
+            let share =
+                q.c.friction_share
+                    .map_or("-".to_string(), |s| format!("{:.1}", 100.0 * s));
             vec![
                 q.quantity.clone(),
                 q.unit.clone(),
-                q.samples.to_string(),
-                format!("{:.4}", q.rms_difference),
-                format!("{:+.4}", q.mean_difference),
-                format!("{:.3} at {:.3} s", q.computed_peak.0, q.computed_peak.1),
-                format!("{:.3} at {:.3} s", q.measured_peak.0, q.measured_peak.1),
-                format!("{:.3}", q.correlation),
-                format!("{:+.1}", 1e3 * q.lag_s),
-                format!("{:.4}", q.rms_after_lag),
+                q.c.samples.to_string(),
+                format!("{:.4}", q.c.rms_difference),
+                format!("{:+.4}", q.c.mean_difference),
+                format!("{:.3} at {:.3} s", q.c.computed_peak.0, q.c.computed_peak.1),
+                format!("{:.3} at {:.3} s", q.c.measured_peak.0, q.c.measured_peak.1),
+                format!("{:.3}", q.c.correlation),
+                format!("{:+.1}", 1e3 * q.c.lag),
+                format!("{:.4}", q.c.rms_after_lag),
                 share,
             ]
         })
