@@ -179,3 +179,111 @@ fn a_run_takes_the_bench_frame_from_points_toml() {
         assert!(e < 0.03, "{j}: {e}");
     }
 }
+
+#[test]
+fn a_nominal_camera_without_a_board() {
+    // No board: a nominal camera and two points clicked 300 px apart for 0.3 m, the camera
+    // facing the plane, make the frame a similarity of the image (a pixel maps to its bench
+    // position to 1e-9 m), the file states its assumptions, and no corners table is written;
+    // bad input is refused with the fix, and nothing is written.
+    let dir = tempfile::tempdir().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let two = dir.path().join("two.toml");
+    std::fs::write(
+        &two,
+        "camera_faces_plane = true\n[[point]]\npixel = [400, 300]\nbench = [0, 0]\n[[point]]\npixel = [700, 300]\nbench = [0.3, 0]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("nominal.yaml");
+    let said = ok(&[
+        "calibrate",
+        "--nominal-camera",
+        "1280x720",
+        "--points",
+        &s(&two),
+        "--out",
+        &s(&out),
+    ]);
+    assert!(said.contains("nominal camera, no board"), "{said}");
+    let cal = flexbench_vision::Calibration::read(&out).unwrap();
+    let plane = cal.plane.unwrap();
+    let (x, y) = plane.pixel_to_bench(&cal.intrinsics, 550.0, 200.0);
+    assert!(
+        (x - 0.15).abs() < 1e-9 && (y - 0.1).abs() < 1e-9,
+        "({x}, {y})"
+    );
+    assert!(cal.distortion_model.unwrap().contains("nominal camera"));
+    assert!(!dir.path().join("nominal.corners.csv").exists());
+    let refused = |args: &[&str], says: &str| {
+        let o = common::flexbench(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{args:?}: {err}");
+    };
+    let bad_out = dir.path().join("bad.yaml");
+    let (p, b) = (s(&two), s(&bad_out));
+    refused(
+        &[
+            "calibrate",
+            "--nominal-camera",
+            "1280",
+            "--points",
+            &p,
+            "--out",
+            &b,
+        ],
+        "WIDTHxHEIGHT",
+    );
+    refused(
+        &[
+            "calibrate",
+            "--nominal-camera",
+            "1280x720",
+            "--focal-px=-3",
+            "--points",
+            &p,
+            "--out",
+            &b,
+        ],
+        "focal length of -3 px",
+    );
+    refused(
+        &["calibrate", "--nominal-camera", "1280x720", "--out", &b],
+        "--points",
+    );
+    refused(
+        &[
+            "calibrate",
+            "--nominal-camera",
+            "1280x720",
+            "--distortion",
+            "0.1,x",
+            "--points",
+            &p,
+            "--out",
+            &b,
+        ],
+        "'x' is not a number",
+    );
+    // Two points without camera_faces_plane: a tilted plane needs four.
+    let tilted = dir.path().join("tilted.toml");
+    std::fs::write(
+        &tilted,
+        std::fs::read_to_string(&two)
+            .unwrap()
+            .replace("camera_faces_plane = true\n", ""),
+    )
+    .unwrap();
+    refused(
+        &[
+            "calibrate",
+            "--nominal-camera",
+            "1280x720",
+            "--points",
+            &s(&tilted),
+            "--out",
+            &b,
+        ],
+        "at least 4",
+    );
+    assert!(!bad_out.exists());
+}

@@ -19,6 +19,7 @@ mod import_circles;
 mod jittered_clock;
 mod measured_compare;
 mod pendulum_real;
+mod pendulum_video;
 mod process_end_to_end;
 mod quantized_bench;
 mod residual_flags;

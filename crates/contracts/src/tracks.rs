@@ -6,6 +6,30 @@ use std::collections::BTreeMap;
 
 use crate::{Column, ContractError, Table};
 
+/// How a marker looks to the camera, so that the tracker knows what to seek (a closed set: a
+/// marker's `kind` in the mechanism file).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum MarkerKind {
+    /// A bright disc on a darker part (white or retro-reflective discs): the default.
+    #[default]
+    Bright,
+    /// A dark disc on a lighter part or wall (a black target, a black mass before a white wall).
+    Dark,
+}
+
+impl MarkerKind {
+    /// The kind's name as the mechanism file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkerKind::Bright => "bright",
+            MarkerKind::Dark => "dark",
+        }
+    }
+}
+
 /// One row of the tracks table: one marker in one frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackRow {

@@ -220,10 +220,21 @@ struct ProcessArgs {
 #[derive(clap::Args)]
 struct CalibrateArgs {
     /// Folder of the board's views (png, jpg, bmp, tif).
-    #[arg(long)]
-    views: PathBuf,
+    #[arg(long, required_unless_present = "nominal_camera")]
+    views: Option<PathBuf>,
+    /// No board: a nominal camera for frames of WIDTHxHEIGHT px (the video's), its plane from
+    /// --points (two points at a known distance when the camera faces the plane, four or more
+    /// otherwise); the principal point at the frame's centre.
+    #[arg(long, conflicts_with_all = ["views", "board", "charuco", "plane_view"], requires = "points")]
+    nominal_camera: Option<FrameSize>,
+    /// The nominal camera's focal length, px (default: the frame's larger side, assumed).
+    #[arg(long, requires = "nominal_camera")]
+    focal_px: Option<f64>,
+    /// The nominal camera's lens distortion, "k1,k2,p1,p2,k3" (default: none).
+    #[arg(long, requires = "nominal_camera")]
+    distortion: Option<String>,
     /// Inner corners of the chessboard, COLSxROWS (e.g. 9x6).
-    #[arg(long, required_unless_present = "charuco")]
+    #[arg(long, required_unless_present_any = ["charuco", "nominal_camera"])]
     board: Option<flexbench_vision::calibrate::BoardCorners>,
     /// A ChArUco board instead: its squares, XxY (e.g. 7x5), with --marker and --dictionary;
     /// views may show part of it.
@@ -237,8 +248,8 @@ struct CalibrateArgs {
     #[arg(long)]
     dictionary: Option<flexbench_vision::charuco::Dictionary>,
     /// Side of a square, m.
-    #[arg(long)]
-    square: f64,
+    #[arg(long, required_unless_present = "nominal_camera")]
+    square: Option<f64>,
     /// The corners' detector, before cornerSubPix refines them: sb (findChessboardCornersSB, fast
     /// on views without the whole board) or classic (findChessboardCorners).
     #[arg(long, default_value = "sb")]
@@ -445,6 +456,12 @@ struct TrackArgs {
     /// Segmentation threshold, grey level; default: halfway between median and maximum.
     #[arg(long)]
     threshold: Option<f64>,
+    /// Smallest marker blob kept, px of area.
+    #[arg(long, default_value_t = 6.0)]
+    min_area: f64,
+    /// Largest marker blob kept, px of area (a disc d px across covers 0.785 d^2).
+    #[arg(long, default_value_t = 5000.0)]
+    max_area: f64,
     /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
     #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
     false_alarm: f64,
@@ -726,6 +743,9 @@ fn process_command(args: ProcessArgs) -> Result<()> {
 fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     let CalibrateArgs {
         views,
+        nominal_camera,
+        focal_px,
+        distortion,
         board,
         charuco,
         marker,
@@ -741,16 +761,34 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         out,
     } = args;
     use flexbench_pipeline::calibrate::{
-        calibrate, read_clicks, read_points, CalibrateRequest, PlaneSource,
+        calibrate, read_clicks, read_points, CalibrateRequest, CameraSource, NominalCamera,
+        PlaneSource,
     };
     use flexbench_vision::calibrate::Target;
-    let target = match (board, charuco, marker, dictionary) {
-        (_, Some(sq), Some(marker), Some(dictionary)) => {
-            Target::charuco(sq, square, marker, dictionary)?
+    let camera = match (nominal_camera, views, square) {
+        (Some(size), _, _) => CameraSource::Nominal(NominalCamera {
+            width: size.width,
+            height: size.height,
+            focal_px,
+            dist: match &distortion {
+                Some(d) => parse_distortion(d)?,
+                None => [0.0; 5],
+            },
+        }),
+        (None, Some(views), Some(square)) => {
+            let target = match (board, charuco, marker, dictionary) {
+                (_, Some(sq), Some(marker), Some(dictionary)) => {
+                    Target::charuco(sq, square, marker, dictionary)?
+                }
+                (Some(b), None, _, _) => Target::chessboard(b, square, detector, subpix_window),
+                _ => anyhow::bail!(
+                    "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
+                ),
+            };
+            CameraSource::Board { views, target }
         }
-        (Some(b), None, _, _) => Target::chessboard(b, square, detector, subpix_window),
         _ => anyhow::bail!(
-            "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
+            "give the board's views (--views, --board or --charuco, --square), or --nominal-camera WIDTHxHEIGHT with --points for footage without a board"
         ),
     };
     let clicked = match (&clicks, &origin, &horizontal) {
@@ -774,11 +812,7 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         (None, None) => None,
         _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
     };
-    let req = CalibrateRequest {
-        views,
-        target,
-        plane,
-    };
+    let req = CalibrateRequest { camera, plane };
     let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
     print_calibration(&cal);
     print_written(&files);
@@ -834,11 +868,14 @@ fn track_command(args: TrackArgs) -> Result<()> {
         markers,
         mechanism,
         threshold,
+        min_area,
+        max_area,
         false_alarm,
         corrections,
         frame_rate,
         capture_rate,
     } = args;
+    flexbench_pipeline::track::check_areas(min_area, max_area, "--min-area", "--max-area")?;
     if !(false_alarm > 0.0 && false_alarm < 0.5) {
         anyhow::bail!(
             "--false-alarm {false_alarm}: give a probability between 0 and 0.5 (default 1e-6)"
@@ -854,9 +891,12 @@ fn track_command(args: TrackArgs) -> Result<()> {
         (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
         (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
     };
-    let layout = match &mech {
-        Some(m) => Some(flexbench_pipeline::track::layout_of(m, &names)?),
-        None => None,
+    let (layout, kind) = match &mech {
+        Some(m) => (
+            Some(flexbench_pipeline::track::layout_of(m, &names)?),
+            flexbench_pipeline::track::kind_of(m, &names)?,
+        ),
+        None => (None, Default::default()),
     };
     let corrections = match &corrections {
         Some(c) => flexbench_pipeline::track::read_corrections(c, &names)?,
@@ -865,6 +905,9 @@ fn track_command(args: TrackArgs) -> Result<()> {
     let cfg = flexbench_vision::track::TrackConfig {
         markers: names,
         threshold,
+        min_area,
+        max_area,
+        kind,
         layout,
         alpha: false_alarm,
         corrections,
@@ -872,7 +915,6 @@ fn track_command(args: TrackArgs) -> Result<()> {
             frame_rate,
             capture_rate,
         },
-        ..Default::default()
     };
     let pb = bar(1);
     pb.set_message("tracking");
@@ -1394,12 +1436,15 @@ fn print_written(files: &[PathBuf]) {
 /// Print what a calibration found.
 fn print_calibration(cal: &flexbench_vision::Calibration) {
     let i = cal.intrinsics;
-    println!(
-        "calibrated from {} of {} views: RMS reprojection error {:.4} px",
-        cal.per_view.len(),
-        cal.per_view.len() + cal.rejected.len(),
-        cal.rms
-    );
+    match &cal.distortion_model {
+        Some(m) if cal.per_view.is_empty() && m.starts_with("nominal") => println!("{m}"),
+        _ => println!(
+            "calibrated from {} of {} views: RMS reprojection error {:.4} px",
+            cal.per_view.len(),
+            cal.per_view.len() + cal.rejected.len(),
+            cal.rms
+        ),
+    }
     println!(
         "  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}",
         i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
@@ -1422,6 +1467,47 @@ fn print_calibration(cal: &flexbench_vision::Calibration) {
         (Some(_), None) => println!("  bench plane: calibrated"),
         (None, _) => println!("  bench plane: not given (intrinsics only)"),
     }
+}
+
+/// A video frame's size, px, as "WIDTHxHEIGHT".
+#[derive(Debug, Clone, Copy)]
+struct FrameSize {
+    width: i32,
+    height: i32,
+}
+
+impl std::str::FromStr for FrameSize {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<FrameSize, String> {
+        parse_pair::<i32>(text, 'x')
+            .ok()
+            .filter(|(w, h)| *w >= 2 && *h >= 2)
+            .map(|(width, height)| FrameSize { width, height })
+            .ok_or_else(|| {
+                format!("\"{text}\": give the frame's size in px as WIDTHxHEIGHT, e.g. 1280x720")
+            })
+    }
+}
+
+/// Parse "k1,k2,p1,p2,k3" (OpenCV's order; fewer values leave the rest at zero).
+fn parse_distortion(text: &str) -> Result<[f64; 5]> {
+    let mut out = [0.0; 5];
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() > 5 {
+        anyhow::bail!("--distortion {text}: give at most five coefficients, k1,k2,p1,p2,k3");
+    }
+    for (o, p) in out.iter_mut().zip(&parts) {
+        *o = p
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                anyhow::anyhow!("--distortion {text}: '{p}' is not a number; give k1,k2,p1,p2,k3")
+            })?;
+    }
+    Ok(out)
 }
 
 /// Parse "a<sep>b" into two numbers.

@@ -242,6 +242,7 @@ fn beam_table(counts: &[usize]) {
             body: 1,
             local: Vector2::new(0.0, 0.0),
             local_frame: Vector2::new(l2 / 2.0, 0.0),
+            kind: Default::default(),
         });
         let t0 = std::time::Instant::now();
         let (sys, sim) = simulate(&m, 1e-9);

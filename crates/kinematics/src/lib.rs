@@ -21,9 +21,12 @@
 //!   horizontal refined from the motion, smoother, periodic refit), and the force bands.
 //! - [`rate`]: whether the recording's frame rate and clock suit the motion (the harmonics the
 //!   markers' accelerations need, the forces' bands, the crank against the motor's speed).
+//! - [`anchored`]: markers the assembly holds at a ground pin, and whether their tracks stayed
+//!   (a camera that moved).
 
 #![warn(missing_docs)]
 
+pub mod anchored;
 pub mod estimate;
 pub mod fit;
 pub mod fold;

@@ -49,6 +49,8 @@
 //! name = "M1"
 //! body = "rod"
 //! at = [0.1, 0.0]                   # m, local frame
+//! kind = "bright"                   # bright (default): a light disc on a darker part; dark: a
+//!                                   # dark disc on a lighter part or wall
 //!
 //! [[drivers]]                       # one per degree of freedom
 //! name = "crank angle"
@@ -553,6 +555,7 @@ impl WindPump {
                 body: 1,
                 local: Vector2::new(sk * l2 - self.a2 * l2, 0.0),
                 local_frame: Vector2::new(sk * l2, 0.0),
+                kind: Default::default(),
             })
             .collect()
     }

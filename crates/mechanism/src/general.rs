@@ -193,6 +193,9 @@ pub struct MarkerEntry {
     pub body: String,
     /// Local frame position, m.
     pub at: [f64; 2],
+    /// How the marker looks: bright (default) or dark.
+    #[serde(default)]
+    pub kind: flexbench_contracts::MarkerKind,
 }
 
 /// A `[[drivers]]` entry.
@@ -685,6 +688,7 @@ fn marker(i: usize, mk: &MarkerEntry, names: &Names) -> Result<Marker, Mechanism
         body: b,
         local: at - names.bodies[b].centroid,
         local_frame: at,
+        kind: mk.kind,
     })
 }
 

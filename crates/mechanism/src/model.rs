@@ -265,6 +265,8 @@ pub struct Marker {
     pub local: Vector2<f64>,
     /// Position in the body's local frame (as the file gives it), m.
     pub local_frame: Vector2<f64>,
+    /// How the marker looks to the camera (what the tracker seeks).
+    pub kind: flexbench_contracts::MarkerKind,
 }
 
 /// An independent (driving) coordinate: the crank angle, the slide's x.

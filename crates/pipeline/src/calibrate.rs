@@ -1,6 +1,8 @@
 //! `flexbench calibrate`: chessboard views (and a board view in the lever's plane with the two
 //! clicked pixels) -> the calibration file (OpenCV FileStorage YAML) and, beside it, every kept
-//! corner's reprojection residual (`<stem>.corners.csv`: view, u, v, du, dv in px).
+//! corner's reprojection residual (`<stem>.corners.csv`: view, u, v, du, dv in px). Without a
+//! board, a nominal camera ([`NominalCamera`]) and the plane from clicked points of known bench
+//! position: the calibration file alone.
 
 use std::path::{Path, PathBuf};
 
@@ -19,13 +21,90 @@ pub type Pixel = (f64, f64);
 /// What to calibrate from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrateRequest {
-    /// Folder of the board's views (png, jpg, bmp, tif).
-    pub views: PathBuf,
-    /// The board (a chessboard and how its corners are found, or a ChArUco board), the same in
-    /// the views and the plane view.
-    pub target: Target,
+    /// Where the camera's intrinsics come from.
+    pub camera: CameraSource,
     /// Where the bench plane comes from, if it is wanted.
     pub plane: Option<PlaneSource>,
+}
+
+/// Where the camera's intrinsics come from (a closed set).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CameraSource {
+    /// Views of a board.
+    Board {
+        /// Folder of the board's views (png, jpg, bmp, tif).
+        views: PathBuf,
+        /// The board (a chessboard and how its corners are found, or a ChArUco board), the
+        /// same in the views and the plane view.
+        target: Target,
+    },
+    /// No board: a nominal camera, its plane from clicked points (`NominalCamera`).
+    Nominal(NominalCamera),
+}
+
+/// A nominal camera for footage without a board: the frame's size, a focal length given or
+/// assumed (the larger side, a 53 deg field of view), the principal point at the frame's centre,
+/// the lens's distortion given or none. Without distortion the plane's metric from clicked
+/// points does not depend on the focal length or the principal point (a facing camera's
+/// similarity, a tilted camera's homography): they matter only for what leaves the plane.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NominalCamera {
+    /// Frame width, px.
+    pub width: i32,
+    /// Frame height, px.
+    pub height: i32,
+    /// Focal length, px (None: assumed, the larger side).
+    pub focal_px: Option<f64>,
+    /// Distortion k1, k2, p1, p2, k3 (OpenCV's order; zeros: none).
+    pub dist: [f64; 5],
+}
+
+impl NominalCamera {
+    /// The camera's intrinsics, checked: a frame of positive size, a positive focal length,
+    /// finite coefficients.
+    pub fn intrinsics(&self) -> Result<flexbench_vision::Intrinsics, PipelineError> {
+        let bad = |why: String| Err(PipelineError::Input(format!("nominal camera: {why}")));
+        if self.width < 2 || self.height < 2 {
+            return bad(format!(
+                "a frame of {} x {} px: give the video's frame size, WIDTHxHEIGHT (1280x720, say)",
+                self.width, self.height
+            ));
+        }
+        let f = self.focal_px.unwrap_or(self.width.max(self.height) as f64);
+        if !(f.is_finite() && f > 0.0) {
+            return bad(format!(
+                "a focal length of {f} px: give it above 0 (the camera's focal length over its pixel pitch), or leave it out"
+            ));
+        }
+        if !self.dist.iter().all(|d| d.is_finite()) {
+            return bad("the distortion coefficients must be finite numbers".into());
+        }
+        Ok(flexbench_vision::Intrinsics {
+            width: self.width,
+            height: self.height,
+            fx: f,
+            fy: f,
+            cx: (self.width as f64 - 1.0) / 2.0,
+            cy: (self.height as f64 - 1.0) / 2.0,
+            dist: self.dist,
+        })
+    }
+
+    /// The assumptions in words, as the calibration file's `distortion_model` states them.
+    pub fn describe(&self) -> String {
+        let focal = match self.focal_px {
+            Some(f) => format!("focal length {f} px (given)"),
+            None => format!(
+                "focal length {} px (assumed: the larger side; it does not change the plane's metric without distortion)",
+                self.width.max(self.height)
+            ),
+        };
+        let dist = match self.dist.iter().all(|d| *d == 0.0) {
+            true => "no lens distortion (assumed: straight lines must look straight)".to_string(),
+            false => format!("distortion {:?} (given)", self.dist),
+        };
+        format!("nominal camera, no board: {focal}, principal point at the frame's centre, {dist}")
+    }
 }
 
 /// Where the bench plane comes from.
@@ -129,41 +208,36 @@ pub fn calibrate(
     req: &CalibrateRequest,
     out: &Path,
 ) -> Result<(Calibration, Vec<PathBuf>), PipelineError> {
-    let files = image_files(&req.views).map_err(vision)?;
-    if files.is_empty() {
-        return Err(PipelineError::Input(format!(
-            "{}: no image files (png, jpg, bmp, tif) to calibrate from",
-            req.views.display()
-        )));
-    }
-    let mut cal = calibrate_target(&files, &req.target, crate::threads()).map_err(vision)?;
-    match &req.plane {
-        Some(PlaneSource::Board {
-            view,
-            origin,
-            horizontal,
-        }) => {
-            let img = read_grey(view).ok_or_else(|| {
-                PipelineError::Input(format!(
-                    "{}: cannot be read as an image (the plane view)",
-                    view.display()
-                ))
-            })?;
-            let plane = bench_plane(&cal.intrinsics, &img, &req.target, *origin, *horizontal);
-            cal.plane = Some(plane.map_err(vision)?);
+    let mut cal = match &req.camera {
+        CameraSource::Board { views, target } => {
+            let cal = board_camera(views, target)?;
+            let plane = match &req.plane {
+                Some(PlaneSource::Board {
+                    view,
+                    origin,
+                    horizontal,
+                }) => Some(board_plane(&cal, target, view, *origin, *horizontal)?),
+                _ => None,
+            };
+            Calibration { plane, ..cal }
         }
-        Some(PlaneSource::Points {
-            points,
-            click_sigma_px,
-            model,
-        }) => {
-            let intr = &cal.intrinsics;
-            let plane = bench_plane_from_points(intr, points, *model).map_err(vision)?;
-            let u =
-                frame_uncertainty(intr, points, &plane, *click_sigma_px, *model).map_err(vision)?;
-            (cal.plane, cal.plane_uncertainty) = (Some(plane), Some(u));
-        }
-        None => {}
+        CameraSource::Nominal(n) => nominal_camera(n, req.plane.as_ref())?,
+    };
+    if let Some(PlaneSource::Points {
+        points,
+        click_sigma_px,
+        model,
+    }) = &req.plane
+    {
+        // A nominal camera's focal length is not known: a tilted plane by its homography.
+        let model = match (&req.camera, model) {
+            (CameraSource::Nominal(_), FrameModel::Pose) => FrameModel::Homography,
+            _ => *model,
+        };
+        let intr = &cal.intrinsics;
+        let plane = bench_plane_from_points(intr, points, model).map_err(vision)?;
+        let u = frame_uncertainty(intr, points, &plane, *click_sigma_px, model).map_err(vision)?;
+        (cal.plane, cal.plane_uncertainty) = (Some(plane), Some(u));
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::ensure_dir(dir)?;
@@ -177,6 +251,10 @@ pub fn calibrate(
     }
     let corners = out.with_extension("corners.csv");
     cal.write(out).map_err(vision)?;
+    if matches!(req.camera, CameraSource::Nominal(_)) {
+        // No board, no corners.
+        return Ok((cal, vec![out.to_path_buf()]));
+    }
     flexbench_contracts::atomic::write_bytes(&corners, csv.as_bytes()).map_err(|e| {
         PipelineError::Io {
             path: corners.display().to_string(),
@@ -184,6 +262,59 @@ pub fn calibrate(
         }
     })?;
     Ok((cal, vec![out.to_path_buf(), corners]))
+}
+
+/// The camera calibrated from the board's views in `views`.
+fn board_camera(views: &Path, target: &Target) -> Result<Calibration, PipelineError> {
+    let files = image_files(views).map_err(vision)?;
+    if files.is_empty() {
+        return Err(PipelineError::Input(format!(
+            "{}: no image files (png, jpg, bmp, tif) to calibrate from",
+            views.display()
+        )));
+    }
+    calibrate_target(&files, target, crate::threads()).map_err(vision)
+}
+
+/// The bench plane from a view of the board lying in the lever's plane and the clicked pixels
+/// of the origin and of a point on the horizontal.
+fn board_plane(
+    cal: &Calibration,
+    target: &Target,
+    view: &Path,
+    origin: Pixel,
+    horizontal: Pixel,
+) -> Result<flexbench_vision::BenchPlane, PipelineError> {
+    let img = read_grey(view).ok_or_else(|| {
+        PipelineError::Input(format!(
+            "{}: cannot be read as an image (the plane view)",
+            view.display()
+        ))
+    })?;
+    bench_plane(&cal.intrinsics, &img, target, origin, horizontal).map_err(vision)
+}
+
+/// A nominal camera's calibration (no plane yet): its plane must come from clicked points.
+fn nominal_camera(
+    n: &NominalCamera,
+    plane: Option<&PlaneSource>,
+) -> Result<Calibration, PipelineError> {
+    if !matches!(plane, Some(PlaneSource::Points { .. })) {
+        return Err(PipelineError::Input(
+            "a nominal camera (no board) needs the bench plane from clicked points of known bench position: give a points file (two points at a known distance when the camera faces the plane, four or more otherwise)".into(),
+        ));
+    }
+    Ok(Calibration {
+        intrinsics: n.intrinsics()?,
+        rms: f64::NAN,
+        std_intrinsics: Vec::new(),
+        per_view: Vec::new(),
+        rejected: Vec::new(),
+        plane: None,
+        plane_uncertainty: None,
+        distortion_model: Some(n.describe()),
+        corners: Vec::new(),
+    })
 }
 
 /// Read the calibration's corner residuals (`<stem>.corners.csv`, as `calibrate` writes it):

@@ -184,6 +184,10 @@ pub struct TrackSection {
     pub threshold: Option<f64>,
     /// False-alarm level of each test of the tracked samples (default 1e-6).
     pub false_alarm: Option<f64>,
+    /// Smallest marker blob kept, px of area (default 6).
+    pub min_area: Option<f64>,
+    /// Largest marker blob kept, px of area (default 5000: a disc 80 px across).
+    pub max_area: Option<f64>,
     /// Playback frame rate, frames/s: frames evenly spaced at it instead of the file's
     /// timestamps (needed for a file without timestamps).
     pub frame_rate: Option<f64>,

@@ -486,6 +486,12 @@ pub fn process(
     check_markers(mech, &names)?;
     let t = series[0].t.clone();
     let filter = MarkerFilter::of(cfg, &t)?;
+    // Markers on a ground pin that did not stay: a camera that moved (named first).
+    let moved: Vec<String> = flexbench_kinematics::anchored::held_markers(mech, &series)
+        .iter()
+        .filter(|h| h.moved())
+        .map(|h| h.warning())
+        .collect();
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
@@ -529,6 +535,7 @@ pub fn process(
     record.clock = flexbench_kinematics::rate::check_clock(mech, &t, motion);
     record.flagged_left_out = left_out;
     record.residual_test = ResidualTestRecord::of(cfg, &fitted);
+    record.fit.warnings.splice(0..0, moved);
     warn(&record, &fitted, cfg, &mut events);
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {

@@ -255,8 +255,10 @@ impl RecordingRun<'_, '_> {
             PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
         };
         let req = CalibrateRequest {
-            views: views.clone(),
-            target,
+            camera: crate::calibrate::CameraSource::Board {
+                views: views.clone(),
+                target,
+            },
             plane: Some(plane),
         };
         let mut inputs = vec![("views", views.as_path())];
@@ -293,17 +295,25 @@ impl RecordingRun<'_, '_> {
             Some(c) => crate::track::read_corrections(c, &markers)?,
             None => Vec::new(),
         };
+        let defaults = flexbench_vision::track::TrackConfig::default();
+        let (min_area, max_area) = (
+            t.min_area.unwrap_or(defaults.min_area),
+            t.max_area.unwrap_or(defaults.max_area),
+        );
+        crate::track::check_areas(min_area, max_area, "[track] min_area", "max_area")?;
         Ok(flexbench_vision::track::TrackConfig {
             layout: Some(crate::track::layout_of(self.mech, &markers)?),
+            kind: crate::track::kind_of(self.mech, &markers)?,
             markers,
             threshold: t.threshold,
+            min_area,
+            max_area,
             alpha,
             corrections,
             timing: flexbench_vision::timebase::TimeBaseConfig {
                 frame_rate: t.frame_rate,
                 capture_rate: t.capture_rate,
             },
-            ..Default::default()
         })
     }
 
@@ -325,12 +335,19 @@ impl RecordingRun<'_, '_> {
                 if let Some(c) = corrections {
                     inputs.push(("corrections", c));
                 }
-                self.runner.stage(
-                    "track",
-                    json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha,
-                        "frame_rate": file.track.frame_rate, "capture_rate": file.track.capture_rate }),
-                    &inputs,
-                    &mut |tmp, progress| {
+                let mut parameters = json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha,
+                        "frame_rate": file.track.frame_rate, "capture_rate": file.track.capture_rate });
+                // Keys given only when set, so that a run without them keeps its stage's key.
+                for (k, v) in [
+                    ("min_area", file.track.min_area),
+                    ("max_area", file.track.max_area),
+                ] {
+                    if let Some(v) = v {
+                        parameters[k] = json!(v);
+                    }
+                }
+                self.runner
+                    .stage("track", parameters, &inputs, &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
                         let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
                             progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
@@ -339,8 +356,7 @@ impl RecordingRun<'_, '_> {
                             progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
                         }
                         Ok(())
-                    },
-                )?
+                    })?
             }
             TracksSource::Table { tracks, .. } => {
                 let inputs = &file.inputs;

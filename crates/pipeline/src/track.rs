@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use flexbench_contracts::MarkerKind;
 use flexbench_mechanism::model::{BodyRef, JointKind, Mechanism, PointRef};
 use flexbench_tables::interchange::{read_wide, Pixels, WideSpec};
 use flexbench_tables::{read_frame, read_tracks};
@@ -190,6 +191,46 @@ pub fn layout_of(mech: &Mechanism, names: &[String]) -> Result<MarkerLayout, Pip
         }
     }
     Ok(MarkerLayout { bodies })
+}
+
+/// Check the blob areas a tracker keeps (px): finite, the smallest above 0 and below the
+/// largest. `min_key` and `max_key` name them as the user gave them.
+pub fn check_areas(min: f64, max: f64, min_key: &str, max_key: &str) -> Result<(), PipelineError> {
+    if min.is_finite() && max.is_finite() && min > 0.0 && min < max {
+        return Ok(());
+    }
+    Err(PipelineError::Input(format!(
+        "{min_key} = {min}, {max_key} = {max}: give the marker blobs' smallest and largest area in px, 0 < smallest < largest (defaults 6 and 5000; a disc d px across has an area of 0.785 d^2)"
+    )))
+}
+
+/// How the markers `names` look (the mechanism's `kind` of each): one kind for the recording.
+/// An error names the markers of each kind when they differ (the tracker seeks one kind in a
+/// video; track them in two passes, one per kind, with `[track] markers`).
+pub fn kind_of(mech: &Mechanism, names: &[String]) -> Result<MarkerKind, PipelineError> {
+    let kinds: Vec<(&str, MarkerKind)> = mech
+        .markers
+        .iter()
+        .filter(|m| names.contains(&m.name))
+        .map(|m| (m.name.as_str(), m.kind))
+        .collect();
+    let first = kinds.first().map_or(MarkerKind::Bright, |k| k.1);
+    if kinds.iter().all(|k| k.1 == first) {
+        return Ok(first);
+    }
+    let list = |kind: MarkerKind| {
+        kinds
+            .iter()
+            .filter(|k| k.1 == kind)
+            .map(|k| k.0)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(PipelineError::Input(format!(
+        "the markers tracked are of two kinds (bright: {}; dark: {}): the tracker seeks one kind in a video; track each kind on its own (name them in [track] markers or --markers)",
+        list(MarkerKind::Bright),
+        list(MarkerKind::Dark)
+    )))
 }
 
 /// The joint points of body `b` that the assembly places, relative to its centroid (m).

@@ -330,12 +330,25 @@ pub(crate) fn research(
         if seen >= 2.min(body.markers.len()) {
             continue;
         }
-        if let Ok(f) = find_body(body, &points, &used) {
+        // The body's own markers still followed are sought again with it (a body of two
+        // markers, one of them lost, is found again only as the pair).
+        let mut free = used.clone();
+        for (m, _) in &body.markers {
+            if let Some(Some(a)) = assigned.get(*m) {
+                for (k, b) in blobs.iter().enumerate() {
+                    if a.u == b.u && a.v == b.v {
+                        free[k] = false;
+                    }
+                }
+            }
+        }
+        if let Ok(f) = find_body(body, &points, &free) {
             for (&(m, _), &k) in body.markers.iter().zip(&f.blobs) {
                 used[k] = true;
                 if let Some(a) = assigned.get_mut(m) {
+                    // A blob taken from the extras; one that replaces another leaves the count.
+                    taken += usize::from(a.is_none());
                     *a = Some(blobs[k]);
-                    taken += 1;
                 }
             }
         }

@@ -55,6 +55,11 @@ pub enum FrameModel {
     /// The camera faces the plane: a similarity of the undistorted image, from two points or
     /// more (the module's description).
     Facing,
+    /// The plane's homography itself, fitted to four points or more (normalized DLT, Hartley
+    /// and Zisserman, "Multiple View Geometry", 2nd ed., algorithm 4.2): no focal length needed,
+    /// so it serves a nominal camera whose focal length is unknown (the perspective of any
+    /// pinhole camera without distortion is a homography of the plane).
+    Homography,
 }
 
 /// The bench plane through the clicked `points` for a camera with intrinsics `intr`: by
@@ -79,7 +84,62 @@ fn solve_model(
     match model {
         FrameModel::Pose => solve(intr, points, pixels),
         FrameModel::Facing => similarity(intr, points, pixels),
+        FrameModel::Homography => homography(intr, points, pixels),
     }
+}
+
+/// The homography normalized image -> bench fitted to the clicked `pixels` of `points` by the
+/// normalized direct linear transform (each side's points moved to their centroid and scaled
+/// to a mean distance of sqrt 2; the null vector of the 2n x 9 system by SVD).
+fn homography(
+    intr: &Intrinsics,
+    points: &[ClickedPoint],
+    pixels: &[(f64, f64)],
+) -> Result<BenchPlane, VisionError> {
+    use nalgebra::{DMatrix, Matrix3};
+    let from: Vec<Vector2<f64>> = pixels
+        .iter()
+        .map(|&(u, v)| vec2(intr.undistort_pixel(u, v)))
+        .collect();
+    let to: Vec<Vector2<f64>> = points.iter().map(|p| vec2(p.bench)).collect();
+    let conditioner = |pts: &[Vector2<f64>]| -> Matrix3<f64> {
+        let n = pts.len() as f64;
+        let c = pts.iter().sum::<Vector2<f64>>() / n;
+        let d = pts.iter().map(|p| (p - c).norm()).sum::<f64>() / n;
+        let s = std::f64::consts::SQRT_2 / d.max(1e-300);
+        Matrix3::new(s, 0.0, -s * c.x, 0.0, s, -s * c.y, 0.0, 0.0, 1.0)
+    };
+    let (tf, tt) = (conditioner(&from), conditioner(&to));
+    let mut a = DMatrix::<f64>::zeros(2 * from.len().max(5), 9);
+    for (k, (p, q)) in from.iter().zip(&to).enumerate() {
+        let x = tf * nalgebra::Vector3::new(p.x, p.y, 1.0);
+        let y = tt * nalgebra::Vector3::new(q.x, q.y, 1.0);
+        let (x, y) = (x / x.z, y / y.z);
+        for (r, row) in [
+            [0.0, 0.0, 0.0, -x.x, -x.y, -1.0, y.y * x.x, y.y * x.y, y.y],
+            [x.x, x.y, 1.0, 0.0, 0.0, 0.0, -y.x * x.x, -y.x * x.y, -y.x],
+        ]
+        .iter()
+        .enumerate()
+        {
+            for (j, v) in row.iter().enumerate() {
+                a[(2 * k + r, j)] = *v;
+            }
+        }
+    }
+    let svd = a.svd(false, true);
+    let vt = svd.v_t.ok_or_else(|| {
+        VisionError::Calibration("the clicked points' homography did not converge".into())
+    })?;
+    let (k, _) = svd.singular_values.argmin();
+    let h = Matrix3::from_row_slice(vt.row(k).transpose().as_slice());
+    let h = tt.try_inverse().unwrap_or_else(Matrix3::identity) * h * tf;
+    if !(h[(2, 2)].abs() > 1e-300 && h.determinant().is_normal()) {
+        return Err(VisionError::Calibration(
+            "the clicked points give no homography of the plane (three of them on a line?): click points spread over the lever's plane".into(),
+        ));
+    }
+    Ok(BenchPlane { h: h / h[(2, 2)] })
 }
 
 /// The similarity bench = a conj(z) + c (complex; z = x + i y the undistorted normalized

@@ -32,7 +32,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use flexbench_contracts::flags::{FlagReason, Flags};
-use flexbench_contracts::TrackRow;
+use flexbench_contracts::{MarkerKind, TrackRow};
 use opencv::core::{Mat, CV_32S};
 use opencv::prelude::*;
 
@@ -54,7 +54,8 @@ pub use flexbench_contracts::flags::FALSE_ALARM;
 pub struct TrackConfig {
     /// Marker names in order along the lever from B (M1..M5 on the bench).
     pub markers: Vec<String>,
-    /// Segmentation threshold (grey level); None: halfway between the median and the maximum.
+    /// Segmentation threshold, grey level: bright markers above it, dark markers below it; None:
+    /// halfway between the median and the extreme level of the region searched.
     pub threshold: Option<f64>,
     /// Smallest blob area kept, px.
     pub min_area: f64,
@@ -70,6 +71,8 @@ pub struct TrackConfig {
     pub corrections: Vec<Correction>,
     /// What the user states about the video's time base (frame rate, capture rate).
     pub timing: TimeBaseConfig,
+    /// How the markers look (bright discs, or dark discs whose image is sought inverted).
+    pub kind: MarkerKind,
 }
 
 impl Default for TrackConfig {
@@ -83,6 +86,7 @@ impl Default for TrackConfig {
             alpha: FALSE_ALARM,
             corrections: Vec::new(),
             timing: TimeBaseConfig::default(),
+            kind: MarkerKind::Bright,
         }
     }
 }
@@ -134,8 +138,22 @@ pub struct Tracked {
     pub summary: TrackSummary,
 }
 
-/// Bright, disc-like blobs of a grey frame with their sub-pixel centres.
+/// The markers' disc-like blobs of a grey frame with their sub-pixel centres: bright blobs, or
+/// for dark markers ([`MarkerKind::Dark`]) the bright blobs of the inverted frame, 255 - I.
 pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), VisionError> {
+    let inverted;
+    let grey = match cfg.kind {
+        MarkerKind::Bright => grey,
+        MarkerKind::Dark => {
+            let mut m = Mat::default();
+            cv(
+                "bitwise_not",
+                opencv::core::bitwise_not(grey, &mut m, &opencv::core::no_array()),
+            )?;
+            inverted = m;
+            &inverted
+        }
+    };
     let size = cv("size", grey.size())?;
     let (w, h) = (size.width as usize, size.height as usize);
     let data = cv("pixels", grey.data_bytes())?;
@@ -343,11 +361,16 @@ fn symmetric_centre(data: &[u8], w: usize, h: usize, start: (f64, f64), r: f64) 
     }
 }
 
-/// The segmentation threshold of a grey image: the given one, else halfway between the median
-/// and the brightest level.
+/// The segmentation threshold of a grey image (inverted for dark markers): the given one, else
+/// halfway between the median and the brightest level.
 fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
+    // A given threshold is a grey level: dark markers lie below it, so in the inverted image
+    // they lie above 255 minus it.
     if let Some(t) = cfg.threshold {
-        return t;
+        return match cfg.kind {
+            MarkerKind::Bright => t,
+            MarkerKind::Dark => 255.0 - t,
+        };
     }
     let mut hist = [0usize; 256];
     for &p in data {
@@ -428,15 +451,22 @@ fn follow_in_windows(
         let (w, h) = ((x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize);
         let buf = &mut bufs.grey;
         buf.clear();
+        // Dark markers are sought as the bright blobs of the inverted image (`find_blobs`).
+        let flip = match cfg.kind {
+            MarkerKind::Bright => 0,
+            MarkerKind::Dark => 255,
+        };
         for v in y0..=y1 {
             let row = (v * cols) as usize;
             for u in x0..=x1 {
                 let i = (row + u as usize) * ch;
-                buf.push(if ch == 1 {
-                    data[i]
-                } else {
-                    grey_of(data[i], data[i + 1], data[i + 2])
-                });
+                buf.push(
+                    flip ^ if ch == 1 {
+                        data[i]
+                    } else {
+                        grey_of(data[i], data[i + 1], data[i + 2])
+                    },
+                );
             }
         }
         let edges = [x0 == 0, x1 == cols - 1, y0 == 0, y1 == rows - 1];

@@ -180,3 +180,53 @@ fn two_clicks_when_the_camera_faces_the_plane() {
     let e = bench_plane_from_points(&cam.intrinsics, &one, FrameModel::Facing).unwrap_err();
     assert!(e.to_string().contains("needs 2 at least"), "{e}");
 }
+
+#[test]
+fn a_nominal_camera_frames_the_plane_by_its_homography() {
+    // A camera without distortion, tilted from facing the plane; the user knows neither its
+    // focal length nor its principal point: a nominal camera (focal length the image's width,
+    // the principal point at its centre) with the five points' homography maps every pixel to
+    // its bench position, where a pose solved with the nominal focal length is millimetres off.
+    let mut intr = camera().intrinsics;
+    intr.dist = [0.0; 5];
+    let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
+    let nominal = flexbench_vision::Intrinsics {
+        fx: intr.width as f64,
+        fy: intr.width as f64,
+        cx: intr.width as f64 / 2.0,
+        cy: intr.height as f64 / 2.0,
+        ..intr
+    };
+    let points: Vec<ClickedPoint> = BENCH
+        .iter()
+        .map(|&b| ClickedPoint {
+            pixel: cam.project(b.0, b.1),
+            bench: b,
+        })
+        .collect();
+    let worst = |plane: &BenchPlane| {
+        let mut worst = 0.0f64;
+        for i in 0..=10 {
+            for j in 0..=10 {
+                let (bx, by) = (-0.05 + 0.045 * i as f64, -0.15 + 0.045 * j as f64);
+                let (u, v) = cam.project(bx, by);
+                let (x, y) = plane.pixel_to_bench(&nominal, u, v);
+                worst = worst.max((x - bx).hypot(y - by));
+            }
+        }
+        worst * 1e3
+    };
+    let h = bench_plane_from_points(&nominal, &points, FrameModel::Homography).unwrap();
+    let pose = bench_plane_from_points(&nominal, &points, FrameModel::Pose).unwrap();
+    let (wh, wp) = (worst(&h), worst(&pose));
+    let mut rng = opencv::core::RNG::new(14).unwrap();
+    let rounded = clicked(&cam, 0.0, &mut rng);
+    let hr = bench_plane_from_points(&nominal, &rounded, FrameModel::Homography).unwrap();
+    let u = frame_uncertainty(&nominal, &points, &h, 0.3, FrameModel::Homography).unwrap();
+    eprintln!(
+        "nominal camera (focal {:.0} px for {:.0} px): worst error over 0.45 m x 0.45 m by the homography {wh:.2e} mm (exact clicks), {:.3} mm (clicks rounded to 0.1 px), by a pose {wp:.3} mm; stated for 0.3 px clicks: origin {:.3} mm, angle {:.3} mrad, scale {:.1e}",
+        nominal.fx, intr.fx, worst(&hr), u.origin_mm, u.angle_mrad, u.scale
+    );
+    assert!(wh < 1e-6, "homography {wh} mm");
+    assert!(wp > 0.1, "the pose with a wrong focal length: {wp} mm");
+}
