@@ -12,7 +12,8 @@
 //!   the residual (mm RMS);
 //! - the axle's own track, which must not move: how far the camera drifted;
 //! - `flexbench process` on these tracks warns first that the hub, on the ground pin, wandered:
-//!   the camera moved (the fit's residual, centimetres, is that drift).
+//!   the camera moved (the fit's residual, centimetres, is that drift); with `--stabilise` the
+//!   markers are measured against the hub and the residual falls by more than half.
 //!
 //! The figures are printed (`--nocapture`) and written in docs/real-data.md.
 
@@ -174,31 +175,54 @@ fn the_real_pendulum_from_its_videos() {
     }
 }
 
-#[test]
-fn processing_the_video_names_the_camera_that_moved() {
-    let dir = tempfile::tempdir().unwrap();
-    let video = "rvDIST35";
-    track(video, dir.path());
+/// `flexbench process` on a video's tracks (in `dir`) with `extra` flags: its stdout, stderr.
+fn process(video: &str, dir: &Path, extra: &[&str]) -> (String, String) {
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let out = dir.path().join("process");
-    let run = common::flexbench(&[
+    let out = dir.join(format!("process{}", extra.len()));
+    let (tracks, flags) = (
+        s(&dir.join(format!("{video}.csv"))),
+        s(&dir.join(format!("{video}.flags.csv"))),
+    );
+    let mech = s(&common::root().join("recordings/dfki-pendulum/pendulum-video.toml"));
+    let mut args = vec![
         "process",
         "--tracks",
-        &s(&dir.path().join(format!("{video}.csv"))),
+        &tracks,
         "--flags",
-        &s(&dir.path().join(format!("{video}.flags.csv"))),
+        &flags,
         "--mechanism",
-        &s(&common::root().join("recordings/dfki-pendulum/pendulum-video.toml")),
+        &mech,
         "--out",
-        &s(&out),
-    ]);
+    ];
+    let o = s(&out);
+    args.push(&o);
+    args.extend_from_slice(extra);
+    let run = common::flexbench(&args);
     let (said, warned) = (
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr),
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
     );
     eprintln!("{warned}{said}");
     assert!(run.status.success(), "{warned}");
+    (said, warned)
+}
+
+/// The fit's RMS residual, mm, as `process` prints it.
+fn fit_residual(said: &str) -> f64 {
+    said.split("fit RMS residual ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no fit residual in {said}"))
+}
+
+#[test]
+fn processing_the_video_names_the_camera_that_moved_and_stabilises_on_the_hub() {
+    let dir = tempfile::tempdir().unwrap();
+    let video = "rvDIST35";
+    track(video, dir.path());
     // The hub is the axle: its track must stay; the warning names it, the camera and the fix.
+    let (said, warned) = process(video, dir.path(), &[]);
     let first = warned.lines().next().unwrap_or("");
     assert!(
         first.contains("the marker 'hub' sits on the ground pin 'axle'")
@@ -206,4 +230,14 @@ fn processing_the_video_names_the_camera_that_moved() {
             && first.contains("fix the camera"),
         "{warned}"
     );
+    // Measured against the hub, the markers lose the camera's drift: the fit's residual falls
+    // by more than half (the rest: the two-click scale across the image, the title card's zoom).
+    let (stable, noted) = process(video, dir.path(), &["--stabilise"]);
+    assert!(
+        noted.contains("the markers are measured against hub"),
+        "{noted}"
+    );
+    let (before, after) = (fit_residual(&said), fit_residual(&stable));
+    eprintln!("{video}: fit RMS residual {before:.1} mm, {after:.1} mm stabilised on the hub");
+    assert!(after < 0.5 * before, "{before} mm -> {after} mm");
 }

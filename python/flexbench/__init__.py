@@ -330,8 +330,10 @@ def process(
     "butterworth", "spline"), ``periodic`` and ``refine_horizontal`` ("auto": where the
     mechanism has what they assume; "on", "off", or True, False), ``window``, ``order``, ``edges``,
     ``filter_order``, ``cutoff_hz``, ``cutoff_by``, ``spline_degree``, ``noise_m``,
-    ``max_condition``, ``keep_flagged``, ``false_alarm``. ``flags``: the track stage's flags
-    table, its samples left out as gaps. ``out``: the folder to write (default: temporary)."""
+    ``max_condition``, ``keep_flagged``, ``false_alarm``, ``stabilise`` (every marker measured
+    against the markers held at ground pins, for a camera that moved). ``flags``: the track
+    stage's flags table, its samples left out as gaps. ``out``: the folder to write (default:
+    temporary)."""
     text = _settings("process", settings)
     scratch = _Scratch(out)
     try:

@@ -124,6 +124,32 @@ def test_joint_friction_through_the_package(tmp_path):
     assert (power >= -1e-9).all() and power.max() > 0.1
 
 
+def test_stabilise_through_the_package(tmp_path):
+    """The real pendulum's video (recordings/dfki-pendulum/videos/rvDIST35.mp4) tracked by the
+    command line, then processed measured against the hub (the camera drifted): Python's
+    ``stabilise=True`` is the command line's ``--stabilise``, bit for bit, and says what it
+    removed."""
+    rig = ROOT / "recordings/dfki-pendulum"
+    cal, tracks = tmp_path / "cal.yaml", tmp_path / "tracks.csv"
+    c = cli("calibrate", "--nominal-camera", "1280x720", "--points",
+            rig / "videos/rvDIST35.points.toml", "--out", cal)
+    assert c.returncode == 0, c.stderr
+    c = cli("track", "--video", rig / "videos/rvDIST35.mp4", "--calibration", cal, "--mechanism",
+            rig / "pendulum-video.toml", "--threshold", "60", "--min-area", "500",
+            "--max-area", "12000", "--out", tracks)
+    assert c.returncode == 0, c.stderr
+    mech = rig / "pendulum-video.toml"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", fb.FlexbenchWarning)
+        p = fb.process(tracks, mechanism=mech, stabilise=True, out=tmp_path / "py")
+    assert any("measured against hub" in str(w.message) for w in said)
+    assert p.summary["stabilised"]["markers"] == ["hub"]
+    c = cli("process", "--tracks", tracks, "--mechanism", mech, "--stabilise", "--out",
+            tmp_path / "cli")
+    assert c.returncode == 0, c.stderr
+    same_frames(p.forces, pl.read_parquet(tmp_path / "cli" / "forces.parquet"))
+
+
 def test_joint_actuators_through_the_package(tmp_path):
     """A jack on a slide and a cylinder between two bodies (tests/mechanisms/jack-and-cylinder.toml):
     check states each force element as the command line does, simulate and process give the

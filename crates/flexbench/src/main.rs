@@ -214,6 +214,10 @@ struct ProcessArgs {
     /// False-alarm level of the fitted mechanism's residual test of each tracked sample.
     #[arg(long, default_value_t = flexbench_contracts::flags::FALSE_ALARM)]
     false_alarm: f64,
+    /// Measure every marker against the markers the mechanism holds at ground pins (an axle's
+    /// hub): each frame's drift of those from their pins removed, for a camera that moved.
+    #[arg(long)]
+    stabilise: bool,
 }
 
 /// Arguments of `flexbench calibrate`.
@@ -659,6 +663,7 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         flags,
         keep_flagged,
         false_alarm,
+        stabilise,
     } = args;
     if !(false_alarm > 0.0 && false_alarm < 0.5) {
         anyhow::bail!(
@@ -699,6 +704,7 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         refine_horizontal,
         keep_flagged,
         false_alarm,
+        stabilise,
     };
     let pb = bar(1000);
     let s = process(

@@ -262,6 +262,10 @@ pub struct ProcessSection {
     pub keep_flagged: bool,
     /// False-alarm level of the fitted mechanism's residual test (default 1e-6).
     pub false_alarm: f64,
+    /// Every marker measured against the markers held at ground pins, for a camera that moved
+    /// (default false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stabilise: bool,
 }
 
 impl ProcessSection {
@@ -340,6 +344,7 @@ impl ProcessSection {
             },
             keep_flagged: self.keep_flagged,
             false_alarm: self.false_alarm,
+            stabilise: self.stabilise,
         })
     }
 }
@@ -363,6 +368,7 @@ impl Default for ProcessSection {
             max_condition: d.max_condition,
             keep_flagged: false,
             false_alarm: d.false_alarm,
+            stabilise: d.stabilise,
         }
     }
 }

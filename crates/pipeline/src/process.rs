@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::names::Switch;
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
+use flexbench_kinematics::anchored::{held_markers, stabilise, Stabilised};
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::rate::RateCheck;
 use flexbench_kinematics::smoother::SmootherReport;
@@ -115,6 +116,9 @@ pub struct ProcessRecord {
     /// Why the recording's clock is doubted (the crank against the motor's reference speed).
     #[serde(default)]
     pub clock: Option<String>,
+    /// What measuring the markers against those held at ground pins removed, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stabilised: Option<flexbench_kinematics::anchored::Stabilised>,
 }
 
 impl ProcessRecord {
@@ -288,6 +292,9 @@ pub struct ProcessConfig {
     pub keep_flagged: bool,
     /// False-alarm level of the fitted mechanism's residual test.
     pub false_alarm: f64,
+    /// Every marker measured against the markers held at ground pins, for a camera that moved
+    /// (`flexbench_kinematics::anchored::stabilise`).
+    pub stabilise: bool,
 }
 
 impl Default for ProcessConfig {
@@ -304,6 +311,7 @@ impl Default for ProcessConfig {
             refine_horizontal: Switch::Auto,
             keep_flagged: false,
             false_alarm: flexbench_contracts::flags::FALSE_ALARM,
+            stabilise: false,
         }
     }
 }
@@ -480,18 +488,15 @@ pub fn process(
     check_false_alarm(cfg.false_alarm)?;
     events(StageEvent::Progress("read", 0.0));
     let (tracks, left_out) = read_trusted(tracks_path, flags, cfg.keep_flagged)?;
-    let series = tracks.series()?;
+    let mut series = tracks.series()?;
     drop(tracks);
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;
     let t = series[0].t.clone();
     let filter = MarkerFilter::of(cfg, &t)?;
-    // Markers on a ground pin that did not stay: a camera that moved (named first).
-    let moved: Vec<String> = flexbench_kinematics::anchored::held_markers(mech, &series)
-        .iter()
-        .filter(|h| h.moved())
-        .map(|h| h.warning())
-        .collect();
+    // Markers on a ground pin that did not stay: a camera that moved (named first), unless
+    // the markers are measured against them.
+    let (moved, stabilised) = held_check(mech, &mut series, cfg)?;
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
@@ -536,6 +541,7 @@ pub fn process(
     record.flagged_left_out = left_out;
     record.residual_test = ResidualTestRecord::of(cfg, &fitted);
     record.fit.warnings.splice(0..0, moved);
+    record.stabilised = stabilised;
     warn(&record, &fitted, cfg, &mut events);
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
@@ -547,6 +553,33 @@ pub fn process(
         files,
         timing,
     })
+}
+
+/// The warnings of the markers held at ground pins whose tracks wandered, and, when `cfg`
+/// asks for it, every marker of `series` measured against the held ones (what it removed).
+fn held_check(
+    mech: &Mechanism,
+    series: &mut [MarkerSeries],
+    cfg: &ProcessConfig,
+) -> Result<(Vec<String>, Option<Stabilised>), PipelineError> {
+    let moved: Vec<String> = held_markers(mech, series)
+        .iter()
+        .filter(|h| h.moved())
+        .map(|h| h.warning())
+        .collect();
+    if !cfg.stabilise {
+        return Ok((moved, None));
+    }
+    let done = stabilise(mech, series).map_err(PipelineError::Input)?;
+    let note = format!(
+        "the markers are measured against {} (held at ground pins): a camera's drift of up to {:.1} mm (RMS {:.1} mm) removed, {} of {} frames interpolated; the held markers' noise is in every marker's",
+        done.markers.join(", "),
+        done.max_shift_m * 1e3,
+        done.rms_shift_m * 1e3,
+        done.frames_interpolated,
+        done.frames
+    );
+    Ok((vec![note], Some(done)))
 }
 
 /// The motion fitted to the tracks, with what fed it: the markers' differentiation, the
@@ -887,6 +920,7 @@ impl ProcessRecord {
             residual_test: ResidualTestRecord::default(),
             rate: RateCheck::default(),
             clock: None,
+            stabilised: None,
             inverse_dynamics: InverseDynamicsRecord {
                 max_condition_allowed: cfg.max_condition,
                 max_condition: forces.max_condition,
