@@ -17,6 +17,7 @@ mod flexible_end_to_end;
 mod four_bar_video;
 mod import_circles;
 mod jittered_clock;
+mod markers_off_plane;
 mod measured_compare;
 mod pendulum_real;
 mod pendulum_video;

@@ -897,12 +897,13 @@ fn track_command(args: TrackArgs) -> Result<()> {
         (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
         (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
     };
-    let (layout, kind) = match &mech {
+    let (layout, kind, depths) = match &mech {
         Some(m) => (
             Some(flexbench_pipeline::track::layout_of(m, &names)?),
             flexbench_pipeline::track::kind_of(m, &names)?,
+            flexbench_pipeline::track::depths_of(m, &names),
         ),
-        None => (None, Default::default()),
+        None => (None, Default::default(), Vec::new()),
     };
     let corrections = match &corrections {
         Some(c) => flexbench_pipeline::track::read_corrections(c, &names)?,
@@ -914,6 +915,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         min_area,
         max_area,
         kind,
+        depths,
         layout,
         alpha: false_alarm,
         corrections,

@@ -243,6 +243,7 @@ fn beam_table(counts: &[usize]) {
             local: Vector2::new(0.0, 0.0),
             local_frame: Vector2::new(l2 / 2.0, 0.0),
             kind: Default::default(),
+            depth: 0.0,
         });
         let t0 = std::time::Instant::now();
         let (sys, sim) = simulate(&m, 1e-9);

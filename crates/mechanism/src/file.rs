@@ -51,6 +51,7 @@
 //! at = [0.1, 0.0]                   # m, local frame
 //! kind = "bright"                   # bright (default): a light disc on a darker part; dark: a
 //!                                   # dark disc on a lighter part or wall
+//! depth = 0.0                       # m in front of the bench plane, towards the camera
 //!
 //! [[drivers]]                       # one per degree of freedom
 //! name = "crank angle"
@@ -115,6 +116,9 @@ pub struct WindPumpFile {
     pub elastic: Option<crate::elastic::FlatElastic>,
     /// Marker names (default M1, M2, ...).
     pub marker_names: Option<Vec<String>>,
+    /// The markers' distance in front of the bench plane (the board's or the clicked points'),
+    /// towards the camera, m (default 0: in the plane).
+    pub marker_depth: Option<f64>,
     /// Rocker C' -> C, m.
     pub l3: Option<f64>,
     /// Rocker C -> D (perpendicular), m.
@@ -226,6 +230,17 @@ impl WindPumpFile {
             guess,
         };
         let mut mech = mech;
+        if let Some(d) = self.marker_depth {
+            if !d.is_finite() {
+                return Err(key_err(
+                    "marker_depth",
+                    format!("{d}: give the markers' distance in front of the bench plane in m"),
+                ));
+            }
+            for mk in &mut mech.markers {
+                mk.depth = d;
+            }
+        }
         if let Some(e) = &self.elastic {
             let lever = &mech.bodies[1];
             let names: Vec<&String> = lever.points.keys().collect();
@@ -556,6 +571,7 @@ impl WindPump {
                 local: Vector2::new(sk * l2 - self.a2 * l2, 0.0),
                 local_frame: Vector2::new(sk * l2, 0.0),
                 kind: Default::default(),
+                depth: 0.0,
             })
             .collect()
     }

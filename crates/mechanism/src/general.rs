@@ -196,6 +196,9 @@ pub struct MarkerEntry {
     /// How the marker looks: bright (default) or dark.
     #[serde(default)]
     pub kind: flexbench_contracts::MarkerKind,
+    /// Its distance in front of the bench plane, towards the camera, m (default 0).
+    #[serde(default)]
+    pub depth: f64,
 }
 
 /// A `[[drivers]]` entry.
@@ -683,12 +686,19 @@ fn marker(i: usize, mk: &MarkerEntry, names: &Names) -> Result<Marker, Mechanism
         &format!("{key}.at"),
         "the marker's local position",
     )?;
+    if !mk.depth.is_finite() {
+        return Err(key_err(
+            &format!("{key}.depth"),
+            "give the marker's distance in front of the bench plane (towards the camera) in m",
+        ));
+    }
     Ok(Marker {
         name: mk.name.clone(),
         body: b,
         local: at - names.bodies[b].centroid,
         local_frame: at,
         kind: mk.kind,
+        depth: mk.depth,
     })
 }
 

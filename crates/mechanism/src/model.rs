@@ -267,6 +267,9 @@ pub struct Marker {
     pub local_frame: Vector2<f64>,
     /// How the marker looks to the camera (what the tracker seeks).
     pub kind: flexbench_contracts::MarkerKind,
+    /// Its distance in front of the bench plane (the board's or the clicked points'), towards
+    /// the camera, m: a marker on a lever's face stands off the plane the calibration saw.
+    pub depth: f64,
 }
 
 /// An independent (driving) coordinate: the crank angle, the slide's x.

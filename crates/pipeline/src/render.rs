@@ -13,7 +13,7 @@ use flexbench_vision::render::{
     board_poses, BoardRenderer, CameraTruth, Codec, Look, PlaneMap, Shape, VideoOut,
 };
 use flexbench_vision::{Calibration, Intrinsics};
-use nalgebra::{DVector, Vector2};
+use nalgebra::{DVector, Vector2, Vector3};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -477,7 +477,13 @@ pub struct Extras {
 /// for a body turning about a ground pin, like the crank; bars between its points otherwise; the
 /// slide as a block), the markers as bright discs on top, occluders over hidden markers, and the
 /// frame's `extras`.
-pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, extras: &Extras) -> Vec<Shape> {
+pub fn scene(
+    m: &Mechanism,
+    q: &DVector<f64>,
+    marker_radius: f64,
+    extras: &Extras,
+    camera_centre: &Vector3<f64>,
+) -> Vec<Shape> {
     let mut back = extras.ground.clone();
     let mut front = Vec::new();
     let pt = |b: usize, s: Vector2<f64>| {
@@ -490,7 +496,19 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, extras: &Extra
         } else {
             &mut back
         };
-        layer.extend(body_shapes(m, b, &pt));
+        // A body carrying markers off the plane has its face there with them (the deepest
+        // marker's depth): drawn where its rays meet the plane.
+        let depth = m
+            .markers
+            .iter()
+            .filter(|mk| mk.body == b)
+            .map(|mk| mk.depth)
+            .fold(0.0, f64::max);
+        layer.extend(
+            body_shapes(m, b, &pt)
+                .into_iter()
+                .map(|sh| shape_seen(sh, camera_centre, depth)),
+        );
     }
     for &(b, at, r) in &extras.spots {
         back.push(Shape::Disc {
@@ -501,21 +519,61 @@ pub fn scene(m: &Mechanism, q: &DVector<f64>, marker_radius: f64, extras: &Extra
     }
     back.extend(front);
     for (k, mk) in m.markers.iter().enumerate() {
+        // A marker off the plane is drawn where its rays meet the plane (a disc parallel to the
+        // plane stays a disc there, scaled about the camera's foot).
+        let c = seen_at(camera_centre, pt(mk.body, mk.local), mk.depth);
+        let r = marker_radius / (1.0 - mk.depth / camera_centre.z.abs());
         back.push(Shape::Disc {
-            c: pt(mk.body, mk.local),
-            r: marker_radius,
+            c,
+            r,
             grey: MARKER_GREY,
         });
         if extras.hidden.contains(&k) {
             back.push(Shape::Disc {
-                c: pt(mk.body, mk.local),
-                r: marker_radius * 2.0,
+                c,
+                r: r * 2.0,
                 grey: 35.0,
             });
         }
     }
     back.extend(extras.top.iter().copied());
     back
+}
+
+/// Where the camera at `centre` sees bench point `p` (m) that stands `depth` m in front of
+/// the plane: where its ray meets the plane (`p` itself in the plane).
+fn seen_at(centre: &Vector3<f64>, p: [f64; 2], depth: f64) -> [f64; 2] {
+    if depth == 0.0 {
+        return p;
+    }
+    flexbench_vision::camera::onto_plane(centre, (p[0], p[1]), depth).map_or(p, |(x, y)| [x, y])
+}
+
+/// A shape `depth` m in front of the plane as the camera at `centre` sees it on the plane: a
+/// disc or a bar parallel to the plane stays one, scaled about the camera's foot.
+fn shape_seen(shape: Shape, centre: &Vector3<f64>, depth: f64) -> Shape {
+    if depth == 0.0 {
+        return shape;
+    }
+    let k = 1.0 / (1.0 - depth / centre.z.abs());
+    match shape {
+        Shape::Disc { c, r, grey } => Shape::Disc {
+            c: seen_at(centre, c, depth),
+            r: r * k,
+            grey,
+        },
+        Shape::Bar {
+            a,
+            b,
+            half_width,
+            grey,
+        } => Shape::Bar {
+            a: seen_at(centre, a, depth),
+            b: seen_at(centre, b, depth),
+            half_width: half_width * k,
+            grey,
+        },
+    }
 }
 
 /// A marker's grey level before lighting (bright spots of the nuisances are as bright).
@@ -686,9 +744,19 @@ pub fn render(
     ensure_dir(&out.join("truth"))?;
     let mut rng = opencv::core::RNG::new(spec.seed).map_err(|e| PipelineError::Input(e.message))?;
     let mut files = calibration_images(spec, &cam, &look, &mut rng, out, &mut progress)?;
+    let centre = -(cam.r.transpose() * cam.t);
+    if let Some(mk) = mech.markers.iter().find(|mk| mk.depth >= centre.z.abs()) {
+        return Err(PipelineError::Input(format!(
+            "the marker '{}' at {} m in front of the bench plane would stand at or behind the camera ({:.3} m from the plane): give its depth in metres towards the camera",
+            mk.name,
+            mk.depth,
+            centre.z.abs()
+        )));
+    }
     let film = Film {
         mech,
         spec,
+        centre,
         cam: &cam,
         look: &look,
         motion: &motion,
@@ -851,6 +919,8 @@ fn calibration_images(
 struct Film<'a> {
     mech: &'a Mechanism,
     spec: &'a RenderSpec,
+    /// The camera's centre in the bench frame (m), for markers off the plane.
+    centre: Vector3<f64>,
     cam: &'a CameraTruth,
     look: &'a Look,
     motion: &'a Motion,
@@ -940,7 +1010,8 @@ impl Film<'_> {
             let q = self.motion.at(tk + 1.0 / spec.fps);
             for mk in &mech.markers {
                 let p = body_point(&q, mk.body, mk.local);
-                let (u, v) = self.cam.project(p.x, p.y);
+                let seen = seen_at(&self.centre, [p.x, p.y], mk.depth);
+                let (u, v) = self.cam.project(seen[0], seen[1]);
                 rows.push(flexbench_contracts::TrackRow {
                     frame: n as i64,
                     t: tk,
@@ -972,7 +1043,8 @@ impl Film<'_> {
                     0.0
                 };
                 let q = self.motion.at(tk + dt + 1.0 / spec.fps);
-                scene(self.mech, &q, spec.marker_radius, &self.extras(k, &q))
+                let extras = self.extras(k, &q);
+                scene(self.mech, &q, spec.marker_radius, &extras, &self.centre)
             })
             .collect()
     }

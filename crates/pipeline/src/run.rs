@@ -304,6 +304,7 @@ impl RecordingRun<'_, '_> {
         Ok(flexbench_vision::track::TrackConfig {
             layout: Some(crate::track::layout_of(self.mech, &markers)?),
             kind: crate::track::kind_of(self.mech, &markers)?,
+            depths: crate::track::depths_of(self.mech, &markers),
             markers,
             threshold: t.threshold,
             min_area,

@@ -204,6 +204,20 @@ pub fn check_areas(min: f64, max: f64, min_key: &str, max_key: &str) -> Result<(
     )))
 }
 
+/// The markers' depths in front of the bench plane (the mechanism's `depth` of each, m), in
+/// the order of `names` (a name the mechanism lacks: 0, refused by `layout_of`).
+pub fn depths_of(mech: &Mechanism, names: &[String]) -> Vec<f64> {
+    names
+        .iter()
+        .map(|n| {
+            mech.markers
+                .iter()
+                .find(|m| &m.name == n)
+                .map_or(0.0, |m| m.depth)
+        })
+        .collect()
+}
+
 /// How the markers `names` look (the mechanism's `kind` of each): one kind for the recording.
 /// An error names the markers of each kind when they differ (the tracker seeks one kind in a
 /// video; track them in two passes, one per kind, with `[track] markers`).

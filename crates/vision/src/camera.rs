@@ -131,6 +131,49 @@ impl BenchPlane {
         let (xn, yn) = self.to_image(bx, by)?;
         Some(intr.project_normalized(xn, yn))
     }
+
+    /// The camera's centre in the bench frame, m (Z along the plane's normal X x Y), from the
+    /// homography: its inverse is lambda [r1 r2 t] (the plane's pose, Zhang 2000, section 3.1),
+    /// lambda fixed by |r1| |r2| = 1 and the plane in front of the camera (t_z > 0); C = -R^T t.
+    /// For a nominal camera its distance scales with the focal length assumed.
+    pub fn camera_centre(&self) -> Option<Vector3<f64>> {
+        let m = self.h.try_inverse()?;
+        let (m1, m2, m3) = (m.column(0), m.column(1), m.column(2));
+        let norm = (m1.norm() * m2.norm()).sqrt();
+        if !(norm.is_finite() && norm > 0.0) {
+            return None;
+        }
+        let lambda = if m3.z >= 0.0 { 1.0 } else { -1.0 } / norm;
+        let (r1, r2, t) = (m1 * lambda, m2 * lambda, m3 * lambda);
+        let r3 = r1.cross(&r2);
+        Some(-Vector3::new(r1.dot(&t), r2.dot(&t), r3.dot(&t)))
+    }
+}
+
+/// The bench position (m) of a point `depth` m in front of the bench plane (towards the camera
+/// whose centre is `centre`, `BenchPlane::camera_centre`) seen where its ray meets the plane,
+/// at `p0`: along the ray, P = C + (p0 - C)(1 - depth / |C_z|). None when the depth puts the
+/// point at or behind the camera.
+pub fn toward_camera(centre: &Vector3<f64>, p0: (f64, f64), depth: f64) -> Option<(f64, f64)> {
+    let k = 1.0 - depth / centre.z.abs();
+    (k > 0.0).then(|| {
+        (
+            centre.x + (p0.0 - centre.x) * k,
+            centre.y + (p0.1 - centre.y) * k,
+        )
+    })
+}
+
+/// Where the ray from the camera at `centre` through a point `depth` m in front of the bench
+/// plane, at bench position `p` (m), meets the plane (the inverse of [`toward_camera`]).
+pub fn onto_plane(centre: &Vector3<f64>, p: (f64, f64), depth: f64) -> Option<(f64, f64)> {
+    let k = 1.0 - depth / centre.z.abs();
+    (k > 0.0).then(|| {
+        (
+            centre.x + (p.0 - centre.x) / k,
+            centre.y + (p.1 - centre.y) / k,
+        )
+    })
 }
 
 /// The bench frame's standard uncertainty from the clicks (`bench_frame`).
@@ -500,6 +543,38 @@ impl Stored<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The camera's centre from the plane's homography is the rendering camera's (1e-9 m), and a
+    /// point 12 mm in front of the plane, seen through the plane, is lifted back to its bench
+    /// position (1e-12 m) where the plane alone puts it millimetres off.
+    #[test]
+    fn the_camera_centre_and_points_off_the_plane() {
+        let intr = Intrinsics {
+            width: 1280,
+            height: 720,
+            fx: 1000.0,
+            fy: 1000.0,
+            cx: 640.0,
+            cy: 360.0,
+            dist: [0.0; 5],
+        };
+        let cam = crate::render::CameraTruth::looking_at(intr, [0.25, -0.05], 0.85, 4.0, -3.0, 1.5);
+        let truth = -(cam.r.transpose() * cam.t);
+        let plane = cam.plane().unwrap();
+        let c = plane.camera_centre().unwrap();
+        assert!((c - truth).norm() < 1e-9, "{c} against {truth}");
+        assert!(c.z > 0.8, "the camera stands in front of the plane: {c}");
+        let (p, d) = (Vector3::new(0.4, 0.1, 0.012), 0.012);
+        let q = cam.r * p + cam.t;
+        let p0 = plane.to_bench(q.x / q.z, q.y / q.z);
+        let lifted = toward_camera(&c, p0, d).unwrap();
+        let off = (p0.0 - p.x).hypot(p0.1 - p.y);
+        assert!((lifted.0 - p.x).hypot(lifted.1 - p.y) < 1e-12, "{lifted:?}");
+        assert!(off > 1e-3, "{off}");
+        let back = onto_plane(&c, (p.x, p.y), d).unwrap();
+        assert!((back.0 - p0.0).hypot(back.1 - p0.1) < 1e-12);
+        assert!(toward_camera(&c, p0, c.z).is_none() && onto_plane(&c, p0, 2.0).is_none());
+    }
 
     /// Undistortion inverts the distortion model to 1e-9 px over the whole image, and agrees
     /// with OpenCV's own projection.

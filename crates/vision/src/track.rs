@@ -73,6 +73,10 @@ pub struct TrackConfig {
     pub timing: TimeBaseConfig,
     /// How the markers look (bright discs, or dark discs whose image is sought inverted).
     pub kind: MarkerKind,
+    /// Each marker's distance in front of the bench plane, towards the camera, m (in the order
+    /// of `markers`; empty: all in the plane). A marker's bench position is where its ray meets
+    /// the plane at its depth, not the bench plane itself (`camera::toward_camera`).
+    pub depths: Vec<f64>,
 }
 
 impl Default for TrackConfig {
@@ -87,6 +91,7 @@ impl Default for TrackConfig {
             corrections: Vec::new(),
             timing: TimeBaseConfig::default(),
             kind: MarkerKind::Bright,
+            depths: Vec::new(),
         }
     }
 }
@@ -607,9 +612,36 @@ fn check_config(cfg: &TrackConfig, cal: &Calibration, p: &str) -> Result<(), Vis
     if nm < 2 {
         return Err(fail("at least two markers are needed".into()));
     }
+    check_depths(cfg, cal).map_err(fail)?;
     let (w, h) = (cal.intrinsics.width, cal.intrinsics.height);
     crate::corrections::check(&cfg.corrections, nm, w, h)
         .map_err(|r| fail(format!("the corrections: {r}")))
+}
+
+/// The markers' depths: one per marker (or none), finite, each in front of the camera.
+fn check_depths(cfg: &TrackConfig, cal: &Calibration) -> Result<(), String> {
+    if cfg.depths.iter().all(|d| *d == 0.0) {
+        return Ok(());
+    }
+    if cfg.depths.len() != cfg.markers.len() {
+        return Err(format!(
+            "{} depths for {} markers: give one per marker",
+            cfg.depths.len(),
+            cfg.markers.len()
+        ));
+    }
+    let centre = cal.plane.and_then(|p| p.camera_centre()).ok_or(
+        "the markers' depths need the camera's pose, and the calibration's bench plane gives none",
+    )?;
+    for (name, d) in cfg.markers.iter().zip(&cfg.depths) {
+        if !d.is_finite() || *d >= centre.z.abs() {
+            return Err(format!(
+                "the marker '{name}' at {d} m in front of the bench plane would stand at or behind the camera ({:.3} m from the plane): give its depth in metres towards the camera (a lever's thickness and stand-off: millimetres)",
+                centre.z.abs()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Track the markers of the video at `path` with the camera `cal` (intrinsics and bench plane),
@@ -1101,10 +1133,19 @@ fn bench_rows(
 ) -> (Vec<TrackRow>, Vec<f64>) {
     let mut rows = Vec::with_capacity(per_frame.len() * cfg.markers.len());
     let mut sigmas = Vec::new();
+    // The camera's centre, for markers off the plane (checked by `check_depths`).
+    let centre = plane.camera_centre();
+    let depth = |m: usize| cfg.depths.get(m).copied().unwrap_or(0.0);
     for (k, assigned) in per_frame.into_iter().enumerate() {
         for (m, a) in assigned.into_iter().enumerate() {
             if let Some(b) = a {
-                let (x, y) = plane.pixel_to_bench(&cal.intrinsics, b.u, b.v);
+                let mut xy = plane.pixel_to_bench(&cal.intrinsics, b.u, b.v);
+                if let (d, Some(c)) = (depth(m), centre) {
+                    if d != 0.0 {
+                        xy = crate::camera::toward_camera(&c, xy, d).unwrap_or(xy);
+                    }
+                }
+                let (x, y) = xy;
                 sigmas.push(b.sigma);
                 rows.push(TrackRow {
                     frame: k as i64,
