@@ -466,6 +466,11 @@ struct TrackArgs {
     /// Largest marker blob kept, px of area (a disc d px across covers 0.785 d^2).
     #[arg(long, default_value_t = 5000.0)]
     max_area: f64,
+    /// Estimate the markers' depth in front of the bench plane from their rigid patterns'
+    /// spacings and use it (by default the mechanism file's depths are used and the estimate
+    /// only reported).
+    #[arg(long)]
+    estimate_depth: bool,
     /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
     #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
     false_alarm: f64,
@@ -876,6 +881,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         threshold,
         min_area,
         max_area,
+        estimate_depth,
         false_alarm,
         corrections,
         frame_rate,
@@ -916,6 +922,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         max_area,
         kind,
         depths,
+        estimate_depth,
         layout,
         alpha: false_alarm,
         corrections,
@@ -937,7 +944,19 @@ fn track_command(args: TrackArgs) -> Result<()> {
         s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.flagged, s.lock_frame, s.median_sigma_px,
     );
     println!("{}", s.timing.sentence());
-    for w in &s.timing.warnings {
+    if let Some(d) = &s.depth {
+        println!(
+            "the markers' spacings: {:+.3} % against the mechanism file's, a depth of {:.2} +- {:.2} mm in front of the bench plane ({} frames); {:.2} mm used{}",
+            (d.scale - 1.0) * 100.0,
+            d.depth_m * 1e3,
+            d.sigma_m * 1e3,
+            d.frames,
+            d.used_m * 1e3,
+            if d.applied { " (estimated)" } else { "" }
+        );
+    }
+    let depth = s.depth.as_ref().and_then(|d| d.warning());
+    for w in s.timing.warnings.iter().chain(&depth) {
         println!("warning: {w}");
     }
     print_written(&files);

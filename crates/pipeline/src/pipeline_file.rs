@@ -188,6 +188,10 @@ pub struct TrackSection {
     pub min_area: Option<f64>,
     /// Largest marker blob kept, px of area (default 5000: a disc 80 px across).
     pub max_area: Option<f64>,
+    /// The markers' depth in front of the bench plane estimated from their rigid patterns'
+    /// spacings and used (default false: the mechanism file's depths, the estimate reported).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimate_depth: bool,
     /// Playback frame rate, frames/s: frames evenly spaced at it instead of the file's
     /// timestamps (needed for a file without timestamps).
     pub frame_rate: Option<f64>,

@@ -583,6 +583,18 @@ fn tracking_quality(
         None => "The tracks were imported from a table made by another tool: flexbench did not track them.".into(),
     };
     let mut note = Note::new("Tracking").text(tracking);
+    if let Some(d) = track_summary.as_ref().and_then(|ts| ts.depth.as_ref()) {
+        note = note.text(format!(
+            "The markers' spacings against the mechanism file's: {:+.3} %, a depth of {:.2} +- {:.2} mm in front of the bench plane (standard error over {} frames); the tracks use {:.2} mm{}.{}",
+            (d.scale - 1.0) * 100.0,
+            d.depth_m * 1e3,
+            d.sigma_m * 1e3,
+            d.frames,
+            d.used_m * 1e3,
+            if d.applied { ", the estimate" } else { "" },
+            d.warning().map(|w| format!(" Warning: {w}.")).unwrap_or_default()
+        ));
+    }
     if !corrections.is_empty() {
         note = note.text(format!(
             "The user's corrections (corrections.toml), applied as the video was tracked: {}.",

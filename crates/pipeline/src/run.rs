@@ -305,6 +305,7 @@ impl RecordingRun<'_, '_> {
             layout: Some(crate::track::layout_of(self.mech, &markers)?),
             kind: crate::track::kind_of(self.mech, &markers)?,
             depths: crate::track::depths_of(self.mech, &markers),
+            estimate_depth: t.estimate_depth,
             markers,
             threshold: t.threshold,
             min_area,
@@ -347,13 +348,17 @@ impl RecordingRun<'_, '_> {
                         parameters[k] = json!(v);
                     }
                 }
+                if file.track.estimate_depth {
+                    parameters["estimate_depth"] = json!(true);
+                }
                 self.runner
                     .stage("track", parameters, &inputs, &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
                         let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
                             progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
                         })?;
-                        for w in &s.timing.warnings {
+                        let depth = s.depth.as_ref().and_then(|d| d.warning());
+                        for w in s.timing.warnings.iter().chain(&depth) {
                             progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
                         }
                         Ok(())

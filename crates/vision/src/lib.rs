@@ -12,6 +12,7 @@ pub mod calibrate;
 pub mod camera;
 pub mod charuco;
 pub mod corrections;
+pub mod depth;
 pub mod flags;
 mod labels;
 pub mod overlay;

@@ -77,6 +77,9 @@ pub struct TrackConfig {
     /// of `markers`; empty: all in the plane). A marker's bench position is where its ray meets
     /// the plane at its depth, not the bench plane itself (`camera::toward_camera`).
     pub depths: Vec<f64>,
+    /// The depth of the markers of each rigid pattern estimated from their spacings and used
+    /// instead of `depths` (`depth`).
+    pub estimate_depth: bool,
 }
 
 impl Default for TrackConfig {
@@ -92,6 +95,7 @@ impl Default for TrackConfig {
             timing: TimeBaseConfig::default(),
             kind: MarkerKind::Bright,
             depths: Vec::new(),
+            estimate_depth: false,
         }
     }
 }
@@ -130,6 +134,10 @@ pub struct TrackSummary {
     /// Flags of each reason.
     #[serde(default)]
     pub flags_by_reason: std::collections::BTreeMap<FlagReason, usize>,
+    /// What the markers' spacings say of their depth in front of the bench plane, where a body
+    /// carries two markers or more (`depth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<crate::depth::DepthEstimate>,
 }
 
 /// What tracking a video gives: the tracks' rows, the flagged samples, the summary.
@@ -716,7 +724,9 @@ pub fn track_video(
     summary.timing = tb.record;
     let times = tb.times;
     let flags = tracker.flags(&mut summary);
-    let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
+    let (depth, depths) = depth_of(&tracker.per_frame, cal, &plane, cfg);
+    summary.depth = depth;
+    let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg, &depths);
     summary.frames = frames;
     summary.detections = rows.len();
     summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -1121,6 +1131,58 @@ impl<'a> Tracker<'a> {
     }
 }
 
+/// What the markers' spacings say of their depth (`depth`), and the depth of each marker the
+/// rows use: the mechanism's, or the estimate for the markers of a pattern when
+/// `cfg.estimate_depth` asks for it.
+fn depth_of(
+    per_frame: &[Vec<Option<Blob>>],
+    cal: &Calibration,
+    plane: &crate::camera::BenchPlane,
+    cfg: &TrackConfig,
+) -> (Option<crate::depth::DepthEstimate>, Vec<f64>) {
+    let mut depths = cfg.depths.clone();
+    depths.resize(cfg.markers.len(), 0.0);
+    let (Some(layout), Some(centre)) = (&cfg.layout, plane.camera_centre()) else {
+        return (None, depths);
+    };
+    let on_plane: Vec<Vec<Option<(f64, f64)>>> = per_frame
+        .iter()
+        .map(|f| {
+            f.iter()
+                .map(|b| b.map(|b| plane.pixel_to_bench(&cal.intrinsics, b.u, b.v)))
+                .collect()
+        })
+        .collect();
+    let Some((depth_m, sigma_m, scale, frames)) =
+        crate::depth::estimate(&on_plane, layout, &centre)
+    else {
+        return (None, depths);
+    };
+    let patterned: Vec<usize> = layout
+        .bodies
+        .iter()
+        .filter(|b| b.markers.len() > 1)
+        .flat_map(|b| b.markers.iter().map(|m| m.0))
+        .collect();
+    // The depth used: the patterned markers' own (their mean when they differ).
+    let used_m = patterned.iter().map(|&m| depths[m]).sum::<f64>() / patterned.len().max(1) as f64;
+    let applied = cfg.estimate_depth && depth_m.is_finite() && depth_m < centre.z.abs();
+    if applied {
+        for m in patterned {
+            depths[m] = depth_m;
+        }
+    }
+    let estimate = crate::depth::DepthEstimate {
+        depth_m,
+        sigma_m,
+        scale,
+        used_m: if applied { depth_m } else { used_m },
+        applied,
+        frames,
+    };
+    (Some(estimate), depths)
+}
+
 /// The tracks' rows (each detection undistorted and taken to the bench plane, m) and the
 /// detections' centre sigmas (px). Consumed frame by frame: a long recording's detections are
 /// not held twice.
@@ -1130,12 +1192,13 @@ fn bench_rows(
     cal: &Calibration,
     plane: &crate::camera::BenchPlane,
     cfg: &TrackConfig,
+    depths: &[f64],
 ) -> (Vec<TrackRow>, Vec<f64>) {
     let mut rows = Vec::with_capacity(per_frame.len() * cfg.markers.len());
     let mut sigmas = Vec::new();
     // The camera's centre, for markers off the plane (checked by `check_depths`).
     let centre = plane.camera_centre();
-    let depth = |m: usize| cfg.depths.get(m).copied().unwrap_or(0.0);
+    let depth = |m: usize| depths.get(m).copied().unwrap_or(0.0);
     for (k, assigned) in per_frame.into_iter().enumerate() {
         for (m, a) in assigned.into_iter().enumerate() {
             if let Some(b) = a {
