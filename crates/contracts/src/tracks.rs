@@ -8,16 +8,20 @@ use crate::{Column, ContractError, Table};
 
 /// How a marker looks to the camera, so that the tracker knows what to seek (a closed set: a
 /// marker's `kind` in the mechanism file).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum MarkerKind {
     /// A bright disc on a darker part (white or retro-reflective discs): the default.
     #[default]
     Bright,
     /// A dark disc on a lighter part or wall (a black target, a black mass before a white wall).
     Dark,
+    /// A coloured sticker: its hue and how far from it a pixel may be, degrees.
+    Colour {
+        /// The sticker's hue, degrees (0 red, 120 green, 240 blue).
+        hue_deg: f64,
+        /// The half-width of the hues taken, degrees.
+        tolerance_deg: f64,
+    },
 }
 
 impl MarkerKind {
@@ -26,6 +30,7 @@ impl MarkerKind {
         match self {
             MarkerKind::Bright => "bright",
             MarkerKind::Dark => "dark",
+            MarkerKind::Colour { .. } => "colour",
         }
     }
 }

@@ -50,7 +50,8 @@
 //! body = "rod"
 //! at = [0.1, 0.0]                   # m, local frame
 //! kind = "bright"                   # bright (default): a light disc on a darker part; dark: a
-//!                                   # dark disc on a lighter part or wall
+//!                                   # dark disc on a lighter part or wall; colour: a coloured
+//!                                   # sticker, with hue = 120.0 (deg) and hue_tolerance = 20.0
 //! depth = 0.0                       # m in front of the bench plane, towards the camera
 //!
 //! [[drivers]]                       # one per degree of freedom
@@ -737,5 +738,45 @@ mod tests {
         let text = "name = \"x\"\n[[bodies]]\nname = \"a\"\nmass = 1.0\ninertia = 1.0\npose = [0.0, 0.0, 0.0]\ncolour = \"red\"\n";
         let e = parse(text, "t.toml").unwrap_err().to_string();
         assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+
+    /// A marker's look in the general form: bright by default, dark, or a colour with its hue;
+    /// a colour without a hue, a hue on a bright marker and a tolerance out of range are refused
+    /// by key.
+    #[test]
+    fn marker_kinds_and_their_keys() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../recordings/dfki-pendulum/pendulum-video.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let m = parse(&text, "test").unwrap().mechanism;
+        assert_eq!(m.markers[0].kind, flexbench_contracts::MarkerKind::Dark);
+        let with = |kind: &str| {
+            text.replacen("\nkind = \"dark\"", &format!("\n{kind}"), 1)
+                .replacen("\nkind = \"dark\"", "", 1)
+        };
+        let green = parse(&with("kind = \"colour\"\nhue = 111.0"), "test").unwrap();
+        assert_eq!(
+            green.mechanism.markers[0].kind,
+            flexbench_contracts::MarkerKind::Colour {
+                hue_deg: 111.0,
+                tolerance_deg: 20.0
+            }
+        );
+        assert_eq!(
+            green.mechanism.markers[1].kind,
+            flexbench_contracts::MarkerKind::Bright
+        );
+        for (kind, says) in [
+            ("kind = \"colour\"", "needs its hue"),
+            ("hue = 100.0", "a hue is for a coloured marker"),
+            (
+                "kind = \"colour\"\nhue = 100.0\nhue_tolerance = 120.0",
+                "at most 90",
+            ),
+            ("kind = \"colour\"\nhue = 400.0", "needs its hue"),
+        ] {
+            let e = parse(&with(kind), "test").unwrap_err().to_string();
+            assert!(e.contains(says), "{kind}: {e}");
+        }
     }
 }

@@ -183,6 +183,20 @@ fn default_vr() -> f64 {
     0.01
 }
 
+/// How a marker looks, as the file names it (`kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkerLook {
+    /// A bright disc on a darker part.
+    #[default]
+    Bright,
+    /// A dark disc on a lighter part.
+    Dark,
+    /// A coloured sticker (`hue`, `hue_tolerance`).
+    #[serde(alias = "color")]
+    Colour,
+}
+
 /// A `[[markers]]` entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -193,9 +207,13 @@ pub struct MarkerEntry {
     pub body: String,
     /// Local frame position, m.
     pub at: [f64; 2],
-    /// How the marker looks: bright (default) or dark.
+    /// How the marker looks: bright (default), dark or colour.
     #[serde(default)]
-    pub kind: flexbench_contracts::MarkerKind,
+    pub kind: MarkerLook,
+    /// A coloured marker's hue, degrees (0 red, 120 green, 240 blue).
+    pub hue: Option<f64>,
+    /// The half-width of the hues a coloured marker's pixels may have, degrees (default 20).
+    pub hue_tolerance: Option<f64>,
     /// Its distance in front of the bench plane, towards the camera, m (default 0).
     #[serde(default)]
     pub depth: f64,
@@ -697,9 +715,44 @@ fn marker(i: usize, mk: &MarkerEntry, names: &Names) -> Result<Marker, Mechanism
         body: b,
         local: at - names.bodies[b].centroid,
         local_frame: at,
-        kind: mk.kind,
+        kind: marker_kind(mk, &key)?,
         depth: mk.depth,
     })
+}
+
+/// The tracker's kind of marker entry `mk` (`key` names it): a colour needs its hue.
+fn marker_kind(
+    mk: &MarkerEntry,
+    key: &str,
+) -> Result<flexbench_contracts::MarkerKind, MechanismError> {
+    use flexbench_contracts::MarkerKind;
+    let colour_keys = mk.hue.is_some() || mk.hue_tolerance.is_some();
+    match mk.kind {
+        MarkerLook::Bright | MarkerLook::Dark if colour_keys => Err(key_err(
+            &format!("{key}.hue"),
+            "a hue is for a coloured marker: give kind = \"colour\" with it, or leave it out",
+        )),
+        MarkerLook::Bright => Ok(MarkerKind::Bright),
+        MarkerLook::Dark => Ok(MarkerKind::Dark),
+        MarkerLook::Colour => {
+            let hue = mk.hue.filter(|h| h.is_finite() && (0.0..360.0).contains(h));
+            let tol = mk.hue_tolerance.unwrap_or(20.0);
+            match hue {
+                Some(hue_deg) if tol > 0.0 && tol <= 90.0 => Ok(MarkerKind::Colour {
+                    hue_deg,
+                    tolerance_deg: tol,
+                }),
+                Some(_) => Err(key_err(
+                    &format!("{key}.hue_tolerance"),
+                    format!("{tol}: give the hues' half-width in degrees, above 0 and at most 90 (default 20)"),
+                )),
+                None => Err(key_err(
+                    &format!("{key}.hue"),
+                    "a coloured marker needs its hue in degrees, 0 to 360 (0 red, 120 green, 240 blue)",
+                )),
+            }
+        }
+    }
 }
 
 /// Driving coordinate `i` of a general file.

@@ -232,18 +232,13 @@ pub fn kind_of(mech: &Mechanism, names: &[String]) -> Result<MarkerKind, Pipelin
     if kinds.iter().all(|k| k.1 == first) {
         return Ok(first);
     }
-    let list = |kind: MarkerKind| {
-        kinds
-            .iter()
-            .filter(|k| k.1 == kind)
-            .map(|k| k.0)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = kinds
+        .iter()
+        .map(|(n, k)| format!("{n}: {}", k.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
     Err(PipelineError::Input(format!(
-        "the markers tracked are of two kinds (bright: {}; dark: {}): the tracker seeks one kind in a video; track each kind on its own (name them in [track] markers or --markers)",
-        list(MarkerKind::Bright),
-        list(MarkerKind::Dark)
+        "the markers tracked are of different kinds ({list}): the tracker seeks one kind in a video; track each kind on its own (name them in [track] markers or --markers)"
     )))
 }
 

@@ -18,6 +18,7 @@ mod labels;
 pub mod overlay;
 pub mod pattern;
 pub mod render;
+pub mod response;
 pub mod timebase;
 pub mod track;
 

@@ -151,10 +151,11 @@ pub struct Tracked {
     pub summary: TrackSummary,
 }
 
-/// The markers' disc-like blobs of a grey frame with their sub-pixel centres: bright blobs, or
-/// for dark markers ([`MarkerKind::Dark`]) the bright blobs of the inverted frame, 255 - I.
+/// The markers' disc-like blobs of a frame with their sub-pixel centres: the bright blobs of its
+/// response for the markers' kind (`response`): a grey frame for bright markers, the inverted
+/// grey frame for dark ones, the colour frame's hue response for coloured ones.
 pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), VisionError> {
-    let inverted;
+    let made;
     let grey = match cfg.kind {
         MarkerKind::Bright => grey,
         MarkerKind::Dark => {
@@ -163,8 +164,12 @@ pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), V
                 "bitwise_not",
                 opencv::core::bitwise_not(grey, &mut m, &opencv::core::no_array()),
             )?;
-            inverted = m;
-            &inverted
+            made = m;
+            &made
+        }
+        MarkerKind::Colour { .. } => {
+            made = crate::response::colour_response(grey, &cfg.kind)?;
+            &made
         }
     };
     let size = cv("size", grey.size())?;
@@ -381,7 +386,7 @@ fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
     // they lie above 255 minus it.
     if let Some(t) = cfg.threshold {
         return match cfg.kind {
-            MarkerKind::Bright => t,
+            MarkerKind::Bright | MarkerKind::Colour { .. } => t,
             MarkerKind::Dark => 255.0 - t,
         };
     }
@@ -402,10 +407,7 @@ fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
     median as f64 + 0.5 * (max as f64 - median as f64)
 }
 
-/// Grey level of a BGR pixel exactly as OpenCV's 8-bit BGR2GRAY rounds it (fixed point, 14 bits).
-fn grey_of(b: u8, g: u8, r: u8) -> u8 {
-    ((b as u32 * 1868 + g as u32 * 9617 + r as u32 * 4899 + (1 << 13)) >> 14) as u8
-}
+use crate::response::grey_of;
 
 /// Scratch space of [`follow_in_windows`]: a window's grey levels, the component labelling's
 /// visited flags and stack.
@@ -464,22 +466,22 @@ fn follow_in_windows(
         let (w, h) = ((x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize);
         let buf = &mut bufs.grey;
         buf.clear();
-        // Dark markers are sought as the bright blobs of the inverted image (`find_blobs`).
+        // The markers' response (`response`): dark markers inverted, coloured ones by hue.
         let flip = match cfg.kind {
-            MarkerKind::Bright => 0,
             MarkerKind::Dark => 255,
+            _ => 0,
         };
         for v in y0..=y1 {
             let row = (v * cols) as usize;
             for u in x0..=x1 {
                 let i = (row + u as usize) * ch;
-                buf.push(
-                    flip ^ if ch == 1 {
-                        data[i]
-                    } else {
-                        grey_of(data[i], data[i + 1], data[i + 2])
-                    },
-                );
+                buf.push(match (ch, &cfg.kind) {
+                    (1, _) => flip ^ data[i],
+                    (_, MarkerKind::Colour { .. }) => {
+                        crate::response::respond(&cfg.kind, data[i], data[i + 1], data[i + 2])
+                    }
+                    _ => flip ^ grey_of(data[i], data[i + 1], data[i + 2]),
+                });
             }
         }
         let edges = [x0 == 0, x1 == cols - 1, y0 == 0, y1 == rows - 1];
@@ -586,7 +588,7 @@ fn seek_in(frame: &Mat, w: [f64; 4], cfg: &TrackConfig) -> Result<Option<Blob>, 
     let rect = opencv::core::Rect::new(x0, y0, (x1 - x0 + 1).max(1), (y1 - y0 + 1).max(1));
     let view = cv("roi", Mat::roi(frame, rect))?;
     let mut grey = Mat::default();
-    if frame.channels() == 1 {
+    if frame.channels() == 1 || matches!(cfg.kind, MarkerKind::Colour { .. }) {
         grey = cv("roi", view.try_clone())?;
     } else {
         cv(
@@ -1008,8 +1010,15 @@ impl<'a> Tracker<'a> {
         Ok((blobs, rejected))
     }
 
-    /// A colour image (or a view of one) in grey, through the tracker's buffer.
-    fn grey_of(&mut self, src: &impl opencv::core::ToInputArray) -> Result<Mat, VisionError> {
+    /// A colour image (or a view of one) in grey, through the tracker's buffer; coloured
+    /// markers keep the colour (`find_blobs` takes their response).
+    fn grey_of(
+        &mut self,
+        src: &(impl opencv::core::ToInputArray + MatTraitConst),
+    ) -> Result<Mat, VisionError> {
+        if matches!(self.cfg.kind, MarkerKind::Colour { .. }) {
+            return cv("clone", src.try_clone());
+        }
         cv(
             "cvtColor",
             opencv::imgproc::cvt_color(src, &mut self.grey, opencv::imgproc::COLOR_BGR2GRAY, 0),

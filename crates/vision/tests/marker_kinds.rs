@@ -3,7 +3,9 @@
 //! noise, beside a thin dark cable, a dark bracket and bright bolts. The dark kind finds every
 //! free disc within 0.1 px RMS of its true centre (0.014 px measured), takes neither the cable,
 //! the bracket nor a bolt, and gives no wrong centre for a disc the cable touches; the bright
-//! kind finds the bolts and none of the dark discs.
+//! kind finds the bolts and none of the dark discs. Coloured stickers (green discs on an
+//! orange-beige wall, among red and blue discs, a white bolt, a dark bracket and a thin green
+//! cable): the colour kind finds every green disc within 0.1 px RMS and nothing else.
 
 use flexbench_contracts::MarkerKind;
 use flexbench_vision::track::{find_blobs, TrackConfig};
@@ -176,4 +178,121 @@ fn dark_discs_among_distractors() {
     assert!(bright
         .iter()
         .all(|b| b.v > 150.0 && (b.u < 100.0 || b.u > 580.0)));
+}
+
+/// A colour (B, G, R) of the coloured scene at (x, y) px: a beige-orange wall, a thin green cable
+/// from (0, 420) to (640, 440), a red and a blue disc, a white bolt, a dark bracket, and the green
+/// discs on top.
+fn colour_scene(x: f64, y: f64, green: &[(f64, f64)]) -> [f64; 3] {
+    let shade = 0.9 + 0.2 * x / W as f64;
+    let mut c = [150.0 * shade, 180.0 * shade, 210.0 * shade];
+    let (dx, dy) = (640.0, 20.0);
+    if ((x * dy - (y - 420.0) * dx) / (dx * dx + dy * dy).sqrt()).abs() < 1.5 {
+        c = [40.0, 170.0, 60.0];
+    }
+    let disc = |cx: f64, cy: f64, r: f64| (x - cx).powi(2) + (y - cy).powi(2) < r * r;
+    if disc(560.0, 80.0, 12.0) {
+        c = [40.0, 40.0, 200.0];
+    }
+    if disc(80.0, 300.0, 12.0) {
+        c = [200.0, 80.0, 40.0];
+    }
+    if disc(600.0, 300.0, 4.0) {
+        c = [255.0, 255.0, 255.0];
+    }
+    if (20.0..90.0).contains(&x) && (40.0..62.0).contains(&y) {
+        c = [30.0, 30.0, 30.0];
+    }
+    for g in green {
+        if disc(g.0, g.1, 12.0) {
+            c = [40.0, 170.0, 60.0];
+        }
+    }
+    c
+}
+
+/// The coloured frame: supersampled, blurred (sigma 0.8 px), 2 grey levels of noise per channel.
+fn render_colour(green: &[(f64, f64)], draw: &mut Draw) -> Mat {
+    let mut planes = Vec::new();
+    for ch in 0..3 {
+        let mut f = vec![vec![0f32; W]; H];
+        for (v, row) in f.iter_mut().enumerate() {
+            for (u, p) in row.iter_mut().enumerate() {
+                let mut s = 0.0;
+                for i in 0..SUB {
+                    for j in 0..SUB {
+                        let x = u as f64 + (i as f64 + 0.5) / SUB as f64 - 0.5;
+                        let y = v as f64 + (j as f64 + 0.5) / SUB as f64 - 0.5;
+                        s += colour_scene(x, y, green)[ch];
+                    }
+                }
+                *p = (s / (SUB * SUB) as f64) as f32;
+            }
+        }
+        let m = Mat::from_slice_2d(&f).unwrap();
+        let mut blurred = Mat::default();
+        opencv::imgproc::gaussian_blur(
+            &m,
+            &mut blurred,
+            Size::new(0, 0),
+            0.8,
+            0.8,
+            BORDER_REPLICATE,
+        )
+        .unwrap();
+        planes.push(blurred);
+    }
+    let mut bgr = vec![0u8; W * H * 3];
+    for v in 0..H {
+        for u in 0..W {
+            for (ch, plane) in planes.iter().enumerate() {
+                let g =
+                    *plane.at_2d::<f32>(v as i32, u as i32).unwrap() as f64 + 2.0 * draw.normal();
+                bgr[(v * W + u) * 3 + ch] = g.round().clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    let flat = Mat::from_slice(&bgr).unwrap();
+    let m = flat.reshape(3, H as i32).unwrap();
+    m.try_clone().unwrap()
+}
+
+#[test]
+fn coloured_stickers_among_other_colours() {
+    let mut draw = Draw(11);
+    let green: Vec<(f64, f64)> = (0..8)
+        .map(|i| {
+            (
+                120.0 + 130.0 * (i % 4) as f64 + 20.0 * draw.next(),
+                130.0 + 150.0 * (i / 4) as f64 + 20.0 * draw.next(),
+            )
+        })
+        .collect();
+    let frame = render_colour(&green, &mut draw);
+    let cfg = config(MarkerKind::Colour {
+        hue_deg: 111.0,
+        tolerance_deg: 25.0,
+    });
+    let (blobs, _) = find_blobs(&frame, &cfg).unwrap();
+    let errors: Vec<f64> = green
+        .iter()
+        .map(|c| {
+            blobs
+                .iter()
+                .map(|b| (b.u - c.0).hypot(b.v - c.1))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    let rms = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt();
+    eprintln!(
+        "green stickers: {} blobs, errors {errors:.3?} px, RMS {rms:.4} px",
+        blobs.len()
+    );
+    assert_eq!(blobs.len(), green.len(), "{blobs:?}");
+    assert!(rms < 0.1, "RMS {rms} px");
+    // A grey frame has no hue: refused with the fix.
+    let mut grey = Mat::default();
+    opencv::imgproc::cvt_color(&frame, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0).unwrap();
+    let err = find_blobs(&grey, &cfg).unwrap_err().to_string();
+    assert!(err.contains("need a colour video"), "{err}");
 }
