@@ -471,6 +471,10 @@ struct TrackArgs {
     /// only reported).
     #[arg(long)]
     estimate_depth: bool,
+    /// A rolling shutter's readout, s (the time from the first row's exposure to the last's):
+    /// each sample timed by its row and carried back to its frame's time.
+    #[arg(long)]
+    readout: Option<f64>,
     /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
     #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
     false_alarm: f64,
@@ -882,6 +886,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         min_area,
         max_area,
         estimate_depth,
+        readout,
         false_alarm,
         corrections,
         frame_rate,
@@ -923,6 +928,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         kind,
         depths,
         estimate_depth,
+        readout: flexbench_pipeline::track::check_readout(readout, "--readout")?,
         layout,
         alpha: false_alarm,
         corrections,
@@ -953,6 +959,15 @@ fn track_command(args: TrackArgs) -> Result<()> {
             d.frames,
             d.used_m * 1e3,
             if d.applied { " (estimated)" } else { "" }
+        );
+    }
+    if let Some(r) = &s.shutter {
+        println!(
+            "rolling shutter: a readout of {:.2} ms; the markers seen {:.2} ms after their frame's time on average ({:.2} ms at most), carried back up to {:.3} mm",
+            r.readout_s * 1e3,
+            r.mean_delay_ms,
+            r.max_delay_ms,
+            r.max_shift_mm
         );
     }
     let depth = s.depth.as_ref().and_then(|d| d.warning());

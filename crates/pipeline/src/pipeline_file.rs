@@ -192,6 +192,10 @@ pub struct TrackSection {
     /// spacings and used (default false: the mechanism file's depths, the estimate reported).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub estimate_depth: bool,
+    /// A rolling shutter's readout, s: the time from the first row's exposure to the last's (the
+    /// camera's data sheet; default none: a global shutter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readout_s: Option<f64>,
     /// Playback frame rate, frames/s: frames evenly spaced at it instead of the file's
     /// timestamps (needed for a file without timestamps).
     pub frame_rate: Option<f64>,

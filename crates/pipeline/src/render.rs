@@ -202,6 +202,10 @@ pub struct RenderSpec {
     /// Instants averaged over the exposure.
     #[serde(default = "d_blur")]
     pub blur_samples: usize,
+    /// A rolling shutter's readout: the time from the first row's exposure to the last's, s (0:
+    /// a global shutter). Row v is exposed readout v / height after row 0, the frame's time.
+    #[serde(default)]
+    pub readout: f64,
     /// Sensor noise, grey levels.
     #[serde(default = "d_noise")]
     pub noise: f64,
@@ -370,6 +374,14 @@ impl RenderSpec {
         pos(self.marker_radius, "marker_radius")?;
         if self.blur_samples == 0 {
             return Err("key 'blur_samples': at least 1".into());
+        }
+        if !(self.readout.is_finite() && self.readout >= 0.0 && self.readout < 1.0 / self.fps) {
+            return Err(format!(
+                "key 'readout': {} s: a rolling shutter's readout is at least 0 and shorter than a frame ({:.4} s at {} frames/s)",
+                self.readout,
+                1.0 / self.fps,
+                self.fps
+            ));
         }
         self.timing.check(self.codec()?)?;
         if let Some(c) = &self.charuco {
@@ -575,6 +587,10 @@ fn shape_seen(shape: Shape, centre: &Vector3<f64>, depth: f64) -> Shape {
         },
     }
 }
+
+/// The bands of rows a rolling shutter's frame is rendered in (each at its middle row's time:
+/// 30 bands of a 480-row frame put every row within 8 rows of its band's time).
+const READOUT_BANDS: usize = 30;
 
 /// A marker's grey level before lighting (bright spots of the nuisances are as bright).
 const MARKER_GREY: f64 = 235.0;
@@ -1003,9 +1019,11 @@ impl Film<'_> {
                 gain: 1.0 + nz.flicker * (std::f64::consts::TAU * nz.flicker_hz * tk).sin(),
                 ..*self.look
             };
-            let img = map
-                .render(&self.exposure(k, tk), &look, rng)
-                .map_err(vision)?;
+            let img = match spec.readout > 0.0 {
+                false => map.render(&self.exposure(k, tk), &look, rng),
+                true => map.render_bands(&self.bands(k, tk), &look, rng),
+            }
+            .map_err(vision)?;
             writer.write(&img).map_err(vision)?;
             let q = self.motion.at(tk + 1.0 / spec.fps);
             for mk in &mech.markers {
@@ -1029,6 +1047,20 @@ impl Film<'_> {
         }
         writer.finish().map_err(vision)?;
         Ok(rows)
+    }
+
+    /// A rolling shutter's frame `k` (at `tk`, s): its rows in [`READOUT_BANDS`] bands, each
+    /// band's scenes over the exposure of its middle row, `readout` v / height later.
+    fn bands(&self, k: usize, tk: f64) -> Vec<(usize, usize, Vec<Vec<Shape>>)> {
+        let h = self.spec.intrinsics.height as usize;
+        (0..READOUT_BANDS)
+            .map(|b| {
+                let (r0, r1) = (b * h / READOUT_BANDS, (b + 1) * h / READOUT_BANDS);
+                let mid = 0.5 * (r0 + r1) as f64;
+                let delay = self.spec.readout * mid / h as f64;
+                (r0, r1, self.exposure(k, tk + delay))
+            })
+            .collect()
     }
 
     /// The scenes of frame `k` (at `tk`, s) over its exposure, without its occluded markers.

@@ -306,6 +306,7 @@ impl RecordingRun<'_, '_> {
             kind: crate::track::kind_of(self.mech, &markers)?,
             depths: crate::track::depths_of(self.mech, &markers),
             estimate_depth: t.estimate_depth,
+            readout: crate::track::check_readout(t.readout_s, "[track] readout_s")?,
             markers,
             threshold: t.threshold,
             min_area,
@@ -350,6 +351,9 @@ impl RecordingRun<'_, '_> {
                 }
                 if file.track.estimate_depth {
                     parameters["estimate_depth"] = json!(true);
+                }
+                if let Some(r) = file.track.readout_s {
+                    parameters["readout_s"] = json!(r);
                 }
                 self.runner
                     .stage("track", parameters, &inputs, &mut |tmp, progress| {

@@ -204,6 +204,19 @@ pub fn check_areas(min: f64, max: f64, min_key: &str, max_key: &str) -> Result<(
     )))
 }
 
+/// A rolling shutter's readout (s) checked: finite and not negative (None: 0, a global
+/// shutter); `key` names it as the user gave it. Whether it is shorter than a frame is checked
+/// when the video's time base is known.
+pub fn check_readout(readout: Option<f64>, key: &str) -> Result<f64, PipelineError> {
+    match readout {
+        None => Ok(0.0),
+        Some(r) if r.is_finite() && r >= 0.0 => Ok(r),
+        Some(r) => Err(PipelineError::Input(format!(
+            "{key} = {r}: give a rolling shutter's readout in seconds, 0 or more (the camera's data sheet; a phone's is a few milliseconds)"
+        ))),
+    }
+}
+
 /// The markers' depths in front of the bench plane (the mechanism's `depth` of each, m), in
 /// the order of `names` (a name the mechanism lacks: 0, refused by `layout_of`).
 pub fn depths_of(mech: &Mechanism, names: &[String]) -> Vec<f64> {

@@ -19,6 +19,7 @@ pub mod overlay;
 pub mod pattern;
 pub mod render;
 pub mod response;
+pub mod shutter;
 pub mod timebase;
 pub mod track;
 

@@ -211,8 +211,28 @@ impl PlaneMap {
         look: &Look,
         rng: &mut opencv::core::RNG,
     ) -> Result<Mat, VisionError> {
-        let n = self.xy.len();
-        let mut img = vec![0f64; n];
+        let mut img = vec![0f64; self.xy.len()];
+        self.paint(instants, look, 0, self.height, &mut img);
+        self.finish(&img, look, rng)
+    }
+
+    /// Render one frame of a rolling shutter: each band of rows (first row, end row) with its
+    /// own instants over its exposure.
+    pub fn render_bands(
+        &self,
+        bands: &[(usize, usize, Vec<Vec<Shape>>)],
+        look: &Look,
+        rng: &mut opencv::core::RNG,
+    ) -> Result<Mat, VisionError> {
+        let mut img = vec![0f64; self.xy.len()];
+        for (r0, r1, instants) in bands {
+            self.paint(instants, look, *r0, (*r1).min(self.height), &mut img);
+        }
+        self.finish(&img, look, rng)
+    }
+
+    /// The rows r0..r1 of `img` painted with the scenes `instants` averaged.
+    fn paint(&self, instants: &[Vec<Shape>], look: &Look, r0: usize, r1: usize, img: &mut [f64]) {
         let k = instants.len().max(1) as f64;
         for shapes in instants {
             // Pixels far from every shape see the background only.
@@ -224,7 +244,8 @@ impl PlaneMap {
                 hi = [hi[0].max(b[2]), hi[1].max(b[3])];
             }
             let boxes: Vec<[f64; 4]> = shapes.iter().map(|s| s.bounds()).collect();
-            for (p, pixel) in img.iter_mut().enumerate().take(n) {
+            let span = r0 * self.width..r1 * self.width;
+            for (p, pixel) in img.iter_mut().enumerate().take(span.end).skip(span.start) {
                 let [x, y] = self.xy[p];
                 let s = self.scale[p];
                 let mut val = look.background;
@@ -243,7 +264,6 @@ impl PlaneMap {
                 *pixel += val / k;
             }
         }
-        self.finish(&img, look, rng)
     }
 
     fn finish(

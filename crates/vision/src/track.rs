@@ -80,6 +80,9 @@ pub struct TrackConfig {
     /// The depth of the markers of each rigid pattern estimated from their spacings and used
     /// instead of `depths` (`depth`).
     pub estimate_depth: bool,
+    /// A rolling shutter's readout, s (0: a global shutter): each sample timed by its row and
+    /// carried back to its frame's time (`shutter`).
+    pub readout: f64,
 }
 
 impl Default for TrackConfig {
@@ -96,6 +99,7 @@ impl Default for TrackConfig {
             kind: MarkerKind::Bright,
             depths: Vec::new(),
             estimate_depth: false,
+            readout: 0.0,
         }
     }
 }
@@ -138,6 +142,9 @@ pub struct TrackSummary {
     /// carries two markers or more (`depth`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<crate::depth::DepthEstimate>,
+    /// What the rolling shutter's correction did, when a readout was given (`shutter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shutter: Option<crate::shutter::ShutterRecord>,
 }
 
 /// What tracking a video gives: the tracks' rows, the flagged samples, the summary.
@@ -728,7 +735,22 @@ pub fn track_video(
     let flags = tracker.flags(&mut summary);
     let (depth, depths) = depth_of(&tracker.per_frame, cal, &plane, cfg);
     summary.depth = depth;
-    let (rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg, &depths);
+    let (mut rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg, &depths);
+    if cfg.readout > 0.0 {
+        let step = summary.timing.dt_min_s;
+        if cfg.readout >= step || !step.is_finite() {
+            return Err(VisionError::Tracking {
+                path: p,
+                reason: format!(
+                    "a rolling shutter's readout of {:.2} ms is not shorter than a frame ({:.2} ms): give the readout in seconds (the time from the first row to the last, a few milliseconds on a phone)",
+                    cfg.readout * 1e3,
+                    step * 1e3
+                ),
+            });
+        }
+        let h = cal.intrinsics.height as f64;
+        summary.shutter = Some(crate::shutter::to_frame_times(&mut rows, cfg.readout, h));
+    }
     summary.frames = frames;
     summary.detections = rows.len();
     summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
