@@ -12,9 +12,12 @@
 //! What it cannot tell apart: a wrong scale of the calibration (a board's square mis-measured)
 //! or of the file's marker spacings scales the spacings the same way; the warning says so.
 
+use flexbench_contracts::TrackRow;
 use nalgebra::{Vector2, Vector3};
 
+use crate::camera::{onto_plane, toward_camera};
 use crate::pattern::MarkerLayout;
+use crate::track::TrackConfig;
 
 /// A depth differing from the one used by more than this (m) and three standard errors is
 /// reported.
@@ -95,6 +98,67 @@ pub fn estimate(
     // d(depth)/ds = C_z / s^2.
     let sigma = cz / (s * s) * (var / n as f64).sqrt();
     Some((depth, sigma, s, n))
+}
+
+/// What the spacings of the tracked `rows` (frame by frame, marker by marker, each at the depth
+/// `cfg.depths` gives it) say of the markers' depth, seen by the camera at `centre`; with
+/// `cfg.estimate_depth`, the markers of every rigid pattern moved to the estimated depth. None
+/// without a layout or a body of two markers seen together.
+pub fn from_rows(
+    rows: &mut [TrackRow],
+    cfg: &TrackConfig,
+    centre: &Vector3<f64>,
+) -> Option<DepthEstimate> {
+    let layout = cfg.layout.as_ref()?;
+    let index = |name: &str| cfg.markers.iter().position(|m| m == name);
+    let given = |m: usize| cfg.depths.get(m).copied().unwrap_or(0.0);
+    // Where each sample's ray meets the bench plane.
+    let plane_of = |r: &TrackRow, m: usize| -> Option<(f64, f64)> {
+        let p = (r.x?, r.y?);
+        let d = given(m);
+        if d == 0.0 {
+            return Some(p);
+        }
+        onto_plane(centre, p, d)
+    };
+    let frames = rows.iter().map(|r| r.frame).max().map_or(0, |f| f + 1) as usize;
+    let mut on_plane = vec![vec![None; cfg.markers.len()]; frames];
+    for r in rows.iter() {
+        if let (Some(m), Ok(k)) = (index(&r.marker), usize::try_from(r.frame)) {
+            on_plane[k][m] = plane_of(r, m);
+        }
+    }
+    let (depth_m, sigma_m, scale, frames) = estimate(&on_plane, layout, centre)?;
+    let patterned: Vec<usize> = layout
+        .bodies
+        .iter()
+        .filter(|b| b.markers.len() > 1)
+        .flat_map(|b| b.markers.iter().map(|m| m.0))
+        .collect();
+    // The depth used: the patterned markers' own (their mean when they differ).
+    let used_m = patterned.iter().map(|&m| given(m)).sum::<f64>() / patterned.len().max(1) as f64;
+    let applied = cfg.estimate_depth && depth_m.is_finite() && depth_m < centre.z.abs();
+    if applied {
+        for r in rows.iter_mut() {
+            let Some(m) = index(&r.marker).filter(|m| patterned.contains(m)) else {
+                continue;
+            };
+            let Ok(k) = usize::try_from(r.frame) else {
+                continue;
+            };
+            if let Some((x, y)) = on_plane[k][m].and_then(|p| toward_camera(centre, p, depth_m)) {
+                (r.x, r.y) = (Some(x), Some(y));
+            }
+        }
+    }
+    Some(DepthEstimate {
+        depth_m,
+        sigma_m,
+        scale,
+        used_m: if applied { depth_m } else { used_m },
+        applied,
+        frames,
+    })
 }
 
 #[cfg(test)]

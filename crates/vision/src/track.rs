@@ -733,9 +733,7 @@ pub fn track_video(
     summary.timing = tb.record;
     let times = tb.times;
     let flags = tracker.flags(&mut summary);
-    let (depth, depths) = depth_of(&tracker.per_frame, cal, &plane, cfg);
-    summary.depth = depth;
-    let (mut rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg, &depths);
+    let (mut rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
     if cfg.readout > 0.0 {
         let step = summary.timing.dt_min_s;
         if cfg.readout >= step || !step.is_finite() {
@@ -751,6 +749,11 @@ pub fn track_video(
         let h = cal.intrinsics.height as f64;
         summary.shutter = Some(crate::shutter::to_frame_times(&mut rows, cfg.readout, h));
     }
+    // The depth from the spacings once each sample is at its frame's time (a rolling shutter
+    // skews a pattern), applied to the rows when asked for.
+    summary.depth = plane
+        .camera_centre()
+        .and_then(|c| crate::depth::from_rows(&mut rows, cfg, &c));
     summary.frames = frames;
     summary.detections = rows.len();
     summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -1162,58 +1165,6 @@ impl<'a> Tracker<'a> {
     }
 }
 
-/// What the markers' spacings say of their depth (`depth`), and the depth of each marker the
-/// rows use: the mechanism's, or the estimate for the markers of a pattern when
-/// `cfg.estimate_depth` asks for it.
-fn depth_of(
-    per_frame: &[Vec<Option<Blob>>],
-    cal: &Calibration,
-    plane: &crate::camera::BenchPlane,
-    cfg: &TrackConfig,
-) -> (Option<crate::depth::DepthEstimate>, Vec<f64>) {
-    let mut depths = cfg.depths.clone();
-    depths.resize(cfg.markers.len(), 0.0);
-    let (Some(layout), Some(centre)) = (&cfg.layout, plane.camera_centre()) else {
-        return (None, depths);
-    };
-    let on_plane: Vec<Vec<Option<(f64, f64)>>> = per_frame
-        .iter()
-        .map(|f| {
-            f.iter()
-                .map(|b| b.map(|b| plane.pixel_to_bench(&cal.intrinsics, b.u, b.v)))
-                .collect()
-        })
-        .collect();
-    let Some((depth_m, sigma_m, scale, frames)) =
-        crate::depth::estimate(&on_plane, layout, &centre)
-    else {
-        return (None, depths);
-    };
-    let patterned: Vec<usize> = layout
-        .bodies
-        .iter()
-        .filter(|b| b.markers.len() > 1)
-        .flat_map(|b| b.markers.iter().map(|m| m.0))
-        .collect();
-    // The depth used: the patterned markers' own (their mean when they differ).
-    let used_m = patterned.iter().map(|&m| depths[m]).sum::<f64>() / patterned.len().max(1) as f64;
-    let applied = cfg.estimate_depth && depth_m.is_finite() && depth_m < centre.z.abs();
-    if applied {
-        for m in patterned {
-            depths[m] = depth_m;
-        }
-    }
-    let estimate = crate::depth::DepthEstimate {
-        depth_m,
-        sigma_m,
-        scale,
-        used_m: if applied { depth_m } else { used_m },
-        applied,
-        frames,
-    };
-    (Some(estimate), depths)
-}
-
 /// The tracks' rows (each detection undistorted and taken to the bench plane, m) and the
 /// detections' centre sigmas (px). Consumed frame by frame: a long recording's detections are
 /// not held twice.
@@ -1223,13 +1174,12 @@ fn bench_rows(
     cal: &Calibration,
     plane: &crate::camera::BenchPlane,
     cfg: &TrackConfig,
-    depths: &[f64],
 ) -> (Vec<TrackRow>, Vec<f64>) {
     let mut rows = Vec::with_capacity(per_frame.len() * cfg.markers.len());
     let mut sigmas = Vec::new();
     // The camera's centre, for markers off the plane (checked by `check_depths`).
     let centre = plane.camera_centre();
-    let depth = |m: usize| depths.get(m).copied().unwrap_or(0.0);
+    let depth = |m: usize| cfg.depths.get(m).copied().unwrap_or(0.0);
     for (k, assigned) in per_frame.into_iter().enumerate() {
         for (m, a) in assigned.into_iter().enumerate() {
             if let Some(b) = a {
