@@ -70,10 +70,9 @@ fn scene(x: f64, y: f64, discs: &[Disc]) -> f64 {
     g
 }
 
-/// The frame: each pixel the mean of SUB x SUB samples of the scene, blurred (sigma 0.8 px),
-/// with normal noise of 2 grey levels, quantized to 8 bits.
-fn render(discs: &[Disc], draw: &mut Draw) -> Mat {
-    let mut rows = vec![[0u8; W]; H];
+/// A plane of the frame: each pixel the mean of SUB x SUB samples of `level`, blurred (sigma
+/// 0.8 px).
+fn supersampled(level: impl Fn(f64, f64) -> f64) -> Mat {
     let mut f = vec![vec![0f32; W]; H];
     for (v, row) in f.iter_mut().enumerate() {
         for (u, p) in row.iter_mut().enumerate() {
@@ -82,7 +81,7 @@ fn render(discs: &[Disc], draw: &mut Draw) -> Mat {
                 for j in 0..SUB {
                     let x = u as f64 + (i as f64 + 0.5) / SUB as f64 - 0.5;
                     let y = v as f64 + (j as f64 + 0.5) / SUB as f64 - 0.5;
-                    s += scene(x, y, discs);
+                    s += level(x, y);
                 }
             }
             *p = (s / (SUB * SUB) as f64) as f32;
@@ -99,10 +98,22 @@ fn render(discs: &[Disc], draw: &mut Draw) -> Mat {
         BORDER_REPLICATE,
     )
     .unwrap();
+    blurred
+}
+
+/// A plane's level at pixel (u, v) with normal noise of 2 grey levels, quantized to 8 bits.
+fn noisy(plane: &Mat, u: usize, v: usize, draw: &mut Draw) -> u8 {
+    let g = *plane.at_2d::<f32>(v as i32, u as i32).unwrap() as f64 + 2.0 * draw.normal();
+    g.round().clamp(0.0, 255.0) as u8
+}
+
+/// The grey frame of the dark discs' scene.
+fn render(discs: &[Disc], draw: &mut Draw) -> Mat {
+    let plane = supersampled(|x, y| scene(x, y, discs));
+    let mut rows = vec![[0u8; W]; H];
     for (v, row) in rows.iter_mut().enumerate() {
         for (u, p) in row.iter_mut().enumerate() {
-            let g = *blurred.at_2d::<f32>(v as i32, u as i32).unwrap() as f64 + 2.0 * draw.normal();
-            *p = g.round().clamp(0.0, 255.0) as u8;
+            *p = noisy(&plane, u, v, draw);
         }
     }
     Mat::from_slice_2d(&rows).unwrap()
@@ -211,50 +222,21 @@ fn colour_scene(x: f64, y: f64, green: &[(f64, f64)]) -> [f64; 3] {
     c
 }
 
-/// The coloured frame: supersampled, blurred (sigma 0.8 px), 2 grey levels of noise per channel.
+/// The coloured frame: each channel supersampled and blurred, with its own noise.
 fn render_colour(green: &[(f64, f64)], draw: &mut Draw) -> Mat {
-    let mut planes = Vec::new();
-    for ch in 0..3 {
-        let mut f = vec![vec![0f32; W]; H];
-        for (v, row) in f.iter_mut().enumerate() {
-            for (u, p) in row.iter_mut().enumerate() {
-                let mut s = 0.0;
-                for i in 0..SUB {
-                    for j in 0..SUB {
-                        let x = u as f64 + (i as f64 + 0.5) / SUB as f64 - 0.5;
-                        let y = v as f64 + (j as f64 + 0.5) / SUB as f64 - 0.5;
-                        s += colour_scene(x, y, green)[ch];
-                    }
-                }
-                *p = (s / (SUB * SUB) as f64) as f32;
-            }
-        }
-        let m = Mat::from_slice_2d(&f).unwrap();
-        let mut blurred = Mat::default();
-        opencv::imgproc::gaussian_blur(
-            &m,
-            &mut blurred,
-            Size::new(0, 0),
-            0.8,
-            0.8,
-            BORDER_REPLICATE,
-        )
-        .unwrap();
-        planes.push(blurred);
-    }
+    let planes: Vec<Mat> = (0..3)
+        .map(|ch| supersampled(|x, y| colour_scene(x, y, green)[ch]))
+        .collect();
     let mut bgr = vec![0u8; W * H * 3];
     for v in 0..H {
         for u in 0..W {
             for (ch, plane) in planes.iter().enumerate() {
-                let g =
-                    *plane.at_2d::<f32>(v as i32, u as i32).unwrap() as f64 + 2.0 * draw.normal();
-                bgr[(v * W + u) * 3 + ch] = g.round().clamp(0.0, 255.0) as u8;
+                bgr[(v * W + u) * 3 + ch] = noisy(plane, u, v, draw);
             }
         }
     }
     let flat = Mat::from_slice(&bgr).unwrap();
-    let m = flat.reshape(3, H as i32).unwrap();
-    m.try_clone().unwrap()
+    flat.reshape(3, H as i32).unwrap().try_clone().unwrap()
 }
 
 #[test]
