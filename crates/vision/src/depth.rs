@@ -17,7 +17,19 @@ use nalgebra::{Vector2, Vector3};
 
 use crate::camera::{onto_plane, toward_camera};
 use crate::pattern::MarkerLayout;
-use crate::track::TrackConfig;
+
+/// What the depth's estimate needs of the tracker's settings: the markers' names (the layout's
+/// indices), their depths given (m, in that order; missing: 0), and whether to apply it.
+pub struct Markers<'a> {
+    /// The tracked markers' names.
+    pub names: &'a [String],
+    /// Their depths in front of the bench plane, m.
+    pub depths: &'a [f64],
+    /// The bodies' rigid patterns.
+    pub layout: &'a MarkerLayout,
+    /// Whether the estimate is applied to the markers of every rigid pattern.
+    pub apply: bool,
+}
 
 /// A depth differing from the one used by more than this (m) and three standard errors is
 /// reported.
@@ -101,17 +113,17 @@ pub fn estimate(
 }
 
 /// What the spacings of the tracked `rows` (frame by frame, marker by marker, each at the depth
-/// `cfg.depths` gives it) say of the markers' depth, seen by the camera at `centre`; with
-/// `cfg.estimate_depth`, the markers of every rigid pattern moved to the estimated depth. None
-/// without a layout or a body of two markers seen together.
+/// `markers.depths` gives it) say of the markers' depth, seen by the camera at `centre`; with
+/// `markers.apply`, the markers of every rigid pattern moved to the estimated depth. None
+/// without a body of two markers seen together.
 pub fn from_rows(
     rows: &mut [TrackRow],
-    cfg: &TrackConfig,
+    markers: &Markers,
     centre: &Vector3<f64>,
 ) -> Option<DepthEstimate> {
-    let layout = cfg.layout.as_ref()?;
-    let index = |name: &str| cfg.markers.iter().position(|m| m == name);
-    let given = |m: usize| cfg.depths.get(m).copied().unwrap_or(0.0);
+    let layout = markers.layout;
+    let index = |name: &str| markers.names.iter().position(|m| m == name);
+    let given = |m: usize| markers.depths.get(m).copied().unwrap_or(0.0);
     // Where each sample's ray meets the bench plane.
     let plane_of = |r: &TrackRow, m: usize| -> Option<(f64, f64)> {
         let p = (r.x?, r.y?);
@@ -122,7 +134,7 @@ pub fn from_rows(
         onto_plane(centre, p, d)
     };
     let frames = rows.iter().map(|r| r.frame).max().map_or(0, |f| f + 1) as usize;
-    let mut on_plane = vec![vec![None; cfg.markers.len()]; frames];
+    let mut on_plane = vec![vec![None; markers.names.len()]; frames];
     for r in rows.iter() {
         if let (Some(m), Ok(k)) = (index(&r.marker), usize::try_from(r.frame)) {
             on_plane[k][m] = plane_of(r, m);
@@ -137,7 +149,7 @@ pub fn from_rows(
         .collect();
     // The depth used: the patterned markers' own (their mean when they differ).
     let used_m = patterned.iter().map(|&m| given(m)).sum::<f64>() / patterned.len().max(1) as f64;
-    let applied = cfg.estimate_depth && depth_m.is_finite() && depth_m < centre.z.abs();
+    let applied = markers.apply && depth_m.is_finite() && depth_m < centre.z.abs();
     if applied {
         for r in rows.iter_mut() {
             let Some(m) = index(&r.marker).filter(|m| patterned.contains(m)) else {

@@ -751,9 +751,18 @@ pub fn track_video(
     }
     // The depth from the spacings once each sample is at its frame's time (a rolling shutter
     // skews a pattern), applied to the rows when asked for.
-    summary.depth = plane
-        .camera_centre()
-        .and_then(|c| crate::depth::from_rows(&mut rows, cfg, &c));
+    summary.depth = match (plane.camera_centre(), &cfg.layout) {
+        (Some(c), Some(layout)) => {
+            let markers = crate::depth::Markers {
+                names: &cfg.markers,
+                depths: &cfg.depths,
+                layout,
+                apply: cfg.estimate_depth,
+            };
+            crate::depth::from_rows(&mut rows, &markers, &c)
+        }
+        _ => None,
+    };
     summary.frames = frames;
     summary.detections = rows.len();
     summary.frames_per_second = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
