@@ -475,6 +475,10 @@ struct TrackArgs {
     /// each sample timed by its row and carried back to its frame's time.
     #[arg(long)]
     readout: Option<f64>,
+    /// Estimate a rolling shutter's readout from the rigid patterns' deformation with the
+    /// motion and use it (by default the readout given is used and the estimate only reported).
+    #[arg(long)]
+    estimate_readout: bool,
     /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
     #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
     false_alarm: f64,
@@ -887,6 +891,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         max_area,
         estimate_depth,
         readout,
+        estimate_readout,
         false_alarm,
         corrections,
         frame_rate,
@@ -928,7 +933,12 @@ fn track_command(args: TrackArgs) -> Result<()> {
         kind,
         depths,
         estimate_depth,
-        readout: flexbench_pipeline::track::check_readout(readout, "--readout")?,
+        readout: flexbench_pipeline::track::check_readout(
+            readout,
+            estimate_readout,
+            ["--readout", "--estimate-readout"],
+        )?,
+        estimate_readout,
         layout,
         alpha: false_alarm,
         corrections,
@@ -970,8 +980,18 @@ fn track_command(args: TrackArgs) -> Result<()> {
             r.max_shift_mm
         );
     }
-    let depth = s.depth.as_ref().and_then(|d| d.warning());
-    for w in s.timing.warnings.iter().chain(&depth) {
+    if let Some(r) = &s.readout {
+        println!(
+            "the rigid patterns' deformation with the motion: a rolling shutter's readout of {:.2} +- {:.2} ms ({} body-frames, {:.3} mm RMS misfit); {:.2} ms used{}",
+            r.readout_s * 1e3,
+            r.sigma_s * 1e3,
+            r.fits,
+            r.misfit_mm,
+            r.used_s * 1e3,
+            if r.applied { " (estimated)" } else { "" }
+        );
+    }
+    for w in s.warnings() {
         println!("warning: {w}");
     }
     print_written(&files);

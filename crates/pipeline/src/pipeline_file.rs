@@ -196,6 +196,10 @@ pub struct TrackSection {
     /// camera's data sheet; default none: a global shutter).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub readout_s: Option<f64>,
+    /// A rolling shutter's readout estimated from the rigid patterns' deformation with the
+    /// motion and used (default false: the readout given, the estimate reported).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimate_readout: bool,
     /// Playback frame rate, frames/s: frames evenly spaced at it instead of the file's
     /// timestamps (needed for a file without timestamps).
     pub frame_rate: Option<f64>,

@@ -595,6 +595,18 @@ fn tracking_quality(
             d.warning().map(|w| format!(" Warning: {w}.")).unwrap_or_default()
         ));
     }
+    if let Some(r) = track_summary.as_ref().and_then(|ts| ts.readout.as_ref()) {
+        note = note.text(format!(
+            "The markers' rigid patterns against their deformation by a rolling shutter: a readout of {:.2} +- {:.2} ms ({} body-frames, {:.3} mm RMS misfit); the tracks use {:.2} ms{}.{}",
+            r.readout_s * 1e3,
+            r.sigma_s * 1e3,
+            r.fits,
+            r.misfit_mm,
+            r.used_s * 1e3,
+            if r.applied { ", the estimate" } else { "" },
+            r.warning().map(|w| format!(" Warning: {w}.")).unwrap_or_default()
+        ));
+    }
     if !corrections.is_empty() {
         note = note.text(format!(
             "The user's corrections (corrections.toml), applied as the video was tracked: {}.",

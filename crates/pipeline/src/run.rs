@@ -306,7 +306,12 @@ impl RecordingRun<'_, '_> {
             kind: crate::track::kind_of(self.mech, &markers)?,
             depths: crate::track::depths_of(self.mech, &markers),
             estimate_depth: t.estimate_depth,
-            readout: crate::track::check_readout(t.readout_s, "[track] readout_s")?,
+            readout: crate::track::check_readout(
+                t.readout_s,
+                t.estimate_readout,
+                ["[track] readout_s", "estimate_readout = true"],
+            )?,
+            estimate_readout: t.estimate_readout,
             markers,
             threshold: t.threshold,
             min_area,
@@ -352,6 +357,9 @@ impl RecordingRun<'_, '_> {
                 if file.track.estimate_depth {
                     parameters["estimate_depth"] = json!(true);
                 }
+                if file.track.estimate_readout {
+                    parameters["estimate_readout"] = json!(true);
+                }
                 if let Some(r) = file.track.readout_s {
                     parameters["readout_s"] = json!(r);
                 }
@@ -361,8 +369,7 @@ impl RecordingRun<'_, '_> {
                         let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
                             progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
                         })?;
-                        let depth = s.depth.as_ref().and_then(|d| d.warning());
-                        for w in s.timing.warnings.iter().chain(&depth) {
+                        for w in s.warnings() {
                             progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
                         }
                         Ok(())

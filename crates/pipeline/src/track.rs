@@ -205,10 +205,19 @@ pub fn check_areas(min: f64, max: f64, min_key: &str, max_key: &str) -> Result<(
 }
 
 /// A rolling shutter's readout (s) checked: finite and not negative (None: 0, a global
-/// shutter); `key` names it as the user gave it. Whether it is shorter than a frame is checked
-/// when the video's time base is known.
-pub fn check_readout(readout: Option<f64>, key: &str) -> Result<f64, PipelineError> {
+/// shutter), and not given beside `estimate` (the readout estimated from the motion); `keys`
+/// name both as the user gave them. Whether it is shorter than a frame is checked when the
+/// video's time base is known.
+pub fn check_readout(
+    readout: Option<f64>,
+    estimate: bool,
+    keys: [&str; 2],
+) -> Result<f64, PipelineError> {
+    let [key, estimate_key] = keys;
     match readout {
+        Some(r) if estimate => Err(PipelineError::Input(format!(
+            "{key} = {r} and {estimate_key}: give the camera's readout or ask for it to be estimated from the motion, not both"
+        ))),
         None => Ok(0.0),
         Some(r) if r.is_finite() && r >= 0.0 => Ok(r),
         Some(r) => Err(PipelineError::Input(format!(

@@ -17,6 +17,7 @@ pub mod flags;
 mod labels;
 pub mod overlay;
 pub mod pattern;
+pub mod readout;
 pub mod render;
 pub mod response;
 pub mod shutter;

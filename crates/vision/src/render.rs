@@ -536,12 +536,14 @@ impl Codec {
 /// set by the FFmpeg expression `pts_s` (seconds, of the frame's index `N`), kept to the
 /// microsecond (time base 1/1000000 from the filter to the container), and the capture rate
 /// of a slow-motion file written in the container's metadata (`com.android.capture.fps`, as
-/// Android phones write it) when given. Needs Debian's ffmpeg: OpenCV's writer keeps one rate.
+/// Android phones write it) when given, at `bitrate_mbps` (Mbit/s; None: x264's constant
+/// quality). Needs Debian's ffmpeg: OpenCV's writer keeps one rate.
 pub fn encode_with_times(
     src: &Path,
     dst: &Path,
     pts_s: &str,
     capture_rate: Option<f64>,
+    bitrate_mbps: Option<f64>,
 ) -> Result<(), VisionError> {
     let mut cmd = std::process::Command::new("ffmpeg");
     cmd.args(["-v", "error", "-nostdin", "-y", "-i"])
@@ -551,6 +553,9 @@ pub fn encode_with_times(
         .args(["-fps_mode", "passthrough", "-enc_time_base", "1/1000000"])
         .args(["-video_track_timescale", "1000000", "-c:v", "libx264"])
         .args(["-pix_fmt", "yuv420p", "-f", "mp4"]);
+    if let Some(b) = bitrate_mbps {
+        cmd.arg("-b:v").arg(format!("{}k", (b * 1e3).round()));
+    }
     if let Some(r) = capture_rate {
         cmd.args(["-movflags", "use_metadata_tags", "-metadata"])
             .arg(format!("com.android.capture.fps={r:.6}"));

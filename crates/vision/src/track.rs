@@ -83,6 +83,9 @@ pub struct TrackConfig {
     /// A rolling shutter's readout, s (0: a global shutter): each sample timed by its row and
     /// carried back to its frame's time (`shutter`).
     pub readout: f64,
+    /// The readout estimated from the rigid patterns' deformation with the motion and used
+    /// instead of `readout` (`readout`).
+    pub estimate_readout: bool,
 }
 
 impl Default for TrackConfig {
@@ -100,6 +103,7 @@ impl Default for TrackConfig {
             depths: Vec::new(),
             estimate_depth: false,
             readout: 0.0,
+            estimate_readout: false,
         }
     }
 }
@@ -145,6 +149,25 @@ pub struct TrackSummary {
     /// What the rolling shutter's correction did, when a readout was given (`shutter`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shutter: Option<crate::shutter::ShutterRecord>,
+    /// What the rigid patterns' deformation with the motion says of a rolling shutter's readout,
+    /// where a body carries two markers or more (`readout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readout: Option<crate::readout::ReadoutEstimate>,
+}
+
+impl TrackSummary {
+    /// What the user must hear: the time base's warnings, then the depth's and the readout's.
+    pub fn warnings(&self) -> Vec<String> {
+        let depth = self.depth.as_ref().and_then(|d| d.warning());
+        let readout = self.readout.as_ref().and_then(|r| r.warning());
+        self.timing
+            .warnings
+            .iter()
+            .cloned()
+            .chain(depth)
+            .chain(readout)
+            .collect()
+    }
 }
 
 /// What tracking a video gives: the tracks' rows, the flagged samples, the summary.
@@ -734,20 +757,10 @@ pub fn track_video(
     let times = tb.times;
     let flags = tracker.flags(&mut summary);
     let (mut rows, mut sigmas) = bench_rows(tracker.per_frame, &times, cal, &plane, cfg);
-    if cfg.readout > 0.0 {
-        let step = summary.timing.dt_min_s;
-        if cfg.readout >= step || !step.is_finite() {
-            return Err(VisionError::Tracking {
-                path: p,
-                reason: format!(
-                    "a rolling shutter's readout of {:.2} ms is not shorter than a frame ({:.2} ms): give the readout in seconds (the time from the first row to the last, a few milliseconds on a phone)",
-                    cfg.readout * 1e3,
-                    step * 1e3
-                ),
-            });
-        }
-        let h = cal.intrinsics.height as f64;
-        summary.shutter = Some(crate::shutter::to_frame_times(&mut rows, cfg.readout, h));
+    let h = cal.intrinsics.height as f64;
+    let readout = shutter_readout(&p, &rows, cfg, h, &mut summary)?;
+    if readout > 0.0 {
+        summary.shutter = Some(crate::shutter::to_frame_times(&mut rows, readout, h));
     }
     // The depth from the spacings once each sample is at its frame's time (a rolling shutter
     // skews a pattern), applied to the rows when asked for.
@@ -774,6 +787,51 @@ pub fn track_video(
         flags,
         summary,
     })
+}
+
+/// The rolling shutter's readout the tracks use (s): the one given, or the one the rigid
+/// patterns' deformation asks for with `cfg.estimate_readout`; the estimate goes into
+/// `summary.readout`. A readout not shorter than a frame is refused.
+fn shutter_readout(
+    p: &str,
+    rows: &[TrackRow],
+    cfg: &TrackConfig,
+    height: f64,
+    summary: &mut TrackSummary,
+) -> Result<f64, VisionError> {
+    let estimate = cfg.layout.as_ref().and_then(|layout| {
+        crate::readout::from_rows(rows, &cfg.markers, layout, height, cfg.readout)
+    });
+    let step = summary.timing.dt_min_s;
+    let refuse = |what: String| VisionError::Tracking {
+        path: p.to_string(),
+        reason: what,
+    };
+    let readout = match (&estimate, cfg.estimate_readout) {
+        (_, false) => cfg.readout,
+        (Some(e), true) => e.readout_s.max(0.0),
+        (None, true) => {
+            return Err(refuse("the readout cannot be estimated: no body of the mechanism file carries two markers seen in three frames running (a rigid pattern); give the camera's readout instead (--readout, [track] readout_s)".into()));
+        }
+    };
+    summary.readout = estimate.map(|e| crate::readout::ReadoutEstimate {
+        used_s: readout,
+        applied: cfg.estimate_readout,
+        ..e
+    });
+    if readout > 0.0 && (readout >= step || !step.is_finite()) {
+        let source = if cfg.estimate_readout {
+            "as the motion asks"
+        } else {
+            "as given"
+        };
+        return Err(refuse(format!(
+            "a rolling shutter's readout of {:.2} ms ({source}) is not shorter than a frame ({:.2} ms): give the readout in seconds (the time from the first row to the last, a few milliseconds on a phone)",
+            readout * 1e3,
+            step * 1e3
+        )));
+    }
+    Ok(readout)
 }
 
 /// The video decoded on a thread of its own, frames handed over through a short queue and
