@@ -198,6 +198,13 @@ os.makedirs(os.path.join(OUT, "video", "a-folder.mp4"), exist_ok=True)
 put("video/a-folder.mp4/.keep", "")
 case("video: a folder", "video/a-folder.mp4", TRACKV, ["a-folder.mp4", "folder"])
 
+# --- render's camera files ------------------------------------------------------------------
+RENDER = ["render", "--mechanism", MECH, "--camera", "{file}", "--out", "{out}/r"]
+camera = read("recordings/default/camera.toml")
+case("camera: a bit rate with a lossless codec", put("camera/bitrate-ffv1.toml", camera.replace('codec = "h264"', 'codec = "ffv1"\nbitrate_mbps = 18.0', 1)), RENDER, ["bitrate_mbps", "h264", "Mbit/s"])
+case("camera: a negative bit rate", put("camera/bitrate-negative.toml", camera.replace('codec = "h264"', 'codec = "h264"\nbitrate_mbps = -2.0', 1)), RENDER, ["bitrate_mbps", "-2", "more than 0"])
+case("camera: a readout longer than a frame", put("camera/readout-long.toml", camera.replace("blur_samples = 7", "blur_samples = 7\nreadout = 0.005", 1)), RENDER, ["readout", "shorter than a frame"])
+
 # --- chessboard folders ------------------------------------------------------------------------
 CALIB = ["calibrate", "--views", "{file}", "--board", "9x6", "--square", "0.03", "--out", "{out}/cal.yaml"]
 put("views/empty/.keep", "")
