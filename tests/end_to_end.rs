@@ -28,6 +28,7 @@ mod review_pages;
 mod run_end_to_end;
 mod smooth_end_to_end;
 mod stand_alone;
+mod stick_scale;
 mod time_base;
 mod tracking_nuisances;
 mod tracking_rendered;
