@@ -13,6 +13,7 @@ mod compare_end_to_end;
 mod corrections;
 mod crash_safety;
 mod fem_end_to_end;
+mod fiducial_video;
 mod flexible_end_to_end;
 mod four_bar_video;
 mod import_circles;

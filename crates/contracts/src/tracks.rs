@@ -22,7 +22,41 @@ pub enum MarkerKind {
         /// The half-width of the hues taken, degrees.
         tolerance_deg: f64,
     },
+    /// A printed fiducial (an ArUco or AprilTag square): its identity read from its code, its
+    /// centre where its corners' diagonals cross.
+    Fiducial {
+        /// OpenCV's predefined dictionary ([`FIDUCIAL_DICTIONARIES`]).
+        dictionary: i32,
+        /// The marker's identity in the dictionary.
+        id: u32,
+    },
 }
+
+/// The predefined ArUco and AprilTag dictionaries of OpenCV 4.6, by the names files use
+/// (OpenCV's `DICT_*` names, lower case, without the prefix), with OpenCV's numbers.
+pub const FIDUCIAL_DICTIONARIES: [(&str, i32); 21] = [
+    ("4x4_50", 0),
+    ("4x4_100", 1),
+    ("4x4_250", 2),
+    ("4x4_1000", 3),
+    ("5x5_50", 4),
+    ("5x5_100", 5),
+    ("5x5_250", 6),
+    ("5x5_1000", 7),
+    ("6x6_50", 8),
+    ("6x6_100", 9),
+    ("6x6_250", 10),
+    ("6x6_1000", 11),
+    ("7x7_50", 12),
+    ("7x7_100", 13),
+    ("7x7_250", 14),
+    ("7x7_1000", 15),
+    ("aruco_original", 16),
+    ("apriltag_16h5", 17),
+    ("apriltag_25h9", 18),
+    ("apriltag_36h10", 19),
+    ("apriltag_36h11", 20),
+];
 
 impl MarkerKind {
     /// The kind's name as the mechanism file writes it.
@@ -31,6 +65,19 @@ impl MarkerKind {
             MarkerKind::Bright => "bright",
             MarkerKind::Dark => "dark",
             MarkerKind::Colour { .. } => "colour",
+            MarkerKind::Fiducial { .. } => "fiducial",
+        }
+    }
+
+    /// Whether one tracker seeks both kinds in one video: the same kind, fiducials of one
+    /// dictionary whatever their identities.
+    pub fn same_look(self, other: MarkerKind) -> bool {
+        match (self, other) {
+            (
+                MarkerKind::Fiducial { dictionary: a, .. },
+                MarkerKind::Fiducial { dictionary: b, .. },
+            ) => a == b,
+            (a, b) => a == b,
         }
     }
 }

@@ -913,13 +913,14 @@ fn track_command(args: TrackArgs) -> Result<()> {
         (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
         (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
     };
-    let (layout, kind, depths) = match &mech {
+    let (layout, kind, codes, depths) = match &mech {
         Some(m) => (
             Some(flexbench_pipeline::track::layout_of(m, &names)?),
             flexbench_pipeline::track::kind_of(m, &names)?,
+            flexbench_pipeline::track::codes_of(m, &names),
             flexbench_pipeline::track::depths_of(m, &names),
         ),
-        None => (None, Default::default(), Vec::new()),
+        None => (None, Default::default(), Vec::new(), Vec::new()),
     };
     let corrections = match &corrections {
         Some(c) => flexbench_pipeline::track::read_corrections(c, &names)?,
@@ -931,6 +932,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         min_area,
         max_area,
         kind,
+        codes,
         depths,
         estimate_depth,
         readout: flexbench_pipeline::track::check_readout(

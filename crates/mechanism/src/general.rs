@@ -195,6 +195,8 @@ pub enum MarkerLook {
     /// A coloured sticker (`hue`, `hue_tolerance`).
     #[serde(alias = "color")]
     Colour,
+    /// A printed ArUco or AprilTag fiducial (`dictionary`, `id`).
+    Fiducial,
 }
 
 /// A `[[markers]]` entry.
@@ -217,6 +219,10 @@ pub struct MarkerEntry {
     /// Its distance in front of the bench plane, towards the camera, m (default 0).
     #[serde(default)]
     pub depth: f64,
+    /// A fiducial's dictionary (OpenCV's name: "4x4_50", "apriltag_36h11", ...).
+    pub dictionary: Option<String>,
+    /// A fiducial's identity in its dictionary.
+    pub id: Option<u32>,
 }
 
 /// A `[[drivers]]` entry.
@@ -727,13 +733,23 @@ fn marker_kind(
 ) -> Result<flexbench_contracts::MarkerKind, MechanismError> {
     use flexbench_contracts::MarkerKind;
     let colour_keys = mk.hue.is_some() || mk.hue_tolerance.is_some();
+    let fiducial_keys = mk.dictionary.is_some() || mk.id.is_some();
+    if fiducial_keys && mk.kind != MarkerLook::Fiducial {
+        return Err(key_err(
+            &format!("{key}.dictionary"),
+            "a dictionary and an id are for a printed fiducial: give kind = \"fiducial\" with them, or leave them out",
+        ));
+    }
     match mk.kind {
-        MarkerLook::Bright | MarkerLook::Dark if colour_keys => Err(key_err(
-            &format!("{key}.hue"),
-            "a hue is for a coloured marker: give kind = \"colour\" with it, or leave it out",
-        )),
+        MarkerLook::Bright | MarkerLook::Dark | MarkerLook::Fiducial if colour_keys => {
+            Err(key_err(
+                &format!("{key}.hue"),
+                "a hue is for a coloured marker: give kind = \"colour\" with it, or leave it out",
+            ))
+        }
         MarkerLook::Bright => Ok(MarkerKind::Bright),
         MarkerLook::Dark => Ok(MarkerKind::Dark),
+        MarkerLook::Fiducial => fiducial_kind(mk, key),
         MarkerLook::Colour => {
             let hue = mk.hue.filter(|h| h.is_finite() && (0.0..360.0).contains(h));
             let tol = mk.hue_tolerance.unwrap_or(20.0);
@@ -752,6 +768,69 @@ fn marker_kind(
                 )),
             }
         }
+    }
+}
+
+/// A fiducial marker's dictionary (by OpenCV's name) and identity, checked against the
+/// dictionary's size.
+fn fiducial_kind(
+    mk: &MarkerEntry,
+    key: &str,
+) -> Result<flexbench_contracts::MarkerKind, MechanismError> {
+    let names = || {
+        flexbench_contracts::FIDUCIAL_DICTIONARIES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let name = mk.dictionary.as_deref().ok_or_else(|| {
+        key_err(
+            &format!("{key}.dictionary"),
+            format!("a fiducial needs its dictionary: one of {}", names()),
+        )
+    })?;
+    let dictionary = flexbench_contracts::FIDUCIAL_DICTIONARIES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, d)| *d)
+        .ok_or_else(|| {
+            key_err(
+                &format!("{key}.dictionary"),
+                format!(
+                    "'{name}' is not a dictionary OpenCV knows: one of {}",
+                    names()
+                ),
+            )
+        })?;
+    let size = fiducial_dictionary_size(name);
+    match mk.id {
+        Some(id) if id < size => Ok(flexbench_contracts::MarkerKind::Fiducial { dictionary, id }),
+        Some(id) => Err(key_err(
+            &format!("{key}.id"),
+            format!("{id}: dictionary {name} holds ids 0 to {}", size - 1),
+        )),
+        None => Err(key_err(
+            &format!("{key}.id"),
+            "a fiducial needs its id in its dictionary (printed beside it by the generator)",
+        )),
+    }
+}
+
+/// How many markers a predefined dictionary holds (the number in its name; OpenCV 4.6's
+/// original ArUco 1024, AprilTag 16h5 30, 25h9 35, 36h10 2320, 36h11 587).
+fn fiducial_dictionary_size(name: &str) -> u32 {
+    match name.to_ascii_lowercase().as_str() {
+        "aruco_original" => 1024,
+        "apriltag_16h5" => 30,
+        "apriltag_25h9" => 35,
+        "apriltag_36h10" => 2320,
+        "apriltag_36h11" => 587,
+        n => n
+            .rsplit('_')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
     }
 }
 

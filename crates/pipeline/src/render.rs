@@ -46,6 +46,9 @@ fn d_background() -> f64 {
 fn d_marker_radius() -> f64 {
     0.006
 }
+fn d_fiducial_side() -> f64 {
+    0.03
+}
 fn d_codec() -> String {
     "ffv1".into()
 }
@@ -218,6 +221,9 @@ pub struct RenderSpec {
     /// Marker disc radius, m.
     #[serde(default = "d_marker_radius")]
     pub marker_radius: f64,
+    /// The black square's side of a fiducial marker (`kind = "fiducial"`), m.
+    #[serde(default = "d_fiducial_side")]
+    pub fiducial_side: f64,
     /// Video codec: ffv1 (lossless, .mkv), mjpg (.avi), h264 (.mp4).
     #[serde(default = "d_codec")]
     pub codec: String,
@@ -377,6 +383,7 @@ impl RenderSpec {
         pos(self.fps, "fps")?;
         pos(self.duration, "duration")?;
         pos(self.marker_radius, "marker_radius")?;
+        pos(self.fiducial_side, "fiducial_side")?;
         if self.blur_samples == 0 {
             return Err("key 'blur_samples': at least 1".into());
         }
@@ -497,6 +504,39 @@ pub struct Extras {
     pub top: Vec<Shape>,
 }
 
+/// How the markers are drawn: discs, or the printed squares of fiducial markers.
+pub struct MarkerDrawing {
+    /// A disc marker's radius, m.
+    pub radius: f64,
+    /// A fiducial's black square's side, m.
+    pub fiducial_side: f64,
+    /// Each marker's code cells when it is a fiducial (`fiducial::cells`), in the mechanism's
+    /// order.
+    pub tags: Vec<Option<Vec<Vec<bool>>>>,
+}
+
+impl MarkerDrawing {
+    /// The drawing of `mech`'s markers: discs of `radius` (m), fiducials' squares of `side` (m).
+    pub fn of(mech: &Mechanism, radius: f64, side: f64) -> Result<MarkerDrawing, PipelineError> {
+        let tags = mech
+            .markers
+            .iter()
+            .map(|mk| match mk.kind {
+                flexbench_contracts::MarkerKind::Fiducial { dictionary, id } => {
+                    flexbench_vision::fiducial::cells(dictionary, id).map(Some)
+                }
+                _ => Ok(None),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(PipelineError::Vision)?;
+        Ok(MarkerDrawing {
+            radius,
+            fiducial_side: side,
+            tags,
+        })
+    }
+}
+
 /// The scene of the mechanism at configuration q: every body drawn around its points (a disc
 /// for a body turning about a ground pin, like the crank; bars between its points otherwise; the
 /// slide as a block), the markers as bright discs on top, occluders over hidden markers, and the
@@ -504,7 +544,7 @@ pub struct Extras {
 pub fn scene(
     m: &Mechanism,
     q: &DVector<f64>,
-    marker_radius: f64,
+    markers: &MarkerDrawing,
     extras: &Extras,
     camera_centre: &Vector3<f64>,
 ) -> Vec<Shape> {
@@ -546,12 +586,23 @@ pub fn scene(
         // A marker off the plane is drawn where its rays meet the plane (a disc parallel to the
         // plane stays a disc there, scaled about the camera's foot).
         let c = seen_at(camera_centre, pt(mk.body, mk.local), mk.depth);
-        let r = marker_radius / (1.0 - mk.depth / camera_centre.z.abs());
-        back.push(Shape::Disc {
-            c,
-            r,
-            grey: MARKER_GREY,
-        });
+        let k_depth = 1.0 / (1.0 - mk.depth / camera_centre.z.abs());
+        let r = markers.radius * k_depth;
+        match markers.tags.get(k).and_then(Option::as_ref) {
+            Some(cells) => {
+                // The tag turns with its body (the body's X axis at the marker).
+                let ahead = pt(mk.body, mk.local + Vector2::x());
+                let turn = (ahead[1] - pt(mk.body, mk.local)[1])
+                    .atan2(ahead[0] - pt(mk.body, mk.local)[0]);
+                let side = markers.fiducial_side * k_depth;
+                back.extend(flexbench_vision::fiducial::tag_shapes(c, turn, side, cells));
+            }
+            None => back.push(Shape::Disc {
+                c,
+                r,
+                grey: MARKER_GREY,
+            }),
+        }
         if extras.hidden.contains(&k) {
             back.push(Shape::Disc {
                 c,
@@ -595,6 +646,17 @@ fn shape_seen(shape: Shape, centre: &Vector3<f64>, depth: f64) -> Shape {
             a: seen_at(centre, a, depth),
             b: seen_at(centre, b, depth),
             half_width: half_width * k,
+            grey,
+        },
+        Shape::Rect {
+            c,
+            turn,
+            half,
+            grey,
+        } => Shape::Rect {
+            c: seen_at(centre, c, depth),
+            turn,
+            half: [half[0] * k, half[1] * k],
             grey,
         },
     }
@@ -792,6 +854,7 @@ pub fn render(
         look: &look,
         motion: &motion,
         spots,
+        markers: MarkerDrawing::of(mech, spec.marker_radius, spec.fiducial_side)?,
     };
     let kept = spec.timing.kept(frames);
     let (video, rows) = film.shoot(codec, &kept, &mut rng, out, &mut progress)?;
@@ -957,6 +1020,8 @@ struct Film<'a> {
     motion: &'a Motion,
     /// The screws of the nuisances: body, place relative to its centroid, radius (m).
     spots: Vec<(usize, Vector2<f64>, f64)>,
+    /// How the markers are drawn.
+    markers: MarkerDrawing,
 }
 
 impl Film<'_> {
@@ -1094,7 +1159,7 @@ impl Film<'_> {
                 };
                 let q = self.motion.at(tk + dt + 1.0 / spec.fps);
                 let extras = self.extras(k, &q);
-                scene(self.mech, &q, spec.marker_radius, &extras, &self.centre)
+                scene(self.mech, &q, &self.markers, &extras, &self.centre)
             })
             .collect()
     }

@@ -304,6 +304,7 @@ impl RecordingRun<'_, '_> {
         Ok(flexbench_vision::track::TrackConfig {
             layout: Some(crate::track::layout_of(self.mech, &markers)?),
             kind: crate::track::kind_of(self.mech, &markers)?,
+            codes: crate::track::codes_of(self.mech, &markers),
             depths: crate::track::depths_of(self.mech, &markers),
             estimate_depth: t.estimate_depth,
             readout: crate::track::check_readout(

@@ -226,6 +226,27 @@ pub fn check_readout(
     }
 }
 
+/// The fiducial markers' identities in their dictionary, in the order of `names` (empty when
+/// the markers are no fiducials).
+pub fn codes_of(mech: &Mechanism, names: &[String]) -> Vec<u32> {
+    let codes: Vec<Option<u32>> = names
+        .iter()
+        .map(|n| {
+            mech.markers
+                .iter()
+                .find(|m| m.name == *n)
+                .and_then(|m| match m.kind {
+                    MarkerKind::Fiducial { id, .. } => Some(id),
+                    _ => None,
+                })
+        })
+        .collect();
+    codes
+        .into_iter()
+        .collect::<Option<Vec<u32>>>()
+        .unwrap_or_default()
+}
+
 /// The markers' depths in front of the bench plane (the mechanism's `depth` of each, m), in
 /// the order of `names` (a name the mechanism lacks: 0, refused by `layout_of`).
 pub fn depths_of(mech: &Mechanism, names: &[String]) -> Vec<f64> {
@@ -251,7 +272,7 @@ pub fn kind_of(mech: &Mechanism, names: &[String]) -> Result<MarkerKind, Pipelin
         .map(|m| (m.name.as_str(), m.kind))
         .collect();
     let first = kinds.first().map_or(MarkerKind::Bright, |k| k.1);
-    if kinds.iter().all(|k| k.1 == first) {
+    if kinds.iter().all(|k| k.1.same_look(first)) {
         return Ok(first);
     }
     let list = kinds

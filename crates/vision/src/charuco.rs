@@ -24,29 +24,7 @@ pub const MIN_CORNERS: usize = 6;
 pub struct Dictionary(i32);
 
 /// Names and OpenCV ids of the predefined dictionaries.
-const DICTIONARIES: [(&str, i32); 21] = [
-    ("4x4_50", 0),
-    ("4x4_100", 1),
-    ("4x4_250", 2),
-    ("4x4_1000", 3),
-    ("5x5_50", 4),
-    ("5x5_100", 5),
-    ("5x5_250", 6),
-    ("5x5_1000", 7),
-    ("6x6_50", 8),
-    ("6x6_100", 9),
-    ("6x6_250", 10),
-    ("6x6_1000", 11),
-    ("7x7_50", 12),
-    ("7x7_100", 13),
-    ("7x7_250", 14),
-    ("7x7_1000", 15),
-    ("aruco_original", 16),
-    ("apriltag_16h5", 17),
-    ("apriltag_25h9", 18),
-    ("apriltag_36h10", 19),
-    ("apriltag_36h11", 20),
-];
+const DICTIONARIES: [(&str, i32); 21] = flexbench_contracts::FIDUCIAL_DICTIONARIES;
 
 impl std::str::FromStr for Dictionary {
     type Err = flexbench_contracts::names::UnknownName;

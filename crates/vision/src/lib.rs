@@ -13,6 +13,7 @@ pub mod camera;
 pub mod charuco;
 pub mod corrections;
 pub mod depth;
+pub mod fiducial;
 pub mod flags;
 mod labels;
 pub mod overlay;

@@ -101,6 +101,17 @@ pub enum Shape {
         /// Grey level.
         grey: f64,
     },
+    /// A rectangle turned by `turn` about its centre (a printed fiducial's square and cells).
+    Rect {
+        /// Centre, m.
+        c: [f64; 2],
+        /// Its turn from the bench's axes, rad.
+        turn: f64,
+        /// Half its sides along its own axes, m.
+        half: [f64; 2],
+        /// Grey level.
+        grey: f64,
+    },
 }
 
 impl Shape {
@@ -119,11 +130,21 @@ impl Shape {
                 };
                 (p[0] - a[0] - s * dx).hypot(p[1] - a[1] - s * dy) - half_width
             }
+            Shape::Rect { c, turn, half, .. } => {
+                // The box's signed distance in its own axes.
+                let (dx, dy) = (p[0] - c[0], p[1] - c[1]);
+                let (co, si) = (turn.cos(), turn.sin());
+                let q = [
+                    (co * dx + si * dy).abs() - half[0],
+                    (-si * dx + co * dy).abs() - half[1],
+                ];
+                q[0].max(0.0).hypot(q[1].max(0.0)) + q[0].max(q[1]).min(0.0)
+            }
         }
     }
     fn grey(&self) -> f64 {
         match *self {
-            Shape::Disc { grey, .. } | Shape::Bar { grey, .. } => grey,
+            Shape::Disc { grey, .. } | Shape::Bar { grey, .. } | Shape::Rect { grey, .. } => grey,
         }
     }
     fn bounds(&self) -> [f64; 4] {
@@ -140,6 +161,10 @@ impl Shape {
                 a[0].max(b[0]) + h,
                 a[1].max(b[1]) + h,
             ],
+            Shape::Rect { c, half, .. } => {
+                let r = half[0].hypot(half[1]);
+                [c[0] - r, c[1] - r, c[0] + r, c[1] + r]
+            }
         }
     }
 }

@@ -73,6 +73,9 @@ pub struct TrackConfig {
     pub timing: TimeBaseConfig,
     /// How the markers look (bright discs, or dark discs whose image is sought inverted).
     pub kind: MarkerKind,
+    /// Each fiducial marker's identity in its dictionary (in the order of `markers`; empty for
+    /// other kinds).
+    pub codes: Vec<u32>,
     /// Each marker's distance in front of the bench plane, towards the camera, m (in the order
     /// of `markers`; empty: all in the plane). A marker's bench position is where its ray meets
     /// the plane at its depth, not the bench plane itself (`camera::toward_camera`).
@@ -100,6 +103,7 @@ impl Default for TrackConfig {
             corrections: Vec::new(),
             timing: TimeBaseConfig::default(),
             kind: MarkerKind::Bright,
+            codes: Vec::new(),
             depths: Vec::new(),
             estimate_depth: false,
             readout: 0.0,
@@ -187,7 +191,7 @@ pub struct Tracked {
 pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), VisionError> {
     let made;
     let grey = match cfg.kind {
-        MarkerKind::Bright => grey,
+        MarkerKind::Bright | MarkerKind::Fiducial { .. } => grey,
         MarkerKind::Dark => {
             let mut m = Mat::default();
             cv(
@@ -416,7 +420,7 @@ fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
     // they lie above 255 minus it.
     if let Some(t) = cfg.threshold {
         return match cfg.kind {
-            MarkerKind::Bright | MarkerKind::Colour { .. } => t,
+            MarkerKind::Bright | MarkerKind::Colour { .. } | MarkerKind::Fiducial { .. } => t,
             MarkerKind::Dark => 255.0 - t,
         };
     }
@@ -715,6 +719,12 @@ pub fn track_video(
     check_config(cfg, cal, &p)?;
     let start = Instant::now();
     let mut tracker = Tracker::new(cfg, View { cal, plane: &plane });
+    if let MarkerKind::Fiducial { dictionary, .. } = cfg.kind {
+        tracker.fiducials = Some(crate::fiducial::Fiducials::new(
+            dictionary,
+            cfg.codes.clone(),
+        )?);
+    }
     let mut frame = Mat::default();
     let mut stamps: Vec<f64> = Vec::new();
     let decoder = Decoder::spawn(cap);
@@ -905,6 +915,10 @@ struct Tracker<'a> {
     summary: TrackSummary,
     window_buf: WindowBuffers,
     grey: Mat,
+    /// The fiducials sought, for fiducial markers (found by their codes: no lock, no search).
+    fiducials: Option<crate::fiducial::Fiducials>,
+    /// The first frame where no fiducial was found, to name the dictionary it shows.
+    unfound: Option<Mat>,
 }
 
 impl<'a> Tracker<'a> {
@@ -924,7 +938,48 @@ impl<'a> Tracker<'a> {
             summary: TrackSummary::default(),
             window_buf: WindowBuffers::default(),
             grey: Mat::default(),
+            fiducials: None,
+            unfound: None,
         }
+    }
+
+    /// A frame of fiducial markers: each found by its code.
+    fn fiducial_frame(&mut self, frame: &Mat) -> Result<Option<()>, VisionError> {
+        let Some(f) = &self.fiducials else {
+            return Ok(None);
+        };
+        let k = self.per_frame.len();
+        let (found, others) = f.detect(frame)?;
+        self.summary.rejected_blobs += others;
+        let n = found.iter().filter(|b| b.is_some()).count();
+        *self.counts.entry(n).or_default() += 1;
+        if n == 0 && self.unfound.is_none() {
+            self.unfound = Some(cv("clone", frame.try_clone())?);
+        }
+        if self.lock.is_none() && n == self.nm {
+            // The gate of a marker sought again (the user's corrections): the markers' spacing.
+            let at: Vec<(f64, f64)> = found.iter().flatten().map(|b| (b.u, b.v)).collect();
+            let spacing = at
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| {
+                    at[i + 1..]
+                        .iter()
+                        .map(move |b| (a.0 - b.0).hypot(a.1 - b.1))
+                })
+                .fold(f64::INFINITY, f64::min);
+            self.lock = Some(Lock {
+                spacing,
+                line: None,
+            });
+            self.summary.lock_frame = k;
+        }
+        self.correct(frame, k, &found)?;
+        if self.lock.is_some() {
+            self.summary.gaps += self.nm - n;
+        }
+        self.per_frame.push(found);
+        Ok(Some(()))
     }
 
     /// The markers' predictions in the next frame (`assign::predict`); None before the lock.
@@ -942,6 +997,9 @@ impl<'a> Tracker<'a> {
     /// that extra discs on the lever's line are still counted; else a search for blobs, then
     /// the lock or the assignment to the markers.
     fn frame(&mut self, frame: &Mat) -> Result<(), VisionError> {
+        if self.fiducial_frame(frame)?.is_some() {
+            return Ok(());
+        }
         let k = self.per_frame.len();
         let preds = self.predictions();
         let assigned = match self.in_windows(frame, preds.as_deref())? {
@@ -1186,10 +1244,47 @@ impl<'a> Tracker<'a> {
         flags
     }
 
+    /// Why fiducial markers were never all found in one frame (None when they were, or the
+    /// markers are no fiducials): the dictionary the video's codes are of, when another.
+    fn fiducials_missing(&self) -> Result<Option<String>, VisionError> {
+        let (Some(_), MarkerKind::Fiducial { dictionary, .. }) = (&self.fiducials, self.cfg.kind)
+        else {
+            return Ok(None);
+        };
+        if self.lock.is_some() {
+            return Ok(None);
+        }
+        let name = flexbench_contracts::FIDUCIAL_DICTIONARIES
+            .iter()
+            .find(|(_, d)| *d == dictionary)
+            .map_or("?", |(n, _)| n);
+        let ids: Vec<String> = self.cfg.codes.iter().map(u32::to_string).collect();
+        let shown = match &self.unfound {
+            Some(f) => crate::fiducial::dictionary_in(f)?,
+            None => None,
+        };
+        let hint = match shown {
+            Some((other, n)) if other != name => format!(
+                "; the video's codes are of dictionary {other} ({n} in the first frame without a marker): give dictionary = \"{other}\" in the mechanism file"
+            ),
+            _ => "; check each marker's dictionary and id in the mechanism file, and that the squares are sharp and whole in the frames".into(),
+        };
+        Ok(Some(format!(
+            "the fiducials of dictionary {name} with ids {} were never all found in one frame{hint}",
+            ids.join(", ")
+        )))
+    }
+
     /// An error when the markers were never found, or (a lock in a line) when more
     /// marker-like blobs lie on the lever's line than markers named (the count is wrong: a
     /// lock taken while a marker was hidden would otherwise name the markers wrongly).
     fn check_lock(&self, p: &str) -> Result<(), VisionError> {
+        if let Some(missing) = self.fiducials_missing()? {
+            return Err(VisionError::Tracking {
+                path: p.into(),
+                reason: missing,
+            });
+        }
         let nm = self.nm;
         let Some(lock) = &self.lock else {
             let seen: Vec<String> = self

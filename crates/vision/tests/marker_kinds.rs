@@ -278,3 +278,123 @@ fn coloured_stickers_among_other_colours() {
     let err = find_blobs(&grey, &cfg).unwrap_err().to_string();
     assert!(err.contains("need a colour video"), "{err}");
 }
+
+/// A printed fiducial: its centre (px), side of its black square (px), turn (rad) and code
+/// cells (the black square's (n + 2) x (n + 2) cells, true where black), on a white quiet zone
+/// one cell wide.
+struct Tag {
+    c: (f64, f64),
+    side: f64,
+    turn: f64,
+    cells: Vec<Vec<bool>>,
+}
+
+impl Tag {
+    /// The tag's grey level at (x, y) px, None outside its quiet zone.
+    fn level(&self, x: f64, y: f64) -> Option<f64> {
+        let n = self.cells.len() as f64;
+        let cell = self.side / n;
+        let (dx, dy) = (x - self.c.0, y - self.c.1);
+        let (c, s) = (self.turn.cos(), self.turn.sin());
+        let (a, b) = (c * dx + s * dy, -s * dx + c * dy);
+        let half = 0.5 * self.side;
+        if a.abs() >= half + cell || b.abs() >= half + cell {
+            return None;
+        }
+        if a.abs() >= half || b.abs() >= half {
+            return Some(235.0);
+        }
+        let (i, j) = (((b + half) / cell) as usize, ((a + half) / cell) as usize);
+        Some(
+            if self.cells[i.min(self.cells.len() - 1)][j.min(self.cells.len() - 1)] {
+                25.0
+            } else {
+                235.0
+            },
+        )
+    }
+}
+
+/// The code cells of OpenCV's `dictionary` (predefined number) marker `id`, border included.
+fn code_cells(dictionary: i32, id: i32, bits: i32) -> Vec<Vec<bool>> {
+    let dict = opencv::aruco::get_predefined_dictionary_i32(dictionary).unwrap();
+    let mut img = Mat::default();
+    opencv::aruco::draw_marker(&dict, id, bits + 2, &mut img, 1).unwrap();
+    (0..bits + 2)
+        .map(|r| {
+            (0..bits + 2)
+                .map(|c| *img.at_2d::<u8>(r, c).unwrap() < 128)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn printed_fiducials_among_distractors() {
+    use flexbench_vision::fiducial::{dictionary_in, Fiducials};
+    let mut draw = Draw(5);
+    // Six tags of dictionary 4x4_50 (ids 3, 7, 11, 19, 23, 42), 34 px squares turned at random,
+    // on the dark-disc scene's wall with its cable, bracket and bolts; a seventh tag of the
+    // same dictionary that is no marker (id 30), and one of another dictionary (5x5_50).
+    let ids = [3u32, 7, 11, 19, 23, 42];
+    let mut tags: Vec<Tag> = ids
+        .iter()
+        .enumerate()
+        .map(|(k, id)| Tag {
+            c: (
+                110.0 + 190.0 * (k % 3) as f64 + 20.0 * draw.next(),
+                80.0 + 150.0 * (k / 3) as f64 + 20.0 * draw.next(),
+            ),
+            side: 34.0,
+            turn: 1.5 * draw.next() - 0.75,
+            cells: code_cells(0, *id as i32, 4),
+        })
+        .collect();
+    tags.push(Tag {
+        c: (300.0, 420.0),
+        side: 34.0,
+        turn: 0.3,
+        cells: code_cells(0, 30, 4),
+    });
+    tags.push(Tag {
+        c: (520.0, 420.0),
+        side: 40.0,
+        turn: -0.2,
+        cells: code_cells(4, 2, 5),
+    });
+    let plane = supersampled(|x, y| {
+        tags.iter()
+            .find_map(|t| t.level(x, y))
+            .unwrap_or_else(|| scene(x, y, &[]))
+    });
+    let mut rows = vec![[0u8; W]; H];
+    for (v, row) in rows.iter_mut().enumerate() {
+        for (u, p) in row.iter_mut().enumerate() {
+            *p = noisy(&plane, u, v, &mut draw);
+        }
+    }
+    let frame = Mat::from_slice_2d(&rows).unwrap();
+
+    let fiducials = Fiducials::new(0, ids.to_vec()).unwrap();
+    let (found, others) = fiducials.detect(&frame).unwrap();
+    let errors: Vec<f64> = found
+        .iter()
+        .zip(&tags)
+        .map(|(b, t)| {
+            let b = b.as_ref().expect("every tag found");
+            // The pixel grid's centres sit at integer coordinates: the scene's (x, y).
+            (b.u - t.c.0).hypot(b.v - t.c.1)
+        })
+        .collect();
+    let rms = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt();
+    eprintln!("fiducials 4x4_50: errors {errors:.3?} px, RMS {rms:.4} px, {others} other code(s)");
+    assert!(rms < 0.1, "RMS {rms} px");
+    // The tag of the same dictionary that is no marker is counted, not taken.
+    assert_eq!(others, 1);
+    // A dictionary that matches nothing in the frame: nothing found, and the frame names the
+    // dictionary its codes are of.
+    let wrong = Fiducials::new(10, ids.to_vec()).unwrap();
+    assert!(wrong.detect(&frame).unwrap().0.iter().all(Option::is_none));
+    let (name, n) = dictionary_in(&frame).unwrap().unwrap();
+    assert!(name.starts_with("4x4_") && n >= 7, "{name} {n}");
+}
