@@ -766,6 +766,18 @@ mod tests {
             green.mechanism.markers[1].kind,
             flexbench_contracts::MarkerKind::Bright
         );
+        let tag = parse(
+            &with("kind = \"fiducial\"\ndictionary = \"apriltag_36h11\"\nid = 586"),
+            "test",
+        )
+        .unwrap();
+        assert_eq!(
+            tag.mechanism.markers[0].kind,
+            flexbench_contracts::MarkerKind::Fiducial {
+                dictionary: 20,
+                id: 586
+            }
+        );
         for (kind, says) in [
             ("kind = \"colour\"", "needs its hue"),
             ("hue = 100.0", "a hue is for a coloured marker"),
@@ -774,6 +786,17 @@ mod tests {
                 "at most 90",
             ),
             ("kind = \"colour\"\nhue = 400.0", "needs its hue"),
+            ("kind = \"fiducial\"\nid = 3", "needs its dictionary"),
+            ("kind = \"fiducial\"\ndictionary = \"4x4_50\"", "needs its id"),
+            (
+                "kind = \"fiducial\"\ndictionary = \"4x4_50\"\nid = 50",
+                "holds ids 0 to 49",
+            ),
+            (
+                "kind = \"fiducial\"\ndictionary = \"4x4_51\"\nid = 3",
+                "not a dictionary OpenCV knows",
+            ),
+            ("dictionary = \"4x4_50\"\nid = 3", "are for a printed fiducial"),
         ] {
             let e = parse(&with(kind), "test").unwrap_err().to_string();
             assert!(e.contains(says), "{kind}: {e}");
