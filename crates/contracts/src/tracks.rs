@@ -30,6 +30,9 @@ pub enum MarkerKind {
         /// The marker's identity in the dictionary.
         id: u32,
     },
+    /// A feature that is no marker (a bolt's head, a pin), clicked once in the video and
+    /// followed by normalized cross-correlation.
+    Template,
 }
 
 /// The predefined ArUco and AprilTag dictionaries of OpenCV 4.6, by the names files use
@@ -66,6 +69,7 @@ impl MarkerKind {
             MarkerKind::Dark => "dark",
             MarkerKind::Colour { .. } => "colour",
             MarkerKind::Fiducial { .. } => "fiducial",
+            MarkerKind::Template => "template",
         }
     }
 

@@ -486,6 +486,10 @@ struct TrackArgs {
     /// frames), applied as the video is tracked.
     #[arg(long)]
     corrections: Option<PathBuf>,
+    /// The features clicked once for markers of the template kind (TOML: [[template]] tables of
+    /// marker, frame, pixel = [u, v] and half_size in px), each followed by its template.
+    #[arg(long)]
+    templates: Option<PathBuf>,
     /// Playback frame rate, frames/s: the frames taken as evenly spaced at this rate instead of
     /// the file's timestamps (needed for a file without timestamps, such as a raw H.264 stream).
     #[arg(long)]
@@ -894,6 +898,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         estimate_readout,
         false_alarm,
         corrections,
+        templates,
         frame_rate,
         capture_rate,
     } = args;
@@ -926,6 +931,10 @@ fn track_command(args: TrackArgs) -> Result<()> {
         Some(c) => flexbench_pipeline::track::read_corrections(c, &names)?,
         None => Vec::new(),
     };
+    let clicks = match &templates {
+        Some(t) => flexbench_pipeline::track::read_templates(t, &names)?,
+        None => Vec::new(),
+    };
     let cfg = flexbench_vision::track::TrackConfig {
         markers: names,
         threshold,
@@ -933,6 +942,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         max_area,
         kind,
         codes,
+        templates: clicks,
         depths,
         estimate_depth,
         readout: flexbench_pipeline::track::check_readout(

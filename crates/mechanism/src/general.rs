@@ -197,6 +197,8 @@ pub enum MarkerLook {
     Colour,
     /// A printed ArUco or AprilTag fiducial (`dictionary`, `id`).
     Fiducial,
+    /// A feature clicked once in the video (`track --templates`).
+    Template,
 }
 
 /// A `[[markers]]` entry.
@@ -741,7 +743,9 @@ fn marker_kind(
         ));
     }
     match mk.kind {
-        MarkerLook::Bright | MarkerLook::Dark | MarkerLook::Fiducial if colour_keys => {
+        MarkerLook::Bright | MarkerLook::Dark | MarkerLook::Fiducial | MarkerLook::Template
+            if colour_keys =>
+        {
             Err(key_err(
                 &format!("{key}.hue"),
                 "a hue is for a coloured marker: give kind = \"colour\" with it, or leave it out",
@@ -750,6 +754,7 @@ fn marker_kind(
         MarkerLook::Bright => Ok(MarkerKind::Bright),
         MarkerLook::Dark => Ok(MarkerKind::Dark),
         MarkerLook::Fiducial => fiducial_kind(mk, key),
+        MarkerLook::Template => Ok(MarkerKind::Template),
         MarkerLook::Colour => {
             let hue = mk.hue.filter(|h| h.is_finite() && (0.0..360.0).contains(h));
             let tol = mk.hue_tolerance.unwrap_or(20.0);

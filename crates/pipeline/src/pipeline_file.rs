@@ -89,6 +89,10 @@ pub struct Inputs {
     /// The user's corrections of the tracking (default: `corrections.toml` in the recording
     /// folder, when it is there).
     pub corrections: Option<PathBuf>,
+    /// The features clicked once for markers of the template kind (`[[template]]` tables of
+    /// `marker`, `frame`, `pixel = [u, v]`, `half_size`; default: `templates.toml` in the
+    /// recording folder, when it is there).
+    pub templates: Option<PathBuf>,
     /// A table the rig measured on its own clock (joint torques or forces: a motor's current, a
     /// load cell), compared with the computed ones by the compare stage (default:
     /// `measured.csv` in the recording folder, when it is there); read as `[compare]` says.

@@ -34,6 +34,8 @@ pub enum TracksSource {
         calibration: CalibrationSource,
         /// The user's corrections of the tracking, when there are any.
         corrections: Option<PathBuf>,
+        /// The features clicked once for template markers, when there are any.
+        templates: Option<PathBuf>,
     },
     /// A tracks table made elsewhere (long contract format or wide CSV).
     Table {
@@ -146,6 +148,10 @@ impl RecordingInputs {
                 corrections: match look.given(&inputs.corrections) {
                     Some(c) => Some(look.exists(c, "corrections")?),
                     None => look.usual("corrections.toml"),
+                },
+                templates: match look.given(&inputs.templates) {
+                    Some(c) => Some(look.exists(c, "templates")?),
+                    None => look.usual("templates.toml"),
                 },
             },
             (None, Some(tracks)) => {

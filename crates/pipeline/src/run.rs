@@ -277,6 +277,7 @@ impl RecordingRun<'_, '_> {
     fn track_config(
         &self,
         corrections: Option<&Path>,
+        templates: Option<&Path>,
     ) -> Result<flexbench_vision::track::TrackConfig, PipelineError> {
         let t = &self.file.track;
         let markers = t
@@ -305,6 +306,10 @@ impl RecordingRun<'_, '_> {
             layout: Some(crate::track::layout_of(self.mech, &markers)?),
             kind: crate::track::kind_of(self.mech, &markers)?,
             codes: crate::track::codes_of(self.mech, &markers),
+            templates: match templates {
+                Some(t) => crate::track::read_templates(t, &markers)?,
+                None => Vec::new(),
+            },
             depths: crate::track::depths_of(self.mech, &markers),
             estimate_depth: t.estimate_depth,
             readout: crate::track::check_readout(
@@ -331,10 +336,13 @@ impl RecordingRun<'_, '_> {
         let file = self.file;
         let dir = match &self.rec.source {
             TracksSource::Video {
-                video, corrections, ..
+                video,
+                corrections,
+                templates,
+                ..
             } => {
                 let cal = calibration.map(Path::to_path_buf).unwrap_or_default();
-                let cfg = self.track_config(corrections.as_deref())?;
+                let cfg = self.track_config(corrections.as_deref(), templates.as_deref())?;
                 let (markers, alpha) = (cfg.markers.clone(), cfg.alpha);
                 let mut inputs = vec![
                     ("video", video.as_path()),
@@ -343,6 +351,9 @@ impl RecordingRun<'_, '_> {
                 ];
                 if let Some(c) = corrections {
                     inputs.push(("corrections", c));
+                }
+                if let Some(t) = templates {
+                    inputs.push(("templates", t));
                 }
                 let mut parameters = json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha,
                         "frame_rate": file.track.frame_rate, "capture_rate": file.track.capture_rate });
@@ -677,10 +688,14 @@ fn manifest(
             video,
             calibration,
             corrections,
+            templates,
         } => {
             add("video", video)?;
             if let Some(c) = corrections {
                 add("corrections", c)?;
+            }
+            if let Some(t) = templates {
+                add("templates", t)?;
             }
             match calibration {
                 CalibrationSource::File(p) => add("calibration", p)?,

@@ -381,6 +381,70 @@ struct SeekEntry {
     window: [f64; 4],
 }
 
+/// `templates.toml`: `[[template]]` tables, one per feature clicked.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TemplatesFile {
+    #[serde(default)]
+    template: Vec<TemplateEntry>,
+}
+
+/// A feature clicked once: its marker, the frame and pixel, the template's half-size (px).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TemplateEntry {
+    marker: String,
+    #[serde(default)]
+    frame: usize,
+    pixel: [f64; 2],
+    half_size: Option<i32>,
+}
+
+/// Read a templates file for the tracked markers `names`; where the clicks lie in the frame is
+/// checked by the tracker, which knows the frame's size. An error names the file, the entry and
+/// the fix.
+pub fn read_templates(
+    path: &Path,
+    names: &[String],
+) -> Result<Vec<flexbench_vision::template::TemplateClick>, PipelineError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: format!("cannot be read ({e})"),
+    })?;
+    let file: TemplatesFile = toml::from_str(&text).map_err(|source| PipelineError::Toml {
+        what: format!("templates file {}", path.display()),
+        source,
+    })?;
+    if file.template.is_empty() {
+        return Err(PipelineError::Input(format!(
+            "templates file {}: no [[template]] table; give one per feature: marker, frame, pixel = [u, v] (px), half_size (px, default {})",
+            path.display(),
+            flexbench_vision::template::HALF_SIZE
+        )));
+    }
+    file.template
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let marker = names.iter().position(|n| *n == t.marker).ok_or_else(|| {
+                PipelineError::Input(format!(
+                    "templates file {}: [[template]] {} names the marker '{}', which is not tracked ({}); use one of those names",
+                    path.display(),
+                    i + 1,
+                    t.marker,
+                    names.join(", ")
+                ))
+            })?;
+            Ok(flexbench_vision::template::TemplateClick {
+                marker,
+                frame: t.frame,
+                pixel: (t.pixel[0], t.pixel[1]),
+                half_size: t.half_size.unwrap_or(flexbench_vision::template::HALF_SIZE),
+            })
+        })
+        .collect()
+}
+
 /// `corrections.toml`: arrays of tables `[[drop]]`, `[[move]]`, `[[swap]]`, `[[seek]]`.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,6 +22,7 @@ pub mod readout;
 pub mod render;
 pub mod response;
 pub mod shutter;
+pub mod template;
 pub mod timebase;
 pub mod track;
 

@@ -42,8 +42,9 @@ pub fn respond(kind: &MarkerKind, b: u8, g: u8, r: u8) -> u8 {
     match *kind {
         MarkerKind::Bright => grey_of(b, g, r),
         MarkerKind::Dark => 255 - grey_of(b, g, r),
-        // A fiducial is found by its code (`fiducial`), not by a response.
-        MarkerKind::Fiducial { .. } => grey_of(b, g, r),
+        // A fiducial is found by its code (`fiducial`), a feature by its template
+        // (`template`), not by a response.
+        MarkerKind::Fiducial { .. } | MarkerKind::Template => grey_of(b, g, r),
         MarkerKind::Colour {
             hue_deg,
             tolerance_deg,

@@ -76,6 +76,9 @@ pub struct TrackConfig {
     /// Each fiducial marker's identity in its dictionary (in the order of `markers`; empty for
     /// other kinds).
     pub codes: Vec<u32>,
+    /// The features clicked once and followed by their template (`template`), for markers of
+    /// the template kind.
+    pub templates: Vec<crate::template::TemplateClick>,
     /// Each marker's distance in front of the bench plane, towards the camera, m (in the order
     /// of `markers`; empty: all in the plane). A marker's bench position is where its ray meets
     /// the plane at its depth, not the bench plane itself (`camera::toward_camera`).
@@ -104,6 +107,7 @@ impl Default for TrackConfig {
             timing: TimeBaseConfig::default(),
             kind: MarkerKind::Bright,
             codes: Vec::new(),
+            templates: Vec::new(),
             depths: Vec::new(),
             estimate_depth: false,
             readout: 0.0,
@@ -191,7 +195,7 @@ pub struct Tracked {
 pub fn find_blobs(grey: &Mat, cfg: &TrackConfig) -> Result<(Vec<Blob>, usize), VisionError> {
     let made;
     let grey = match cfg.kind {
-        MarkerKind::Bright | MarkerKind::Fiducial { .. } => grey,
+        MarkerKind::Bright | MarkerKind::Fiducial { .. } | MarkerKind::Template => grey,
         MarkerKind::Dark => {
             let mut m = Mat::default();
             cv(
@@ -420,7 +424,10 @@ fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
     // they lie above 255 minus it.
     if let Some(t) = cfg.threshold {
         return match cfg.kind {
-            MarkerKind::Bright | MarkerKind::Colour { .. } | MarkerKind::Fiducial { .. } => t,
+            MarkerKind::Bright
+            | MarkerKind::Colour { .. }
+            | MarkerKind::Fiducial { .. }
+            | MarkerKind::Template => t,
             MarkerKind::Dark => 255.0 - t,
         };
     }
@@ -658,6 +665,15 @@ fn check_config(cfg: &TrackConfig, cal: &Calibration, p: &str) -> Result<(), Vis
     }
     check_depths(cfg, cal).map_err(fail)?;
     let (w, h) = (cal.intrinsics.width, cal.intrinsics.height);
+    if cfg.kind == MarkerKind::Template {
+        crate::template::check(&cfg.templates, w, h).map_err(fail)?;
+        if let Some(m) = (0..nm).find(|m| cfg.templates.iter().all(|c| c.marker != *m)) {
+            return Err(fail(format!(
+                "the marker '{}' is a feature followed by its template, but no click gives it: add a [[template]] with marker = \"{}\" to the templates file (--templates, [inputs] templates)",
+                cfg.markers[m], cfg.markers[m]
+            )));
+        }
+    }
     crate::corrections::check(&cfg.corrections, nm, w, h)
         .map_err(|r| fail(format!("the corrections: {r}")))
 }
@@ -719,6 +735,9 @@ pub fn track_video(
     check_config(cfg, cal, &p)?;
     let start = Instant::now();
     let mut tracker = Tracker::new(cfg, View { cal, plane: &plane });
+    if cfg.kind == MarkerKind::Template {
+        tracker.templates = Some(crate::template::Templates::new(cfg.templates.clone()));
+    }
     if let MarkerKind::Fiducial { dictionary, .. } = cfg.kind {
         tracker.fiducials = Some(crate::fiducial::Fiducials::new(
             dictionary,
@@ -749,8 +768,19 @@ pub fn track_video(
             "holds no frame that can be decoded (empty or truncated file)".into(),
         ));
     }
-    tracker.check_lock(&p)?;
     let frames = tracker.per_frame.len();
+    if let Some(c) = cfg.templates.iter().find(|c| c.frame >= frames) {
+        return Err(VisionError::Tracking {
+            path: p,
+            reason: format!(
+                "the template of '{}' is clicked in frame {}, but the video has {frames} frames (0 to {}): click it in a frame the video has",
+                cfg.markers.get(c.marker).map_or("?", String::as_str),
+                c.frame,
+                frames.saturating_sub(1)
+            ),
+        });
+    }
+    tracker.check_lock(&p)?;
     if let Some(c) = cfg.corrections.iter().find(|c| c.frames[1] >= frames) {
         let last = frames.saturating_sub(1);
         return Err(VisionError::Tracking {
@@ -919,6 +949,8 @@ struct Tracker<'a> {
     fiducials: Option<crate::fiducial::Fiducials>,
     /// The first frame where no fiducial was found, to name the dictionary it shows.
     unfound: Option<Mat>,
+    /// The features followed by their templates, for template markers.
+    templates: Option<crate::template::Templates>,
 }
 
 impl<'a> Tracker<'a> {
@@ -940,7 +972,47 @@ impl<'a> Tracker<'a> {
             grey: Mat::default(),
             fiducials: None,
             unfound: None,
+            templates: None,
         }
+    }
+
+    /// A frame of template markers: each feature followed from its click.
+    fn template_frame(&mut self, frame: &Mat) -> Result<Option<()>, VisionError> {
+        let k = self.per_frame.len();
+        let nm = self.nm;
+        let Some(t) = &mut self.templates else {
+            return Ok(None);
+        };
+        let found = t.frame(k, frame, nm)?;
+        let n = found.iter().filter(|b| b.is_some()).count();
+        *self.counts.entry(n).or_default() += 1;
+        self.lock_when_all(k, &found);
+        self.correct(frame, k, &found)?;
+        if self.lock.is_some() {
+            self.summary.gaps += nm - n;
+        }
+        self.per_frame.push(found);
+        Ok(Some(()))
+    }
+
+    /// The lock (for markers found by their identity: fiducials, templates) in the first frame
+    /// where every marker is found.
+    fn lock_when_all(&mut self, k: usize, found: &[Option<Blob>]) {
+        if self.lock.is_some() || found.iter().any(Option::is_none) {
+            return;
+        }
+        // The gate of a marker sought again (the user's corrections): the markers' spacing.
+        let at: Vec<(f64, f64)> = found.iter().flatten().map(|b| (b.u, b.v)).collect();
+        let spacing = at
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| at[i + 1..].iter().map(move |b| (a.0 - b.0).hypot(a.1 - b.1)))
+            .fold(f64::INFINITY, f64::min);
+        self.lock = Some(Lock {
+            spacing,
+            line: None,
+        });
+        self.summary.lock_frame = k;
     }
 
     /// A frame of fiducial markers: each found by its code.
@@ -956,24 +1028,7 @@ impl<'a> Tracker<'a> {
         if n == 0 && self.unfound.is_none() {
             self.unfound = Some(cv("clone", frame.try_clone())?);
         }
-        if self.lock.is_none() && n == self.nm {
-            // The gate of a marker sought again (the user's corrections): the markers' spacing.
-            let at: Vec<(f64, f64)> = found.iter().flatten().map(|b| (b.u, b.v)).collect();
-            let spacing = at
-                .iter()
-                .enumerate()
-                .flat_map(|(i, a)| {
-                    at[i + 1..]
-                        .iter()
-                        .map(move |b| (a.0 - b.0).hypot(a.1 - b.1))
-                })
-                .fold(f64::INFINITY, f64::min);
-            self.lock = Some(Lock {
-                spacing,
-                line: None,
-            });
-            self.summary.lock_frame = k;
-        }
+        self.lock_when_all(k, &found);
         self.correct(frame, k, &found)?;
         if self.lock.is_some() {
             self.summary.gaps += self.nm - n;
@@ -997,7 +1052,7 @@ impl<'a> Tracker<'a> {
     /// that extra discs on the lever's line are still counted; else a search for blobs, then
     /// the lock or the assignment to the markers.
     fn frame(&mut self, frame: &Mat) -> Result<(), VisionError> {
-        if self.fiducial_frame(frame)?.is_some() {
+        if self.fiducial_frame(frame)?.is_some() || self.template_frame(frame)?.is_some() {
             return Ok(());
         }
         let k = self.per_frame.len();
@@ -1279,6 +1334,22 @@ impl<'a> Tracker<'a> {
     /// marker-like blobs lie on the lever's line than markers named (the count is wrong: a
     /// lock taken while a marker was hidden would otherwise name the markers wrongly).
     fn check_lock(&self, p: &str) -> Result<(), VisionError> {
+        if let (Some(t), None) = (&self.templates, &self.lock) {
+            let lost: Vec<String> = self
+                .cfg
+                .templates
+                .iter()
+                .zip(&t.lost)
+                .map(|(c, n)| format!("{} lost in {n} frame(s)", self.cfg.markers[c.marker]))
+                .collect();
+            return Err(VisionError::Tracking {
+                path: p.into(),
+                reason: format!(
+                    "the clicked features were never all followed in one frame ({}): click each feature where it is seen, in a frame the video has, with a half-size that holds the feature and a little of what surrounds it",
+                    lost.join(", ")
+                ),
+            });
+        }
         if let Some(missing) = self.fiducials_missing()? {
             return Err(VisionError::Tracking {
                 path: p.into(),
