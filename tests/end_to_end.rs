@@ -30,6 +30,7 @@ mod run_end_to_end;
 mod smooth_end_to_end;
 mod stand_alone;
 mod stick_scale;
+mod template_video;
 mod time_base;
 mod tracking_nuisances;
 mod tracking_rendered;

@@ -787,7 +787,10 @@ mod tests {
             ),
             ("kind = \"colour\"\nhue = 400.0", "needs its hue"),
             ("kind = \"fiducial\"\nid = 3", "needs its dictionary"),
-            ("kind = \"fiducial\"\ndictionary = \"4x4_50\"", "needs its id"),
+            (
+                "kind = \"fiducial\"\ndictionary = \"4x4_50\"",
+                "needs its id",
+            ),
             (
                 "kind = \"fiducial\"\ndictionary = \"4x4_50\"\nid = 50",
                 "holds ids 0 to 49",
@@ -796,7 +799,10 @@ mod tests {
                 "kind = \"fiducial\"\ndictionary = \"4x4_51\"\nid = 3",
                 "not a dictionary OpenCV knows",
             ),
-            ("dictionary = \"4x4_50\"\nid = 3", "are for a printed fiducial"),
+            (
+                "dictionary = \"4x4_50\"\nid = 3",
+                "are for a printed fiducial",
+            ),
         ] {
             let e = parse(&with(kind), "test").unwrap_err().to_string();
             assert!(e.contains(says), "{kind}: {e}");

@@ -121,21 +121,33 @@ impl Templates {
                 ),
             )?;
         }
-        let mut found = vec![None; markers];
-        for i in 0..self.clicks.len() {
+        let mut places = vec![None; self.clicks.len()];
+        for (i, place) in places.iter_mut().enumerate() {
             let c = self.clicks[i];
-            let place = if k == c.frame {
-                let (cu, cv_) = (c.pixel.0.round() as i32, c.pixel.1.round() as i32);
-                let h = c.half_size;
-                let roi = Rect::new(cu - h, cv_ - h, 2 * h + 1, 2 * h + 1);
-                let patch = cv("roi", Mat::roi(&self.grey, roi))?;
-                self.patches[i] = Some(cv("clone", patch.try_clone())?);
+            *place = if k == c.frame {
+                self.take_patch(i)?;
                 Some(c.pixel)
             } else if k > c.frame {
                 self.follow(i)?
             } else {
                 None
             };
+        }
+        // Two features on one place: one of them has jumped to the other (two alike bolts);
+        // neither is taken there.
+        for i in 0..places.len() {
+            for j in i + 1..places.len() {
+                if let (Some(a), Some(b)) = (places[i], places[j]) {
+                    let h = self.clicks[i].half_size.min(self.clicks[j].half_size) as f64;
+                    if (a.0 - b.0).hypot(a.1 - b.1) < 0.5 * h {
+                        (places[i], places[j]) = (None, None);
+                    }
+                }
+            }
+        }
+        let mut found = vec![None; markers];
+        for (i, place) in places.into_iter().enumerate() {
+            let c = self.clicks[i];
             match place {
                 Some(p) => self.last[i] = [Some(p), self.last[i][0]],
                 None => self.lost[i] += usize::from(k > c.frame),
@@ -156,6 +168,17 @@ impl Templates {
         Ok(found)
     }
 
+    /// Feature `i`'s template cut from the frame about its click.
+    fn take_patch(&mut self, i: usize) -> Result<(), VisionError> {
+        let c = self.clicks[i];
+        let (cu, cv_) = (c.pixel.0.round() as i32, c.pixel.1.round() as i32);
+        let h = c.half_size;
+        let roi = Rect::new(cu - h, cv_ - h, 2 * h + 1, 2 * h + 1);
+        let patch = cv("roi", Mat::roi(&self.grey, roi))?;
+        self.patches[i] = Some(cv("clone", patch.try_clone())?);
+        Ok(())
+    }
+
     /// Feature `i` sought about its predicted place; None when the correlation's peak is low.
     fn follow(&self, i: usize) -> Result<Option<(f64, f64)>, VisionError> {
         let (Some(patch), [Some(p1), p2]) = (&self.patches[i], self.last[i]) else {
@@ -173,7 +196,10 @@ impl Templates {
         if x1 - x0 < 2 * h + 3 || y1 - y0 < 2 * h + 3 {
             return Ok(None);
         }
-        let window = cv("roi", Mat::roi(&self.grey, Rect::new(x0, y0, x1 - x0, y1 - y0)))?;
+        let window = cv(
+            "roi",
+            Mat::roi(&self.grey, Rect::new(x0, y0, x1 - x0, y1 - y0)),
+        )?;
         let mut score = Mat::default();
         cv(
             "matchTemplate",
@@ -207,12 +233,75 @@ impl Templates {
         };
         let du = peak(s(at.x - 1, at.y), best, s(at.x + 1, at.y));
         let dv = peak(s(at.x, at.y - 1), best, s(at.x, at.y + 1));
+        // The patch's top-left corner in the frame, refined.
+        let start = ((x0 + at.x) as f64 + du, (y0 + at.y) as f64 + dv);
+        let corner = refine(&self.grey, patch, start).unwrap_or(start);
         let offset = (c.pixel.0 - c.pixel.0.round(), c.pixel.1 - c.pixel.1.round());
         Ok(Some((
-            (x0 + at.x + h) as f64 + du + offset.0,
-            (y0 + at.y + h) as f64 + dv + offset.1,
+            corner.0 + h as f64 + offset.0,
+            corner.1 + h as f64 + offset.1,
         )))
     }
+}
+
+/// The grey level of `grey` at (u, v) px, bilinear; None outside the image.
+fn sample(grey: &Mat, u: f64, v: f64) -> Option<f64> {
+    let (c, r) = (u.floor(), v.floor());
+    let (fu, fv) = (u - c, v - r);
+    let (c, r) = (c as i32, r as i32);
+    if c < 0 || r < 0 || c + 1 >= grey.cols() || r + 1 >= grey.rows() {
+        return None;
+    }
+    let at = |cc: i32, rr: i32| grey.at_2d::<u8>(rr, cc).ok().map(|p| *p as f64);
+    Some(
+        (1.0 - fv) * ((1.0 - fu) * at(c, r)? + fu * at(c + 1, r)?)
+            + fv * ((1.0 - fu) * at(c, r + 1)? + fu * at(c + 1, r + 1)?),
+    )
+}
+
+/// The patch's place in the frame refined below the correlation's grid: Gauss-Newton on the
+/// weighted sum of squares of frame(x + p) - (gain template(x) + offset) over the patch (Lucas
+/// and Kanade's translation, with the brightness's gain and offset that the correlation
+/// ignores), the frame sampled bilinearly, from `start` (the patch's top-left corner, px).
+/// None when it leaves the frame or does not settle within half a pixel of the start.
+fn refine(grey: &Mat, patch: &Mat, start: (f64, f64)) -> Option<(f64, f64)> {
+    let (w, h) = (patch.cols(), patch.rows());
+    let t: Vec<f64> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| patch.at_2d::<u8>(y, x).map(|p| *p as f64).ok())
+        .collect::<Option<_>>()?;
+    // Weights falling off from the patch's centre (a Gaussian of half the half-size): what
+    // surrounds the feature (a body behind it that turns) counts less than the feature.
+    let (cx, cy) = (0.5 * (w - 1) as f64, 0.5 * (h - 1) as f64);
+    let s2 = 2.0 * (0.5 * cx.max(1.0)).powi(2);
+    let weight = |x: i32, y: i32| (-((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)) / s2).exp();
+    let mut p = [start.0, start.1, 1.0, 0.0];
+    for _ in 0..8 {
+        let mut jtj = nalgebra::Matrix4::<f64>::zeros();
+        let mut jtr = nalgebra::Vector4::<f64>::zeros();
+        for y in 0..h {
+            for x in 0..w {
+                let (u, v) = (p[0] + x as f64, p[1] + y as f64);
+                let i = sample(grey, u, v)?;
+                let gx = 0.5 * (sample(grey, u + 1.0, v)? - sample(grey, u - 1.0, v)?);
+                let gy = 0.5 * (sample(grey, u, v + 1.0)? - sample(grey, u, v - 1.0)?);
+                let tv = t[(y * w + x) as usize];
+                let r = i - (p[2] * tv + p[3]);
+                let j = nalgebra::Vector4::new(gx, gy, -tv, -1.0);
+                let wt = weight(x, y);
+                jtj += wt * j * j.transpose();
+                jtr += wt * j * r;
+            }
+        }
+        let d = jtj.try_inverse()? * jtr;
+        for (k, dk) in d.iter().enumerate() {
+            p[k] -= dk;
+        }
+        if d[0].hypot(d[1]) < 1e-4 {
+            break;
+        }
+    }
+    ((p[0] - start.0).hypot(p[1] - start.1) < 0.5).then_some((p[0], p[1]))
 }
 
 /// A followed feature's standard deviation taken, px (`matchTemplate` gives none; measured on

@@ -1006,7 +1006,11 @@ impl<'a> Tracker<'a> {
         let spacing = at
             .iter()
             .enumerate()
-            .flat_map(|(i, a)| at[i + 1..].iter().map(move |b| (a.0 - b.0).hypot(a.1 - b.1)))
+            .flat_map(|(i, a)| {
+                at[i + 1..]
+                    .iter()
+                    .map(move |b| (a.0 - b.0).hypot(a.1 - b.1))
+            })
             .fold(f64::INFINITY, f64::min);
         self.lock = Some(Lock {
             spacing,
