@@ -9,9 +9,7 @@
 
 use crate::common;
 
-use std::collections::{BTreeSet, HashMap};
-
-use common::{num, ok, read_csv, root};
+use common::{ok, root};
 
 #[test]
 fn four_bar_from_video_to_forces() {
@@ -32,50 +30,27 @@ fn four_bar_from_video_to_forces() {
     ok(&["process", "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &mech, "--out", &s(&out), "--refine-horizontal"]);
 
     // Every sample more than 1 px from its truth is flagged.
-    let truth = read_csv(&rec.join("truth/tracks.csv"));
-    let at: HashMap<(String, String), usize> = (0..truth["frame"].len())
-        .map(|i| ((truth["frame"][i].clone(), truth["marker"][i].clone()), i))
-        .collect();
-    let f = read_csv(&flags);
-    let flagged: BTreeSet<(String, String)> = (0..f["frame"].len())
-        .map(|i| (f["frame"][i].clone(), f["marker"][i].clone()))
-        .collect();
-    let got = read_csv(&tracks);
-    let (gu, gv, tu, tv) = (
-        num(&got, "u"),
-        num(&got, "v"),
-        num(&truth, "u"),
-        num(&truth, "v"),
-    );
-    let mut bad = Vec::new();
-    for i in 0..got["frame"].len() {
-        let key = (got["frame"][i].clone(), got["marker"][i].clone());
-        let j = at[&key];
-        let d = (gu[i] - tu[j]).hypot(gv[i] - tv[j]);
-        if d > 1.0 {
-            bad.push((key.clone(), d, flagged.contains(&key)));
-        }
-    }
+    let a = common::against_truth(&rec.join("truth/tracks.csv"), &tracks, &flags);
     eprintln!(
-        "four-bar: {} samples, {} flagged, more than 1 px: {bad:?}",
-        got["frame"].len(),
-        flagged.len()
+        "four-bar: {} samples, more than 1 px: {:?}",
+        a.samples, a.bad
     );
-    assert!(bad.iter().all(|b| b.2), "unflagged bad samples: {bad:?}");
+    assert!(
+        a.bad.iter().all(|b| b.2),
+        "unflagged bad samples: {:?}",
+        a.bad
+    );
+    let got = common::read_csv(&tracks);
     assert!(got["marker"].iter().any(|m| m == "R1") && got["marker"].iter().any(|m| m == "K1"));
 
     // The forces at every joint and the motor torque against the simulation's.
-    let (tf, pf) = (
-        read_csv(&rec.join("truth/forces.csv")),
-        read_csv(&out.join("forces.csv")),
+    let joints = ["O2", "A", "B", "O4"];
+    let forces = out.join("forces.csv");
+    common::forces_within(
+        &rec.join("truth/forces.csv"),
+        &forces,
+        &joints,
+        0.03,
+        "four-bar",
     );
-    assert_eq!(tf["t"].len(), pf["t"].len());
-    for joint in ["O2", "A", "B", "O4"] {
-        let (rel, peak) = common::force_error(&tf, &pf, joint);
-        eprintln!(
-            "four-bar: {joint} {:.2} % RMS of its peak {peak:.1} N",
-            100.0 * rel
-        );
-        assert!(rel < 0.03, "{joint}: {:.2} %", 100.0 * rel);
-    }
 }

@@ -231,46 +231,34 @@ fn markers_twelve_millimetres_in_front_of_the_board() {
         not_given.said
     );
 
-    // A readout longer than a frame (4.17 ms at 240 frames/s): refused, nothing written.
+    // A readout longer than a frame (4.17 ms at 240 frames/s), and a readout given beside
+    // --estimate-readout: refused, naming the cause, nothing written.
     let long = dir.path().join("long.csv");
-    let o = flexbench(&[
-        "track",
-        "--video",
-        rec.join("video.mp4").to_str().unwrap(),
-        "--calibration",
-        rec.join("truth/camera.yaml").to_str().unwrap(),
-        "--mechanism",
+    let (video, cal) = (rec.join("video.mp4"), rec.join("truth/camera.yaml"));
+    let (video, cal, m) = (
+        video.to_str().unwrap(),
+        cal.to_str().unwrap(),
         front.to_str().unwrap(),
-        "--readout",
-        "0.005",
-        "--out",
-        long.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("not shorter than a frame"),
-        "{err}"
     );
-    assert!(!long.exists());
-    // A readout given and asked to be estimated: refused, naming both.
-    let o = flexbench(&[
-        "track",
-        "--video",
-        rec.join("video.mp4").to_str().unwrap(),
-        "--calibration",
-        rec.join("truth/camera.yaml").to_str().unwrap(),
-        "--readout",
-        "0.0035",
-        "--estimate-readout",
-        "--out",
-        long.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("--readout = 0.0035 and --estimate-readout"),
-        "{err}"
-    );
-    assert!(!long.exists());
+    let cases: [(Vec<&str>, &str); 2] = [
+        (
+            vec!["--readout", "0.005", "--mechanism", m],
+            "not shorter than a frame",
+        ),
+        (
+            vec!["--readout", "0.0035", "--estimate-readout"],
+            "--readout = 0.0035 and --estimate-readout",
+        ),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["track", "--video", video, "--calibration", cal];
+        args.extend(extra);
+        args.extend(["--out", long.to_str().unwrap()]);
+        let o = flexbench(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{err}");
+        assert!(!long.exists());
+    }
 
     // A depth beyond the camera: refused by render and by track, naming the marker.
     let behind = mechanism(dir.path(), 2.0);

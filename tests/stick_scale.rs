@@ -25,7 +25,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{num, read_csv, root};
+use common::{num, read_csv, root, Noise};
 use flexbench_vision::render::CameraTruth;
 use flexbench_vision::{Calibration, Intrinsics};
 
@@ -34,23 +34,6 @@ const LENS: [f64; 5] = [-0.12, 0.06, 0.0006, -0.0004, 0.0];
 
 /// The tracking's white noise on each pixel coordinate, px (the shipped recording's: 0.05 px).
 const TRACKING_PX: f64 = 0.05;
-
-/// A reproducible standard normal sequence (a 64-bit LCG through Box-Muller).
-struct Noise(u64);
-
-impl Noise {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn gauss(&mut self) -> f64 {
-        let (a, b) = (self.uniform(), self.uniform());
-        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
-    }
-}
 
 /// One case: the camera's tilt (deg), its lens, and the calibration: the true camera's, or the
 /// stick's with the distortion given to the nominal camera (an argument of `calibrate`) or none.
@@ -126,17 +109,7 @@ fn stick(dir: &Path, c: &Case) -> Outcome {
         )
     };
     let cal = match c.given {
-        Given::Truth => Calibration {
-            intrinsics: intr,
-            rms: 0.0,
-            std_intrinsics: Vec::new(),
-            per_view: Vec::new(),
-            rejected: Vec::new(),
-            plane: cam.plane(),
-            plane_uncertainty: None,
-            distortion_model: None,
-            corners: Vec::new(),
-        },
+        Given::Truth => cam.calibration(),
         Given::Stick(distortion) => calibrate_by_stick(dir, &point, distortion),
     };
     let plane = cal.plane.unwrap();

@@ -12,7 +12,6 @@
 
 use crate::common;
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use common::{flexbench, num, ok, read_csv, root};
@@ -89,52 +88,32 @@ fn clicked_features_followed_from_video_to_forces() {
     let o = track(&templates, &tracks);
     assert!(o.status.success(), "{}", common::said(&o));
 
-    let at: HashMap<(String, String), usize> = (0..truth["frame"].len())
-        .map(|i| ((truth["frame"][i].clone(), truth["marker"][i].clone()), i))
-        .collect();
-    let f = read_csv(&dir.path().join("flags.csv"));
-    let flagged: BTreeSet<(String, String)> = (0..f["frame"].len())
-        .map(|i| (f["frame"][i].clone(), f["marker"][i].clone()))
-        .collect();
-    let got = read_csv(&tracks);
-    let (gu, gv) = (num(&got, "u"), num(&got, "v"));
-    let (mut sum2, mut bad) = (0.0, Vec::new());
-    for i in 0..got["frame"].len() {
-        let key = (got["frame"][i].clone(), got["marker"][i].clone());
-        let j = at[&key];
-        let d = (gu[i] - tu[j]).hypot(gv[i] - tv[j]);
-        sum2 += d * d;
-        if d > 1.0 {
-            bad.push((key.clone(), d, flagged.contains(&key)));
-        }
-    }
-    let n = got["frame"].len();
-    let rms = (sum2 / n as f64).sqrt();
+    let flags = dir.path().join("flags.csv");
+    let a = common::against_truth(&rec.join("truth/tracks.csv"), &tracks, &flags);
     eprintln!(
-        "templates: {n} samples of {}, {} flagged, {rms:.3} px RMS, more than 1 px: {bad:?}",
-        truth["frame"].len(),
-        flagged.len()
+        "templates: {} samples of {}, {:.3} px RMS, more than 1 px: {:?}",
+        a.samples, a.truth, a.rms_px, a.bad
     );
-    assert!(n * 100 >= 98 * truth["frame"].len(), "{n} samples");
-    assert!(rms < 0.1, "{rms} px RMS");
-    assert!(bad.iter().all(|b| b.2), "unflagged bad samples: {bad:?}");
+    assert!(a.samples * 100 >= 98 * a.truth, "{} samples", a.samples);
+    assert!(a.rms_px < 0.1, "{} px RMS", a.rms_px);
+    assert!(
+        a.bad.iter().all(|b| b.2),
+        "unflagged bad samples: {:?}",
+        a.bad
+    );
 
     let out = dir.path().join("process");
-    let flags = s(&dir.path().join("flags.csv"));
     #[rustfmt::skip]
-    ok(&["process", "--tracks", &s(&tracks), "--flags", &flags, "--mechanism", &s(&mech), "--out", &s(&out), "--refine-horizontal"]);
-    let (tf, pf) = (
-        read_csv(&rec.join("truth/forces.csv")),
-        read_csv(&out.join("forces.csv")),
+    ok(&["process", "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &s(&mech), "--out", &s(&out), "--refine-horizontal"]);
+    let joints = ["O2", "A", "B", "O4"];
+    let forces = out.join("forces.csv");
+    common::forces_within(
+        &rec.join("truth/forces.csv"),
+        &forces,
+        &joints,
+        0.03,
+        "templates",
     );
-    for joint in ["O2", "A", "B", "O4"] {
-        let (rel, peak) = common::force_error(&tf, &pf, joint);
-        eprintln!(
-            "templates: {joint} {:.2} % RMS of its peak {peak:.1} N",
-            100.0 * rel
-        );
-        assert!(rel < 0.03, "{joint}: {:.2} %", 100.0 * rel);
-    }
 
     // Bad clicks: refused by name, nothing written.
     let outside = dir.path().join("outside.toml");

@@ -299,3 +299,89 @@ pub fn force_error(
         peak,
     )
 }
+
+/// Tracked samples against a rendering's truth (`truth/tracks.csv`): how many, their RMS
+/// distance from the truth's pixel (px), and those more than 1 px off with whether `flags`
+/// holds them.
+pub struct AgainstTruth {
+    /// Samples tracked.
+    pub samples: usize,
+    /// Samples in the truth.
+    pub truth: usize,
+    /// RMS distance from the truth, px.
+    pub rms_px: f64,
+    /// (frame, marker), distance (px) and whether flagged, for every sample more than 1 px off.
+    pub bad: Vec<((String, String), f64, bool)>,
+}
+
+/// The tracks at `tracks` and their flags at `flags` against the truth at `truth`.
+pub fn against_truth(truth: &Path, tracks: &Path, flags: &Path) -> AgainstTruth {
+    let want = read_csv(truth);
+    let at: HashMap<(String, String), usize> = (0..want["frame"].len())
+        .map(|i| ((want["frame"][i].clone(), want["marker"][i].clone()), i))
+        .collect();
+    let f = read_csv(flags);
+    let flagged: std::collections::BTreeSet<(String, String)> = (0..f["frame"].len())
+        .map(|i| (f["frame"][i].clone(), f["marker"][i].clone()))
+        .collect();
+    let got = read_csv(tracks);
+    let (gu, gv, tu, tv) = (
+        num(&got, "u"),
+        num(&got, "v"),
+        num(&want, "u"),
+        num(&want, "v"),
+    );
+    let (mut sum2, mut bad) = (0.0, Vec::new());
+    for i in 0..got["frame"].len() {
+        let key = (got["frame"][i].clone(), got["marker"][i].clone());
+        let j = at[&key];
+        let d = (gu[i] - tu[j]).hypot(gv[i] - tv[j]);
+        sum2 += d * d;
+        if d > 1.0 {
+            let f = flagged.contains(&key);
+            bad.push((key, d, f));
+        }
+    }
+    let samples = got["frame"].len();
+    AgainstTruth {
+        samples,
+        truth: want["frame"].len(),
+        rms_px: (sum2 / samples.max(1) as f64).sqrt(),
+        bad,
+    }
+}
+
+/// The forces at `joints` of `forces` against the truth's, each within `share` RMS of its peak
+/// (printed with `what`).
+pub fn forces_within(truth: &Path, forces: &Path, joints: &[&str], share: f64, what: &str) {
+    let (tf, pf) = (read_csv(truth), read_csv(forces));
+    assert_eq!(tf["t"].len(), pf["t"].len());
+    for joint in joints {
+        let (rel, peak) = force_error(&tf, &pf, joint);
+        eprintln!(
+            "{what}: {joint} {:.2} % RMS of its peak {peak:.1} N",
+            100.0 * rel
+        );
+        assert!(rel < share, "{what}: {joint}: {:.2} %", 100.0 * rel);
+    }
+}
+
+/// A reproducible standard normal sequence (a 64-bit linear congruential generator through
+/// Box-Muller).
+pub struct Noise(pub u64);
+
+impl Noise {
+    /// A uniform draw in (0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    /// A standard normal draw.
+    pub fn gauss(&mut self) -> f64 {
+        let (a, b) = (self.uniform(), self.uniform());
+        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+    }
+}

@@ -12,7 +12,7 @@ use flexbench_vision::calibrate::Board;
 use flexbench_vision::render::{
     board_poses, BoardRenderer, CameraTruth, Codec, Look, PlaneMap, Shape, VideoOut,
 };
-use flexbench_vision::{Calibration, Intrinsics};
+use flexbench_vision::Intrinsics;
 use nalgebra::{DVector, Vector2, Vector3};
 use serde::Deserialize;
 use serde_json::json;
@@ -992,17 +992,7 @@ fn calibration_images(
         }
     })?;
     files.push(clicks);
-    let truth_cam = Calibration {
-        intrinsics: intr,
-        rms: 0.0,
-        std_intrinsics: Vec::new(),
-        per_view: Vec::new(),
-        rejected: Vec::new(),
-        plane: cam.plane(),
-        plane_uncertainty: None,
-        distortion_model: None,
-        corners: Vec::new(),
-    };
+    let truth_cam = cam.calibration();
     let truth_cam_path = out.join("truth").join("camera.yaml");
     truth_cam.write(&truth_cam_path).map_err(vision)?;
     files.push(truth_cam_path);

@@ -381,6 +381,18 @@ struct SeekEntry {
     window: [f64; 4],
 }
 
+/// The TOML file at `path` read as a `T`; `what` names it in errors.
+fn read_toml<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, PipelineError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
+        path: path.display().to_string(),
+        reason: format!("cannot be read ({e})"),
+    })?;
+    toml::from_str(&text).map_err(|source| PipelineError::Toml {
+        what: format!("{what} {}", path.display()),
+        source,
+    })
+}
+
 /// `templates.toml`: `[[template]]` tables, one per feature clicked.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -407,14 +419,7 @@ pub fn read_templates(
     path: &Path,
     names: &[String],
 ) -> Result<Vec<flexbench_vision::template::TemplateClick>, PipelineError> {
-    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: format!("cannot be read ({e})"),
-    })?;
-    let file: TemplatesFile = toml::from_str(&text).map_err(|source| PipelineError::Toml {
-        what: format!("templates file {}", path.display()),
-        source,
-    })?;
+    let file: TemplatesFile = read_toml(path, "templates file")?;
     if file.template.is_empty() {
         return Err(PipelineError::Input(format!(
             "templates file {}: no [[template]] table; give one per feature: marker, frame, pixel = [u, v] (px), half_size (px, default {})",
@@ -466,14 +471,7 @@ pub fn read_corrections(
     names: &[String],
 ) -> Result<Vec<flexbench_vision::corrections::Correction>, PipelineError> {
     use flexbench_vision::corrections::{Correction, Fix};
-    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: format!("cannot be read ({e})"),
-    })?;
-    let file: CorrectionsFile = toml::from_str(&text).map_err(|source| PipelineError::Toml {
-        what: format!("corrections file {}", path.display()),
-        source,
-    })?;
+    let file: CorrectionsFile = read_toml(path, "corrections file")?;
     let index = |label: &str, name: &str| {
         names.iter().position(|n| n == name).ok_or_else(|| {
             PipelineError::Input(format!(

@@ -103,20 +103,7 @@ impl Fiducials {
     /// The markers found in `frame` (grey or BGR), in the order of the markers, and the count of
     /// codes of the dictionary that are none of them.
     pub fn detect(&self, frame: &Mat) -> Result<(Vec<Option<Blob>>, usize), VisionError> {
-        let mut corners: Vector<Vector<Point2f>> = Vector::new();
-        let mut ids: Vector<i32> = Vector::new();
-        let mut rejected: Vector<Vector<Point2f>> = Vector::new();
-        cv(
-            "detectMarkers",
-            opencv::aruco::detect_markers(
-                frame,
-                &self.dictionary,
-                &mut corners,
-                &mut ids,
-                &self.parameters,
-                &mut rejected,
-            ),
-        )?;
+        let (corners, ids) = codes(frame, &self.dictionary, &self.parameters)?;
         let grey = grey_of(frame)?;
         let mut found = vec![None; self.ids.len()];
         let mut seen = vec![0usize; self.ids.len()];
@@ -138,26 +125,6 @@ impl Fiducials {
         }
         Ok((found, others))
     }
-
-    /// The identities of the dictionary's codes seen in `frame`.
-    pub fn codes_in(&self, frame: &Mat) -> Result<Vec<i32>, VisionError> {
-        codes(frame, &self.dictionary, &self.parameters)
-    }
-}
-
-/// The grey level of `grey` at (u, v) px, bilinear; None outside the image.
-fn sample(grey: &Mat, u: f64, v: f64) -> Option<f64> {
-    let (c, r) = (u.floor(), v.floor());
-    let (fu, fv) = (u - c, v - r);
-    let (c, r) = (c as i32, r as i32);
-    if c < 0 || r < 0 || c + 1 >= grey.cols() || r + 1 >= grey.rows() {
-        return None;
-    }
-    let at = |cc: i32, rr: i32| grey.at_2d::<u8>(rr, cc).ok().map(|p| *p as f64);
-    Some(
-        (1.0 - fv) * ((1.0 - fu) * at(c, r)? + fu * at(c + 1, r)?)
-            + fv * ((1.0 - fu) * at(c, r + 1)? + fu * at(c + 1, r + 1)?),
-    )
 }
 
 /// A code's corners from its black square's four edges: along each edge (away from the
@@ -194,7 +161,7 @@ fn by_edges(grey: &Mat, q: &[(f64, f64)], cells: i32) -> Option<Vec<(f64, f64)>>
             let profile: Option<Vec<f64>> = (0..=steps)
                 .map(|j| {
                     let s = -reach + 2.0 * reach * j as f64 / steps as f64;
-                    sample(grey, p.0 + s * nx, p.1 + s * ny)
+                    crate::blob::bilinear(grey, p.0 + s * nx, p.1 + s * ny)
                 })
                 .collect();
             let Some(profile) = profile else { continue };
@@ -251,12 +218,12 @@ fn cross(l: ((f64, f64), (f64, f64)), k: ((f64, f64), (f64, f64))) -> Option<(f6
     Some((p.0 + s * d.0, p.1 + s * d.1))
 }
 
-/// The identities of `dictionary`'s codes in `frame`.
+/// `dictionary`'s codes in `frame`: their corners (px) and identities.
 fn codes(
     frame: &Mat,
     dictionary: &Ptr<opencv::aruco::Dictionary>,
     parameters: &Ptr<opencv::aruco::DetectorParameters>,
-) -> Result<Vec<i32>, VisionError> {
+) -> Result<(Vector<Vector<Point2f>>, Vector<i32>), VisionError> {
     let mut corners: Vector<Vector<Point2f>> = Vector::new();
     let mut ids: Vector<i32> = Vector::new();
     let mut rejected: Vector<Vector<Point2f>> = Vector::new();
@@ -271,7 +238,7 @@ fn codes(
             &mut rejected,
         ),
     )?;
-    Ok(ids.to_vec())
+    Ok((corners, ids))
 }
 
 /// The predefined dictionary (name) whose codes `frame` shows most, with their count: what
@@ -287,7 +254,7 @@ pub fn dictionary_in(frame: &Mat) -> Result<Option<(&'static str, usize)>, Visio
             "getPredefinedDictionary",
             opencv::aruco::get_predefined_dictionary_i32(d),
         )?;
-        let n = codes(frame, &dict, &parameters)?.len();
+        let n = codes(frame, &dict, &parameters)?.1.len();
         if n > 0 && best.is_none_or(|b| n > b.1) {
             best = Some((name, n));
         }

@@ -55,6 +55,21 @@ impl CameraTruth {
         CameraTruth { intrinsics, r, t }
     }
 
+    /// The calibration this camera is: its intrinsics and its plane, exact (no views).
+    pub fn calibration(&self) -> crate::Calibration {
+        crate::Calibration {
+            intrinsics: self.intrinsics,
+            rms: 0.0,
+            std_intrinsics: Vec::new(),
+            per_view: Vec::new(),
+            rejected: Vec::new(),
+            plane: self.plane(),
+            plane_uncertainty: None,
+            distortion_model: None,
+            corners: Vec::new(),
+        }
+    }
+
     /// Homography bench plane (X, Y, 1) -> normalized image.
     pub fn bench_to_normalized(&self) -> Matrix3<f64> {
         Matrix3::from_columns(&[

@@ -244,21 +244,6 @@ impl Templates {
     }
 }
 
-/// The grey level of `grey` at (u, v) px, bilinear; None outside the image.
-fn sample(grey: &Mat, u: f64, v: f64) -> Option<f64> {
-    let (c, r) = (u.floor(), v.floor());
-    let (fu, fv) = (u - c, v - r);
-    let (c, r) = (c as i32, r as i32);
-    if c < 0 || r < 0 || c + 1 >= grey.cols() || r + 1 >= grey.rows() {
-        return None;
-    }
-    let at = |cc: i32, rr: i32| grey.at_2d::<u8>(rr, cc).ok().map(|p| *p as f64);
-    Some(
-        (1.0 - fv) * ((1.0 - fu) * at(c, r)? + fu * at(c + 1, r)?)
-            + fv * ((1.0 - fu) * at(c, r + 1)? + fu * at(c + 1, r + 1)?),
-    )
-}
-
 /// The patch's place in the frame refined below the correlation's grid: Gauss-Newton on the
 /// weighted sum of squares of frame(x + p) - (gain template(x) + offset) over the patch (Lucas
 /// and Kanade's translation, with the brightness's gain and offset that the correlation
@@ -282,9 +267,13 @@ fn refine(grey: &Mat, patch: &Mat, start: (f64, f64)) -> Option<(f64, f64)> {
         for y in 0..h {
             for x in 0..w {
                 let (u, v) = (p[0] + x as f64, p[1] + y as f64);
-                let i = sample(grey, u, v)?;
-                let gx = 0.5 * (sample(grey, u + 1.0, v)? - sample(grey, u - 1.0, v)?);
-                let gy = 0.5 * (sample(grey, u, v + 1.0)? - sample(grey, u, v - 1.0)?);
+                let i = crate::blob::bilinear(grey, u, v)?;
+                let gx = 0.5
+                    * (crate::blob::bilinear(grey, u + 1.0, v)?
+                        - crate::blob::bilinear(grey, u - 1.0, v)?);
+                let gy = 0.5
+                    * (crate::blob::bilinear(grey, u, v + 1.0)?
+                        - crate::blob::bilinear(grey, u, v - 1.0)?);
                 let tv = t[(y * w + x) as usize];
                 let r = i - (p[2] * tv + p[3]);
                 let j = nalgebra::Vector4::new(gx, gy, -tv, -1.0);
