@@ -68,34 +68,9 @@ fn printed_fiducials_from_video_to_forces() {
     ]);
     eprintln!("{said}");
 
-    // The centres against the truth; every sample more than 1 px off is flagged.
-    let flags = dir.path().join("flags.csv");
-    let a = common::against_truth(&rec.join("truth/tracks.csv"), &tracks, &flags);
-    eprintln!(
-        "fiducials: {} samples of {}, centres {:.3} px RMS, more than 1 px: {:?}",
-        a.samples, a.truth, a.rms_px, a.bad
-    );
-    assert!(a.samples * 100 >= 98 * a.truth, "{} samples", a.samples);
-    assert!(a.rms_px < 0.1, "{} px RMS", a.rms_px);
-    assert!(
-        a.bad.iter().all(|b| b.2),
-        "unflagged bad samples: {:?}",
-        a.bad
-    );
-
-    // The forces at every joint against the simulation's.
+    // Against the truth, every sample more than 1 px off flagged; the forces at every joint.
     let out = dir.path().join("process");
-    #[rustfmt::skip]
-    ok(&["process", "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &s(&mech), "--out", &s(&out), "--refine-horizontal"]);
-    let joints = ["O2", "A", "B", "O4"];
-    let forces = out.join("forces.csv");
-    common::forces_within(
-        &rec.join("truth/forces.csv"),
-        &forces,
-        &joints,
-        0.03,
-        "fiducials",
-    );
+    common::four_bar_checked(&rec, &tracks, &mech, &out, 0.1, "fiducials");
 
     // A dictionary that matches nothing in the video: refused, naming the video's, nothing
     // written.

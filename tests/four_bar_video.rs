@@ -9,13 +9,15 @@
 
 use crate::common;
 
+use std::path::Path;
+
 use common::{ok, root};
 
 #[test]
 fn four_bar_from_video_to_forces() {
     let dir = tempfile::tempdir().unwrap();
     let rec = root().join("recordings/four-bar");
-    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
     let (cal, tracks, out) = (
         dir.path().join("camera.yaml"),
         dir.path().join("tracks.csv"),
@@ -25,32 +27,16 @@ fn four_bar_from_video_to_forces() {
     common::calibrate_recording(&rec, &cal);
     #[rustfmt::skip]
     ok(&["track", "--video", &s(&rec.join("video.mp4")), "--calibration", &s(&cal), "--mechanism", &mech, "--out", &s(&tracks)]);
-    let flags = dir.path().join("flags.csv");
-    #[rustfmt::skip]
-    ok(&["process", "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &mech, "--out", &s(&out), "--refine-horizontal"]);
 
-    // Every sample more than 1 px from its truth is flagged.
-    let a = common::against_truth(&rec.join("truth/tracks.csv"), &tracks, &flags);
-    eprintln!(
-        "four-bar: {} samples, more than 1 px: {:?}",
-        a.samples, a.bad
-    );
-    assert!(
-        a.bad.iter().all(|b| b.2),
-        "unflagged bad samples: {:?}",
-        a.bad
-    );
+    // Every sample more than 1 px from its truth is flagged; the forces at every joint.
     let got = common::read_csv(&tracks);
     assert!(got["marker"].iter().any(|m| m == "R1") && got["marker"].iter().any(|m| m == "K1"));
-
-    // The forces at every joint and the motor torque against the simulation's.
-    let joints = ["O2", "A", "B", "O4"];
-    let forces = out.join("forces.csv");
-    common::forces_within(
-        &rec.join("truth/forces.csv"),
-        &forces,
-        &joints,
-        0.03,
+    common::four_bar_checked(
+        &rec,
+        &tracks,
+        Path::new(&mech),
+        &out,
+        f64::INFINITY,
         "four-bar",
     );
 }

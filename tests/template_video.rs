@@ -14,7 +14,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{flexbench, num, ok, read_csv, root};
+use common::{flexbench, num, read_csv, root};
 
 /// The four-bar with its markers followed by their templates.
 fn mechanism(dir: &Path) -> PathBuf {
@@ -88,32 +88,9 @@ fn clicked_features_followed_from_video_to_forces() {
     let o = track(&templates, &tracks);
     assert!(o.status.success(), "{}", common::said(&o));
 
-    let flags = dir.path().join("flags.csv");
-    let a = common::against_truth(&rec.join("truth/tracks.csv"), &tracks, &flags);
-    eprintln!(
-        "templates: {} samples of {}, {:.3} px RMS, more than 1 px: {:?}",
-        a.samples, a.truth, a.rms_px, a.bad
-    );
-    assert!(a.samples * 100 >= 98 * a.truth, "{} samples", a.samples);
-    assert!(a.rms_px < 0.1, "{} px RMS", a.rms_px);
-    assert!(
-        a.bad.iter().all(|b| b.2),
-        "unflagged bad samples: {:?}",
-        a.bad
-    );
-
+    // Against the truth, every sample more than 1 px off flagged; the forces at every joint.
     let out = dir.path().join("process");
-    #[rustfmt::skip]
-    ok(&["process", "--tracks", &s(&tracks), "--flags", &s(&flags), "--mechanism", &s(&mech), "--out", &s(&out), "--refine-horizontal"]);
-    let joints = ["O2", "A", "B", "O4"];
-    let forces = out.join("forces.csv");
-    common::forces_within(
-        &rec.join("truth/forces.csv"),
-        &forces,
-        &joints,
-        0.03,
-        "templates",
-    );
+    common::four_bar_checked(&rec, &tracks, &mech, &out, 0.1, "templates");
 
     // Bad clicks: refused by name, nothing written.
     let outside = dir.path().join("outside.toml");

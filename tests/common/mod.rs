@@ -385,3 +385,42 @@ impl Noise {
         (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
     }
 }
+
+/// The four-bar's tracks of the rendering `rec` (their flags in `flags.csv` beside them)
+/// checked as a user's would be against the truth: at least 98 % of the truth's samples, within
+/// `rms_px` RMS of it, every sample more than 1 px off flagged; then processed with `mech` (the
+/// flagged samples left out) into `out`, the forces at the four joints within 3 % RMS of their
+/// peaks. `what` names the case in the printed figures.
+pub fn four_bar_checked(
+    rec: &Path,
+    tracks: &Path,
+    mech: &Path,
+    out: &Path,
+    rms_px: f64,
+    what: &str,
+) {
+    let flags = tracks.with_file_name("flags.csv");
+    let a = against_truth(&rec.join("truth/tracks.csv"), tracks, &flags);
+    eprintln!(
+        "{what}: {} samples of {}, {:.3} px RMS, more than 1 px: {:?}",
+        a.samples, a.truth, a.rms_px, a.bad
+    );
+    assert!(a.samples * 100 >= 98 * a.truth, "{} samples", a.samples);
+    assert!(a.rms_px < rms_px, "{} px RMS", a.rms_px);
+    assert!(
+        a.bad.iter().all(|b| b.2),
+        "unflagged bad samples: {:?}",
+        a.bad
+    );
+    let s = |p: &Path| p.to_str().expect("a UTF-8 path").to_string();
+    #[rustfmt::skip]
+    ok(&["process", "--tracks", &s(tracks), "--flags", &s(&flags), "--mechanism", &s(mech), "--out", &s(out), "--refine-horizontal"]);
+    let joints = ["O2", "A", "B", "O4"];
+    forces_within(
+        &rec.join("truth/forces.csv"),
+        &out.join("forces.csv"),
+        &joints,
+        0.03,
+        what,
+    );
+}
