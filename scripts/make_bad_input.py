@@ -198,6 +198,11 @@ os.makedirs(os.path.join(OUT, "video", "a-folder.mp4"), exist_ok=True)
 put("video/a-folder.mp4/.keep", "")
 case("video: a folder", "video/a-folder.mp4", TRACKV, ["a-folder.mp4", "folder"])
 
+# --- a sticker's hue from one click ------------------------------------------------------------
+case("hue: a click outside the frame", "hue/none", ["probe", "--video", VIDEO, "--hue-at", "5000,10"], ["(5000, 10)", "outside the 640 x 480 frame"])
+case("hue: a frame the video lacks", "hue/none", ["probe", "--video", VIDEO, "--hue-at", "100,100", "--frame", "99999"], ["no frame 99999", "give a frame the video has"])
+case("hue: no coloured pixel", "hue/none", ["probe", "--video", VIDEO, "--hue-at", "100,100"], ["no coloured pixel", "click the middle of the sticker"])
+
 # --- render's camera files ------------------------------------------------------------------
 RENDER = ["render", "--mechanism", MECH, "--camera", "{file}", "--out", "{out}/r"]
 camera = read("recordings/default/camera.toml")

@@ -556,6 +556,13 @@ struct ProbeArgs {
     /// at 30); default: the file's metadata, else the playback rate.
     #[arg(long)]
     capture_rate: Option<f64>,
+    /// A coloured sticker's hue learnt from one click: the pixel "U,V" (px) at the sticker's
+    /// middle, in frame --frame; prints the mechanism file's keys for it.
+    #[arg(long)]
+    hue_at: Option<String>,
+    /// The frame of --hue-at (0-based).
+    #[arg(long, default_value_t = 0)]
+    frame: usize,
 }
 
 /// Arguments of `flexbench run`.
@@ -1226,7 +1233,12 @@ fn probe_command(args: ProbeArgs) -> Result<()> {
         video,
         frame_rate,
         capture_rate,
+        hue_at,
+        frame,
     } = args;
+    if let Some(at) = hue_at {
+        return hue_command(&video, &at, frame);
+    }
     let timing = TimeBaseConfig {
         frame_rate,
         capture_rate,
@@ -1251,6 +1263,33 @@ fn probe_command(args: ProbeArgs) -> Result<()> {
         (None, Some(why)) => println!("no time base: {why}"),
         (None, None) => {}
     }
+    Ok(())
+}
+
+/// `flexbench probe --hue-at`: the hue of the sticker clicked at "U,V" in frame `frame`.
+fn hue_command(video: &std::path::Path, at: &str, frame: usize) -> Result<()> {
+    let (u, v) = at
+        .split_once(',')
+        .and_then(|(u, v)| Some((u.trim().parse::<f64>().ok()?, v.trim().parse::<f64>().ok()?)))
+        .ok_or_else(|| {
+            anyhow::anyhow!("--hue-at {at}: give the pixel as U,V (px, e.g. 412.5,208)")
+        })?;
+    let img = flexbench_vision::track::frame_of(video, frame)
+        .with_context(|| format!("reading frame {frame} of {}", video.display()))?;
+    let h = flexbench_vision::response::hue_at(&img, u, v, 6.0).with_context(|| {
+        format!(
+            "the hue at ({u}, {v}) in frame {frame} of {}",
+            video.display()
+        )
+    })?;
+    println!(
+        "hue at ({u}, {v}) in frame {frame}: {:.1} deg, spread {:.1} deg over {} coloured pixels within 6 px",
+        h.hue_deg, h.spread_deg, h.pixels
+    );
+    println!(
+        "in the mechanism file: kind = \"colour\", hue = {:.1}, hue_tolerance = {:.0}",
+        h.hue_deg, h.tolerance_deg
+    );
     Ok(())
 }
 

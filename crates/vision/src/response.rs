@@ -37,6 +37,70 @@ pub fn hsv(b: u8, g: u8, r: u8) -> (f64, f64, f64) {
     (h.rem_euclid(360.0), d / max, max / 255.0)
 }
 
+/// A sticker's hue learnt from one click: the circular mean of the hues of the saturated pixels
+/// (saturation at least 0.25, value at least 0.15) within `radius` px of the click, their spread
+/// (circular standard deviation) and count, and the tolerance to give (three spreads, at least
+/// 10 deg, at most 90).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HueSample {
+    /// The sticker's hue, degrees in [0, 360).
+    pub hue_deg: f64,
+    /// The hues' circular standard deviation, degrees.
+    pub spread_deg: f64,
+    /// The tolerance to give (`hue_tolerance`), degrees.
+    pub tolerance_deg: f64,
+    /// Saturated pixels taken.
+    pub pixels: usize,
+}
+
+/// The hue of the sticker clicked at (u, v) px in the BGR `frame` ([`HueSample`]); an error
+/// for a grey frame, a click outside it, or no saturated pixel near the click.
+pub fn hue_at(frame: &Mat, u: f64, v: f64, radius: f64) -> Result<HueSample, VisionError> {
+    let fail = |reason: String| VisionError::Tracking {
+        path: "(frame)".into(),
+        reason,
+    };
+    if frame.channels() != 3 {
+        return Err(fail(
+            "a grey video has no hue: its markers are bright or dark".into(),
+        ));
+    }
+    let (w, h) = (frame.cols(), frame.rows());
+    if !(u >= 0.0 && v >= 0.0 && u < w as f64 && v < h as f64) {
+        return Err(fail(format!(
+            "the pixel ({u}, {v}) is outside the {w} x {h} frame: click the sticker in the video's frame"
+        )));
+    }
+    let r = radius.ceil() as i32;
+    let (mut sx, mut sy, mut n) = (0.0, 0.0, 0usize);
+    for y in (v.round() as i32 - r).max(0)..=(v.round() as i32 + r).min(h - 1) {
+        for x in (u.round() as i32 - r).max(0)..=(u.round() as i32 + r).min(w - 1) {
+            if (x as f64 - u).hypot(y as f64 - v) > radius {
+                continue;
+            }
+            let p = cv("pixel", frame.at_2d::<opencv::core::Vec3b>(y, x))?;
+            let (hue, s, val) = hsv(p[0], p[1], p[2]);
+            if s >= 0.25 && val >= 0.15 {
+                let a = hue.to_radians();
+                (sx, sy, n) = (sx + a.cos(), sy + a.sin(), n + 1);
+            }
+        }
+    }
+    if n == 0 {
+        return Err(fail(format!(
+            "no coloured pixel within {radius} px of ({u}, {v}): click the middle of the sticker (its pixels saturated at 0.25 or more)"
+        )));
+    }
+    let len = (sx * sx + sy * sy).sqrt() / n as f64;
+    let spread = (-2.0 * len.max(1e-12).ln()).sqrt().to_degrees();
+    Ok(HueSample {
+        hue_deg: sy.atan2(sx).to_degrees().rem_euclid(360.0),
+        spread_deg: spread,
+        tolerance_deg: (3.0 * spread).clamp(10.0, 90.0),
+        pixels: n,
+    })
+}
+
 /// The response of one BGR pixel for markers of `kind` (module documentation).
 pub fn respond(kind: &MarkerKind, b: u8, g: u8, r: u8) -> u8 {
     match *kind {

@@ -1469,6 +1469,24 @@ pub const MAX_FRAME_SIDE: i32 = 16384;
 /// Largest frame accepted, px (about 8K video; a 64 Mpx colour frame is 200 MB decoded).
 pub const MAX_FRAME_PIXELS: i64 = 64 << 20;
 
+/// Frame `k` (0-based) of the video at `path`, as decoded (BGR).
+pub fn frame_of(path: &Path, k: usize) -> Result<Mat, VisionError> {
+    let mut cap = open_video(path)?;
+    let mut frame = Mat::default();
+    for i in 0..=k {
+        let read = cv("read", cap.read(&mut frame))?;
+        if !read || frame.empty() {
+            return Err(VisionError::Video {
+                path: path.display().to_string(),
+                reason: format!(
+                    "has no frame {k} ({i} frames decoded): give a frame the video has"
+                ),
+            });
+        }
+    }
+    Ok(frame)
+}
+
 /// Open a video with OpenCV's FFmpeg backend, refusing what no camera films before a frame is
 /// decoded: fuzzing found an 11-byte file that FFmpeg takes for one frame of 60880 x 4107 px,
 /// whose decoding took 1.8 GB and 7 s.

@@ -272,11 +272,29 @@ fn coloured_stickers_among_other_colours() {
     );
     assert_eq!(blobs.len(), green.len(), "{blobs:?}");
     assert!(rms < 0.1, "RMS {rms} px");
+    // The hue learnt from one click at a sticker's middle finds the same stickers.
+    let h = flexbench_vision::response::hue_at(&frame, green[0].0 + 0.3, green[0].1 - 0.4, 6.0)
+        .unwrap();
+    eprintln!("hue learnt from one click: {h:?}");
+    assert!((h.hue_deg - 111.0).abs() < 5.0 && h.pixels > 80, "{h:?}");
+    let learnt = config(MarkerKind::Colour {
+        hue_deg: h.hue_deg,
+        tolerance_deg: h.tolerance_deg,
+    });
+    let (again, _) = find_blobs(&frame, &learnt).unwrap();
+    assert_eq!(again.len(), green.len(), "{again:?}");
+    let outside = flexbench_vision::response::hue_at(&frame, 700.0, 10.0, 6.0).unwrap_err();
+    assert!(
+        outside.to_string().contains("outside the 640 x 480 frame"),
+        "{outside}"
+    );
     // A grey frame has no hue: refused with the fix.
     let mut grey = Mat::default();
     opencv::imgproc::cvt_color(&frame, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0).unwrap();
     let err = find_blobs(&grey, &cfg).unwrap_err().to_string();
     assert!(err.contains("need a colour video"), "{err}");
+    let err = flexbench_vision::response::hue_at(&grey, 100.0, 100.0, 6.0).unwrap_err();
+    assert!(err.to_string().contains("a grey video has no hue"), "{err}");
 }
 
 /// A printed fiducial: its centre (px), side of its black square (px), turn (rad) and code
