@@ -140,9 +140,43 @@ pub struct CalibrateSection {
         skip_serializing_if = "Option::is_none"
     )]
     pub dictionary: Option<flexbench_vision::charuco::Dictionary>,
+    /// No board: a nominal camera for frames of "WIDTHxHEIGHT" px, its plane from the clicked
+    /// points (`[inputs] points`, or the folder's `points.toml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nominal_camera: Option<String>,
+    /// The nominal camera's focal length, px (default: the frame's larger side, assumed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focal_px: Option<f64>,
+    /// The nominal camera's distortion [k1, k2, p1, p2, k3] (default: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distortion: Option<[f64; 5]>,
 }
 
 impl CalibrateSection {
+    /// The nominal camera the table asks for (`nominal_camera`), checked; None for a board.
+    pub fn nominal(&self) -> Result<Option<crate::calibrate::NominalCamera>, PipelineError> {
+        let Some(size) = &self.nominal_camera else {
+            return Ok(None);
+        };
+        let (width, height) = size
+            .split_once(['x', 'X'])
+            .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+            .ok_or_else(|| {
+                PipelineError::Input(format!(
+                    "[calibrate] nominal_camera = \"{size}\": give the video's frame size as \"WIDTHxHEIGHT\" (e.g. \"1280x720\")"
+                ))
+            })?;
+        let n = crate::calibrate::NominalCamera {
+            width,
+            height,
+            focal_px: self.focal_px,
+            dist: self.distortion.unwrap_or([0.0; 5]),
+        };
+        n.intrinsics()
+            .map_err(|e| PipelineError::Input(format!("[calibrate] {e}")))?;
+        Ok(Some(n))
+    }
+
     /// The calibration target the table describes, checked: a chessboard of `board` inner
     /// corners and its detector, or a ChArUco board of `charuco` squares.
     pub fn target(&self) -> Result<flexbench_vision::calibrate::Target, PipelineError> {
@@ -173,6 +207,9 @@ impl Default for CalibrateSection {
             charuco: None,
             marker: None,
             dictionary: None,
+            nominal_camera: None,
+            focal_px: None,
+            distortion: None,
         }
     }
 }

@@ -51,6 +51,12 @@ pub enum TracksSource {
 pub enum CalibrationSource {
     /// A calibration file reused as it is.
     File(PathBuf),
+    /// No board: a nominal camera (`[calibrate] nominal_camera`), its plane from clicked
+    /// points of known bench position.
+    Nominal {
+        /// The clicked points (`points.toml`).
+        points: PathBuf,
+    },
     /// Chessboard views calibrated here, with the bench plane's files.
     Views {
         /// Folder of views.
@@ -119,6 +125,7 @@ impl RecordingInputs {
         inputs: &Inputs,
         base: &Path,
         mechanism: &Path,
+        nominal: bool,
     ) -> Result<RecordingInputs, PipelineError> {
         if let Some(d) = folder.filter(|d| !d.is_dir()) {
             return Err(PipelineError::Input(format!("recording {name}: the recording folder {} does not exist; check [run] recording (paths are relative to the pipeline file)", d.display())));
@@ -144,7 +151,7 @@ impl RecordingInputs {
         let source = match (video, tracks) {
             (Some(video), _) => TracksSource::Video {
                 video,
-                calibration: look.calibration(inputs)?,
+                calibration: look.calibration(inputs, nominal)?,
                 corrections: match look.given(&inputs.corrections) {
                     Some(c) => Some(look.exists(c, "corrections")?),
                     None => look.usual("corrections.toml"),
@@ -159,7 +166,7 @@ impl RecordingInputs {
                 TracksSource::Table {
                     tracks,
                     calibration: if px {
-                        Some(look.calibration(inputs)?)
+                        Some(look.calibration(inputs, nominal)?)
                     } else {
                         None
                     },
@@ -235,9 +242,22 @@ impl Lookup<'_> {
 
     /// The calibration: a file given, or views with the plane view and the clicks (given or
     /// the folder's), or the folder's calibration file.
-    fn calibration(&self, inputs: &Inputs) -> Result<CalibrationSource, PipelineError> {
+    fn calibration(
+        &self,
+        inputs: &Inputs,
+        nominal: bool,
+    ) -> Result<CalibrationSource, PipelineError> {
         if let Some(c) = self.given(&inputs.calibration) {
             return Ok(CalibrationSource::File(self.exists(c, "calibration")?));
+        }
+        if nominal {
+            let points = self.given_or_usual(
+                &inputs.points,
+                "points",
+                "points.toml",
+                "clicked points of known bench position, for the nominal camera's plane",
+            )?;
+            return Ok(CalibrationSource::Nominal { points });
         }
         let views = match self.given(&inputs.views) {
             Some(v) => self.exists(v, "views")?,

@@ -700,7 +700,11 @@ fn marker_quality_row(
 
 /// The calibration's corner residuals drawn over the image, and the calibration's numbers.
 fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
-    let corners = crate::calibrate::read_corners(&cdir.join("calibration.corners.csv"))?;
+    let corners_file = cdir.join("calibration.corners.csv");
+    if !corners_file.exists() {
+        return nominal_note(page, cdir);
+    }
+    let corners = crate::calibrate::read_corners(&corners_file)?;
     let rmax = corners.iter().map(|c| c.du.hypot(c.dv)).fold(0.0, f64::max);
     let rms = (corners
         .iter()
@@ -747,6 +751,25 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
     if let Some(u) = &cal.plane_uncertainty {
         note = note.text(format!(
             "The bench frame from clicked points of known bench position (points.toml); its uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e} (the intrinsics' own uncertainty not included).",
+            u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+        ));
+    }
+    page.note(note);
+    Ok(())
+}
+
+/// The calibration's note for a nominal camera (no board, no corners): what was assumed.
+fn nominal_note(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
+    let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))?;
+    let i = &cal.intrinsics;
+    let mut note = Note::new("Calibration").text(format!(
+        "No board: a nominal camera ({}), fx {:.1}, fy {:.1}, cx {:.1}, cy {:.1} px, distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}; the bench plane from clicked points of known bench position. The scale holds in the plane of the clicked points only (docs/calibration.md).",
+        cal.distortion_model.as_deref().unwrap_or("assumed"),
+        i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
+    ));
+    if let Some(u) = &cal.plane_uncertainty {
+        note = note.text(format!(
+            "Its uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e}.",
             u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
         ));
     }

@@ -131,19 +131,19 @@ pub fn run_recording(
 ) -> Result<RunSummary, PipelineError> {
     let mech_file = flexbench_mechanism::file::load(&rec.mechanism)?;
     let mech = &mech_file.mechanism;
-    let calibrating = matches!(
-        &rec.source,
-        TracksSource::Video {
-            calibration: CalibrationSource::Views { .. },
-            ..
-        } | TracksSource::Table {
-            calibration: Some(CalibrationSource::Views { .. }),
-            ..
-        }
-    );
+    let cal_source = match &rec.source {
+        TracksSource::Video { calibration, .. } => Some(calibration),
+        TracksSource::Table { calibration, .. } => calibration.as_ref(),
+    };
+    // A board's views, or a nominal camera with its clicked points, calibrated here.
+    let with_board = matches!(cal_source, Some(CalibrationSource::Views { .. }));
+    let calibrating = with_board || matches!(cal_source, Some(CalibrationSource::Nominal { .. }));
+    if calibrating {
+        file.calibrate.nominal()?;
+    }
     // Every setting checked before any stage runs: a wrong value late in the file is reported
     // at once, not after the stages before it.
-    let settings = Settings::resolve(file, mech, calibrating)?;
+    let settings = Settings::resolve(file, mech, with_board)?;
     let overlaying = file.overlay.enabled && matches!(rec.source, TracksSource::Video { .. });
     // The lever's FEM needs the bench's elastic lever; the comparison needs a crank to simulate
     // by, or a measured table.
@@ -236,6 +236,9 @@ impl RecordingRun<'_, '_> {
         let (views, plane_files) = match cal_source {
             None => return Ok(None),
             Some(CalibrationSource::File(p)) => return Ok(Some(p.clone())),
+            Some(CalibrationSource::Nominal { points }) => {
+                return self.calibrate_nominal(&points.clone()).map(Some)
+            }
             Some(CalibrationSource::Views { views, plane }) => (views, plane),
         };
         let c = &self.file.calibrate;
@@ -270,6 +273,31 @@ impl RecordingRun<'_, '_> {
                 calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
             })?;
         Ok(Some(dir.join("calibration.yaml")))
+    }
+
+    /// The calibration of a nominal camera (`[calibrate] nominal_camera`), its plane from the
+    /// clicked `points`: the calibration file.
+    fn calibrate_nominal(&mut self, points: &Path) -> Result<PathBuf, PipelineError> {
+        use crate::calibrate::{calibrate, CalibrateRequest, CameraSource};
+        let nominal =
+            self.file.calibrate.nominal()?.ok_or_else(|| {
+                PipelineError::Input("[calibrate] nominal_camera is missing".into())
+            })?;
+        let req = CalibrateRequest {
+            camera: CameraSource::Nominal(nominal),
+            plane: Some(crate::calibrate::read_points(points)?),
+        };
+        let inputs = [("points", points)];
+        let dir = self.runner.stage(
+            "calibrate",
+            params(&self.file.calibrate),
+            &inputs,
+            &mut |tmp, progress| {
+                progress(StageEvent::Progress("nominal camera", 0.0));
+                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+            },
+        )?;
+        Ok(dir.join("calibration.yaml"))
     }
 
     /// The tracker's settings: the markers (the pipeline file's, else the mechanism's), their
@@ -699,6 +727,7 @@ fn manifest(
             }
             match calibration {
                 CalibrationSource::File(p) => add("calibration", p)?,
+                CalibrationSource::Nominal { points } => add("points", points)?,
                 CalibrationSource::Views { views, plane } => {
                     add("views", views)?;
                     for (name, file) in plane.inputs() {
@@ -842,7 +871,8 @@ pub fn run_folder(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "recording".into());
     let inputs = recording_inputs(folder)?;
-    let rec = RecordingInputs::resolve(&name, Some(folder), &inputs, folder, mechanism)?;
+    let nominal = file.calibrate.nominal_camera.is_some();
+    let rec = RecordingInputs::resolve(&name, Some(folder), &inputs, folder, mechanism, nominal)?;
     let mut file = file.clone();
     file.inputs = inputs;
     run_recording(&file, pipeline_path, &rec, &out.join(&name), events)
@@ -1106,6 +1136,7 @@ impl RunPlan {
             &self.file.inputs,
             &self.base,
             &self.mechanism,
+            self.file.calibrate.nominal_camera.is_some(),
         )?;
         Ok((name, rec))
     }

@@ -47,15 +47,33 @@ pub struct ReadoutEstimate {
     pub fits: usize,
     /// The patterns' RMS misfit once the readout is accounted for, mm.
     pub misfit_mm: f64,
+    /// The video's frame step, s: a readout is between 0 and it.
+    #[serde(default)]
+    pub frame_s: f64,
 }
 
 impl ReadoutEstimate {
+    /// Whether a rolling shutter can be what deforms the patterns: the readout between 0 and a
+    /// frame, within three standard errors (and [`REPORTED`]).
+    pub fn possible(&self) -> bool {
+        let margin = REPORTED.max(3.0 * self.sigma_s);
+        self.readout_s > -margin && (self.frame_s <= 0.0 || self.readout_s < self.frame_s + margin)
+    }
+
     /// The warning when the patterns ask for another readout than the one used: it names the
     /// estimate and the fix.
     pub fn warning(&self) -> Option<String> {
         let off = self.readout_s - self.used_s;
         if self.applied || off.abs() <= REPORTED.max(3.0 * self.sigma_s) {
             return None;
+        }
+        if !self.possible() {
+            return Some(format!(
+                "the markers' rigid patterns deform with the motion as no rolling shutter would (a readout of {:.2} +- {:.2} ms, not between 0 and a frame's {:.2} ms): a marker that slips or is mistaken for another feature, a camera that moved, or marker places in the mechanism file other than the part's; look at the markers on the overlay",
+                self.readout_s * 1e3,
+                self.sigma_s * 1e3,
+                self.frame_s * 1e3
+            ));
         }
         Some(format!(
             "the markers' rigid patterns deform with the motion as a rolling shutter of {:.2} +- {:.2} ms readout makes them, not the {:.2} ms used: give the camera's readout (--readout, [track] readout_s; its data sheet) or track with --estimate-readout ([track] estimate_readout = true)",
@@ -255,6 +273,7 @@ pub fn from_rows(
         applied: false,
         fits,
         misfit_mm: misfit * 1e3,
+        frame_s: 0.0,
     })
 }
 
@@ -320,6 +339,33 @@ mod tests {
             assert!(e.fits > 230, "{e:?}");
             assert_eq!(e.warning().is_some(), readout > 0.0, "{e:?}");
         }
+    }
+
+    #[test]
+    fn a_deformation_no_shutter_makes_is_named_as_such() {
+        // The real pendulum's camera moved: its two markers ask for -40 ms at 30 frames/s.
+        let e = ReadoutEstimate {
+            readout_s: -0.040,
+            sigma_s: 0.004,
+            used_s: 0.0,
+            applied: false,
+            fits: 270,
+            misfit_mm: 9.0,
+            frame_s: 1.0 / 30.0,
+        };
+        assert!(!e.possible());
+        let w = e.warning().unwrap();
+        assert!(
+            w.contains("as no rolling shutter would") && w.contains("camera that moved"),
+            "{w}"
+        );
+        let phone = ReadoutEstimate {
+            readout_s: 0.0034,
+            sigma_s: 0.0001,
+            frame_s: 1.0 / 240.0,
+            ..e
+        };
+        assert!(phone.possible() && phone.warning().unwrap().contains("--estimate-readout"));
     }
 
     #[test]

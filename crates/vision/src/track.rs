@@ -839,17 +839,28 @@ fn shutter_readout(
     height: f64,
     summary: &mut TrackSummary,
 ) -> Result<f64, VisionError> {
-    let estimate = cfg.layout.as_ref().and_then(|layout| {
-        crate::readout::from_rows(rows, &cfg.markers, layout, height, cfg.readout)
-    });
     let step = summary.timing.dt_min_s;
+    let estimate = cfg.layout.as_ref().and_then(|layout| {
+        crate::readout::from_rows(rows, &cfg.markers, layout, height, cfg.readout).map(|e| {
+            crate::readout::ReadoutEstimate {
+                frame_s: if step.is_finite() { step } else { 0.0 },
+                ..e
+            }
+        })
+    });
     let refuse = |what: String| VisionError::Tracking {
         path: p.to_string(),
         reason: what,
     };
     let readout = match (&estimate, cfg.estimate_readout) {
         (_, false) => cfg.readout,
-        (Some(e), true) => e.readout_s.max(0.0),
+        (Some(e), true) if e.possible() => e.readout_s.clamp(0.0, e.frame_s.max(0.0)),
+        (Some(e), true) => {
+            return Err(refuse(format!(
+                "--estimate-readout: {}",
+                e.warning().unwrap_or_default()
+            )));
+        }
         (None, true) => {
             return Err(refuse("the readout cannot be estimated: no body of the mechanism file carries two markers seen in three frames running (a rigid pattern); give the camera's readout instead (--readout, [track] readout_s)".into()));
         }
