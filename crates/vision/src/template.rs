@@ -78,7 +78,7 @@ pub struct Templates {
     patches: Vec<Option<Mat>>,
     /// Each feature's last two places, px (the latest first).
     last: Vec<[Option<(f64, f64)>; 2]>,
-    /// Each feature's lowest correlation taken, and the frames it was lost in.
+    /// The frames each feature was lost in (after its click).
     pub lost: Vec<usize>,
     grey: Mat,
 }

@@ -71,7 +71,9 @@ pub struct TrackConfig {
     pub corrections: Vec<Correction>,
     /// What the user states about the video's time base (frame rate, capture rate).
     pub timing: TimeBaseConfig,
-    /// How the markers look (bright discs, or dark discs whose image is sought inverted).
+    /// How the markers look: bright or dark discs, coloured stickers (each sought in its
+    /// response image), printed fiducials (by their code) or features clicked once (by their
+    /// template).
     pub kind: MarkerKind,
     /// Each fiducial marker's identity in its dictionary (in the order of `markers`; empty for
     /// other kinds).
