@@ -287,3 +287,66 @@ fn a_nominal_camera_without_a_board() {
     );
     assert!(!bad_out.exists());
 }
+
+/// The nominal camera's focal length from the video's metadata: a phone writes its 35 mm
+/// equivalent (Apple's `com.apple.quicktime.camera.focal_length.35mm_equivalent`); 26 mm on a
+/// 320 x 240 frame is 26 x 400 / 43.27 = 240.37 px. A focal length given wins over the tag;
+/// a video without one leaves the larger side, assumed.
+#[test]
+fn the_focal_length_from_the_videos_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let video = |name: &str, tag: Option<&str>| {
+        let path = dir.path().join(name);
+        let mut cmd = std::process::Command::new("ffmpeg");
+        cmd.args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=gray:s=320x240:d=0.2",
+        ])
+        .args(["-c:v", "libx264", "-movflags", "use_metadata_tags"]);
+        if let Some(t) = tag {
+            cmd.args(["-metadata", t]);
+        }
+        assert!(cmd.arg(&path).status().unwrap().success());
+        path
+    };
+    let tagged = video(
+        "tagged.mp4",
+        Some("com.apple.quicktime.camera.focal_length.35mm_equivalent=26"),
+    );
+    let plain = video("plain.mp4", None);
+    let points = dir.path().join("two.toml");
+    std::fs::write(
+        &points,
+        "camera_faces_plane = true\n[[point]]\npixel = [60, 120]\nbench = [0, 0]\n[[point]]\npixel = [260, 120]\nbench = [0.5, 0]\n",
+    )
+    .unwrap();
+    let fx = |video: &Path, extra: &[&str]| {
+        let out = dir.path().join("cal.yaml");
+        let (p, v, o) = (s(&points), s(video), s(&out));
+        let mut args = vec!["calibrate", "--nominal-camera", "320x240", "--points", &p];
+        args.extend(["--video", &v, "--out", &o]);
+        args.extend(extra);
+        let said = ok(&args);
+        (
+            flexbench_vision::Calibration::read(&out)
+                .unwrap()
+                .intrinsics
+                .fx,
+            said,
+        )
+    };
+    let (f, said) = fx(&tagged, &[]);
+    assert!((f - 240.370).abs() < 1e-3, "{f}");
+    assert!(
+        said.contains("from the video's metadata: 26 mm in 35 mm equivalent"),
+        "{said}"
+    );
+    assert_eq!(fx(&tagged, &["--focal-px", "300"]).0, 300.0);
+    assert_eq!(fx(&plain, &[]).0, 320.0);
+}

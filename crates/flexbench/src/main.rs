@@ -237,6 +237,10 @@ struct CalibrateArgs {
     /// The nominal camera's lens distortion, "k1,k2,p1,p2,k3" (default: none).
     #[arg(long, requires = "nominal_camera")]
     distortion: Option<String>,
+    /// The video the nominal camera filmed: its metadata's focal length (a phone's 35 mm
+    /// equivalent) is taken when --focal-px is not given.
+    #[arg(long, requires = "nominal_camera")]
+    video: Option<PathBuf>,
     /// Inner corners of the chessboard, COLSxROWS (e.g. 9x6).
     #[arg(long, required_unless_present_any = ["charuco", "nominal_camera"])]
     board: Option<flexbench_vision::calibrate::BoardCorners>,
@@ -776,6 +780,7 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         nominal_camera,
         focal_px,
         distortion,
+        video,
         board,
         charuco,
         marker,
@@ -796,15 +801,19 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     };
     use flexbench_vision::calibrate::Target;
     let camera = match (nominal_camera, views, square) {
-        (Some(size), _, _) => CameraSource::Nominal(NominalCamera {
-            width: size.width,
-            height: size.height,
-            focal_px,
-            dist: match &distortion {
-                Some(d) => parse_distortion(d)?,
-                None => [0.0; 5],
+        (Some(size), _, _) => CameraSource::Nominal(flexbench_pipeline::calibrate::with_video_focal(
+            NominalCamera {
+                width: size.width,
+                height: size.height,
+                focal_px,
+                focal_35mm: None,
+                dist: match &distortion {
+                    Some(d) => parse_distortion(d)?,
+                    None => [0.0; 5],
+                },
             },
-        }),
+            video.as_deref(),
+        )?),
         (None, Some(views), Some(square)) => {
             let target = match (board, charuco, marker, dictionary) {
                 (_, Some(sq), Some(marker), Some(dictionary)) => {

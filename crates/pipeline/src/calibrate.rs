@@ -53,13 +53,30 @@ pub struct NominalCamera {
     pub width: i32,
     /// Frame height, px.
     pub height: i32,
-    /// Focal length, px (None: assumed, the larger side).
+    /// Focal length, px (None: from `focal_35mm`, else assumed, the larger side).
     pub focal_px: Option<f64>,
+    /// The focal length the video's metadata gives, mm in 35 mm equivalent (`lens`).
+    pub focal_35mm: Option<f64>,
     /// Distortion k1, k2, p1, p2, k3 (OpenCV's order; zeros: none).
     pub dist: [f64; 5],
 }
 
 impl NominalCamera {
+    /// The focal length, px: given, else from the video's 35 mm equivalent (`lens`), else the
+    /// frame's larger side.
+    pub fn focal(&self) -> f64 {
+        let from_tag = self.focal_35mm.map(|mm| {
+            flexbench_vision::lens::FocalTag {
+                key: String::new(),
+                mm_35: mm,
+            }
+            .focal_px(self.width, self.height)
+        });
+        self.focal_px
+            .or(from_tag)
+            .unwrap_or(self.width.max(self.height) as f64)
+    }
+
     /// The camera's intrinsics, checked: a frame of positive size, a positive focal length,
     /// finite coefficients.
     pub fn intrinsics(&self) -> Result<flexbench_vision::Intrinsics, PipelineError> {
@@ -70,7 +87,7 @@ impl NominalCamera {
                 self.width, self.height
             ));
         }
-        let f = self.focal_px.unwrap_or(self.width.max(self.height) as f64);
+        let f = self.focal();
         if !(f.is_finite() && f > 0.0) {
             return bad(format!(
                 "a focal length of {f} px: give it above 0 (the camera's focal length over its pixel pitch), or leave it out"
@@ -92,9 +109,13 @@ impl NominalCamera {
 
     /// The assumptions in words, as the calibration file's `distortion_model` states them.
     pub fn describe(&self) -> String {
-        let focal = match self.focal_px {
-            Some(f) => format!("focal length {f} px (given)"),
-            None => format!(
+        let focal = match (self.focal_px, self.focal_35mm) {
+            (Some(f), _) => format!("focal length {f} px (given)"),
+            (None, Some(mm)) => format!(
+                "focal length {:.1} px (from the video's metadata: {mm} mm in 35 mm equivalent)",
+                self.focal()
+            ),
+            (None, None) => format!(
                 "focal length {} px (assumed: the larger side; it does not change the plane's metric without distortion)",
                 self.width.max(self.height)
             ),
@@ -105,6 +126,17 @@ impl NominalCamera {
         };
         format!("nominal camera, no board: {focal}, principal point at the frame's centre, {dist}")
     }
+}
+
+/// A nominal camera's focal length from the video's metadata when none is given (`lens`).
+pub fn with_video_focal(
+    mut n: NominalCamera,
+    video: Option<&Path>,
+) -> Result<NominalCamera, PipelineError> {
+    if let (None, Some(v)) = (n.focal_px, video) {
+        n.focal_35mm = flexbench_vision::lens::focal_tag(v)?.map(|t| t.mm_35);
+    }
+    Ok(n)
 }
 
 /// Where the bench plane comes from.

@@ -170,6 +170,7 @@ impl CalibrateSection {
             width,
             height,
             focal_px: self.focal_px,
+            focal_35mm: None,
             dist: self.distortion.unwrap_or([0.0; 5]),
         };
         n.intrinsics()

@@ -283,6 +283,11 @@ impl RecordingRun<'_, '_> {
             self.file.calibrate.nominal()?.ok_or_else(|| {
                 PipelineError::Input("[calibrate] nominal_camera is missing".into())
             })?;
+        let video = match &self.rec.source {
+            TracksSource::Video { video, .. } => Some(video.as_path()),
+            TracksSource::Table { .. } => None,
+        };
+        let nominal = crate::calibrate::with_video_focal(nominal, video)?;
         let req = CalibrateRequest {
             camera: CameraSource::Nominal(nominal),
             plane: Some(crate::calibrate::read_points(points)?),

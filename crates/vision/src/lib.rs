@@ -16,6 +16,7 @@ pub mod depth;
 pub mod fiducial;
 pub mod flags;
 mod labels;
+pub mod lens;
 pub mod overlay;
 pub mod pattern;
 pub mod readout;
