@@ -8,7 +8,6 @@
 //! says).
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::VisionError;
 
@@ -35,37 +34,9 @@ impl FocalTag {
 /// The 35 mm equivalent focal length tag of the video at `path`; None when it has none or
 /// ffprobe is not installed.
 pub fn focal_tag(path: &Path) -> Result<Option<FocalTag>, VisionError> {
-    let out = match Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "format_tags:stream_tags",
-            "-of",
-            "json",
-        ])
-        .arg(path)
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(VisionError::Video {
-                path: path.display().to_string(),
-                reason: format!("ffprobe could not be run ({e})"),
-            })
-        }
-    };
-    if !out.status.success() {
-        return Err(VisionError::Video {
-            path: path.display().to_string(),
-            reason: format!(
-                "ffprobe cannot read its metadata ({})",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        });
-    }
-    Ok(tag_in(&String::from_utf8_lossy(&out.stdout)))
+    let args = ["-show_entries", "format_tags:stream_tags"];
+    let out = crate::timebase::ffprobe(path, &args, "its metadata")?;
+    Ok(out.and_then(|o| tag_in(&String::from_utf8_lossy(&o))))
 }
 
 /// The first 35 mm equivalent focal length tag in ffprobe's JSON answer.

@@ -169,9 +169,34 @@ pub struct TimeBase {
 /// The container's timing read by `ffprobe` (packets only: nothing is decoded); None when
 /// ffprobe is not installed.
 pub fn probe_container(path: &Path) -> Result<Option<ContainerTiming>, VisionError> {
+    let entries =
+        "packet=pts_time,flags:stream=r_frame_rate,avg_frame_rate,time_base:stream_tags:format_tags";
+    let Some(out) = ffprobe(
+        path,
+        &["-select_streams", "v:0", "-show_entries", entries],
+        "its timestamps",
+    )?
+    else {
+        return Ok(None);
+    };
+    parse_ffprobe(&out)
+        .map(Some)
+        .map_err(|reason| VisionError::Video {
+            path: path.display().to_string(),
+            reason: format!("ffprobe's answer cannot be read ({reason})"),
+        })
+}
+
+/// ffprobe's JSON answer (`-of json`) on the file at `path` with the arguments `args`; None when
+/// ffprobe is not installed; an error naming `what` was read when it fails.
+pub(crate) fn ffprobe(
+    path: &Path,
+    args: &[&str],
+    what: &str,
+) -> Result<Option<Vec<u8>>, VisionError> {
     let out = match Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .arg("packet=pts_time,flags:stream=r_frame_rate,avg_frame_rate,time_base:stream_tags:format_tags")
+        .args(["-v", "error"])
+        .args(args)
         .args(["-of", "json"])
         .arg(path)
         .output()
@@ -189,17 +214,12 @@ pub fn probe_container(path: &Path) -> Result<Option<ContainerTiming>, VisionErr
         return Err(VisionError::Video {
             path: path.display().to_string(),
             reason: format!(
-                "ffprobe cannot read its timestamps ({})",
+                "ffprobe cannot read {what} ({})",
                 String::from_utf8_lossy(&out.stderr).trim()
             ),
         });
     }
-    parse_ffprobe(&out.stdout)
-        .map(Some)
-        .map_err(|reason| VisionError::Video {
-            path: path.display().to_string(),
-            reason: format!("ffprobe's answer cannot be read ({reason})"),
-        })
+    Ok(Some(out.stdout))
 }
 
 /// ffprobe's JSON answer (`-of json`), the fields flexbench reads.
