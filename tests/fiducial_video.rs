@@ -14,7 +14,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{flexbench, ok, root};
+use common::root;
 
 /// The four-bar with fiducial markers of `dictionary`.
 fn mechanism(dir: &Path, dictionary: &str) -> PathBuf {
@@ -39,34 +39,24 @@ fn mechanism(dir: &Path, dictionary: &str) -> PathBuf {
 fn printed_fiducials_from_video_to_forces() {
     let dir = tempfile::tempdir().unwrap();
     let cam = dir.path().join("camera.toml");
-    let camera = std::fs::read_to_string(root().join("recordings/four-bar/camera.toml"))
-        .unwrap()
-        .replace("distance = 1.0", "distance = 0.7")
-        .replace("views = 15", "views = 3")
-        .replace(
-            "codec = \"h264\"",
-            "codec = \"h264\"\nbitrate_mbps = 18.0\nfiducial_side = 0.025",
-        );
-    std::fs::write(&cam, camera).unwrap();
+    common::four_bar_camera(
+        &cam,
+        &[
+            ("distance = 1.0", "distance = 0.7"),
+            (
+                "bitrate_mbps = 18.0",
+                "bitrate_mbps = 18.0\nfiducial_side = 0.025",
+            ),
+        ],
+    );
     let mech = mechanism(dir.path(), "4x4_50");
     let rec = dir.path().join("rec");
     common::render(&mech, &cam, &rec);
 
-    let s = |p: &Path| p.to_str().unwrap().to_string();
-    let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
     let tracks = dir.path().join("tracks.csv");
-    let said = ok(&[
-        "track",
-        "--video",
-        &video,
-        "--calibration",
-        &cal,
-        "--mechanism",
-        &s(&mech),
-        "--out",
-        &s(&tracks),
-    ]);
-    eprintln!("{said}");
+    let o = common::track_rendering(&rec, &mech, &tracks, &[]);
+    assert!(o.status.success(), "{}", common::said(&o));
+    eprintln!("{}", common::said(&o));
 
     // Against the truth, every sample more than 1 px off flagged; the forces at every joint.
     let out = dir.path().join("process");
@@ -76,17 +66,7 @@ fn printed_fiducials_from_video_to_forces() {
     // written.
     let wrong = mechanism(dir.path(), "6x6_250");
     let none = dir.path().join("none.csv");
-    let o = flexbench(&[
-        "track",
-        "--video",
-        &video,
-        "--calibration",
-        &cal,
-        "--mechanism",
-        &s(&wrong),
-        "--out",
-        &s(&none),
-    ]);
+    let o = common::track_rendering(&rec, &wrong, &none, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success()

@@ -50,25 +50,9 @@ struct Outcome {
 fn track_and_process(rec: &Path, mech: &Path, out: &Path, extra: &[&str]) -> Outcome {
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let tracks = out.join("tracks.csv");
-    let (video, cal, m, t) = (
-        s(&rec.join("video.mp4")),
-        s(&rec.join("truth/camera.yaml")),
-        s(mech),
-        s(&tracks),
-    );
-    let mut args = vec![
-        "track",
-        "--video",
-        &video,
-        "--calibration",
-        &cal,
-        "--mechanism",
-        &m,
-        "--out",
-        &t,
-    ];
-    args.extend_from_slice(extra);
-    let tracked = common::ok(&args);
+    let o = common::track_rendering(rec, mech, &tracks, extra);
+    let tracked = common::said(&o);
+    assert!(o.status.success(), "{tracked}");
     let processed = out.join("process");
     let said = common::ok(&[
         "process",

@@ -14,7 +14,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{flexbench, num, read_csv, root};
+use common::{num, read_csv, root};
 
 /// The four-bar with its markers followed by their templates.
 fn mechanism(dir: &Path) -> PathBuf {
@@ -47,11 +47,7 @@ fn clicks(path: &Path, frame: usize, pixel: &dyn Fn(&str) -> (f64, f64)) {
 fn clicked_features_followed_from_video_to_forces() {
     let dir = tempfile::tempdir().unwrap();
     let cam = dir.path().join("camera.toml");
-    let camera = std::fs::read_to_string(root().join("recordings/four-bar/camera.toml"))
-        .unwrap()
-        .replace("views = 15", "views = 3")
-        .replace("codec = \"h264\"", "codec = \"h264\"\nbitrate_mbps = 18.0");
-    std::fs::write(&cam, camera).unwrap();
+    common::four_bar_camera(&cam, &[]);
     let mech = mechanism(dir.path());
     let rec = dir.path().join("rec");
     common::render(&mech, &cam, &rec);
@@ -68,21 +64,8 @@ fn clicked_features_followed_from_video_to_forces() {
     clicks(&templates, 0, &first);
 
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
     let track = |templates: &Path, out: &Path| {
-        flexbench(&[
-            "track",
-            "--video",
-            &video,
-            "--calibration",
-            &cal,
-            "--mechanism",
-            &s(&mech),
-            "--templates",
-            &s(templates),
-            "--out",
-            &s(out),
-        ])
+        common::track_rendering(&rec, &mech, out, &["--templates", &s(templates)])
     };
     let tracks = dir.path().join("tracks.csv");
     let o = track(&templates, &tracks);

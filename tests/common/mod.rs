@@ -424,3 +424,32 @@ pub fn four_bar_checked(
         what,
     );
 }
+
+/// `flexbench track` of the rendering `rec` (its video, its own camera `truth/camera.yaml`)
+/// with the mechanism `mech` into the tracks table `out`, with `extra` arguments.
+pub fn track_rendering(rec: &Path, mech: &Path, out: &Path, extra: &[&str]) -> Output {
+    let s = |p: &Path| p.to_str().expect("a UTF-8 path").to_string();
+    let (video, cal, m, o) = (
+        s(&rec.join("video.mp4")),
+        s(&rec.join("truth/camera.yaml")),
+        s(mech),
+        s(out),
+    );
+    let mut args = vec!["track", "--video", &video, "--calibration", &cal];
+    args.extend(["--mechanism", &m, "--out", &o]);
+    args.extend_from_slice(extra);
+    flexbench(&args)
+}
+
+/// The shipped four-bar recording's camera file (`recordings/four-bar/camera.toml`) with three
+/// board views and H.264 at a phone's 18 Mbit/s, each of `replace` applied, written to `path`.
+pub fn four_bar_camera(path: &Path, replace: &[(&str, &str)]) {
+    let mut text = std::fs::read_to_string(root().join("recordings/four-bar/camera.toml"))
+        .expect("the four-bar's camera file")
+        .replace("views = 15", "views = 3")
+        .replace("codec = \"h264\"", "codec = \"h264\"\nbitrate_mbps = 18.0");
+    for (from, to) in replace {
+        text = text.replace(from, to);
+    }
+    std::fs::write(path, text).expect("a writable camera file");
+}

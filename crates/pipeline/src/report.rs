@@ -750,12 +750,20 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
     ));
     if let Some(u) = &cal.plane_uncertainty {
         note = note.text(format!(
-            "The bench frame from clicked points of known bench position (points.toml); its uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e} (the intrinsics' own uncertainty not included).",
-            u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+            "The bench frame from clicked points of known bench position (points.toml); its {} (the intrinsics' own uncertainty not included).",
+            frame_uncertainty(u)
         ));
     }
     page.note(note);
     Ok(())
+}
+
+/// The bench frame's uncertainty from the clicks, as the calibration notes state it.
+fn frame_uncertainty(u: &flexbench_vision::camera::FrameUncertainty) -> String {
+    format!(
+        "uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e}",
+        u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+    )
 }
 
 /// The calibration's note for a nominal camera (no board, no corners): what was assumed.
@@ -768,10 +776,7 @@ fn nominal_note(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
         i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
     ));
     if let Some(u) = &cal.plane_uncertainty {
-        note = note.text(format!(
-            "Its uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e}.",
-            u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
-        ));
+        note = note.text(format!("Its {}.", frame_uncertainty(u)));
     }
     page.note(note);
     Ok(())
