@@ -2,7 +2,7 @@
 //! to the library crates and reports; the work lives in `flexbench-pipeline` and below.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -224,8 +224,20 @@ struct ProcessArgs {
 #[derive(clap::Args)]
 struct CalibrateArgs {
     /// Folder of the board's views (png, jpg, bmp, tif).
-    #[arg(long, required_unless_present = "nominal_camera")]
+    #[arg(long, required_unless_present_any = ["nominal_camera", "from_motion"])]
     views: Option<PathBuf>,
+    /// No board: the bench plane and the lens's radial distortion from the recording itself,
+    /// the tracks `track` wrote with the rough calibration --start, through the mechanism file
+    /// --mechanism (its lengths give the scale, its ground pins the frame).
+    #[arg(long, conflicts_with_all = ["views", "board", "charuco", "plane_view", "nominal_camera", "points", "clicks", "origin", "horizontal"], requires_all = ["start", "mechanism"])]
+    from_motion: Option<PathBuf>,
+    /// The rough calibration the tracks of --from-motion were made with (a nominal camera and
+    /// clicked points, say): the fit's start.
+    #[arg(long, requires = "from_motion")]
+    start: Option<PathBuf>,
+    /// The mechanism file of --from-motion.
+    #[arg(long, requires = "from_motion")]
+    mechanism: Option<PathBuf>,
     /// No board: a nominal camera for frames of WIDTHxHEIGHT px (the video's), its plane from
     /// --points (two points at a known distance when the camera faces the plane, four or more
     /// otherwise); the principal point at the frame's centre.
@@ -242,7 +254,7 @@ struct CalibrateArgs {
     #[arg(long, requires = "nominal_camera")]
     video: Option<PathBuf>,
     /// Inner corners of the chessboard, COLSxROWS (e.g. 9x6).
-    #[arg(long, required_unless_present_any = ["charuco", "nominal_camera"])]
+    #[arg(long, required_unless_present_any = ["charuco", "nominal_camera", "from_motion"])]
     board: Option<flexbench_vision::calibrate::BoardCorners>,
     /// A ChArUco board instead: its squares, XxY (e.g. 7x5), with --marker and --dictionary;
     /// views may show part of it.
@@ -256,7 +268,7 @@ struct CalibrateArgs {
     #[arg(long)]
     dictionary: Option<flexbench_vision::charuco::Dictionary>,
     /// Side of a square, m.
-    #[arg(long, required_unless_present = "nominal_camera")]
+    #[arg(long, required_unless_present_any = ["nominal_camera", "from_motion"])]
     square: Option<f64>,
     /// The corners' detector, before cornerSubPix refines them: sb (findChessboardCornersSB, fast
     /// on views without the whole board) or classic (findChessboardCorners).
@@ -775,8 +787,19 @@ fn process_command(args: ProcessArgs) -> Result<()> {
 
 /// `flexbench calibrate`: what [`Command::Calibrate`] describes.
 fn calibrate_command(args: CalibrateArgs) -> Result<()> {
+    if let Some(tracks) = &args.from_motion {
+        return calibrate_from_motion(
+            tracks,
+            args.start.as_deref(),
+            args.mechanism.as_deref(),
+            &args.out,
+        );
+    }
     let CalibrateArgs {
         views,
+        from_motion: _,
+        start: _,
+        mechanism: _,
         nominal_camera,
         focal_px,
         distortion,
@@ -854,6 +877,47 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     let req = CalibrateRequest { camera, plane };
     let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
     print_calibration(&cal);
+    print_written(&files);
+    Ok(())
+}
+
+/// `flexbench calibrate --from-motion`: the plane and the lens from the mechanism's motion.
+fn calibrate_from_motion(
+    tracks: &Path,
+    start: Option<&Path>,
+    mechanism: Option<&Path>,
+    out: &Path,
+) -> Result<()> {
+    let (Some(start), Some(mechanism)) = (start, mechanism) else {
+        anyhow::bail!("--from-motion needs --start (the rough calibration the tracks were made with) and --mechanism");
+    };
+    let cal = flexbench_vision::Calibration::read(start)
+        .with_context(|| format!("reading the start's calibration {}", start.display()))?;
+    let mech = load(mechanism)
+        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?
+        .mechanism;
+    let (cal, rec, files) =
+        flexbench_pipeline::motion_calibration::calibrate_motion(&cal, &mech, tracks, out)
+            .context("calibrating the camera from the mechanism's motion")?;
+    let i = &cal.intrinsics;
+    println!(
+        "calibrated from the motion: {} frames, {} marker samples ({} left out), {:.3} px RMS (the start's camera: {:.3} px)",
+        rec.frames, rec.samples, rec.left_out, rec.rms_px, rec.start_rms_px
+    );
+    println!(
+        "  lens: k1 {:.5} +- {:.5}, k2 {:.5} +- {:.5} (fx {:.1}, fy {:.1}, cx {:.1}, cy {:.1} px kept from the start)",
+        rec.k1[0], rec.k1[1], rec.k2[0], rec.k2[1], i.fx, i.fy, i.cx, i.cy
+    );
+    println!(
+        "  plane: scale +- {:.2e}, positions +- {:.3} mm over the region the markers swept; the start was {:.3} mm RMS off there (scale {:+.3} %)",
+        rec.scale_sd,
+        rec.position_sd_mm,
+        1e3 * rec.start_displacement.rms_m,
+        -100.0 * rec.start_displacement.scale
+    );
+    for w in &rec.warnings {
+        eprintln!("warning: {w}");
+    }
     print_written(&files);
     Ok(())
 }

@@ -21,6 +21,7 @@
 //!   horizontal refined from the motion, smoother, periodic refit), and the force bands.
 //! - [`rate`]: whether the recording's frame rate and clock suit the motion (the harmonics the
 //!   markers' accelerations need, the forces' bands, the crank against the motor's speed).
+//! - [`selfcal`]: the camera fitted to the mechanism's own motion (a bundle adjustment).
 //! - [`anchored`]: markers the assembly holds at a ground pin, and whether their tracks stayed
 //!   (a camera that moved).
 
@@ -36,6 +37,7 @@ pub mod observe;
 pub mod outliers;
 pub mod periodic;
 pub mod rate;
+pub mod selfcal;
 pub mod smoother;
 pub mod spectrum;
 

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod compare_measured;
 mod compare_sim;
 pub mod fem;
+pub mod motion_calibration;
 pub mod overlay;
 pub mod pipeline_file;
 pub mod process;

@@ -17,6 +17,7 @@ pub mod fiducial;
 pub mod flags;
 mod labels;
 pub mod lens;
+pub mod motion_camera;
 pub mod overlay;
 pub mod pattern;
 pub mod readout;
