@@ -20,6 +20,7 @@ mod import_circles;
 mod jittered_clock;
 mod markers_off_plane;
 mod measured_compare;
+mod motion_calibration;
 mod pendulum_real;
 mod pendulum_video;
 mod process_end_to_end;
