@@ -47,7 +47,7 @@ fn against_truth(path: &Path, pixels: &[(f64, f64)]) -> Displacement {
 
 /// The rough start: a nominal camera of `focal` px and two clicked points (`points`, bench m,
 /// with the pixels a user clicked), written to `dir/<name>.yaml`.
-fn start(dir: &Path, name: &str, focal: &str, points: [([f64; 2], [f64; 2]); 2]) -> String {
+fn start_file(dir: &Path, name: &str, focal: &str, points: [([f64; 2], [f64; 2]); 2]) -> String {
     let mut text = String::from("camera_faces_plane = true\n");
     for (pixel, bench) in points {
         text.push_str(&format!(
@@ -114,78 +114,144 @@ fn from_motion(dir: &Path, name: &str, cal: &str) -> (std::path::PathBuf, Motion
     track(fitted.to_str().unwrap(), &tracks);
     let out = dir.join(format!("{name}-process"));
     common::process(&tracks, &out, &[]);
+    (fitted, record, force_errors(&out.join("forces.csv")))
+}
+
+/// What a calibration from the motion gave, against the truth, asserted.
+fn check(name: &str, fitted: &Path, start: &Path, rec: &MotionRecord, forces: [f64; 2]) {
+    let image = grid((0.0, 0.0, 639.0, 479.0), 16);
+    let [u0, v0, u1, v1] = rec.region_px;
+    let swept = grid((u0, v0, u1, v1), 12);
+    let (there, whole) = (against_truth(fitted, &swept), against_truth(fitted, &image));
+    let before = against_truth(start, &swept);
+    eprintln!(
+        "{name}: swept region ({u0:.0}, {v0:.0}) - ({u1:.0}, {v1:.0}) px: scale {:+.4} %, {:.3} mm RMS ({:.3} max), stated +- {:.3} mm; the whole image {:.3} mm RMS ({:.3} max); the start {:+.3} %, {:.3} mm; {:.3} px RMS (start {:.3}); k1 {:.4} +- {:.4}, k2 {:.4} +- {:.4}; horizontal +- {:.3} mrad (start +- {:.3}); forces B {:.2} %, C' {:.2} %",
+        100.0 * there.scale,
+        1e3 * there.rms_m,
+        1e3 * there.max_m,
+        rec.position_sd_mm,
+        1e3 * whole.rms_m,
+        1e3 * whole.max_m,
+        100.0 * before.scale,
+        1e3 * before.rms_m,
+        rec.rms_px,
+        rec.start_rms_px,
+        rec.k1[0],
+        rec.k1[1],
+        rec.k2[0],
+        rec.k2[1],
+        rec.horizontal_sd_mrad[0],
+        rec.horizontal_sd_mrad[1],
+        100.0 * forces[0],
+        100.0 * forces[1]
+    );
+    // The figures: the scale within 0.2 %, the forces within 3 %.
+    assert!(there.scale.abs() < 0.002, "{name}: scale {}", there.scale);
+    assert!(
+        forces.iter().all(|f| *f < 0.03),
+        "{name}: forces {forces:?}"
+    );
+    // Tighter, as measured: where the markers went the plane is the board's equal (0.09 mm,
+    // -0.02 %), and the start's errors (3 mm, 0.7-1 %) are gone.
+    assert!(
+        there.scale.abs() < 2e-4 && there.rms_m < 0.15e-3,
+        "{name}: {there:?}"
+    );
+    assert!(
+        before.rms_m > 2e-3 && before.scale.abs() > 5e-3,
+        "{name}: {before:?}"
+    );
+    // The distortion recovered over the whole image, where the markers never went.
+    assert!(
+        whole.rms_m < 0.6e-3 && whole.max_m < 2.5e-3,
+        "{name}: {whole:?}"
+    );
+    // The stated uncertainty is of the size of the error (within a factor of three).
+    let stated = 1e-3 * rec.position_sd_mm;
+    assert!(there.rms_m < 3.0 * stated && stated < 3.0 * there.rms_m.max(0.05e-3));
+    // The fit's pixels: the tracking's noise, none left out, no warning.
+    assert!(rec.rms_px < 0.15 && rec.start_rms_px > 1.0, "{rec:?}");
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+}
+
+/// The forces' errors at B and C' of the forces table at `path` (RMS share of the peak).
+fn force_errors(path: &Path) -> [f64; 2] {
     let truth = common::read_csv(&root().join("recordings/default/truth/forces.csv"));
-    let got = common::read_csv(&out.join("forces.csv"));
-    let forces = ["B", "C"].map(|j| common::force_error(&truth, &got, j).0);
-    (fitted, record, forces)
+    let got = common::read_csv(path);
+    ["B", "C"].map(|j| common::force_error(&truth, &got, j).0)
 }
 
 #[test]
 fn the_recording_calibrates_its_own_camera_through_the_mechanism() {
     let dir = tempfile::tempdir().unwrap();
-    let starts = [
-        // A (0, 0) and a stick's end (0.5, 0) clicked about half a pixel off (the truth:
-        // (184.01, 197.00) and (529.90, 207.21)), the focal length assumed (640 px, true 700).
-        start(
-            dir.path(),
-            "stick",
-            "640",
-            [([184.5, 197.3], [0.0, 0.0]), ([529.2, 206.8], [0.5, 0.0])],
+    // A (0, 0) and a stick's end (0.5, 0) clicked about half a pixel off (the truth: (184.01,
+    // 197.00) and (529.90, 207.21)), the focal length assumed (640 px, true 700): through `run`
+    // with `[calibrate] from_motion = true`.
+    let rec_dir = dir.path().join("recording");
+    std::fs::create_dir(&rec_dir).unwrap();
+    std::fs::copy(
+        root().join("recordings/default/video.mp4"),
+        rec_dir.join("video.mp4"),
+    )
+    .unwrap();
+    std::fs::write(
+        rec_dir.join("points.toml"),
+        "camera_faces_plane = true\n[[point]]\npixel = [184.5, 197.3]\nbench = [0.0, 0.0]\n[[point]]\npixel = [529.2, 206.8]\nbench = [0.5, 0.0]\n",
+    )
+    .unwrap();
+    let pipeline = dir.path().join("run.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[run]\nmechanism = \"{}\"\nrecording = \"recording\"\nout = \"out\"\n\n[calibrate]\nnominal_camera = \"640x480\"\nfrom_motion = true\n\n[overlay]\nenabled = false\n",
+            root().join("pipelines/wind-pump.toml").display()
         ),
-        // Another pair, two pixels off (the truth: (184.01, 197.00), (467.01, 100.56)), and a
-        // focal length 29 % long.
-        start(
-            dir.path(),
-            "pair",
-            "900",
-            [([186.0, 199.0], [0.0, 0.0]), ([465.0, 102.0], [0.4, 0.15])],
-        ),
-    ];
-    let image = grid((0.0, 0.0, 639.0, 479.0), 16);
-    for (k, cal) in starts.iter().enumerate() {
-        let name = ["stick", "pair"][k];
-        let (fitted, rec, forces) = from_motion(dir.path(), name, cal);
-        let [u0, v0, u1, v1] = rec.region_px;
-        let swept = grid((u0, v0, u1, v1), 12);
-        let (there, whole) = (against_truth(&fitted, &swept), against_truth(&fitted, &image));
-        let before = against_truth(Path::new(cal), &swept);
-        eprintln!(
-            "{name}: swept region ({u0:.0}, {v0:.0}) - ({u1:.0}, {v1:.0}) px: scale {:+.4} %, {:.3} mm RMS ({:.3} max), stated +- {:.3} mm; the whole image {:.3} mm RMS ({:.3} max); the start {:+.3} %, {:.3} mm; {:.3} px RMS (start {:.3}); k1 {:.4} +- {:.4}, k2 {:.4} +- {:.4}; horizontal +- {:.3} mrad (start +- {:.3}); forces B {:.2} %, C' {:.2} %",
-            100.0 * there.scale,
-            1e3 * there.rms_m,
-            1e3 * there.max_m,
-            rec.position_sd_mm,
-            1e3 * whole.rms_m,
-            1e3 * whole.max_m,
-            100.0 * before.scale,
-            1e3 * before.rms_m,
-            rec.rms_px,
-            rec.start_rms_px,
-            rec.k1[0],
-            rec.k1[1],
-            rec.k2[0],
-            rec.k2[1],
-            rec.horizontal_sd_mrad[0],
-            rec.horizontal_sd_mrad[1],
-            100.0 * forces[0],
-            100.0 * forces[1]
-        );
-        // The figures: the scale within 0.2 %, the forces within 3 %.
-        assert!(there.scale.abs() < 0.002, "{name}: scale {}", there.scale);
-        assert!(forces.iter().all(|f| *f < 0.03), "{name}: forces {forces:?}");
-        // Tighter, as measured: where the markers went the plane is the board's equal (0.09 mm,
-        // -0.02 %), and the start's errors (3 mm, 0.7-1 %) are gone.
-        assert!(there.scale.abs() < 2e-4 && there.rms_m < 0.15e-3, "{name}: {there:?}");
-        assert!(before.rms_m > 2e-3 && before.scale.abs() > 5e-3, "{name}: {before:?}");
-        // The distortion recovered over the whole image, where the markers never went.
-        assert!(whole.rms_m < 0.6e-3 && whole.max_m < 2.5e-3, "{name}: {whole:?}");
-        // The stated uncertainty is of the size of the error (within a factor of three).
-        let stated = 1e-3 * rec.position_sd_mm;
-        assert!(there.rms_m < 3.0 * stated && stated < 3.0 * there.rms_m.max(0.05e-3));
-        // The fit's pixels: the tracking's noise, none left out, no warning.
-        assert!(rec.rms_px < 0.15 && rec.start_rms_px > 1.0, "{rec:?}");
-        assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
-    }
+    )
+    .unwrap();
+    let said = ok(&["run", pipeline.to_str().unwrap()]);
+    assert!(
+        !said.contains("track-start:"),
+        "the start's warnings are not the user's: {said}"
+    );
+    let out = dir.path().join("out");
+    let fitted = out.join("calibrate/calibration.yaml");
+    let rec = MotionRecord::read(&fitted.with_extension("motion.json")).unwrap();
+    let start = out.join("calibrate-start/calibration.yaml");
+    let forces = force_errors(&out.join("process/forces.csv"));
+    check("stick (run)", &fitted, &start, &rec, forces);
+    let report = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    assert!(
+        report.contains("fitted to the mechanism&#x27;s motion")
+            || report.contains("fitted to the mechanism's motion")
+    );
+    // One verb, one behaviour: the command on the run's start gives the run's calibration.
+    let again = dir.path().join("again.yaml");
+    ok(&[
+        "calibrate",
+        "--from-motion",
+        out.join("track-start/tracks.parquet").to_str().unwrap(),
+        "--start",
+        start.to_str().unwrap(),
+        "--mechanism",
+        root().join("pipelines/wind-pump.toml").to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&fitted).unwrap(),
+        "the command and the run calibrate alike"
+    );
+    // Another pair, two pixels off (the truth: (184.01, 197.00), (467.01, 100.56)), and a
+    // focal length 29 % long: through the commands.
+    let pair = start_file(
+        dir.path(),
+        "pair",
+        "900",
+        [([186.0, 199.0], [0.0, 0.0]), ([465.0, 102.0], [0.4, 0.15])],
+    );
+    let (fitted, rec, forces) = from_motion(dir.path(), "pair", &pair);
+    check("pair (commands)", &fitted, Path::new(&pair), &rec, forces);
 }
 
 #[test]

@@ -150,6 +150,12 @@ pub struct CalibrateSection {
     /// The nominal camera's distortion [k1, k2, p1, p2, k3] (default: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distortion: Option<[f64; 5]>,
+    /// The bench plane and the lens's radial distortion from the recording itself: the video
+    /// tracked with the calibration above (the start, its stages `calibrate-start` and
+    /// `track-start`), the camera fitted to the motion through the mechanism
+    /// (`calibrate --from-motion`), and the video tracked again with it (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_motion: bool,
 }
 
 impl CalibrateSection {
@@ -211,6 +217,7 @@ impl Default for CalibrateSection {
             nominal_camera: None,
             focal_px: None,
             distortion: None,
+            from_motion: false,
         }
     }
 }

@@ -701,6 +701,10 @@ fn marker_quality_row(
 /// The calibration's corner residuals drawn over the image, and the calibration's numbers.
 fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
     let corners_file = cdir.join("calibration.corners.csv");
+    let motion = crate::motion_calibration::record_path(&cdir.join("calibration.yaml"));
+    if motion.exists() {
+        return motion_note(page, &motion);
+    }
     if !corners_file.exists() {
         return nominal_note(page, cdir);
     }
@@ -778,6 +782,21 @@ fn nominal_note(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
     if let Some(u) = &cal.plane_uncertainty {
         note = note.text(format!("Its {}.", frame_uncertainty(u)));
     }
+    page.note(note);
+    Ok(())
+}
+
+/// The calibration's note for a camera fitted to the mechanism's motion (`[calibrate]
+/// from_motion`): the fit, the lens, and the plane's uncertainty where the markers went.
+fn motion_note(page: &mut RunPage, record: &Path) -> Result<(), PipelineError> {
+    use crate::StageRecord;
+    let r = crate::motion_calibration::MotionRecord::read(record)?;
+    let [u0, v0, u1, v1] = r.region_px;
+    let note = Note::new("Calibration").text(format!(
+        "The camera fitted to the mechanism's motion (calibrate --from-motion): the bench plane's homography and the lens's k1 {:.5} +- {:.5}, k2 {:.5} +- {:.5}, from {} frames ({} marker samples, {} left out) tracked with the start's calibration (calibrate-start), {:.3} px RMS where the start left {:.3} px. Over the region the markers swept ({u0:.0} to {u1:.0} px across, {v0:.0} to {v1:.0} px down) the plane's scale is known to {:.1e} and a position to {:.3} mm; the horizontal to {:.3} mrad (the start's {:.3} mrad). The scale rests on the mechanism file's lengths; outside the swept region the lens is extrapolated (docs/calibration.md).",
+        r.k1[0], r.k1[1], r.k2[0], r.k2[1], r.frames, r.samples, r.left_out, r.rms_px,
+        r.start_rms_px, r.scale_sd, r.position_sd_mm, r.horizontal_sd_mrad[0], r.horizontal_sd_mrad[1]
+    ));
     page.note(note);
     Ok(())
 }

@@ -43,6 +43,10 @@ pub const STAGES: [&str; 8] = [
     "report",
 ];
 
+/// The stage that tracks the video with the start's calibration when the camera is fitted to
+/// the motion (`[calibrate] from_motion`).
+const TRACK_START: &str = "track-start";
+
 /// What one recording's run did.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -149,7 +153,13 @@ pub fn run_recording(
     // by, or a measured table.
     let fem = mech_file.lever.is_some();
     let comparing = crate::compare::simulated_applies(mech) || rec.measured.is_some();
-    let stages = STAGES.len()
+    let from_motion = file.calibrate.from_motion;
+    if from_motion && !(calibrating && matches!(rec.source, TracksSource::Video { .. })) {
+        return Err(PipelineError::Input(
+            "[calibrate] from_motion = true fits the camera to a video's motion from a calibration made here: give the recording's video and its board views or clicked points (with nominal_camera)".into(),
+        ));
+    }
+    let stages = STAGES.len() + 2 * usize::from(from_motion)
         - usize::from(!calibrating)
         - usize::from(!overlaying)
         - usize::from(!fem)
@@ -161,8 +171,22 @@ pub fn run_recording(
         settings,
         runner: Runner::new(out, build_identity(), stages, events),
     };
-    let calibration = run.calibrate()?;
-    let tracks = run.track(calibration.as_deref())?;
+    let (calibration, tracks) = match from_motion {
+        false => {
+            let calibration = run.calibrate("calibrate")?;
+            let tracks = run.track("track", calibration.as_deref())?;
+            (calibration, tracks)
+        }
+        true => {
+            let start = run.calibrate("calibrate-start")?;
+            let rough = run.track(TRACK_START, start.as_deref())?;
+            let calibration = start
+                .map(|s| run.calibrate_motion(&s, &rough))
+                .transpose()?;
+            let tracks = run.track("track", calibration.as_deref())?;
+            (calibration, tracks)
+        }
+    };
     // The stages on the markers alone (smooth) and on the video (overlay) beside the
     // mechanism's, which do not read them.
     let (smooth, (process, overlay, fem, compare)) = run.smooth_beside(&tracks, |run| {
@@ -226,8 +250,9 @@ struct RecordingRun<'r, 'e> {
 }
 
 impl RecordingRun<'_, '_> {
-    /// Calibrate, or reuse a calibration: the calibration file, None for a tracks table in m.
-    fn calibrate(&mut self) -> Result<Option<PathBuf>, PipelineError> {
+    /// Calibrate as the stage `stage`, or reuse a calibration: the calibration file, None for a
+    /// tracks table in m.
+    fn calibrate(&mut self, stage: &str) -> Result<Option<PathBuf>, PipelineError> {
         use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
         let cal_source = match &self.rec.source {
             TracksSource::Video { calibration, .. } => Some(calibration),
@@ -237,7 +262,7 @@ impl RecordingRun<'_, '_> {
             None => return Ok(None),
             Some(CalibrationSource::File(p)) => return Ok(Some(p.clone())),
             Some(CalibrationSource::Nominal { points }) => {
-                return self.calibrate_nominal(&points.clone()).map(Some)
+                return self.calibrate_nominal(stage, &points.clone()).map(Some)
             }
             Some(CalibrationSource::Views { views, plane }) => (views, plane),
         };
@@ -268,7 +293,7 @@ impl RecordingRun<'_, '_> {
         inputs.extend(plane_files.inputs());
         let dir = self
             .runner
-            .stage("calibrate", params(c), &inputs, &mut |tmp, progress| {
+            .stage(stage, params(c), &inputs, &mut |tmp, progress| {
                 progress(StageEvent::Progress("calibration views", 0.0));
                 calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
             })?;
@@ -277,7 +302,7 @@ impl RecordingRun<'_, '_> {
 
     /// The calibration of a nominal camera (`[calibrate] nominal_camera`), its plane from the
     /// clicked `points`: the calibration file.
-    fn calibrate_nominal(&mut self, points: &Path) -> Result<PathBuf, PipelineError> {
+    fn calibrate_nominal(&mut self, stage: &str, points: &Path) -> Result<PathBuf, PipelineError> {
         use crate::calibrate::{calibrate, CalibrateRequest, CameraSource};
         let nominal =
             self.file.calibrate.nominal()?.ok_or_else(|| {
@@ -294,7 +319,7 @@ impl RecordingRun<'_, '_> {
         };
         let inputs = [("points", points)];
         let dir = self.runner.stage(
-            "calibrate",
+            stage,
             params(&self.file.calibrate),
             &inputs,
             &mut |tmp, progress| {
@@ -364,8 +389,36 @@ impl RecordingRun<'_, '_> {
         })
     }
 
-    /// Track the video, or import a table: the tracks table.
-    fn track(&mut self, calibration: Option<&Path>) -> Result<PathBuf, PipelineError> {
+    /// The camera fitted to the motion of the tracks `tracks` made with the calibration
+    /// `start` (`[calibrate] from_motion`): the calibration file.
+    fn calibrate_motion(&mut self, start: &Path, tracks: &Path) -> Result<PathBuf, PipelineError> {
+        let inputs = [
+            ("start", start),
+            ("tracks", tracks),
+            ("mechanism", self.rec.mechanism.as_path()),
+        ];
+        let mech = self.mech;
+        let dir = self.runner.stage(
+            "calibrate",
+            json!({ "from_motion": true }),
+            &inputs,
+            &mut |tmp, progress| {
+                progress(StageEvent::Progress("the camera from the motion", 0.0));
+                let cal = flexbench_vision::Calibration::read(start)?;
+                let out = tmp.join("calibration.yaml");
+                let (_, rec, _) =
+                    crate::motion_calibration::calibrate_motion(&cal, mech, tracks, &out)?;
+                for w in &rec.warnings {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
+            },
+        )?;
+        Ok(dir.join("calibration.yaml"))
+    }
+
+    /// Track the video as the stage `stage`, or import a table: the tracks table.
+    fn track(&mut self, stage: &str, calibration: Option<&Path>) -> Result<PathBuf, PipelineError> {
         let file = self.file;
         let dir = match &self.rec.source {
             TracksSource::Video {
@@ -409,12 +462,14 @@ impl RecordingRun<'_, '_> {
                     parameters["readout_s"] = json!(r);
                 }
                 self.runner
-                    .stage("track", parameters, &inputs, &mut |tmp, progress| {
+                    .stage(stage, parameters, &inputs, &mut |tmp, progress| {
                         let out = tmp.join("tracks.parquet");
                         let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
                             progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
                         })?;
-                        for w in s.warnings() {
+                        // The start's tracks are wrong by the start's calibration, as the fit to
+                        // the motion states: the final tracks' warnings are the ones to read.
+                        for w in s.warnings().iter().filter(|_| stage != TRACK_START) {
                             progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
                         }
                         Ok(())
@@ -427,7 +482,7 @@ impl RecordingRun<'_, '_> {
                     ins.push(("calibration", c));
                 }
                 let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
-                self.runner.stage("track", p, &ins, &mut |tmp, progress| {
+                self.runner.stage(stage, p, &ins, &mut |tmp, progress| {
                     progress(StageEvent::Progress("importing the tracks table", 0.0));
                     crate::track::import_tracks(
                         tracks,
