@@ -176,6 +176,7 @@ case("pipeline: NaN square", put("pipeline/nan-square.toml", head_run.replace("s
 case("pipeline: negative frame rate", put("pipeline/negative-fps.toml", f'[run]\nmechanism = "{MECH}"\n[inputs]\ntracks = "{{root}}/tests/bad-input/pipeline/wide.csv"\ntracks_unit = "mm"\ntracks_fps = -240.0\n'), RUN, ["tracks_fps", "positive"])
 put("pipeline/wide.csv", "M1_x,M1_y\n1,2\n3,4\n")
 case("pipeline: wide CSV in an absurd unit", put("pipeline/furlong.toml", f'[run]\nmechanism = "{MECH}"\n[inputs]\ntracks = "{{root}}/tests/bad-input/pipeline/wide.csv"\ntracks_unit = "furlong"\ntracks_fps = 240.0\n'), RUN, ["furlong", "mm"])
+case("pipeline: camera from the motion of a tracks table", put("pipeline/from-motion-table.toml", f'[run]\nmechanism = "{MECH}"\n[inputs]\ntracks = "{{root}}/tests/bad-input/pipeline/wide.csv"\ntracks_unit = "mm"\ntracks_fps = 240.0\n[calibrate]\nfrom_motion = true\n'), RUN, ["from_motion", "video"])
 
 # --- calibration files (read by track) -------------------------------------------------------
 TRACK = ["track", "--video", VIDEO, "--calibration", "{file}", "--out", "{out}/tracks.csv"]
