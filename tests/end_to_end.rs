@@ -18,6 +18,7 @@ mod flexible_end_to_end;
 mod four_bar_video;
 mod import_circles;
 mod jittered_clock;
+mod marker_kinds_video;
 mod markers_off_plane;
 mod measured_compare;
 mod motion_calibration;

@@ -10,7 +10,7 @@ use flexbench_mechanism::model::{BodyRef, JointKind, Mechanism};
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_vision::calibrate::Board;
 use flexbench_vision::render::{
-    board_poses, BoardRenderer, CameraTruth, Codec, Look, PlaneMap, Shape, VideoOut,
+    board_poses, luminance, BoardRenderer, CameraTruth, Codec, Look, PlaneMap, Shape, VideoOut,
 };
 use flexbench_vision::Intrinsics;
 use nalgebra::{DVector, Vector2, Vector3};
@@ -171,6 +171,20 @@ pub struct Nuisances {
     /// Markers half hidden (the half towards +Y of the bench) over the frames.
     #[serde(default)]
     pub half_hidden: Vec<MarkerNuisance>,
+    /// Coloured stickers on the bench frame, as large as a marker, under the moving bodies
+    /// (the video is then filmed in colour).
+    #[serde(default)]
+    pub stickers: Vec<Sticker>,
+}
+
+/// A coloured sticker on the bench frame (`[[nuisances.stickers]]`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sticker {
+    /// Where, bench m.
+    pub at: [f64; 2],
+    /// Its colour, [red, green, blue] levels.
+    pub rgb: [f64; 3],
 }
 
 /// The camera file of `render`: the camera (intrinsics, distortion, pose) and the recording's
@@ -218,6 +232,10 @@ pub struct RenderSpec {
     /// Background grey level.
     #[serde(default = "d_background")]
     pub background: f64,
+    /// The background's colour, [red, green, blue] levels (a coloured wall): the video is then
+    /// filmed in colour (`background` unused).
+    #[serde(default)]
+    pub background_rgb: Option<[f64; 3]>,
     /// Marker disc radius, m.
     #[serde(default = "d_marker_radius")]
     pub marker_radius: f64,
@@ -374,6 +392,18 @@ impl RenderSpec {
                 Err(format!("key '{k}': {v} must be positive"))
             }
         };
+        let level = |rgb: &[f64; 3], k: &str| match rgb.iter().all(|c| (0.0..=255.0).contains(c)) {
+            true => Ok(()),
+            false => Err(format!(
+                "key '{k}': {rgb:?}: give [red, green, blue] levels from 0 to 255"
+            )),
+        };
+        if let Some(rgb) = &self.background_rgb {
+            level(rgb, "background_rgb")?;
+        }
+        for s in &self.nuisances.stickers {
+            level(&s.rgb, "nuisances.stickers.rgb")?;
+        }
         let i = &self.intrinsics;
         pos(i.width as f64, "intrinsics.width")?;
         pos(i.height as f64, "intrinsics.height")?;
@@ -504,10 +534,16 @@ pub struct Extras {
     pub top: Vec<Shape>,
 }
 
-/// How the markers are drawn: discs, or the printed squares of fiducial markers.
+/// How the markers are drawn: discs (bright, or dark for `kind = "dark"`), or the printed
+/// squares of fiducial markers.
 pub struct MarkerDrawing {
     /// A disc marker's radius, m.
     pub radius: f64,
+    /// Each disc marker's grey level, in the mechanism's order.
+    pub greys: Vec<f64>,
+    /// Each coloured sticker's colour (`kind = "colour"`: its hue at a sticker's saturation
+    /// and value), red, green, blue levels, in the mechanism's order.
+    pub colours: Vec<Option<[f64; 3]>>,
     /// A fiducial's black square's side, m.
     pub fiducial_side: f64,
     /// Each marker's code cells when it is a fiducial (`fiducial::cells`), in the mechanism's
@@ -529,8 +565,28 @@ impl MarkerDrawing {
             })
             .collect::<Result<_, _>>()
             .map_err(PipelineError::Vision)?;
+        let greys = mech
+            .markers
+            .iter()
+            .map(|mk| match mk.kind {
+                flexbench_contracts::MarkerKind::Dark => DARK_MARKER_GREY,
+                _ => MARKER_GREY,
+            })
+            .collect();
+        let colours = mech
+            .markers
+            .iter()
+            .map(|mk| match mk.kind {
+                flexbench_contracts::MarkerKind::Colour { hue_deg, .. } => {
+                    Some(sticker_rgb(hue_deg))
+                }
+                _ => None,
+            })
+            .collect();
         Ok(MarkerDrawing {
             radius,
+            greys,
+            colours,
             fiducial_side: side,
             tags,
         })
@@ -539,7 +595,7 @@ impl MarkerDrawing {
 
 /// The scene of the mechanism at configuration q: every body drawn around its points (a disc
 /// for a body turning about a ground pin, like the crank; bars between its points otherwise; the
-/// slide as a block), the markers as bright discs on top, occluders over hidden markers, and the
+/// slide as a block), the markers on top (bright discs, dark ones, or fiducials), occluders over hidden markers, and the
 /// frame's `extras`.
 pub fn scene(
     m: &Mechanism,
@@ -597,10 +653,13 @@ pub fn scene(
                 let side = markers.fiducial_side * k_depth;
                 back.extend(flexbench_vision::fiducial::tag_shapes(c, turn, side, cells));
             }
-            None => back.push(Shape::Disc {
-                c,
-                r,
-                grey: MARKER_GREY,
+            None => back.push(match markers.colours.get(k).copied().flatten() {
+                Some(rgb) => Shape::Sticker { c, r, rgb },
+                None => Shape::Disc {
+                    c,
+                    r,
+                    grey: markers.greys.get(k).copied().unwrap_or(MARKER_GREY),
+                },
             }),
         }
         if extras.hidden.contains(&k) {
@@ -659,6 +718,11 @@ fn shape_seen(shape: Shape, centre: &Vector3<f64>, depth: f64) -> Shape {
             half: [half[0] * k, half[1] * k],
             grey,
         },
+        Shape::Sticker { c, r, rgb } => Shape::Sticker {
+            c: seen_at(centre, c, depth),
+            r: r * k,
+            rgb,
+        },
     }
 }
 
@@ -671,6 +735,21 @@ const READOUT_BAND_ROWS: usize = 4;
 
 /// A marker's grey level before lighting (bright spots of the nuisances are as bright).
 const MARKER_GREY: f64 = 235.0;
+
+/// A sticker's colour of hue `hue_deg` (degrees): saturation 0.8 and value 0.85, as a matt
+/// printed sticker under the bench's lamp, [red, green, blue] levels.
+fn sticker_rgb(hue_deg: f64) -> [f64; 3] {
+    let (s, v) = (0.8, 0.85 * 255.0);
+    let h = hue_deg.rem_euclid(360.0) / 60.0;
+    let f = |n: f64| {
+        let k = (n + h).rem_euclid(6.0);
+        v - v * s * k.min(4.0 - k).clamp(0.0, 1.0)
+    };
+    [f(5.0), f(3.0), f(1.0)]
+}
+
+/// A dark marker's grey level (a black target printed on the lever).
+const DARK_MARKER_GREY: f64 = 30.0;
 
 /// The shapes of body `b`, `pt` placing its points (relative to the centroid) in the bench.
 fn body_shapes(
@@ -808,7 +887,8 @@ pub fn render(
     let spots = spec.check_against(mech).map_err(PipelineError::Input)?;
     let cam = spec.camera();
     let look = Look {
-        background: spec.background,
+        background: spec.background_rgb.map_or(spec.background, luminance),
+        background_rgb: spec.background_rgb,
         lighting: spec.lighting,
         noise: spec.noise,
         gain: 1.0,
@@ -1204,6 +1284,11 @@ impl Film<'_> {
                     r,
                     grey: MARKER_GREY,
                 })
+                .chain(nz.stickers.iter().map(|s| Shape::Sticker {
+                    c: s.at,
+                    r,
+                    rgb: s.rgb,
+                }))
                 .collect(),
             spots: self.spots.clone(),
             top,
@@ -1226,6 +1311,15 @@ fn nuisances_json(nz: &Nuisances) -> serde_json::Map<String, serde_json::Value> 
     }
     for (key, value, any) in [
         ("bolts", json!(nz.bolts), !nz.bolts.is_empty()),
+        (
+            "stickers",
+            json!(nz
+                .stickers
+                .iter()
+                .map(|s| json!({"at": s.at, "rgb": s.rgb}))
+                .collect::<Vec<_>>()),
+            !nz.stickers.is_empty(),
+        ),
         (
             "screws",
             json!(nz
@@ -1311,4 +1405,25 @@ fn truth_tables(
     }
     files.push(write_json(&truth.join("render.json"), &described)?);
     Ok(files)
+}
+
+#[cfg(test)]
+mod sticker_tests {
+    use super::sticker_rgb;
+
+    #[test]
+    fn a_sticker_has_the_hue_it_is_given() {
+        // OpenCV's own conversion gives the hue back (its 8-bit hue is half the degrees).
+        for hue in [0.0, 30.0, 120.0, 200.0, 300.0] {
+            let [r, g, b] = sticker_rgb(hue);
+            let px = opencv::core::Mat::from_slice_2d(&[[b as u8, g as u8, r as u8]]).unwrap();
+            let px = px.reshape(3, 1).unwrap().try_clone().unwrap();
+            let mut hsv = opencv::core::Mat::default();
+            opencv::imgproc::cvt_color(&px, &mut hsv, opencv::imgproc::COLOR_BGR2HSV, 0).unwrap();
+            use opencv::prelude::MatTraitConst;
+            let h = hsv.at_2d::<opencv::core::Vec3b>(0, 0).unwrap()[0] as f64 * 2.0;
+            let d = (h - hue).rem_euclid(360.0);
+            assert!(d.min(360.0 - d) <= 2.0, "hue {hue}: {h}");
+        }
+    }
 }

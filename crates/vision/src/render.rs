@@ -116,6 +116,16 @@ pub enum Shape {
         /// Grey level.
         grey: f64,
     },
+    /// A coloured disc (a sticker): drawn in colour in a colour frame, as its luminance in a
+    /// grey one.
+    Sticker {
+        /// Centre, m.
+        c: [f64; 2],
+        /// Radius, m.
+        r: f64,
+        /// Its colour: red, green, blue levels.
+        rgb: [f64; 3],
+    },
     /// A rectangle turned by `turn` about its centre (a printed fiducial's square and cells).
     Rect {
         /// Centre, m.
@@ -132,7 +142,9 @@ pub enum Shape {
 impl Shape {
     fn distance(&self, p: [f64; 2]) -> f64 {
         match *self {
-            Shape::Disc { c, r, .. } => (p[0] - c[0]).hypot(p[1] - c[1]) - r,
+            Shape::Disc { c, r, .. } | Shape::Sticker { c, r, .. } => {
+                (p[0] - c[0]).hypot(p[1] - c[1]) - r
+            }
             Shape::Bar {
                 a, b, half_width, ..
             } => {
@@ -160,11 +172,21 @@ impl Shape {
     fn grey(&self) -> f64 {
         match *self {
             Shape::Disc { grey, .. } | Shape::Bar { grey, .. } | Shape::Rect { grey, .. } => grey,
+            Shape::Sticker { rgb, .. } => luminance(rgb),
+        }
+    }
+    /// Its level in channel `channel` of a BGR frame (None: its grey level).
+    fn level(&self, channel: Option<usize>) -> f64 {
+        match (*self, channel) {
+            (Shape::Sticker { rgb, .. }, Some(c)) => rgb[2 - c],
+            _ => self.grey(),
         }
     }
     fn bounds(&self) -> [f64; 4] {
         match *self {
-            Shape::Disc { c, r, .. } => [c[0] - r, c[1] - r, c[0] + r, c[1] + r],
+            Shape::Disc { c, r, .. } | Shape::Sticker { c, r, .. } => {
+                [c[0] - r, c[1] - r, c[0] + r, c[1] + r]
+            }
             Shape::Bar {
                 a,
                 b,
@@ -184,11 +206,18 @@ impl Shape {
     }
 }
 
+/// The luminance of a colour (ITU-R BT.601, as OpenCV's BGR to grey).
+pub fn luminance(rgb: [f64; 3]) -> f64 {
+    0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
+}
+
 /// Image settings: background grey, lighting, noise.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Look {
     /// Background grey level.
     pub background: f64,
+    /// The background's colour (red, green, blue levels) for a colour frame; None: grey.
+    pub background_rgb: Option<[f64; 3]>,
     /// Relative amplitude of the uneven lighting (vignetting and a left-right gradient).
     pub lighting: f64,
     /// Standard deviation of the sensor noise, grey levels.
@@ -251,9 +280,7 @@ impl PlaneMap {
         look: &Look,
         rng: &mut opencv::core::RNG,
     ) -> Result<Mat, VisionError> {
-        let mut img = vec![0f64; self.xy.len()];
-        self.paint(instants, look, 0, self.height, &mut img);
-        self.finish(&img, look, rng)
+        self.render_bands(&[(0, self.height, instants.to_vec())], look, rng)
     }
 
     /// Render one frame of a rolling shutter: each band of rows (first row, end row) with its
@@ -264,15 +291,50 @@ impl PlaneMap {
         look: &Look,
         rng: &mut opencv::core::RNG,
     ) -> Result<Mat, VisionError> {
-        let mut img = vec![0f64; self.xy.len()];
-        for (r0, r1, instants) in bands {
-            self.paint(instants, look, *r0, (*r1).min(self.height), &mut img);
+        let coloured = look.background_rgb.is_some()
+            || bands.iter().any(|(_, _, i)| {
+                i.iter()
+                    .flatten()
+                    .any(|s| matches!(s, Shape::Sticker { .. }))
+            });
+        // A grey frame, or (with colour in the scene) its blue, green and red planes.
+        let channels: &[Option<usize>] = match coloured {
+            false => &[None],
+            true => &[Some(0), Some(1), Some(2)],
+        };
+        let mut planes = Vec::with_capacity(channels.len());
+        for &channel in channels {
+            let mut img = vec![0f64; self.xy.len()];
+            for (r0, r1, instants) in bands {
+                let rows = *r0..(*r1).min(self.height);
+                self.paint(instants, look, rows, channel, &mut img);
+            }
+            planes.push(self.finish(&img, look, rng)?);
         }
-        self.finish(&img, look, rng)
+        if planes.len() == 1 {
+            return Ok(planes.remove(0));
+        }
+        let planes: opencv::core::Vector<Mat> = planes.into_iter().collect();
+        let mut bgr = Mat::default();
+        cv("merge", opencv::core::merge(&planes, &mut bgr))?;
+        Ok(bgr)
     }
 
-    /// The rows r0..r1 of `img` painted with the scenes `instants` averaged.
-    fn paint(&self, instants: &[Vec<Shape>], look: &Look, r0: usize, r1: usize, img: &mut [f64]) {
+    /// The rows `rows` of `img` painted with the scenes `instants` averaged: grey levels, or
+    /// channel `channel` of a BGR frame.
+    fn paint(
+        &self,
+        instants: &[Vec<Shape>],
+        look: &Look,
+        rows: std::ops::Range<usize>,
+        channel: Option<usize>,
+        img: &mut [f64],
+    ) {
+        let background = match (look.background_rgb, channel) {
+            (Some(rgb), Some(c)) => rgb[2 - c],
+            _ => look.background,
+        };
+        let (r0, r1) = (rows.start, rows.end);
         let k = instants.len().max(1) as f64;
         for shapes in instants {
             // Pixels far from every shape see the background only.
@@ -288,7 +350,7 @@ impl PlaneMap {
             for (p, pixel) in img.iter_mut().enumerate().take(span.end).skip(span.start) {
                 let [x, y] = self.xy[p];
                 let s = self.scale[p];
-                let mut val = look.background;
+                let mut val = background;
                 if x >= lo[0] - s && x <= hi[0] + s && y >= lo[1] - s && y <= hi[1] + s {
                     for (sh, b) in shapes.iter().zip(&boxes) {
                         if x < b[0] - s || x > b[2] + s || y < b[1] - s || y > b[3] + s {
@@ -297,7 +359,7 @@ impl PlaneMap {
                         let d = sh.distance([x, y]);
                         let cov = (0.5 - d / s).clamp(0.0, 1.0);
                         if cov > 0.0 {
-                            val = val * (1.0 - cov) + sh.grey() * cov;
+                            val = val * (1.0 - cov) + sh.level(channel) * cov;
                         }
                     }
                 }
@@ -811,8 +873,11 @@ impl VideoOut {
             path: p,
         })
     }
-    /// Append a grey frame.
+    /// Append a frame: grey, or BGR (three channels).
     pub fn write(&mut self, grey: &Mat) -> Result<(), VisionError> {
+        if cv("channels", Ok::<i32, opencv::Error>(grey.channels()))? == 3 {
+            return self.write_bgr(grey);
+        }
         let mut bgr = Mat::default();
         cv(
             "cvtColor",
@@ -1066,6 +1131,7 @@ mod tests {
         let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
         let look = Look {
             background: 90.0,
+            background_rgb: None,
             lighting: 0.0,
             noise: 0.0,
             gain: 1.0,

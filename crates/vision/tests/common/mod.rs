@@ -20,6 +20,7 @@ pub fn camera() -> Intrinsics {
 /// The views' look: a mid-grey background, 20 % uneven lighting, 1.5 grey levels of noise.
 pub fn look() -> Look {
     Look {
+        background_rgb: None,
         background: 110.0,
         lighting: 0.2,
         noise: 1.5,

@@ -1,0 +1,143 @@
+//! Marker kinds from rendered video to forces, beside the printed fiducials
+//! (`tests/fiducial_video.rs`) and the clicked templates (`tests/template_video.rs`): the
+//! four-bar of `pipelines/four-bar.toml` rendered by `flexbench render` with the four-bar's
+//! nuisances (bright bolt heads beside the paths, a glint crossing K2), 2 ms of motion blur and
+//! H.264 at a phone's 18 Mbit/s, tracked with the rendering's own camera and the same tests
+//! (`flags`). Measured (docs/tracking.md):
+//!
+//! - **Dark discs** (`kind = "dark"`, black targets on the light grey bars) before a light wall
+//!   (grey 200), among the bench's own dark features as large as the markers: the pins' dark
+//!   dots (8 mm, the markers 6 mm) and the bodies' dark hubs.
+//! - **Coloured stickers** (`kind = "colour"`, green, hue 120 deg) before an orange-beige wall,
+//!   filmed in colour, among red, blue and magenta stickers as large as the markers on the frame
+//!   beside their paths and the bright bolts. Lossless (FFV1, 4:4:4) the centres are within
+//!   0.035 px RMS of the truth; through H.264 at 18 Mbit/s, whose chroma is sampled at half the
+//!   resolution (4:2:0, as every phone records) and quantized more coarsely than the luma, the
+//!   hue's edges are blurred and noisy: 0.23 px RMS (0.16 px per axis, no bias). Coloured
+//!   stickers identify markers; for centres within 0.1 px from a phone, use discs that differ
+//!   in brightness (bright or dark) or printed fiducials.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::root;
+
+/// The four-bar with its markers of `kind` (the mechanism file's keys for it).
+fn mechanism(dir: &Path, name: &str, keys: &str) -> PathBuf {
+    let mut text = std::fs::read_to_string(root().join("pipelines/four-bar.toml")).unwrap();
+    for marker in ["K1", "K2", "K3", "R1", "R2"] {
+        text = text.replacen(
+            &format!("name = \"{marker}\"\n"),
+            &format!("name = \"{marker}\"\n{keys}\n"),
+            1,
+        );
+    }
+    let path = dir.join(format!("four-bar-{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn dark_discs_on_a_light_wall_from_video_to_forces() {
+    let dir = tempfile::tempdir().unwrap();
+    let cam = dir.path().join("camera.toml");
+    common::four_bar_camera(&cam, &[("background = 90.0", "background = 200.0")]);
+    let mech = mechanism(dir.path(), "dark", "kind = \"dark\"");
+    let rec = dir.path().join("rec");
+    common::render(&mech, &cam, &rec);
+    let tracks = dir.path().join("tracks.csv");
+    let o = common::track_rendering(&rec, &mech, &tracks, &[]);
+    assert!(o.status.success(), "{}", common::said(&o));
+    eprintln!("{}", common::said(&o));
+    let out = dir.path().join("process");
+    common::four_bar_checked(&rec, &tracks, &mech, &out, 0.1, "dark discs");
+    // The bright kind finds no marker there: the wrong kind is a clear failure, not tracks.
+    let bright = mechanism(dir.path(), "bright", "");
+    let none = dir.path().join("none.csv");
+    let o = common::track_rendering(&rec, &bright, &none, &[]);
+    eprintln!("bright kind on dark markers: {}", common::said(&o));
+    assert!(!o.status.success(), "{}", common::said(&o));
+    assert!(!none.exists());
+}
+
+/// The four-bar's camera with the orange-beige wall and the coloured stickers on the frame,
+/// `replace` applied too, written to `path`.
+fn coloured_camera(path: &Path, replace: &[(&str, &str)]) {
+    let mut all = vec![
+        ("background = 90.0", "background_rgb = [225.0, 185.0, 140.0]"),
+        (
+            "bolts = [[0.05, 0.22], [0.36, 0.12]]",
+            "bolts = [[0.05, 0.22], [0.36, 0.12]]\nstickers = [{ at = [0.02, 0.12], rgb = [210.0, 40.0, 40.0] }, { at = [0.30, 0.02], rgb = [40.0, 60.0, 210.0] }, { at = [0.20, 0.25], rgb = [200.0, 60.0, 160.0] }]",
+        ),
+    ];
+    all.extend_from_slice(replace);
+    common::four_bar_camera(path, &all);
+}
+
+#[test]
+fn coloured_stickers_on_a_coloured_wall_from_video() {
+    let dir = tempfile::tempdir().unwrap();
+    let mech = mechanism(dir.path(), "colour", "kind = \"colour\"\nhue = 120.0");
+    // Lossless, half a second: the centres as the hue gives them.
+    let cam = dir.path().join("lossless.toml");
+    coloured_camera(
+        &cam,
+        &[
+            ("codec = \"h264\"\nbitrate_mbps = 18.0", "codec = \"ffv1\""),
+            ("duration = 2.0", "duration = 0.5"),
+        ],
+    );
+    let lossless = dir.path().join("lossless");
+    common::render(&mech, &cam, &lossless);
+    let tracks = dir.path().join("lossless.csv");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    #[rustfmt::skip]
+    common::ok(&["track", "--video", &s(&lossless.join("video.mkv")), "--calibration", &s(&lossless.join("truth/camera.yaml")), "--mechanism", &s(&mech), "--out", &s(&tracks)]);
+    let flags = tracks.with_file_name("lossless.flags.csv");
+    let a = common::against_truth(&lossless.join("truth/tracks.csv"), &tracks, &flags);
+    eprintln!(
+        "coloured stickers, lossless: {} samples of {}, {:.3} px RMS ({:.3} not flagged), more than 1 px: {:?}",
+        a.samples, a.truth, a.rms_px, a.kept_rms_px, a.bad
+    );
+    assert!(
+        a.samples * 100 >= 98 * a.truth && a.kept_rms_px < 0.1,
+        "lossless"
+    );
+    assert!(a.bad.iter().all(|b| b.2), "unflagged: {:?}", a.bad);
+
+    // H.264 4:2:0 at a phone's 18 Mbit/s: the chroma's half resolution costs accuracy (module
+    // documentation). The forces are not checked here: `process` with this video's flags (101
+    // samples, several in the first eight frames) falls onto the four-bar's other assembly
+    // branch (issue 39's notes: a bug of the kinematic fit's start, not of the tracking; without
+    // the flags, or with those of the first eight frames kept, the forces are within 0.8 %).
+    let cam = dir.path().join("camera.toml");
+    coloured_camera(&cam, &[("duration = 2.0", "duration = 1.0")]);
+    let rec = dir.path().join("rec");
+    common::render(&mech, &cam, &rec);
+    let tracks = dir.path().join("tracks.csv");
+    let o = common::track_rendering(&rec, &mech, &tracks, &[]);
+    assert!(o.status.success(), "{}", common::said(&o));
+    eprintln!("{}", common::said(&o));
+    let a = common::against_truth(
+        &rec.join("truth/tracks.csv"),
+        &tracks,
+        &tracks.with_file_name("flags.csv"),
+    );
+    eprintln!(
+        "coloured stickers, H.264: {} samples of {}, {:.3} px RMS ({:.3} not flagged), more than 1 px: {:?}",
+        a.samples, a.truth, a.rms_px, a.kept_rms_px, a.bad
+    );
+    assert!(
+        a.samples * 100 >= 98 * a.truth && a.kept_rms_px < 0.3,
+        "H.264"
+    );
+    assert!(a.bad.iter().all(|b| b.2), "unflagged: {:?}", a.bad);
+    // Blue stickers asked for: none where the mechanism places the markers.
+    let blue = mechanism(dir.path(), "blue", "kind = \"colour\"\nhue = 240.0");
+    let none = dir.path().join("none.csv");
+    let o = common::track_rendering(&rec, &blue, &none, &[]);
+    eprintln!("blue asked of green stickers: {}", common::said(&o));
+    assert!(!o.status.success(), "{}", common::said(&o));
+    assert!(!none.exists());
+}
