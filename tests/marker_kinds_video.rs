@@ -76,7 +76,7 @@ fn coloured_camera(path: &Path, replace: &[(&str, &str)]) {
 }
 
 #[test]
-fn coloured_stickers_on_a_coloured_wall_from_video() {
+fn coloured_stickers_on_a_coloured_wall_from_video_to_forces() {
     let dir = tempfile::tempdir().unwrap();
     let mech = mechanism(dir.path(), "colour", "kind = \"colour\"\nhue = 120.0");
     // Lossless, half a second: the centres as the hue gives them.
@@ -107,10 +107,10 @@ fn coloured_stickers_on_a_coloured_wall_from_video() {
     assert!(a.bad.iter().all(|b| b.2), "unflagged: {:?}", a.bad);
 
     // H.264 4:2:0 at a phone's 18 Mbit/s: the chroma's half resolution costs accuracy (module
-    // documentation). The forces are not checked here: `process` with this video's flags (101
-    // samples, several in the first eight frames) falls onto the four-bar's other assembly
-    // branch (issue 39's notes: a bug of the kinematic fit's start, not of the tracking; without
-    // the flags, or with those of the first eight frames kept, the forces are within 0.8 %).
+    // documentation); the forces stay within 3 %. The flags leave out samples of the first
+    // frames (K1 and K3 at frame 1, K2 and R2 at 2, ...): the kinematic fit starts where every
+    // marker is seen and fits the frames before it backwards (it once started at frame 0 and
+    // followed the four-bar's other branch, the forces 2000 % off).
     let cam = dir.path().join("camera.toml");
     coloured_camera(&cam, &[("duration = 2.0", "duration = 1.0")]);
     let rec = dir.path().join("rec");
@@ -119,20 +119,17 @@ fn coloured_stickers_on_a_coloured_wall_from_video() {
     let o = common::track_rendering(&rec, &mech, &tracks, &[]);
     assert!(o.status.success(), "{}", common::said(&o));
     eprintln!("{}", common::said(&o));
+    let out = dir.path().join("process");
+    common::four_bar_checked(&rec, &tracks, &mech, &out, 0.3, "coloured stickers, H.264");
     let a = common::against_truth(
         &rec.join("truth/tracks.csv"),
         &tracks,
         &tracks.with_file_name("flags.csv"),
     );
-    eprintln!(
-        "coloured stickers, H.264: {} samples of {}, {:.3} px RMS ({:.3} not flagged), more than 1 px: {:?}",
-        a.samples, a.truth, a.rms_px, a.kept_rms_px, a.bad
-    );
     assert!(
-        a.samples * 100 >= 98 * a.truth && a.kept_rms_px < 0.3,
-        "H.264"
+        a.kept_rms_px > 0.1,
+        "the chroma's limit, stated in the docs, has moved: restate it"
     );
-    assert!(a.bad.iter().all(|b| b.2), "unflagged: {:?}", a.bad);
     // Blue stickers asked for: none where the mechanism places the markers.
     let blue = mechanism(dir.path(), "blue", "kind = \"colour\"\nhue = 240.0");
     let none = dir.path().join("none.csv");
