@@ -14,25 +14,22 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::root;
-
-/// The four-bar with fiducial markers of `dictionary`.
+/// The four-bar with fiducial markers of `dictionary` (the coupler's third marker moved so
+/// that 25 mm codes do not overlap).
 fn mechanism(dir: &Path, dictionary: &str) -> PathBuf {
-    let mut text = std::fs::read_to_string(root().join("pipelines/four-bar.toml"))
-        .unwrap()
-        .replace("at = [0.185, 0.03]", "at = [0.125, 0.035]");
-    for (name, id) in [("K1", 3), ("K2", 7), ("K3", 11), ("R1", 19), ("R2", 23)] {
-        text = text.replacen(
-            &format!("name = \"{name}\"\n"),
-            &format!(
-                "name = \"{name}\"\nkind = \"fiducial\"\ndictionary = \"{dictionary}\"\nid = {id}\n"
-            ),
-            1,
-        );
-    }
-    let path = dir.join(format!("four-bar-{dictionary}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path
+    let ids = [("K1", 3), ("K2", 7), ("K3", 11), ("R1", 19), ("R2", 23)];
+    common::four_bar_with(
+        dir,
+        dictionary,
+        &[("at = [0.185, 0.03]", "at = [0.125, 0.035]")],
+        &|marker| {
+            let id = ids
+                .iter()
+                .find(|(m, _)| *m == marker)
+                .map_or(0, |(_, id)| *id);
+            format!("kind = \"fiducial\"\ndictionary = \"{dictionary}\"\nid = {id}")
+        },
+    )
 }
 
 #[test]

@@ -21,21 +21,9 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::root;
-
-/// The four-bar with its markers of `kind` (the mechanism file's keys for it).
+/// The four-bar with its markers of a kind (the mechanism file's `keys` for it).
 fn mechanism(dir: &Path, name: &str, keys: &str) -> PathBuf {
-    let mut text = std::fs::read_to_string(root().join("pipelines/four-bar.toml")).unwrap();
-    for marker in ["K1", "K2", "K3", "R1", "R2"] {
-        text = text.replacen(
-            &format!("name = \"{marker}\"\n"),
-            &format!("name = \"{marker}\"\n{keys}\n"),
-            1,
-        );
-    }
-    let path = dir.join(format!("four-bar-{name}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path
+    common::four_bar_with(dir, name, &[], &|_| keys.to_string())
 }
 
 #[test]
@@ -44,12 +32,7 @@ fn dark_discs_on_a_light_wall_from_video_to_forces() {
     let cam = dir.path().join("camera.toml");
     common::four_bar_camera(&cam, &[("background = 90.0", "background = 200.0")]);
     let mech = mechanism(dir.path(), "dark", "kind = \"dark\"");
-    let rec = dir.path().join("rec");
-    common::render(&mech, &cam, &rec);
-    let tracks = dir.path().join("tracks.csv");
-    let o = common::track_rendering(&rec, &mech, &tracks, &[]);
-    assert!(o.status.success(), "{}", common::said(&o));
-    eprintln!("{}", common::said(&o));
+    let (rec, tracks) = common::render_and_track(dir.path(), "rec", &mech, &cam);
     let out = dir.path().join("process");
     common::four_bar_checked(&rec, &tracks, &mech, &out, 0.1, "dark discs");
     // The bright kind finds no marker there: the wrong kind is a clear failure, not tracks.
@@ -113,12 +96,7 @@ fn coloured_stickers_on_a_coloured_wall_from_video_to_forces() {
     // followed the four-bar's other branch, the forces 2000 % off).
     let cam = dir.path().join("camera.toml");
     coloured_camera(&cam, &[("duration = 2.0", "duration = 1.0")]);
-    let rec = dir.path().join("rec");
-    common::render(&mech, &cam, &rec);
-    let tracks = dir.path().join("tracks.csv");
-    let o = common::track_rendering(&rec, &mech, &tracks, &[]);
-    assert!(o.status.success(), "{}", common::said(&o));
-    eprintln!("{}", common::said(&o));
+    let (rec, tracks) = common::render_and_track(dir.path(), "rec", &mech, &cam);
     let out = dir.path().join("process");
     common::four_bar_checked(&rec, &tracks, &mech, &out, 0.3, "coloured stickers, H.264");
     let a = common::against_truth(

@@ -461,3 +461,42 @@ pub fn four_bar_camera(path: &Path, replace: &[(&str, &str)]) {
     }
     std::fs::write(path, text).expect("a writable camera file");
 }
+
+/// The four-bar of `pipelines/four-bar.toml` with each of `edit` applied and `keys(marker)`
+/// (lines of the mechanism file's keys) added to each marker's table, written to
+/// `dir/four-bar-<name>.toml`.
+pub fn four_bar_with(
+    dir: &Path,
+    name: &str,
+    edit: &[(&str, &str)],
+    keys: &dyn Fn(&str) -> String,
+) -> PathBuf {
+    let mut text = std::fs::read_to_string(root().join("pipelines/four-bar.toml"))
+        .expect("the four-bar's mechanism file");
+    for (from, to) in edit {
+        text = text.replace(from, to);
+    }
+    for marker in ["K1", "K2", "K3", "R1", "R2"] {
+        text = text.replacen(
+            &format!("name = \"{marker}\"\n"),
+            &format!("name = \"{marker}\"\n{}\n", keys(marker)),
+            1,
+        );
+    }
+    let path = dir.join(format!("four-bar-{name}.toml"));
+    std::fs::write(&path, text).expect("a writable mechanism file");
+    path
+}
+
+/// Render the four-bar `mech` with the camera file `cam` into `dir/<name>` and track it with
+/// the rendering's own camera into `dir/<name>.csv` (its flags beside it), the command's words
+/// printed: the rendering's folder and the tracks table.
+pub fn render_and_track(dir: &Path, name: &str, mech: &Path, cam: &Path) -> (PathBuf, PathBuf) {
+    let rec = dir.join(name);
+    render(mech, cam, &rec);
+    let tracks = dir.join("tracks.csv");
+    let o = track_rendering(&rec, mech, &tracks, &[]);
+    assert!(o.status.success(), "{}", said(&o));
+    eprintln!("{}", said(&o));
+    (rec, tracks)
+}

@@ -103,8 +103,9 @@ fn stack(
 /// quadratic extrapolation of the previous fitted samples (which carries the motion through
 /// the configurations where the markers cannot tell two assembly modes apart: on the bench,
 /// the rocker passing through C'D vertical, where the lever does not see the slide's x), the
-/// first one from the best of a whole turn of the assembly branch. (2) The driving
-/// coordinates of the fitted positions, differentiated by `diff`. (3) Velocities and
+/// first, the first sample with the most markers seen, from the best of a whole turn of the
+/// assembly branch, the samples before it backwards from it (`fold::fit_positions`). (2) The
+/// driving coordinates of the fitted positions, differentiated by `diff`. (3) Velocities and
 /// accelerations from the loop's analysis with the markers' measured rates, the drivers'
 /// rates of (2) entering with the weight [`RATE_PRIOR_WEIGHT`]. Where the markers see every
 /// direction of the motion the two estimates agree and are averaged; near a configuration

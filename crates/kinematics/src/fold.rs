@@ -330,9 +330,11 @@ fn driver_obs(
 }
 
 /// The configurations that best explain the markers, sample by sample, on the motion's
-/// own assembly branch through every fold (see the module's documentation). Each sample is
-/// fitted from the quadratic extrapolation of the earlier ones, the first from the best of a
-/// whole turn of the assembly branch; then each fold's zone is resolved in time order.
+/// own assembly branch through every fold (see the module's documentation). The first sample
+/// with the most markers seen is fitted from the best of a whole turn of the assembly branch,
+/// each later one from the quadratic extrapolation of the earlier ones, and those before it
+/// likewise backwards in time; a sample whose markers give fewer coordinates than drivers is
+/// left unfitted. Then each fold's zone is resolved in time order.
 pub fn fit_positions(
     mech: &Mechanism,
     t: &[f64],
