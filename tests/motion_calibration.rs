@@ -287,6 +287,23 @@ fn calibrating_from_motion_refuses_what_it_cannot_use() {
     let o = args(&tracks, &intrinsics);
     assert!(!o.status.success());
     assert!(said(&o).contains("has no bench plane"), "{}", said(&o));
+    // Markers in front of the plane: the plane fitted is theirs, a depth would count twice.
+    let deep = dir.path().join("deep.toml");
+    let text = std::fs::read_to_string(&mech).unwrap();
+    std::fs::write(&deep, format!("{text}\nmarker_depth = 0.012\n")).unwrap();
+    let o = flexbench(&[
+        "calibrate",
+        "--from-motion",
+        tracks.to_str().unwrap(),
+        "--start",
+        cal.to_str().unwrap(),
+        "--mechanism",
+        deep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(said(&o).contains("would count twice"), "{}", said(&o));
     // Without --start: the command line says what is missing.
     let o = flexbench(&[
         "calibrate",

@@ -126,6 +126,12 @@ pub fn calibrate_motion(
     tracks: &Path,
     out: &Path,
 ) -> Result<(Calibration, MotionRecord, Vec<PathBuf>), PipelineError> {
+    if let Some(m) = mech.markers.iter().find(|m| m.depth != 0.0) {
+        return Err(PipelineError::Input(format!(
+            "marker {} stands {} m in front of the bench plane in the mechanism file: the plane fitted to the motion is the markers' own, so their depths would count twice, and markers at different depths break its one plane; give the markers no depth (or calibrate with a board or clicked points)",
+            m.name, m.depth
+        )));
+    }
     let plane = start.plane.as_ref().ok_or_else(|| {
         PipelineError::Input(
             "the start's calibration has no bench plane: calibrate it with a plane (clicked points, or a board view) first".into(),

@@ -297,43 +297,46 @@ impl PlaneMap {
                     .flatten()
                     .any(|s| matches!(s, Shape::Sticker { .. }))
             });
-        // A grey frame, or (with colour in the scene) its blue, green and red planes.
-        let channels: &[Option<usize>] = match coloured {
-            false => &[None],
-            true => &[Some(0), Some(1), Some(2)],
-        };
-        let mut planes = Vec::with_capacity(channels.len());
-        for &channel in channels {
-            let mut img = vec![0f64; self.xy.len()];
+        // A grey frame, or (with colour in the scene) its blue, green and red planes, painted
+        // in one pass (each shape's coverage computed once).
+        if !coloured {
+            let mut img = vec![[0f64; 1]; self.xy.len()];
             for (r0, r1, instants) in bands {
-                let rows = *r0..(*r1).min(self.height);
-                self.paint(instants, look, rows, channel, &mut img);
+                self.paint(instants, look, *r0..(*r1).min(self.height), &mut img);
             }
-            planes.push(self.finish(&img, look, rng)?);
+            let grey: Vec<f64> = img.iter().map(|p| p[0]).collect();
+            return self.finish(&grey, look, rng);
         }
-        if planes.len() == 1 {
-            return Ok(planes.remove(0));
+        let mut img = vec![[0f64; 3]; self.xy.len()];
+        for (r0, r1, instants) in bands {
+            self.paint(instants, look, *r0..(*r1).min(self.height), &mut img);
         }
-        let planes: opencv::core::Vector<Mat> = planes.into_iter().collect();
+        let planes = (0..3)
+            .map(|c| {
+                let plane: Vec<f64> = img.iter().map(|p| p[c]).collect();
+                self.finish(&plane, look, rng)
+            })
+            .collect::<Result<opencv::core::Vector<Mat>, _>>()?;
         let mut bgr = Mat::default();
         cv("merge", opencv::core::merge(&planes, &mut bgr))?;
         Ok(bgr)
     }
 
-    /// The rows `rows` of `img` painted with the scenes `instants` averaged: grey levels, or
-    /// channel `channel` of a BGR frame.
-    fn paint(
+    /// The rows `rows` of `img` painted with the scenes `instants` averaged: grey levels (one
+    /// channel), or a BGR frame's blue, green and red (three).
+    fn paint<const N: usize>(
         &self,
         instants: &[Vec<Shape>],
         look: &Look,
         rows: std::ops::Range<usize>,
-        channel: Option<usize>,
-        img: &mut [f64],
+        img: &mut [[f64; N]],
     ) {
-        let background = match (look.background_rgb, channel) {
-            (Some(rgb), Some(c)) => rgb[2 - c],
-            _ => look.background,
-        };
+        let channel = |c: usize| (N == 3).then_some(c);
+        let background: [f64; N] =
+            std::array::from_fn(|c| match (look.background_rgb, channel(c)) {
+                (Some(rgb), Some(c)) => rgb[2 - c],
+                _ => look.background,
+            });
         let (r0, r1) = (rows.start, rows.end);
         let k = instants.len().max(1) as f64;
         for shapes in instants {
@@ -346,24 +349,32 @@ impl PlaneMap {
                 hi = [hi[0].max(b[2]), hi[1].max(b[3])];
             }
             let boxes: Vec<[f64; 4]> = shapes.iter().map(|s| s.bounds()).collect();
+            let levels: Vec<[f64; N]> = shapes
+                .iter()
+                .map(|sh| std::array::from_fn(|c| sh.level(channel(c))))
+                .collect();
             let span = r0 * self.width..r1 * self.width;
             for (p, pixel) in img.iter_mut().enumerate().take(span.end).skip(span.start) {
                 let [x, y] = self.xy[p];
                 let s = self.scale[p];
                 let mut val = background;
                 if x >= lo[0] - s && x <= hi[0] + s && y >= lo[1] - s && y <= hi[1] + s {
-                    for (sh, b) in shapes.iter().zip(&boxes) {
+                    for ((sh, b), level) in shapes.iter().zip(&boxes).zip(&levels) {
                         if x < b[0] - s || x > b[2] + s || y < b[1] - s || y > b[3] + s {
                             continue;
                         }
                         let d = sh.distance([x, y]);
                         let cov = (0.5 - d / s).clamp(0.0, 1.0);
                         if cov > 0.0 {
-                            val = val * (1.0 - cov) + sh.level(channel) * cov;
+                            for c in 0..N {
+                                val[c] = val[c] * (1.0 - cov) + level[c] * cov;
+                            }
                         }
                     }
                 }
-                *pixel += val / k;
+                for c in 0..N {
+                    pixel[c] += val[c] / k;
+                }
             }
         }
     }
