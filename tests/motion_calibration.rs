@@ -26,16 +26,10 @@ use flexbench_vision::motion_camera::{displacement, grid, Displacement};
 use flexbench_vision::Calibration;
 use nalgebra::Vector2;
 
-/// The bench positions of `pixels` through the calibration at `path`.
+/// The bench positions of `pixels` through the calibration `cal` (with its bench plane).
 fn benched(cal: &Calibration, pixels: &[(f64, f64)]) -> Vec<Vector2<f64>> {
     let plane = cal.plane.expect("a bench plane");
-    pixels
-        .iter()
-        .map(|&(u, v)| {
-            let (x, y) = plane.pixel_to_bench(&cal.intrinsics, u, v);
-            Vector2::new(x, y)
-        })
-        .collect()
+    flexbench_vision::motion_camera::benched(&cal.intrinsics, &plane, pixels)
 }
 
 /// How the calibration at `path` differs from the true camera's over `pixels`.
@@ -262,7 +256,7 @@ fn calibrating_from_motion_refuses_what_it_cannot_use() {
     let sim = common::simulated_default_bench(dir.path());
     let cal = root().join("recordings/default/truth/camera.yaml");
     let out = dir.path().join("motion.yaml");
-    let args = |tracks: &Path, cal: &Path| {
+    let args_with = |tracks: &Path, cal: &Path, mech: &Path| {
         flexbench(&[
             "calibrate",
             "--from-motion",
@@ -275,6 +269,7 @@ fn calibrating_from_motion_refuses_what_it_cannot_use() {
             out.to_str().unwrap(),
         ])
     };
+    let args = |tracks: &Path, cal: &Path| args_with(tracks, cal, &mech);
     let o = args(&sim.join("tracks.csv"), &cal);
     assert!(!o.status.success());
     assert!(said(&o).contains("no pixel (u, v)"), "{}", said(&o));
@@ -291,17 +286,7 @@ fn calibrating_from_motion_refuses_what_it_cannot_use() {
     let deep = dir.path().join("deep.toml");
     let text = std::fs::read_to_string(&mech).unwrap();
     std::fs::write(&deep, format!("{text}\nmarker_depth = 0.012\n")).unwrap();
-    let o = flexbench(&[
-        "calibrate",
-        "--from-motion",
-        tracks.to_str().unwrap(),
-        "--start",
-        cal.to_str().unwrap(),
-        "--mechanism",
-        deep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = args_with(&tracks, &cal, &deep);
     assert!(!o.status.success());
     assert!(said(&o).contains("would count twice"), "{}", said(&o));
     // Without --start: the command line says what is missing.

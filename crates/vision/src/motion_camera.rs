@@ -14,8 +14,8 @@ use nalgebra::{DMatrix, Matrix3, Vector2, Vector3};
 
 use crate::camera::{BenchPlane, Intrinsics};
 
-/// The bench positions (m) of `pixels` through a camera.
-fn benched(intr: &Intrinsics, plane: &BenchPlane, pixels: &[(f64, f64)]) -> Vec<Vector2<f64>> {
+/// The bench positions (m) of `pixels` (px) through a camera and its bench plane.
+pub fn benched(intr: &Intrinsics, plane: &BenchPlane, pixels: &[(f64, f64)]) -> Vec<Vector2<f64>> {
     pixels
         .iter()
         .map(|&(u, v)| {
