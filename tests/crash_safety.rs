@@ -2,7 +2,8 @@
 //! write. After every kill each stage's folder is a whole stage, the old one or the new one:
 //! its `stage.json` parses, every file it lists is there with the bytes it lists, and nothing
 //! else is (no half-written file in the place of a result); the manifest parses. A run after the
-//! kills finishes.
+//! kills finishes. Four runs are started, each killed at a moment drawn uniformly over a whole
+//! run's span (at least three of them before they end).
 
 use crate::common;
 
@@ -104,7 +105,7 @@ fn killed_runs_leave_every_stage_whole() {
     let span = clock.elapsed().as_secs_f64();
     let mut rng = common::gauss::Gauss::new(0x5DEECE66D);
     let mut kills = 0;
-    for k in 2..8 {
+    for k in 2..6 {
         // A moment uniformly within the run.
         let u = rng.uniform();
         let at = Duration::from_secs_f64(0.2 + u * (span - 0.2));
@@ -137,13 +138,13 @@ fn killed_runs_leave_every_stage_whole() {
         );
     }
     assert!(
-        kills >= 4,
+        kills >= 3,
         "only {kills} runs were killed before they finished"
     );
     let last = Command::new(bin)
         .args([
             "run",
-            pipeline(dir.path(), 8).to_str().unwrap(),
+            pipeline(dir.path(), 6).to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
         ])

@@ -40,6 +40,8 @@ fn printed_fiducials_from_video_to_forces() {
         &cam,
         &[
             ("distance = 1.0", "distance = 0.7"),
+            // A second of motion: three turns of the crank (200 rpm).
+            ("duration = 2.0", "duration = 1.0"),
             (
                 "bitrate_mbps = 18.0",
                 "bitrate_mbps = 18.0\nfiducial_side = 0.025",

@@ -21,6 +21,8 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
+use common::cdp::{downloaded, Browser};
+
 /// The four-bar with its markers of a kind (the mechanism file's `keys` for it).
 fn mechanism(dir: &Path, name: &str, keys: &str) -> PathBuf {
     common::four_bar_with(dir, name, &[], &|_| keys.to_string())
@@ -30,7 +32,13 @@ fn mechanism(dir: &Path, name: &str, keys: &str) -> PathBuf {
 fn dark_discs_on_a_light_wall_from_video_to_forces() {
     let dir = tempfile::tempdir().unwrap();
     let cam = dir.path().join("camera.toml");
-    common::four_bar_camera(&cam, &[("background = 90.0", "background = 200.0")]);
+    common::four_bar_camera(
+        &cam,
+        &[
+            ("background = 90.0", "background = 200.0"),
+            ("duration = 2.0", "duration = 1.0"),
+        ],
+    );
     let mech = mechanism(dir.path(), "dark", "kind = \"dark\"");
     let (rec, tracks) = common::render_and_track(dir.path(), "rec", &mech, &cam);
     let out = dir.path().join("process");
@@ -108,6 +116,7 @@ fn coloured_stickers_on_a_coloured_wall_from_video_to_forces() {
         a.kept_rms_px > 0.1,
         "the chroma's limit, stated in the docs, has moved: restate it"
     );
+    review_in_colour(&rec, &mech, &tracks, &a.bad);
     // Blue stickers asked for: none where the mechanism places the markers.
     let blue = mechanism(dir.path(), "blue", "kind = \"colour\"\nhue = 240.0");
     let none = dir.path().join("none.csv");
@@ -115,4 +124,64 @@ fn coloured_stickers_on_a_coloured_wall_from_video_to_forces() {
     eprintln!("blue asked of green stickers: {}", common::said(&o));
     assert!(!o.status.success(), "{}", common::said(&o));
     assert!(!none.exists());
+}
+
+/// The review page of the coloured run's flagged samples in Chromium (real clicks): one sample
+/// per flagged (frame, marker), each crop in the video's colours (the sticker's green, not a
+/// grey conversion), and the sample more than 1 px off (`bad`, the glint on K2) clicked at its
+/// true centre after accepting those before it: `corrections.toml` moves it there.
+fn review_in_colour(rec: &Path, mech: &Path, tracks: &Path, bad: &[((String, String), f64, bool)]) {
+    let dir = tracks.parent().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (flags, out) = (tracks.with_file_name("flags.csv"), dir.join("overlay"));
+    #[rustfmt::skip]
+    common::ok(&["overlay", "--video", &s(&rec.join("video.mp4")), "--calibration", &s(&rec.join("truth/camera.yaml")), "--tracks", &s(tracks), "--flags", &s(&flags), "--mechanism", &s(mech), "--out", &s(&out)]);
+    let f = common::read_csv(&flags);
+    let flagged: std::collections::BTreeSet<(&String, &String)> =
+        f["frame"].iter().zip(&f["marker"]).collect();
+    let downloads = dir.join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let url = format!("file://{}", out.join("review.html").display());
+    let mut b = Browser::open(&url, &dir.join("profile"), &downloads);
+    let n = b.eval("S.length").as_u64().unwrap() as usize;
+    assert_eq!(n, flagged.len(), "one sample per flagged (frame, marker)");
+    // Each crop's most saturated pixel (max - min of R, G, B): the sticker's, 0 in grey.
+    b.wait_for("imgs.length === S.length && imgs.every(function(m){return m.complete;})");
+    let least = b.eval(
+        "Math.min.apply(null, imgs.map(function(m){var c=document.createElement('canvas');c.width=m.width;c.height=m.height;var g=c.getContext('2d');g.drawImage(m,0,0);var d=g.getImageData(0,0,m.width,m.height).data,x=0;for(var k=0;k<d.length;k+=4){x=Math.max(x,Math.max(d[k],d[k+1],d[k+2])-Math.min(d[k],d[k+1],d[k+2]));}return x;}))",
+    );
+    eprintln!("review page: {n} samples, the least saturated crop's most saturated pixel {least}");
+    assert!(least.as_f64().unwrap() > 80.0, "grey crops: {least}");
+    let ((frame, marker), ..) = bad.first().expect("the glint's sample");
+    let k = (0..n)
+        .find(|&k| {
+            let v = b.eval(&format!("[String(S[{k}].frame), S[{k}].marker]"));
+            v[0].as_str() == Some(frame) && v[1].as_str() == Some(marker)
+        })
+        .expect("the glint's sample on the page");
+    for j in 0..k {
+        b.click("#accept");
+        b.wait_for(&format!("cv.getAttribute('data-index') === '{}'", j + 1));
+    }
+    let truth = common::read_csv(&rec.join("truth/tracks.csv"));
+    let (tu, tv) = (common::num(&truth, "u"), common::num(&truth, "v"));
+    let j = (0..tu.len())
+        .find(|&j| &truth["frame"][j] == frame && &truth["marker"][j] == marker)
+        .unwrap();
+    let v = b.eval(&format!("[S[{k}].x0, S[{k}].y0]"));
+    let (x0, y0) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+    let (dx, dy) = (
+        ((tu[j] - x0 + 0.5) * 8.0).round(),
+        ((tv[j] - y0 + 0.5) * 8.0).round(),
+    );
+    b.click_in("#crop", dx, dy);
+    b.click("#download");
+    let text = downloaded(&downloads.join("corrections.toml"));
+    let r1 = |x: f64| (x * 10.0).round() / 10.0;
+    let (mu, mv) = (r1(x0 - 0.5 + dx / 8.0), r1(y0 - 0.5 + dy / 8.0));
+    let moved = format!(
+        "[[move]]\nmarker = \"{marker}\"\nframes = [{frame}, {frame}]\nto = [{mu}, {mv}]\n"
+    );
+    assert!(text.contains(&moved), "{text}\nexpected:\n{moved}");
+    assert!((mu - tu[j]).abs() <= 0.11 && (mv - tv[j]).abs() <= 0.11);
 }

@@ -9,11 +9,11 @@
 //! |---|---|---|---|
 //! | depth and readout given | 0.063 mm | 2.21 % | 2.26 % |
 //! | neither given | 2.470 mm | 22.58 % | 22.99 % |
-//! | depth estimated (11.95 mm), readout given | 0.062 mm | 2.23 % | 2.28 % |
 //! | both estimated (11.94 mm, 3.38 ms) | 0.079 mm | 2.19 % | 2.24 % |
 //!
-//! - Given (the mechanism file's `marker_depth`, `--readout 0.0035`), estimated (`--estimate-depth`,
-//!   `--estimate-readout`) or both: the markers within 0.2 mm RMS of the truth, the forces at B
+//! - Given (the mechanism file's `marker_depth`, `--readout 0.0035`) or both estimated
+//!   (`--estimate-depth`, `--estimate-readout`; the depth alone estimated was measured once:
+//!   11.95 mm, the forces 2.23 and 2.28 %): the markers within 0.2 mm RMS of the truth, the forces at B
 //!   and C' within 3 % RMS of their peaks, the depth within 1 mm, the readout within a tenth.
 //! - Neither given (today's figure beside them): the markers are taken in the bench plane at
 //!   their frame's time, scaled about the camera's foot by 1.4 % and late by their row's delay,
@@ -119,12 +119,6 @@ fn markers_twelve_millimetres_in_front_of_the_board() {
     let given = track_and_process(&rec, &front, &dir.path().join("given"), &given_readout);
     let plain = root().join("pipelines/wind-pump.toml");
     let not_given = track_and_process(&rec, &plain, &dir.path().join("plain"), &[]);
-    let estimated = track_and_process(
-        &rec,
-        &plain,
-        &dir.path().join("estimated"),
-        &["--estimate-depth", "--readout", "0.0035"],
-    );
     let both = track_and_process(
         &rec,
         &plain,
@@ -148,7 +142,6 @@ fn markers_twelve_millimetres_in_front_of_the_board() {
     for (what, o) in [
         ("depth and readout given", &given),
         ("neither given", &not_given),
-        ("depth estimated, readout given", &estimated),
         ("both estimated", &both),
     ] {
         eprintln!(
@@ -187,12 +180,6 @@ fn markers_twelve_millimetres_in_front_of_the_board() {
         "{}",
         not_given.said
     );
-    assert!(
-        (depth(&estimated.said) - 12.0).abs() < 1.0,
-        "{}",
-        estimated.said
-    );
-    assert!(estimated.markers < 2e-4 && estimated.forces.iter().all(|e| *e < 0.03));
     // Both from the motion: the depth within 1 mm, the readout within a tenth, the forces as
     // with both given; not given, the readout is warned about, named.
     assert!((depth(&both.said) - 12.0).abs() < 1.0, "{}", both.said);

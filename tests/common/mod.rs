@@ -413,6 +413,15 @@ pub fn four_bar_checked(
         "{what}: {} samples of {}, {:.3} px RMS ({:.3} px those not flagged), more than 1 px: {:?}",
         a.samples, a.truth, a.rms_px, a.kept_rms_px, a.bad
     );
+    let table = read_csv(&flags);
+    let mut by_reason = std::collections::BTreeMap::new();
+    for (i, r) in table.get("reason").into_iter().flatten().enumerate() {
+        by_reason
+            .entry(r.clone())
+            .or_insert_with(Vec::new)
+            .push(format!("{} {}", table["frame"][i], table["marker"][i]));
+    }
+    eprintln!("{what}: flags by reason {by_reason:?}");
     assert!(a.samples * 100 >= 98 * a.truth, "{} samples", a.samples);
     assert!(a.kept_rms_px < rms_px, "{} px RMS", a.kept_rms_px);
     assert!(

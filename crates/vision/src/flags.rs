@@ -12,7 +12,8 @@
 //!   out), the residual reprojected to pixels and scaled as above, the same chi-square.
 //! - **area** and **partly_hidden**: the log of the blob's area at half its peak against the running median of
 //!   the marker's areas over 15 frames each side, over 1.4826 times the median absolute
-//!   deviation of those logs (at least 0.02): a normal score, failed beyond its 1 - alpha
+//!   deviation of those logs (at least 0.02, and at least a whole-pixel count's spread,
+//!   sqrt(r) px for a disc of radius r px: `count_floor`): a normal score, failed beyond its 1 - alpha
 //!   quantile above (grown: a glint or another blob merged) or below (partly hidden).
 //! - **shape**: the log of the blob's elongation likewise, failed above.
 //! - **second_blob**: the nearest other blob among the marker's candidates, when its
@@ -120,8 +121,8 @@ pub(crate) fn test_samples(
         let measured: Vec<Option<Blob>> = (0..series.len())
             .map(|k| series[k].filter(|_| !corrected.contains(&(k, m))))
             .collect();
-        let area = running_scores(&measured, |b| b.half_area.ln());
-        let shape = running_scores(&measured, |b| b.elongation.ln());
+        let area = running_scores(&measured, |b| b.half_area.ln(), count_floor(&measured));
+        let shape = running_scores(&measured, |b| b.elongation.ln(), LOG_FLOOR);
         for k in 0..series.len() {
             let (a, s) = (area[k].unwrap_or(0.0), shape[k].unwrap_or(0.0));
             push(k, m, FlagReason::Area, a / z);
@@ -195,10 +196,39 @@ fn quadratic_at_zero(pts: &[(f64, Blob)], f: impl Fn(&Blob) -> f64) -> Option<f6
     ata.lu().solve(&atb).map(|c| c[0])
 }
 
+/// The area test's scale floor for a marker (log units): [`LOG_FLOOR`], or the spread of a
+/// count of whole pixels when larger. A disc of radius r px counted in whole pixels varies with
+/// its sub-pixel position by 0.42-0.73 sqrt(r) px RMS, within +-2.5 sqrt(r) (the lattice-point
+/// problem; counted over 4000 random offsets for r = 2 to 12 px); its median absolute
+/// deviation may be 0 (at r = 3.6 px, 40 or 41 px nearly always, 39 to 44 over the offsets),
+/// and a blob whose response is flat and noise-free (a coloured sticker's hue) would then fail
+/// for a pixel's change. The floor takes sqrt(r) px over the marker's median area A (r =
+/// sqrt(A / pi)): 0.047 at A = 40 px, LOG_FLOOR from A = 100 px on.
+fn count_floor(series: &[Option<Blob>]) -> f64 {
+    let mut areas: Vec<f64> = series
+        .iter()
+        .flatten()
+        .map(|b| b.half_area)
+        .filter(|a| a.is_finite() && *a > 0.0)
+        .collect();
+    if areas.is_empty() {
+        return LOG_FLOOR;
+    }
+    let mid = areas.len() / 2;
+    areas.select_nth_unstable_by(mid, f64::total_cmp);
+    let a = areas[mid];
+    let r = (a / std::f64::consts::PI).sqrt();
+    (r.sqrt() / a).max(LOG_FLOOR)
+}
+
 /// Each sample's normal score of `f` against the running median of the marker's values over
 /// [`MEDIAN_HALF`] frames each side (itself left out), scaled by the robust spread of those
-/// differences (at least [`LOG_FLOOR`]).
-fn running_scores(series: &[Option<Blob>], f: impl Fn(&Blob) -> f64) -> Vec<Option<f64>> {
+/// differences (at least `floor`, log units).
+fn running_scores(
+    series: &[Option<Blob>],
+    f: impl Fn(&Blob) -> f64,
+    floor: f64,
+) -> Vec<Option<f64>> {
     let n = series.len();
     let values: Vec<Option<f64>> = series.iter().map(|b| b.as_ref().map(&f)).collect();
     let diffs: Vec<Option<f64>> = (0..n)
@@ -216,7 +246,7 @@ fn running_scores(series: &[Option<Blob>], f: impl Fn(&Blob) -> f64) -> Vec<Opti
             Some(x - near[mid])
         })
         .collect();
-    let scale = robust_scale(diffs.iter().flatten().copied().collect(), LOG_FLOOR);
+    let scale = robust_scale(diffs.iter().flatten().copied().collect(), floor);
     diffs.iter().map(|d| d.map(|d| d / scale)).collect()
 }
 
@@ -358,10 +388,51 @@ mod tests {
             .collect();
         assert_eq!(over, vec![100]);
         let z = normal_quantile(1.0 - 1e-3);
-        let area = running_scores(&series, |b| b.half_area.ln());
+        let area = running_scores(&series, |b| b.half_area.ln(), LOG_FLOOR);
         let low: Vec<usize> = (0..200)
             .filter(|&k| area[k].is_some_and(|s| s < -z))
             .collect();
         assert_eq!(low, vec![150]);
+    }
+
+    /// A sticker whose response is flat and noise-free: its area at half its peak is a count of
+    /// whole pixels of a 3.6 px disc at the marker's sub-pixel position (40 or 41 px nearly
+    /// always, 39 to 44). At a false-alarm level of 1e-6 no clean sample fails the area test,
+    /// and one hidden by a third still fails it.
+    #[test]
+    fn a_whole_pixel_count_is_no_change_of_area() {
+        let count = |du: f64, dv: f64| {
+            let mut n = 0.0;
+            for y in -6..=6 {
+                for x in -6..=6 {
+                    if (x as f64 - du).hypot(y as f64 - dv) <= 3.6 {
+                        n += 1.0;
+                    }
+                }
+            }
+            n
+        };
+        let mut series: Vec<Option<Blob>> = (0..600)
+            .map(|k| {
+                let t = k as f64 / 240.0;
+                let (u, v) = (
+                    300.0 + 60.0 * (14.6 * t).cos(),
+                    200.0 + 40.0 * (14.6 * t).sin(),
+                );
+                blob(u, v, count(u.fract(), v.fract()))
+            })
+            .collect();
+        if let Some(b) = series[300].as_mut() {
+            b.half_area *= 2.0 / 3.0;
+        }
+        let z = normal_quantile(1.0 - 1e-6);
+        let area = running_scores(&series, |b| b.half_area.ln(), count_floor(&series));
+        let failed: Vec<usize> = (0..600)
+            .filter(|&k| area[k].is_some_and(|s| s.abs() > z))
+            .collect();
+        assert_eq!(failed, vec![300]);
+        // The fixed floor alone fails clean samples.
+        let fixed = running_scores(&series, |b| b.half_area.ln(), LOG_FLOOR);
+        assert!((0..600).any(|k| k != 300 && fixed[k].is_some_and(|s| s.abs() > z)));
     }
 }
