@@ -314,6 +314,19 @@ pub struct AgainstTruth {
     pub kept_rms_px: f64,
     /// (frame, marker), distance (px) and whether flagged, for every sample more than 1 px off.
     pub bad: Vec<((String, String), f64, bool)>,
+    /// Each marker's samples not flagged: their sum of squared distances (px^2) and count.
+    pub kept_by_marker: std::collections::BTreeMap<String, (f64, usize)>,
+}
+
+impl AgainstTruth {
+    /// RMS distance from the truth of the samples not flagged of the markers `names`, px.
+    pub fn kept_rms_of(&self, names: &[&str]) -> f64 {
+        let (s, n) = names
+            .iter()
+            .filter_map(|m| self.kept_by_marker.get(*m))
+            .fold((0.0, 0), |(s, n), (a, b)| (s + a, n + b));
+        (s / n.max(1) as f64).sqrt()
+    }
 }
 
 /// The tracks at `tracks` and their flags at `flags` against the truth at `truth`.
@@ -335,6 +348,7 @@ pub fn against_truth(truth: &Path, tracks: &Path, flags: &Path) -> AgainstTruth 
     );
     let (mut sum2, mut bad) = (0.0, Vec::new());
     let (mut kept2, mut kept) = (0.0, 0usize);
+    let mut kept_by_marker = std::collections::BTreeMap::new();
     for i in 0..got["frame"].len() {
         let key = (got["frame"][i].clone(), got["marker"][i].clone());
         let j = at[&key];
@@ -342,6 +356,8 @@ pub fn against_truth(truth: &Path, tracks: &Path, flags: &Path) -> AgainstTruth 
         sum2 += d * d;
         if !flagged.contains(&key) {
             (kept2, kept) = (kept2 + d * d, kept + 1);
+            let e = kept_by_marker.entry(key.1.clone()).or_insert((0.0, 0));
+            *e = (e.0 + d * d, e.1 + 1);
         }
         if d > 1.0 {
             let f = flagged.contains(&key);
@@ -355,6 +371,7 @@ pub fn against_truth(truth: &Path, tracks: &Path, flags: &Path) -> AgainstTruth 
         rms_px: (sum2 / samples.max(1) as f64).sqrt(),
         kept_rms_px: (kept2 / kept.max(1) as f64).sqrt(),
         bad,
+        kept_by_marker,
     }
 }
 

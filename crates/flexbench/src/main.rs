@@ -998,10 +998,10 @@ fn track_command(args: TrackArgs) -> Result<()> {
         (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
         (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
     };
-    let (layout, kind, codes, depths) = match &mech {
+    let (layout, (kind, kinds), codes, depths) = match &mech {
         Some(m) => (
             Some(flexbench_pipeline::track::layout_of(m, &names)?),
-            flexbench_pipeline::track::kind_of(m, &names)?,
+            flexbench_pipeline::track::kind_of(m, &names),
             flexbench_pipeline::track::codes_of(m, &names),
             flexbench_pipeline::track::depths_of(m, &names),
         ),
@@ -1021,6 +1021,7 @@ fn track_command(args: TrackArgs) -> Result<()> {
         min_area,
         max_area,
         kind,
+        kinds,
         codes,
         templates: clicks,
         depths,

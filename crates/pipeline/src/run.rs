@@ -360,9 +360,11 @@ impl RecordingRun<'_, '_> {
             t.max_area.unwrap_or(defaults.max_area),
         );
         crate::track::check_areas(min_area, max_area, "[track] min_area", "max_area")?;
+        let (kind, kinds) = crate::track::kind_of(self.mech, &markers);
         Ok(flexbench_vision::track::TrackConfig {
             layout: Some(crate::track::layout_of(self.mech, &markers)?),
-            kind: crate::track::kind_of(self.mech, &markers)?,
+            kind,
+            kinds,
             codes: crate::track::codes_of(self.mech, &markers),
             templates: match templates {
                 Some(t) => crate::track::read_templates(t, &markers)?,

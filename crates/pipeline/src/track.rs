@@ -226,8 +226,8 @@ pub fn check_readout(
     }
 }
 
-/// The fiducial markers' identities in their dictionary, in the order of `names` (empty when
-/// the markers are no fiducials).
+/// The fiducial markers' identities in their dictionary, in the order of `names` (0 for a
+/// marker of another kind; empty when no marker is a fiducial).
 pub fn codes_of(mech: &Mechanism, names: &[String]) -> Vec<u32> {
     let codes: Vec<Option<u32>> = names
         .iter()
@@ -241,10 +241,10 @@ pub fn codes_of(mech: &Mechanism, names: &[String]) -> Vec<u32> {
                 })
         })
         .collect();
-    codes
-        .into_iter()
-        .collect::<Option<Vec<u32>>>()
-        .unwrap_or_default()
+    if codes.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    codes.into_iter().map(|c| c.unwrap_or(0)).collect()
 }
 
 /// The markers' depths in front of the bench plane (the mechanism's `depth` of each, m), in
@@ -261,28 +261,25 @@ pub fn depths_of(mech: &Mechanism, names: &[String]) -> Vec<f64> {
         .collect()
 }
 
-/// How the markers `names` look (the mechanism's `kind` of each): one kind for the recording.
-/// An error names the markers of each kind when they differ (the tracker seeks one kind in a
-/// video; track them in two passes, one per kind, with `[track] markers`).
-pub fn kind_of(mech: &Mechanism, names: &[String]) -> Result<MarkerKind, PipelineError> {
-    let kinds: Vec<(&str, MarkerKind)> = mech
-        .markers
+/// How the markers `names` look (the mechanism's `kind` of each, in the order of `names`): the
+/// first marker's kind, and each marker's when they differ (else empty). Markers of several
+/// looks are followed by one tracker per look on the same frames (`flexbench_vision::kinds`).
+pub fn kind_of(mech: &Mechanism, names: &[String]) -> (MarkerKind, Vec<MarkerKind>) {
+    let kinds: Vec<MarkerKind> = names
         .iter()
-        .filter(|m| names.contains(&m.name))
-        .map(|m| (m.name.as_str(), m.kind))
+        .map(|n| {
+            mech.markers
+                .iter()
+                .find(|m| &m.name == n)
+                .map_or(MarkerKind::Bright, |m| m.kind)
+        })
         .collect();
-    let first = kinds.first().map_or(MarkerKind::Bright, |k| k.1);
-    if kinds.iter().all(|k| k.1.same_look(first)) {
-        return Ok(first);
+    let first = kinds.first().copied().unwrap_or(MarkerKind::Bright);
+    if kinds.iter().all(|k| k.same_look(first)) {
+        (first, Vec::new())
+    } else {
+        (first, kinds)
     }
-    let list = kinds
-        .iter()
-        .map(|(n, k)| format!("{n}: {}", k.name()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Err(PipelineError::Input(format!(
-        "the markers tracked are of different kinds ({list}): the tracker seeks one kind in a video; track each kind on its own (name them in [track] markers or --markers)"
-    )))
 }
 
 /// The joint points of body `b` that the assembly places, relative to its centroid (m).

@@ -15,6 +15,7 @@ pub mod corrections;
 pub mod depth;
 pub mod fiducial;
 pub mod flags;
+pub mod kinds;
 mod labels;
 pub mod lens;
 pub mod motion_camera;

@@ -75,8 +75,11 @@ pub struct TrackConfig {
     /// response image), printed fiducials (by their code) or features clicked once (by their
     /// template).
     pub kind: MarkerKind,
-    /// Each fiducial marker's identity in its dictionary (in the order of `markers`; empty for
-    /// other kinds).
+    /// Each marker's kind when they differ (in the order of `markers`; empty: all `kind`): each
+    /// look followed by its own tracker on the same frames (`kinds`).
+    pub kinds: Vec<MarkerKind>,
+    /// Each fiducial marker's identity in its dictionary (in the order of `markers`, any value
+    /// for markers of other kinds; empty when no marker is a fiducial).
     pub codes: Vec<u32>,
     /// The features clicked once and followed by their template (`template`), for markers of
     /// the template kind.
@@ -108,6 +111,7 @@ impl Default for TrackConfig {
             corrections: Vec::new(),
             timing: TimeBaseConfig::default(),
             kind: MarkerKind::Bright,
+            kinds: Vec::new(),
             codes: Vec::new(),
             templates: Vec::new(),
             depths: Vec::new(),
@@ -650,6 +654,40 @@ fn seek_in(frame: &Mat, w: [f64; 4], cfg: &TrackConfig) -> Result<Option<Blob>, 
     })
 }
 
+/// The trackers of the groups of one look (`kinds::split`) as one over every marker of `cfg`:
+/// the samples and the corrected ones in the markers' order, the gaps and rejected blobs
+/// summed, the lock at the latest group's, the frames on the fast path those of every group.
+fn merged<'a>(
+    mut trackers: Vec<Tracker<'a>>,
+    groups: &[crate::kinds::Group],
+    cfg: &'a TrackConfig,
+    view: View<'a>,
+) -> Tracker<'a> {
+    if trackers.len() == 1 {
+        return trackers.remove(0);
+    }
+    let mut all = Tracker::new(cfg, view);
+    let frames = trackers.first().map_or(0, |t| t.per_frame.len());
+    all.per_frame = vec![vec![None; cfg.markers.len()]; frames];
+    all.summary.window_frames = frames;
+    for (t, g) in trackers.iter().zip(groups) {
+        for (k, samples) in t.per_frame.iter().enumerate() {
+            for (j, b) in samples.iter().enumerate() {
+                all.per_frame[k][g.index[j]] = *b;
+            }
+        }
+        for (&(k, j), b) in &t.corrected {
+            all.corrected.insert((k, g.index[j]), *b);
+        }
+        let s = &t.summary;
+        all.summary.gaps += s.gaps;
+        all.summary.rejected_blobs += s.rejected_blobs;
+        all.summary.lock_frame = all.summary.lock_frame.max(s.lock_frame);
+        all.summary.window_frames = all.summary.window_frames.min(s.window_frames);
+    }
+    all
+}
+
 /// One locked frame in this many is searched over the lever's neighbourhood rather than in the
 /// markers' own windows (see [`track_video`]).
 pub const WINDOW_CHECK_EVERY: usize = 16;
@@ -667,17 +705,28 @@ fn check_config(cfg: &TrackConfig, cal: &Calibration, p: &str) -> Result<(), Vis
     }
     check_depths(cfg, cal).map_err(fail)?;
     let (w, h) = (cal.intrinsics.width, cal.intrinsics.height);
-    if cfg.kind == MarkerKind::Template {
-        crate::template::check(&cfg.templates, w, h).map_err(fail)?;
-        if let Some(m) = (0..nm).find(|m| cfg.templates.iter().all(|c| c.marker != *m)) {
-            return Err(fail(format!(
-                "the marker '{}' is a feature followed by its template, but no click gives it: add a [[template]] with marker = \"{}\" to the templates file (--templates, [inputs] templates)",
-                cfg.markers[m], cfg.markers[m]
-            )));
-        }
-    }
     crate::corrections::check(&cfg.corrections, nm, w, h)
         .map_err(|r| fail(format!("the corrections: {r}")))
+}
+
+/// The clicks of a group of template markers (`kinds`): each inside the image, one per marker.
+fn check_templates(cfg: &TrackConfig, cal: &Calibration, p: &str) -> Result<(), VisionError> {
+    if cfg.kind != MarkerKind::Template {
+        return Ok(());
+    }
+    let fail = |reason: String| VisionError::Tracking {
+        path: p.into(),
+        reason,
+    };
+    let (w, h) = (cal.intrinsics.width, cal.intrinsics.height);
+    crate::template::check(&cfg.templates, w, h).map_err(fail)?;
+    match (0..cfg.markers.len()).find(|m| cfg.templates.iter().all(|c| c.marker != *m)) {
+        Some(m) => Err(fail(format!(
+            "the marker '{}' is a feature followed by its template, but no click gives it: add a [[template]] with marker = \"{}\" to the templates file (--templates, [inputs] templates)",
+            cfg.markers[m], cfg.markers[m]
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The markers' depths: one per marker (or none), finite, each in front of the camera.
@@ -735,42 +784,42 @@ pub fn track_video(
     )?
     .max(0.0) as usize;
     check_config(cfg, cal, &p)?;
+    let groups = crate::kinds::split(cfg).map_err(|reason| VisionError::Tracking {
+        path: p.clone(),
+        reason,
+    })?;
+    for g in &groups {
+        check_templates(&g.cfg, cal, &p)?;
+    }
     let start = Instant::now();
-    let mut tracker = Tracker::new(cfg, View { cal, plane: &plane });
-    if cfg.kind == MarkerKind::Template {
-        tracker.templates = Some(crate::template::Templates::new(cfg.templates.clone()));
-    }
-    if let MarkerKind::Fiducial { dictionary, .. } = cfg.kind {
-        tracker.fiducials = Some(crate::fiducial::Fiducials::new(
-            dictionary,
-            cfg.codes.clone(),
-        )?);
-    }
+    let view = View { cal, plane: &plane };
+    let mut trackers = groups
+        .iter()
+        .map(|g| Tracker::for_kind(&g.cfg, view))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut frame = Mat::default();
     let mut stamps: Vec<f64> = Vec::new();
     let decoder = Decoder::spawn(cap);
     while let Ok(item) = decoder.frames.recv() {
-        let (decoded, ts) = item.map_err(|e| {
-            video_err(format!(
-                "decoding frame {} failed ({e})",
-                tracker.per_frame.len()
-            ))
-        })?;
+        let (decoded, ts) =
+            item.map_err(|e| video_err(format!("decoding frame {} failed ({e})", stamps.len())))?;
         decoder.recycle(std::mem::replace(&mut frame, decoded));
         stamps.push(ts / 1000.0);
-        let k = tracker.per_frame.len();
-        tracker.frame(&frame)?;
+        let k = stamps.len() - 1;
+        for t in trackers.iter_mut() {
+            t.frame(&frame)?;
+        }
         if k.is_multiple_of(16) {
             progress(k, total);
         }
     }
     decoder.finish();
-    if tracker.per_frame.is_empty() {
+    if stamps.is_empty() {
         return Err(video_err(
             "holds no frame that can be decoded (empty or truncated file)".into(),
         ));
     }
-    let frames = tracker.per_frame.len();
+    let frames = stamps.len();
     if let Some(c) = cfg.templates.iter().find(|c| c.frame >= frames) {
         return Err(VisionError::Tracking {
             path: p,
@@ -782,7 +831,10 @@ pub fn track_video(
             ),
         });
     }
-    tracker.check_lock(&p)?;
+    for t in &trackers {
+        t.check_lock(&p)?;
+    }
+    let mut tracker = merged(trackers, &groups, cfg, view);
     if let Some(c) = cfg.corrections.iter().find(|c| c.frames[1] >= frames) {
         let last = frames.saturating_sub(1);
         return Err(VisionError::Tracking {
@@ -987,6 +1039,22 @@ impl<'a> Tracker<'a> {
             unfound: None,
             templates: None,
         }
+    }
+
+    /// A tracker of the markers of `cfg` (of one look): fiducials sought by their codes,
+    /// features by their templates.
+    fn for_kind(cfg: &'a TrackConfig, view: View<'a>) -> Result<Tracker<'a>, VisionError> {
+        let mut t = Tracker::new(cfg, view);
+        if cfg.kind == MarkerKind::Template {
+            t.templates = Some(crate::template::Templates::new(cfg.templates.clone()));
+        }
+        if let MarkerKind::Fiducial { dictionary, .. } = cfg.kind {
+            t.fiducials = Some(crate::fiducial::Fiducials::new(
+                dictionary,
+                cfg.codes.clone(),
+            )?);
+        }
+        Ok(t)
     }
 
     /// A frame of template markers: each feature followed from its click.
