@@ -1052,6 +1052,12 @@ fn track_command(args: TrackArgs) -> Result<()> {
         "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px",
         s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.flagged, s.lock_frame, s.median_sigma_px,
     );
+    if s.outlined > 0 {
+        println!(
+            "{} samples of discs that touched something of their shade or the frame's edge: each fitted to its visible outline about its prediction",
+            s.outlined
+        );
+    }
     println!("{}", s.timing.sentence());
     if let Some(d) = &s.depth {
         println!(

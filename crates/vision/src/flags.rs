@@ -230,7 +230,11 @@ fn running_scores(
     floor: f64,
 ) -> Vec<Option<f64>> {
     let n = series.len();
-    let values: Vec<Option<f64>> = series.iter().map(|b| b.as_ref().map(&f)).collect();
+    // A blob not measured (fitted to its outline: `outline`) has no area or shape to test.
+    let values: Vec<Option<f64>> = series
+        .iter()
+        .map(|b| b.as_ref().map(&f).filter(|x| x.is_finite()))
+        .collect();
     let diffs: Vec<Option<f64>> = (0..n)
         .map(|k| {
             let x = values[k]?;

@@ -19,6 +19,7 @@ pub mod kinds;
 mod labels;
 pub mod lens;
 pub mod motion_camera;
+pub mod outline;
 pub mod overlay;
 pub mod pattern;
 pub mod readout;

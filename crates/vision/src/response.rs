@@ -124,6 +124,32 @@ pub fn respond(kind: &MarkerKind, b: u8, g: u8, r: u8) -> u8 {
     }
 }
 
+/// The response for markers of `kind` of the pixels (x0..=x1, y0..=y1) of a frame's bytes
+/// `data` (`cols` pixels a row, `ch` channels: 1 grey, 3 BGR), appended row by row to `out`.
+pub fn window_into(
+    data: &[u8],
+    (cols, ch): (usize, usize),
+    kind: &MarkerKind,
+    (x0, y0, x1, y1): (usize, usize, usize, usize),
+    out: &mut Vec<u8>,
+) {
+    let flip = match kind {
+        MarkerKind::Dark => 255,
+        _ => 0,
+    };
+    for v in y0..=y1 {
+        let row = v * cols;
+        for u in x0..=x1 {
+            let i = (row + u) * ch;
+            out.push(match (ch, kind) {
+                (1, _) => flip ^ data[i],
+                (_, MarkerKind::Colour { .. }) => respond(kind, data[i], data[i + 1], data[i + 2]),
+                _ => flip ^ grey_of(data[i], data[i + 1], data[i + 2]),
+            });
+        }
+    }
+}
+
 /// The response image of a colour frame (or a view of one) for coloured markers; an error for a
 /// grey frame, which has no hue.
 pub fn colour_response(src: &Mat, kind: &MarkerKind) -> Result<Mat, VisionError> {

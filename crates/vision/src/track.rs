@@ -153,6 +153,10 @@ pub struct TrackSummary {
     /// Samples the user's corrections set (dropped, moved, swapped or sought again).
     #[serde(default)]
     pub corrected: usize,
+    /// Samples whose disc was fitted to its visible outline, where it touched something of its
+    /// shade or the frame's edge and its blob was no disc (`outline`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outlined: usize,
     /// Flags of each reason.
     #[serde(default)]
     pub flags_by_reason: std::collections::BTreeMap<FlagReason, usize>,
@@ -182,6 +186,11 @@ impl TrackSummary {
             .chain(readout)
             .collect()
     }
+}
+
+/// Whether a count is zero (left out of the summary's JSON).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What tracking a video gives: the tracks' rows, the flagged samples, the summary.
@@ -454,8 +463,6 @@ fn threshold_of(data: &[u8], cfg: &TrackConfig) -> f64 {
     median as f64 + 0.5 * (max as f64 - median as f64)
 }
 
-use crate::response::grey_of;
-
 /// Scratch space of [`follow_in_windows`]: a window's grey levels, the component labelling's
 /// visited flags and stack.
 #[derive(Default)]
@@ -511,26 +518,10 @@ fn follow_in_windows(
             return Ok(None);
         }
         let (w, h) = ((x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize);
-        let buf = &mut bufs.grey;
-        buf.clear();
+        bufs.grey.clear();
         // The markers' response (`response`): dark markers inverted, coloured ones by hue.
-        let flip = match cfg.kind {
-            MarkerKind::Dark => 255,
-            _ => 0,
-        };
-        for v in y0..=y1 {
-            let row = (v * cols) as usize;
-            for u in x0..=x1 {
-                let i = (row + u as usize) * ch;
-                buf.push(match (ch, &cfg.kind) {
-                    (1, _) => flip ^ data[i],
-                    (_, MarkerKind::Colour { .. }) => {
-                        crate::response::respond(&cfg.kind, data[i], data[i + 1], data[i + 2])
-                    }
-                    _ => flip ^ grey_of(data[i], data[i + 1], data[i + 2]),
-                });
-            }
-        }
+        let rect = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
+        crate::response::window_into(data, (cols as usize, ch), &cfg.kind, rect, &mut bufs.grey);
         let edges = [x0 == 0, x1 == cols - 1, y0 == 0, y1 == rows - 1];
         let (found, r) = single_disc(bufs, w, h, edges, cfg);
         rejected += r;
@@ -682,6 +673,7 @@ fn merged<'a>(
         let s = &t.summary;
         all.summary.gaps += s.gaps;
         all.summary.rejected_blobs += s.rejected_blobs;
+        all.summary.outlined += s.outlined;
         all.summary.lock_frame = all.summary.lock_frame.max(s.lock_frame);
         all.summary.window_frames = all.summary.window_frames.min(s.window_frames);
     }
@@ -1160,6 +1152,10 @@ impl<'a> Tracker<'a> {
                 a
             }
         };
+        let mut assigned = assigned;
+        if let Some(preds) = &preds {
+            self.outline_gaps(frame, preds, &mut assigned)?;
+        }
         self.correct(frame, k, &assigned)?;
         if let Some(preds) = &preds {
             self.summary.gaps += assigned.iter().filter(|a| a.is_none()).count();
@@ -1167,6 +1163,93 @@ impl<'a> Tracker<'a> {
         }
         self.per_frame.push(assigned);
         Ok(())
+    }
+
+    /// The discs a locked frame left without a sample, each fitted to its visible outline about
+    /// its prediction (`outline`) with the radius of its last blobs, and kept when plausible
+    /// under the motion model ([`ACCEPT_CHI2`]). Disc markers only (bright, dark, coloured).
+    fn outline_gaps(
+        &mut self,
+        frame: &Mat,
+        preds: &[Option<Prediction>],
+        assigned: &mut [Option<Blob>],
+    ) -> Result<(), VisionError> {
+        let disc = matches!(
+            self.cfg.kind,
+            MarkerKind::Bright | MarkerKind::Dark | MarkerKind::Colour { .. }
+        );
+        let ch = frame.channels() as usize;
+        if !disc || self.lock.is_none() || !(ch == 1 || ch == 3) || !frame.is_continuous() {
+            return Ok(());
+        }
+        let (cols, rows) = (frame.cols() as f64, frame.rows() as f64);
+        let data = cv("pixels", frame.data_bytes())?;
+        for m in 0..self.nm {
+            let (None, Some(p), Some(r)) = (assigned[m], preds[m], self.radius_of(m)) else {
+                continue;
+            };
+            let half = r + 10.0 + 3.0 * p.var.sqrt();
+            let (x0, y0) = ((p.u - half).floor().max(0.0), (p.v - half).floor().max(0.0));
+            let (x1, y1) = (
+                (p.u + half).ceil().min(cols - 1.0),
+                (p.v + half).ceil().min(rows - 1.0),
+            );
+            if x1 - x0 < r || y1 - y0 < r {
+                continue;
+            }
+            let rect = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
+            self.window_buf.grey.clear();
+            crate::response::window_into(
+                data,
+                (cols as usize, ch),
+                &self.cfg.kind,
+                rect,
+                &mut self.window_buf.grey,
+            );
+            let win = crate::outline::Window {
+                values: &self.window_buf.grey,
+                w: rect.2 - rect.0 + 1,
+                h: rect.3 - rect.1 + 1,
+                origin: (rect.0, rect.1),
+            };
+            let Some(o) = crate::outline::fit(win, (p.u, p.v), r) else {
+                continue;
+            };
+            let blob = Blob {
+                u: o.u,
+                v: o.v,
+                sigma: o.sigma,
+                area: std::f64::consts::PI * r * r,
+                // Not measured: the blob is the outline's, left out of the area and shape tests.
+                half_area: f64::NAN,
+                elongation: f64::NAN,
+                rival: None,
+            };
+            if p.chi2(&blob) <= ACCEPT_CHI2 {
+                assigned[m] = Some(blob);
+                self.summary.outlined += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Marker `m`'s radius, px: the median of its last 15 measured blobs' (from their areas);
+    /// None before any.
+    fn radius_of(&self, m: usize) -> Option<f64> {
+        let mut r: Vec<f64> = self
+            .per_frame
+            .iter()
+            .rev()
+            .filter_map(|f| f[m].filter(|b| b.half_area.is_finite()))
+            .take(15)
+            .map(|b| (b.area / std::f64::consts::PI).sqrt())
+            .collect();
+        if r.is_empty() {
+            return None;
+        }
+        let mid = r.len() / 2;
+        r.select_nth_unstable_by(mid, f64::total_cmp);
+        Some(r[mid])
     }
 
     /// The fast path of a locked frame (`follow_in_windows`), except one frame in
