@@ -21,7 +21,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::cdp::{downloaded, Browser};
+use common::cdp::{crop_click, downloaded, Browser};
 
 /// The four-bar with its markers of a kind (the mechanism file's `keys` for it).
 fn mechanism(dir: &Path, name: &str, keys: &str) -> PathBuf {
@@ -170,15 +170,10 @@ fn review_in_colour(rec: &Path, mech: &Path, tracks: &Path, bad: &[((String, Str
         .unwrap();
     let v = b.eval(&format!("[S[{k}].x0, S[{k}].y0]"));
     let (x0, y0) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
-    let (dx, dy) = (
-        ((tu[j] - x0 + 0.5) * 8.0).round(),
-        ((tv[j] - y0 + 0.5) * 8.0).round(),
-    );
+    let ((dx, dy), (mu, mv)) = crop_click(x0, y0, tu[j], tv[j]);
     b.click_in("#crop", dx, dy);
     b.click("#download");
     let text = downloaded(&downloads.join("corrections.toml"));
-    let r1 = |x: f64| (x * 10.0).round() / 10.0;
-    let (mu, mv) = (r1(x0 - 0.5 + dx / 8.0), r1(y0 - 0.5 + dy / 8.0));
     let moved = format!(
         "[[move]]\nmarker = \"{marker}\"\nframes = [{frame}, {frame}]\nto = [{mu}, {mv}]\n"
     );

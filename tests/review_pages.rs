@@ -10,7 +10,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::cdp::{downloaded, Browser};
+use common::cdp::{crop_click, downloaded, Browser};
 use common::{num, ok, read_csv, root};
 
 /// Keep a screenshot in docs/ when asked (`FLEXBENCH_DOCS_SCREENSHOTS=1`).
@@ -124,10 +124,7 @@ fn review_page_makes_the_corrections_clicked() {
     let j = (0..tu.len())
         .find(|&j| truth["frame"][j] == f1.to_string() && truth["marker"][j] == m1)
         .unwrap();
-    let (dx, dy) = (
-        ((tu[j] - x1 + 0.5) * 8.0).round(),
-        ((tv[j] - y1 + 0.5) * 8.0).round(),
-    );
+    let ((dx, dy), (mu, mv)) = crop_click(x1, y1, tu[j], tv[j]);
     b.click_in("#crop", dx, dy);
     b.wait_for("cv.getAttribute('data-index') === '2'");
     b.click("#accept");
@@ -136,8 +133,6 @@ fn review_page_makes_the_corrections_clicked() {
     keep(&shot, "review-flags.png");
     b.click("#download");
     let text = downloaded(&downloads.join("corrections.toml"));
-    let r1 = |x: f64| (x * 10.0).round() / 10.0;
-    let (mu, mv) = (r1(x1 - 0.5 + dx / 8.0), r1(y1 - 0.5 + dy / 8.0));
     let expected = format!(
         "\n[[drop]]\nmarker = \"{m0}\"\nframes = [{f0}, {f0}]\n\n[[move]]\nmarker = \"{m1}\"\nframes = [{f1}, {f1}]\nto = [{mu}, {mv}]\n"
     );
@@ -195,10 +190,7 @@ fn forces_after_the_review_pages_corrections() {
         let j = (0..tu.len())
             .find(|&j| truth["frame"][j] == f && truth["marker"][j] == m)
             .unwrap();
-        let (dx, dy) = (
-            ((tu[j] - x0 + 0.5) * 8.0).round(),
-            ((tv[j] - y0 + 0.5) * 8.0).round(),
-        );
+        let ((dx, dy), _) = crop_click(x0, y0, tu[j], tv[j]);
         b.click_in("#crop", dx, dy);
         if k + 1 < n {
             b.wait_for(&format!("cv.getAttribute('data-index') === '{}'", k + 1));

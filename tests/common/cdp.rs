@@ -183,3 +183,16 @@ pub fn downloaded(path: &Path) -> String {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A click on the review page's crop (`#crop`, 8 CSS px per image pixel) at the frame pixel
+/// (u, v), the crop's top-left pixel at (x0, y0): the click's offset in the canvas (CSS px,
+/// whole) and the pixel the page records for it (to a tenth of a pixel, as corrections.toml
+/// writes it).
+pub fn crop_click(x0: f64, y0: f64, u: f64, v: f64) -> ((f64, f64), (f64, f64)) {
+    let (dx, dy) = (
+        ((u - x0 + 0.5) * 8.0).round(),
+        ((v - y0 + 0.5) * 8.0).round(),
+    );
+    let r1 = |x: f64| (x * 10.0).round() / 10.0;
+    ((dx, dy), (r1(x0 - 0.5 + dx / 8.0), r1(y0 - 0.5 + dy / 8.0)))
+}

@@ -8,7 +8,7 @@ use flexbench_contracts::MarkerKind;
 
 use crate::corrections::{Correction, Fix};
 use crate::pattern::{BodyPattern, MarkerLayout};
-use crate::track::TrackConfig;
+use crate::track_config::TrackConfig;
 
 /// One group of markers of one look: its tracker's settings (markers, layout, codes, clicks,
 /// depths and corrections of the group only, indices into the group) and each of its markers'

@@ -29,6 +29,7 @@ pub mod shutter;
 pub mod template;
 pub mod timebase;
 pub mod track;
+pub mod track_config;
 
 pub use camera::{BenchPlane, Calibration, CornerResidual, Intrinsics};
 
