@@ -1094,90 +1094,27 @@ impl<'a> Tracker<'a> {
     }
 
     /// The discs a locked frame left without a sample, each fitted to its visible outline about
-    /// its prediction (`outline`) with the radius of its last blobs, and kept when plausible
-    /// under the motion model ([`ACCEPT_CHI2`]). Disc markers only (bright, dark, coloured).
+    /// its prediction (`outline::fill_gaps`) with the radius of its last blobs.
     fn outline_gaps(
         &mut self,
         frame: &Mat,
         preds: &[Option<Prediction>],
         assigned: &mut [Option<Blob>],
     ) -> Result<(), VisionError> {
-        let disc = matches!(
-            self.cfg.kind,
-            MarkerKind::Bright | MarkerKind::Dark | MarkerKind::Colour { .. }
-        );
-        let ch = frame.channels() as usize;
-        if !disc || self.lock.is_none() || !(ch == 1 || ch == 3) || !frame.is_continuous() {
+        if self.lock.is_none() {
             return Ok(());
         }
-        let (cols, rows) = (frame.cols() as f64, frame.rows() as f64);
-        let data = cv("pixels", frame.data_bytes())?;
-        for m in 0..self.nm {
-            let (None, Some(p), Some(r)) = (assigned[m], preds[m], self.radius_of(m)) else {
-                continue;
-            };
-            let half = r + 10.0 + 3.0 * p.var.sqrt();
-            let (x0, y0) = ((p.u - half).floor().max(0.0), (p.v - half).floor().max(0.0));
-            let (x1, y1) = (
-                (p.u + half).ceil().min(cols - 1.0),
-                (p.v + half).ceil().min(rows - 1.0),
-            );
-            if x1 - x0 < r || y1 - y0 < r {
-                continue;
-            }
-            let rect = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
-            self.window_buf.grey.clear();
-            crate::response::window_into(
-                data,
-                (cols as usize, ch),
-                &self.cfg.kind,
-                rect,
-                &mut self.window_buf.grey,
-            );
-            let win = crate::outline::Window {
-                values: &self.window_buf.grey,
-                w: rect.2 - rect.0 + 1,
-                h: rect.3 - rect.1 + 1,
-                origin: (rect.0, rect.1),
-            };
-            let Some(o) = crate::outline::fit(win, (p.u, p.v), r) else {
-                continue;
-            };
-            let blob = Blob {
-                u: o.u,
-                v: o.v,
-                sigma: o.sigma,
-                area: std::f64::consts::PI * r * r,
-                // Not measured: the blob is the outline's, left out of the area and shape tests.
-                half_area: f64::NAN,
-                elongation: f64::NAN,
-                rival: None,
-            };
-            if p.chi2(&blob) <= ACCEPT_CHI2 {
-                assigned[m] = Some(blob);
-                self.summary.outlined += 1;
-            }
-        }
-        Ok(())
-    }
-
-    /// Marker `m`'s radius, px: the median of its last 15 measured blobs' (from their areas);
-    /// None before any.
-    fn radius_of(&self, m: usize) -> Option<f64> {
-        let mut r: Vec<f64> = self
-            .per_frame
-            .iter()
-            .rev()
-            .filter_map(|f| f[m].filter(|b| b.half_area.is_finite()))
-            .take(15)
-            .map(|b| (b.area / std::f64::consts::PI).sqrt())
+        let radii: Vec<Option<f64>> = (0..self.nm)
+            .map(|m| crate::outline::radius_of(self.per_frame.iter().map(|f| f[m])))
             .collect();
-        if r.is_empty() {
-            return None;
-        }
-        let mid = r.len() / 2;
-        r.select_nth_unstable_by(mid, f64::total_cmp);
-        Some(r[mid])
+        let gaps = crate::outline::Gaps {
+            kind: &self.cfg.kind,
+            preds,
+            radii: &radii,
+        };
+        self.summary.outlined +=
+            crate::outline::fill_gaps(frame, &gaps, assigned, &mut self.window_buf.grey)?;
+        Ok(())
     }
 
     /// The fast path of a locked frame (`follow_in_windows`), except one frame in
