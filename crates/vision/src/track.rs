@@ -1101,11 +1101,15 @@ impl<'a> Tracker<'a> {
         preds: &[Option<Prediction>],
         assigned: &mut [Option<Blob>],
     ) -> Result<(), VisionError> {
-        if self.lock.is_none() {
+        // Most locked frames have no gap: nothing to seek, no radius to work out.
+        if self.lock.is_none() || assigned.iter().all(Option::is_some) {
             return Ok(());
         }
         let radii: Vec<Option<f64>> = (0..self.nm)
-            .map(|m| crate::outline::radius_of(self.per_frame.iter().map(|f| f[m])))
+            .map(|m| match assigned[m] {
+                None => crate::outline::radius_of(self.per_frame.iter().map(|f| f[m])),
+                Some(_) => None,
+            })
             .collect();
         let gaps = crate::outline::Gaps {
             kind: &self.cfg.kind,
