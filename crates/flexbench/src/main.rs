@@ -1054,8 +1054,12 @@ fn track_command(args: TrackArgs) -> Result<()> {
     );
     if s.outlined > 0 {
         println!(
-            "{} samples of discs that touched something of their shade or the frame's edge: each fitted to its visible outline about its prediction",
-            s.outlined
+            "{} samples of discs that touched something of their shade or the frame's edge: each fitted to its visible outline about its prediction{}",
+            s.outlined,
+            match s.outlined_by_spacing {
+                0 => String::new(),
+                n => format!(" ({n} beyond the motion's gate, at their body's spacing from a marker seen in the same frame)"),
+            }
         );
     }
     println!("{}", s.timing.sentence());
@@ -1072,11 +1076,14 @@ fn track_command(args: TrackArgs) -> Result<()> {
     }
     if let Some(r) = &s.shutter {
         println!(
-            "rolling shutter: a readout of {:.2} ms; the markers seen {:.2} ms after their frame's time on average ({:.2} ms at most), carried back up to {:.3} mm",
+            "rolling shutter: a readout of {:.2} ms; the markers seen {:.2} ms after their frame's time on average ({:.2} ms at most), carried back up to {:.3} mm with an error of {:.4} mm RMS ({:.4} mm at most) against a noise of {:.4} mm",
             r.readout_s * 1e3,
             r.mean_delay_ms,
             r.max_delay_ms,
-            r.max_shift_mm
+            r.max_shift_mm,
+            r.carry_error_rms_mm,
+            r.carry_error_max_mm,
+            r.noise_mm
         );
     }
     if let Some(r) = &s.readout {

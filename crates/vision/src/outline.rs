@@ -14,7 +14,11 @@
 //!   (18 of 36 bins of 10 deg) and their RMS residual is under 0.5 px; the centre's standard
 //!   deviation is that RMS over sqrt(n / 2) (n points spread round the circle).
 //!
-//! The caller tests the centre against the motion model as any candidate.
+//! The caller tests the centre against the motion model as any candidate. A centre the motion
+//! model refuses (a hand's push, a sudden acceleration no constant-acceleration prediction
+//! follows) is kept when a marker of its body is seen in the same frame and the two lie at their
+//! image spacing of the last frame that saw both, within [`SPACING_TOL_PX`] plus
+//! [`SPACING_TOL_SHARE`] of it: the rigid pattern vouches for it where the motion cannot.
 
 use flexbench_contracts::MarkerKind;
 use opencv::core::Mat;
@@ -25,36 +29,73 @@ use crate::blob::Blob;
 use crate::{cv, VisionError};
 
 /// A locked frame's markers as the tracker predicts them: their kind, each one's prediction
-/// and radius (px; None before any blob).
+/// and radius (px; None before any blob), and a marker of its body seen in this frame (None:
+/// none, or none seen with it before).
 pub(crate) struct Gaps<'a> {
     pub kind: &'a MarkerKind,
     pub preds: &'a [Option<Prediction>],
     pub radii: &'a [Option<f64>],
+    pub partners: &'a [Option<Partner>],
+}
+
+/// A marker of the same body seen in the frame: its centre (px) and the two markers' image
+/// spacing in the last frame that saw both, px.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Partner {
+    pub u: f64,
+    pub v: f64,
+    pub spacing: f64,
+}
+
+/// The rigid pattern's tolerance on a body's image spacing from one frame to another, px: the
+/// outline's centre and its partner's, a few tenths of a pixel each, and the body's turn out of
+/// the image plane over a few frames.
+pub const SPACING_TOL_PX: f64 = 1.5;
+
+/// The rigid pattern's tolerance as a share of the spacing: a camera not square to the plane
+/// foreshortens a body by a few per cent as it turns; over the few frames a gap lasts, by less.
+pub const SPACING_TOL_SHARE: f64 = 0.01;
+
+impl Partner {
+    /// Whether `b` lies at the partner's spacing.
+    fn holds(&self, b: &Blob) -> bool {
+        let d = (b.u - self.u).hypot(b.v - self.v);
+        (d - self.spacing).abs() <= SPACING_TOL_PX + SPACING_TOL_SHARE * self.spacing
+    }
+}
+
+/// What [`fill_gaps`] found: the samples fitted to their outline, and how many of them the
+/// motion model refused and their body's spacing vouched for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Filled {
+    pub found: usize,
+    pub by_spacing: usize,
 }
 
 /// The markers of `frame` left without a sample (None in `assigned`) that have a prediction and
 /// a radius, each sought by its disc's visible outline about its prediction ([`fit`]) and kept
-/// when plausible under the motion model ([`ACCEPT_CHI2`]); disc markers only (bright, dark,
-/// coloured). The number found; `buf` is scratch space.
+/// when plausible under the motion model ([`ACCEPT_CHI2`]) or at its body's spacing from a
+/// partner (module documentation); disc markers only (bright, dark, coloured). `buf` is
+/// scratch space.
 pub(crate) fn fill_gaps(
     frame: &Mat,
     gaps: &Gaps,
     assigned: &mut [Option<Blob>],
     buf: &mut Vec<u8>,
-) -> Result<usize, VisionError> {
+) -> Result<Filled, VisionError> {
     let disc = matches!(
         gaps.kind,
         MarkerKind::Bright | MarkerKind::Dark | MarkerKind::Colour { .. }
     );
     let ch = frame.channels() as usize;
     if !disc || !(ch == 1 || ch == 3) || !frame.is_continuous() {
-        return Ok(0);
+        return Ok(Filled::default());
     }
     let (cols, rows) = (frame.cols() as f64, frame.rows() as f64);
     let data = cv("pixels", frame.data_bytes())?;
-    let mut found = 0;
-    for (m, slot) in assigned.iter_mut().enumerate() {
-        let (None, Some(p), Some(r)) = (*slot, gaps.preds[m], gaps.radii[m]) else {
+    let mut filled = Filled::default();
+    for m in 0..assigned.len() {
+        let (None, Some(p), Some(r)) = (assigned[m], gaps.preds[m], gaps.radii[m]) else {
             continue;
         };
         let half = r + 10.0 + 3.0 * p.var.sqrt();
@@ -88,12 +129,24 @@ pub(crate) fn fill_gaps(
             elongation: f64::NAN,
             rival: None,
         };
+        let vouched = || {
+            gaps.partners
+                .get(m)
+                .copied()
+                .flatten()
+                .is_some_and(|q| q.holds(&blob))
+        };
         if p.chi2(&blob) <= ACCEPT_CHI2 {
-            *slot = Some(blob);
-            found += 1;
+            filled.found += 1;
+        } else if vouched() {
+            filled.found += 1;
+            filled.by_spacing += 1;
+        } else {
+            continue;
         }
+        assigned[m] = Some(blob);
     }
-    Ok(found)
+    Ok(filled)
 }
 
 /// A marker's radius, px, from its samples in frame order: the median of its last 15 measured blobs' (from their areas; outlines' left out); None before
@@ -327,5 +380,86 @@ mod tests {
             ..win
         };
         assert!(fit(win, (560.0, 670.0), r).is_none());
+    }
+
+    /// A frame of a light wall (grey 200) with a dark disc of radius 30 px (grey 30) centred at
+    /// `c`, drawn with its edge's coverage (4 x 4 samples a pixel).
+    fn wall_with_disc(c: (f64, f64)) -> Mat {
+        let (w, h) = (240usize, 200usize);
+        let rows: Vec<Vec<u8>> = (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| {
+                        let mut cover: f64 = 0.0;
+                        for sy in 0..4 {
+                            for sx in 0..4 {
+                                let px = x as f64 - 0.5 + (sx as f64 + 0.5) / 4.0;
+                                let py = y as f64 - 0.5 + (sy as f64 + 0.5) / 4.0;
+                                if (px - c.0).hypot(py - c.1) <= 30.0 {
+                                    cover += 1.0 / 16.0;
+                                }
+                            }
+                        }
+                        (200.0 - 170.0 * cover).round() as u8
+                    })
+                    .collect()
+            })
+            .collect();
+        Mat::from_slice_2d(&rows).unwrap()
+    }
+
+    /// The disc 15 px from a prediction of 2 px standard deviation (a hand's push): the motion
+    /// refuses it; a marker of its body seen 150 px away, as in the frames before, vouches for
+    /// it; a partner whose spacing was 160 px does not; a loose prediction takes it alone.
+    #[test]
+    fn a_jump_the_motion_refuses_is_kept_at_its_bodys_spacing() {
+        let c = (120.3, 100.7);
+        let frame = wall_with_disc(c);
+        let pred = Prediction {
+            u: c.0 - 15.0,
+            v: c.1 + 2.0,
+            var: 4.0,
+        };
+        let run = |pred: Prediction, spacing: Option<f64>| {
+            let partner = spacing.map(|spacing| Partner {
+                u: c.0,
+                v: c.1 - 150.0,
+                spacing,
+            });
+            let gaps = Gaps {
+                kind: &MarkerKind::Dark,
+                preds: &[Some(pred)],
+                radii: &[Some(30.0)],
+                partners: &[partner],
+            };
+            let mut assigned = [None];
+            let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
+            (filled, assigned[0])
+        };
+        let (filled, found) = run(pred, Some(150.0));
+        let b = found.expect("the disc at its body's spacing");
+        assert!(
+            (b.u - c.0).abs() < 0.05 && (b.v - c.1).abs() < 0.05,
+            "{b:?}"
+        );
+        assert_eq!(
+            filled,
+            Filled {
+                found: 1,
+                by_spacing: 1
+            }
+        );
+        assert_eq!(run(pred, None), (Filled::default(), None));
+        assert_eq!(run(pred, Some(160.0)), (Filled::default(), None));
+        let loose = Prediction { var: 100.0, ..pred };
+        let (filled, found) = run(loose, None);
+        assert!(found.is_some());
+        assert_eq!(
+            filled,
+            Filled {
+                found: 1,
+                by_spacing: 0
+            }
+        );
     }
 }

@@ -85,6 +85,10 @@ pub struct TrackSummary {
     /// shade or the frame's edge and its blob was no disc (`outline`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub outlined: usize,
+    /// Of the `outlined` samples, those the motion model refused (a sudden acceleration) and
+    /// their body's rigid spacing to a marker seen in the same frame vouched for (`outline`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outlined_by_spacing: usize,
     /// Flags of each reason.
     #[serde(default)]
     pub flags_by_reason: std::collections::BTreeMap<FlagReason, usize>,
@@ -106,12 +110,14 @@ impl TrackSummary {
     pub fn warnings(&self) -> Vec<String> {
         let depth = self.depth.as_ref().and_then(|d| d.warning());
         let readout = self.readout.as_ref().and_then(|r| r.warning());
+        let carry = self.shutter.as_ref().and_then(|s| s.warning());
         self.timing
             .warnings
             .iter()
             .cloned()
             .chain(depth)
             .chain(readout)
+            .chain(carry)
             .collect()
     }
 }
@@ -602,6 +608,7 @@ fn merged<'a>(
         all.summary.gaps += s.gaps;
         all.summary.rejected_blobs += s.rejected_blobs;
         all.summary.outlined += s.outlined;
+        all.summary.outlined_by_spacing += s.outlined_by_spacing;
         all.summary.lock_frame = all.summary.lock_frame.max(s.lock_frame);
         all.summary.window_frames = all.summary.window_frames.min(s.window_frames);
     }
@@ -611,6 +618,10 @@ fn merged<'a>(
 /// One locked frame in this many is searched over the lever's neighbourhood rather than in the
 /// markers' own windows (see [`track_video`]).
 pub const WINDOW_CHECK_EVERY: usize = 16;
+
+/// How many frames back a gap's partner spacing is sought (`outline`): a second at 30
+/// frames/s, a few crank turns' eighth at 240; a body's image spacing changes little over it.
+pub const PARTNER_LOOKBACK: usize = 30;
 
 /// The settings checked before a frame is decoded: two markers at least, the corrections
 /// within the markers and the image.
@@ -1111,14 +1122,46 @@ impl<'a> Tracker<'a> {
                 Some(_) => None,
             })
             .collect();
+        let partners: Vec<_> = (0..self.nm)
+            .map(|m| radii[m].and_then(|_| self.partner(m, assigned)))
+            .collect();
         let gaps = crate::outline::Gaps {
             kind: &self.cfg.kind,
             preds,
             radii: &radii,
+            partners: &partners,
         };
-        self.summary.outlined +=
-            crate::outline::fill_gaps(frame, &gaps, assigned, &mut self.window_buf.grey)?;
+        let filled = crate::outline::fill_gaps(frame, &gaps, assigned, &mut self.window_buf.grey)?;
+        self.summary.outlined += filled.found;
+        self.summary.outlined_by_spacing += filled.by_spacing;
         Ok(())
+    }
+
+    /// A marker of `m`'s body (the layout's) seen in this frame (`assigned`), with the two's
+    /// image spacing in the last of the previous [`PARTNER_LOOKBACK`] frames that saw both; the
+    /// partner seen most recently with `m` (None without a layout, or none seen with it).
+    fn partner(&self, m: usize, assigned: &[Option<Blob>]) -> Option<crate::outline::Partner> {
+        let layout = self.cfg.layout.as_ref()?;
+        let body = layout
+            .bodies
+            .iter()
+            .find(|b| b.markers.iter().any(|(i, _)| *i == m))?;
+        self.per_frame
+            .iter()
+            .rev()
+            .take(PARTNER_LOOKBACK)
+            .find_map(|f| {
+                let a = f.get(m).copied().flatten()?;
+                body.markers.iter().find_map(|&(n, _)| {
+                    let now = assigned.get(n).copied().flatten().filter(|_| n != m)?;
+                    let then = f.get(n).copied().flatten()?;
+                    Some(crate::outline::Partner {
+                        u: now.u,
+                        v: now.v,
+                        spacing: (a.u - then.u).hypot(a.v - then.v),
+                    })
+                })
+            })
     }
 
     /// The fast path of a locked frame (`follow_in_windows`), except one frame in
