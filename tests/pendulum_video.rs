@@ -156,7 +156,7 @@ fn the_real_pendulum_from_its_videos() {
         let [frames, hub, mass, r, rms, drift, rms_fixed] = measure(video, dir.path());
         // The axle in every frame but the title card's first frames; the mass in 85 % at least
         // (rvDIST35's 199 of 239 before the discs touching the cables were fitted to their
-        // outline, 210 since).
+        // outline, 216 since the arc inside a pillarboxed picture suffices).
         assert!(
             hub >= frames - 3.0,
             "{video}: hub in {hub} of {frames} frames"
@@ -235,7 +235,7 @@ fn processing_the_video_names_the_camera_that_moved_and_stabilises_on_the_hub() 
         "{warned}"
     );
     // Measured against the hub, the markers lose the camera's drift: the fit's residual falls
-    // (14.0 -> 11.7 mm here, 18.2 -> 5.5 mm on rvDIST2; the rest: the two-click scale across
+    // (14.2 -> 11.8 mm here, 18.2 -> 5.5 mm on rvDIST2; the rest: the two-click scale across
     // the image, the title card's zoom). Before the discs touching the cables were fitted to
     // their outline (`outline`), the swing-up's gaps left rvDIST35's fit 28.2 mm off.
     let (stable, noted) = process(video, dir.path(), &["--stabilise"]);

@@ -12,7 +12,11 @@
 //!   is not fitted (a partial arc fixes a centre poorly along with its radius);
 //! - accepted when the points within 1 px of the circle cover at least half its circumference
 //!   (18 of 36 bins of 10 deg) and their RMS residual is under 0.5 px; the centre's standard
-//!   deviation is that RMS over sqrt(n / 2) (n points spread round the circle).
+//!   deviation is that RMS over sqrt(n / 2) (n points spread round the circle). Where the disc
+//!   runs out of the picture (the frame's edge, or the black bars of a video letterboxed or
+//!   pillarboxed into its frame, [`picture`]) only the part inside is asked for: half of the
+//!   bins whose arc is in the picture, and a third of the circle at least (the radius being
+//!   known, a third of the outline fixes the centre).
 //!
 //! The caller tests the centre against the motion model as any candidate. A centre the motion
 //! model refuses (a hand's push, a sudden acceleration no constant-acceleration prediction
@@ -94,6 +98,7 @@ pub(crate) fn fill_gaps(
     let (cols, rows) = (frame.cols() as f64, frame.rows() as f64);
     let data = cv("pixels", frame.data_bytes())?;
     let mut filled = Filled::default();
+    let mut picture = None;
     for m in 0..assigned.len() {
         let (None, Some(p), Some(r)) = (assigned[m], gaps.preds[m], gaps.radii[m]) else {
             continue;
@@ -116,7 +121,8 @@ pub(crate) fn fill_gaps(
             h: rect.3 - rect.1 + 1,
             origin: (rect.0, rect.1),
         };
-        let Some(o) = fit(win, (p.u, p.v), r) else {
+        let inside = *picture.get_or_insert_with(|| self::picture(data, (cols as usize, ch)));
+        let Some(o) = fit(win, (p.u, p.v), r, inside) else {
             continue;
         };
         let blob = Blob {
@@ -198,12 +204,77 @@ pub struct Window<'a> {
 const BINS: usize = 36;
 const MIN_BINS: usize = 18;
 
+/// The bins a disc that runs out of the picture must still cover: a third of the circle.
+const MIN_BINS_CUT: usize = 12;
+
+/// The frame's picture, px (first column, first row, last column, last row): inside the frame's
+/// edges and any black bars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Picture(pub [f64; 4]);
+
+impl Picture {
+    /// Whether (u, v) lies in the picture, a pixel and a half in from its edges.
+    fn holds(&self, u: f64, v: f64) -> bool {
+        let [x0, y0, x1, y1] = self.0;
+        u >= x0 + 1.5 && u <= x1 - 1.5 && v >= y0 + 1.5 && v <= y1 - 1.5
+    }
+}
+
+/// The darkest level a black bar's pixels reach (a codec's black is 16 and its noise a few).
+const BAR_LEVEL: u8 = 28;
+
+/// The share of a bar's column (or row) that is black: a caption written across the bars (a
+/// video's title or subtitle) leaves them bars.
+const BAR_SHARE: f64 = 0.9;
+
+/// The picture of a frame (`data`: `cols` x rows pixels of `ch` channels): the frame less the
+/// black bars at its sides (columns or rows, from the frame's middle outward, of which
+/// [`BAR_SHARE`] of the pixels are no brighter than [`BAR_LEVEL`] in any channel).
+pub fn picture(data: &[u8], (cols, ch): (usize, usize)) -> Picture {
+    let rows = data.len() / (cols * ch).max(1);
+    let dark = |v: &[u8]| v.iter().all(|&v| v <= BAR_LEVEL);
+    let dark_col = |x: usize| {
+        let n = (0..rows)
+            .filter(|&y| dark(&data[(y * cols + x) * ch..][..ch]))
+            .count();
+        n as f64 >= BAR_SHARE * rows as f64
+    };
+    let dark_row = |y: usize| {
+        let row = &data[y * cols * ch..(y + 1) * cols * ch];
+        let n = row.chunks_exact(ch.max(1)).filter(|p| dark(p)).count();
+        n as f64 >= BAR_SHARE * cols as f64
+    };
+    // From the frame's middle outward to the first bar: text or a logo in a bar, beyond it,
+    // does not move the picture's edge.
+    let x0 = (0..cols / 2)
+        .rev()
+        .find(|&x| dark_col(x))
+        .map_or(0, |x| x + 1);
+    let x1 = (cols / 2..cols)
+        .find(|&x| dark_col(x))
+        .map_or(cols.saturating_sub(1), |x| x.saturating_sub(1));
+    let y0 = (0..rows / 2)
+        .rev()
+        .find(|&y| dark_row(y))
+        .map_or(0, |y| y + 1);
+    let y1 = (rows / 2..rows)
+        .find(|&y| dark_row(y))
+        .map_or(rows.saturating_sub(1), |y| y.saturating_sub(1));
+    // Bars are the picture's outside: a pixel of the picture's own edge is the first inside.
+    Picture([
+        x0 as f64 - 0.5,
+        y0 as f64 - 0.5,
+        x1 as f64 + 0.5,
+        y1 as f64 + 0.5,
+    ])
+}
+
 /// The disc of radius `r` px predicted at `pred` (frame px) fitted to its visible outline in
 /// `win` (module documentation); None when the disc does not stand out or its outline is not
 /// seen round half its circumference.
-pub fn fit(win: Window, pred: (f64, f64), r: f64) -> Option<Outline> {
+pub fn fit(win: Window, pred: (f64, f64), r: f64, picture: Picture) -> Option<Outline> {
     let local = (pred.0 - win.origin.0 as f64, pred.1 - win.origin.1 as f64);
-    let level = halfway(win, local, r)?;
+    let level = halfway(win, local, r, picture)?;
     let points = crossings(win, level);
     if points.len() < 8 {
         return None;
@@ -229,7 +300,14 @@ pub fn fit(win: Window, pred: (f64, f64), r: f64) -> Option<Outline> {
     }
     let covered = bins.iter().filter(|b| **b).count();
     let rms = (ss / n.max(1) as f64).sqrt();
-    if covered < MIN_BINS || rms >= 0.5 {
+    let centre = (c.0 + win.origin.0 as f64, c.1 + win.origin.1 as f64);
+    let visible = (0..BINS)
+        .filter(|&b| {
+            let a = (b as f64 + 0.5) / BINS as f64 * std::f64::consts::TAU;
+            picture.holds(centre.0 + r * a.cos(), centre.1 + r * a.sin())
+        })
+        .count();
+    if covered < MIN_BINS.min(visible.div_ceil(2)).max(MIN_BINS_CUT) || rms >= 0.5 {
         return None;
     }
     Some(Outline {
@@ -242,11 +320,16 @@ pub fn fit(win: Window, pred: (f64, f64), r: f64) -> Option<Outline> {
 }
 
 /// The level halfway between the disc's response and the background's about the centre `c`
-/// (window px); None when they differ by less than 20 levels.
-fn halfway(win: Window, c: (f64, f64), r: f64) -> Option<f64> {
+/// (window px), each from the pixels in the picture; None when they differ by less than 20
+/// levels.
+fn halfway(win: Window, c: (f64, f64), r: f64, picture: Picture) -> Option<f64> {
     let (mut inside, mut ring) = (Vec::new(), Vec::new());
+    let (ox, oy) = (win.origin.0 as f64, win.origin.1 as f64);
     for y in 0..win.h {
         for x in 0..win.w {
+            if !picture.holds(x as f64 + ox, y as f64 + oy) {
+                continue;
+            }
             let d = (x as f64 - c.0).hypot(y as f64 - c.1);
             let value = win.values[y * win.w + x] as f64;
             if d <= 0.6 * r {
@@ -367,7 +450,8 @@ mod tests {
             h,
             origin: (500, 600),
         };
-        let o = fit(win, (500.0 + cu + 3.0, 600.0 + cv - 2.6), r).expect("the disc");
+        let frame = Picture([-0.5, -0.5, 2000.0, 2000.0]);
+        let o = fit(win, (500.0 + cu + 3.0, 600.0 + cv - 2.6), r, frame).expect("the disc");
         assert!(
             (o.u - 500.0 - cu).abs() < 0.05 && (o.v - 600.0 - cv).abs() < 0.05,
             "{o:?}"
@@ -379,12 +463,17 @@ mod tests {
             values: &blank,
             ..win
         };
-        assert!(fit(win, (560.0, 670.0), r).is_none());
+        assert!(fit(win, (560.0, 670.0), r, frame).is_none());
     }
 
     /// A frame of a light wall (grey 200) with a dark disc of radius 30 px (grey 30) centred at
     /// `c`, drawn with its edge's coverage (4 x 4 samples a pixel).
     fn wall_with_disc(c: (f64, f64)) -> Mat {
+        wall_with_disc_and_bar(c, 0)
+    }
+
+    /// [`wall_with_disc`] pillarboxed: its first `bar` columns black (grey 16).
+    fn wall_with_disc_and_bar(c: (f64, f64), bar: usize) -> Mat {
         let (w, h) = (240usize, 200usize);
         let rows: Vec<Vec<u8>> = (0..h)
             .map(|y| {
@@ -400,7 +489,10 @@ mod tests {
                                 }
                             }
                         }
-                        (200.0 - 170.0 * cover).round() as u8
+                        match x < bar {
+                            true => 16,
+                            false => (200.0 - 170.0 * cover).round() as u8,
+                        }
                     })
                     .collect()
             })
@@ -461,5 +553,31 @@ mod tests {
                 by_spacing: 0
             }
         );
+    }
+
+    /// A disc that runs into a pillarbox's black bar, 58 % of its circle hidden: found within
+    /// 0.1 px from a prediction 3 px off, judged on the part in the picture; the bar found.
+    #[test]
+    fn a_disc_half_in_a_black_bar_is_judged_on_what_the_picture_shows() {
+        let c = (52.4, 100.7);
+        let frame = wall_with_disc_and_bar(c, 60);
+        let data = frame.data_bytes().unwrap();
+        assert_eq!(picture(data, (240, 1)), Picture([59.5, -0.5, 239.5, 199.5]));
+        let pred = Prediction {
+            u: c.0 + 3.0,
+            v: c.1 - 1.0,
+            var: 9.0,
+        };
+        let gaps = Gaps {
+            kind: &MarkerKind::Dark,
+            preds: &[Some(pred)],
+            radii: &[Some(30.0)],
+            partners: &[None],
+        };
+        let mut assigned = [None];
+        let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
+        let b = assigned[0].expect("the disc in the bar");
+        assert!((b.u - c.0).abs() < 0.1 && (b.v - c.1).abs() < 0.1, "{b:?}");
+        assert_eq!(filled.found, 1);
     }
 }
