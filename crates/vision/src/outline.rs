@@ -99,8 +99,8 @@ pub(crate) fn fill_gaps(
     let data = cv("pixels", frame.data_bytes())?;
     let mut filled = Filled::default();
     let mut picture = None;
-    for m in 0..assigned.len() {
-        let (None, Some(p), Some(r)) = (assigned[m], gaps.preds[m], gaps.radii[m]) else {
+    for (m, slot) in assigned.iter_mut().enumerate() {
+        let (None, Some(p), Some(r)) = (*slot, gaps.preds[m], gaps.radii[m]) else {
             continue;
         };
         let half = r + 10.0 + 3.0 * p.var.sqrt();
@@ -150,7 +150,7 @@ pub(crate) fn fill_gaps(
         } else {
             continue;
         }
-        assigned[m] = Some(blob);
+        *slot = Some(blob);
     }
     Ok(filled)
 }

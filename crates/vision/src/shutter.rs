@@ -154,9 +154,9 @@ impl Jerk {
         for b in half..jerk.0.len().saturating_sub(half) {
             let even = (seen[b + 3].0 - seen[b].0 - 3.0 * step).abs() < 0.1 * step;
             if let (true, Some(mean)) = (even, jerk.mean(b)) {
-                for c in 0..2 {
+                for (j, m) in jerk.0[b].iter().zip(mean) {
                     // x''' h^3 is the third difference itself (an even clock).
-                    tally.noise_sq += ((jerk.0[b][c] - mean[c]) * step.powi(3)).powi(2);
+                    tally.noise_sq += ((j - m) * step.powi(3)).powi(2);
                     tally.noise_n += 1;
                 }
             }
