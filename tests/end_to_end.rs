@@ -24,6 +24,7 @@ mod measured_compare;
 mod motion_calibration;
 mod pendulum_real;
 mod pendulum_video;
+mod phone_shutter;
 mod process_end_to_end;
 mod quantized_bench;
 mod residual_flags;

@@ -23,7 +23,7 @@ pub mod units;
 pub use modes::{ModeKind, ModeRow, Modes};
 pub use motion::{Bodies, BodyMotion, Forces, MarkerResiduals, MarkerRow, MarkerStates};
 pub use table::{Column, Table};
-pub use tracks::{MarkerKind, MarkerSeries, TrackRow, Tracks, FIDUCIAL_DICTIONARIES};
+pub use tracks::{Late, MarkerKind, MarkerSeries, TrackRow, Tracks, FIDUCIAL_DICTIONARIES};
 
 /// Column names of the `tracks` table (long format, one row per marker and frame).
 pub const TRACKS_COLUMNS: [&str; 7] = ["frame", "t", "marker", "u", "v", "x", "y"];

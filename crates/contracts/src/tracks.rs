@@ -1,6 +1,8 @@
 //! The `tracks` table (docs/bench.md section 6): long format `frame, t, marker, u, v, x, y`,
 //! u, v in image pixels, x, y in bench-frame metres. A marker not seen in a frame has no row or
-//! empty x, y: a gap, never an invented value.
+//! empty x, y: a gap, never an invented value. Tracks of a rolling shutter's video add
+//! `delay_s, x_seen, y_seen`: each sample was seen `delay_s` after its frame's time, at
+//! (x_seen, y_seen); x, y are its place at the frame's time, carried back along its own path.
 
 use std::collections::BTreeMap;
 
@@ -105,6 +107,20 @@ pub struct TrackRow {
     pub y: Option<f64>,
     /// Standard deviation of the image centre, px (written as the extra column `sigma_px`).
     pub sigma_px: Option<f64>,
+    /// Where and when a rolling shutter's row saw the marker, when later than its frame's
+    /// time (the extra columns `delay_s, x_seen, y_seen`; None: at the frame's time).
+    pub late: Option<Late>,
+}
+
+/// A sample a rolling shutter saw after its frame's time: when, and where (bench frame).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Late {
+    /// The time after the frame's time at which the marker's row was exposed, s.
+    pub delay_s: f64,
+    /// Bench-frame x where it was seen then, m.
+    pub x: f64,
+    /// Bench-frame y where it was seen then, m.
+    pub y: f64,
 }
 
 /// A validated tracks table: finite values, strictly increasing time per marker, no duplicate
@@ -129,6 +145,10 @@ pub struct MarkerSeries {
     pub y: Vec<f64>,
     /// Whether the marker was seen in that frame.
     pub present: Vec<bool>,
+    /// Per sample, when a rolling shutter saw it late: the delay after the frame's time, s, and
+    /// where it was seen less where it is carried to (x, y), m; empty when the tracks have no
+    /// such samples.
+    pub late: Vec<Option<[f64; 3]>>,
 }
 
 /// The largest coordinate a tracks table may hold, in its own unit (metres, millimetres or
@@ -183,6 +203,34 @@ fn check_pair(
     }
 }
 
+/// A late sample's values checked: finite, a delay of 0 s to 1 s, on a row that has its
+/// position.
+fn check_late(row: usize, marker: &str, l: &Late, placed: bool) -> Result<(), ContractError> {
+    for (name, v) in [("delay_s", l.delay_s), ("x_seen", l.x), ("y_seen", l.y)] {
+        check_finite("tracks", row, marker, name, Some(v))?;
+    }
+    let half = |present: &str, missing: &str| ContractError::HalfPosition {
+        table: "tracks".into(),
+        row,
+        marker: marker.into(),
+        present: present.into(),
+        missing: missing.into(),
+    };
+    if !placed {
+        return Err(half("x_seen", "x"));
+    }
+    if !(0.0..1.0).contains(&l.delay_s) {
+        return Err(ContractError::Absurd {
+            table: "tracks".into(),
+            row,
+            marker: marker.into(),
+            column: "delay_s".into(),
+            value: l.delay_s,
+        });
+    }
+    Ok(())
+}
+
 impl Tracks {
     /// Build a tracks table from rows, checking its invariants; `rows` may be in any marker
     /// order but each marker's rows must be in increasing time.
@@ -212,6 +260,9 @@ impl Tracks {
             }
             check_pair(T, row, &r.marker, ("u", r.u), ("v", r.v))?;
             check_pair(T, row, &r.marker, ("x", r.x), ("y", r.y))?;
+            if let Some(l) = r.late {
+                check_late(row, &r.marker, &l, r.x.is_some())?;
+            }
             any |= r.x.is_some();
             if let Some(&(pt, pf)) = last.get(r.marker.as_str()) {
                 if r.frame == pf {
@@ -256,6 +307,7 @@ impl Tracks {
                         x: None,
                         y: None,
                         sigma_px: None,
+                        late: None,
                         ..r.clone()
                     }
                 } else {
@@ -327,6 +379,7 @@ impl Tracks {
         let frames: Vec<i64> = frame_time.keys().copied().collect();
         let times: Vec<f64> = frame_time.values().copied().collect();
         let mut out = Vec::new();
+        let any_late = self.rows.iter().any(|r| r.late.is_some());
         for name in self.marker_names() {
             let mut s = MarkerSeries {
                 name: name.clone(),
@@ -335,6 +388,7 @@ impl Tracks {
                 x: vec![f64::NAN; n],
                 y: vec![f64::NAN; n],
                 present: vec![false; n],
+                late: if any_late { vec![None; n] } else { Vec::new() },
             };
             for r in self.rows.iter().filter(|r| r.marker == name) {
                 if let (Some(x), Some(y)) = (r.x, r.y) {
@@ -342,6 +396,9 @@ impl Tracks {
                     s.x[k] = x;
                     s.y[k] = y;
                     s.present[k] = true;
+                    if let Some(l) = r.late {
+                        s.late[k] = Some([l.delay_s, l.x - x, l.y - y]);
+                    }
                 }
             }
             out.push(s);
@@ -358,16 +415,20 @@ impl Tracks {
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
-        let mut opt: [Vec<Option<f64>>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
+        let any_late = self.rows.iter().any(|r| r.late.is_some());
+        let mut opt: [Vec<Option<f64>>; 8] = std::array::from_fn(|_| Vec::with_capacity(n));
         for r in self.rows {
             frame.push(r.frame);
             t.push(r.t);
             marker.push(r.marker);
-            for (c, v) in opt.iter_mut().zip([r.u, r.v, r.x, r.y, r.sigma_px]) {
+            let late = r.late.map(|l| [l.delay_s, l.x, l.y]);
+            let late = |i: usize| late.map(|l| l[i]);
+            let values = [r.u, r.v, r.x, r.y, r.sigma_px, late(0), late(1), late(2)];
+            for (c, v) in opt.iter_mut().zip(values) {
                 c.push(v);
             }
         }
-        let [u, v, x, y, sigma] = opt;
+        let [u, v, x, y, sigma, delay, x_seen, y_seen] = opt;
         let mut table = Table::new("tracks");
         let cols = [
             ("frame", Column::I64(frame)),
@@ -379,7 +440,15 @@ impl Tracks {
             ("y", Column::OptF64(y)),
             ("sigma_px", Column::OptF64(sigma)),
         ];
-        for (name, c) in cols {
+        let late = [
+            ("delay_s", Column::OptF64(delay)),
+            ("x_seen", Column::OptF64(x_seen)),
+            ("y_seen", Column::OptF64(y_seen)),
+        ];
+        // The late columns only where a rolling shutter's samples are: every other table's
+        // bytes as before.
+        let late = late.into_iter().filter(|_| any_late);
+        for (name, c) in cols.into_iter().chain(late) {
             // Equal lengths by construction.
             let _ = table.push(name, c);
         }
@@ -497,7 +566,34 @@ mod tests {
             x,
             y: x,
             sigma_px: None,
+            late: None,
         }
+    }
+
+    /// A late sample gives its series the delay and the seen place less the carried one; a late
+    /// sample without a position, or with a delay below 0 s, is refused.
+    #[test]
+    fn late_samples_in_the_series_and_refused_when_absurd() {
+        let late = |delay_s: f64| Late {
+            delay_s,
+            x: 1.25,
+            y: 0.75,
+        };
+        let mut a = row(0, 0.0, "M1", Some(1.0));
+        a.late = Some(late(0.004));
+        let tr = Tracks::new(vec![a.clone(), row(1, 0.01, "M1", Some(1.1))]).unwrap();
+        let s = tr.series().unwrap();
+        assert_eq!(s[0].late, vec![Some([0.004, 0.25, -0.25]), None]);
+        let mut gap = row(0, 0.0, "M1", None);
+        gap.late = Some(late(0.004));
+        let e = Tracks::new(vec![gap]).unwrap_err().to_string();
+        assert!(e.contains("x_seen") && e.contains("'x'"), "{e}");
+        a.late = Some(late(-0.001));
+        let e = Tracks::new(vec![a]).unwrap_err().to_string();
+        assert!(e.contains("delay_s"), "{e}");
+        // Tracks without late samples: series without the late vector.
+        let plain = Tracks::new(vec![row(0, 0.0, "M1", Some(1.0))]).unwrap();
+        assert!(plain.series().unwrap()[0].late.is_empty());
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub fn unit_of(table: &str, column: &str) -> Option<&'static str> {
     // Columns whose meaning depends on the table.
     match (table, base) {
         ("tracks", "u" | "v") | ("tracks", "sigma_px") => return Some("px"),
+        ("tracks", "delay_s") => return Some("s"),
+        ("tracks", "x_seen" | "y_seen") => return Some("m"),
         ("deflection", "x_lever" | "u" | "v") => return Some("m"),
         ("deflection", b) if b.starts_with("v_") => return Some("m"),
         ("modal", "crank_angle") => return Some("rad"),
@@ -79,6 +81,8 @@ mod tests {
             assert!(unit_of("bodies", c).is_some(), "{c}");
         }
         assert_eq!(unit_of("tracks", "u"), Some("px"));
+        assert_eq!(unit_of("tracks", "delay_s"), Some("s"));
+        assert_eq!(unit_of("tracks", "y_seen"), Some("m"));
         assert_eq!(unit_of("deflection", "u"), Some("m"));
         assert_eq!(unit_of("markers", "ax_sigma"), Some("m/s^2"));
         assert_eq!(unit_of("forces", "B_x"), Some("N"));

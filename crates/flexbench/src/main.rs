@@ -778,6 +778,12 @@ fn process_command(args: ProcessArgs) -> Result<()> {
             test.flagged
         );
     }
+    if let Some(c) = &s.shutter {
+        println!(
+            "rolling shutter: {} samples observed at their own times (carried again along the fitted motion, {} left as tracked): moved {:.4} mm RMS ({:.4} mm at most) from the path's carry; the motion fitted again",
+            c.samples, c.kept, c.rms_change_mm, c.max_change_mm
+        );
+    }
     for (stage, secs) in &s.timing {
         println!("  {stage:<18} {secs:.3} s");
     }

@@ -58,6 +58,7 @@ impl System {
                     x: Some(st[0].x),
                     y: Some(st[0].y),
                     sigma_px: None,
+                    late: None,
                 });
             }
         }

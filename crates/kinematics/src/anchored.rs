@@ -320,6 +320,7 @@ mod tests {
                 .collect(),
             y: (0..n).map(|k| noise(k + 13)).collect(),
             present: vec![true; n],
+            late: Vec::new(),
         }
     }
 

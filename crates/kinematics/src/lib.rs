@@ -32,6 +32,7 @@ pub mod estimate;
 pub mod fit;
 pub mod fold;
 pub mod iterated;
+pub mod late;
 pub mod noise;
 pub mod observe;
 pub mod outliers;

@@ -160,6 +160,7 @@ impl Mechanism {
                     x: Some(p.x),
                     y: Some(p.y),
                     sigma_px: None,
+                    late: None,
                 });
             }
         }

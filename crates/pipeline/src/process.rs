@@ -16,6 +16,7 @@ use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::names::Switch;
 use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
 use flexbench_kinematics::anchored::{held_markers, stabilise, Stabilised};
+use flexbench_kinematics::late::{carry_along, CarriedAgain};
 use flexbench_kinematics::periodic::PeriodicReport;
 use flexbench_kinematics::rate::RateCheck;
 use flexbench_kinematics::smoother::SmootherReport;
@@ -119,6 +120,10 @@ pub struct ProcessRecord {
     /// What measuring the markers against those held at ground pins removed, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stabilised: Option<flexbench_kinematics::anchored::Stabilised>,
+    /// A rolling shutter's late samples carried again along the fitted motion, and the motion
+    /// fitted again (`flexbench_kinematics::late`), when the tracks have such samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shutter: Option<CarriedAgain>,
 }
 
 impl ProcessRecord {
@@ -329,6 +334,9 @@ pub struct ProcessSummary {
     pub max_condition: f64,
     /// The fitted mechanism's residual test: the samples that failed it and their fate.
     pub residual_test: ResidualTestRecord,
+    /// What carrying a rolling shutter's late samples along the fitted motion did, when the
+    /// tracks have such samples.
+    pub shutter: Option<CarriedAgain>,
     /// Files written.
     pub files: Vec<PathBuf>,
     /// Wall time per stage, s.
@@ -497,10 +505,26 @@ pub fn process(
     // Markers on a ground pin that did not stay: a camera that moved (named first), unless
     // the markers are measured against them.
     let (moved, stabilised) = held_check(mech, &mut series, cfg)?;
+    let late = series.iter().any(|s| s.late.iter().any(Option::is_some));
+    let again = late.then(|| series.clone());
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
-    let fitted = fit_testing_residuals(mech, series, &filter, cfg)?;
+    let mut fitted = fit_testing_residuals(mech, series, &filter, cfg)?;
+    // A rolling shutter's samples: carried again to their frame's time along the fitted motion
+    // (observed at their own times), and the motion fitted again to them.
+    let shutter = match again {
+        Some(mut again) => {
+            events(StageEvent::Progress(
+                "kinematics at the samples' own times",
+                0.0,
+            ));
+            let done = carry_along(mech, &t, &fitted.motion.samples, &mut again);
+            fitted = fit_testing_residuals(mech, again, &filter, cfg)?;
+            Some(done)
+        }
+        None => None,
+    };
     let (motion, seen) = (&fitted.motion, &fitted.seen);
     let bodies = bodies_table(mech, &t, motion);
     let residuals = residual_table(mech, &t, &motion.samples);
@@ -542,6 +566,7 @@ pub fn process(
     record.residual_test = ResidualTestRecord::of(cfg, &fitted);
     record.fit.warnings.splice(0..0, moved);
     record.stabilised = stabilised;
+    record.shutter = shutter.clone();
     warn(&record, &fitted, cfg, &mut events);
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
@@ -550,6 +575,7 @@ pub fn process(
         toggles: forces.toggles.clone(),
         max_condition: forces.max_condition,
         residual_test: record.residual_test.clone(),
+        shutter,
         files,
         timing,
     })
@@ -921,6 +947,7 @@ impl ProcessRecord {
             rate: RateCheck::default(),
             clock: None,
             stabilised: None,
+            shutter: None,
             inverse_dynamics: InverseDynamicsRecord {
                 max_condition_allowed: cfg.max_condition,
                 max_condition: forces.max_condition,

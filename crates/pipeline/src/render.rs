@@ -1192,6 +1192,7 @@ impl Film<'_> {
                     x: Some(p.x),
                     y: Some(p.y),
                     sigma_px: None,
+                    late: None,
                 });
             }
             if n % 8 == 0 {

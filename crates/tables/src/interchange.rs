@@ -159,6 +159,7 @@ pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks,
                 x,
                 y,
                 sigma_px: None,
+                late: None,
             });
         }
     }

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use flexbench_contracts::atomic::{write_with, AtomicError};
 use flexbench_contracts::motion::{BodyRow, MarkerRowRead, BODY_COLUMNS, MARKER_COLUMNS};
 use flexbench_contracts::{
-    Bodies, Column as FbColumn, ContractError, Forces, MarkerResiduals, MarkerStates, ModeKind,
-    ModeRow, Modes, Table, TrackRow, Tracks,
+    Bodies, Column as FbColumn, ContractError, Forces, Late, MarkerResiduals, MarkerStates,
+    ModeKind, ModeRow, Modes, Table, TrackRow, Tracks,
 };
 use polars::prelude::*;
 
@@ -424,6 +424,7 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
     } else {
         vec![None; df.height()]
     };
+    let late = late_columns(&df, path)?;
     let mut rows = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let col_err = |c: &str, r: &str| TableError::Column {
@@ -452,9 +453,49 @@ pub fn read_tracks(path: &Path) -> Result<Tracks, TableError> {
             x: x[i],
             y: y[i],
             sigma_px: sigma[i],
+            late: late.as_ref().and_then(|l| l[i]),
         });
     }
     Tracks::new(rows).map_err(broken(path))
+}
+
+/// The rolling shutter's columns `delay_s, x_seen, y_seen` of a tracks table, when it has them
+/// (all three or none; a row's three all given or all empty).
+fn late_columns(df: &DataFrame, path: &Path) -> Result<Option<Vec<Option<Late>>>, TableError> {
+    let names = ["delay_s", "x_seen", "y_seen"];
+    let has = |n: &str| df.get_column_names().iter().any(|c| c.as_str() == n);
+    let given: Vec<&str> = names.into_iter().filter(|n| has(n)).collect();
+    match given.len() {
+        0 => return Ok(None),
+        3 => {}
+        _ => {
+            return Err(TableError::Column {
+                path: path.display().to_string(),
+                column: given.join(", "),
+                reason: "a rolling shutter's samples need the three columns delay_s, x_seen and y_seen together: give all three or none".into(),
+            })
+        }
+    }
+    let (d, x, y) = (
+        opt_f64(df, path, "delay_s")?,
+        opt_f64(df, path, "x_seen")?,
+        opt_f64(df, path, "y_seen")?,
+    );
+    (0..df.height())
+        .map(|i| match (d[i], x[i], y[i]) {
+            (Some(delay_s), Some(x), Some(y)) => Ok(Some(Late { delay_s, x, y })),
+            (None, None, None) => Ok(None),
+            _ => Err(TableError::Column {
+                path: path.display().to_string(),
+                column: "delay_s, x_seen, y_seen".into(),
+                reason: format!(
+                    "row {}: give the three together or leave all three empty",
+                    i + 1
+                ),
+            }),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// The error of a table at `path` that breaks the contract.
@@ -668,6 +709,51 @@ mod tests {
         assert_eq!(pq.rows(), &first[..]);
     }
 
+    /// A rolling shutter's tracks (a late sample beside one at its frame's time) read back as
+    /// written from CSV and Parquet, the three late columns last; a table with one of the three
+    /// columns alone, or a row with one of the three, is refused, naming the columns.
+    #[test]
+    fn late_samples_round_trip_and_come_in_threes() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |marker: &str, late: Option<Late>| TrackRow {
+            frame: 0,
+            t: 0.0,
+            marker: marker.into(),
+            u: Some(10.0),
+            v: Some(200.0),
+            x: Some(0.1),
+            y: Some(0.2),
+            sigma_px: Some(0.05),
+            late,
+        };
+        let late = Late {
+            delay_s: 0.0041,
+            x: 0.1012,
+            y: 0.1994,
+        };
+        let tracks = Tracks::new(vec![row("M1", Some(late)), row("M2", None)]).unwrap();
+        let table = tracks.to_table();
+        let names: Vec<&str> = table.columns.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names[8..], ["delay_s", "x_seen", "y_seen"]);
+        for f in write_table(&table, dir.path(), "late").unwrap() {
+            assert_eq!(read_tracks(&f).unwrap(), tracks, "{}", f.display());
+        }
+        let csv = dir.path().join("late.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let one = dir.path().join("one.csv");
+        let cut: String = text
+            .lines()
+            .map(|l| l.rsplitn(3, ',').nth(2).unwrap_or(l).to_string() + "\n")
+            .collect();
+        std::fs::write(&one, cut).unwrap();
+        let e = read_tracks(&one).unwrap_err().to_string();
+        assert!(e.contains("delay_s") && e.contains("all three"), "{e}");
+        let half = dir.path().join("half.csv");
+        std::fs::write(&half, text.replacen(",0.1994", ",", 1)).unwrap();
+        let e = read_tracks(&half).unwrap_err().to_string();
+        assert!(e.contains("row 1") && e.contains("three together"), "{e}");
+    }
+
     #[test]
     fn tracks_round_trip_through_both_formats_keeping_gaps() {
         let dir = tempfile::tempdir().unwrap();
@@ -681,6 +767,7 @@ mod tests {
                 x: Some(0.1),
                 y: Some(0.2),
                 sigma_px: None,
+                late: None,
             },
             TrackRow {
                 frame: 0,
@@ -691,6 +778,7 @@ mod tests {
                 x: Some(0.3),
                 y: Some(-0.25),
                 sigma_px: Some(0.04),
+                late: None,
             },
             TrackRow {
                 frame: 1,
@@ -701,6 +789,7 @@ mod tests {
                 x: None,
                 y: None,
                 sigma_px: None,
+                late: None,
             },
             TrackRow {
                 frame: 1,
@@ -711,6 +800,7 @@ mod tests {
                 x: Some(1.0 / 3.0),
                 y: Some(0.0),
                 sigma_px: None,
+                late: None,
             },
         ];
         let tracks = Tracks::new(rows).unwrap();

@@ -161,6 +161,17 @@ pub fn from_rows(
             if let Some((x, y)) = on_plane[k][m].and_then(|p| toward_camera(centre, p, depth_m)) {
                 (r.x, r.y) = (Some(x), Some(y));
             }
+            // Where a rolling shutter's row saw it, moved to the same depth the same way.
+            let d = given(m);
+            if let Some(l) = &mut r.late {
+                let seen = match d == 0.0 {
+                    true => Some((l.x, l.y)),
+                    false => onto_plane(centre, (l.x, l.y), d),
+                };
+                if let Some((x, y)) = seen.and_then(|p| toward_camera(centre, p, depth_m)) {
+                    (l.x, l.y) = (x, y);
+                }
+            }
         }
     }
     Some(DepthEstimate {

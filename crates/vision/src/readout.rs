@@ -321,6 +321,7 @@ mod tests {
                     x: Some(q(p.x)),
                     y: Some(q(p.y)),
                     sigma_px: None,
+                    late: None,
                 });
             }
         }

@@ -20,7 +20,7 @@
 //! carried by extrapolation), the bound 0.78 to 1.0 times it. At a phone's 30 or 60 frames/s the
 //! carry is no longer small against a tracker's tenth of a millimetre: the record says so.
 
-use flexbench_contracts::TrackRow;
+use flexbench_contracts::{Late, TrackRow};
 
 /// What the rolling shutter's correction did (the track record's `shutter`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -74,7 +74,8 @@ pub const CARRY_WARN: f64 = 0.5;
 
 /// Carry every sample of `rows` (frame by frame, marker by marker) back to its frame's time for
 /// a rolling shutter of `readout` s over `height` rows (module documentation); u, v stay where
-/// the marker was seen.
+/// the marker was seen, and the row's `late` keeps when and where (bench frame) that was, for
+/// the kinematic fit to carry it again along the fitted motion.
 pub fn to_frame_times(rows: &mut [TrackRow], readout: f64, height: f64) -> ShutterRecord {
     let delay = |r: &TrackRow| readout * r.v.unwrap_or(0.0).clamp(0.0, height) / height;
     let mut markers: Vec<&str> = rows.iter().map(|r| r.marker.as_str()).collect();
@@ -109,6 +110,11 @@ pub fn to_frame_times(rows: &mut [TrackRow], readout: f64, height: f64) -> Shutt
                 tally.error(w / 6.0 * jk, seen[a + 2].0 - seen[a].0 > 3.5 * step);
             }
             let r = &mut rows[i];
+            r.late = Some(Late {
+                delay_s: seen[j].0 - r.t,
+                x: seen[j].1,
+                y: seen[j].2,
+            });
             (r.x, r.y) = (Some(x), Some(y));
         }
     }
@@ -278,6 +284,7 @@ mod tests {
                     x: Some(x),
                     y: Some(y),
                     sigma_px: None,
+                    late: None,
                 }
             })
             .collect();
@@ -326,6 +333,7 @@ mod tests {
                     x: Some(x + noise * draw()),
                     y: Some(y + noise * draw()),
                     sigma_px: None,
+                    late: None,
                 }
             })
             .collect();

@@ -1513,6 +1513,7 @@ fn bench_rows(
                     x: Some(x),
                     y: Some(y),
                     sigma_px: Some(b.sigma),
+                    late: None,
                 });
             }
         }
