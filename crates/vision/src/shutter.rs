@@ -56,7 +56,7 @@ impl ShutterRecord {
     pub fn warning(&self) -> Option<String> {
         let noise_mm = self.noise_mm;
         (noise_mm > 0.0 && self.carry_error_rms_mm > CARRY_WARN * noise_mm).then(|| format!(
-            "the rolling shutter's correction carries each sample to its frame's time along its own path, with an error of {:.3} mm RMS ({:.3} mm at most{}) against the tracks' noise of {:.3} mm: film at a higher frame rate, or with a shorter readout, for accelerations fit to publish",
+            "the rolling shutter's correction carries each sample to its frame's time along its own path, with an error of {:.3} mm RMS ({:.3} mm at most{}) against the tracks' noise of {:.3} mm: the tracks' x, y (what smooth and the exports read) carry that error; process fits each sample at its own time instead (delay_s, x_seen, y_seen); film at a higher frame rate, or with a shorter readout, for positions fit to publish without it",
             self.carry_error_rms_mm,
             self.carry_error_max_mm,
             match self.across_gaps {
