@@ -123,4 +123,9 @@ fn a_phones_rolling_shutter_at_sixty_frames_a_second() {
         said.contains("observed at their own times") && !plain.contains("own times"),
         "{said}"
     );
+    // The record keeps it: every sample of the five markers in 240 frames carried again.
+    let record = std::fs::read_to_string(d.join("r/p/summary.json")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(record["shutter"]["samples"], 1200, "{}", record["shutter"]);
+    assert_eq!(record["shutter"]["kept"], 0);
 }

@@ -972,6 +972,12 @@ fn methods_note(page: &mut RunPage, dirs: &StageDirs, process: &ProcessRecord, r
         ));
     }
     text.push(method_sentence(process));
+    if let Some(c) = &process.shutter {
+        text.push(format!(
+            "The rolling shutter's {} late samples were fitted at their own times: carried to their frame's time along the fitted motion (they moved {:.3} mm RMS, {:.3} mm at most, from the carry along each marker's own path) and the motion fitted again.",
+            c.samples, c.rms_change_mm, c.max_change_mm
+        ));
+    }
     text.push(format!(
         "The liaison forces follow per sample from the Newton-Euler equations of the rigid bodies, a linear system solved by LU; a sample whose scaled 1-norm condition number exceeds {:.0e} is reported as a toggle position, not solved. Their bands: {}.",
         process.inverse_dynamics.max_condition_allowed, process.bands
