@@ -619,6 +619,10 @@ fn merged<'a>(
 /// markers' own windows (see [`track_video`]).
 pub const WINDOW_CHECK_EVERY: usize = 16;
 
+/// How many frames a lost disc's last velocity is carried on for the outline's search
+/// (`outline`): beyond, its place is too uncertain for a window about it.
+pub const COAST_FRAMES: usize = 6;
+
 /// How many frames back a gap's partner spacing is sought (`outline`): a second at 30
 /// frames/s, a few crank turns' eighth at 240; a body's image spacing changes little over it.
 pub const PARTNER_LOOKBACK: usize = 30;
@@ -1125,6 +1129,15 @@ impl<'a> Tracker<'a> {
         let partners: Vec<_> = (0..self.nm)
             .map(|m| radii[m].and_then(|_| self.partner(m, assigned)))
             .collect();
+        // A marker lost for a frame or more has no prediction of the motion model's: it is
+        // sought where its last two samples, carried on, put it.
+        let preds: Vec<Option<Prediction>> = (0..self.nm)
+            .map(|m| match (assigned[m], preds[m]) {
+                (None, None) if radii[m].is_some() => self.coast(m),
+                (_, p) => p,
+            })
+            .collect();
+        let preds = &preds[..];
         let gaps = crate::outline::Gaps {
             kind: &self.cfg.kind,
             preds,
@@ -1135,6 +1148,35 @@ impl<'a> Tracker<'a> {
         self.summary.outlined += filled.found;
         self.summary.outlined_by_spacing += filled.by_spacing;
         Ok(())
+    }
+
+    /// Marker `m`'s place carried on at its last velocity from its last two consecutive samples
+    /// within [`COAST_FRAMES`] frames, `j` frames ahead; the variance the motion model's
+    /// prediction error has one frame ahead (`scale2`), times j^4 (an unknown acceleration's
+    /// share grows as j^2); None when it was not seen so lately.
+    fn coast(&self, m: usize) -> Option<Prediction> {
+        let k = self.per_frame.len();
+        (2..=COAST_FRAMES).find_map(|j| {
+            let a = self
+                .per_frame
+                .get(k.checked_sub(j)?)?
+                .get(m)
+                .copied()
+                .flatten()?;
+            let b = self
+                .per_frame
+                .get(k.checked_sub(j + 1)?)?
+                .get(m)
+                .copied()
+                .flatten()?;
+            let jf = j as f64;
+            let var = (self.scale2.get(m).copied().unwrap_or(0.0) + 0.25) * jf.powi(4);
+            Some(Prediction {
+                u: a.u + jf * (a.u - b.u),
+                v: a.v + jf * (a.v - b.v),
+                var,
+            })
+        })
     }
 
     /// A marker of `m`'s body (the layout's) seen in this frame (`assigned`), with the two's
