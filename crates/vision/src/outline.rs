@@ -40,6 +40,8 @@ pub(crate) struct Gaps<'a> {
     pub preds: &'a [Option<Prediction>],
     pub radii: &'a [Option<f64>],
     pub partners: &'a [Option<Partner>],
+    /// Per marker, the arc about its partner where a marker lost for frames is sought first.
+    pub arcs: &'a [Option<Arc>],
 }
 
 /// A marker of the same body seen in the frame: its centre (px) and the two markers' image
@@ -66,6 +68,62 @@ impl Partner {
         let d = (b.u - self.u).hypot(b.v - self.v);
         (d - self.spacing).abs() <= SPACING_TOL_PX + SPACING_TOL_SHARE * self.spacing
     }
+}
+
+/// Where a lost marker is sought about its partner: the angles (rad, image frame, from the
+/// partner) between which its disc is looked for, at the partner's spacing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Arc {
+    pub from: f64,
+    pub to: f64,
+}
+
+/// The centre on `arc` about `partner` (at its spacing) where a disc of radius `r` stands out
+/// most from its background in the response (the disc's median less the ring's, at least
+/// [`MIN_CONTRAST`]), in steps of half a radius along the arc; frame px.
+fn best_on_arc(
+    frame: (&[u8], usize, usize),
+    kind: &MarkerKind,
+    picture: Picture,
+    (partner, arc): (Partner, Arc),
+    r: f64,
+    buf: &mut Vec<u8>,
+) -> Option<(f64, f64)> {
+    let (data, cols, ch) = frame;
+    let rows = data.len() / (cols * ch).max(1);
+    let step = 0.5 * r / partner.spacing.max(r);
+    let n = ((arc.to - arc.from).abs() / step).ceil().min(720.0) as usize;
+    let mut best: Option<(f64, (f64, f64))> = None;
+    for i in 0..=n {
+        let a = arc.from + (arc.to - arc.from) * i as f64 / n.max(1) as f64;
+        let c = (
+            partner.u + partner.spacing * a.cos(),
+            partner.v + partner.spacing * a.sin(),
+        );
+        let half = r + 9.0;
+        let (x0, y0) = ((c.0 - half).floor(), (c.1 - half).floor());
+        let (x1, y1) = ((c.0 + half).ceil(), (c.1 + half).ceil());
+        if x0 < 0.0 || y0 < 0.0 || x1 > (cols - 1) as f64 || y1 > (rows - 1) as f64 {
+            continue;
+        }
+        let rect = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
+        buf.clear();
+        crate::response::window_into(data, (cols, ch), kind, rect, buf);
+        let win = Window {
+            values: buf,
+            w: rect.2 - rect.0 + 1,
+            h: rect.3 - rect.1 + 1,
+            origin: (rect.0, rect.1),
+        };
+        let local = (c.0 - x0, c.1 - y0);
+        let Some((disc, ring)) = levels(win, local, r, picture) else {
+            continue;
+        };
+        if disc - ring >= MIN_CONTRAST && best.is_none_or(|(b, _)| disc - ring > b) {
+            best = Some((disc - ring, c));
+        }
+    }
+    best.map(|(_, c)| c)
 }
 
 /// What [`fill_gaps`] found: the samples fitted to their outline, and how many of them the
@@ -100,9 +158,16 @@ pub(crate) fn fill_gaps(
     let mut filled = Filled::default();
     let mut picture = None;
     for (m, slot) in assigned.iter_mut().enumerate() {
-        let (None, Some(p), Some(r)) = (*slot, gaps.preds[m], gaps.radii[m]) else {
+        let (None, Some(mut p), Some(r)) = (*slot, gaps.preds[m], gaps.radii[m]) else {
             continue;
         };
+        let inside = *picture.get_or_insert_with(|| self::picture(data, (cols as usize, ch)));
+        let arc = gaps.partners[m].zip(gaps.arcs.get(m).copied().flatten());
+        let on_arc =
+            arc.and_then(|a| best_on_arc((data, cols as usize, ch), gaps.kind, inside, a, r, buf));
+        if let Some(c) = on_arc {
+            (p.u, p.v) = c;
+        }
         let half = r + 10.0 + 3.0 * p.var.sqrt();
         let (x0, y0) = ((p.u - half).floor().max(0.0), (p.v - half).floor().max(0.0));
         let (x1, y1) = (
@@ -121,7 +186,6 @@ pub(crate) fn fill_gaps(
             h: rect.3 - rect.1 + 1,
             origin: (rect.0, rect.1),
         };
-        let inside = *picture.get_or_insert_with(|| self::picture(data, (cols as usize, ch)));
         let Some(o) = fit(win, (p.u, p.v), r, inside) else {
             continue;
         };
@@ -142,7 +206,9 @@ pub(crate) fn fill_gaps(
                 .flatten()
                 .is_some_and(|q| q.holds(&blob))
         };
-        if p.chi2(&blob) <= ACCEPT_CHI2 {
+        // A centre sought along the arc is placed by the pattern, not the motion: the pattern
+        // must vouch for it.
+        if on_arc.is_none() && p.chi2(&blob) <= ACCEPT_CHI2 {
             filled.found += 1;
         } else if vouched() {
             filled.found += 1;
@@ -323,6 +389,16 @@ pub fn fit(win: Window, pred: (f64, f64), r: f64, picture: Picture) -> Option<Ou
 /// (window px), each from the pixels in the picture; None when they differ by less than 20
 /// levels.
 fn halfway(win: Window, c: (f64, f64), r: f64, picture: Picture) -> Option<f64> {
+    let (disc, ring) = levels(win, c, r, picture)?;
+    (disc - ring >= MIN_CONTRAST).then_some(0.5 * (disc + ring))
+}
+
+/// The least difference between a disc's response and its background's, levels.
+const MIN_CONTRAST: f64 = 20.0;
+
+/// The disc's response (the median within 0.6 r of `c`, window px) and the background's (the
+/// median of the ring 3-8 px outside r), each from the pixels in the picture.
+fn levels(win: Window, c: (f64, f64), r: f64, picture: Picture) -> Option<(f64, f64)> {
     let (mut inside, mut ring) = (Vec::new(), Vec::new());
     let (ox, oy) = (win.origin.0 as f64, win.origin.1 as f64);
     for y in 0..win.h {
@@ -339,11 +415,9 @@ fn halfway(win: Window, c: (f64, f64), r: f64, picture: Picture) -> Option<f64> 
             }
         }
     }
-    let (a, b) = (median(&mut inside)?, median(&mut ring)?);
-    (a - b >= 20.0).then_some(0.5 * (a + b))
+    Some((median(&mut inside)?, median(&mut ring)?))
 }
 
-/// The median of `v` (None when empty).
 fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -523,6 +597,7 @@ mod tests {
                 preds: &[Some(pred)],
                 radii: &[Some(30.0)],
                 partners: &[partner],
+                arcs: &[None],
             };
             let mut assigned = [None];
             let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
@@ -573,11 +648,72 @@ mod tests {
             preds: &[Some(pred)],
             radii: &[Some(30.0)],
             partners: &[None],
+            arcs: &[None],
         };
         let mut assigned = [None];
         let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
         let b = assigned[0].expect("the disc in the bar");
         assert!((b.u - c.0).abs() < 0.1 && (b.v - c.1).abs() < 0.1, "{b:?}");
         assert_eq!(filled.found, 1);
+    }
+
+    /// A disc lost for frames, its velocity carried on 40 px past it (a swing that turned): not
+    /// found about that prediction; sought along the arc about its partner (150 px away, from
+    /// its last place past the prediction), found within 0.05 px and vouched for by the
+    /// spacing; the same arc about a partner whose spacing was 20 px longer finds nothing it
+    /// may keep.
+    #[test]
+    fn a_disc_lost_for_frames_is_sought_along_its_arc() {
+        let c = (120.3, 100.7);
+        let frame = wall_with_disc(c);
+        let partner = |spacing| Partner {
+            u: c.0 - 150.0 * 0.6,
+            v: c.1 + 150.0 * 0.8,
+            spacing,
+        };
+        // The disc at angle atan2(-0.8, 0.6) about the partner; its last place 0.3 rad before,
+        // its carried-on place 0.27 rad beyond (40 px).
+        let at = (-0.8f64).atan2(0.6);
+        let q = partner(150.0);
+        let beyond = (
+            q.u + 150.0 * (at + 0.27).cos(),
+            q.v + 150.0 * (at + 0.27).sin(),
+        );
+        let pred = Prediction {
+            u: beyond.0,
+            v: beyond.1,
+            var: 400.0,
+        };
+        let run = |partner: Partner, arc: Option<Arc>| {
+            let gaps = Gaps {
+                kind: &MarkerKind::Dark,
+                preds: &[Some(pred)],
+                radii: &[Some(30.0)],
+                partners: &[Some(partner)],
+                arcs: &[arc],
+            };
+            let mut assigned = [None];
+            let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
+            (filled, assigned[0])
+        };
+        assert_eq!(run(q, None).1, None);
+        let arc = Arc {
+            from: at - 0.3 - 0.3,
+            to: at + 0.27 + 0.3,
+        };
+        let (filled, found) = run(q, Some(arc));
+        let b = found.expect("the disc along its arc");
+        assert!(
+            (b.u - c.0).abs() < 0.05 && (b.v - c.1).abs() < 0.05,
+            "{b:?}"
+        );
+        assert_eq!(
+            filled,
+            Filled {
+                found: 1,
+                by_spacing: 1
+            }
+        );
+        assert_eq!(run(partner(170.0), Some(arc)).1, None);
     }
 }

@@ -619,6 +619,46 @@ fn merged<'a>(
 /// markers' own windows (see [`track_video`]).
 pub const WINDOW_CHECK_EVERY: usize = 16;
 
+/// A carried-on prediction `p` moved onto the circle of its body's image spacing about a partner
+/// seen in the frame (a rigid pair keeps its spacing; the velocity carried on does not turn
+/// with the body): the nearest point of that circle.
+fn on_spacing(p: Prediction, partner: Option<crate::outline::Partner>) -> Prediction {
+    let Some(q) = partner else {
+        return p;
+    };
+    let (du, dv) = (p.u - q.u, p.v - q.v);
+    let d = du.hypot(dv);
+    if d < 1e-9 {
+        return p;
+    }
+    Prediction {
+        u: q.u + du * q.spacing / d,
+        v: q.v + dv * q.spacing / d,
+        ..p
+    }
+}
+
+/// The arc about `partner` from the angle of a lost marker's last place to that of where its
+/// velocity carries it (`coasted`), widened by half its length on each side and to a radian at
+/// least: a swing that turned back, or went on faster, is inside.
+fn arc_about(
+    partner: crate::outline::Partner,
+    (coasted, last): (Prediction, (f64, f64)),
+) -> crate::outline::Arc {
+    let angle = |u: f64, v: f64| (v - partner.v).atan2(u - partner.u);
+    let from = angle(last.0, last.1);
+    let turn = (angle(coasted.u, coasted.v) - from + std::f64::consts::PI)
+        .rem_euclid(std::f64::consts::TAU)
+        - std::f64::consts::PI;
+    let widen = (0.5 * turn.abs()).max(0.5);
+    let (lo, hi) = if turn >= 0.0 {
+        (from - widen, from + turn + widen)
+    } else {
+        (from + turn - widen, from + widen)
+    };
+    crate::outline::Arc { from: lo, to: hi }
+}
+
 /// How many frames a lost disc's last velocity is carried on for the outline's search
 /// (`outline`): beyond, its place is too uncertain for a window about it.
 pub const COAST_FRAMES: usize = 6;
@@ -1131,18 +1171,30 @@ impl<'a> Tracker<'a> {
             .collect();
         // A marker lost for a frame or more has no prediction of the motion model's: it is
         // sought where its last two samples, carried on, put it.
-        let preds: Vec<Option<Prediction>> = (0..self.nm)
+        let coasted: Vec<Option<(Prediction, (f64, f64))>> = (0..self.nm)
             .map(|m| match (assigned[m], preds[m]) {
                 (None, None) if radii[m].is_some() => self.coast(m),
-                (_, p) => p,
+                _ => None,
+            })
+            .collect();
+        let preds: Vec<Option<Prediction>> = (0..self.nm)
+            .map(|m| match coasted[m] {
+                Some((p, _)) => Some(on_spacing(p, partners[m])),
+                None => preds[m],
             })
             .collect();
         let preds = &preds[..];
+        // About a partner, a marker lost for frames is sought along the arc from its last place
+        // past where its velocity carries it.
+        let arcs: Vec<Option<crate::outline::Arc>> = (0..self.nm)
+            .map(|m| Some(arc_about(partners[m]?, coasted[m]?)))
+            .collect();
         let gaps = crate::outline::Gaps {
             kind: &self.cfg.kind,
             preds,
             radii: &radii,
             partners: &partners,
+            arcs: &arcs,
         };
         let filled = crate::outline::fill_gaps(frame, &gaps, assigned, &mut self.window_buf.grey)?;
         self.summary.outlined += filled.found;
@@ -1150,33 +1202,30 @@ impl<'a> Tracker<'a> {
         Ok(())
     }
 
-    /// Marker `m`'s place carried on at its last velocity from its last two consecutive samples
-    /// within [`COAST_FRAMES`] frames, `j` frames ahead; the variance the motion model's
-    /// prediction error has one frame ahead (`scale2`), times j^4 (an unknown acceleration's
-    /// share grows as j^2); None when it was not seen so lately.
-    fn coast(&self, m: usize) -> Option<Prediction> {
+    /// Marker `m`'s place carried on, `j` frames after its last sample (within [`COAST_FRAMES`]),
+    /// at the velocity from the sample before that (within as many frames again); the variance
+    /// the motion model's prediction error has one frame ahead (`scale2`), times j^4 (an
+    /// unknown acceleration's share grows as j^2) and the square of the two samples' distance
+    /// in frames; and its last place (px). None when it was not seen so lately.
+    fn coast(&self, m: usize) -> Option<(Prediction, (f64, f64))> {
         let k = self.per_frame.len();
-        (2..=COAST_FRAMES).find_map(|j| {
-            let a = self
-                .per_frame
-                .get(k.checked_sub(j)?)?
-                .get(m)
-                .copied()
-                .flatten()?;
-            let b = self
-                .per_frame
-                .get(k.checked_sub(j + 1)?)?
-                .get(m)
-                .copied()
-                .flatten()?;
-            let jf = j as f64;
-            let var = (self.scale2.get(m).copied().unwrap_or(0.0) + 0.25) * jf.powi(4);
-            Some(Prediction {
-                u: a.u + jf * (a.u - b.u),
-                v: a.v + jf * (a.v - b.v),
-                var,
-            })
-        })
+        let seen = |f: usize| self.per_frame.get(f)?.get(m).copied().flatten();
+        let last = (k.saturating_sub(COAST_FRAMES)..k)
+            .rev()
+            .find_map(|f| Some((f, seen(f)?)))?;
+        let before = (last.0.saturating_sub(COAST_FRAMES)..last.0)
+            .rev()
+            .find_map(|f| Some((f, seen(f)?)))?;
+        let ((fa, a), (fb, b)) = (last, before);
+        let step = (fa - fb) as f64;
+        let j = (k - fa) as f64;
+        let var = (self.scale2.get(m).copied().unwrap_or(0.0) + 0.25) * j.powi(4) * step.powi(2);
+        let p = Prediction {
+            u: a.u + j * (a.u - b.u) / step,
+            v: a.v + j * (a.v - b.v) / step,
+            var,
+        };
+        Some((p, (a.u, a.v)))
     }
 
     /// A marker of `m`'s body (the layout's) seen in this frame (`assigned`), with the two's
