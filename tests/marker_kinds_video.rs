@@ -13,9 +13,12 @@
 //!   beside their paths and the bright bolts. Lossless (FFV1, 4:4:4) the centres are within
 //!   0.035 px RMS of the truth; through H.264 at 18 Mbit/s, whose chroma is sampled at half the
 //!   resolution (4:2:0, as every phone records) and quantized more coarsely than the luma, the
-//!   hue's edges are blurred and noisy: 0.23 px RMS (0.16 px per axis, no bias). Coloured
-//!   stickers identify markers; for centres within 0.1 px from a phone, use discs that differ
-//!   in brightness (bright or dark) or printed fiducials.
+//!   hue's edges are blurred and noisy: 0.23 px RMS (0.16 px per axis, no bias). The rendered
+//!   green sticker is as light as the grey bar (luma 145 against 146), so the luma refinement
+//!   of a sticker that stands out (`outline::refine_on_luma`, its unit test) has nothing to
+//!   work on: this is the isoluminant worst case. Coloured stickers identify markers; for
+//!   centres within 0.1 px from a phone, use stickers lighter or darker than their part, discs
+//!   or printed fiducials.
 
 use crate::common;
 

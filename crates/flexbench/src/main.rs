@@ -1068,6 +1068,12 @@ fn track_command(args: TrackArgs) -> Result<()> {
             }
         );
     }
+    if s.luma_refined > 0 {
+        println!(
+            "{} samples of coloured stickers: the hue's centre refined on the frame's luma, where the sticker stands out from its ring",
+            s.luma_refined
+        );
+    }
     println!("{}", s.timing.sentence());
     if let Some(d) = &s.depth {
         println!(

@@ -89,6 +89,9 @@ pub struct TrackSummary {
     /// their body's rigid spacing to a marker seen in the same frame vouched for (`outline`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub outlined_by_spacing: usize,
+    /// Coloured stickers' samples whose centre was refined on the frame's luma (`outline`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub luma_refined: usize,
     /// Flags of each reason.
     #[serde(default)]
     pub flags_by_reason: std::collections::BTreeMap<FlagReason, usize>,
@@ -609,6 +612,7 @@ fn merged<'a>(
         all.summary.rejected_blobs += s.rejected_blobs;
         all.summary.outlined += s.outlined;
         all.summary.outlined_by_spacing += s.outlined_by_spacing;
+        all.summary.luma_refined += s.luma_refined;
         all.summary.lock_frame = all.summary.lock_frame.max(s.lock_frame);
         all.summary.window_frames = all.summary.window_frames.min(s.window_frames);
     }
@@ -1093,6 +1097,10 @@ impl<'a> Tracker<'a> {
         let mut assigned = assigned;
         if let Some(preds) = &preds {
             self.outline_gaps(frame, preds, &mut assigned)?;
+        }
+        if matches!(self.cfg.kind, MarkerKind::Colour { .. }) {
+            self.summary.luma_refined +=
+                crate::outline::refine_on_luma(frame, &mut assigned, &mut self.window_buf.grey)?;
         }
         self.correct(frame, k, &assigned)?;
         if let Some(preds) = &preds {
