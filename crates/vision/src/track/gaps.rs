@@ -25,8 +25,8 @@ fn on_spacing(p: Prediction, partner: Option<crate::outline::Partner>) -> Predic
 }
 
 /// The arc about `partner` from the angle of a lost marker's last place to that of where its
-/// velocity carries it (`coasted`), widened by half its length on each side and to a radian at
-/// least: a swing that turned back, or went on faster, is inside.
+/// velocity carries it (`coasted`), widened by half its length on each side and by
+/// [`ARC_WIDEN_MIN`] at least: a swing that slowed, or went on faster, is inside.
 fn arc_about(
     partner: crate::outline::Partner,
     (coasted, last): (Prediction, (f64, f64)),
@@ -36,7 +36,7 @@ fn arc_about(
     let turn = (angle(coasted.u, coasted.v) - from + std::f64::consts::PI)
         .rem_euclid(std::f64::consts::TAU)
         - std::f64::consts::PI;
-    let widen = (0.5 * turn.abs()).max(0.5);
+    let widen = (0.5 * turn.abs()).max(ARC_WIDEN_MIN);
     let (lo, hi) = if turn >= 0.0 {
         (from - widen, from + turn + widen)
     } else {
@@ -44,6 +44,10 @@ fn arc_about(
     };
     crate::outline::Arc { from: lo, to: hi }
 }
+
+/// The least widening of a lost marker's arc on each side, rad: a disc's radius at a spacing of
+/// ten radii.
+pub const ARC_WIDEN_MIN: f64 = 0.1;
 
 /// How many frames a lost disc's last velocity is carried on for the outline's search
 /// (`outline`): beyond, its place is too uncertain for a window about it.
