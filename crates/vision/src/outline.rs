@@ -665,8 +665,17 @@ mod tests {
             let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
             (filled, assigned[0])
         };
-        let (filled, found) = run(pred, Some(150.0));
-        let b = found.expect("the disc at its body's spacing");
+        found_at(run(pred, Some(150.0)), c, 1);
+        assert_eq!(run(pred, None), (Filled::default(), None));
+        assert_eq!(run(pred, Some(160.0)), (Filled::default(), None));
+        let loose = Prediction { var: 100.0, ..pred };
+        found_at(run(loose, None), c, 0);
+    }
+
+    /// A fill's outcome: one disc found within 0.05 px of `c`, `by_spacing` of it vouched for
+    /// by the spacing alone.
+    fn found_at((filled, found): (Filled, Option<Blob>), c: (f64, f64), by_spacing: usize) {
+        let b = found.expect("the disc");
         assert!(
             (b.u - c.0).abs() < 0.05 && (b.v - c.1).abs() < 0.05,
             "{b:?}"
@@ -675,19 +684,7 @@ mod tests {
             filled,
             Filled {
                 found: 1,
-                by_spacing: 1
-            }
-        );
-        assert_eq!(run(pred, None), (Filled::default(), None));
-        assert_eq!(run(pred, Some(160.0)), (Filled::default(), None));
-        let loose = Prediction { var: 100.0, ..pred };
-        let (filled, found) = run(loose, None);
-        assert!(found.is_some());
-        assert_eq!(
-            filled,
-            Filled {
-                found: 1,
-                by_spacing: 0
+                by_spacing
             }
         );
     }
@@ -763,19 +760,7 @@ mod tests {
             from: at - 0.3 - 0.3,
             to: at + 0.27 + 0.3,
         };
-        let (filled, found) = run(q, Some(arc));
-        let b = found.expect("the disc along its arc");
-        assert!(
-            (b.u - c.0).abs() < 0.05 && (b.v - c.1).abs() < 0.05,
-            "{b:?}"
-        );
-        assert_eq!(
-            filled,
-            Filled {
-                found: 1,
-                by_spacing: 1
-            }
-        );
+        found_at(run(q, Some(arc)), c, 1);
         assert_eq!(run(partner(170.0), Some(arc)).1, None);
     }
 

@@ -274,18 +274,7 @@ mod tests {
             .map(|k| {
                 let t = k as f64 / fps;
                 let v = 240.0 + 200.0 * (15.0 * t).sin();
-                let (x, y) = path(t + readout * v / h);
-                TrackRow {
-                    frame: k,
-                    t,
-                    marker: "M1".into(),
-                    u: Some(320.0),
-                    v: Some(v),
-                    x: Some(x),
-                    y: Some(y),
-                    sigma_px: None,
-                    late: None,
-                }
+                seen(k, t, v, path(t + readout * v / h))
             })
             .collect();
         let before = rows
@@ -301,6 +290,21 @@ mod tests {
         assert!(after < 2e-5, "{after} m after, {before} m before");
         assert!((rec.mean_delay_ms - 1.75).abs() < 0.2, "{rec:?}");
         assert!(rec.max_delay_ms <= 3.5 && rec.max_shift_mm > 10.0);
+    }
+
+    /// Marker M1 seen in frame `k` (at `t`, s) on row `v` at (x, y), m.
+    fn seen(k: i64, t: f64, v: f64, (x, y): (f64, f64)) -> TrackRow {
+        TrackRow {
+            frame: k,
+            t,
+            marker: "M1".into(),
+            u: Some(320.0),
+            v: Some(v),
+            x: Some(x),
+            y: Some(y),
+            sigma_px: None,
+            late: None,
+        }
     }
 
     /// A marker on a circle of 0.3 m at the bench's 14.7 rad/s, 720 rows, a readout of 0.8
@@ -324,17 +328,7 @@ mod tests {
                 let t = k as f64 / fps;
                 let v = 360.0 + 300.0 * (w * t).sin();
                 let (x, y) = path(t + readout * v / h);
-                TrackRow {
-                    frame: k,
-                    t,
-                    marker: "M1".into(),
-                    u: Some(320.0),
-                    v: Some(v),
-                    x: Some(x + noise * draw()),
-                    y: Some(y + noise * draw()),
-                    sigma_px: None,
-                    late: None,
-                }
+                seen(k, t, v, (x + noise * draw(), y + noise * draw()))
             })
             .collect();
         (rows, readout, path)
