@@ -372,7 +372,8 @@ impl Climb<'_> {
 /// measured positions (None where not seen), both in the mechanism's marker order.
 ///
 /// `earlier`: an estimate of the same tracks before some samples were left out (a refit after
-/// the residual test). The horizontal is searched again on the samples kept (the samples left
+/// the residual test), or before a rolling shutter's samples were carried again along it
+/// ([`crate::late`]). The horizontal is searched again on the samples kept (the samples left
 /// out bias the earlier one's: seven bad samples of 480 on the shipped recording's tracks turned
 /// it by 0.2 mrad, which took the force at B from 2.1 % to 3.6 % of its peak), and the smoother
 /// starts where its own started (the fit's configurations on the motion's branch through every fold) instead of

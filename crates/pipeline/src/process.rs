@@ -510,7 +510,7 @@ pub fn process(
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
-    let mut fitted = fit_testing_residuals(mech, series, &filter, cfg)?;
+    let mut fitted = fit_testing_residuals(mech, series, &filter, cfg, None)?;
     // A rolling shutter's samples: carried again to their frame's time along the fitted motion
     // (observed at their own times), and the motion fitted again to them.
     let shutter = match again {
@@ -520,7 +520,9 @@ pub fn process(
                 0.0,
             ));
             let done = carry_along(mech, &t, &fitted.motion.samples, &mut again);
-            fitted = fit_testing_residuals(mech, again, &filter, cfg)?;
+            // The samples moved by hundredths of a millimetre: the refit starts where the first
+            // fit's smoother started, with its horizontal.
+            fitted = fit_testing_residuals(mech, again, &filter, cfg, Some(&fitted.motion))?;
             Some(done)
         }
         None => None,
@@ -655,12 +657,15 @@ fn warn(
 /// or the test has run [`flexbench_kinematics::outliers::ROUNDS`] times. The test needs a fit
 /// that follows the samples (the smoother): with Savitzky-Golay it does not run. When more than
 /// [`flexbench_kinematics::outliers::MAX_SHARE`] of the samples fail, the test stands down: the
-/// first fit, whole, with the first round's flags listed and why in `skipped`.
+/// first fit, whole, with the first round's flags listed and why in `skipped`. With `prior` (a
+/// fit of the same tracks before their late samples were carried again), the first fit starts
+/// where that one's smoother started.
 fn fit_testing_residuals(
     mech: &Mechanism,
     mut series: Vec<MarkerSeries>,
     filter: &MarkerFilter,
     cfg: &ProcessConfig,
+    prior: Option<&Motion>,
 ) -> Result<Fitted, PipelineError> {
     use flexbench_kinematics::outliers::{MAX_SHARE, ROUNDS};
     // A refit leaves its failed samples out as gaps in the markers' series (what the tracks
@@ -676,7 +681,7 @@ fn fit_testing_residuals(
         // fit's started (the fit's configurations on the motion's branch): the search and the
         // fit are most of a fit's time.
         let (t, kinematics) = (&series[0].t, cfg.kinematics());
-        let earlier = first.as_ref().map(|f| &f.motion);
+        let earlier = first.as_ref().map(|f| &f.motion).or(prior);
         let motion = estimate(mech, t, obs, raw, filter.as_diff(), &kinematics, earlier)?;
         let found = match cfg.smoother && fits <= ROUNDS {
             true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
