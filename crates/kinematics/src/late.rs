@@ -20,7 +20,10 @@
 //! drivers are interpolated, where the path's carry interpolated the markers' own swing.
 
 use flexbench_contracts::MarkerSeries;
+use std::f64::consts::TAU;
+
 use flexbench_mechanism::constraints::body_point;
+use flexbench_mechanism::model::Coordinate;
 use flexbench_mechanism::Mechanism;
 use nalgebra::DVector;
 
@@ -127,7 +130,14 @@ fn displacement(
         Some((next, h)) => here
             .iter()
             .zip(drivers(mech, next))
-            .map(|(a, b)| hermite(*a, b, h, delay / h))
+            .zip(&mech.drivers)
+            .map(|((a, mut b), d)| {
+                // An angle taken on the turn nearest the sample's (a fit that wrapped it).
+                if let Coordinate::Angle { .. } = d.coordinate {
+                    b[0] -= TAU * ((b[0] - a[0]) / TAU).round();
+                }
+                hermite(*a, b, h, delay / h)
+            })
             .collect(),
         None => here
             .iter()
@@ -224,5 +234,22 @@ mod tests {
         // Carried again from there: where it is (the offsets follow the places).
         let again = carry_along(&mech, &times, &samples, &mut series);
         assert!(again.max_change_mm < 1e-9, "{again:?}");
+        // A fit that wrapped the crank's angle every other sample carries them the same.
+        let Coordinate::Angle { body } = mech.drivers[0].coordinate else {
+            panic!("the bench's first driver is the crank's angle")
+        };
+        let wrapped: Vec<FitSample> = samples
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let mut s = s.clone();
+                if let (Some((q, _, _)), 1) = (&mut s.state, k % 2) {
+                    q[3 * body + 2] -= TAU;
+                }
+                s
+            })
+            .collect();
+        let again = carry_along(&mech, &times, &wrapped, &mut series);
+        assert!(again.max_change_mm < 1e-6, "{again:?}");
     }
 }
