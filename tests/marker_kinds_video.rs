@@ -15,7 +15,7 @@
 //!   resolution (4:2:0, as every phone records) and quantized more coarsely than the luma, the
 //!   hue's edges are blurred and noisy: 0.23 px RMS (0.16 px per axis, no bias). The rendered
 //!   green sticker is as light as the grey bar (luma 145 against 146), so the luma refinement
-//!   of a sticker that stands out (`outline::refine_on_luma`, its unit test) has nothing to
+//!   of a sticker that stands out (`luma::refine_on_luma`, its unit test) has nothing to
 //!   work on: this is the isoluminant worst case. Coloured stickers identify markers; for
 //!   centres within 0.1 px from a phone, use stickers lighter or darker than their part, discs
 //!   or printed fiducials.
@@ -56,7 +56,7 @@ fn dark_discs_on_a_light_wall_from_video_to_forces() {
 }
 
 /// Yellow stickers (hue 60: RGB 217, 217, 43, luma 197) on the grey bars (146), through the
-/// same H.264: the hue finds them, the luma places them (`outline::refine_on_luma`): within 0.1
+/// same H.264: the hue finds them, the luma places them (`luma::refine_on_luma`): within 0.1
 /// px RMS (0.065 px measured, 1196 samples refined, the forces within 0.54 %), where the green
 /// stickers as light as the bars stay at the chroma's 0.23 px.
 #[test]

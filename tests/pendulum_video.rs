@@ -6,11 +6,12 @@
 //! dark in the mechanism file (`pendulum-video.toml`).
 //!
 //! Checks a user can make without ground truth, each measured here and asserted:
-//! - the hub (the axle) is found in every frame and the mass in 90 % at least (where it touches
+//! - the hub (the axle) is found in every frame and the mass in 98 % at least: where it touches
 //!   the black cables and clamps, or runs into rvDIST35's black side bar, its disc is fitted to
-//!   the outline the picture shows; the frames it misses: over the cables and the socket box
-//!   with more than half its outline against dark, smeared by 50 px of motion, or at the side
-//!   bar's edge at the swing's end);
+//!   the outline the picture shows; where the motion smears it (20 to 90 px a frame at 30
+//!   frames/s) the smeared disc is fitted to the pixels (`flexbench_vision::smear`). rvDIST2's
+//!   mass is found in every frame after the title card, rvDIST35's in all but two (cut by the
+//!   side bar and smeared at once);
 //! - the mass's path about the tracked axle is a circle: its radius against the rig's 0.5 m and
 //!   the residual (mm RMS);
 //! - the axle's own track, which must not move: how far the camera drifted;
@@ -155,15 +156,16 @@ fn the_real_pendulum_from_its_videos() {
     let dir = tempfile::tempdir().unwrap();
     for video in ["rvDIST2", "rvDIST35"] {
         let [frames, hub, mass, r, rms, drift, rms_fixed] = measure(video, dir.path());
-        // The axle in every frame but the title card's first frames; the mass in 90 % at least
+        // The axle in every frame but the title card's first frames; the mass in 98 % at least
         // (rvDIST35's 199 of 239 before the discs touching the cables were fitted to their
-        // outline, 210 after, 216 since the arc inside a pillarboxed picture suffices).
+        // outline, 210 after, 218 with the arc inside a pillarboxed picture and the arc about
+        // the hub, 237 since discs smeared by their motion are fitted as such).
         assert!(
             hub >= frames - 3.0,
             "{video}: hub in {hub} of {frames} frames"
         );
         assert!(
-            mass >= 0.9 * frames,
+            mass >= 0.98 * frames,
             "{video}: mass in {mass} of {frames} frames"
         );
         // A circle about the tracked axle, its radius the rig's 0.5 m within 3 % (the scale

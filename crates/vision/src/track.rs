@@ -1100,7 +1100,7 @@ impl<'a> Tracker<'a> {
         }
         if matches!(self.cfg.kind, MarkerKind::Colour { .. }) {
             self.summary.luma_refined +=
-                crate::outline::refine_on_luma(frame, &mut assigned, &mut self.window_buf.grey)?;
+                crate::luma::refine_on_luma(frame, &mut assigned, &mut self.window_buf.grey)?;
         }
         self.correct(frame, k, &assigned)?;
         if let Some(preds) = &preds {

@@ -8,7 +8,7 @@ use super::*;
 /// A carried-on prediction `p` moved onto the circle of its body's image spacing about a partner
 /// seen in the frame (a rigid pair keeps its spacing; the velocity carried on does not turn
 /// with the body): the nearest point of that circle.
-fn on_spacing(p: Prediction, partner: Option<crate::outline::Partner>) -> Prediction {
+fn on_spacing(p: Prediction, partner: Option<crate::gapfill::Partner>) -> Prediction {
     let Some(q) = partner else {
         return p;
     };
@@ -28,9 +28,9 @@ fn on_spacing(p: Prediction, partner: Option<crate::outline::Partner>) -> Predic
 /// velocity carries it (`coasted`), widened by half its length on each side and by
 /// [`ARC_WIDEN_MIN`] at least: a swing that slowed, or went on faster, is inside.
 fn arc_about(
-    partner: crate::outline::Partner,
+    partner: crate::gapfill::Partner,
     (coasted, last): (Prediction, (f64, f64)),
-) -> crate::outline::Arc {
+) -> crate::gapfill::Arc {
     let angle = |u: f64, v: f64| (v - partner.v).atan2(u - partner.u);
     let from = angle(last.0, last.1);
     let turn = (angle(coasted.u, coasted.v) - from + std::f64::consts::PI)
@@ -42,7 +42,7 @@ fn arc_about(
     } else {
         (from + turn - widen, from + widen)
     };
-    crate::outline::Arc { from: lo, to: hi }
+    crate::gapfill::Arc { from: lo, to: hi }
 }
 
 /// The least widening of a lost marker's arc on each side, rad: a disc's radius at a spacing of
@@ -59,7 +59,7 @@ pub const PARTNER_LOOKBACK: usize = 30;
 
 impl Tracker<'_> {
     /// The discs a locked frame left without a sample, each fitted to its visible outline about
-    /// its prediction (`outline::fill_gaps`) with the radius of its last blobs.
+    /// its prediction (`gapfill::fill_gaps`) with the radius of its last blobs.
     pub(super) fn outline_gaps(
         &mut self,
         frame: &Mat,
@@ -96,17 +96,17 @@ impl Tracker<'_> {
         let preds = &preds[..];
         // About a partner, a marker lost for frames is sought along the arc from its last place
         // past where its velocity carries it.
-        let arcs: Vec<Option<crate::outline::Arc>> = (0..self.nm)
+        let arcs: Vec<Option<crate::gapfill::Arc>> = (0..self.nm)
             .map(|m| Some(arc_about(partners[m]?, coasted[m]?)))
             .collect();
-        let gaps = crate::outline::Gaps {
+        let gaps = crate::gapfill::Gaps {
             kind: &self.cfg.kind,
             preds,
             radii: &radii,
             partners: &partners,
             arcs: &arcs,
         };
-        let filled = crate::outline::fill_gaps(frame, &gaps, assigned, &mut self.window_buf.grey)?;
+        let filled = crate::gapfill::fill_gaps(frame, &gaps, assigned, &mut self.window_buf.grey)?;
         self.summary.outlined += filled.found;
         self.summary.outlined_by_spacing += filled.by_spacing;
         Ok(())
@@ -141,7 +141,7 @@ impl Tracker<'_> {
     /// A marker of `m`'s body (the layout's) seen in this frame (`assigned`), with the two's
     /// image spacing in the last of the previous [`PARTNER_LOOKBACK`] frames that saw both; the
     /// partner seen most recently with `m` (None without a layout, or none seen with it).
-    fn partner(&self, m: usize, assigned: &[Option<Blob>]) -> Option<crate::outline::Partner> {
+    fn partner(&self, m: usize, assigned: &[Option<Blob>]) -> Option<crate::gapfill::Partner> {
         let layout = self.cfg.layout.as_ref()?;
         let body = layout
             .bodies
@@ -156,7 +156,7 @@ impl Tracker<'_> {
                 body.markers.iter().find_map(|&(n, _)| {
                     let now = assigned.get(n).copied().flatten().filter(|_| n != m)?;
                     let then = f.get(n).copied().flatten()?;
-                    Some(crate::outline::Partner {
+                    Some(crate::gapfill::Partner {
                         u: now.u,
                         v: now.v,
                         spacing: (a.u - then.u).hypot(a.v - then.v),
