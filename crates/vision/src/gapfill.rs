@@ -225,16 +225,9 @@ mod tests {
             .map(|y| {
                 (0..w)
                     .map(|x| {
-                        let mut cover: f64 = 0.0;
-                        for sy in 0..4 {
-                            for sx in 0..4 {
-                                let px = x as f64 - 0.5 + (sx as f64 + 0.5) / 4.0;
-                                let py = y as f64 - 0.5 + (sy as f64 + 0.5) / 4.0;
-                                if (px - c.0).hypot(py - c.1) <= 30.0 {
-                                    cover += 1.0 / 16.0;
-                                }
-                            }
-                        }
+                        let cover = crate::outline::pixel_share(x, y, 4, |px, py| {
+                            (px - c.0).hypot(py - c.1) <= 30.0
+                        });
                         match x < bar {
                             true => 16,
                             false => (200.0 - 170.0 * cover).round() as u8,

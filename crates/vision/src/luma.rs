@@ -79,16 +79,9 @@ mod tests {
         let mut data = vec![0u8; w * h * 3];
         for y in 0..h {
             for x in 0..w {
-                let mut cover = 0.0;
-                for sy in 0..8 {
-                    for sx in 0..8 {
-                        let px = x as f64 - 0.5 + (sx as f64 + 0.5) / 8.0;
-                        let py = y as f64 - 0.5 + (sy as f64 + 0.5) / 8.0;
-                        if (px - c.0).hypot(py - c.1) <= 8.0 {
-                            cover += 1.0 / 64.0;
-                        }
-                    }
-                }
+                let cover = crate::outline::pixel_share(x, y, 8, |px, py| {
+                    (px - c.0).hypot(py - c.1) <= 8.0
+                });
                 for (k, v) in bgr.iter().enumerate() {
                     data[(y * w + x) * 3 + k] = (146.0 * (1.0 - cover) + v * cover).round() as u8;
                 }

@@ -288,6 +288,21 @@ fn step(points: &[(f64, f64)], c: (f64, f64), r: f64, scale: f64) -> Option<(f64
     Some((c.0 - sx, c.1 - sy))
 }
 
+/// The share of pixel (x, y) for which `inside` holds, sampled at n x n points: how the tests
+/// draw discs with their edges' coverage.
+#[cfg(test)]
+pub(crate) fn pixel_share(x: usize, y: usize, n: usize, inside: impl Fn(f64, f64) -> bool) -> f64 {
+    let mut hits = 0;
+    for sy in 0..n {
+        for sx in 0..n {
+            let px = x as f64 - 0.5 + (sx as f64 + 0.5) / n as f64;
+            let py = y as f64 - 0.5 + (sy as f64 + 0.5) / n as f64;
+            hits += usize::from(inside(px, py));
+        }
+    }
+    hits as f64 / (n * n) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,20 +318,9 @@ mod tests {
         let mut values = vec![0u8; w * h];
         for y in 0..h {
             for x in 0..w {
-                let mut cover: f64 = 0.0;
-                for sy in 0..8 {
-                    for sx in 0..8 {
-                        let (px, py) = (
-                            x as f64 - 0.5 + (sx as f64 + 0.5) / 8.0,
-                            y as f64 - 0.5 + (sy as f64 + 0.5) / 8.0,
-                        );
-                        let disc = (px - cu).hypot(py - cv) <= r;
-                        let cable = (px - 109.0).abs() <= 6.0;
-                        if disc || cable {
-                            cover += 1.0 / 64.0;
-                        }
-                    }
-                }
+                let cover = pixel_share(x, y, 8, |px, py| {
+                    (px - cu).hypot(py - cv) <= r || (px - 109.0).abs() <= 6.0
+                });
                 let grey = 200.0 - 170.0 * cover;
                 values[y * w + x] = 255 - (grey.round() as u8);
             }
