@@ -113,22 +113,8 @@ pub fn picture(data: &[u8], (cols, ch): (usize, usize)) -> Picture {
         let n = row.chunks_exact(ch.max(1)).filter(|p| dark(p)).count();
         n as f64 >= BAR_SHARE * cols as f64
     };
-    // From the frame's middle outward to the first bar: text or a logo in a bar, beyond it,
-    // does not move the picture's edge.
-    let x0 = (0..cols / 2)
-        .rev()
-        .find(|&x| dark_col(x))
-        .map_or(0, |x| x + 1);
-    let x1 = (cols / 2..cols)
-        .find(|&x| dark_col(x))
-        .map_or(cols.saturating_sub(1), |x| x.saturating_sub(1));
-    let y0 = (0..rows / 2)
-        .rev()
-        .find(|&y| dark_row(y))
-        .map_or(0, |y| y + 1);
-    let y1 = (rows / 2..rows)
-        .find(|&y| dark_row(y))
-        .map_or(rows.saturating_sub(1), |y| y.saturating_sub(1));
+    let (x0, x1) = inner_span(cols, dark_col);
+    let (y0, y1) = inner_span(rows, dark_row);
     // Bars are the picture's outside: a pixel of the picture's own edge is the first inside.
     Picture([
         x0 as f64 - 0.5,
@@ -286,6 +272,16 @@ fn step(points: &[(f64, f64)], c: (f64, f64), r: f64, scale: f64) -> Option<(f64
     let sx = (a22 * b1 - a12 * b2) / det;
     let sy = (a11 * b2 - a12 * b1) / det;
     Some((c.0 - sx, c.1 - sy))
+}
+
+/// The first and last of `n` columns (or rows) inside the bars: from the middle outward to the
+/// first `dark` one on each side (text or a logo in a bar, beyond it, does not move the edge).
+fn inner_span(n: usize, dark: impl Fn(usize) -> bool) -> (usize, usize) {
+    let lo = (0..n / 2).rev().find(|&i| dark(i)).map_or(0, |i| i + 1);
+    let hi = (n / 2..n)
+        .find(|&i| dark(i))
+        .map_or(n.saturating_sub(1), |i| i.saturating_sub(1));
+    (lo, hi)
 }
 
 /// The share of pixel (x, y) for which `inside` holds, sampled at n x n points: how the tests

@@ -274,15 +274,17 @@ mod tests {
             h,
             origin: (0, 0),
         };
-        let s = fit(
-            win,
-            (c.0 + 5.0, c.1 - 3.0),
-            None,
-            r,
-            ((225.0, 55.0), 2.0),
-            whole,
-        )
-        .expect("the smeared disc");
+        let from_off = |win| {
+            fit(
+                win,
+                (c.0 + 5.0, c.1 - 3.0),
+                None,
+                r,
+                ((225.0, 55.0), 2.0),
+                whole,
+            )
+        };
+        let s = from_off(win).expect("the smeared disc");
         assert!((s.u - c.0).abs() < 0.1 && (s.v - c.1).abs() < 0.1, "{s:?}");
         assert!(
             (s.smear.0 - b.0).abs() < 1.0 && (s.smear.1 - b.1).abs() < 1.0,
@@ -293,14 +295,7 @@ mod tests {
             values: &values,
             ..win
         };
-        let hidden = fit(
-            win,
-            (c.0 + 5.0, c.1 - 3.0),
-            None,
-            r,
-            ((225.0, 55.0), 2.0),
-            whole,
-        );
+        let hidden = from_off(win);
         assert!(hidden.is_none(), "{hidden:?}");
     }
 }
