@@ -6,12 +6,13 @@
 //! dark in the mechanism file (`pendulum-video.toml`).
 //!
 //! Checks a user can make without ground truth, each measured here and asserted:
-//! - the hub (the axle) is found in every frame and the mass in 98 % at least: where it touches
+//! - the hub (the axle) and the mass are found in every frame after the title card: where it touches
 //!   the black cables and clamps, or runs into rvDIST35's black side bar, its disc is fitted to
 //!   the outline the picture shows; where the motion smears it (20 to 90 px a frame at 30
 //!   frames/s) the smeared disc is fitted to the pixels (`flexbench_vision::smear`). rvDIST2's
-//!   mass is found in every frame after the title card, rvDIST35's in all but two (cut by the
-//!   side bar and smeared at once);
+//!   mass is found in every frame after the title card, rvDIST35's in every frame (frames 101
+//!   and 102, cut by the side bar and smeared at once, since a prediction beside the disc is
+//!   moved onto it);
 //! - the mass's path about the tracked axle is a circle: its radius against the rig's 0.5 m and
 //!   the residual (mm RMS);
 //! - the axle's own track, which must not move: how far the camera drifted;
@@ -156,16 +157,17 @@ fn the_real_pendulum_from_its_videos() {
     let dir = tempfile::tempdir().unwrap();
     for video in ["rvDIST2", "rvDIST35"] {
         let [frames, hub, mass, r, rms, drift, rms_fixed] = measure(video, dir.path());
-        // The axle in every frame but the title card's first frames; the mass in 98 % at least
-        // (rvDIST35's 199 of 239 before the discs touching the cables were fitted to their
-        // outline, 210 after, 218 with the arc inside a pillarboxed picture and the arc about
-        // the hub, 237 since discs smeared by their motion are fitted as such).
+        // The axle and the mass in every frame but the title card's first three (rvDIST35's
+        // mass in 199 of 239 before the discs touching the cables were fitted to their outline,
+        // 210 after, 218 with the arc inside a pillarboxed picture and the arc about the hub,
+        // 237 since discs smeared by their motion are fitted as such, 239 since a prediction
+        // beside the disc is moved onto it).
         assert!(
             hub >= frames - 3.0,
             "{video}: hub in {hub} of {frames} frames"
         );
         assert!(
-            mass >= 0.98 * frames,
+            mass >= frames - 3.0,
             "{video}: mass in {mass} of {frames} frames"
         );
         // A circle about the tracked axle, its radius the rig's 0.5 m within 3 % (the scale
@@ -238,7 +240,7 @@ fn processing_the_video_names_the_camera_that_moved_and_stabilises_on_the_hub() 
         "{warned}"
     );
     // Measured against the hub, the markers lose the camera's drift: the fit's residual falls
-    // (14.2 -> 11.8 mm here, 18.2 -> 5.5 mm on rvDIST2; the rest: the two-click scale across
+    // (13.8 -> 12.0 mm here, 19.0 -> 5.4 mm on rvDIST2; the rest: the two-click scale across
     // the image, the title card's zoom). Before the discs touching the cables were fitted to
     // their outline (`outline`), the swing-up's gaps left rvDIST35's fit 28.2 mm off.
     let (stable, noted) = process(video, dir.path(), &["--stabilise"]);

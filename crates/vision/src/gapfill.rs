@@ -63,9 +63,62 @@ pub(crate) struct Arc {
     pub to: f64,
 }
 
+/// How far the disc at `c` (frame px, radius `r`) stands out from its background in the
+/// response: the disc's median less the ring's (`outline::levels`); None when the window about
+/// it leaves the frame.
+fn contrast_at(
+    frame: (&[u8], usize, usize),
+    kind: &MarkerKind,
+    picture: Picture,
+    c: (f64, f64),
+    r: f64,
+    buf: &mut Vec<u8>,
+) -> Option<f64> {
+    let (data, cols, ch) = frame;
+    let rows = data.len() / (cols * ch).max(1);
+    let half = r + 9.0;
+    let (x0, y0) = ((c.0 - half).floor(), (c.1 - half).floor());
+    let (x1, y1) = ((c.0 + half).ceil(), (c.1 + half).ceil());
+    if x0 < 0.0 || y0 < 0.0 || x1 > (cols - 1) as f64 || y1 > (rows - 1) as f64 {
+        return None;
+    }
+    let rect = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
+    buf.clear();
+    crate::response::window_into(data, (cols, ch), kind, rect, buf);
+    let win = Window {
+        values: buf,
+        w: rect.2 - rect.0 + 1,
+        h: rect.3 - rect.1 + 1,
+        origin: (rect.0, rect.1),
+    };
+    let (disc, ring) = levels(win, (c.0 - x0, c.1 - y0), r, picture)?;
+    Some(disc - ring)
+}
+
+/// Of the centres `candidates` (frame px), the one where a disc of radius `r` stands out most
+/// from its background ([`contrast_at`], at least [`MIN_CONTRAST`]).
+fn best_of(
+    frame: (&[u8], usize, usize),
+    kind: &MarkerKind,
+    picture: Picture,
+    candidates: impl Iterator<Item = (f64, f64)>,
+    r: f64,
+    buf: &mut Vec<u8>,
+) -> Option<(f64, f64)> {
+    let mut best: Option<(f64, (f64, f64))> = None;
+    for c in candidates {
+        let Some(contrast) = contrast_at(frame, kind, picture, c, r, buf) else {
+            continue;
+        };
+        if contrast >= MIN_CONTRAST && best.is_none_or(|(b, _)| contrast > b) {
+            best = Some((contrast, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// The centre on `arc` about `partner` (at its spacing) where a disc of radius `r` stands out
-/// most from its background in the response (the disc's median less the ring's, at least
-/// [`MIN_CONTRAST`]), in steps of half a radius along the arc; frame px.
+/// most from its background ([`best_of`]), in steps of half a radius along the arc; frame px.
 fn best_on_arc(
     frame: (&[u8], usize, usize),
     kind: &MarkerKind,
@@ -74,41 +127,75 @@ fn best_on_arc(
     r: f64,
     buf: &mut Vec<u8>,
 ) -> Option<(f64, f64)> {
-    let (data, cols, ch) = frame;
-    let rows = data.len() / (cols * ch).max(1);
     let step = 0.5 * r / partner.spacing.max(r);
     let n = ((arc.to - arc.from).abs() / step).ceil().min(720.0) as usize;
-    let mut best: Option<(f64, (f64, f64))> = None;
-    for i in 0..=n {
+    let along = (0..=n).map(|i| {
         let a = arc.from + (arc.to - arc.from) * i as f64 / n.max(1) as f64;
-        let c = (
+        (
             partner.u + partner.spacing * a.cos(),
             partner.v + partner.spacing * a.sin(),
-        );
-        let half = r + 9.0;
-        let (x0, y0) = ((c.0 - half).floor(), (c.1 - half).floor());
-        let (x1, y1) = ((c.0 + half).ceil(), (c.1 + half).ceil());
-        if x0 < 0.0 || y0 < 0.0 || x1 > (cols - 1) as f64 || y1 > (rows - 1) as f64 {
-            continue;
+        )
+    });
+    best_of(frame, kind, picture, along, r, buf)
+}
+
+/// A prediction `p` at which no disc stands out (the motion turned more than the model
+/// foresaw, and the disc lies half off its place): the centre where one stands out most within
+/// `reach` of it (px), on a grid of a quarter radius; None when none does.
+fn best_near(
+    frame: (&[u8], usize, usize),
+    kind: &MarkerKind,
+    picture: Picture,
+    (p, reach): ((f64, f64), f64),
+    r: f64,
+    buf: &mut Vec<u8>,
+) -> Option<(f64, f64)> {
+    let step = 0.25 * r;
+    let n = (reach / step).ceil() as i32;
+    let grid = (-n..=n)
+        .flat_map(move |i| (-n..=n).map(move |j| (i as f64 * step, j as f64 * step)))
+        .filter(|(du, dv)| du.hypot(*dv) <= reach)
+        .map(|(du, dv)| (p.0 + du, p.1 + dv));
+    best_of(frame, kind, picture, grid, r, buf)
+}
+
+/// The disc's centre of mass in `win` (the disc high) by mean shift from `c` (frame px): the
+/// pixels within a radius `r` of the centre, each weighed by how far its response lies from the
+/// background's level to the disc's (`outline::levels` at `c`), in the picture; `c` itself when
+/// no level stands out.
+fn centre_of_mass(win: Window, c: (f64, f64), r: f64, picture: Picture) -> (f64, f64) {
+    let (ox, oy) = (win.origin.0 as f64, win.origin.1 as f64);
+    let Some((disc, ring)) = levels(win, (c.0 - ox, c.1 - oy), r, picture) else {
+        return c;
+    };
+    if disc - ring < MIN_CONTRAST {
+        return c;
+    }
+    let mut at = (c.0 - ox, c.1 - oy);
+    for _ in 0..20 {
+        let (mut m, mut sx, mut sy) = (0.0, 0.0, 0.0);
+        for y in 0..win.h {
+            for x in 0..win.w {
+                let (fx, fy) = (x as f64, y as f64);
+                if (fx - at.0).hypot(fy - at.1) > r || !picture.holds(fx + ox, fy + oy) {
+                    continue;
+                }
+                let v = win.values[y * win.w + x] as f64;
+                let w = ((v - ring) / (disc - ring)).clamp(0.0, 1.0);
+                (m, sx, sy) = (m + w, sx + w * fx, sy + w * fy);
+            }
         }
-        let rect = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
-        buf.clear();
-        crate::response::window_into(data, (cols, ch), kind, rect, buf);
-        let win = Window {
-            values: buf,
-            w: rect.2 - rect.0 + 1,
-            h: rect.3 - rect.1 + 1,
-            origin: (rect.0, rect.1),
-        };
-        let local = (c.0 - x0, c.1 - y0);
-        let Some((disc, ring)) = levels(win, local, r, picture) else {
-            continue;
-        };
-        if disc - ring >= MIN_CONTRAST && best.is_none_or(|(b, _)| disc - ring > b) {
-            best = Some((disc - ring, c));
+        if m <= 0.0 {
+            break;
+        }
+        let next = (sx / m, sy / m);
+        let step = (next.0 - at.0).hypot(next.1 - at.1);
+        at = next;
+        if step < 0.05 {
+            break;
         }
     }
-    best.map(|(_, c)| c)
+    (at.0 + ox, at.1 + oy)
 }
 
 /// What [`fill_gaps`] found: the samples fitted to their outline, and how many of them the
@@ -153,6 +240,13 @@ pub(crate) fn fill_gaps(
         if let Some(c) = on_arc {
             (p.u, p.v) = c;
         }
+        // The fit starts where a disc stands out: the prediction, or the best place near it.
+        let img = (data, cols as usize, ch);
+        let reach = (3.0 * p.var.sqrt()).min(r);
+        let near = match contrast_at(img, gaps.kind, inside, (p.u, p.v), r, buf) {
+            Some(c) if c >= MIN_CONTRAST => None,
+            _ => best_near(img, gaps.kind, inside, ((p.u, p.v), reach), r, buf),
+        };
         let half = r + 10.0 + 3.0 * p.var.sqrt();
         let (x0, y0) = ((p.u - half).floor().max(0.0), (p.v - half).floor().max(0.0));
         let (x1, y1) = (
@@ -171,8 +265,9 @@ pub(crate) fn fill_gaps(
             h: rect.3 - rect.1 + 1,
             origin: (rect.0, rect.1),
         };
-        let Some(o) = fit(win, (p.u, p.v), r, inside)
-            .or_else(|| crate::smear::as_outline(win, (p.u, p.v), r, inside))
+        let start = near.map_or((p.u, p.v), |c| centre_of_mass(win, c, r, inside));
+        let Some(o) =
+            fit(win, start, r, inside).or_else(|| crate::smear::as_outline(win, start, r, inside))
         else {
             continue;
         };
@@ -319,8 +414,52 @@ mod tests {
         assert_eq!(filled.found, 1);
     }
 
-    /// A disc lost for frames, its velocity carried on 40 px past it (a swing that turned): not
-    /// found about that prediction; sought along the arc about its partner (150 px away, from
+    /// A disc that runs into the bar while its swing turns more than the motion foresaw (as
+    /// rvDIST35's mass at frame 101): the prediction, 33 px off with 12 px of standard
+    /// deviation, falls on the wall, where no disc stands out; the disc sought within a radius
+    /// of it is found within 0.1 px, as likely under the motion; the same offset from a
+    /// prediction of 6 px is beyond the motion's gate.
+    #[test]
+    fn a_prediction_beside_the_disc_is_moved_onto_it() {
+        let c = (75.4, 100.7);
+        let frame = wall_with_disc_and_bar(c, 60);
+        let pred = Prediction {
+            u: c.0 + 22.0,
+            v: c.1 + 24.0,
+            var: 144.0,
+        };
+        let data = frame.data_bytes().unwrap();
+        let img = (data, 240, 1);
+        let inside = picture(data, (240, 1));
+        let at_pred = contrast_at(
+            img,
+            &MarkerKind::Dark,
+            inside,
+            (pred.u, pred.v),
+            30.0,
+            &mut Vec::new(),
+        );
+        assert!(at_pred.is_some_and(|k| k < MIN_CONTRAST), "{at_pred:?}");
+        let run = |pred: Prediction| {
+            let gaps = Gaps {
+                kind: &MarkerKind::Dark,
+                preds: &[Some(pred)],
+                radii: &[Some(30.0)],
+                partners: &[None],
+                arcs: &[None],
+            };
+            let mut assigned = [None];
+            fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
+            assigned[0]
+        };
+        let b = run(pred).expect("the disc beside its prediction");
+        assert!((b.u - c.0).abs() < 0.1 && (b.v - c.1).abs() < 0.1, "{b:?}");
+        let tight = Prediction { var: 36.0, ..pred };
+        assert_eq!(run(tight), None);
+    }
+
+    /// A disc lost for frames, its velocity carried on 60 px past it (a swing that turned), 7 px
+    /// of standard deviation: not found about that prediction; sought along the arc about its partner (150 px away, from
     /// its last place past the prediction), found within 0.05 px and vouched for by the
     /// spacing; the same arc about a partner whose spacing was 20 px longer finds nothing it
     /// may keep.
@@ -334,17 +473,17 @@ mod tests {
             spacing,
         };
         // The disc at angle atan2(-0.8, 0.6) about the partner; its last place 0.3 rad before,
-        // its carried-on place 0.27 rad beyond (40 px).
+        // its carried-on place 0.4 rad beyond (60 px).
         let at = (-0.8f64).atan2(0.6);
         let q = partner(150.0);
         let beyond = (
-            q.u + 150.0 * (at + 0.27).cos(),
-            q.v + 150.0 * (at + 0.27).sin(),
+            q.u + 150.0 * (at + 0.4).cos(),
+            q.v + 150.0 * (at + 0.4).sin(),
         );
         let pred = Prediction {
             u: beyond.0,
             v: beyond.1,
-            var: 400.0,
+            var: 49.0,
         };
         let run = |partner: Partner, arc: Option<Arc>| {
             let gaps = Gaps {
@@ -361,7 +500,7 @@ mod tests {
         assert_eq!(run(q, None).1, None);
         let arc = Arc {
             from: at - 0.3 - 0.3,
-            to: at + 0.27 + 0.3,
+            to: at + 0.4 + 0.3,
         };
         found_at(run(q, Some(arc)), c, 1);
         assert_eq!(run(partner(170.0), Some(arc)).1, None);
