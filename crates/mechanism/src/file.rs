@@ -651,6 +651,18 @@ pub struct MechanismFile {
 /// bench's flat form. The geometry is then checked over a whole turn of the first driver when
 /// that driver is an angle.
 pub fn parse(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> {
+    let MechanismFile { mechanism, lever } = build_text(text, origin)?;
+    if matches!(mechanism.drivers[0].coordinate, Coordinate::Angle { .. }) {
+        mechanism.check_full_turn()?;
+    } else {
+        mechanism.initial_configuration()?;
+    }
+    Ok(MechanismFile { mechanism, lever })
+}
+
+/// Build the model from TOML text (the general form when it has `[[bodies]]`, otherwise the
+/// bench's flat form) without turning its first driver: [`parse`] less the geometry's check.
+pub(crate) fn build_text(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> {
     let file_err = |reason: String| MechanismError::File {
         path: origin.into(),
         reason,
@@ -664,11 +676,6 @@ pub fn parse(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> 
         let (m, l) = f.build()?;
         (m, Some(l))
     };
-    if matches!(mechanism.drivers[0].coordinate, Coordinate::Angle { .. }) {
-        mechanism.check_full_turn()?;
-    } else {
-        mechanism.initial_configuration()?;
-    }
     Ok(MechanismFile { mechanism, lever })
 }
 

@@ -36,6 +36,8 @@ pub mod lu;
 pub mod lu_lanes;
 pub mod model;
 pub mod output;
+pub mod parameters;
+pub mod sensitivity;
 pub mod simulate;
 
 pub use model::{BodyRef, Mechanism};

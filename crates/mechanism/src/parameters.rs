@@ -1,0 +1,317 @@
+//! The mechanism file's parameters of the inverse dynamics: every number of the file whose
+//! change moves a body's mass, centroid or inertia, gravity or a force element's law, and no
+//! point, joint, marker or driver (a length changes the motion the markers measure, which is
+//! another question: the kinematic fit's).
+//!
+//! Each body's inertial parameters are taken about its local origin, a point of the file's
+//! geometry that no inertial parameter moves: phi = (m, m c_x, m c_y, I_O), c the centroid in
+//! the body's frame and I_O = J + m |c|^2 its inertia about the origin. The equations of motion
+//! are linear in phi ([`crate::sensitivity`]); a file's number reaches phi through the file's
+//! own formulas (the bench's rocker and weight combined, the lever's mass rho A l2), which are
+//! polynomials of degree two at most in it, so that the central difference of phi over a step
+//! of the number is its derivative to rounding.
+
+use nalgebra::Vector2;
+
+use crate::file::build_text;
+use crate::model::{BodyRef, Coordinate, ForceKind, JointKind, Mechanism, PointRef};
+use crate::MechanismError;
+
+/// Why a number of the file is no parameter of the inverse dynamics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotAParameter {
+    /// It moves a point, a joint, a marker or a driver: a length of the geometry.
+    Geometry,
+    /// Neither the bodies' inertia, gravity nor any force law moves with it (an elastic
+    /// section's modulus).
+    NoEffect,
+    /// It is in the law of a force the inverse dynamics solves for (the bench's pump spring,
+    /// damping and friction in `pump_force`, the motor's constant in `motor_torque`): the
+    /// forces do not move with it; the solved force against its law identifies it.
+    SolvedFor(String),
+    /// The file refuses it changed by a small step either way (a value on its limit).
+    NotPerturbable,
+}
+
+/// A number of the mechanism file the forces of the inverse dynamics depend on.
+#[derive(Debug, Clone)]
+pub struct FileParameter {
+    /// Its key in the file: `m3`, `g3[0]`, `bodies.pendulum.mass`,
+    /// `joints.axle.friction.viscous` (an array's tables by their `name`).
+    pub key: String,
+    /// Its value in the file (its own unit: kg, m, kg m^2, N/m, ...).
+    pub value: f64,
+    /// d phi / d value for each body, (kg, kg m, kg m, kg m^2) per unit of the value.
+    pub d_phi: Vec<[f64; 4]>,
+    /// d gravity / d value, m/s^2 per unit of the value, bench frame.
+    pub d_gravity: Vector2<f64>,
+    /// The model with the value raised and lowered by `step` (or the nominal one where a side
+    /// is refused), and the difference of the two values: the force laws' derivative is taken
+    /// between them.
+    pub(crate) sides: Box<(Mechanism, Mechanism)>,
+    /// The two sides' difference of value.
+    pub(crate) span: f64,
+}
+
+/// The file's numbers split: the parameters of the inverse dynamics, and the others with why.
+#[derive(Debug, Clone)]
+pub struct FileParameters {
+    /// The model the file builds.
+    pub nominal: Mechanism,
+    /// Its parameters, by key (a table's keys sorted, an array's items in order).
+    pub parameters: Vec<FileParameter>,
+    /// The other numbers of the file, by key.
+    pub others: Vec<(String, NotAParameter)>,
+}
+
+/// A body's inertial parameters about its local origin: (m, m c_x, m c_y, J + m |c|^2).
+pub fn body_phi(m: &Mechanism) -> Vec<[f64; 4]> {
+    m.bodies
+        .iter()
+        .map(|b| {
+            let c = b.centroid;
+            [
+                b.mass,
+                b.mass * c.x,
+                b.mass * c.y,
+                b.inertia + b.mass * c.norm_squared(),
+            ]
+        })
+        .collect()
+}
+
+/// Every length of the model about the bodies' local origins: the bodies' points, the joints'
+/// points and lines, the markers, the drivers' coordinates and the force elements' points and
+/// lines. Two models with the same geometry give the same list.
+fn geometry(m: &Mechanism) -> Vec<f64> {
+    let origin = |b: usize, p: Vector2<f64>| p + m.bodies[b].centroid;
+    let pref = |p: &PointRef| match p.body {
+        BodyRef::Ground => p.local,
+        BodyRef::Body(i) => origin(i, p.local),
+    };
+    let mut out: Vec<f64> = Vec::new();
+    for b in &m.bodies {
+        out.extend(b.points.values().flat_map(|p| [p.x, p.y]));
+    }
+    for j in &m.joints {
+        match &j.kind {
+            JointKind::Revolute { a, b } => {
+                out.extend([pref(a), pref(b)].iter().flat_map(|p| [p.x, p.y]))
+            }
+            JointKind::Slide {
+                body,
+                point,
+                origin: o,
+                angle,
+                body_angle,
+            } => {
+                let p = origin(*body, *point);
+                out.extend([p.x, p.y, o.x, o.y, *angle, *body_angle]);
+            }
+        }
+    }
+    out.extend(
+        m.markers
+            .iter()
+            .flat_map(|k| [k.local_frame.x, k.local_frame.y]),
+    );
+    for d in &m.drivers {
+        if let Coordinate::PointX { body, point } | Coordinate::PointY { body, point } =
+            &d.coordinate
+        {
+            let p = origin(*body, *point);
+            out.extend([p.x, p.y]);
+        }
+    }
+    for f in &m.forces {
+        match &f.kind {
+            ForceKind::Pump {
+                body, point, angle, ..
+            }
+            | ForceKind::SlideFriction {
+                body, point, angle, ..
+            }
+            | ForceKind::SlideForce {
+                body, point, angle, ..
+            } => {
+                let p = origin(*body, *point);
+                out.extend([p.x, p.y, *angle]);
+            }
+            ForceKind::Spring { a, b, .. } => {
+                out.extend([pref(a), pref(b)].iter().flat_map(|p| [p.x, p.y]))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A numeric leaf of the file: its path (keys and indices) and its display key.
+pub(crate) struct Leaf {
+    pub(crate) path: Vec<Step>,
+    pub(crate) key: String,
+    pub(crate) value: f64,
+}
+
+/// A step into a TOML value: a table's key or an array's index.
+#[derive(Clone)]
+pub(crate) enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The numeric leaves under `v` (integers and floats), depth first, a table's keys sorted;
+/// `path` and `key` those of `v`.
+pub(crate) fn leaves(v: &toml::Value, path: &mut Vec<Step>, key: &str, out: &mut Vec<Leaf>) {
+    match v {
+        toml::Value::Float(x) => out.push(Leaf {
+            path: path.clone(),
+            key: key.into(),
+            value: *x,
+        }),
+        toml::Value::Integer(i) => out.push(Leaf {
+            path: path.clone(),
+            key: key.into(),
+            value: *i as f64,
+        }),
+        toml::Value::Table(t) => {
+            for (k, x) in t {
+                path.push(Step::Key(k.clone()));
+                let sub = if key.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{key}.{k}")
+                };
+                leaves(x, path, &sub, out);
+                path.pop();
+            }
+        }
+        toml::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                path.push(Step::Index(i));
+                // An array's tables are named by their `name` where they have one.
+                let sub = match x.get("name").and_then(toml::Value::as_str) {
+                    Some(n) => format!("{key}.{n}"),
+                    None => format!("{key}[{i}]"),
+                };
+                leaves(x, path, &sub, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `root` with the leaf at `path` set to `value` (a float).
+fn with_value(root: &toml::Value, path: &[Step], value: f64) -> toml::Value {
+    let mut out = root.clone();
+    let mut at = &mut out;
+    for s in path {
+        at = match s {
+            Step::Key(k) => &mut at[k.as_str()],
+            Step::Index(i) => &mut at[*i],
+        };
+    }
+    *at = toml::Value::Float(value);
+    out
+}
+
+/// The model `root` builds with its leaf at `path` set to `value`; None when refused.
+pub(crate) fn built(
+    root: &toml::Value,
+    path: &[Step],
+    value: f64,
+    origin: &str,
+) -> Option<Mechanism> {
+    let text = toml::to_string(&with_value(root, path, value)).ok()?;
+    build_text(&text, origin).ok().map(|f| f.mechanism)
+}
+
+/// The parameters of the inverse dynamics in the mechanism file's `text` (`origin` names it in
+/// errors), each with its derivatives (module documentation); an error when the file itself
+/// does not build.
+pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, MechanismError> {
+    let nominal = build_text(text, origin)?.mechanism;
+    let root: toml::Value = toml::from_str(text).map_err(|e| MechanismError::File {
+        path: origin.into(),
+        reason: e.to_string(),
+    })?;
+    let mut found = Vec::new();
+    leaves(&root, &mut Vec::new(), "", &mut found);
+    let (shape, phi0) = (geometry(&nominal), body_phi(&nominal));
+    let mut parameters = Vec::new();
+    let mut others = Vec::new();
+    for leaf in found {
+        let step = if leaf.value != 0.0 {
+            1e-4 * leaf.value.abs()
+        } else {
+            1e-6
+        };
+        let up = built(&root, &leaf.path, leaf.value + step, origin);
+        let down = built(&root, &leaf.path, leaf.value - step, origin);
+        let (plus, minus, span) = match (up, down) {
+            (Some(u), Some(d)) => (u, d, 2.0 * step),
+            (Some(u), None) => (u, nominal.clone(), step),
+            (None, Some(d)) => (nominal.clone(), d, step),
+            (None, None) => {
+                others.push((leaf.key, NotAParameter::NotPerturbable));
+                continue;
+            }
+        };
+        let same_shape = |m: &Mechanism| {
+            let g = geometry(m);
+            g.len() == shape.len()
+                && g.iter()
+                    .zip(&shape)
+                    .all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs()))
+        };
+        if plus.bodies.len() != nominal.bodies.len() || !same_shape(&plus) || !same_shape(&minus) {
+            others.push((leaf.key, NotAParameter::Geometry));
+            continue;
+        }
+        let (pp, pm) = (body_phi(&plus), body_phi(&minus));
+        let d_phi: Vec<[f64; 4]> = pp
+            .iter()
+            .zip(&pm)
+            .map(|(a, b)| std::array::from_fn(|k| (a[k] - b[k]) / span))
+            .collect();
+        let d_gravity = (plus.gravity - minus.gravity) / span;
+        // The actuators' laws are the simulation's: the inverse dynamics solves for them.
+        let laws = |m: &Mechanism| {
+            m.forces
+                .iter()
+                .filter(|f| !f.actuator)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let laws_moved = laws(&plus) != laws(&minus);
+        let inertia_moved =
+            pp.iter().zip(&phi0).any(|(a, b)| a != b) || pm.iter().zip(&phi0).any(|(a, b)| a != b);
+        if !laws_moved && !inertia_moved && d_gravity == Vector2::zeros() {
+            let solved = plus
+                .forces
+                .iter()
+                .zip(&minus.forces)
+                .find(|(a, b)| a.actuator && a != b);
+            let why = match solved {
+                Some((f, _)) => NotAParameter::SolvedFor(f.name.clone()),
+                None => NotAParameter::NoEffect,
+            };
+            others.push((leaf.key, why));
+            continue;
+        }
+        parameters.push(FileParameter {
+            key: leaf.key,
+            value: leaf.value,
+            d_phi,
+            d_gravity,
+            sides: Box::new((plus, minus)),
+            span,
+        });
+    }
+    Ok(FileParameters {
+        nominal,
+        parameters,
+        others,
+    })
+}
