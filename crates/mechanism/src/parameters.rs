@@ -60,6 +60,10 @@ pub struct FileParameters {
     pub nominal: Mechanism,
     /// Its parameters, by key (a table's keys sorted, an array's items in order).
     pub parameters: Vec<FileParameter>,
+    /// The numbers of the laws of the forces the inverse dynamics solves for (also in `others`
+    /// as [`NotAParameter::SolvedFor`]), with their two sides: what identification holds the
+    /// solved forces against.
+    pub laws: Vec<FileParameter>,
     /// The other numbers of the file, by key.
     pub others: Vec<(String, NotAParameter)>,
 }
@@ -241,6 +245,7 @@ pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, Mecha
     let (shape, phi0) = (geometry(&nominal), body_phi(&nominal));
     let mut parameters = Vec::new();
     let mut others = Vec::new();
+    let mut laws = Vec::new();
     for leaf in found {
         let step = if leaf.value != 0.0 {
             1e-4 * leaf.value.abs()
@@ -277,14 +282,14 @@ pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, Mecha
             .collect();
         let d_gravity = (plus.gravity - minus.gravity) / span;
         // The actuators' laws are the simulation's: the inverse dynamics solves for them.
-        let laws = |m: &Mechanism| {
+        let known = |m: &Mechanism| {
             m.forces
                 .iter()
                 .filter(|f| !f.actuator)
                 .cloned()
                 .collect::<Vec<_>>()
         };
-        let laws_moved = laws(&plus) != laws(&minus);
+        let laws_moved = known(&plus) != known(&minus);
         let inertia_moved =
             pp.iter().zip(&phi0).any(|(a, b)| a != b) || pm.iter().zip(&phi0).any(|(a, b)| a != b);
         if !laws_moved && !inertia_moved && d_gravity == Vector2::zeros() {
@@ -293,11 +298,19 @@ pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, Mecha
                 .iter()
                 .zip(&minus.forces)
                 .find(|(a, b)| a.actuator && a != b);
-            let why = match solved {
-                Some((f, _)) => NotAParameter::SolvedFor(f.name.clone()),
-                None => NotAParameter::NoEffect,
+            let Some((f, _)) = solved else {
+                others.push((leaf.key, NotAParameter::NoEffect));
+                continue;
             };
-            others.push((leaf.key, why));
+            others.push((leaf.key.clone(), NotAParameter::SolvedFor(f.name.clone())));
+            laws.push(FileParameter {
+                key: leaf.key,
+                value: leaf.value,
+                d_phi,
+                d_gravity,
+                sides: Box::new((plus, minus)),
+                span,
+            });
             continue;
         }
         parameters.push(FileParameter {
@@ -312,6 +325,43 @@ pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, Mecha
     Ok(FileParameters {
         nominal,
         parameters,
+        laws,
         others,
     })
+}
+
+impl FileParameter {
+    /// The model with the value raised, the one with it lowered, and the two values'
+    /// difference (the value's own unit).
+    pub fn sides(&self) -> (&Mechanism, &Mechanism, f64) {
+        (&self.sides.0, &self.sides.1, self.span)
+    }
+}
+
+/// The mechanism file's `text` with the numbers named by `values` (their keys as
+/// [`file_parameters`] names them) set; an error that names a key the file does not have, and
+/// the keys it has.
+pub fn with_values(
+    text: &str,
+    origin: &str,
+    values: &[(&str, f64)],
+) -> Result<String, MechanismError> {
+    let file_err = |reason: String| MechanismError::File {
+        path: origin.into(),
+        reason,
+    };
+    let mut root: toml::Value = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+    let mut found = Vec::new();
+    leaves(&root, &mut Vec::new(), "", &mut found);
+    for (key, value) in values {
+        let Some(leaf) = found.iter().find(|l| l.key == *key) else {
+            let keys: Vec<&str> = found.iter().map(|l| l.key.as_str()).collect();
+            return Err(file_err(format!(
+                "has no number named {key}; its numbers are {}",
+                keys.join(", ")
+            )));
+        };
+        root = with_value(&root, &leaf.path, *value);
+    }
+    toml::to_string(&root).map_err(|e| file_err(e.to_string()))
 }

@@ -1,0 +1,217 @@
+//! The bench's uncertain parameters identified from a recording (docs/identification.md).
+//!
+//! The inverse dynamics solves the actuators' forces from the measured motion with the
+//! mechanism file's masses, inertias and centroids. Where an actuator has a law (the bench's
+//! motor torque Km (omega_ref - omega), its pump's spring, damping and friction) the solved
+//! force must follow it; where a torque or a force was measured the solved one must equal it
+//! (less a sensor's offset). Those equations, over every sample, determine the file's numbers
+//! the user sets free: by Gauss-Newton on the numbers themselves (the inverse dynamics' exact
+//! sensitivities, the laws' central differences), each equation weighed by its residual's RMS,
+//! the step by a truncated singular value decomposition of the column-scaled Jacobian.
+//!
+//! What is determined: the numerical rank of that Jacobian (a number that only moves with
+//! others, as every mass with every law when nothing fixes the scale, lies in its null space);
+//! and each number's standard deviation, by the sandwich estimator with Bartlett weights
+//! (Newey and West) over the samples, as the residuals of smoothed motion are correlated from
+//! one sample to the next (bandwidth by Andrews' AR(1) rule). A number the recording does not
+//! pin to half its value at one standard deviation is not determined: it is held at the file's
+//! value and the others fitted again.
+
+pub mod equations;
+mod solve;
+
+use flexbench_mechanism::parameters::{
+    file_parameters, with_values, FileParameters, NotAParameter,
+};
+use flexbench_mechanism::sensitivity::OriginMotion;
+use flexbench_mechanism::MechanismError;
+
+pub use solve::hac_bandwidth;
+
+/// What can go wrong in identification.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentifyError {
+    /// The mechanism file (or one with the identified values) does not build.
+    #[error("the mechanism: {0}")]
+    Mechanism(#[from] MechanismError),
+    /// A number named free that cannot be identified.
+    #[error("{key} cannot be identified: {why}")]
+    NotFree {
+        /// The key as given.
+        key: String,
+        /// Why, and what can be.
+        why: String,
+    },
+    /// The inputs do not fit together (a measured column's length, no equation).
+    #[error("{0}")]
+    Input(String),
+    /// The recording determines none of the free numbers.
+    #[error("the recording determines none of the free numbers: {0}")]
+    NothingDetermined(String),
+}
+
+/// A measured force or torque, sample by sample with the motion (NaN where absent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredColumn {
+    /// The forces column it measures (`motor_torque`), N or N m.
+    pub column: String,
+    /// Its values at the motion's samples, N or N m (NaN: not measured there).
+    pub values: Vec<f64>,
+    /// The sensor's offset taken off (N or N m); the start when `free_offset`.
+    pub offset: f64,
+    /// Whether the offset is identified with the numbers.
+    pub free_offset: bool,
+}
+
+/// What to identify: the file's numbers set free, by key (`k`, `mw`,
+/// `joints.axle.friction.viscous`), and the Gauss-Newton iterations at most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The keys of the free numbers.
+    pub free: Vec<String>,
+    /// Iterations at most.
+    pub max_iterations: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            free: Vec::new(),
+            max_iterations: 30,
+        }
+    }
+}
+
+/// One free number's estimate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Estimate {
+    /// Its key in the file (or `offset of <column>`).
+    pub key: String,
+    /// The file's value (its own unit).
+    pub file_value: f64,
+    /// The identified value; the file's when not determined.
+    pub value: f64,
+    /// Its standard deviation (same unit); None when not determined.
+    pub sigma: Option<f64>,
+    /// Whether the recording determines it (module documentation).
+    pub determined: bool,
+}
+
+/// One equation's fit: its residual's RMS before (the file's values) and after, N or N m.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EquationFit {
+    /// `pump_force = its law`, `motor_torque = measured`.
+    pub name: String,
+    /// Samples it holds at.
+    pub samples: usize,
+    /// RMS residual with the file's values, N or N m.
+    pub rms_before: f64,
+    /// RMS residual with the identified values, N or N m.
+    pub rms_after: f64,
+}
+
+/// The identification: the estimates, what determines them, and the file with them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Identification {
+    /// Per free number (then per free offset), its estimate.
+    pub estimates: Vec<Estimate>,
+    /// The numerical rank of the column-scaled Jacobian, and its columns.
+    pub rank: usize,
+    /// The number of free unknowns.
+    pub unknowns: usize,
+    /// The ratio of its largest to its smallest kept singular value.
+    pub condition: f64,
+    /// The correlations of the determined estimates (rows and columns in `estimates`' order,
+    /// the undetermined left out).
+    pub correlation: Vec<Vec<f64>>,
+    /// Each equation's fit.
+    pub equations: Vec<EquationFit>,
+    /// Gauss-Newton iterations made.
+    pub iterations: usize,
+    /// The covariance's bandwidth, samples.
+    pub bandwidth: usize,
+    /// The mechanism file with the identified values (TOML).
+    pub file: String,
+}
+
+/// Why `key` is not a free number of `read`, in an error.
+pub(crate) fn not_free(read: &FileParameters, key: &str) -> IdentifyError {
+    let why = match read.others.iter().find(|(k, _)| k == key) {
+        Some((_, NotAParameter::Geometry)) => {
+            "it is a length of the geometry (the kinematic fit's, not the forces')".to_string()
+        }
+        Some((_, NotAParameter::NoEffect)) => {
+            "neither the forces nor any law moves with it".to_string()
+        }
+        Some((_, NotAParameter::NotPerturbable)) => {
+            "the file refuses it changed by a small step".to_string()
+        }
+        Some((_, NotAParameter::SolvedFor(_))) | None => {
+            let keys: Vec<&str> = read
+                .parameters
+                .iter()
+                .chain(&read.laws)
+                .map(|p| p.key.as_str())
+                .collect();
+            format!(
+                "the file has no such number; those that can be are {}",
+                keys.join(", ")
+            )
+        }
+    };
+    IdentifyError::NotFree {
+        key: key.into(),
+        why,
+    }
+}
+
+/// Identify the free numbers of the mechanism file `text` (`origin` names it) from the
+/// bodies' motion about their origins, sample by sample (`Mechanism::origin_motion` of the
+/// file's model), and the measured columns (module documentation).
+pub fn identify(
+    text: &str,
+    origin: &str,
+    motion: &[Vec<OriginMotion>],
+    measured: &[MeasuredColumn],
+    settings: &Settings,
+) -> Result<Identification, IdentifyError> {
+    if let Some(c) = measured.iter().find(|c| c.values.len() != motion.len()) {
+        return Err(IdentifyError::Input(format!(
+            "the measured {} has {} values for {} samples of motion",
+            c.column,
+            c.values.len(),
+            motion.len()
+        )));
+    }
+    if settings.free.is_empty() {
+        return Err(IdentifyError::Input(
+            "no number is set free: name the file's numbers to identify (k, mw, ...)".into(),
+        ));
+    }
+    let read = file_parameters(text, origin)?;
+    equations::free(&read, &settings.free)?;
+    let eqs = equations::equations(&read.nominal, measured)?;
+    if eqs.is_empty() {
+        return Err(IdentifyError::Input(
+            "nothing to hold the forces against: the mechanism has no actuator with a law (a motor, a pump, a joint's or a slide's actuator) and no measured torque or force is given".into(),
+        ));
+    }
+    solve::identify_with(text, origin, motion, (measured, &eqs), settings)
+}
+
+/// The file `text` with the free numbers at `values`, read.
+pub(crate) fn read_at(
+    text: &str,
+    origin: &str,
+    keys: &[String],
+    values: &[f64],
+) -> Result<(String, FileParameters), IdentifyError> {
+    let pairs: Vec<(&str, f64)> = keys
+        .iter()
+        .map(String::as_str)
+        .zip(values.iter().copied())
+        .collect();
+    let changed = with_values(text, origin, &pairs)?;
+    let read = file_parameters(&changed, origin)?;
+    Ok((changed, read))
+}
