@@ -14,6 +14,8 @@ use flexbench_pipeline::{process, simulate, ProcessConfig, StageEvent};
 use flexbench_vision::timebase::TimeBaseConfig;
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod identify;
+
 /// Video recordings of the wind-pump lever bench -> trajectories, accelerations, liaison forces.
 #[derive(Parser)]
 #[command(name = "flexbench", version, about, long_about = None)]
@@ -66,6 +68,16 @@ enum Command {
     ///
     /// Example: flexbench compare --processed out/pendulum --mechanism recordings/dfki-pendulum/pendulum-friction.toml --measured recordings/dfki-pendulum/runs/ddp_swingup.csv --measured-column torque=motor_torque --measured-cutoff 10 --out out/pendulum-compare
     Compare(CompareArgs),
+    /// The mechanism file's uncertain numbers identified from a processed recording: each
+    /// actuator's solved force held against its law (the bench's motor and pump), and each
+    /// measured torque or force (--measured) against the solved one; by Gauss-Newton on the
+    /// numbers named free, with what the recording determines (rank, each number pinned to half
+    /// its value), standard deviations and correlations (identify.json); the forces'
+    /// sensitivities to every parameter of the file (sensitivities.csv); the file with the
+    /// identified values (<mechanism>.identified.toml; the given file is not changed).
+    ///
+    /// Example: flexbench identify --processed out/demo/process --mechanism pipelines/wind-pump.toml --free k,mw,Fr --out out/identify
+    Identify(identify::IdentifyArgs),
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
     /// alone.
@@ -627,6 +639,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Track(args) => track_command(args),
         Command::Fem(args) => fem_command(args),
         Command::Compare(args) => compare_command(args),
+        Command::Identify(args) => identify::identify_command(args),
         Command::Smooth(args) => smooth_command(args),
         Command::Probe(args) => probe_command(args),
         Command::Overlay(args) => overlay_command(args),

@@ -13,9 +13,10 @@
 //! others, as every mass with every law when nothing fixes the scale, lies in its null space);
 //! and each number's standard deviation, by the sandwich estimator with Bartlett weights
 //! (Newey and West) over the samples, as the residuals of smoothed motion are correlated from
-//! one sample to the next (bandwidth by Andrews' AR(1) rule). A number the recording does not
-//! pin to half its value at one standard deviation is not determined: it is held at the file's
-//! value and the others fitted again.
+//! one sample to the next (bandwidth by Andrews' AR(1) rule). Numbers are held at the file's
+//! value one at a time, the others fitted again: while the rank is short, the one most in the
+//! null space (held, it fixes the others' scale); then the one the recording pins least, when
+//! it does not pin it to half its value at one standard deviation.
 
 pub mod equations;
 mod solve;
@@ -71,6 +72,10 @@ pub struct Settings {
     pub free: Vec<String>,
     /// Iterations at most.
     pub max_iterations: usize,
+    /// Both sides of every equation low-passed at this frequency (zero-lag Butterworth,
+    /// fourth order) before the fit, Hz: the smoothed motion's accelerations lack what the
+    /// positions and velocities the laws read still hold (docs/identification.md).
+    pub cutoff_hz: Option<f64>,
 }
 
 impl Default for Settings {
@@ -78,6 +83,7 @@ impl Default for Settings {
         Settings {
             free: Vec::new(),
             max_iterations: 30,
+            cutoff_hz: None,
         }
     }
 }
@@ -95,6 +101,8 @@ pub struct Estimate {
     pub sigma: Option<f64>,
     /// Whether the recording determines it (module documentation).
     pub determined: bool,
+    /// Why it is not determined (held at the file's value).
+    pub why_not: Option<String>,
 }
 
 /// One equation's fit: its residual's RMS before (the file's values) and after, N or N m.
@@ -166,15 +174,24 @@ pub(crate) fn not_free(read: &FileParameters, key: &str) -> IdentifyError {
 }
 
 /// Identify the free numbers of the mechanism file `text` (`origin` names it) from the
-/// bodies' motion about their origins, sample by sample (`Mechanism::origin_motion` of the
-/// file's model), and the measured columns (module documentation).
+/// bodies' motion about their origins at the times `t` (s), sample by sample
+/// (`Mechanism::origin_motion` of the file's model), and the measured columns (module
+/// documentation).
 pub fn identify(
     text: &str,
     origin: &str,
+    t: &[f64],
     motion: &[Vec<OriginMotion>],
     measured: &[MeasuredColumn],
     settings: &Settings,
 ) -> Result<Identification, IdentifyError> {
+    if t.len() != motion.len() {
+        return Err(IdentifyError::Input(format!(
+            "{} times for {} samples of motion",
+            t.len(),
+            motion.len()
+        )));
+    }
     if let Some(c) = measured.iter().find(|c| c.values.len() != motion.len()) {
         return Err(IdentifyError::Input(format!(
             "the measured {} has {} values for {} samples of motion",
@@ -196,7 +213,12 @@ pub fn identify(
             "nothing to hold the forces against: the mechanism has no actuator with a law (a motor, a pump, a joint's or a slide's actuator) and no measured torque or force is given".into(),
         ));
     }
-    solve::identify_with(text, origin, motion, (measured, &eqs), settings)
+    let rec = solve::Recording {
+        t,
+        motion,
+        cutoff_hz: settings.cutoff_hz,
+    };
+    solve::identify_with(text, origin, &rec, (measured, &eqs), settings)
 }
 
 /// The file `text` with the free numbers at `values`, read.

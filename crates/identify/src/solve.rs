@@ -4,6 +4,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use flexbench_mechanism::sensitivity::OriginMotion;
+use flexbench_signal::butterworth::Design;
 
 use crate::equations::{self, Equation, Rows};
 use crate::{
@@ -18,6 +19,51 @@ const RANK_TOLERANCE: f64 = 1e-8;
 /// one standard deviation.
 const DETERMINED_SHARE: f64 = 0.5;
 
+/// The motion identified from: its times (s), the bodies about their origins, and the cutoff
+/// both sides of the equations are low-passed at (Hz).
+pub(crate) struct Recording<'a> {
+    pub t: &'a [f64],
+    pub motion: &'a [Vec<OriginMotion>],
+    pub cutoff_hz: Option<f64>,
+}
+
+/// The fewest samples of a run of consecutive rows of one equation that is low-passed; shorter
+/// runs are left out.
+const MIN_RUN: usize = 16;
+
+/// `rows` with each equation's residuals and derivatives low-passed along each run of
+/// consecutive samples (zero-lag Butterworth, fourth order, at `hz`; the sampling rate from the
+/// median step of `t`); runs shorter than [`MIN_RUN`] left out.
+fn low_passed(rows: Rows, neq: usize, t: &[f64], hz: f64) -> Result<Rows, IdentifyError> {
+    let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    steps.sort_by(f64::total_cmp);
+    let dt = steps.get(steps.len() / 2).copied().unwrap_or(f64::NAN);
+    let design = Design::new(2, hz, 1.0 / dt)
+        .map_err(|e| IdentifyError::Input(format!("the equations' low-pass at {hz} Hz: {e}")))?;
+    let ncol = rows.j.ncols();
+    let (mut r, mut j, mut at) = (Vec::new(), Vec::new(), Vec::new());
+    for e in 0..neq {
+        let mine: Vec<usize> = (0..rows.at.len()).filter(|&k| rows.at[k].1 == e).collect();
+        let runs = mine.chunk_by(|&a, &b| rows.at[b].0 == rows.at[a].0 + 1);
+        for run in runs.filter(|run| run.len() >= MIN_RUN) {
+            let rf = design.filtfilt(&run.iter().map(|&k| rows.r[k]).collect::<Vec<_>>());
+            let cols: Vec<Vec<f64>> = (0..ncol)
+                .map(|c| design.filtfilt(&run.iter().map(|&k| rows.j[(k, c)]).collect::<Vec<_>>()))
+                .collect();
+            for (i, &k) in run.iter().enumerate() {
+                r.push(rf[i]);
+                j.extend(cols.iter().map(|c| c[i]));
+                at.push(rows.at[k]);
+            }
+        }
+    }
+    Ok(Rows {
+        r: nalgebra::DVector::from_vec(r),
+        j: DMatrix::from_row_slice(at.len(), ncol, &j),
+        at,
+    })
+}
+
 /// The weighted rows at one set of values, each equation's residual divided by its RMS.
 struct Weighted {
     rows: Rows,
@@ -31,13 +77,16 @@ struct Weighted {
 fn weighted(
     text: &str,
     origin: &str,
-    motion: &[Vec<OriginMotion>],
+    rec: &Recording,
     (measured, eqs): (&[MeasuredColumn], &[Equation]),
     (keys, values, offsets): (&[String], &[f64], &[Option<f64>]),
 ) -> Result<Weighted, IdentifyError> {
     let (file, read) = read_at(text, origin, keys, values)?;
     let free = equations::free(&read, keys)?;
-    let rows = equations::rows(&read, &free, eqs, motion, (measured, offsets))?;
+    let mut rows = equations::rows(&read, &free, eqs, rec.motion, (measured, offsets))?;
+    if let Some(hz) = rec.cutoff_hz {
+        rows = low_passed(rows, eqs.len(), rec.t, hz)?;
+    }
     let mut ss = vec![(0.0, 0usize); eqs.len()];
     for (k, &(_, e)) in rows.at.iter().enumerate() {
         ss[e].0 += rows.r[k] * rows.r[k];
@@ -171,7 +220,7 @@ fn sandwich(
 fn gauss_newton(
     text: &str,
     origin: &str,
-    motion: &[Vec<OriginMotion>],
+    rec: &Recording,
     inputs: (&[MeasuredColumn], &[Equation]),
     keys: &[String],
     (mut values, mut offsets): (Vec<f64>, Vec<Option<f64>>),
@@ -182,7 +231,7 @@ fn gauss_newton(
         .collect();
     let mut iterations = 0;
     loop {
-        let w = weighted(text, origin, motion, inputs, (keys, &values, &offsets))?;
+        let w = weighted(text, origin, rec, inputs, (keys, &values, &offsets))?;
         if iterations == max_iterations {
             return Ok((values, offsets, w, iterations));
         }
@@ -203,10 +252,59 @@ fn gauss_newton(
             }
         }
         if small {
-            let w = weighted(text, origin, motion, inputs, (keys, &values, &offsets))?;
+            let w = weighted(text, origin, rec, inputs, (keys, &values, &offsets))?;
             return Ok((values, offsets, w, iterations));
         }
     }
+}
+
+/// The free unknown the fit determines least, with why, or None when every one not `held` is
+/// determined: first, while the Jacobian's rank is short of the unknowns, the one most in its
+/// null space (it moves only with others: held, it fixes their scale); then the one pinned
+/// least, beyond [`DETERMINED_SHARE`] of its file value at one standard deviation.
+fn worst_undetermined(
+    held: &[bool],
+    rank: usize,
+    null: &[f64],
+    (cov, starts): (&DMatrix<f64>, &[f64]),
+) -> Option<(usize, String)> {
+    let active: Vec<usize> = (0..held.len()).filter(|&c| !held[c]).collect();
+    if rank < active.len() {
+        let c = *active
+            .iter()
+            .max_by(|&&a, &&b| null[a].total_cmp(&null[b]))?;
+        return Some((
+            c,
+            format!(
+                "it moves only with the others ({:.0} % of it in the equations' null space): held at the file's value, it fixes their scale",
+                100.0 * null[c]
+            ),
+        ));
+    }
+    let share = |c: usize| cov[(c, c)].max(0.0).sqrt() / starts[c].abs();
+    let c = *active
+        .iter()
+        .filter(|&&c| starts[c] != 0.0)
+        .max_by(|&&a, &&b| share(a).total_cmp(&share(b)))?;
+    (share(c) > DETERMINED_SHARE).then(|| {
+        (
+            c,
+            format!(
+                "the recording pins it only to {:.0} % of its value at one standard deviation",
+                100.0 * share(c)
+            ),
+        )
+    })
+}
+
+/// The undetermined unknowns and why, for a message.
+fn notes_of(names: &[String], notes: &[Option<String>]) -> String {
+    names
+        .iter()
+        .zip(notes)
+        .filter_map(|(n, w)| Some(format!("{n}: {}", w.as_ref()?)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// [`crate::identify`] once its inputs are checked: Gauss-Newton, the undetermined held at the
@@ -214,7 +312,7 @@ fn gauss_newton(
 pub(crate) fn identify_with(
     text: &str,
     origin: &str,
-    motion: &[Vec<OriginMotion>],
+    rec: &Recording,
     (measured, eqs): (&[MeasuredColumn], &[Equation]),
     settings: &Settings,
 ) -> Result<Identification, IdentifyError> {
@@ -235,11 +333,12 @@ pub(crate) fn identify_with(
     let before = weighted(
         text,
         origin,
-        motion,
+        rec,
         (measured, eqs),
         (keys, &file_values, &offsets0),
     )?;
     let mut held = vec![false; names.len()];
+    let mut notes: Vec<Option<String>> = vec![None; names.len()];
     let mut iterations = 0;
     loop {
         // Held numbers restart at the file's values.
@@ -247,7 +346,7 @@ pub(crate) fn identify_with(
         let (values, offsets, w, its) = gauss_newton(
             text,
             origin,
-            motion,
+            rec,
             (measured, eqs),
             keys,
             (values, offsets0.clone()),
@@ -262,33 +361,20 @@ pub(crate) fn identify_with(
             .copied()
             .chain(offsets.iter().flatten().copied())
             .collect();
-        let undetermined: Vec<usize> = (0..names.len())
-            .filter(|&c| !held[c])
-            .filter(|&c| {
-                let sigma = cov[(c, c)].max(0.0).sqrt();
-                null[c] > 0.5 || (starts[c] != 0.0 && sigma > DETERMINED_SHARE * starts[c].abs())
-            })
-            .collect();
-        if !undetermined.is_empty()
-            && undetermined.len() + held.iter().filter(|h| **h).count() < names.len()
-        {
-            for c in undetermined {
-                held[c] = true;
+        if let Some((c, why)) = worst_undetermined(&held, rank, &null, (&cov, &starts)) {
+            held[c] = true;
+            notes[c] = Some(why);
+            if held.iter().all(|h| *h) {
+                return Err(IdentifyError::NothingDetermined(format!(
+                    "{} (held against {})",
+                    notes_of(&names, &notes),
+                    eqs.iter()
+                        .map(|e| e.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
             }
             continue;
-        }
-        for c in undetermined {
-            held[c] = true;
-        }
-        if held.iter().all(|h| *h) {
-            return Err(IdentifyError::NothingDetermined(format!(
-                "{} (the equations {} do not pin any of them to half its value)",
-                names.join(", "),
-                eqs.iter()
-                    .map(|e| e.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
         }
         let estimates = names
             .iter()
@@ -299,6 +385,7 @@ pub(crate) fn identify_with(
                 value: if held[c] { starts[c] } else { fitted[c] },
                 sigma: (!held[c]).then(|| cov[(c, c)].max(0.0).sqrt()),
                 determined: !held[c],
+                why_not: notes[c].clone(),
             })
             .collect();
         let kept: Vec<usize> = (0..names.len()).filter(|&c| !held[c]).collect();

@@ -109,11 +109,11 @@ impl StageRecord for MeasuredRecord {
 
 /// A measured table read and checked: its time column's name, times (s, on the recording's
 /// clock), and per compared quantity (forces column, measured column, values).
-struct MeasuredTable {
-    time_column: String,
-    t: Vec<f64>,
-    series: Vec<(String, String, Vec<f64>)>,
-    ignored: Vec<String>,
+pub(crate) struct MeasuredTable {
+    pub(crate) time_column: String,
+    pub(crate) t: Vec<f64>,
+    pub(crate) series: Vec<(String, String, Vec<f64>)>,
+    pub(crate) ignored: Vec<String>,
 }
 
 fn input(path: &Path, reason: String) -> PipelineError {
@@ -122,7 +122,7 @@ fn input(path: &Path, reason: String) -> PipelineError {
 
 /// Read the measured table at `path` with `spec`, its columns checked against `columns` (the
 /// forces table's, after t).
-fn read_measured(
+pub(crate) fn read_measured(
     path: &Path,
     spec: &MeasuredSpec,
     columns: &[String],
@@ -195,7 +195,7 @@ fn read_measured(
 
 /// The series low-passed at `cutoff_hz` (zero-lag Butterworth) on the even grid of its times,
 /// carried back to them.
-fn low_pass(t: &[f64], v: &[f64], cutoff_hz: f64) -> Result<Vec<f64>, PipelineError> {
+pub(crate) fn low_pass(t: &[f64], v: &[f64], cutoff_hz: f64) -> Result<Vec<f64>, PipelineError> {
     use flexbench_signal::resample::{carry, even_grid};
     let grid = even_grid(t);
     let fs = (grid.len() - 1) as f64 / (grid[grid.len() - 1] - grid[0]);

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod compare_measured;
 mod compare_sim;
 pub mod fem;
+pub mod identify;
 pub mod motion_calibration;
 pub mod overlay;
 pub mod pipeline_file;
@@ -74,6 +75,9 @@ pub enum PipelineError {
     /// The comparison of measured and simulated series refused.
     #[error(transparent)]
     Compare(#[from] flexbench_compare::CompareError),
+    /// The identification of the mechanism file's numbers refused.
+    #[error(transparent)]
+    Identify(#[from] flexbench_identify::IdentifyError),
     /// A TOML file (pipeline file, camera file, recording's inputs) that cannot be read as one:
     /// where, and the parser's reason (line, column, key).
     #[error("{what}: {source}")]

@@ -1,0 +1,141 @@
+//! `flexbench identify`: the mechanism file's uncertain numbers from a processed recording
+//! ([`flexbench_pipeline::identify::identify_job`]).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use flexbench_pipeline::compare_measured::MeasuredSpec;
+use flexbench_pipeline::identify::{identify_job, IdentifySpec};
+
+/// Arguments of `flexbench identify`.
+#[derive(clap::Args)]
+pub struct IdentifyArgs {
+    /// Directory written by `process` (its bodies table is read).
+    #[arg(long)]
+    processed: PathBuf,
+    /// The mechanism file the recording was processed with (never changed: the identified
+    /// file is written into --out).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// The file's numbers to identify, by key, comma-separated (k,mw,Fr;
+    /// bodies.pendulum.inertia; joints.axle.friction.viscous).
+    #[arg(long, value_delimiter = ',', required = true)]
+    free: Vec<String>,
+    /// A table the rig measured on its own clock (CSV or Parquet: a time column and columns
+    /// named after the forces table's, e.g. motor_torque): the solved forces held against it.
+    #[arg(long)]
+    measured: Option<PathBuf>,
+    /// A measured column and the forces table's column it measures, COLUMN=FORCES_COLUMN
+    /// (repeat for more).
+    #[arg(long = "measured-column", value_name = "COLUMN=FORCES_COLUMN")]
+    measured_column: Vec<String>,
+    /// The measured table's time column, s (default t, else time).
+    #[arg(long)]
+    measured_time: Option<String>,
+    /// Added to the measured times to put them on the recording's clock, s.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    measured_offset: f64,
+    /// Low-pass the measured series at this frequency (zero-lag Butterworth, fourth order), Hz.
+    #[arg(long)]
+    measured_cutoff: Option<f64>,
+    /// Low-pass both sides of every equation at this frequency before the fit (zero-lag
+    /// Butterworth, fourth order), Hz [default: 20, or a quarter of the sampling rate if lower].
+    #[arg(long, conflicts_with = "unfiltered")]
+    cutoff: Option<f64>,
+    /// Fit the equations as they are, not low-passed.
+    #[arg(long)]
+    unfiltered: bool,
+    /// Hold each measured column's offset at zero instead of identifying it.
+    #[arg(long)]
+    no_offset: bool,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// The measured table's reading from `--measured*`.
+fn measured_spec(args: &IdentifyArgs) -> Result<MeasuredSpec> {
+    let mut columns = std::collections::BTreeMap::new();
+    for pair in &args.measured_column {
+        let Some((from, to)) = pair.split_once('=') else {
+            bail!("--measured-column {pair}: give COLUMN=FORCES_COLUMN, e.g. torque=motor_torque");
+        };
+        columns.insert(from.trim().to_string(), to.trim().to_string());
+    }
+    if args.measured.is_none()
+        && (!columns.is_empty() || args.measured_cutoff.is_some() || args.measured_time.is_some())
+    {
+        bail!("--measured-column, --measured-time and --measured-cutoff read a measured table: give it with --measured");
+    }
+    Ok(MeasuredSpec {
+        time: args.measured_time.clone(),
+        columns,
+        time_offset_s: args.measured_offset,
+        cutoff_hz: args.measured_cutoff,
+        ..Default::default()
+    })
+}
+
+/// `flexbench identify`: the estimates, what the recording does not determine, the fits.
+pub fn identify_command(args: IdentifyArgs) -> Result<()> {
+    let spec = IdentifySpec {
+        free: args.free.clone(),
+        free_offset: !args.no_offset,
+        measured: measured_spec(&args)?,
+        cutoff_hz: args.cutoff,
+        unfiltered: args.unfiltered,
+    };
+    let (record, files) = identify_job(
+        &args.processed,
+        &args.mechanism,
+        args.measured.as_deref(),
+        &spec,
+        &args.out,
+    )
+    .with_context(|| {
+        format!(
+            "identifying {} from {}",
+            args.mechanism.display(),
+            args.processed.display()
+        )
+    })?;
+    let id = &record.identification;
+    println!(
+        "identified from {} samples ({}): rank {} of {} unknowns, condition {:.3e}, {} iterations",
+        record.samples,
+        match record.cutoff_hz {
+            Some(hz) => format!("the equations low-passed at {hz} Hz"),
+            None => "the equations unfiltered".into(),
+        },
+        id.rank,
+        id.unknowns,
+        id.condition,
+        id.iterations
+    );
+    for e in &id.estimates {
+        match e.sigma {
+            Some(s) => println!(
+                "{:32} {:>14.6e} +- {:.3e}   (file {:.6e}, {:+.2} %)",
+                e.key,
+                e.value,
+                s,
+                e.file_value,
+                100.0 * (e.value - e.file_value) / e.file_value.abs().max(f64::MIN_POSITIVE)
+            ),
+            None => println!(
+                "{:32} held at {:.6e}: {}",
+                e.key,
+                e.value,
+                e.why_not.as_deref().unwrap_or("not determined")
+            ),
+        }
+    }
+    for f in &id.equations {
+        println!(
+            "{:32} RMS residual {:.4e} -> {:.4e} over {} samples",
+            f.name, f.rms_before, f.rms_after, f.samples
+        );
+    }
+    crate::print_written(&files);
+    Ok(())
+}

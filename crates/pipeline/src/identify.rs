@@ -1,0 +1,364 @@
+//! The identify job: the mechanism file's uncertain numbers identified from a processed
+//! recording (its bodies table), each actuator's solved force held against its law and each
+//! measured torque or force against the solved one ([`flexbench_identify`]); and the forces'
+//! sensitivities to every parameter of the file ([`flexbench_mechanism::sensitivity`]), as the
+//! RMS change of each force per 10 % of each parameter. Writes `identify.json`, the
+//! sensitivities' table and the mechanism file with the identified values (a new file beside
+//! them; the given one is never touched). Everything is read, checked and computed before
+//! anything is written.
+
+use std::path::{Path, PathBuf};
+
+use flexbench_contracts::{Column, Table};
+use flexbench_identify::{Identification, MeasuredColumn, Settings};
+use flexbench_mechanism::parameters::file_parameters;
+use flexbench_mechanism::sensitivity::OriginMotion;
+use flexbench_mechanism::Mechanism;
+use nalgebra::DVector;
+use serde::{Deserialize, Serialize};
+
+use crate::compare_measured::MeasuredSpec;
+use crate::{ensure_dir, PipelineError, StageRecord};
+
+/// What to identify (the command line's flags, the Python function's arguments).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdentifySpec {
+    /// The file's numbers set free, by key (`k`, `mw`, `joints.axle.friction.viscous`).
+    pub free: Vec<String>,
+    /// Whether each measured column's offset is identified with them.
+    pub free_offset: bool,
+    /// How a measured table is read (as the compare job reads it).
+    pub measured: MeasuredSpec,
+    /// Both sides of the equations low-passed at this frequency, Hz (None: [`DEFAULT_CUTOFF_HZ`]
+    /// or a quarter of the sampling rate, whichever is lower).
+    pub cutoff_hz: Option<f64>,
+    /// The equations fitted as they are, not low-passed.
+    pub unfiltered: bool,
+}
+
+/// The equations' low-pass by default, Hz: the bench's forces need the crank's harmonics up to
+/// the eighth (2.3 Hz at 140 rpm); the smoothed accelerations lack what lies above (measured on
+/// the bench at 1 kHz, docs/identification.md).
+pub const DEFAULT_CUTOFF_HZ: f64 = 20.0;
+
+impl IdentifySpec {
+    /// The equations' low-pass for samples at the times `t` (s): none when unfiltered, the
+    /// given cutoff, or the default's rule.
+    pub fn cutoff_for(&self, t: &[f64]) -> Option<f64> {
+        if self.unfiltered {
+            return None;
+        }
+        let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        steps.sort_by(f64::total_cmp);
+        let fs = 1.0 / steps.get(steps.len() / 2).copied().unwrap_or(f64::NAN);
+        Some(self.cutoff_hz.unwrap_or(DEFAULT_CUTOFF_HZ.min(0.25 * fs)))
+    }
+}
+
+impl Default for IdentifySpec {
+    fn default() -> Self {
+        IdentifySpec {
+            free: Vec::new(),
+            free_offset: true,
+            measured: MeasuredSpec::default(),
+            cutoff_hz: None,
+            unfiltered: false,
+        }
+    }
+}
+
+/// One parameter's weight in one force: the RMS over the samples of the force's change for a
+/// change of 10 % of the parameter's value (N or N m), and as a share of the force's peak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SensitivityRow {
+    /// The parameter's key in the file.
+    pub parameter: String,
+    /// Its value in the file.
+    pub value: f64,
+    /// The forces column.
+    pub force: String,
+    /// RMS change per 10 % of the value, N or N m.
+    pub rms_per_10_percent: f64,
+    /// The same, % of the force's largest magnitude.
+    pub percent_of_peak: f64,
+}
+
+/// The identify job's record (`identify.json`), written and read back by this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdentifyRecord {
+    /// Always "identify".
+    pub job: String,
+    /// The processed folder read.
+    pub processed: String,
+    /// The mechanism file read.
+    pub mechanism: String,
+    /// The measured table read, if any.
+    pub measured: Option<String>,
+    /// What was asked.
+    pub spec: IdentifySpec,
+    /// Samples of the bodies table used (every body fitted).
+    pub samples: usize,
+    /// The equations' low-pass used, Hz (None: unfiltered).
+    pub cutoff_hz: Option<f64>,
+    /// The identification.
+    pub identification: Identification,
+    /// The mechanism file written with the identified values.
+    pub identified_file: String,
+    /// The forces' sensitivities to the file's parameters.
+    pub sensitivities: Vec<SensitivityRow>,
+    /// The file's numbers that are not parameters of the forces, and why.
+    pub not_parameters: Vec<(String, String)>,
+}
+
+impl StageRecord for IdentifyRecord {
+    const STAGE: &'static str = "identify";
+}
+
+/// The bodies' motion about their origins at every sample where every body was fitted, and
+/// those samples' times (s).
+fn motion_of(
+    mech: &Mechanism,
+    bodies: &flexbench_contracts::Bodies,
+) -> (Vec<Vec<OriginMotion>>, Vec<f64>) {
+    let n = mech.bodies.len();
+    let tables: Vec<_> = mech
+        .bodies
+        .iter()
+        .filter_map(|b| bodies.body(&b.name))
+        .collect();
+    let (mut motion, mut t) = (Vec::new(), Vec::new());
+    'samples: for k in 0..bodies.t.len() {
+        let mut v = [
+            DVector::zeros(3 * n),
+            DVector::zeros(3 * n),
+            DVector::zeros(3 * n),
+        ];
+        for (i, m) in tables.iter().enumerate() {
+            for (c, col) in m.values.iter().enumerate() {
+                let Some(x) = col[k] else {
+                    continue 'samples;
+                };
+                v[c / 3][3 * i + c % 3] = x;
+            }
+        }
+        motion.push(mech.origin_motion(&v[0], &v[1], &v[2]));
+        t.push(bodies.t[k]);
+    }
+    (motion, t)
+}
+
+/// The measured table's columns carried (natural cubic spline) to the times `t`, NaN outside
+/// the table's time span; low-passed first when the spec gives a cutoff.
+fn measured_at(
+    path: &Path,
+    spec: &IdentifySpec,
+    columns: &[String],
+    t: &[f64],
+) -> Result<Vec<MeasuredColumn>, PipelineError> {
+    let table = crate::compare_measured::read_measured(path, &spec.measured, columns)?;
+    let (t0, t1) = (table.t[0], table.t[table.t.len() - 1]);
+    table
+        .series
+        .iter()
+        .map(|(quantity, _, values)| {
+            let v = match spec.measured.cutoff_hz {
+                Some(hz) => crate::compare_measured::low_pass(&table.t, values, hz)?,
+                None => values.clone(),
+            };
+            let carried = flexbench_signal::resample::carry(&table.t, &v, t);
+            Ok(MeasuredColumn {
+                column: quantity.clone(),
+                values: t
+                    .iter()
+                    .zip(carried)
+                    .map(|(&ti, x)| if ti >= t0 && ti <= t1 { x } else { f64::NAN })
+                    .collect(),
+                offset: 0.0,
+                free_offset: spec.free_offset,
+            })
+        })
+        .collect()
+}
+
+/// The RMS change of each force per 10 % of each parameter of the file `text`, over the
+/// motion's samples, and the numbers that are no parameters with why.
+#[allow(clippy::type_complexity)]
+fn sensitivities(
+    text: &str,
+    origin: &str,
+    motion: &[Vec<OriginMotion>],
+) -> Result<(Vec<SensitivityRow>, Vec<(String, String)>), PipelineError> {
+    let read = file_parameters(text, origin)?;
+    let m = &read.nominal;
+    let owned: Vec<_> = motion.iter().map(|o| m.centroid_state(o)).collect();
+    let states: Vec<_> = owned.iter().map(|(q, qd, qdd)| (q, qd, qdd)).collect();
+    let max = flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
+    let sens = m.force_sensitivities(&read.parameters, &states, max)?;
+    let solved = m.inverse_dynamics_batch(&states, max)?;
+    let columns = m.force_columns();
+    let mut peak = vec![0.0f64; columns.len()];
+    for s in &solved {
+        if let flexbench_mechanism::inverse::InverseSample::Solved { forces, .. } = s {
+            for (p, f) in peak.iter_mut().zip(forces) {
+                *p = p.max(f.abs());
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (c, p) in read.parameters.iter().enumerate() {
+        for (f, force) in columns.iter().enumerate() {
+            let (mut ss, mut n) = (0.0, 0usize);
+            for s in sens.iter().flatten() {
+                ss += (s[(f, c)] * 0.1 * p.value).powi(2);
+                n += 1;
+            }
+            let rms = (ss / n.max(1) as f64).sqrt();
+            rows.push(SensitivityRow {
+                parameter: p.key.clone(),
+                value: p.value,
+                force: force.clone(),
+                rms_per_10_percent: rms,
+                percent_of_peak: if peak[f] > 0.0 {
+                    100.0 * rms / peak[f]
+                } else {
+                    0.0
+                },
+            });
+        }
+    }
+    let others = read
+        .others
+        .iter()
+        .map(|(k, why)| (k.clone(), format!("{why:?}")))
+        .collect();
+    Ok((rows, others))
+}
+
+/// The sensitivities as a table: parameter, force, RMS change per 10 % (N or N m), % of peak.
+fn sensitivity_table(rows: &[SensitivityRow]) -> Result<Table, PipelineError> {
+    let mut t = Table::new("sensitivities");
+    t.push(
+        "parameter",
+        Column::Str(rows.iter().map(|r| r.parameter.clone()).collect()),
+    )?;
+    t.push("value", Column::F64(rows.iter().map(|r| r.value).collect()))?;
+    t.push(
+        "force",
+        Column::Str(rows.iter().map(|r| r.force.clone()).collect()),
+    )?;
+    t.push(
+        "rms_per_10_percent",
+        Column::F64(rows.iter().map(|r| r.rms_per_10_percent).collect()),
+    )?;
+    t.push(
+        "percent_of_peak",
+        Column::F64(rows.iter().map(|r| r.percent_of_peak).collect()),
+    )?;
+    Ok(t)
+}
+
+/// The identified file's name in `out`: the mechanism file's stem and `.identified.toml`.
+pub fn identified_path(mechanism: &Path, out: &Path) -> PathBuf {
+    let stem = mechanism
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mechanism".into());
+    out.join(format!("{stem}.identified.toml"))
+}
+
+/// The identify job, as the command line and the Python package run it (module
+/// documentation): the record, and every file written.
+pub fn identify_job(
+    processed: &Path,
+    mechanism: &Path,
+    measured: Option<&Path>,
+    spec: &IdentifySpec,
+    out: &Path,
+) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
+    crate::compare_measured::check_spec(&spec.measured)?;
+    let text = std::fs::read_to_string(mechanism).map_err(|e| PipelineError::Io {
+        path: mechanism.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let origin = mechanism.display().to_string();
+    let mech = flexbench_mechanism::file::parse(&text, &origin)?.mechanism;
+    let bodies =
+        crate::tables::bodies_of(&crate::compare::processed_table(processed, "bodies"), &mech)?;
+    let (motion, t) = motion_of(&mech, &bodies);
+    let columns = mech.force_columns();
+    let measured_columns = match measured {
+        Some(path) => measured_at(path, spec, &columns, &t)?,
+        None => Vec::new(),
+    };
+    let settings = Settings {
+        free: spec.free.clone(),
+        cutoff_hz: spec.cutoff_for(&t),
+        ..Default::default()
+    };
+    let identification =
+        flexbench_identify::identify(&text, &origin, &t, &motion, &measured_columns, &settings)?;
+    let (rows, others) = sensitivities(&text, &origin, &motion)?;
+    let file = identified_path(mechanism, out);
+    if file == mechanism {
+        return Err(PipelineError::Input(format!(
+            "{}: the identified file would overwrite the mechanism file; give another output folder",
+            file.display()
+        )));
+    }
+    let record = IdentifyRecord {
+        job: "identify".into(),
+        processed: processed.display().to_string(),
+        mechanism: origin.clone(),
+        measured: measured.map(|p| p.display().to_string()),
+        spec: spec.clone(),
+        samples: motion.len(),
+        cutoff_hz: settings.cutoff_hz,
+        identified_file: file.display().to_string(),
+        sensitivities: rows,
+        not_parameters: others,
+        identification,
+    };
+    ensure_dir(out)?;
+    let header = identified_header(&record);
+    let mut files = flexbench_tables::write_table(
+        &sensitivity_table(&record.sensitivities)?,
+        out,
+        "sensitivities",
+    )?
+    .to_vec();
+    flexbench_contracts::atomic::write_bytes(
+        &file,
+        format!("{header}{}", record.identification.file).as_bytes(),
+    )
+    .map_err(|e| PipelineError::Io {
+        path: file.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    files.push(file);
+    files.push(record.write(&out.join("identify.json"))?);
+    Ok((record, files))
+}
+
+/// The identified file's first lines: where it comes from and what changed.
+fn identified_header(r: &IdentifyRecord) -> String {
+    let mut h = format!(
+        "# {} with the numbers identified by flexbench identify from {} ({} samples).\n# The original file is unchanged; its comments are not carried over.\n",
+        r.mechanism, r.processed, r.samples
+    );
+    for e in &r.identification.estimates {
+        match e.sigma {
+            Some(s) => h.push_str(&format!(
+                "#   {} = {} +- {} (file: {})\n",
+                e.key, e.value, s, e.file_value
+            )),
+            None => h.push_str(&format!(
+                "#   {} held at {}: {}\n",
+                e.key,
+                e.value,
+                e.why_not.as_deref().unwrap_or("not determined")
+            )),
+        }
+    }
+    h
+}
