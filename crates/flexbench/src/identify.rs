@@ -100,6 +100,9 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         )
     })?;
     let id = &record.identification;
+    for w in &id.warnings {
+        eprintln!("warning: {w}");
+    }
     println!(
         "identified from {} samples ({}): rank {} of {} unknowns, condition {:.3e}, {} iterations",
         record.samples,
@@ -113,14 +116,14 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         id.iterations
     );
     for e in &id.estimates {
+        let change = match e.file_value {
+            0.0 => String::new(),
+            v => format!(", {:+.2} %", 100.0 * (e.value - v) / v.abs()),
+        };
         match e.sigma {
             Some(s) => println!(
-                "{:32} {:>14.6e} +- {:.3e}   (file {:.6e}, {:+.2} %)",
-                e.key,
-                e.value,
-                s,
-                e.file_value,
-                100.0 * (e.value - e.file_value) / e.file_value.abs().max(f64::MIN_POSITIVE)
+                "{:32} {:>14.6e} +- {:.3e}   (file {:.6e}{change})",
+                e.key, e.value, s, e.file_value
             ),
             None => println!(
                 "{:32} held at {:.6e}: {}",
@@ -129,6 +132,19 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
                 e.why_not.as_deref().unwrap_or("not determined")
             ),
         }
+    }
+    for b in id.bodies.iter().filter(|b| b.file != b.identified) {
+        let names = ["m (kg)", "m c_x (kg m)", "m c_y (kg m)", "I_O (kg m^2)"];
+        let parts: Vec<String> = (0..4)
+            .filter(|&k| b.file[k] != b.identified[k])
+            .map(|k| {
+                format!(
+                    "{} {:.5} +- {:.5} (file {:.5})",
+                    names[k], b.identified[k], b.sigma[k], b.file[k]
+                )
+            })
+            .collect();
+        println!("{:10} about its origin: {}", b.body, parts.join(", "));
     }
     for f in &id.equations {
         println!(

@@ -33,7 +33,7 @@ pub use solve::hac_bandwidth;
 #[derive(Debug, thiserror::Error)]
 pub enum IdentifyError {
     /// The mechanism file (or one with the identified values) does not build.
-    #[error("the mechanism: {0}")]
+    #[error(transparent)]
     Mechanism(#[from] MechanismError),
     /// A number named free that cannot be identified.
     #[error("{key} cannot be identified: {why}")]
@@ -118,6 +118,22 @@ pub struct EquationFit {
     pub rms_after: f64,
 }
 
+/// A body's inertial parameters about its local origin, phi = (m kg, m c_x kg m, m c_y kg m,
+/// I_O kg m^2: the inertia about the origin, J + m |c|^2), as the file gives them and as
+/// identified, with their standard deviations (0 where nothing free moves them): the numbers a
+/// rig's own identification reports (the pendulum's J about its axle and m c_x).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BodyInertia {
+    /// The body's name.
+    pub body: String,
+    /// phi with the file's values.
+    pub file: [f64; 4],
+    /// phi with the identified values.
+    pub identified: [f64; 4],
+    /// Standard deviations of the identified phi.
+    pub sigma: [f64; 4],
+}
+
 /// The identification: the estimates, what determines them, and the file with them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Identification {
@@ -134,12 +150,16 @@ pub struct Identification {
     pub correlation: Vec<Vec<f64>>,
     /// Each equation's fit.
     pub equations: Vec<EquationFit>,
+    /// Each body's inertial parameters about its origin, before and after.
+    pub bodies: Vec<BodyInertia>,
     /// Gauss-Newton iterations made.
     pub iterations: usize,
     /// The covariance's bandwidth, samples.
     pub bandwidth: usize,
     /// The mechanism file with the identified values (TOML).
     pub file: String,
+    /// What makes the estimates doubtful, in words.
+    pub warnings: Vec<String>,
 }
 
 /// Why `key` is not a free number of `read`, in an error.

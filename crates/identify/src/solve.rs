@@ -27,6 +27,9 @@ pub(crate) struct Recording<'a> {
     pub cutoff_hz: Option<f64>,
 }
 
+/// The fewest samples of the equations per unknown: fewer, and nothing is determined.
+const MIN_SAMPLES_PER_UNKNOWN: usize = 10;
+
 /// The fewest samples of a run of consecutive rows of one equation that is low-passed; shorter
 /// runs are left out.
 const MIN_RUN: usize = 16;
@@ -64,11 +67,19 @@ fn low_passed(rows: Rows, neq: usize, t: &[f64], hz: f64) -> Result<Rows, Identi
     })
 }
 
-/// The weighted rows at one set of values, each equation's residual divided by its RMS.
+/// Huber's constant: residuals within this many robust standard deviations count in full
+/// (95 % efficiency under normal errors), those beyond in proportion (an encoder's glitch, a
+/// spin the model does not hold).
+const HUBER: f64 = 1.345;
+
+/// The rows at one set of values, with each equation's residual scales.
 struct Weighted {
     rows: Rows,
     /// Per equation: its RMS residual, N or N m.
     rms: Vec<f64>,
+    /// Per equation: its residuals' robust standard deviation (1.4826 times their median
+    /// absolute value), N or N m.
+    scale: Vec<f64>,
     /// The file with these values.
     file: String,
 }
@@ -92,20 +103,43 @@ fn weighted(
         ss[e].0 += rows.r[k] * rows.r[k];
         ss[e].1 += 1;
     }
-    let rms = ss
+    let rms: Vec<f64> = ss
         .iter()
         .map(|&(s, n)| (s / n.max(1) as f64).sqrt())
         .collect();
-    Ok(Weighted { rows, rms, file })
+    let scale = (0..eqs.len())
+        .map(|e| {
+            let mut a: Vec<f64> = (0..rows.at.len())
+                .filter(|&k| rows.at[k].1 == e)
+                .map(|k| rows.r[k].abs())
+                .collect();
+            a.sort_by(f64::total_cmp);
+            let mad = a.get(a.len() / 2).copied().unwrap_or(0.0);
+            (1.4826 * mad).max(1e-9 * rms[e]).max(1e-300)
+        })
+        .collect();
+    Ok(Weighted {
+        rows,
+        rms,
+        scale,
+        file,
+    })
 }
 
-/// The weighted Jacobian and residuals (rows divided by their equation's RMS, with a floor),
-/// the held unknowns' columns zeroed.
+/// Huber's weight of a residual `u` robust standard deviations from zero.
+fn huber_weight(u: f64) -> f64 {
+    (HUBER / u.abs().max(1e-300)).min(1.0)
+}
+
+/// The weighted Jacobian and residuals (rows divided by their equation's robust scale, and
+/// by Huber's weight's root: one step of iteratively reweighted least squares), the held
+/// unknowns' columns zeroed.
 fn scaled(w: &Weighted, held: &[bool]) -> (DMatrix<f64>, DVector<f64>) {
     let mut j = w.rows.j.clone();
     let mut r = w.rows.r.clone();
     for (k, &(_, e)) in w.rows.at.iter().enumerate() {
-        let s = 1.0 / w.rms[e].max(1e-12);
+        let u = r[k] / w.scale[e];
+        let s = huber_weight(u).sqrt() / w.scale[e];
         j.row_mut(k).scale_mut(s);
         r[k] *= s;
     }
@@ -214,48 +248,118 @@ fn sandwich(
     (b * omega * b, bandwidth)
 }
 
-/// The Gauss-Newton iterations from `values`/`offsets` with the `held` unknowns fixed: the
-/// final values and offsets, the weighted rows there, and the iterations made.
-#[allow(clippy::type_complexity)]
+/// `values` and `offsets` moved by `frac` of `step` (the numbers', then the free offsets').
+fn moved(
+    (values, offsets): (&[f64], &[Option<f64>]),
+    step: &DVector<f64>,
+    frac: f64,
+) -> (Vec<f64>, Vec<Option<f64>>) {
+    let v: Vec<f64> = values
+        .iter()
+        .enumerate()
+        .map(|(c, v)| v + frac * step[c])
+        .collect();
+    let mut k = values.len();
+    let o = offsets
+        .iter()
+        .map(|o| {
+            o.map(|x| {
+                k += 1;
+                x + frac * step[k - 1]
+            })
+        })
+        .collect();
+    (v, o)
+}
+
+/// Huber's loss of `w`'s residuals with the equations' scales `scale`: u^2 / 2 within
+/// [`HUBER`], HUBER |u| - HUBER^2 / 2 beyond, u the residual in scales.
+fn cost(w: &Weighted, scale: &[f64]) -> f64 {
+    w.rows
+        .at
+        .iter()
+        .zip(w.rows.r.iter())
+        .map(|(&(_, e), r)| {
+            let u = (r / scale[e]).abs();
+            match u <= HUBER {
+                true => 0.5 * u * u,
+                false => HUBER * u - 0.5 * HUBER * HUBER,
+            }
+        })
+        .sum()
+}
+
+/// Where Gauss-Newton stopped: the values, the offsets, the rows there, the iterations, and
+/// the file's refusal of the last step tried, when it refused one (the data ask for a value
+/// beyond the file's limits, as a negative inertia).
+struct Converged {
+    values: Vec<f64>,
+    offsets: Vec<Option<f64>>,
+    w: Weighted,
+    iterations: usize,
+    refused: Option<String>,
+}
+
+/// The Gauss-Newton iterations from `values`/`offsets` with the `held` unknowns fixed, each
+/// step halved until Huber's loss does not rise and the file accepts the values.
 fn gauss_newton(
     text: &str,
     origin: &str,
     rec: &Recording,
     inputs: (&[MeasuredColumn], &[Equation]),
     keys: &[String],
-    (mut values, mut offsets): (Vec<f64>, Vec<Option<f64>>),
+    (values, offsets): (Vec<f64>, Vec<Option<f64>>),
     (held, max_iterations): (&[bool], usize),
-) -> Result<(Vec<f64>, Vec<Option<f64>>, Weighted, usize), IdentifyError> {
-    let free_offsets: Vec<usize> = (0..offsets.len())
-        .filter(|&k| offsets[k].is_some())
-        .collect();
-    let mut iterations = 0;
-    loop {
-        let w = weighted(text, origin, rec, inputs, (keys, &values, &offsets))?;
-        if iterations == max_iterations {
-            return Ok((values, offsets, w, iterations));
-        }
-        let (j, r) = scaled(&w, held);
+) -> Result<Converged, IdentifyError> {
+    let w = weighted(text, origin, rec, inputs, (keys, &values, &offsets))?;
+    let mut at = Converged {
+        values,
+        offsets,
+        w,
+        iterations: 0,
+        refused: None,
+    };
+    while at.iterations < max_iterations {
+        at.iterations += 1;
+        let (j, r) = scaled(&at.w, held);
         let (b, _, _, _) = normal_inverse(&j);
         let step = -(&b * j.transpose() * &r);
-        iterations += 1;
-        let mut small = true;
-        for (c, v) in values.iter_mut().enumerate() {
-            small &= step[c].abs() <= 1e-10 * v.abs().max(1e-12);
-            *v += step[c];
-        }
-        for (pos, &k) in free_offsets.iter().enumerate() {
-            let s = step[values.len() + pos];
-            small &= s.abs() <= 1e-10 * w.rms.iter().cloned().fold(1e-12, f64::max);
-            if let Some(o) = offsets[k].as_mut() {
-                *o += s;
+        let base = cost(&at.w, &at.w.scale);
+        let (mut frac, mut refused) = (1.0, None);
+        let next = loop {
+            let (v, o) = moved((&at.values, &at.offsets), &step, frac);
+            match weighted(text, origin, rec, inputs, (keys, &v, &o)) {
+                Ok(n) if cost(&n, &at.w.scale) <= base * (1.0 + 1e-12) => break Some((v, o, n)),
+                Err(IdentifyError::Mechanism(e)) => refused = Some(e.to_string()),
+                Ok(_) => {}
+                Err(e) => return Err(e),
             }
-        }
+            if frac <= 1e-6 {
+                break None;
+            }
+            frac *= 0.5;
+        };
+        at.refused = refused;
+        let Some((v, o, n)) = next else {
+            return Ok(at);
+        };
+        let tiny = 1e-10 * at.w.rms.iter().cloned().fold(1e-12, f64::max);
+        let small = at
+            .values
+            .iter()
+            .zip(&v)
+            .all(|(a, b)| (a - b).abs() <= 1e-10 * a.abs().max(1e-12))
+            && at
+                .offsets
+                .iter()
+                .zip(&o)
+                .all(|(a, b)| (a.unwrap_or(0.0) - b.unwrap_or(0.0)).abs() <= tiny);
+        (at.values, at.offsets, at.w) = (v, o, n);
         if small {
-            let w = weighted(text, origin, rec, inputs, (keys, &values, &offsets))?;
-            return Ok((values, offsets, w, iterations));
+            break;
         }
     }
+    Ok(at)
 }
 
 /// The free unknown the fit determines least, with why, or None when every one not `held` is
@@ -337,13 +441,30 @@ pub(crate) fn identify_with(
         (measured, eqs),
         (keys, &file_values, &offsets0),
     )?;
+    let samples: std::collections::BTreeSet<usize> = before.rows.at.iter().map(|a| a.0).collect();
+    if samples.len() < MIN_SAMPLES_PER_UNKNOWN * names.len() {
+        return Err(IdentifyError::NothingDetermined(format!(
+            "{}: the recording gives {} samples of the equations ({} of motion; runs shorter than {MIN_RUN} samples are left out of the low-pass), {} at least are needed for {} unknowns; give a longer recording (a few cycles of the motion)",
+            names.join(", "),
+            samples.len(),
+            rec.motion.len(),
+            MIN_SAMPLES_PER_UNKNOWN * names.len(),
+            names.len()
+        )));
+    }
     let mut held = vec![false; names.len()];
     let mut notes: Vec<Option<String>> = vec![None; names.len()];
     let mut iterations = 0;
     loop {
         // Held numbers restart at the file's values.
         let values: Vec<f64> = (0..keys.len()).map(|c| file_values[c]).collect();
-        let (values, offsets, w, its) = gauss_newton(
+        let Converged {
+            values,
+            offsets,
+            w,
+            iterations: its,
+            refused,
+        } = gauss_newton(
             text,
             origin,
             rec,
@@ -388,35 +509,114 @@ pub(crate) fn identify_with(
                 why_not: notes[c].clone(),
             })
             .collect();
-        let kept: Vec<usize> = (0..names.len()).filter(|&c| !held[c]).collect();
-        let correlation = kept
-            .iter()
-            .map(|&a| {
-                kept.iter()
-                    .map(|&b| cov[(a, b)] / (cov[(a, a)] * cov[(b, b)]).sqrt())
-                    .collect()
-            })
-            .collect();
-        let fits = eqs
-            .iter()
-            .enumerate()
-            .map(|(e, eq)| EquationFit {
-                name: eq.name.clone(),
-                samples: w.rows.at.iter().filter(|a| a.1 == e).count(),
-                rms_before: before.rms[e],
-                rms_after: w.rms[e],
-            })
-            .collect();
-        return Ok(Identification {
-            estimates,
-            rank,
-            unknowns: names.len(),
-            condition,
-            correlation,
-            equations: fits,
-            iterations,
-            bandwidth,
-            file: w.file,
-        });
+        let ends = Ends {
+            before: &before,
+            after: &w,
+            eqs,
+        };
+        let bodies = body_inertia(text, origin, keys, (&fitted, &cov, &held))?;
+        let mut out = finish(
+            (estimates, &held, &cov),
+            (rank, condition, bandwidth, iterations),
+            ends,
+            bodies,
+        );
+        if let Some(why) = refused {
+            out.warnings.push(format!(
+                "the data ask for values the file refuses ({why}): the estimates stop at that limit, and their standard deviations do not hold there; a number of the file that is wrong (a mass too small for the gravity moment measured), a measured signal's scale, or a number held that should be free"
+            ));
+        }
+        return Ok(out);
+    }
+}
+
+/// The fits' two ends: the rows with the file's values and with the identified ones.
+struct Ends<'a> {
+    before: &'a Weighted,
+    after: &'a Weighted,
+    eqs: &'a [Equation],
+}
+
+/// Each body's phi about its origin with the file's values and with the identified `values`
+/// (the free numbers first in `values`), the standard deviations from `cov` through each free
+/// number's d phi.
+fn body_inertia(
+    text: &str,
+    origin: &str,
+    keys: &[String],
+    (values, cov, held): (&[f64], &DMatrix<f64>, &[bool]),
+) -> Result<Vec<crate::BodyInertia>, IdentifyError> {
+    let (_, before) = read_at(text, origin, &[], &[])?;
+    let (_, after) = read_at(text, origin, keys, &values[..keys.len()])?;
+    let free = equations::free(&after, keys)?;
+    let (phi0, phi1) = (
+        flexbench_mechanism::parameters::body_phi(&before.nominal),
+        flexbench_mechanism::parameters::body_phi(&after.nominal),
+    );
+    Ok(after
+        .nominal
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let sigma = std::array::from_fn(|k| {
+                let mut var = 0.0;
+                for (a, pa) in free.entry.iter().enumerate().filter(|(a, _)| !held[*a]) {
+                    for (c, pc) in free.entry.iter().enumerate().filter(|(c, _)| !held[*c]) {
+                        var += pa.d_phi[i][k] * cov[(a, c)] * pc.d_phi[i][k];
+                    }
+                }
+                var.max(0.0).sqrt()
+            });
+            crate::BodyInertia {
+                body: b.name.clone(),
+                file: phi0[i],
+                identified: phi1[i],
+                sigma,
+            }
+        })
+        .collect())
+}
+
+/// The identification from its parts: the estimates, the correlations of the determined, the
+/// equations' fits.
+fn finish(
+    (estimates, held, cov): (Vec<Estimate>, &[bool], &DMatrix<f64>),
+    (rank, condition, bandwidth, iterations): (usize, f64, usize, usize),
+    ends: Ends,
+    bodies: Vec<crate::BodyInertia>,
+) -> Identification {
+    let kept: Vec<usize> = (0..held.len()).filter(|&c| !held[c]).collect();
+    let correlation = kept
+        .iter()
+        .map(|&a| {
+            kept.iter()
+                .map(|&b| cov[(a, b)] / (cov[(a, a)] * cov[(b, b)]).sqrt())
+                .collect()
+        })
+        .collect();
+    let fits = ends
+        .eqs
+        .iter()
+        .enumerate()
+        .map(|(e, eq)| EquationFit {
+            name: eq.name.clone(),
+            samples: ends.after.rows.at.iter().filter(|a| a.1 == e).count(),
+            rms_before: ends.before.rms[e],
+            rms_after: ends.after.rms[e],
+        })
+        .collect();
+    Identification {
+        unknowns: held.len(),
+        estimates,
+        rank,
+        condition,
+        correlation,
+        equations: fits,
+        bodies,
+        iterations,
+        bandwidth,
+        file: ends.after.file.clone(),
+        warnings: Vec::new(),
     }
 }
