@@ -148,6 +148,20 @@ fn motion_of(
     (motion, t)
 }
 
+/// The joints' largest gap over the bodies table's samples (m or rad), with this file's
+/// centroids: a table processed with another file (another centroid, another length) does not
+/// close the mechanism's loops.
+fn largest_gap(mech: &Mechanism, motion: &[Vec<OriginMotion>]) -> f64 {
+    motion
+        .iter()
+        .map(|o| mech.phi(&mech.centroid_state(o).0).amax())
+        .fold(0.0, f64::max)
+}
+
+/// The largest joint gap a bodies table processed with the same file shows, m: the fit's
+/// assembly is solved to far below it.
+const GAP_TOLERANCE_M: f64 = 1e-6;
+
 /// The measured table's columns carried (natural cubic spline) to the times `t`, NaN outside
 /// the table's time span; low-passed first when the spec gives a cutoff.
 fn measured_at(
@@ -286,6 +300,15 @@ pub fn identify_job(
     let bodies =
         crate::tables::bodies_of(&crate::compare::processed_table(processed, "bodies"), &mech)?;
     let (motion, t) = motion_of(&mech, &bodies);
+    let gap = largest_gap(&mech, &motion);
+    if gap > GAP_TOLERANCE_M {
+        return Err(PipelineError::Input(format!(
+            "{}: the bodies table does not close the joints of {} (gaps up to {:.3} mm): it was processed with another mechanism file (another centroid or length); give the file the process stage used (the identified file is written beside the results)",
+            processed.display(),
+            mechanism.display(),
+            1e3 * gap
+        )));
+    }
     let columns = mech.force_columns();
     let measured_columns = match measured {
         Some(path) => measured_at(path, spec, &columns, &t)?,
