@@ -1,0 +1,322 @@
+//! `flexbench identify`: the mechanism file's uncertain numbers from a processed recording
+//! (docs/identification.md).
+//!
+//! - The bench simulated with its spring 20 % stiffer, its weight 20 % heavier and its slide's
+//!   friction doubled, its 1 kHz positions processed with the shipped file: k, mw and Fr
+//!   identified within 0.1 % of the truth; processed again with the identified file, the forces
+//!   at B and C' and the actuators' efforts within 1 % RMS of their peak (more than 4 % with
+//!   the shipped file), and `compare`'s NRMSE against the simulation lower after than before.
+//! - The real pendulum (recordings/dfki-pendulum): its inertia about the axle, its gravity
+//!   moment and its axle's friction identified from the DDP run's encoder and measured torque;
+//!   checked on the energy-shaping run, where the identified file halves the typical
+//!   difference from the measured torque that the lab's file leaves.
+//! - Bad input: a number the file does not have, a length of the geometry, a bodies table
+//!   processed with another file, a recording too short: clear errors, nothing written.
+
+use std::path::{Path, PathBuf};
+
+use crate::common;
+
+use common::{num, read_csv};
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// `flexbench identify` of `processed` with `mechanism`, the `free` numbers and `extra`
+/// arguments into `out`: its record.
+fn identify(
+    processed: &Path,
+    mechanism: &Path,
+    free: &str,
+    out: &Path,
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut args = vec![
+        "identify",
+        "--processed",
+        s(processed),
+        "--mechanism",
+        s(mechanism),
+        "--free",
+        free,
+        "--out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    let said = common::ok(&args);
+    eprintln!("{said}");
+    json(&out.join("identify.json"))
+}
+
+/// The estimate of `key` in an identify record: value and standard deviation.
+fn estimate(record: &serde_json::Value, key: &str) -> (f64, f64) {
+    let e = record["identification"]["estimates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == key)
+        .unwrap_or_else(|| panic!("no estimate of {key}"));
+    (
+        e["value"].as_f64().unwrap(),
+        e["sigma"].as_f64().unwrap_or(f64::NAN),
+    )
+}
+
+/// The RMS of `column`'s error in `got` against `truth`, as a share of its true peak.
+fn column_error(truth: &Path, got: &Path, column: &str) -> f64 {
+    let (t, g) = (read_csv(truth), read_csv(got));
+    let (a, b) = (num(&t, column), num(&g, column));
+    let peak = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let e2: Vec<f64> = (0..a.len())
+        .filter(|&i| b[i].is_finite())
+        .map(|i| (a[i] - b[i]).powi(2))
+        .collect();
+    (e2.iter().sum::<f64>() / e2.len() as f64).sqrt() / peak
+}
+
+/// The mean NRMSE over the quantities `compare` states for `processed` against the bench
+/// simulated from `mechanism`.
+fn mean_nrmse(processed: &Path, mechanism: &Path, out: &Path) -> f64 {
+    let said = common::ok(&[
+        "compare",
+        "--processed",
+        s(processed),
+        "--mechanism",
+        s(mechanism),
+        "--out",
+        s(out),
+    ]);
+    let v: Vec<f64> = said
+        .lines()
+        .filter_map(|l| {
+            l.split("NRMSE")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(!v.is_empty(), "{said}");
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The shipped bench file with the spring, the weight and the slide's friction changed.
+const TRUTH: [(&str, &str, f64); 3] = [
+    ("k = 20000.0", "k", 24000.0),
+    ("mw = 1.5 ", "mw", 1.8),
+    ("Fr = 5.0 ", "Fr", 10.0),
+];
+
+#[test]
+fn the_changed_bench_is_identified_from_its_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shipped = common::root().join("pipelines/wind-pump.toml");
+    let mut text = std::fs::read_to_string(&shipped).unwrap();
+    for (line, key, value) in TRUTH {
+        assert!(text.contains(line), "{line}");
+        text = text.replace(line, &format!("{key} = {value:?} "));
+    }
+    let changed = d.join("changed.toml");
+    std::fs::write(&changed, text).unwrap();
+    common::simulate_mechanism(&changed, "2", "1000", "3", &d.join("sim"));
+    let tracks = d.join("sim/tracks.parquet");
+    common::process_mechanism_said(&tracks, &shipped, &d.join("before"), &[]);
+    let record = identify(&d.join("before"), &shipped, "k,mw,Fr", &d.join("id"), &[]);
+    assert_eq!(record["cutoff_hz"].as_f64(), Some(20.0));
+    for (_, key, truth) in TRUTH {
+        let (v, sigma) = estimate(&record, key);
+        eprintln!(
+            "{key}: {v} +- {sigma} against {truth}: {:+.4} %, {:+.1} sigma",
+            100.0 * (v - truth) / truth,
+            (v - truth) / sigma
+        );
+        assert!(((v - truth) / truth).abs() < 1e-3, "{key}: {v}");
+    }
+    let identified = d.join("id/wind-pump.identified.toml");
+    assert!(std::fs::read_to_string(&identified)
+        .unwrap()
+        .contains("identified by flexbench identify"));
+    common::process_mechanism_said(&tracks, &identified, &d.join("after"), &[]);
+    let truth = d.join("sim/forces.csv");
+    for (joint, before_at_least) in [("B", 0.04), ("C", 0.04)] {
+        let (tf, bf, af) = (
+            read_csv(&truth),
+            read_csv(&d.join("before/forces.csv")),
+            read_csv(&d.join("after/forces.csv")),
+        );
+        let (before, _) = common::force_error(&tf, &bf, joint);
+        let (after, _) = common::force_error(&tf, &af, joint);
+        eprintln!("{joint}: {:.2} % -> {:.2} %", 100.0 * before, 100.0 * after);
+        assert!(
+            before > before_at_least && after < 0.01,
+            "{joint}: {before} -> {after}"
+        );
+    }
+    for column in ["motor_torque", "pump_force"] {
+        let before = column_error(&truth, &d.join("before/forces.csv"), column);
+        let after = column_error(&truth, &d.join("after/forces.csv"), column);
+        eprintln!(
+            "{column}: {:.2} % -> {:.2} %",
+            100.0 * before,
+            100.0 * after
+        );
+        assert!(
+            before > 0.04 && after < 0.01,
+            "{column}: {before} -> {after}"
+        );
+    }
+    let before = mean_nrmse(&d.join("before"), &shipped, &d.join("cmp-before"));
+    let after = mean_nrmse(&d.join("after"), &identified, &d.join("cmp-after"));
+    eprintln!("compare's mean NRMSE: {before:.3} % -> {after:.3} %");
+    assert!(after < before, "{before} -> {after}");
+}
+
+fn rig() -> PathBuf {
+    common::root().join("recordings/dfki-pendulum")
+}
+
+/// The pendulum's free numbers: the inertia about the centroid and the centroid (with the mass
+/// they make the inertia about the axle and the gravity moment), and the axle's friction.
+const PENDULUM_FREE: &str = "bodies.pendulum.inertia,bodies.pendulum.centroid[0],joints.axle.friction.viscous,joints.axle.friction.coulomb";
+
+/// The median absolute difference (N m) between the measured torque and the one processed from
+/// `run`'s encoder with `mechanism`, both low-passed at 10 Hz as the by-hand reference does.
+fn median_difference(run: &str, mechanism: &Path, dir: &Path) -> f64 {
+    let processed = dir.join(format!("p-{run}"));
+    let tracks = rig().join(format!("tracks/{run}.csv"));
+    common::process_mechanism_said(&tracks, mechanism, &processed, &[]);
+    let out = dir.join(format!("c-{run}"));
+    common::ok(&[
+        "compare",
+        "--processed",
+        s(&processed),
+        "--mechanism",
+        s(mechanism),
+        "--measured",
+        s(&rig().join(format!("runs/{run}.csv"))),
+        "--measured-column",
+        "torque=motor_torque",
+        "--measured-cutoff",
+        "10",
+        "--out",
+        s(&out),
+    ]);
+    let c = read_csv(&out.join("measured_series.csv"));
+    let mut d: Vec<f64> = num(&c, "measured")
+        .iter()
+        .zip(num(&c, "computed"))
+        .map(|(m, c)| (m - c).abs())
+        .collect();
+    d.sort_by(f64::total_cmp);
+    d[d.len() / 2]
+}
+
+#[test]
+fn the_real_pendulum_identified_from_one_run_and_checked_on_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lab = rig().join("pendulum-friction.toml");
+    let tracks = rig().join("tracks/ddp_swingup.csv");
+    common::process_mechanism_said(&tracks, &lab, &d.join("ddp"), &[]);
+    let record = identify(
+        &d.join("ddp"),
+        &lab,
+        PENDULUM_FREE,
+        &d.join("id"),
+        &[
+            "--measured",
+            s(&rig().join("runs/ddp_swingup.csv")),
+            "--measured-column",
+            "torque=motor_torque",
+        ],
+    );
+    let id = &record["identification"];
+    let fit = &id["equations"][0];
+    let (before, after) = (
+        fit["rms_before"].as_f64().unwrap(),
+        fit["rms_after"].as_f64().unwrap(),
+    );
+    let body = &id["bodies"][0];
+    let phi = |k: usize| body["identified"][k].as_f64().unwrap();
+    eprintln!(
+        "DDP: residual {before:.3} -> {after:.3} N m; I_O {:.4} kg m^2, m c_x {:.4} kg m (the lab's 0.0626, 0.1022)",
+        phi(3),
+        phi(1)
+    );
+    assert!(after < 0.35 * before, "{before} -> {after}");
+    // The rig's own masses (0.546 kg at 0.5 m, the rod's 0.13 kg between) put m c_x between the
+    // mass's 0.273 kg m and the rod's whole length's 0.338.
+    assert!(phi(1) > 0.27 && phi(1) < 0.36, "m c_x {}", phi(1));
+    // Checked on the other run: the typical difference from the measured torque.
+    let identified = d.join("id/pendulum-friction.identified.toml");
+    let with_lab = median_difference("energy_shaping_swingup", &lab, d);
+    let with_id = median_difference("energy_shaping_swingup", &identified, d);
+    eprintln!("energy shaping: median |measured - computed| {with_lab:.3} N m (lab's file) -> {with_id:.3} N m (identified)");
+    assert!(with_id < 0.7 * with_lab, "{with_lab} -> {with_id}");
+}
+
+#[test]
+fn bad_identifications_are_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shipped = common::root().join("pipelines/wind-pump.toml");
+    let sim = common::simulate_bench(d, "sim", "0.4", "1000", "1");
+    common::process_mechanism_said(&sim.join("tracks.parquet"), &shipped, &d.join("p"), &[]);
+    let refused = |mechanism: &Path, free: &str, processed: &Path, words: &str| {
+        let out = d.join("id");
+        let o = common::flexbench(&[
+            "identify",
+            "--processed",
+            s(processed),
+            "--mechanism",
+            s(mechanism),
+            "--free",
+            free,
+            "--out",
+            s(&out),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success(), "{free}: accepted");
+        assert!(err.contains(words), "{free}: {err}");
+        assert!(!out.exists(), "{free}: wrote {}", out.display());
+    };
+    refused(
+        &shipped,
+        "stiffness",
+        &d.join("p"),
+        "no such number; those that can be are",
+    );
+    refused(&shipped, "l2", &d.join("p"), "a length of the geometry");
+    refused(
+        &shipped,
+        "E",
+        &d.join("p"),
+        "neither the forces nor any law moves with it",
+    );
+    let mut text = std::fs::read_to_string(&shipped).unwrap();
+    text = text.replace("mw = 1.5 ", "mw = 2.5 ");
+    let other = d.join("other.toml");
+    std::fs::write(&other, text).unwrap();
+    refused(
+        &other,
+        "k",
+        &d.join("p"),
+        "processed with another mechanism file",
+    );
+    // 31 samples for six unknowns: too few.
+    let short = common::simulate_bench(d, "short", "0.03", "1000", "1");
+    common::process_mechanism_said(&short.join("tracks.parquet"), &shipped, &d.join("ps"), &[]);
+    refused(
+        &shipped,
+        "k,mw,Fr,m3,J3,mD",
+        &d.join("ps"),
+        "give a longer recording",
+    );
+}
