@@ -37,6 +37,7 @@ from ._native import (
     ContractError,
     FemError,
     FlexbenchError,
+    IdentifyError,
     InputError,
     KinematicsError,
     MechanismError,
@@ -55,6 +56,7 @@ __all__ = [
     "process",
     "fem",
     "compare",
+    "identify",
     "simulate",
     "check",
     "run",
@@ -62,6 +64,7 @@ __all__ = [
     "Processed",
     "FemResult",
     "Compared",
+    "Identified",
     "Simulated",
     "RunResult",
     "StageOutcome",
@@ -76,6 +79,7 @@ __all__ = [
     "VisionError",
     "FemError",
     "CompareError",
+    "IdentifyError",
     "ReportError",
     "OutputError",
 ]
@@ -501,6 +505,65 @@ def compare(
         tables=_tables(paths),
         summary=record("summary.json"),
         measured=record("measured.json"),
+        warnings=list(warned),
+        files=paths,
+        _keep=scratch.keep,
+    )
+
+
+@dataclass
+class Identified:
+    """``flexbench identify``: ``record`` is ``identify.json`` (the estimates with their standard
+    deviations and what the recording does not determine, the equations' fits, each body's
+    inertial parameters about its origin, the forces' sensitivities); ``tables`` holds
+    ``sensitivities``; ``mechanism`` is the file written with the identified values."""
+
+    out: Path
+    record: Dict[str, Any]
+    tables: Dict[str, pl.DataFrame]
+    mechanism: Path
+    warnings: List[str]
+    files: List[Path]
+    _keep: Any = None
+
+
+def identify(
+    processed: Union[Processed, PathLike],
+    *,
+    mechanism: PathLike,
+    free: Sequence[str],
+    measured: Optional[TableLike] = None,
+    out: Optional[PathLike] = None,
+    **settings: Any,
+) -> Identified:
+    """``flexbench identify``: the mechanism file's ``free`` numbers (by key: ``"k"``,
+    ``"mw"``, ``"joints.axle.friction.viscous"``) identified from a processed run (a
+    :class:`Processed` result or its folder, processed with ``mechanism``), each actuator's
+    solved force held against its law and the rig's ``measured`` table (a file or a DataFrame)
+    against the solved forces. Settings are the command line's: ``free_offset`` (True),
+    ``cutoff_hz`` (20, or a quarter of the sampling rate), ``unfiltered`` (False),
+    ``measured_columns`` ({"torque": "motor_torque"}), ``measured_time``,
+    ``measured_offset_s``, ``measured_cutoff_hz``. The given file is never changed."""
+    text = _settings("identify", {"free": list(free), **settings})
+    folder = processed.out if isinstance(processed, Processed) else Path(processed)
+    scratch = _Scratch(out)
+    try:
+        files, warned = _native.identify(
+            os.fspath(folder),
+            os.fspath(mechanism),
+            os.fspath(scratch.out),
+            text,
+            measured=scratch.optional(measured, "measured"),
+        )
+    finally:
+        scratch.done()
+    _warn(warned, stacklevel=3)
+    paths = [Path(f) for f in files]
+    return Identified(
+        out=scratch.out,
+        record=_summary(scratch.out / "identify.json"),
+        tables=_tables(paths),
+        mechanism=next(p for p in paths if p.name.endswith(".identified.toml")),
         warnings=list(warned),
         files=paths,
         _keep=scratch.keep,

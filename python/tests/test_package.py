@@ -197,6 +197,34 @@ def test_compare_with_a_measured_torque(tmp_path):
         fb.compare(p, mechanism=mech, measured=frame.rename({"torque": "current"}))
 
 
+def test_identify_the_pendulum_as_the_command_line(tmp_path):
+    """The real pendulum's inertia, gravity moment and axle friction from its DDP run's torque:
+    Python's identify is the command line's, bit for bit (the same job and settings' type);
+    the given file is left as it was; a number the file does not have is refused by name with
+    IdentifyError, as on the command line."""
+    rig = ROOT / "recordings/dfki-pendulum"
+    mech = rig / "pendulum-friction.toml"
+    before = mech.read_bytes()
+    free = ["bodies.pendulum.inertia", "bodies.pendulum.centroid[0]",
+            "joints.axle.friction.viscous", "joints.axle.friction.coulomb"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fb.FlexbenchWarning)
+        p = fb.process(rig / "tracks/ddp_swingup.csv", mechanism=mech, out=tmp_path / "p")
+        i = fb.identify(p, mechanism=mech, free=free, measured=rig / "runs/ddp_swingup.csv",
+                        measured_columns={"torque": "motor_torque"}, out=tmp_path / "py")
+    cmd = cli("identify", "--processed", tmp_path / "p", "--mechanism", mech, "--free", ",".join(free),
+              "--measured", rig / "runs/ddp_swingup.csv", "--measured-column", "torque=motor_torque",
+              "--out", tmp_path / "cli")
+    assert cmd.returncode == 0, cmd.stderr
+    by_cli = json.loads((tmp_path / "cli" / "identify.json").read_text())
+    assert i.record["identification"]["estimates"] == by_cli["identification"]["estimates"]
+    assert i.mechanism.read_text().split("\n", 1)[1] == (tmp_path / "cli" / "pendulum-friction.identified.toml").read_text().split("\n", 1)[1]
+    same_frames(i.tables["sensitivities"], pl.read_parquet(tmp_path / "cli" / "sensitivities.parquet"))
+    assert mech.read_bytes() == before
+    with pytest.raises(fb.IdentifyError, match="no such number"):
+        fb.identify(p, mechanism=mech, free=["bodies.pendulum.stiffness"])
+
+
 def test_process_forces_against_the_truth(processed):
     """The liaison forces at B and C' from the truth tracks within 1 % RMS of their peak of the
     simulation's (the stage's own tests bound it tighter per method; here: the right tables,

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use flexbench_pipeline::compare_measured::MeasuredSpec;
 use flexbench_pipeline::identify::{identify_job, IdentifySpec};
 
 /// Arguments of `flexbench identify`.
@@ -53,8 +52,9 @@ pub struct IdentifyArgs {
     out: PathBuf,
 }
 
-/// The measured table's reading from `--measured*`.
-fn measured_spec(args: &IdentifyArgs) -> Result<MeasuredSpec> {
+/// What to identify, from the flags: the same type the Python function reads its keywords
+/// into.
+fn spec(args: &IdentifyArgs) -> Result<IdentifySpec> {
     let mut columns = std::collections::BTreeMap::new();
     for pair in &args.measured_column {
         let Some((from, to)) = pair.split_once('=') else {
@@ -67,24 +67,21 @@ fn measured_spec(args: &IdentifyArgs) -> Result<MeasuredSpec> {
     {
         bail!("--measured-column, --measured-time and --measured-cutoff read a measured table: give it with --measured");
     }
-    Ok(MeasuredSpec {
-        time: args.measured_time.clone(),
-        columns,
-        time_offset_s: args.measured_offset,
-        cutoff_hz: args.measured_cutoff,
-        ..Default::default()
+    Ok(IdentifySpec {
+        free: args.free.clone(),
+        free_offset: !args.no_offset,
+        measured_columns: columns,
+        measured_time: args.measured_time.clone(),
+        measured_offset_s: args.measured_offset,
+        measured_cutoff_hz: args.measured_cutoff,
+        cutoff_hz: args.cutoff,
+        unfiltered: args.unfiltered,
     })
 }
 
 /// `flexbench identify`: the estimates, what the recording does not determine, the fits.
 pub fn identify_command(args: IdentifyArgs) -> Result<()> {
-    let spec = IdentifySpec {
-        free: args.free.clone(),
-        free_offset: !args.no_offset,
-        measured: measured_spec(&args)?,
-        cutoff_hz: args.cutoff,
-        unfiltered: args.unfiltered,
-    };
+    let spec = spec(&args)?;
     let (record, files) = identify_job(
         &args.processed,
         &args.mechanism,

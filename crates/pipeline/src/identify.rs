@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use crate::compare_measured::MeasuredSpec;
 use crate::{ensure_dir, PipelineError, StageRecord};
 
-/// What to identify (the command line's flags, the Python function's arguments).
+/// What to identify: the command line's flags and the Python function's keywords, by the
+/// same names (a measured table read by the `[compare]` section's keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdentifySpec {
@@ -28,8 +29,14 @@ pub struct IdentifySpec {
     pub free: Vec<String>,
     /// Whether each measured column's offset is identified with them.
     pub free_offset: bool,
-    /// How a measured table is read (as the compare job reads it).
-    pub measured: MeasuredSpec,
+    /// Measured column -> the forces table's column it measures (`{ torque = "motor_torque" }`).
+    pub measured_columns: std::collections::BTreeMap<String, String>,
+    /// The measured table's time column, s (default `t`, else `time`).
+    pub measured_time: Option<String>,
+    /// Added to the measured times to put them on the recording's clock, s.
+    pub measured_offset_s: f64,
+    /// The measured series low-passed at this frequency (zero-lag Butterworth), Hz.
+    pub measured_cutoff_hz: Option<f64>,
     /// Both sides of the equations low-passed at this frequency, Hz (None: [`DEFAULT_CUTOFF_HZ`]
     /// or a quarter of the sampling rate, whichever is lower).
     pub cutoff_hz: Option<f64>,
@@ -43,6 +50,17 @@ pub struct IdentifySpec {
 pub const DEFAULT_CUTOFF_HZ: f64 = 20.0;
 
 impl IdentifySpec {
+    /// How the measured table is read (as the compare job reads it).
+    pub fn measured_spec(&self) -> MeasuredSpec {
+        MeasuredSpec {
+            time: self.measured_time.clone(),
+            columns: self.measured_columns.clone(),
+            time_offset_s: self.measured_offset_s,
+            cutoff_hz: self.measured_cutoff_hz,
+            ..Default::default()
+        }
+    }
+
     /// The equations' low-pass for samples at the times `t` (s): none when unfiltered, the
     /// given cutoff, or the default's rule.
     pub fn cutoff_for(&self, t: &[f64]) -> Option<f64> {
@@ -61,7 +79,10 @@ impl Default for IdentifySpec {
         IdentifySpec {
             free: Vec::new(),
             free_offset: true,
-            measured: MeasuredSpec::default(),
+            measured_columns: Default::default(),
+            measured_time: None,
+            measured_offset_s: 0.0,
+            measured_cutoff_hz: None,
             cutoff_hz: None,
             unfiltered: false,
         }
@@ -170,13 +191,14 @@ fn measured_at(
     columns: &[String],
     t: &[f64],
 ) -> Result<Vec<MeasuredColumn>, PipelineError> {
-    let table = crate::compare_measured::read_measured(path, &spec.measured, columns)?;
+    let measured = spec.measured_spec();
+    let table = crate::compare_measured::read_measured(path, &measured, columns)?;
     let (t0, t1) = (table.t[0], table.t[table.t.len() - 1]);
     table
         .series
         .iter()
         .map(|(quantity, _, values)| {
-            let v = match spec.measured.cutoff_hz {
+            let v = match measured.cutoff_hz {
                 Some(hz) => crate::compare_measured::low_pass(&table.t, values, hz)?,
                 None => values.clone(),
             };
@@ -290,7 +312,7 @@ pub fn identify_job(
     spec: &IdentifySpec,
     out: &Path,
 ) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
-    crate::compare_measured::check_spec(&spec.measured)?;
+    crate::compare_measured::check_spec(&spec.measured_spec())?;
     let text = std::fs::read_to_string(mechanism).map_err(|e| PipelineError::Io {
         path: mechanism.display().to_string(),
         reason: e.to_string(),

@@ -15,6 +15,12 @@ create_exception!(
 );
 create_exception!(
     flexbench,
+    IdentifyError,
+    FlexbenchError,
+    "The identification refused: a number that cannot be set free, a recording too short, nothing the equations determine."
+);
+create_exception!(
+    flexbench,
     InputError,
     FlexbenchError,
     "A setting, a pipeline file or an input file that cannot be used (in words that name it and the fix)."
@@ -137,6 +143,10 @@ pub fn fail(context: Option<String>, e: PipelineError) -> PyErr {
         P::Vision(_) => VisionError::new_err(text),
         P::Fem(_) | P::FemStep { .. } => FemError::new_err(text),
         P::Compare(_) => CompareError::new_err(text),
+        P::Identify(flexbench_identify_error) => match flexbench_identify_error {
+            flexbench_identify::IdentifyError::Mechanism(_) => MechanismError::new_err(text),
+            _ => IdentifyError::new_err(text),
+        },
         P::Toml { .. } | P::Input(_) => InputError::new_err(text),
         P::Io { .. } => OutputError::new_err(text),
     }
@@ -163,6 +173,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VisionError", py.get_type::<VisionError>())?;
     m.add("FemError", py.get_type::<FemError>())?;
     m.add("CompareError", py.get_type::<CompareError>())?;
+    m.add("IdentifyError", py.get_type::<IdentifyError>())?;
     m.add("ReportError", py.get_type::<ReportError>())?;
     m.add("OutputError", py.get_type::<OutputError>())?;
     Ok(())

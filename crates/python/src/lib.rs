@@ -204,6 +204,44 @@ fn compare(
     .map_err(Failed::into_py)
 }
 
+/// `flexbench identify`: the mechanism file's free numbers identified from the processed folder
+/// `processed` (and the rig's `measured` table, when given), written into `out`, the settings
+/// read by the command line's own type ([`flexbench_pipeline::identify::IdentifySpec`]).
+/// Returns the files written and the warnings.
+#[pyfunction]
+#[pyo3(signature = (processed, mechanism, out, settings_json, measured=None))]
+fn identify(
+    py: Python<'_>,
+    processed: PathBuf,
+    mechanism: PathBuf,
+    out: PathBuf,
+    settings_json: &str,
+    measured: Option<PathBuf>,
+) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
+    let spec: flexbench_pipeline::identify::IdentifySpec = settings("identify", settings_json)?;
+    py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
+        let (record, files) = flexbench_pipeline::identify::identify_job(
+            &processed,
+            &mechanism,
+            measured.as_deref(),
+            &spec,
+            &out,
+        )
+        .map_err(|e| {
+            Failed::new(
+                format!(
+                    "identifying {} from {}",
+                    mechanism.display(),
+                    processed.display()
+                ),
+                e,
+            )
+        })?;
+        Ok((files, record.identification.warnings))
+    })
+    .map_err(Failed::into_py)
+}
+
 /// `flexbench simulate`: the mechanism's forward dynamics recorded for `duration` s at `rate`
 /// Hz after `settle` s, its ground truth (tracks, markers, bodies, forces) written into `out`.
 /// Returns the files written.
@@ -430,6 +468,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(process, m)?)?;
     m.add_function(wrap_pyfunction!(fem, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(identify, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
