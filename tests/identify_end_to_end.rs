@@ -27,16 +27,15 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
 }
 
-/// `flexbench identify` of `processed` with `mechanism`, the `free` numbers and `extra`
-/// arguments into `out`: its record.
-fn identify(
-    processed: &Path,
-    mechanism: &Path,
-    free: &str,
-    out: &Path,
-    extra: &[&str],
-) -> serde_json::Value {
-    let mut args = vec![
+/// The arguments of `flexbench identify` of `processed` with `mechanism` and the `free`
+/// numbers into `out`.
+fn identify_args<'a>(
+    processed: &'a Path,
+    mechanism: &'a Path,
+    free: &'a str,
+    out: &'a Path,
+) -> Vec<&'a str> {
+    vec![
         "identify",
         "--processed",
         s(processed),
@@ -46,7 +45,19 @@ fn identify(
         free,
         "--out",
         s(out),
-    ];
+    ]
+}
+
+/// `flexbench identify` of `processed` with `mechanism`, the `free` numbers and `extra`
+/// arguments into `out`: its record.
+fn identify(
+    processed: &Path,
+    mechanism: &Path,
+    free: &str,
+    out: &Path,
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut args = identify_args(processed, mechanism, free, out);
     args.extend_from_slice(extra);
     let said = common::ok(&args);
     eprintln!("{said}");
@@ -271,17 +282,7 @@ fn bad_identifications_are_refused_and_nothing_is_written() {
     common::process_mechanism_said(&sim.join("tracks.parquet"), &shipped, &d.join("p"), &[]);
     let refused = |mechanism: &Path, free: &str, processed: &Path, words: &str| {
         let out = d.join("id");
-        let o = common::flexbench(&[
-            "identify",
-            "--processed",
-            s(processed),
-            "--mechanism",
-            s(mechanism),
-            "--free",
-            free,
-            "--out",
-            s(&out),
-        ]);
+        let o = common::flexbench(&identify_args(processed, mechanism, free, &out));
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert!(!o.status.success(), "{free}: accepted");
         assert!(err.contains(words), "{free}: {err}");

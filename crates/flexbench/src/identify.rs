@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use flexbench_pipeline::identify::{identify_job, IdentifySpec};
 
 /// Arguments of `flexbench identify`.
@@ -20,23 +20,9 @@ pub struct IdentifyArgs {
     /// bodies.pendulum.inertia; joints.axle.friction.viscous).
     #[arg(long, value_delimiter = ',', required = true)]
     free: Vec<String>,
-    /// A table the rig measured on its own clock (CSV or Parquet: a time column and columns
-    /// named after the forces table's, e.g. motor_torque): the solved forces held against it.
-    #[arg(long)]
-    measured: Option<PathBuf>,
-    /// A measured column and the forces table's column it measures, COLUMN=FORCES_COLUMN
-    /// (repeat for more).
-    #[arg(long = "measured-column", value_name = "COLUMN=FORCES_COLUMN")]
-    measured_column: Vec<String>,
-    /// The measured table's time column, s (default t, else time).
-    #[arg(long)]
-    measured_time: Option<String>,
-    /// Added to the measured times to put them on the recording's clock, s.
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
-    measured_offset: f64,
-    /// Low-pass the measured series at this frequency (zero-lag Butterworth, fourth order), Hz.
-    #[arg(long)]
-    measured_cutoff: Option<f64>,
+    /// The rig's measured torques or forces, held against the solved ones.
+    #[command(flatten)]
+    measured: crate::measured::MeasuredArgs,
     /// Low-pass both sides of every equation at this frequency before the fit (zero-lag
     /// Butterworth, fourth order), Hz [default: 20, or a quarter of the sampling rate if lower].
     #[arg(long, conflicts_with = "unfiltered")]
@@ -55,25 +41,14 @@ pub struct IdentifyArgs {
 /// What to identify, from the flags: the same type the Python function reads its keywords
 /// into.
 fn spec(args: &IdentifyArgs) -> Result<IdentifySpec> {
-    let mut columns = std::collections::BTreeMap::new();
-    for pair in &args.measured_column {
-        let Some((from, to)) = pair.split_once('=') else {
-            bail!("--measured-column {pair}: give COLUMN=FORCES_COLUMN, e.g. torque=motor_torque");
-        };
-        columns.insert(from.trim().to_string(), to.trim().to_string());
-    }
-    if args.measured.is_none()
-        && (!columns.is_empty() || args.measured_cutoff.is_some() || args.measured_time.is_some())
-    {
-        bail!("--measured-column, --measured-time and --measured-cutoff read a measured table: give it with --measured");
-    }
+    let m = &args.measured;
     Ok(IdentifySpec {
         free: args.free.clone(),
         free_offset: !args.no_offset,
-        measured_columns: columns,
-        measured_time: args.measured_time.clone(),
-        measured_offset_s: args.measured_offset,
-        measured_cutoff_hz: args.measured_cutoff,
+        measured_columns: m.columns()?,
+        measured_time: m.measured_time.clone(),
+        measured_offset_s: m.measured_offset,
+        measured_cutoff_hz: m.measured_cutoff,
         cutoff_hz: args.cutoff,
         unfiltered: args.unfiltered,
     })
@@ -85,7 +60,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     let (record, files) = identify_job(
         &args.processed,
         &args.mechanism,
-        args.measured.as_deref(),
+        args.measured.measured.as_deref(),
         &spec,
         &args.out,
     )

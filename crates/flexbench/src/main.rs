@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use flexbench_contracts::names::Switch;
 use flexbench_mechanism::file::load;
@@ -15,6 +15,7 @@ use flexbench_vision::timebase::TimeBaseConfig;
 use indicatif::{ProgressBar, ProgressStyle};
 
 mod identify;
+mod measured;
 
 /// Video recordings of the wind-pump lever bench -> trajectories, accelerations, liaison forces.
 #[derive(Parser)]
@@ -381,23 +382,9 @@ struct CompareArgs {
     /// Harmonics of the crank angle kept for every quantity.
     #[arg(long, default_value_t = flexbench_pipeline::compare::DEFAULT_HARMONICS)]
     harmonics: usize,
-    /// A table the rig measured on its own clock (CSV or Parquet: a time column and columns
-    /// named after the forces table's, e.g. motor_torque): computed against measured in time.
-    #[arg(long)]
-    measured: Option<PathBuf>,
-    /// A measured column and the forces table's column it measures, COLUMN=FORCES_COLUMN
-    /// (repeat for more); then only the mapped columns are compared.
-    #[arg(long = "measured-column", value_name = "COLUMN=FORCES_COLUMN")]
-    measured_column: Vec<String>,
-    /// The measured table's time column, s (default t, else time).
-    #[arg(long)]
-    measured_time: Option<String>,
-    /// Added to the measured times to put them on the recording's clock, s.
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
-    measured_offset: f64,
-    /// Low-pass the measured series at this frequency (zero-lag Butterworth, fourth order), Hz.
-    #[arg(long)]
-    measured_cutoff: Option<f64>,
+    /// The rig's measured torques or forces: computed against measured in time.
+    #[command(flatten)]
+    measured: measured::MeasuredArgs,
     /// Largest lag of the measurement behind the computed series searched, s.
     #[arg(long, default_value_t = flexbench_pipeline::compare_measured::DEFAULT_MAX_LAG_S)]
     max_lag: f64,
@@ -1227,7 +1214,7 @@ fn compare_command(args: CompareArgs) -> Result<()> {
         &args.processed,
         &args.mechanism,
         args.harmonics,
-        args.measured.as_deref().map(|m| (m, &spec)),
+        args.measured.measured.as_deref().map(|m| (m, &spec)),
         &args.out,
     )
     .with_context(|| format!("comparing {}", args.processed.display()))?;
@@ -1271,23 +1258,12 @@ fn compare_command(args: CompareArgs) -> Result<()> {
 
 /// The measured table's reading from the command line's `--measured*` options.
 fn measured_spec(args: &CompareArgs) -> Result<flexbench_pipeline::compare_measured::MeasuredSpec> {
-    let mut columns = std::collections::BTreeMap::new();
-    for pair in &args.measured_column {
-        let Some((from, to)) = pair.split_once('=') else {
-            bail!("--measured-column {pair}: give COLUMN=FORCES_COLUMN, e.g. torque=motor_torque");
-        };
-        columns.insert(from.trim().to_string(), to.trim().to_string());
-    }
-    if args.measured.is_none()
-        && (!columns.is_empty() || args.measured_cutoff.is_some() || args.measured_time.is_some())
-    {
-        bail!("--measured-column, --measured-time and --measured-cutoff read a measured table: give it with --measured");
-    }
+    let m = &args.measured;
     Ok(flexbench_pipeline::compare_measured::MeasuredSpec {
-        time: args.measured_time.clone(),
-        columns,
-        time_offset_s: args.measured_offset,
-        cutoff_hz: args.measured_cutoff,
+        time: m.measured_time.clone(),
+        columns: m.columns()?,
+        time_offset_s: m.measured_offset,
+        cutoff_hz: m.measured_cutoff,
         max_lag_s: args.max_lag,
     })
 }

@@ -231,48 +231,58 @@ pub(crate) fn built(
     build_text(&text, origin).ok().map(|f| f.mechanism)
 }
 
-/// The parameters of the inverse dynamics in the mechanism file's `text` (`origin` names it in
-/// errors), each with its derivatives (module documentation); an error when the file itself
-/// does not build.
-pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, MechanismError> {
-    let nominal = build_text(text, origin)?.mechanism;
-    let root: toml::Value = toml::from_str(text).map_err(|e| MechanismError::File {
-        path: origin.into(),
-        reason: e.to_string(),
-    })?;
-    let mut found = Vec::new();
-    leaves(&root, &mut Vec::new(), "", &mut found);
-    let (shape, phi0) = (geometry(&nominal), body_phi(&nominal));
-    let mut parameters = Vec::new();
-    let mut others = Vec::new();
-    let mut laws = Vec::new();
-    for leaf in found {
-        let step = if leaf.value != 0.0 {
-            1e-4 * leaf.value.abs()
-        } else {
-            1e-6
+/// What one number of the file is: a parameter, a number of a law solved for (and of which
+/// force), or neither and why.
+enum Sorted {
+    Parameter(FileParameter),
+    Law(FileParameter, String),
+    Other(NotAParameter),
+}
+
+/// The file as read: its model, its TOML, its geometry and its bodies' phi.
+struct Read<'a> {
+    origin: &'a str,
+    nominal: Mechanism,
+    root: toml::Value,
+    shape: Vec<f64>,
+    phi: Vec<[f64; 4]>,
+}
+
+impl Read<'_> {
+    /// Whether `m` has the nominal model's bodies and geometry (to 1e-12 relative).
+    fn same_shape(&self, m: &Mechanism) -> bool {
+        let g = geometry(m);
+        m.bodies.len() == self.nominal.bodies.len()
+            && g.len() == self.shape.len()
+            && g.iter()
+                .zip(&self.shape)
+                .all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs()))
+    }
+
+    /// The models with `leaf` raised and lowered by 1e-4 of its value (1e-6 where it is
+    /// zero), or the nominal one on a side the file refuses, and their values' difference.
+    fn sides(&self, leaf: &Leaf) -> Option<(Mechanism, Mechanism, f64)> {
+        let step = match leaf.value {
+            0.0 => 1e-6,
+            v => 1e-4 * v.abs(),
         };
-        let up = built(&root, &leaf.path, leaf.value + step, origin);
-        let down = built(&root, &leaf.path, leaf.value - step, origin);
-        let (plus, minus, span) = match (up, down) {
-            (Some(u), Some(d)) => (u, d, 2.0 * step),
-            (Some(u), None) => (u, nominal.clone(), step),
-            (None, Some(d)) => (nominal.clone(), d, step),
-            (None, None) => {
-                others.push((leaf.key, NotAParameter::NotPerturbable));
-                continue;
-            }
+        let up = built(&self.root, &leaf.path, leaf.value + step, self.origin);
+        let down = built(&self.root, &leaf.path, leaf.value - step, self.origin);
+        match (up, down) {
+            (Some(u), Some(d)) => Some((u, d, 2.0 * step)),
+            (Some(u), None) => Some((u, self.nominal.clone(), step)),
+            (None, Some(d)) => Some((self.nominal.clone(), d, step)),
+            (None, None) => None,
+        }
+    }
+
+    /// `leaf` sorted (module documentation).
+    fn sort(&self, leaf: Leaf) -> Sorted {
+        let Some((plus, minus, span)) = self.sides(&leaf) else {
+            return Sorted::Other(NotAParameter::NotPerturbable);
         };
-        let same_shape = |m: &Mechanism| {
-            let g = geometry(m);
-            g.len() == shape.len()
-                && g.iter()
-                    .zip(&shape)
-                    .all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs()))
-        };
-        if plus.bodies.len() != nominal.bodies.len() || !same_shape(&plus) || !same_shape(&minus) {
-            others.push((leaf.key, NotAParameter::Geometry));
-            continue;
+        if !self.same_shape(&plus) || !self.same_shape(&minus) {
+            return Sorted::Other(NotAParameter::Geometry);
         }
         let (pp, pm) = (body_phi(&plus), body_phi(&minus));
         let d_phi: Vec<[f64; 4]> = pp
@@ -289,41 +299,72 @@ pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, Mecha
                 .cloned()
                 .collect::<Vec<_>>()
         };
-        let laws_moved = known(&plus) != known(&minus);
-        let inertia_moved =
-            pp.iter().zip(&phi0).any(|(a, b)| a != b) || pm.iter().zip(&phi0).any(|(a, b)| a != b);
-        if !laws_moved && !inertia_moved && d_gravity == Vector2::zeros() {
-            let solved = plus
-                .forces
+        let moved = known(&plus) != known(&minus)
+            || pp
                 .iter()
-                .zip(&minus.forces)
-                .find(|(a, b)| a.actuator && a != b);
-            let Some((f, _)) = solved else {
-                others.push((leaf.key, NotAParameter::NoEffect));
-                continue;
-            };
-            others.push((leaf.key.clone(), NotAParameter::SolvedFor(f.name.clone())));
-            laws.push(FileParameter {
-                key: leaf.key,
-                value: leaf.value,
-                d_phi,
-                d_gravity,
-                sides: Box::new((plus, minus)),
-                span,
-            });
-            continue;
+                .chain(&pm)
+                .zip(self.phi.iter().cycle())
+                .any(|(a, b)| a != b)
+            || d_gravity != Vector2::zeros();
+        let solved = (!moved)
+            .then(|| {
+                plus.forces
+                    .iter()
+                    .zip(&minus.forces)
+                    .find(|(a, b)| a.actuator && a != b)
+            })
+            .flatten()
+            .map(|(f, _)| f.name.clone());
+        if !moved && solved.is_none() {
+            return Sorted::Other(NotAParameter::NoEffect);
         }
-        parameters.push(FileParameter {
+        let p = FileParameter {
             key: leaf.key,
             value: leaf.value,
             d_phi,
             d_gravity,
             sides: Box::new((plus, minus)),
             span,
-        });
+        };
+        match solved {
+            Some(force) => Sorted::Law(p, force),
+            None => Sorted::Parameter(p),
+        }
+    }
+}
+
+/// The parameters of the inverse dynamics in the mechanism file's `text` (`origin` names it in
+/// errors), each with its derivatives (module documentation); an error when the file itself
+/// does not build.
+pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, MechanismError> {
+    let nominal = build_text(text, origin)?.mechanism;
+    let root: toml::Value = toml::from_str(text).map_err(|e| MechanismError::File {
+        path: origin.into(),
+        reason: e.to_string(),
+    })?;
+    let mut found = Vec::new();
+    leaves(&root, &mut Vec::new(), "", &mut found);
+    let read = Read {
+        origin,
+        shape: geometry(&nominal),
+        phi: body_phi(&nominal),
+        nominal,
+        root,
+    };
+    let (mut parameters, mut laws, mut others) = (Vec::new(), Vec::new(), Vec::new());
+    for leaf in found {
+        let key = leaf.key.clone();
+        match read.sort(leaf) {
+            Sorted::Parameter(p) => parameters.push(p),
+            Sorted::Law(p, force) => {
+                others.push((key, NotAParameter::SolvedFor(force)));
+                laws.push(p);
+            }
+            Sorted::Other(why) => others.push((key, why)),
+        }
     }
     Ok(FileParameters {
-        nominal,
+        nominal: read.nominal,
         parameters,
         laws,
         others,

@@ -352,16 +352,7 @@ mod tests {
                 v: c.1 - 150.0,
                 spacing,
             });
-            let gaps = Gaps {
-                kind: &MarkerKind::Dark,
-                preds: &[Some(pred)],
-                radii: &[Some(30.0)],
-                partners: &[partner],
-                arcs: &[None],
-            };
-            let mut assigned = [None];
-            let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
-            (filled, assigned[0])
+            fill_one(&frame, pred, (partner, None))
         };
         found_at(run(pred, Some(150.0)), c, 1);
         assert_eq!(run(pred, None), (Filled::default(), None));
@@ -387,6 +378,25 @@ mod tests {
         );
     }
 
+    /// One dark disc marker of radius 30 px sought in `frame` about `pred`, with its partner and
+    /// its arc: what [`fill_gaps`] found, and the sample.
+    fn fill_one(
+        frame: &Mat,
+        pred: Prediction,
+        (partner, arc): (Option<Partner>, Option<Arc>),
+    ) -> (Filled, Option<Blob>) {
+        let gaps = Gaps {
+            kind: &MarkerKind::Dark,
+            preds: &[Some(pred)],
+            radii: &[Some(30.0)],
+            partners: &[partner],
+            arcs: &[arc],
+        };
+        let mut assigned = [None];
+        let filled = fill_gaps(frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
+        (filled, assigned[0])
+    }
+
     /// A disc that runs into a pillarbox's black bar, 58 % of its circle hidden: found within
     /// 0.1 px from a prediction 3 px off, judged on the part in the picture; the bar found.
     #[test]
@@ -400,16 +410,8 @@ mod tests {
             v: c.1 - 1.0,
             var: 9.0,
         };
-        let gaps = Gaps {
-            kind: &MarkerKind::Dark,
-            preds: &[Some(pred)],
-            radii: &[Some(30.0)],
-            partners: &[None],
-            arcs: &[None],
-        };
-        let mut assigned = [None];
-        let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
-        let b = assigned[0].expect("the disc in the bar");
+        let (filled, found) = fill_one(&frame, pred, (None, None));
+        let b = found.expect("the disc in the bar");
         assert!((b.u - c.0).abs() < 0.1 && (b.v - c.1).abs() < 0.1, "{b:?}");
         assert_eq!(filled.found, 1);
     }
@@ -440,18 +442,7 @@ mod tests {
             &mut Vec::new(),
         );
         assert!(at_pred.is_some_and(|k| k < MIN_CONTRAST), "{at_pred:?}");
-        let run = |pred: Prediction| {
-            let gaps = Gaps {
-                kind: &MarkerKind::Dark,
-                preds: &[Some(pred)],
-                radii: &[Some(30.0)],
-                partners: &[None],
-                arcs: &[None],
-            };
-            let mut assigned = [None];
-            fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
-            assigned[0]
-        };
+        let run = |pred: Prediction| fill_one(&frame, pred, (None, None)).1;
         let b = run(pred).expect("the disc beside its prediction");
         assert!((b.u - c.0).abs() < 0.1 && (b.v - c.1).abs() < 0.1, "{b:?}");
         let tight = Prediction { var: 36.0, ..pred };
@@ -485,18 +476,7 @@ mod tests {
             v: beyond.1,
             var: 49.0,
         };
-        let run = |partner: Partner, arc: Option<Arc>| {
-            let gaps = Gaps {
-                kind: &MarkerKind::Dark,
-                preds: &[Some(pred)],
-                radii: &[Some(30.0)],
-                partners: &[Some(partner)],
-                arcs: &[arc],
-            };
-            let mut assigned = [None];
-            let filled = fill_gaps(&frame, &gaps, &mut assigned, &mut Vec::new()).unwrap();
-            (filled, assigned[0])
-        };
+        let run = |partner: Partner, arc: Option<Arc>| fill_one(&frame, pred, (Some(partner), arc));
         assert_eq!(run(q, None).1, None);
         let arc = Arc {
             from: at - 0.3 - 0.3,
