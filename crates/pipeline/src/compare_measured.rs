@@ -21,7 +21,6 @@ use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::model::ForceKind;
 use flexbench_mechanism::Mechanism;
 use flexbench_report::{Curve, Figure, Panel};
-use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
 
 use crate::{ensure_dir, PipelineError, StageRecord};
@@ -210,34 +209,9 @@ fn inverse_rows(
     mech: &Mechanism,
     bodies: &flexbench_contracts::Bodies,
 ) -> Result<Vec<Option<Vec<f64>>>, PipelineError> {
-    let n = mech.bodies.len();
-    let motions: Vec<&flexbench_contracts::BodyMotion> = mech
-        .bodies
-        .iter()
-        .filter_map(|b| bodies.body(&b.name))
-        .collect();
-    let mut states = Vec::new();
-    let mut index = Vec::new();
-    for k in 0..bodies.t.len() {
-        let mut v = [
-            DVector::zeros(3 * n),
-            DVector::zeros(3 * n),
-            DVector::zeros(3 * n),
-        ];
-        let mut whole = true;
-        for (i, m) in motions.iter().enumerate() {
-            for (c, col) in m.values.iter().enumerate() {
-                match col[k] {
-                    Some(x) => v[c / 3][3 * i + c % 3] = x,
-                    None => whole = false,
-                }
-            }
-        }
-        if whole {
-            states.push(v);
-            index.push(k);
-        }
-    }
+    let (index, states): (Vec<usize>, Vec<_>) = crate::tables::whole_states(mech, bodies)
+        .into_iter()
+        .unzip();
     let refs: Vec<_> = states.iter().map(|[q, qd, qdd]| (q, qd, qdd)).collect();
     let solved = mech.inverse_dynamics_batch(&refs, DEFAULT_MAX_CONDITION)?;
     let mut rows = vec![None; bodies.t.len()];

@@ -14,7 +14,6 @@ use flexbench_identify::{Identification, MeasuredColumn, Settings};
 use flexbench_mechanism::parameters::file_parameters;
 use flexbench_mechanism::sensitivity::OriginMotion;
 use flexbench_mechanism::Mechanism;
-use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
 
 use crate::compare_measured::MeasuredSpec;
@@ -142,31 +141,10 @@ fn motion_of(
     mech: &Mechanism,
     bodies: &flexbench_contracts::Bodies,
 ) -> (Vec<Vec<OriginMotion>>, Vec<f64>) {
-    let n = mech.bodies.len();
-    let tables: Vec<_> = mech
-        .bodies
-        .iter()
-        .filter_map(|b| bodies.body(&b.name))
-        .collect();
-    let (mut motion, mut t) = (Vec::new(), Vec::new());
-    'samples: for k in 0..bodies.t.len() {
-        let mut v = [
-            DVector::zeros(3 * n),
-            DVector::zeros(3 * n),
-            DVector::zeros(3 * n),
-        ];
-        for (i, m) in tables.iter().enumerate() {
-            for (c, col) in m.values.iter().enumerate() {
-                let Some(x) = col[k] else {
-                    continue 'samples;
-                };
-                v[c / 3][3 * i + c % 3] = x;
-            }
-        }
-        motion.push(mech.origin_motion(&v[0], &v[1], &v[2]));
-        t.push(bodies.t[k]);
-    }
-    (motion, t)
+    crate::tables::whole_states(mech, bodies)
+        .into_iter()
+        .map(|(k, [q, qd, qdd])| (mech.origin_motion(&q, &qd, &qdd), bodies.t[k]))
+        .unzip()
 }
 
 /// The joints' largest gap over the bodies table's samples (m or rad), with this file's

@@ -25,6 +25,35 @@ pub fn bodies_of(path: &Path, mech: &Mechanism) -> Result<Bodies, PipelineError>
     Ok(table)
 }
 
+/// The mechanism's state (q, q', q'': each body's centroid and angle, bench frame) at every
+/// sample of the bodies table where every body of `mech` was fitted, with the sample's index.
+pub fn whole_states(
+    mech: &Mechanism,
+    bodies: &Bodies,
+) -> Vec<(usize, [nalgebra::DVector<f64>; 3])> {
+    let n = mech.bodies.len();
+    let tables: Vec<_> = mech
+        .bodies
+        .iter()
+        .filter_map(|b| bodies.body(&b.name))
+        .collect();
+    let mut out = Vec::new();
+    'samples: for k in 0..bodies.t.len() {
+        let mut v: [nalgebra::DVector<f64>; 3] =
+            std::array::from_fn(|_| nalgebra::DVector::zeros(3 * n));
+        for (i, m) in tables.iter().enumerate() {
+            for (c, col) in m.values.iter().enumerate() {
+                let Some(x) = col[k] else {
+                    continue 'samples;
+                };
+                v[c / 3][3 * i + c % 3] = x;
+            }
+        }
+        out.push((k, v));
+    }
+    out
+}
+
 /// The forces table at `path` (checked by its reader), with every column the joints and
 /// actuators of `mech` give.
 pub fn forces_of(path: &Path, mech: &Mechanism) -> Result<Forces, PipelineError> {
