@@ -151,9 +151,13 @@ fn the_changed_bench_is_identified_from_its_positions() {
         assert!(((v - truth) / truth).abs() < 1e-3, "{key}: {v}");
     }
     let identified = d.join("id/wind-pump.identified.toml");
-    assert!(std::fs::read_to_string(&identified)
-        .unwrap()
-        .contains("identified by flexbench identify"));
+    // The numbers changed in the file's own lines, its comments kept.
+    let written = std::fs::read_to_string(&identified).unwrap();
+    assert!(written.contains("identified by flexbench identify"));
+    assert!(
+        written.contains("# N/m") && written.contains("# kg, adjustable weight"),
+        "{written}"
+    );
     common::process_mechanism_said(&tracks, &identified, &d.join("after"), &[]);
     let truth = d.join("sim/forces.csv");
     for (joint, before_at_least) in [("B", 0.04), ("C", 0.04)] {

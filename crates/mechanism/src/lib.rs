@@ -27,6 +27,7 @@ pub mod assembly;
 pub mod constraints;
 pub mod elastic;
 pub mod file;
+mod file_edit;
 pub mod friction;
 pub mod general;
 pub mod inverse;

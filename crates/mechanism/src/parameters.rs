@@ -380,8 +380,9 @@ impl FileParameter {
 }
 
 /// The mechanism file's `text` with the numbers named by `values` (their keys as
-/// [`file_parameters`] names them) set; an error that names a key the file does not have, and
-/// the keys it has.
+/// [`file_parameters`] names them) set: in place, the comments and layout kept, where every
+/// key's line is found ([`crate::file_edit`]); written anew from its TOML otherwise. An error
+/// names a key the file does not have, and the keys it has.
 pub fn with_values(
     text: &str,
     origin: &str,
@@ -404,5 +405,8 @@ pub fn with_values(
         };
         root = with_value(&root, &leaf.path, *value);
     }
-    toml::to_string(&root).map_err(|e| file_err(e.to_string()))
+    match crate::file_edit::edit_in_place(text, values, &root) {
+        Some(edited) => Ok(edited),
+        None => toml::to_string(&root).map_err(|e| file_err(e.to_string())),
+    }
 }

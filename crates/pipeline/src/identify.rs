@@ -365,9 +365,15 @@ pub fn identify_job(
 
 /// The identified file's first lines: where it comes from and what changed.
 fn identified_header(r: &IdentifyRecord) -> String {
+    // The numbers are changed in the file's own lines where they are found there; a file
+    // written anew from its TOML has no comment left.
+    let kept = r.identification.file.contains('#');
     let mut h = format!(
-        "# {} with the numbers identified by flexbench identify from {} ({} samples).\n# The original file is unchanged; its comments are not carried over.\n",
-        r.mechanism, r.processed, r.samples
+        "# {} with the numbers identified by flexbench identify from {} ({} samples).\n# The original file is unchanged{}.\n",
+        r.mechanism,
+        r.processed,
+        r.samples,
+        if kept { "" } else { "; its comments are not carried over" }
     );
     for e in &r.identification.estimates {
         match e.sigma {
