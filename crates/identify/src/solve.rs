@@ -401,6 +401,14 @@ fn worst_undetermined(
     })
 }
 
+/// The equations' names, for a message.
+fn names_of(eqs: &[Equation]) -> String {
+    eqs.iter()
+        .map(|e| e.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The undetermined unknowns and why, for a message.
 fn notes_of(names: &[String], notes: &[Option<String>]) -> String {
     names
@@ -421,19 +429,12 @@ pub(crate) fn identify_with(
     settings: &Settings,
 ) -> Result<Identification, IdentifyError> {
     let keys = &settings.free;
-    let (_, read) = read_at(text, origin, &[], &[])?;
-    let free = equations::free(&read, keys)?;
-    let file_values: Vec<f64> = free.entry.iter().map(|p| p.value).collect();
-    let offsets0: Vec<Option<f64>> = measured
-        .iter()
-        .map(|c| c.free_offset.then_some(c.offset))
-        .collect();
-    let mut names: Vec<String> = keys.clone();
-    let mut starts = file_values.clone();
-    for c in measured.iter().filter(|c| c.free_offset) {
-        names.push(format!("offset of {}", c.column));
-        starts.push(c.offset);
-    }
+    let Unknowns {
+        names,
+        starts,
+        file_values,
+        offsets0,
+    } = unknowns(text, origin, keys, measured)?;
     let before = weighted(
         text,
         origin,
@@ -441,17 +442,7 @@ pub(crate) fn identify_with(
         (measured, eqs),
         (keys, &file_values, &offsets0),
     )?;
-    let samples: std::collections::BTreeSet<usize> = before.rows.at.iter().map(|a| a.0).collect();
-    if samples.len() < MIN_SAMPLES_PER_UNKNOWN * names.len() {
-        return Err(IdentifyError::NothingDetermined(format!(
-            "{}: the recording gives {} samples of the equations ({} of motion; runs shorter than {MIN_RUN} samples are left out of the low-pass), {} at least are needed for {} unknowns; give a longer recording (a few cycles of the motion)",
-            names.join(", "),
-            samples.len(),
-            rec.motion.len(),
-            MIN_SAMPLES_PER_UNKNOWN * names.len(),
-            names.len()
-        )));
-    }
+    enough_samples(&before, rec, &names)?;
     let mut held = vec![false; names.len()];
     let mut notes: Vec<Option<String>> = vec![None; names.len()];
     let mut iterations = 0;
@@ -489,26 +480,12 @@ pub(crate) fn identify_with(
                 return Err(IdentifyError::NothingDetermined(format!(
                     "{} (held against {})",
                     notes_of(&names, &notes),
-                    eqs.iter()
-                        .map(|e| e.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names_of(eqs)
                 )));
             }
             continue;
         }
-        let estimates = names
-            .iter()
-            .enumerate()
-            .map(|(c, name)| Estimate {
-                key: name.clone(),
-                file_value: starts[c],
-                value: if held[c] { starts[c] } else { fitted[c] },
-                sigma: (!held[c]).then(|| cov[(c, c)].max(0.0).sqrt()),
-                determined: !held[c],
-                why_not: notes[c].clone(),
-            })
-            .collect();
+        let estimates = estimates_of((&names, &starts, &fitted), (&held, &notes), &cov);
         let ends = Ends {
             before: &before,
             after: &w,
@@ -521,13 +498,96 @@ pub(crate) fn identify_with(
             ends,
             bodies,
         );
-        if let Some(why) = refused {
-            out.warnings.push(format!(
-                "the data ask for values the file refuses ({why}): the estimates stop at that limit, and their standard deviations do not hold there; a number of the file that is wrong (a mass too small for the gravity moment measured), a measured signal's scale, or a number held that should be free"
-            ));
-        }
+        out.warnings.extend(refused.map(|why| format!(
+            "the data ask for values the file refuses ({why}): the estimates stop at that limit, and their standard deviations do not hold there; a number of the file that is wrong (a mass too small for the gravity moment measured), a measured signal's scale, or a number held that should be free"
+        )));
         return Ok(out);
     }
+}
+
+/// The unknowns: their names (the free numbers' keys, then `offset of <column>` for each free
+/// offset) and starts (the file's values, the given offsets), the free numbers' file values,
+/// and each measured column's offset where free.
+struct Unknowns {
+    names: Vec<String>,
+    starts: Vec<f64>,
+    file_values: Vec<f64>,
+    offsets0: Vec<Option<f64>>,
+}
+
+/// [`Unknowns`] of the file `text` with the free numbers `keys` and the measured columns.
+fn unknowns(
+    text: &str,
+    origin: &str,
+    keys: &[String],
+    measured: &[MeasuredColumn],
+) -> Result<Unknowns, IdentifyError> {
+    let (_, read) = read_at(text, origin, &[], &[])?;
+    let free = equations::free(&read, keys)?;
+    let file_values: Vec<f64> = free.entry.iter().map(|p| p.value).collect();
+    let offsets0 = measured
+        .iter()
+        .map(|c| c.free_offset.then_some(c.offset))
+        .collect();
+    let (names, starts) = keys
+        .iter()
+        .cloned()
+        .zip(file_values.iter().copied())
+        .chain(
+            measured
+                .iter()
+                .filter(|c| c.free_offset)
+                .map(|c| (format!("offset of {}", c.column), c.offset)),
+        )
+        .unzip();
+    Ok(Unknowns {
+        names,
+        starts,
+        file_values,
+        offsets0,
+    })
+}
+
+/// An error when the equations hold fewer samples than [`MIN_SAMPLES_PER_UNKNOWN`] per
+/// unknown (`names`), saying what is not determined and what to give.
+fn enough_samples(
+    before: &Weighted,
+    rec: &Recording,
+    names: &[String],
+) -> Result<(), IdentifyError> {
+    let samples: std::collections::BTreeSet<usize> = before.rows.at.iter().map(|a| a.0).collect();
+    let needed = MIN_SAMPLES_PER_UNKNOWN * names.len();
+    if samples.len() >= needed {
+        return Ok(());
+    }
+    Err(IdentifyError::NothingDetermined(format!(
+        "{}: the recording gives {} samples of the equations ({} of motion; runs shorter than {MIN_RUN} samples are left out of the low-pass), {needed} at least are needed for {} unknowns; give a longer recording (a few cycles of the motion)",
+        names.join(", "),
+        samples.len(),
+        rec.motion.len(),
+        names.len()
+    )))
+}
+
+/// Each unknown's estimate: the fitted value and its standard deviation from `cov`, or the
+/// file's value (`starts`) and why where it is held.
+fn estimates_of(
+    (names, starts, fitted): (&[String], &[f64], &[f64]),
+    (held, notes): (&[bool], &[Option<String>]),
+    cov: &DMatrix<f64>,
+) -> Vec<Estimate> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(c, name)| Estimate {
+            key: name.clone(),
+            file_value: starts[c],
+            value: if held[c] { starts[c] } else { fitted[c] },
+            sigma: (!held[c]).then(|| cov[(c, c)].max(0.0).sqrt()),
+            determined: !held[c],
+            why_not: notes[c].clone(),
+        })
+        .collect()
 }
 
 /// The fits' two ends: the rows with the file's values and with the identified ones.
