@@ -143,11 +143,7 @@ pub fn rows(
     let states: Vec<_> = owned.iter().map(|(q, qd, qdd)| (q, qd, qdd)).collect();
     let solved =
         m.inverse_dynamics_batch(&states, flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION)?;
-    let sens = m.force_sensitivities(
-        &free.parameters,
-        &states,
-        flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION,
-    )?;
+    let sens = m.force_sensitivities_solved(&free.parameters, &states, &solved)?;
     let free_offsets: Vec<usize> = (0..offsets.len())
         .filter(|&k| offsets[k].is_some())
         .collect();

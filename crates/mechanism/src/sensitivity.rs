@@ -169,6 +169,19 @@ impl Mechanism {
         states: &[(&DVector<f64>, &DVector<f64>, &DVector<f64>)],
         max_condition: f64,
     ) -> Result<Vec<Option<DMatrix<f64>>>, MechanismError> {
+        let solved = self.inverse_dynamics_batch(states, max_condition)?;
+        self.force_sensitivities_solved(parameters, states, &solved)
+    }
+
+    /// [`Mechanism::force_sensitivities`] where the inverse dynamics of the same `states` is
+    /// already `solved` (its toggles are the sensitivities' None): the forces and their
+    /// sensitivities without solving twice.
+    pub fn force_sensitivities_solved(
+        &self,
+        parameters: &[FileParameter],
+        states: &[(&DVector<f64>, &DVector<f64>, &DVector<f64>)],
+        solved: &[InverseSample],
+    ) -> Result<Vec<Option<DMatrix<f64>>>, MechanismError> {
         if let Some(p) = parameters
             .iter()
             .find(|p| p.d_phi.len() != self.bodies.len())
@@ -180,7 +193,6 @@ impl Mechanism {
                 self.bodies.len()
             )));
         }
-        let solved = self.inverse_dynamics_batch(states, max_condition)?;
         let phi = body_phi(self);
         let mut out = Vec::with_capacity(states.len());
         for ((q, qd, qdd), s) in states.iter().zip(solved) {

@@ -208,8 +208,8 @@ fn sensitivities(
     let owned: Vec<_> = motion.iter().map(|o| m.centroid_state(o)).collect();
     let states: Vec<_> = owned.iter().map(|(q, qd, qdd)| (q, qd, qdd)).collect();
     let max = flexbench_mechanism::inverse::DEFAULT_MAX_CONDITION;
-    let sens = m.force_sensitivities(&read.parameters, &states, max)?;
     let solved = m.inverse_dynamics_batch(&states, max)?;
+    let sens = m.force_sensitivities_solved(&read.parameters, &states, &solved)?;
     let columns = m.force_columns();
     let mut peak = vec![0.0f64; columns.len()];
     for s in &solved {
