@@ -325,3 +325,104 @@ fn bad_identifications_are_refused_and_nothing_is_written() {
         "give a longer recording",
     );
 }
+
+/// A pipeline file for the pendulum's DDP run with its measured torque, and `identify`'s table.
+fn pendulum_pipeline(dir: &Path, identify: &str) -> PathBuf {
+    let file = dir.join("pendulum.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[run]\nmechanism = \"{}\"\nout = \"{}\"\n[inputs]\ntracks = \"{}\"\nmeasured = \"{}\"\n[compare]\nmeasured_columns = {{ torque = \"motor_torque\" }}\nmeasured_cutoff_hz = 10.0\n[identify]\n{identify}\n",
+            rig().join("pendulum-friction.toml").display(),
+            dir.join("out").display(),
+            rig().join("tracks/ddp_swingup.csv").display(),
+            rig().join("runs/ddp_swingup.csv").display()
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn a_run_identifies_when_asked_and_reports_before_and_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let free: Vec<String> = PENDULUM_FREE.split(',').map(|k| format!("{k:?}")).collect();
+    let file = pendulum_pipeline(d, &format!("enabled = true\nfree = [{}]", free.join(", ")));
+    let said = common::ok(&["run", s(&file)]);
+    let out = d.join("out");
+    for stage in ["identify", "process-identified", "compare-identified"] {
+        assert!(
+            out.join(stage).join("stage.json").exists(),
+            "{stage}:\n{said}"
+        );
+    }
+    // The same job as the command's, on the run's own process folder.
+    let record = json(&out.join("identify/identify.json"));
+    let cli = identify(
+        &out.join("process"),
+        &rig().join("pendulum-friction.toml"),
+        PENDULUM_FREE,
+        &d.join("cli"),
+        &[
+            "--measured",
+            s(&rig().join("runs/ddp_swingup.csv")),
+            "--measured-column",
+            "torque=motor_torque",
+            "--measured-cutoff",
+            "10",
+        ],
+    );
+    assert_eq!(record["identification"], cli["identification"]);
+    assert_eq!(record["sensitivities"], cli["sensitivities"]);
+    // The measured torque's difference before and after, as the report states it.
+    let rms = |stage: &str| {
+        json(&out.join(stage).join("measured.json"))["quantities"][0]["rms_difference"]
+            .as_f64()
+            .unwrap()
+    };
+    let (before, after) = (rms("compare"), rms("compare-identified"));
+    eprintln!("run: measured torque's RMS difference {before:.4} -> {after:.4} N m");
+    assert!(after < 0.35 * before, "{before} -> {after}");
+    let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
+    for needle in [
+        "Identified parameters",
+        "Which parameters matter for which force",
+        "Before and after the identification",
+        &format!("{before:.4}"),
+        &format!("{after:.4}"),
+    ] {
+        assert!(html.contains(needle), "'{needle}' not in the report");
+    }
+    // Off by default: the same file without the table runs none of the three stages.
+    let plain = {
+        std::fs::create_dir_all(d.join("plain")).unwrap();
+        pendulum_pipeline(&d.join("plain"), "")
+    };
+    common::ok(&["run", s(&plain)]);
+    assert!(!d.join("plain/out/identify").exists());
+}
+
+#[test]
+fn a_run_asked_to_identify_nothing_or_an_unknown_number_is_refused_before_any_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (table, words) in [
+        ("enabled = true", "sets no number free"),
+        (
+            "enabled = true\nfree = [\"stiffness\"]",
+            "no such number; those that can be are",
+        ),
+        (
+            "enabled = true\nfree = [\"bodies.pendulum.mass\"]\ncutoff_hz = 5.0\nunfiltered = true",
+            "both cutoff_hz and unfiltered",
+        ),
+    ] {
+        let file = pendulum_pipeline(d, table);
+        let o = common::flexbench(&["run", s(&file)]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success(), "{table}: accepted");
+        assert!(err.contains(words), "{table}: {err}");
+        assert!(!d.join("out/track").exists(), "{table}: a stage ran");
+    }
+}

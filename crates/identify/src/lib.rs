@@ -193,6 +193,13 @@ pub(crate) fn not_free(read: &FileParameters, key: &str) -> IdentifyError {
     }
 }
 
+/// Check, before any recording is read, that the mechanism file `text` (`origin` names it) has
+/// every key of `free` as a number identification can set free: the error says why not.
+pub fn check_free(text: &str, origin: &str, free: &[String]) -> Result<(), IdentifyError> {
+    let read = file_parameters(text, origin)?;
+    equations::free(&read, free).map(|_| ())
+}
+
 /// Identify the free numbers of the mechanism file `text` (`origin` names it) from the
 /// bodies' motion about their origins at the times `t` (s), sample by sample
 /// (`Mechanism::origin_motion` of the file's model), and the measured columns (module

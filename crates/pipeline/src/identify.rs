@@ -123,7 +123,7 @@ pub struct IdentifyRecord {
     pub cutoff_hz: Option<f64>,
     /// The identification.
     pub identification: Identification,
-    /// The mechanism file written with the identified values.
+    /// The mechanism file written with the identified values: its name in the output folder.
     pub identified_file: String,
     /// The forces' sensitivities to the file's parameters.
     pub sensitivities: Vec<SensitivityRow>,
@@ -337,7 +337,10 @@ pub fn identify_job(
         spec: spec.clone(),
         samples: motion.len(),
         cutoff_hz: settings.cutoff_hz,
-        identified_file: file.display().to_string(),
+        identified_file: file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         sensitivities: rows,
         not_parameters: others,
         identification,

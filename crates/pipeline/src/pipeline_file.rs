@@ -34,6 +34,9 @@ pub struct PipelineFile {
     pub fem: FemSection,
     /// Measured against simulated.
     pub compare: CompareSection,
+    /// The mechanism file's uncertain numbers identified from the recording (off by default).
+    #[serde(skip_serializing_if = "IdentifySection::is_off")]
+    pub identify: IdentifySection,
     /// The report.
     pub report: ReportSection,
 }
@@ -587,6 +590,75 @@ impl CompareSection {
             cutoff_hz: self.measured_cutoff_hz,
             max_lag_s: self.max_lag_s,
         }
+    }
+}
+
+/// `[identify]`: the mechanism file's numbers named in `free` identified from the processed
+/// recording (and the rig's measured table, read by `[compare]`'s `measured_*` keys), then
+/// `process` and `compare` run again with the identified file, before and after side by side
+/// in the report (the `flexbench identify` command's options, by the same names). Off by
+/// default; a run without it keeps the records of runs before it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdentifySection {
+    /// Whether the run identifies (default: no).
+    pub enabled: bool,
+    /// The file's numbers set free, by key (`k`, `mw`, `joints.axle.friction.viscous`).
+    pub free: Vec<String>,
+    /// Whether each measured column's offset is identified with them (default: yes).
+    pub free_offset: bool,
+    /// Both sides of the equations low-passed at this frequency, Hz (default: 20 Hz, or a
+    /// quarter of the sampling rate if lower).
+    pub cutoff_hz: Option<f64>,
+    /// The equations fitted as they are, not low-passed.
+    pub unfiltered: bool,
+}
+
+impl Default for IdentifySection {
+    fn default() -> Self {
+        let spec = crate::identify::IdentifySpec::default();
+        IdentifySection {
+            enabled: false,
+            free: spec.free,
+            free_offset: spec.free_offset,
+            cutoff_hz: spec.cutoff_hz,
+            unfiltered: spec.unfiltered,
+        }
+    }
+}
+
+impl IdentifySection {
+    /// Whether the section is the default one (the stage off, nothing set).
+    pub fn is_off(&self) -> bool {
+        *self == IdentifySection::default()
+    }
+
+    /// What the identify job is asked, the measured table read as `compare` says; refused when
+    /// enabled with nothing set free, or a cutoff both given and switched off.
+    pub fn spec(
+        &self,
+        compare: &CompareSection,
+    ) -> Result<crate::identify::IdentifySpec, PipelineError> {
+        if self.enabled && self.free.is_empty() {
+            return Err(PipelineError::Input(
+                "[identify] enabled = true sets no number free: give free = [\"k\", \"mw\", ...], the mechanism file's keys to identify".into(),
+            ));
+        }
+        if self.unfiltered && self.cutoff_hz.is_some() {
+            return Err(PipelineError::Input(
+                "[identify] gives both cutoff_hz and unfiltered = true: keep one".into(),
+            ));
+        }
+        Ok(crate::identify::IdentifySpec {
+            free: self.free.clone(),
+            free_offset: self.free_offset,
+            measured_columns: compare.measured_columns.clone(),
+            measured_time: compare.measured_time.clone(),
+            measured_offset_s: compare.measured_offset_s,
+            measured_cutoff_hz: compare.measured_cutoff_hz,
+            cutoff_hz: self.cutoff_hz,
+            unfiltered: self.unfiltered,
+        })
     }
 }
 

@@ -43,6 +43,9 @@ pub struct StageDirs {
     /// The compare stage's (measured against simulated, and against the rig's measured table),
     /// when there was something to compare.
     pub compare: Option<PathBuf>,
+    /// The identify stage's, and the process and compare stages' again with the identified
+    /// file, when `[identify]` switched it on.
+    pub identified: Option<crate::run_identify::IdentifiedDirs>,
 }
 
 /// Per marker (in first-seen order): times and the rows' values of the named columns.
@@ -226,6 +229,13 @@ pub fn report(
         lever_note(&mut page, f);
     }
     let mut warnings = stage_warnings(&process_summary, &records);
+    if let Some(i) = &dirs.identified {
+        events(StageEvent::Progress("identification", 0.65));
+        let compare = dirs.compare.as_deref();
+        let said =
+            crate::report_identify::identify_notes(&mut page, i, &dirs.process, compare, mech)?;
+        warnings.extend(said);
+    }
     events(StageEvent::Progress("interchange files", 0.7));
     let (rate, skipped) = interchange_files(&mut page, dirs)?;
     warnings.extend(skipped.into_iter().map(|w| StageWarning {

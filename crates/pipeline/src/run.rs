@@ -80,6 +80,8 @@ pub struct Settings {
     pub rigid: Option<crate::smooth::RigidRequest>,
     /// The process stage's configuration.
     pub process: crate::ProcessConfig,
+    /// What the identify stage is asked, when `[identify]` switches it on.
+    pub identify: Option<crate::identify::IdentifySpec>,
 }
 
 impl Settings {
@@ -114,12 +116,14 @@ impl Settings {
             return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
         }
         crate::compare_measured::check_spec(&file.compare.measured_spec())?;
+        let identify = file.identify.spec(&file.compare)?;
         Ok(Settings {
             target,
             factor,
             method,
             rigid,
             process,
+            identify: file.identify.enabled.then_some(identify),
         })
     }
 }
@@ -148,6 +152,14 @@ pub fn run_recording(
     // Every setting checked before any stage runs: a wrong value late in the file is reported
     // at once, not after the stages before it.
     let settings = Settings::resolve(file, mech, with_board)?;
+    if let Some(spec) = &settings.identify {
+        let text = std::fs::read_to_string(&rec.mechanism).map_err(|e| PipelineError::Io {
+            path: rec.mechanism.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let origin = rec.mechanism.display().to_string();
+        flexbench_identify::check_free(&text, &origin, &spec.free)?;
+    }
     let overlaying = file.overlay.enabled && matches!(rec.source, TracksSource::Video { .. });
     // The lever's FEM needs the bench's elastic lever; the comparison needs a crank to simulate
     // by, or a measured table.
@@ -163,7 +175,11 @@ pub fn run_recording(
         - usize::from(!calibrating)
         - usize::from(!overlaying)
         - usize::from(!fem)
-        - usize::from(!comparing);
+        - usize::from(!comparing)
+        + settings
+            .identify
+            .as_ref()
+            .map_or(0, |_| 2 + usize::from(comparing));
     let mut run = RecordingRun {
         file,
         rec,
@@ -189,28 +205,33 @@ pub fn run_recording(
     };
     // The stages on the markers alone (smooth) and on the video (overlay) beside the
     // mechanism's, which do not read them.
-    let (smooth, (process, overlay, fem, compare)) = run.smooth_beside(&tracks, |run| {
-        let process = run.process(&tracks)?;
-        let analyses = |run: &mut RecordingRun| {
-            let fem = match fem {
-                true => Some(run.fem(&process)?),
-                false => None,
+    let (smooth, (process, overlay, (fem, compare, identified))) =
+        run.smooth_beside(&tracks, |run| {
+            let process = run.process(&tracks)?;
+            let analyses = |run: &mut RecordingRun| {
+                let fem = match fem {
+                    true => Some(run.fem(&process)?),
+                    false => None,
+                };
+                let compare = match comparing {
+                    true => Some(run.compare(&process)?),
+                    false => None,
+                };
+                let identified = match run.settings.identify.clone() {
+                    Some(spec) => Some(run.identified(&spec, &tracks, &process, comparing)?),
+                    None => None,
+                };
+                Ok((fem, compare, identified))
             };
-            let compare = match comparing {
-                true => Some(run.compare(&process)?),
-                false => None,
+            let (overlay, analysed) = match (overlaying, &calibration) {
+                (true, Some(cal)) => {
+                    let (dir, rest) = run.overlay_beside(cal, &tracks, &process, analyses)?;
+                    (Some(dir), rest)
+                }
+                _ => (None, analyses(run)?),
             };
-            Ok((fem, compare))
-        };
-        let (overlay, (fem, compare)) = match (overlaying, &calibration) {
-            (true, Some(cal)) => {
-                let (dir, rest) = run.overlay_beside(cal, &tracks, &process, analyses)?;
-                (Some(dir), rest)
-            }
-            _ => (None, analyses(run)?),
-        };
-        Ok((process, overlay, fem, compare))
-    })?;
+            Ok((process, overlay, analysed))
+        })?;
     let dirs = crate::report::StageDirs {
         calibrate: calibration
             .as_ref()
@@ -222,6 +243,7 @@ pub fn run_recording(
         overlay,
         fem,
         compare,
+        identified,
     };
     let manifest = manifest(file, pipeline_path, rec, &mut run.runner)?;
     let report_dir = run.report(&dirs, &manifest)?;
@@ -241,12 +263,12 @@ pub fn run_recording(
 
 /// One recording's run: its pipeline file, inputs, mechanism, checked settings, and the runner
 /// that keeps or reruns each stage. One method per stage, each returning its folder (or file).
-struct RecordingRun<'r, 'e> {
-    file: &'r PipelineFile,
-    rec: &'r RecordingInputs,
-    mech: &'r Mechanism,
-    settings: Settings,
-    runner: Runner<'e>,
+pub(crate) struct RecordingRun<'r, 'e> {
+    pub(crate) file: &'r PipelineFile,
+    pub(crate) rec: &'r RecordingInputs,
+    pub(crate) mech: &'r Mechanism,
+    pub(crate) settings: Settings,
+    pub(crate) runner: Runner<'e>,
 }
 
 impl RecordingRun<'_, '_> {
@@ -501,20 +523,29 @@ impl RecordingRun<'_, '_> {
         Ok(dir.join("tracks.parquet"))
     }
 
-    /// Process: kinematics and inverse dynamics.
+    /// Process: kinematics and inverse dynamics with the run's mechanism file.
     fn process(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
-        let (mech, cfg) = (self.mech, self.settings.process);
+        let (mech, path) = (self.mech, self.rec.mechanism.clone());
+        self.process_with("process", tracks, mech, &path)
+    }
+
+    /// Process as the stage `stage` with the mechanism `mech` read from the file `mechanism`.
+    pub(crate) fn process_with(
+        &mut self,
+        stage: &str,
+        tracks: &Path,
+        mech: &Mechanism,
+        mechanism: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        let cfg = self.settings.process;
         let flags = tracks.with_file_name("flags.parquet");
         let flags = flags.exists().then_some(flags);
-        let mut inputs = vec![
-            ("tracks", tracks),
-            ("mechanism", self.rec.mechanism.as_path()),
-        ];
+        let mut inputs = vec![("tracks", tracks), ("mechanism", mechanism)];
         if let Some(f) = &flags {
             inputs.push(("flags", f));
         }
         self.runner.stage(
-            "process",
+            stage,
             params(&self.file.process),
             &inputs,
             &mut |tmp, progress| {
@@ -563,7 +594,18 @@ impl RecordingRun<'_, '_> {
     /// and against the rig's measured table (when there is one), from the process stage's
     /// folder. The measured table is read and compared first; nothing is kept of a failure.
     fn compare(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
-        let mechanism = self.rec.mechanism.as_path();
+        let mechanism = self.rec.mechanism.clone();
+        self.compare_with("compare", process_dir, &mechanism)
+    }
+
+    /// Compare as the stage `stage`, the process folder `process_dir` made with the mechanism
+    /// file `mechanism`.
+    pub(crate) fn compare_with(
+        &mut self,
+        stage: &str,
+        process_dir: &Path,
+        mechanism: &Path,
+    ) -> Result<PathBuf, PipelineError> {
         let harmonics = self.file.compare.harmonics;
         let spec = self.file.compare.measured_spec();
         let measured = self.rec.measured.clone();
@@ -582,7 +624,7 @@ impl RecordingRun<'_, '_> {
             inputs.push(("measured", m));
         }
         self.runner.stage(
-            "compare",
+            stage,
             params(&self.file.compare),
             &inputs,
             &mut |tmp, progress| {
@@ -736,6 +778,13 @@ impl RecordingRun<'_, '_> {
         }
         if let Some(c) = &dirs.calibrate {
             ins.push(("calibrate", c));
+        }
+        if let Some(i) = &dirs.identified {
+            ins.push(("identify", &i.identify));
+            ins.push(("process-identified", &i.process));
+            if let Some(c) = &i.compare {
+                ins.push(("compare-identified", c));
+            }
         }
         let (mech, csv_units) = (self.mech, self.file.report.csv_units);
         let mut parameters = json!({ "title": title, "manifest": manifest });

@@ -1,0 +1,239 @@
+//! The report's identification notes (a run with `[identify] enabled = true`): the identified
+//! numbers with their 2-sigma and what the recording leaves undetermined; the forces'
+//! sensitivities to every parameter of the mechanism file (RMS change per 10 %, as % of each
+//! force's peak); and the forces, the comparison with the simulation and the comparison with the
+//! rig's measurement before and after the identification (the process and compare stages run
+//! again with the identified file).
+
+use std::path::Path;
+
+use flexbench_mechanism::Mechanism;
+use flexbench_report::page::{Note, RunPage};
+
+use crate::compare::CompareRecord;
+use crate::compare_measured::MeasuredRecord;
+use crate::identify::IdentifyRecord;
+use crate::run_identify::IdentifiedDirs;
+use crate::{PipelineError, StageRecord, StageWarning};
+
+/// The identification's three notes, from its folders and the process and compare stages'
+/// folders before it (`process`, `compare`).
+pub(crate) fn identify_notes(
+    page: &mut RunPage,
+    dirs: &IdentifiedDirs,
+    process: &Path,
+    compare: Option<&Path>,
+    mech: &Mechanism,
+) -> Result<Vec<StageWarning>, PipelineError> {
+    let record = IdentifyRecord::read(&dirs.identify.join("identify.json"))?;
+    estimates_note(page, &record);
+    sensitivity_note(page, &record, mech);
+    let forces = force_changes(process, &dirs.process, mech)?;
+    let mut rows = forces;
+    if let (Some(before), Some(after)) = (compare, &dirs.compare) {
+        rows.extend(compare_changes(before, after)?);
+    }
+    page.note(
+        Note::new("Before and after the identification")
+            .text(format!(
+                "The process and compare stages run again with {} (written by the identify stage beside its record): each force's RMS change as % of its peak; the comparison's NRMSE with the simulation and RMS difference from the rig's measurement, with the mechanism file and with the identified one.",
+                record.identified_file
+            ))
+            .table(&["quantity", "unit", "with the file", "identified", "change"], rows),
+    );
+    let warnings = record.identification.warnings.iter();
+    Ok(warnings
+        .map(|w| StageWarning {
+            stage: "identify".into(),
+            warning: w.clone(),
+        })
+        .collect())
+}
+
+/// The estimates (value, 2-sigma, change from the file's) and each equation's fit.
+fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
+    let id = &r.identification;
+    let rows = id
+        .estimates
+        .iter()
+        .map(|e| {
+            let change = match e.file_value {
+                0.0 => "-".to_string(),
+                f => format!("{:+.2}", 100.0 * (e.value - f) / f.abs()),
+            };
+            vec![
+                e.key.clone(),
+                format!("{:.6}", e.file_value),
+                format!("{:.6}", e.value),
+                e.sigma.map_or("-".into(), |s| format!("{:.3e}", 2.0 * s)),
+                change,
+                match &e.why_not {
+                    None => "determined".into(),
+                    Some(w) => format!("held at the file's value: {w}"),
+                },
+            ]
+        })
+        .collect();
+    let fits = id
+        .equations
+        .iter()
+        .map(|q| {
+            vec![
+                q.name.clone(),
+                q.samples.to_string(),
+                format!("{:.4}", q.rms_before),
+                format!("{:.4}", q.rms_after),
+            ]
+        })
+        .collect();
+    let said = match id.warnings.is_empty() {
+        true => String::new(),
+        false => format!(" Warnings: {}", id.warnings.join("; ")),
+    };
+    let filter = r.cutoff_hz.map_or("not low-passed".to_string(), |hz| {
+        format!("both sides low-passed at {hz} Hz")
+    });
+    page.note(
+        Note::new("Identified parameters")
+            .text(format!(
+                "{} numbers of {} identified from {} samples of the processed motion ({filter}): rank {} of {} unknowns, condition {:.3e}, {} Gauss-Newton iterations; 2 sigma from the sandwich covariance with Bartlett weights over {} samples.{said}",
+                id.estimates.len(),
+                r.mechanism,
+                r.samples,
+                id.rank,
+                id.unknowns,
+                id.condition,
+                id.iterations,
+                id.bandwidth
+            ))
+            .table(
+                &["number", "file", "identified", "2 sigma", "change (%)", "status"],
+                rows,
+            )
+            .table(
+                &["equation", "samples", "RMS residual before", "after"],
+                fits,
+            ),
+    );
+}
+
+/// The forces' sensitivities as a matrix: one row per parameter (largest effect first), one
+/// column per force, each cell the RMS change per 10 % of the parameter as % of the force's
+/// peak.
+fn sensitivity_note(page: &mut RunPage, r: &IdentifyRecord, mech: &Mechanism) {
+    let forces = mech.force_columns();
+    let mut params: Vec<(String, f64, Vec<f64>)> = Vec::new();
+    for s in &r.sensitivities {
+        let Some(f) = forces.iter().position(|c| *c == s.force) else {
+            continue;
+        };
+        if params.last().is_none_or(|p| p.0 != s.parameter) {
+            params.push((s.parameter.clone(), s.value, vec![0.0; forces.len()]));
+        }
+        if let Some(p) = params.last_mut() {
+            p.2[f] = s.percent_of_peak;
+        }
+    }
+    let largest = |p: &(String, f64, Vec<f64>)| p.2.iter().fold(0.0f64, |a, &b| a.max(b));
+    params.sort_by(|a, b| largest(b).total_cmp(&largest(a)));
+    let rows = params
+        .iter()
+        .map(|(key, value, cells)| {
+            let mut row = vec![key.clone(), format!("{value:.6}")];
+            row.extend(cells.iter().map(|c| format!("{c:.2}")));
+            row
+        })
+        .collect();
+    let mut header = vec!["parameter", "value"];
+    header.extend(forces.iter().map(String::as_str));
+    page.note(
+        Note::new("Which parameters matter for which force")
+            .text("Each force's RMS change over the recording for a change of 10 % of each parameter of the mechanism file, as % of the force's peak (exact: the inverse dynamics is linear in the bodies' inertial parameters); the file's numbers the forces do not depend on are listed in identify.json.")
+            .table(&header, rows),
+    );
+}
+
+/// Per force: its RMS change between the two process folders, as % of its peak with the file.
+fn force_changes(
+    before: &Path,
+    after: &Path,
+    mech: &Mechanism,
+) -> Result<Vec<Vec<String>>, PipelineError> {
+    let a = crate::tables::forces_of(&before.join("forces.parquet"), mech)?;
+    let b = crate::tables::forces_of(&after.join("forces.parquet"), mech)?;
+    let column = |f: &flexbench_contracts::Forces, name: &str| {
+        f.columns
+            .iter()
+            .find(|(c, _)| c == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut rows = Vec::new();
+    for name in mech.force_columns() {
+        let (x, y) = (column(&a, &name), column(&b, &name));
+        let (mut ss, mut n, mut peak) = (0.0, 0usize, 0.0f64);
+        for (xi, yi) in x.iter().zip(&y) {
+            if let (Some(xi), Some(yi)) = (xi, yi) {
+                ss += (yi - xi).powi(2);
+                n += 1;
+                peak = peak.max(xi.abs());
+            }
+        }
+        let rms = (ss / n.max(1) as f64).sqrt();
+        let peak_after = y.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+        rows.push(vec![
+            format!("{name}: peak magnitude"),
+            unit(&name).into(),
+            format!("{peak:.3}"),
+            format!("{peak_after:.3}"),
+            format!(
+                "RMS change {:.3} % of the peak",
+                100.0 * rms / peak.max(f64::MIN_POSITIVE)
+            ),
+        ]);
+    }
+    Ok(rows)
+}
+
+/// The comparison's figures before and after: each simulated quantity's NRMSE, each measured
+/// quantity's RMS difference.
+fn compare_changes(before: &Path, after: &Path) -> Result<Vec<Vec<String>>, PipelineError> {
+    let mut rows = Vec::new();
+    let (sb, sa) = (before.join("summary.json"), after.join("summary.json"));
+    if sb.exists() && sa.exists() {
+        let (b, a) = (CompareRecord::read(&sb)?, CompareRecord::read(&sa)?);
+        for (qb, qa) in b.quantities.iter().zip(&a.quantities) {
+            rows.push(vec![
+                format!("{}: NRMSE against the simulation", qb.quantity),
+                "%".into(),
+                format!("{:.3}", 100.0 * qb.nrmse),
+                format!("{:.3}", 100.0 * qa.nrmse),
+                format!("{:+.3}", 100.0 * (qa.nrmse - qb.nrmse)),
+            ]);
+        }
+    }
+    let (mb, ma) = (before.join("measured.json"), after.join("measured.json"));
+    if mb.exists() && ma.exists() {
+        let (b, a) = (MeasuredRecord::read(&mb)?, MeasuredRecord::read(&ma)?);
+        for (qb, qa) in b.quantities.iter().zip(&a.quantities) {
+            rows.push(vec![
+                format!("{}: RMS difference from the measured", qb.quantity),
+                qb.unit.clone(),
+                format!("{:.4}", qb.c.rms_difference),
+                format!("{:.4}", qa.c.rms_difference),
+                format!("{:+.4}", qa.c.rms_difference - qb.c.rms_difference),
+            ]);
+        }
+    }
+    Ok(rows)
+}
+
+/// A forces column's unit: the contract's, else N for a joint's component and N or N m for an
+/// actuator's effort (a slide's force or a revolute joint's torque).
+fn unit(column: &str) -> &'static str {
+    match flexbench_contracts::units::unit_of("forces", column) {
+        Some(u) => u,
+        None if column.ends_with("_x") || column.ends_with("_y") => "N",
+        None => "N or N m",
+    }
+}

@@ -1,0 +1,73 @@
+//! A run's identification (`[identify] enabled = true`): the identify stage on the process
+//! stage's bodies (and the rig's measured table), then `process` and `compare` again with the
+//! identified mechanism file, as the stages `process-identified` and `compare-identified`, so
+//! that the report shows the forces and the comparison before and after.
+
+use std::path::{Path, PathBuf};
+
+use crate::identify::{identified_path, identify_job, IdentifySpec};
+use crate::run::RecordingRun;
+use crate::{PipelineError, StageEvent};
+
+/// The identify stage's folder and the stages run again with the identified file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdentifiedDirs {
+    /// The identify stage's (identify.json, sensitivities, the identified mechanism file).
+    pub identify: PathBuf,
+    /// The process stage's run with the identified file.
+    pub process: PathBuf,
+    /// The compare stage's run with the identified file, when the run compares.
+    pub compare: Option<PathBuf>,
+}
+
+impl RecordingRun<'_, '_> {
+    /// Identify from the process stage's folder `process_dir`, then process the tracks
+    /// `tracks` again with the identified file, and compare again when `comparing`.
+    pub(crate) fn identified(
+        &mut self,
+        spec: &IdentifySpec,
+        tracks: &Path,
+        process_dir: &Path,
+        comparing: bool,
+    ) -> Result<IdentifiedDirs, PipelineError> {
+        let identify = self.identify(spec, process_dir)?;
+        let file = identified_path(&self.rec.mechanism, &identify);
+        let mech = flexbench_mechanism::file::load(&file)?.mechanism;
+        let process = self.process_with("process-identified", tracks, &mech, &file)?;
+        let compare = match comparing {
+            true => Some(self.compare_with("compare-identified", &process, &file)?),
+            false => None,
+        };
+        Ok(IdentifiedDirs {
+            identify,
+            process,
+            compare,
+        })
+    }
+
+    /// The identify stage: its folder.
+    fn identify(
+        &mut self,
+        spec: &IdentifySpec,
+        process_dir: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        let mechanism = self.rec.mechanism.clone();
+        let measured = self.rec.measured.clone();
+        let bodies = process_dir.join("bodies.parquet");
+        let mut inputs: Vec<(&str, &Path)> = vec![("bodies", &bodies), ("mechanism", &mechanism)];
+        if let Some(m) = &measured {
+            inputs.push(("measured", m));
+        }
+        let parameters = serde_json::to_value(spec).unwrap_or_default();
+        self.runner
+            .stage("identify", parameters, &inputs, &mut |tmp, progress| {
+                progress(StageEvent::Progress("identifying", 0.0));
+                let (record, _) =
+                    identify_job(process_dir, &mechanism, measured.as_deref(), spec, tmp)?;
+                for w in &record.identification.warnings {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
+            })
+    }
+}
