@@ -90,6 +90,28 @@ fn column_error(truth: &Path, got: &Path, column: &str) -> f64 {
     (e2.iter().sum::<f64>() / e2.len() as f64).sqrt() / peak
 }
 
+/// The share of the samples where the true force is within the processed 2-sigma band, over
+/// the components of the joints `joints` (each component a sample).
+fn coverage(truth: &Path, got: &Path, joints: &[&str]) -> f64 {
+    let (t, g) = (read_csv(truth), read_csv(got));
+    let (mut inside, mut n) = (0usize, 0usize);
+    for j in joints {
+        for c in ["x", "y"] {
+            let column = format!("{j}_{c}");
+            let (a, b, s) = (
+                num(&t, &column),
+                num(&g, &column),
+                num(&g, &format!("{column}_sigma")),
+            );
+            for i in (0..a.len()).filter(|&i| b[i].is_finite() && s[i].is_finite()) {
+                inside += usize::from((a[i] - b[i]).abs() <= 2.0 * s[i]);
+                n += 1;
+            }
+        }
+    }
+    inside as f64 / n as f64
+}
+
 /// The mean NRMSE over the quantities `compare` states for `processed` against the bench
 /// simulated from `mechanism`.
 fn mean_nrmse(processed: &Path, mechanism: &Path, out: &Path) -> f64 {
@@ -187,6 +209,35 @@ fn the_changed_bench_is_identified_from_its_positions() {
             "{column}: {before} -> {after}"
         );
     }
+    // The identification's standard deviations in the identified file's tolerances: the
+    // weight's moves the forces' bands, the laws' (k, Fr) do not.
+    let shares = json(&d.join("after/summary.json"))["band_shares"].clone();
+    let b_x = shares
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["force"] == "B_x"))
+        .unwrap_or_else(|| panic!("no band shares: {shares}"));
+    eprintln!("identified file's band at B_x: {b_x}");
+    assert!(b_x["parameters"].as_f64().unwrap() > 0.0);
+    // The shipped file with the weight's 20 % as its tolerance: the truth within the 2-sigma
+    // bands at B and C'; without it, the bands (the tracks' noise alone) miss it.
+    let tolerant = d.join("tolerant.toml");
+    let shipped_text = std::fs::read_to_string(&shipped).unwrap();
+    std::fs::write(
+        &tolerant,
+        format!("{shipped_text}\n[tolerances]\nmw = \"20%\"\n"),
+    )
+    .unwrap();
+    common::process_mechanism_said(&tracks, &tolerant, &d.join("tolerant"), &[]);
+    let (plain, with) = (
+        coverage(&truth, &d.join("before/forces.csv"), &["B", "C"]),
+        coverage(&truth, &d.join("tolerant/forces.csv"), &["B", "C"]),
+    );
+    eprintln!(
+        "2-sigma coverage at B and C': {:.1} % without, {:.1} % with mw's 20 % tolerance",
+        100.0 * plain,
+        100.0 * with
+    );
+    assert!(plain < 0.1 && with > 0.95, "{plain} -> {with}");
     let before = mean_nrmse(&d.join("before"), &shipped, &d.join("cmp-before"));
     let after = mean_nrmse(&d.join("after"), &identified, &d.join("cmp-after"));
     eprintln!("compare's mean NRMSE: {before:.3} % -> {after:.3} %");
@@ -314,6 +365,33 @@ fn bad_identifications_are_refused_and_nothing_is_written() {
         "k",
         &d.join("p"),
         "processed with another mechanism file",
+    );
+    // A negative tolerance: process refuses the file, nothing written.
+    let negative = d.join("negative.toml");
+    let shipped_text = std::fs::read_to_string(&shipped).unwrap();
+    std::fs::write(
+        &negative,
+        format!("{shipped_text}\n[tolerances]\nmw = -0.1\n"),
+    )
+    .unwrap();
+    let out = d.join("pn");
+    let o = common::flexbench(&[
+        "process",
+        "--tracks",
+        s(&sim.join("tracks.parquet")),
+        "--mechanism",
+        s(&negative),
+        "--out",
+        s(&out),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !o.status.success() && !out.exists(),
+        "a negative tolerance accepted"
+    );
+    assert!(
+        err.contains("tolerances.mw") && err.contains("negative"),
+        "{err}"
     );
     // 31 samples for six unknowns: too few.
     let short = common::simulate_bench(d, "short", "0.03", "1000", "1");

@@ -514,8 +514,11 @@ pub struct ForceSeries {
     /// where the motion was not fitted or the sample is a toggle position.
     pub rows: Vec<Option<Vec<f64>>>,
     /// Per sample, each force's standard deviation from the smoother's covariance, when the
-    /// motion has one.
+    /// motion has one (the tracks' noise).
     pub sigmas: Option<Vec<Option<Vec<f64>>>>,
+    /// Per sample, each force's standard deviation from the mechanism file's tolerances, when
+    /// it gives any that move the forces (`Mechanism::forces_sigma_tolerances`).
+    pub parameter_sigmas: Option<Vec<Option<Vec<f64>>>>,
     /// Times of the samples reported as toggles (no forces), s.
     pub toggles: Vec<f64>,
     /// Largest condition number of the solved systems.
@@ -563,13 +566,18 @@ pub fn forces(
         },
         progress,
     );
-    let solved = solved.into_iter().collect::<Result<Vec<_>, _>>()?;
-    for (k, s) in solved.into_iter().flatten().enumerate() {
+    let solved: Vec<Option<InverseSample>> = solved
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    for (k, s) in solved.iter().enumerate() {
         let row = match s {
             None => None,
             Some(InverseSample::Solved { forces, condition }) => {
-                out.max_condition = out.max_condition.max(condition);
-                Some(forces)
+                out.max_condition = out.max_condition.max(*condition);
+                Some(forces.clone())
             }
             Some(InverseSample::Toggle { .. }) => {
                 out.toggles.push(t[k]);
@@ -578,6 +586,7 @@ pub fn forces(
         };
         out.rows.push(row);
     }
+    out.parameter_sigmas = parameter_sigmas(mech, motion, &solved)?;
     out.sigmas = motion.covariances.as_ref().map(|cov| {
         let items: Vec<_> = motion.samples.iter().zip(cov).zip(&out.rows).collect();
         map_samples(&items, |((f, c), r)| {
@@ -587,6 +596,30 @@ pub fn forces(
         })
     });
     Ok(out)
+}
+
+/// Per sample, each force's standard deviation from the mechanism file's tolerances (None
+/// where not fitted or a toggle); None when no tolerance moves the forces.
+fn parameter_sigmas(
+    mech: &Mechanism,
+    motion: &Motion,
+    solved: &[Option<InverseSample>],
+) -> Result<Option<Vec<Option<Vec<f64>>>>, KinematicsError> {
+    use flexbench_contracts::parallel::map_samples;
+    if mech.tolerances.iter().all(|t| t.solved_for.is_some()) {
+        return Ok(None);
+    }
+    let items: Vec<_> = motion.samples.iter().zip(solved).collect();
+    let per = map_samples(&items, |(f, s)| {
+        let ((q, qd, qdd), s) = (f.state.as_ref()?, s.as_ref()?);
+        let one = mech.forces_sigma_tolerances(&[(q, qd, qdd)], std::slice::from_ref(s));
+        Some(one.map(|o| o.and_then(|mut v| v.pop().flatten())))
+    });
+    let per = per
+        .into_iter()
+        .map(|p| p.transpose())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(per.into_iter().map(Option::flatten).collect()))
 }
 
 /// Per sample, the standard deviations of the markers' fitted kinematics from the smoother's

@@ -86,6 +86,9 @@ pub use crate::general::{
 pub struct WindPumpFile {
     /// A name for reports.
     pub name: Option<String>,
+    /// The numbers' standard uncertainties, read by [`crate::tolerances`].
+    #[serde(default)]
+    pub tolerances: Option<toml::Table>,
     /// Crank length A -> B, m.
     pub l1: Option<f64>,
     /// Crank centroid along A -> B, m.
@@ -229,6 +232,7 @@ impl WindPumpFile {
             markers: p.lever_markers(),
             drivers: p.drivers(),
             guess,
+            tolerances: Vec::new(),
         };
         let mut mech = mech;
         if let Some(d) = self.marker_depth {
@@ -651,7 +655,11 @@ pub struct MechanismFile {
 /// bench's flat form. The geometry is then checked over a whole turn of the first driver when
 /// that driver is an angle.
 pub fn parse(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> {
-    let MechanismFile { mechanism, lever } = build_text(text, origin)?;
+    let MechanismFile {
+        mut mechanism,
+        lever,
+    } = build_text(text, origin)?;
+    mechanism.tolerances = crate::tolerances::read(text, origin)?;
     if matches!(mechanism.drivers[0].coordinate, Coordinate::Angle { .. }) {
         mechanism.check_full_turn()?;
     } else {

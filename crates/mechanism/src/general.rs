@@ -21,6 +21,9 @@ use crate::{rot, MechanismError};
 pub struct GeneralFile {
     /// A name for reports.
     pub name: Option<String>,
+    /// The numbers' standard uncertainties, read by [`crate::tolerances`].
+    #[serde(default)]
+    pub tolerances: Option<toml::Table>,
     /// Gravity, bench frame, m/s^2.
     pub gravity: Option<[f64; 2]>,
     /// Named ground points, bench frame, m.
@@ -321,6 +324,7 @@ impl GeneralFile {
             markers,
             drivers,
             guess,
+            tolerances: Vec::new(),
         };
         mech.validate()?;
         Ok(mech)

@@ -40,6 +40,7 @@ pub mod output;
 pub mod parameters;
 pub mod sensitivity;
 pub mod simulate;
+pub mod tolerances;
 
 pub use model::{BodyRef, Mechanism};
 

@@ -344,6 +344,9 @@ pub struct Mechanism {
     pub drivers: Vec<Driver>,
     /// Initial guess of each body's pose (centroid x, y, angle) selecting the assembly branch.
     pub guess: Vec<[f64; 3]>,
+    /// The file's `[tolerances]`: its uncertain numbers with their standard deviations, which
+    /// the forces' bands carry (empty when the file gives none).
+    pub tolerances: Vec<crate::tolerances::Tolerance>,
 }
 
 impl Mechanism {

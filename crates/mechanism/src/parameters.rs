@@ -34,7 +34,7 @@ pub enum NotAParameter {
 }
 
 /// A number of the mechanism file the forces of the inverse dynamics depend on.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FileParameter {
     /// Its key in the file: `m3`, `g3[0]`, `bodies.pendulum.mass`,
     /// `joints.axle.friction.viscous` (an array's tables by their `name`).
@@ -179,7 +179,12 @@ pub(crate) fn leaves(v: &toml::Value, path: &mut Vec<Step>, key: &str, out: &mut
             value: *i as f64,
         }),
         toml::Value::Table(t) => {
-            for (k, x) in t {
+            // The tolerances are the file's numbers' uncertainties, no numbers of the model.
+            let top = path.is_empty();
+            for (k, x) in t
+                .iter()
+                .filter(|(k, _)| !(top && *k == crate::tolerances::TABLE))
+            {
                 path.push(Step::Key(k.clone()));
                 let sub = if key.is_empty() {
                     k.clone()

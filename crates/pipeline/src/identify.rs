@@ -319,8 +319,9 @@ pub fn identify_job(
         cutoff_hz: spec.cutoff_for(&t),
         ..Default::default()
     };
-    let identification =
+    let mut identification =
         flexbench_identify::identify(&text, &origin, &t, &motion, &measured_columns, &settings)?;
+    identification.file = with_identified_tolerances(&identification, &origin)?;
     let (rows, others) = sensitivities(&text, &origin, &motion)?;
     let file = identified_path(mechanism, out);
     if file == mechanism {
@@ -364,6 +365,24 @@ pub fn identify_job(
     files.push(file);
     files.push(record.write(&out.join("identify.json"))?);
     Ok((record, files))
+}
+
+/// The identified file with each determined number's standard deviation in its
+/// `[tolerances]`, so that the forces processed with it carry the identification's
+/// uncertainty (each number independent: their correlations are in identify.json).
+fn with_identified_tolerances(id: &Identification, origin: &str) -> Result<String, PipelineError> {
+    let sigmas: Vec<(&str, f64)> = id
+        .estimates
+        .iter()
+        .filter(|e| e.determined && !e.key.starts_with("offset of "))
+        .filter_map(|e| Some((e.key.as_str(), e.sigma?)))
+        .collect();
+    if sigmas.is_empty() {
+        return Ok(id.file.clone());
+    }
+    Ok(flexbench_mechanism::tolerances::with_tolerances(
+        &id.file, origin, &sigmas,
+    )?)
 }
 
 /// The identified file's first lines: where it comes from and what changed.

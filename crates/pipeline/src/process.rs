@@ -74,6 +74,59 @@ impl std::fmt::Display for KinematicsMethod {
     }
 }
 
+/// One force's band, share by share: the RMS over the samples of each standard deviation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandShare {
+    /// The forces column.
+    pub force: String,
+    /// From the tracks' noise (the smoother's covariance), N or N m; None without it.
+    pub tracks: Option<f64>,
+    /// From the mechanism file's tolerances, N or N m.
+    pub parameters: f64,
+    /// Both, N or N m.
+    pub combined: f64,
+}
+
+/// The forces' standard deviations of both sources combined (sqrt of the sum of squares, the
+/// sources independent), per sample; the tracks' alone without tolerances.
+fn combined_sigmas(forces: &ForceSeries) -> Option<Vec<Option<Vec<f64>>>> {
+    let Some(par) = &forces.parameter_sigmas else {
+        return forces.sigmas.clone();
+    };
+    Some(match &forces.sigmas {
+        None => par.clone(),
+        Some(tracks) => tracks
+            .iter()
+            .zip(par)
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => Some(a.iter().zip(b).map(|(x, y)| x.hypot(*y)).collect()),
+                (a, b) => a.clone().or_else(|| b.clone()),
+            })
+            .collect(),
+    })
+}
+
+/// Each force's band shares (RMS over the samples), when the file's tolerances move the forces.
+fn band_shares(columns: &[String], forces: &ForceSeries) -> Vec<BandShare> {
+    let rms = |s: &Vec<Option<Vec<f64>>>, j: usize| {
+        let v: Vec<f64> = s.iter().flatten().map(|r| r[j] * r[j]).collect();
+        (v.iter().sum::<f64>() / v.len().max(1) as f64).sqrt()
+    };
+    let (Some(par), Some(all)) = (&forces.parameter_sigmas, combined_sigmas(forces)) else {
+        return Vec::new();
+    };
+    columns
+        .iter()
+        .enumerate()
+        .map(|(j, c)| BandShare {
+            force: c.clone(),
+            tracks: forces.sigmas.as_ref().map(|s| rms(s, j)),
+            parameters: rms(par, j),
+            combined: rms(&all, j),
+        })
+        .collect()
+}
+
 /// The process stage's record (`summary.json`): what was read, how the motion was estimated,
 /// what the fit and the inverse dynamics found. Written and read back by this type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +149,10 @@ pub struct ProcessRecord {
     pub periodic: Option<PeriodicReport>,
     /// Where the forces' bands come from, in words ("none" without).
     pub bands: String,
+    /// Each force's band shares, when the mechanism file's tolerances add to the tracks'
+    /// noise (the bands are then the two combined, taken independent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub band_shares: Vec<BandShare>,
     /// The bench's horizontal refined from the motion, rad, when refined.
     pub horizontal_correction_rad: Option<f64>,
     /// Samples the markers did not determine.
@@ -889,7 +946,8 @@ fn write_outputs(
     tracks_path: &Path,
     out: &Path,
 ) -> Result<Vec<PathBuf>, PipelineError> {
-    let (rows, sigmas) = (&forces.rows, forces.sigmas.as_deref());
+    let combined = combined_sigmas(forces);
+    let (rows, sigmas) = (&forces.rows, combined.as_deref());
     let forces_table = mech.forces_table_with_sigma(t, rows, sigmas);
     ensure_dir(out)?;
     let mut files = Vec::new();
@@ -900,6 +958,9 @@ fn write_outputs(
         files.extend(flexbench_tables::write_owned_table(table, out, stem)?);
     }
     let band_note = match (sigmas.is_some(), motion.bands_before_periodic) {
+        _ if forces.parameter_sigmas.is_some() => {
+            " (bands: 2 sigma of the tracks' noise and the file's tolerances)"
+        }
         (true, true) => " (bands: 2 sigma of the smoother, before the periodic refit)",
         (true, false) => " (bands: 2 sigma)",
         _ => "",
@@ -917,6 +978,20 @@ fn write_outputs(
         &out.join("forces"),
     )?);
     Ok(files)
+}
+
+/// Where the forces' bands come from, in words.
+fn bands_in_words(forces: &ForceSeries, before_periodic: bool) -> String {
+    let tracks = match (forces.sigmas.is_some(), before_periodic) {
+        (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
+        (true, false) => "2 sigma of the Kalman smoother",
+        (false, _) => "none",
+    };
+    match (&forces.parameter_sigmas, forces.sigmas.is_some()) {
+        (None, _) => tracks.into(),
+        (Some(_), true) => format!("{tracks}, combined with 2 sigma of the mechanism file's tolerances (independent, first order)"),
+        (Some(_), false) => "2 sigma of the mechanism file's tolerances (independent, first order)".into(),
+    }
 }
 
 impl ProcessRecord {
@@ -938,12 +1013,8 @@ impl ProcessRecord {
             fit: motion.report.clone(),
             smoother: motion.smoother.clone(),
             periodic: motion.periodic.clone(),
-            bands: match (forces.sigmas.is_some(), motion.bands_before_periodic) {
-                (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
-                (true, false) => "2 sigma of the Kalman smoother",
-                _ => "none",
-            }
-            .into(),
+            bands: bands_in_words(forces, motion.bands_before_periodic),
+            band_shares: band_shares(&mech.force_columns(), forces),
             horizontal_correction_rad: motion.horizontal,
             unfitted_samples: motion.samples.iter().filter(|f| f.state.is_none()).count(),
             flags: None,
