@@ -218,6 +218,7 @@ pub fn report(
     )?;
     methods_note(&mut page, dirs, &process_summary, &records);
     kinematics_note(&mut page, &process_summary);
+    crate::report_identify::band_shares_note(&mut page, &process_summary);
     if let Some(c) = compare_summary {
         comparison_note(&mut page, c);
         elastic_note(&mut page, c);

@@ -50,6 +50,35 @@ pub(crate) fn identify_notes(
         .collect())
 }
 
+/// The forces' band shares (the tracks' noise, the file's tolerances, both), when the
+/// mechanism file gives tolerances that move the forces.
+pub(crate) fn band_shares_note(page: &mut RunPage, process: &crate::process::ProcessRecord) {
+    if process.band_shares.is_empty() {
+        return;
+    }
+    let rows = process
+        .band_shares
+        .iter()
+        .map(|b| {
+            vec![
+                b.force.clone(),
+                unit(&b.force).into(),
+                b.tracks.map_or("-".into(), |x| format!("{:.4}", 2.0 * x)),
+                format!("{:.4}", 2.0 * b.parameters),
+                format!("{:.4}", 2.0 * b.combined),
+            ]
+        })
+        .collect();
+    page.note(
+        Note::new("The forces' bands, share by share")
+            .text("Each force's 2-sigma band (RMS over the samples) from the tracks' noise, from the mechanism file's [tolerances] carried by the exact sensitivities, and both combined (taken independent), as the forces table's sigma columns hold it.")
+            .table(
+                &["force", "unit", "tracks' noise", "file's tolerances", "combined"],
+                rows,
+            ),
+    );
+}
+
 /// The estimates (value, 2-sigma, change from the file's) and each equation's fit.
 fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
     let id = &r.identification;
