@@ -543,7 +543,11 @@ def identify(
     against the solved forces. Settings are the command line's: ``free_offset`` (True),
     ``cutoff_hz`` (20, or a quarter of the sampling rate), ``unfiltered`` (False),
     ``measured_columns`` ({"torque": "motor_torque"}), ``measured_time``,
-    ``measured_offset_s``, ``measured_cutoff_hz``. The given file is never changed."""
+    ``measured_offset_s``, ``measured_cutoff_hz``, ``bootstrap`` (10 replicates where the
+    mechanism has a motor-driven crank and no measured table is given, none otherwise; 0: none)
+    and ``seed`` (1). When the identified values ask the periodic refit for other harmonics than
+    the processing used, the run's tracks are processed again with them and identified again.
+    The given file is never changed."""
     text = _settings("identify", {"free": list(free), **settings})
     folder = processed.out if isinstance(processed, Processed) else Path(processed)
     scratch = _Scratch(out)

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use flexbench_pipeline::identify::{identify_job, IdentifySpec};
+use flexbench_pipeline::StageEvent;
 
 /// Arguments of `flexbench identify`.
 #[derive(clap::Args)]
@@ -33,6 +34,16 @@ pub struct IdentifyArgs {
     /// Hold each measured column's offset at zero instead of identifying it.
     #[arg(long)]
     no_offset: bool,
+    /// Replicates of the parametric bootstrap: the bench simulated with the identified values
+    /// at the recording's speed, its markers given the process stage's noise, processed (with
+    /// the pipeline file's [process] defaults) and identified again; the estimates corrected by
+    /// the processing's bias, their standard deviations its spread as well [default: 10 where
+    /// the mechanism has a motor-driven crank and no measured table is given; 0: none].
+    #[arg(long)]
+    bootstrap: Option<usize>,
+    /// The bootstrap's first noise seed.
+    #[arg(long, default_value_t = flexbench_pipeline::identify::DEFAULT_SEED)]
+    seed: u64,
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
@@ -51,18 +62,29 @@ fn spec(args: &IdentifyArgs) -> Result<IdentifySpec> {
         measured_cutoff_hz: m.measured_cutoff,
         cutoff_hz: args.cutoff,
         unfiltered: args.unfiltered,
+        bootstrap: args.bootstrap,
+        seed: args.seed,
     })
 }
 
 /// `flexbench identify`: the estimates, what the recording does not determine, the fits.
 pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     let spec = spec(&args)?;
+    let pb = crate::bar(1000);
     let (record, files) = identify_job(
         &args.processed,
         &args.mechanism,
         args.measured.measured.as_deref(),
         &spec,
         &args.out,
+        None,
+        &mut |event| match event {
+            StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
+            StageEvent::Progress(stage, f) => {
+                pb.set_message(stage.to_string());
+                pb.set_position((f * 1000.0) as u64);
+            }
+        },
     )
     .with_context(|| {
         format!(
@@ -71,6 +93,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
             args.processed.display()
         )
     })?;
+    pb.finish_and_clear();
     let id = &record.identification;
     for w in &id.warnings {
         eprintln!("warning: {w}");
@@ -123,6 +146,18 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
             "{:32} RMS residual {:.4e} -> {:.4e} over {} samples",
             f.name, f.rms_before, f.rms_after, f.samples
         );
+    }
+    if let Some(b) = &record.bootstrap {
+        println!(
+            "bootstrap: {} replicates of the bench at {:.4} rad/s ({:.4} recorded), {:.4} mm of noise; the values above are corrected by it:",
+            b.replicates, b.simulated_speed_rad_s, b.crank_speed_rad_s, 1e3 * b.noise_m
+        );
+        for e in &b.estimates {
+            println!(
+                "{:32} identified {:.6e}, bias {:+.3e}, replicates' sigma {:.3e}, residuals' {:.3e}",
+                e.key, e.identified, e.bias, e.replicates_sigma, e.residuals_sigma
+            );
+        }
     }
     crate::print_written(&files);
     Ok(())

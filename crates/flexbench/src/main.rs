@@ -583,7 +583,7 @@ struct CheckArgs {
     mechanism: PathBuf,
 }
 
-fn bar(len: u64) -> ProgressBar {
+pub(crate) fn bar(len: u64) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
         ProgressStyle::with_template(

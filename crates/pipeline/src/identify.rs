@@ -41,7 +41,27 @@ pub struct IdentifySpec {
     pub cutoff_hz: Option<f64>,
     /// The equations fitted as they are, not low-passed.
     pub unfiltered: bool,
+    /// Replicates of the parametric bootstrap (0: none; None: [`DEFAULT_REPLICATES`] where the
+    /// mechanism has a motor-driven crank and no measured table is given, none otherwise): the
+    /// estimates corrected by the processing's bias and their standard deviations its spread as
+    /// well ([`crate::identify_bootstrap`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<usize>,
+    /// The bootstrap's first noise seed.
+    #[serde(skip_serializing_if = "is_default_seed")]
+    pub seed: u64,
 }
+
+fn is_default_seed(s: &u64) -> bool {
+    *s == DEFAULT_SEED
+}
+
+/// The bootstrap's replicates by default, where it applies: their standard deviation is then
+/// known to about a quarter of itself.
+pub const DEFAULT_REPLICATES: usize = 10;
+
+/// The bootstrap's first noise seed by default.
+pub const DEFAULT_SEED: u64 = 1;
 
 /// The equations' low-pass by default, Hz: the bench's forces need the crank's harmonics up to
 /// the eighth (2.3 Hz at 140 rpm); the smoothed accelerations lack what lies above (measured on
@@ -84,6 +104,8 @@ impl Default for IdentifySpec {
             measured_cutoff_hz: None,
             cutoff_hz: None,
             unfiltered: false,
+            bootstrap: None,
+            seed: DEFAULT_SEED,
         }
     }
 }
@@ -125,6 +147,15 @@ pub struct IdentifyRecord {
     pub identification: Identification,
     /// The mechanism file written with the identified values: its name in the output folder.
     pub identified_file: String,
+    /// The recording processed again with the identified file, when its values asked the
+    /// periodic refit for other harmonics than the processing used
+    /// ([`crate::identify_refine`]): the estimates are then the last pass's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refined: Option<crate::identify_refine::RefineRecord>,
+    /// The parametric bootstrap, when asked: the estimates and the identified file are then
+    /// its bias-corrected values with its standard deviations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<crate::identify_bootstrap::BootstrapRecord>,
     /// The forces' sensitivities to the file's parameters.
     pub sensitivities: Vec<SensitivityRow>,
     /// The file's numbers that are not parameters of the forces, and why.
@@ -137,7 +168,7 @@ impl StageRecord for IdentifyRecord {
 
 /// The bodies' motion about their origins at every sample where every body was fitted, and
 /// those samples' times (s).
-fn motion_of(
+pub(crate) fn motion_of(
     mech: &Mechanism,
     bodies: &flexbench_contracts::Bodies,
 ) -> (Vec<Vec<OriginMotion>>, Vec<f64>) {
@@ -282,13 +313,17 @@ pub fn identified_path(mechanism: &Path, out: &Path) -> PathBuf {
 }
 
 /// The identify job, as the command line and the Python package run it (module
-/// documentation): the record, and every file written.
+/// documentation): the record, and every file written. `process` is the process stage's
+/// settings the bootstrap's replicates are processed with (None: the pipeline file's defaults);
+/// `events` gets the bootstrap's progress.
 pub fn identify_job(
     processed: &Path,
     mechanism: &Path,
     measured: Option<&Path>,
     spec: &IdentifySpec,
     out: &Path,
+    process: Option<&crate::ProcessConfig>,
+    events: &mut dyn FnMut(crate::StageEvent),
 ) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
     crate::compare_measured::check_spec(&spec.measured_spec())?;
     let text = std::fs::read_to_string(mechanism).map_err(|e| PipelineError::Io {
@@ -321,6 +356,76 @@ pub fn identify_job(
     };
     let mut identification =
         flexbench_identify::identify(&text, &origin, &t, &motion, &measured_columns, &settings)?;
+    let default_process;
+    let process = match process {
+        Some(p) => p,
+        None => {
+            default_process = crate::pipeline_file::ProcessSection::default().config()?;
+            &default_process
+        }
+    };
+    let measured_fn = |t: &[f64]| match measured {
+        Some(path) => measured_at(path, spec, &columns, t),
+        None => Ok(Vec::new()),
+    };
+    let refined = crate::identify_refine::refine(
+        processed,
+        (&text, &origin),
+        &mut identification,
+        (&settings, process),
+        &measured_fn,
+        events,
+    )?;
+    let (fit_text, fit_t, fit_motion, refine_record) = match refined {
+        Some(r) => {
+            identification = r.identification;
+            (r.text, r.t, r.motion, Some(r.record))
+        }
+        None => (text.clone(), t.clone(), motion.clone(), None),
+    };
+    let why_not = match (mech.crank().is_some(), measured_columns.is_empty()) {
+        (true, true) => None,
+        (false, _) => Some("the bootstrap needs a motor-driven crank to simulate the recording by"),
+        (true, false) => Some("the bootstrap simulates the bench, not the rig's measured table"),
+    };
+    let replicates = match (spec.bootstrap, why_not) {
+        (Some(r), Some(why)) if r > 0 => {
+            return Err(PipelineError::Input(format!(
+                "bootstrap = {r}: {why}; identify without bootstrap"
+            )))
+        }
+        (Some(r), _) => r,
+        (None, None) => DEFAULT_REPLICATES,
+        (None, Some(_)) => 0,
+    };
+    if replicates == 0 {
+        identification.warnings.push(format!(
+            "the standard deviations are the residuals' alone: the bias and spread the processing adds (the smoothed motion's, 1-2 % on the bench at 0.1-0.3 mm of noise) are not in them ({})",
+            why_not.unwrap_or("the bootstrap was switched off")
+        ));
+    }
+    let bootstrap = match replicates {
+        0 => None,
+        r => {
+            let rec = crate::identify_bootstrap::Recording {
+                text: &fit_text,
+                t: &fit_t,
+                motion: &fit_motion,
+                noise_m: markers_noise(processed)?,
+                process,
+            };
+            let b = crate::identify_bootstrap::bootstrap(
+                &identification,
+                &origin,
+                &rec,
+                &settings,
+                (r, spec.seed),
+                events,
+            )?;
+            corrected(&mut identification, &b, &text, &origin)?;
+            Some(b)
+        }
+    };
     identification.file = with_identified_tolerances(&identification, &origin)?;
     let (rows, others) = sensitivities(&text, &origin, &motion)?;
     let file = identified_path(mechanism, out);
@@ -342,6 +447,8 @@ pub fn identify_job(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
+        refined: refine_record,
+        bootstrap,
         sensitivities: rows,
         not_parameters: others,
         identification,
@@ -365,6 +472,43 @@ pub fn identify_job(
     files.push(file);
     files.push(record.write(&out.join("identify.json"))?);
     Ok((record, files))
+}
+
+/// The markers' noise the process stage found in `processed` (its smoother's, else its fit's
+/// RMS residual), m.
+fn markers_noise(processed: &Path) -> Result<f64, PipelineError> {
+    let r = crate::process::ProcessRecord::read(&processed.join("summary.json"))?;
+    Ok(match &r.smoother {
+        Some(s) => s.sigma_m.max(s.sigma_floor_m),
+        None => r.fit.rms,
+    })
+}
+
+/// The identification's estimates and file set to the bootstrap's bias-corrected values and
+/// standard deviations (the file rewritten from the mechanism file `text`).
+fn corrected(
+    id: &mut Identification,
+    b: &crate::identify_bootstrap::BootstrapRecord,
+    text: &str,
+    origin: &str,
+) -> Result<(), PipelineError> {
+    for e in id.estimates.iter_mut() {
+        if let Some(c) = b.estimates.iter().find(|c| c.key == e.key) {
+            e.value = c.corrected;
+            e.sigma = Some(c.sigma);
+        }
+    }
+    let values: Vec<(&str, f64)> = id
+        .estimates
+        .iter()
+        .filter(|e| !e.key.starts_with("offset of "))
+        .map(|e| (e.key.as_str(), e.value))
+        .collect();
+    let file = flexbench_mechanism::parameters::with_values(text, origin, &values)?;
+    // The corrected values must still make a mechanism the file's checks accept.
+    flexbench_mechanism::file::parse(&file, origin)?;
+    id.file = file;
+    Ok(())
 }
 
 /// The identified file with each determined number's standard deviation in its

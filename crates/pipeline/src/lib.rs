@@ -13,6 +13,8 @@ pub mod compare_measured;
 mod compare_sim;
 pub mod fem;
 pub mod identify;
+pub mod identify_bootstrap;
+pub mod identify_refine;
 pub mod motion_calibration;
 pub mod overlay;
 pub mod pipeline_file;

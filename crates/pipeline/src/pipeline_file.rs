@@ -612,6 +612,12 @@ pub struct IdentifySection {
     pub cutoff_hz: Option<f64>,
     /// The equations fitted as they are, not low-passed.
     pub unfiltered: bool,
+    /// Replicates of the parametric bootstrap, processed with this file's `[process]` (default:
+    /// 10 where the mechanism has a motor-driven crank and no measured table is given, none
+    /// otherwise; 0: none).
+    pub bootstrap: Option<usize>,
+    /// The bootstrap's first noise seed.
+    pub seed: u64,
 }
 
 impl Default for IdentifySection {
@@ -623,6 +629,8 @@ impl Default for IdentifySection {
             free_offset: spec.free_offset,
             cutoff_hz: spec.cutoff_hz,
             unfiltered: spec.unfiltered,
+            bootstrap: spec.bootstrap,
+            seed: spec.seed,
         }
     }
 }
@@ -658,6 +666,8 @@ impl IdentifySection {
             measured_cutoff_hz: compare.measured_cutoff_hz,
             cutoff_hz: self.cutoff_hz,
             unfiltered: self.unfiltered,
+            bootstrap: self.bootstrap,
+            seed: self.seed,
         })
     }
 }

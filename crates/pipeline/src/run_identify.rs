@@ -30,7 +30,7 @@ impl RecordingRun<'_, '_> {
         process_dir: &Path,
         comparing: bool,
     ) -> Result<IdentifiedDirs, PipelineError> {
-        let identify = self.identify(spec, process_dir)?;
+        let identify = self.identify(spec, tracks, process_dir)?;
         let file = identified_path(&self.rec.mechanism, &identify);
         let mech = flexbench_mechanism::file::load(&file)?.mechanism;
         let process = self.process_with("process-identified", tracks, &mech, &file)?;
@@ -49,21 +49,40 @@ impl RecordingRun<'_, '_> {
     fn identify(
         &mut self,
         spec: &IdentifySpec,
+        tracks: &Path,
         process_dir: &Path,
     ) -> Result<PathBuf, PipelineError> {
         let mechanism = self.rec.mechanism.clone();
         let measured = self.rec.measured.clone();
         let bodies = process_dir.join("bodies.parquet");
-        let mut inputs: Vec<(&str, &Path)> = vec![("bodies", &bodies), ("mechanism", &mechanism)];
+        // The tracks too: the identification processes them again when its values ask for
+        // other harmonics than the processing used (crate::identify_refine).
+        let mut inputs: Vec<(&str, &Path)> = vec![
+            ("bodies", &bodies),
+            ("mechanism", &mechanism),
+            ("tracks", tracks),
+        ];
         if let Some(m) = &measured {
             inputs.push(("measured", m));
         }
-        let parameters = serde_json::to_value(spec).unwrap_or_default();
+        let mut parameters = serde_json::to_value(spec).unwrap_or_default();
+        let cfg = self.settings.process;
+        // The recording processed again, and the bootstrap's replicates, as the process stage
+        // processed it.
+        parameters["process"] = serde_json::to_value(&self.file.process).unwrap_or_default();
         self.runner
             .stage("identify", parameters, &inputs, &mut |tmp, progress| {
                 progress(StageEvent::Progress("identifying", 0.0));
-                let (record, _) =
-                    identify_job(process_dir, &mechanism, measured.as_deref(), spec, tmp)?;
+                let measured = measured.as_deref();
+                let (record, _) = identify_job(
+                    process_dir,
+                    &mechanism,
+                    measured,
+                    spec,
+                    tmp,
+                    Some(&cfg),
+                    progress,
+                )?;
                 for w in &record.identification.warnings {
                     progress(StageEvent::Warning(w));
                 }

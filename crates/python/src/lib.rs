@@ -226,6 +226,8 @@ fn identify(
             measured.as_deref(),
             &spec,
             &out,
+            None,
+            &mut |_| {},
         )
         .map_err(|e| {
             Failed::new(

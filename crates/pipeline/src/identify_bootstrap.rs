@@ -1,0 +1,266 @@
+//! The identification's parametric bootstrap: what the processing of the recording does to the
+//! estimates, measured on recordings made like it. The mechanism file with the identified
+//! values is simulated at the recording's crank speed, rate and length; its markers' positions
+//! get white noise at the level the process stage found (its smoother's); each such replicate is
+//! processed with the same settings and the same mechanism file, and identified from that file
+//! as the recording was (the same estimator: its robust weights start from the same residuals). The replicates'
+//! estimates scatter about the identified values by the processing's spread, and their mean is
+//! off them by the processing's bias (the smoothed motion's lost harmonics, docs/identification.md).
+//! The estimates are then corrected by that bias and their standard deviations are the
+//! replicates' spread with the residuals' sandwich and the bias's own uncertainty (Efron and
+//! Tibshirani, An Introduction to the Bootstrap, 1993, ch. 10: the bias-corrected estimate).
+
+use std::path::Path;
+
+use flexbench_contracts::gauss::Gauss;
+use flexbench_contracts::tracks::Tracks;
+use flexbench_identify::{Identification, Settings};
+use flexbench_mechanism::model::ForceKind;
+use flexbench_mechanism::sensitivity::OriginMotion;
+use flexbench_mechanism::simulate::SimConfig;
+use flexbench_mechanism::Mechanism;
+use serde::{Deserialize, Serialize};
+
+use crate::{PipelineError, ProcessConfig, StageEvent};
+
+/// One free number's bootstrap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapEstimate {
+    /// Its key in the file.
+    pub key: String,
+    /// The value identified from the recording, before the correction (its unit).
+    pub identified: f64,
+    /// The replicates' mean (its unit).
+    pub replicates_mean: f64,
+    /// The processing's bias: the replicates' mean less the value they were made with.
+    pub bias: f64,
+    /// The replicates' standard deviation (its unit).
+    pub replicates_sigma: f64,
+    /// The residuals' sandwich standard deviation of the identification (its unit).
+    pub residuals_sigma: f64,
+    /// The identified value less the bias (its unit).
+    pub corrected: f64,
+    /// Its standard deviation: the replicates', the residuals' and the bias's own combined.
+    pub sigma: f64,
+}
+
+/// The bootstrap's record: how the replicates were made and each free number's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapRecord {
+    /// Replicates made.
+    pub replicates: usize,
+    /// The first replicate's noise seed (the k-th uses seed + k).
+    pub seed: u64,
+    /// The markers' noise given to each replicate, m (one standard deviation per axis).
+    pub noise_m: f64,
+    /// The replicates' sampling rate, Hz, and length, s: the recording's.
+    pub rate_hz: f64,
+    /// Length, s.
+    pub duration_s: f64,
+    /// The recording's mean crank speed, rad/s.
+    pub crank_speed_rad_s: f64,
+    /// The simulated bench's, rad/s (the motor's reference set so).
+    pub simulated_speed_rad_s: f64,
+    /// Per free number (the offsets of measured columns left out).
+    pub estimates: Vec<BootstrapEstimate>,
+}
+
+/// The recording the replicates copy: the mechanism file it was processed and identified with
+/// (its text), its sample times (s), the bodies' motion at them, the markers' noise (m) and the
+/// process stage's settings.
+pub(crate) struct Recording<'a> {
+    pub text: &'a str,
+    pub t: &'a [f64],
+    pub motion: &'a [Vec<OriginMotion>],
+    pub noise_m: f64,
+    pub process: &'a ProcessConfig,
+}
+
+/// A simulated sample: its time (s) and the bodies' centroid coordinates q.
+type State = (f64, nalgebra::DVector<f64>);
+
+/// The mechanism of the identified file simulated at the recording's crank speed, rate and
+/// length: the samples' (t, q) and the simulated mean speed (rad/s). The motor's reference is
+/// moved by the speed's shortfall until the two agree to 1e-4 (the motor's slip changes
+/// little with the reference).
+fn simulated_like(
+    mech: &mut Mechanism,
+    ci: usize,
+    motor: usize,
+    rec: &Recording,
+    speed: f64,
+) -> Result<(Vec<State>, f64), PipelineError> {
+    let n = rec.t.len();
+    let duration = rec.t[n - 1] - rec.t[0];
+    let cfg = SimConfig {
+        duration,
+        rate: (n - 1) as f64 / duration,
+        settle: 3.0,
+        ..SimConfig::default()
+    };
+    let mut last = (Vec::new(), f64::NAN);
+    for _ in 0..6 {
+        let sim = mech.simulate(&cfg, &mut |_| {})?;
+        let s = &sim.samples;
+        let got = (s[s.len() - 1].q[3 * ci + 2] - s[0].q[3 * ci + 2]) / (s[s.len() - 1].t - s[0].t);
+        last = (s.iter().map(|x| (x.t, x.q.clone())).collect(), got);
+        if (got - speed).abs() <= 1e-4 * speed.abs() {
+            break;
+        }
+        if let ForceKind::Motor { omega_ref, .. } = &mut mech.forces[motor].kind {
+            *omega_ref += speed - got;
+        }
+    }
+    Ok(last)
+}
+
+/// The tracks of `mech` at the states `states` with white noise of `sigma` m on x and y from
+/// the sequence of `seed`.
+fn noisy_tracks(
+    mech: &Mechanism,
+    states: &[State],
+    sigma: f64,
+    seed: u64,
+) -> Result<Tracks, PipelineError> {
+    let refs: Vec<_> = states.iter().map(|(t, q)| (*t, q)).collect();
+    let clean = mech.tracks(&refs)?;
+    let mut g = Gauss::new(scrambled(seed));
+    let rows = clean
+        .rows()
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.x = r.x.map(|x| x + sigma * g.next());
+            r.y = r.y.map(|y| y + sigma * g.next());
+            r
+        })
+        .collect();
+    Ok(Tracks::new(rows)?)
+}
+
+/// The seed `seed` spread over the generator's 64 bits (splitmix64's finalizer, Steele et al.
+/// 2014): xorshift from a small seed starts with numbers near zero, and from neighbouring seeds
+/// with related ones.
+fn scrambled(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)).max(1)
+}
+
+/// One replicate: its tracks processed into `dir` with the recording's mechanism `mech` and
+/// identified as the recording was: the same estimator, started from the same file.
+fn replicate(
+    origin: &str,
+    mech: &Mechanism,
+    tracks: &Tracks,
+    rec: &Recording,
+    settings: &Settings,
+    dir: &Path,
+) -> Result<Identification, PipelineError> {
+    flexbench_tables::write_table(&tracks.to_table(), dir, "tracks")?;
+    let out = dir.join("processed");
+    crate::process(
+        &dir.join("tracks.parquet"),
+        None,
+        mech,
+        rec.process,
+        &out,
+        |_| {},
+    )?;
+    let bodies = crate::tables::bodies_of(&crate::compare::processed_table(&out, "bodies"), mech)?;
+    let (motion, t) = crate::identify::motion_of(mech, &bodies);
+    Ok(flexbench_identify::identify(
+        rec.text,
+        origin,
+        &t,
+        &motion,
+        &[],
+        settings,
+    )?)
+}
+
+/// The bootstrap of the identification `id` (its file `id.file`, `origin` naming it) of the
+/// recording `rec` with `settings`: `replicates` replicates from the noise seed `seed`, made in
+/// a scratch folder removed after. Refused for a mechanism without a motor-driven crank (no
+/// simulation to copy the recording by) and with measured columns (not simulated).
+pub(crate) fn bootstrap(
+    id: &Identification,
+    origin: &str,
+    rec: &Recording,
+    settings: &Settings,
+    (replicates, seed): (usize, u64),
+    events: &mut dyn FnMut(StageEvent),
+) -> Result<BootstrapRecord, PipelineError> {
+    let mut mech = flexbench_mechanism::file::parse(&id.file, origin)?.mechanism;
+    let given = flexbench_mechanism::file::parse(rec.text, origin)?.mechanism;
+    let Some(crank) = mech.crank() else {
+        return Err(PipelineError::Input(format!(
+            "{origin}: the bootstrap simulates the mechanism at the recording's crank speed, and this mechanism has no motor-driven crank: identify without bootstrap (the standard deviations are then the residuals' only)"
+        )));
+    };
+    if replicates < 2 {
+        return Err(PipelineError::Input(format!(
+            "bootstrap = {replicates}: give 2 replicates or more (10 or more for the standard deviations)"
+        )));
+    }
+    let (ci, n) = (crank.body, rec.t.len());
+    let speed = (rec.motion[n - 1][ci].theta - rec.motion[0][ci].theta) / (rec.t[n - 1] - rec.t[0]);
+    events(StageEvent::Progress("bootstrap: the bench simulated", 0.0));
+    let (states, simulated) = simulated_like(&mut mech, ci, crank.motor, rec, speed)?;
+    let scratch = tempfile::tempdir().map_err(|e| PipelineError::Io {
+        path: std::env::temp_dir().display().to_string(),
+        reason: format!("cannot make the bootstrap's scratch folder: {e}"),
+    })?;
+    let mut runs = Vec::with_capacity(replicates);
+    for k in 0..replicates {
+        events(StageEvent::Progress(
+            "bootstrap: replicates processed and identified",
+            k as f64 / replicates as f64,
+        ));
+        let tracks = noisy_tracks(&mech, &states, rec.noise_m, seed + k as u64)?;
+        let dir = scratch.path().join(format!("replicate-{k}"));
+        crate::ensure_dir(&dir)?;
+        runs.push(replicate(origin, &given, &tracks, rec, settings, &dir)?);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(BootstrapRecord {
+        replicates,
+        seed,
+        noise_m: rec.noise_m,
+        rate_hz: (n - 1) as f64 / (rec.t[n - 1] - rec.t[0]),
+        duration_s: rec.t[n - 1] - rec.t[0],
+        crank_speed_rad_s: speed,
+        simulated_speed_rad_s: simulated,
+        estimates: combined(id, &runs),
+    })
+}
+
+/// Each determined free number's bias, spread and corrected value from the replicates' `runs`.
+fn combined(id: &Identification, runs: &[Identification]) -> Vec<BootstrapEstimate> {
+    let r = runs.len() as f64;
+    id.estimates
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.determined && !e.key.starts_with("offset of "))
+        .map(|(i, e)| {
+            let v: Vec<f64> = runs.iter().map(|run| run.estimates[i].value).collect();
+            let mean = v.iter().sum::<f64>() / r;
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1.0);
+            let residuals = e.sigma.unwrap_or(0.0);
+            // The bias is a mean of r replicates: its own variance var / r adds to the corrected
+            // value's.
+            let sigma = (var * (1.0 + 1.0 / r) + residuals * residuals).sqrt();
+            BootstrapEstimate {
+                key: e.key.clone(),
+                identified: e.value,
+                replicates_mean: mean,
+                bias: mean - e.value,
+                replicates_sigma: var.sqrt(),
+                residuals_sigma: residuals,
+                corrected: 2.0 * e.value - mean,
+                sigma,
+            }
+        })
+        .collect()
+}
