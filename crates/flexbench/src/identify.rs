@@ -149,8 +149,8 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     }
     if let Some(b) = &record.bootstrap {
         println!(
-            "bootstrap: {} replicates of the bench at {:.4} rad/s ({:.4} recorded), {:.4} mm of noise; the values above are corrected by it:",
-            b.replicates, b.simulated_speed_rad_s, b.crank_speed_rad_s, 1e3 * b.noise_m
+            "bootstrap: {} replicates of the bench at {:.4} rad/s ({:.4} recorded), the markers' errors {}; the values above are corrected by it:",
+            b.replicates, b.simulated_speed_rad_s, b.crank_speed_rad_s, b.noise
         );
         for e in &b.estimates {
             println!(

@@ -411,7 +411,15 @@ pub fn identify_job(
                 text: &fit_text,
                 t: &fit_t,
                 motion: &fit_motion,
-                noise_m: markers_noise(processed)?,
+                noise: crate::bootstrap_noise::MarkerNoise::of(
+                    processed,
+                    &mech
+                        .markers
+                        .iter()
+                        .map(|m| m.name.clone())
+                        .collect::<Vec<_>>(),
+                    markers_noise(processed)?,
+                )?,
                 process,
             };
             let b = crate::identify_bootstrap::bootstrap(

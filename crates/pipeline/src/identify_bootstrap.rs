@@ -1,7 +1,8 @@
 //! The identification's parametric bootstrap: what the processing of the recording does to the
 //! estimates, measured on recordings made like it. The mechanism file with the identified
 //! values is simulated at the recording's crank speed, rate and length; its markers' positions
-//! get white noise at the level the process stage found (its smoother's); each such replicate is
+//! get the recording's own errors (the process stage's residuals resampled in blocks,
+//! [`crate::bootstrap_noise`]); each such replicate is
 //! processed with the same settings and the same mechanism file, and identified from that file
 //! as the recording was (the same estimator: its robust weights start from the same residuals). The replicates'
 //! estimates scatter about the identified values by the processing's spread, and their mean is
@@ -51,8 +52,9 @@ pub struct BootstrapRecord {
     pub replicates: usize,
     /// The first replicate's noise seed (the k-th uses seed + k).
     pub seed: u64,
-    /// The markers' noise given to each replicate, m (one standard deviation per axis).
-    pub noise_m: f64,
+    /// The markers' errors given to each replicate, in words (the recording's residuals
+    /// resampled, or white noise).
+    pub noise: String,
     /// The replicates' sampling rate, Hz, and length, s: the recording's.
     pub rate_hz: f64,
     /// Length, s.
@@ -72,7 +74,7 @@ pub(crate) struct Recording<'a> {
     pub text: &'a str,
     pub t: &'a [f64],
     pub motion: &'a [Vec<OriginMotion>],
-    pub noise_m: f64,
+    pub noise: crate::bootstrap_noise::MarkerNoise,
     pub process: &'a ProcessConfig,
 }
 
@@ -114,24 +116,33 @@ fn simulated_like(
     Ok(last)
 }
 
-/// The tracks of `mech` at the states `states` with white noise of `sigma` m on x and y from
-/// the sequence of `seed`.
+/// The tracks of `mech` at the states `states` with the markers' errors `noise` drawn from the
+/// sequence of `seed`.
 fn noisy_tracks(
     mech: &Mechanism,
     states: &[State],
-    sigma: f64,
+    noise: &crate::bootstrap_noise::MarkerNoise,
     seed: u64,
 ) -> Result<Tracks, PipelineError> {
     let refs: Vec<_> = states.iter().map(|(t, q)| (*t, q)).collect();
     let clean = mech.tracks(&refs)?;
-    let mut g = Gauss::new(scrambled(seed));
+    let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();
+    let errors = noise.draw(&names, states.len(), &mut Gauss::new(scrambled(seed)));
+    // The rows are sample by sample, each sample's markers in the mechanism's order.
     let rows = clean
         .rows()
         .iter()
         .map(|r| {
             let mut r = r.clone();
-            r.x = r.x.map(|x| x + sigma * g.next());
-            r.y = r.y.map(|y| y + sigma * g.next());
+            let k = usize::try_from(r.frame).unwrap_or(0);
+            let j = names.iter().position(|n| *n == r.marker).unwrap_or(0);
+            let e = errors
+                .get(k)
+                .and_then(|s| s.get(j))
+                .copied()
+                .unwrap_or([0.0; 2]);
+            r.x = r.x.map(|x| x + e[0]);
+            r.y = r.y.map(|y| y + e[1]);
             r
         })
         .collect();
@@ -218,7 +229,7 @@ pub(crate) fn bootstrap(
             "bootstrap: replicates processed and identified",
             k as f64 / replicates as f64,
         ));
-        let tracks = noisy_tracks(&mech, &states, rec.noise_m, seed + k as u64)?;
+        let tracks = noisy_tracks(&mech, &states, &rec.noise, seed + k as u64)?;
         let dir = scratch.path().join(format!("replicate-{k}"));
         crate::ensure_dir(&dir)?;
         runs.push(replicate(origin, &given, &tracks, rec, settings, &dir)?);
@@ -227,7 +238,7 @@ pub(crate) fn bootstrap(
     Ok(BootstrapRecord {
         replicates,
         seed,
-        noise_m: rec.noise_m,
+        noise: rec.noise.describe(),
         rate_hz: (n - 1) as f64 / (rec.t[n - 1] - rec.t[0]),
         duration_s: rec.t[n - 1] - rec.t[0],
         crank_speed_rad_s: speed,

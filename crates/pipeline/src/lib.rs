@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+mod bootstrap_noise;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_measured;
