@@ -110,24 +110,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         id.condition,
         id.iterations
     );
-    for e in &id.estimates {
-        let change = match e.file_value {
-            0.0 => String::new(),
-            v => format!(", {:+.2} %", 100.0 * (e.value - v) / v.abs()),
-        };
-        match e.sigma {
-            Some(s) => println!(
-                "{:32} {:>14.6e} +- {:.3e}   (file {:.6e}{change})",
-                e.key, e.value, s, e.file_value
-            ),
-            None => println!(
-                "{:32} held at {:.6e}: {}",
-                e.key,
-                e.value,
-                e.why_not.as_deref().unwrap_or("not determined")
-            ),
-        }
-    }
+    print_estimates(&id.estimates);
     for b in id.bodies.iter().filter(|b| b.file != b.identified) {
         let names = ["m (kg)", "m c_x (kg m)", "m c_y (kg m)", "I_O (kg m^2)"];
         let parts: Vec<String> = (0..4)
@@ -148,17 +131,44 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         );
     }
     if let Some(b) = &record.bootstrap {
-        println!(
-            "bootstrap: {} replicates of the bench at {:.4} rad/s ({:.4} recorded), the markers' errors {}; the values above are corrected by it:",
-            b.replicates, b.simulated_speed_rad_s, b.crank_speed_rad_s, b.noise
-        );
-        for e in &b.estimates {
-            println!(
-                "{:32} identified {:.6e}, bias {:+.3e}, replicates' sigma {:.3e}, residuals' {:.3e}",
-                e.key, e.identified, e.bias, e.replicates_sigma, e.residuals_sigma
-            );
-        }
+        print_bootstrap(b);
     }
     crate::print_written(&files);
     Ok(())
+}
+
+/// Each estimate with its standard deviation and change from the file, or why it was held.
+fn print_estimates(estimates: &[flexbench_pipeline::identify::Estimate]) {
+    for e in estimates {
+        let change = match e.file_value {
+            0.0 => String::new(),
+            v => format!(", {:+.2} %", 100.0 * (e.value - v) / v.abs()),
+        };
+        match e.sigma {
+            Some(s) => println!(
+                "{:32} {:>14.6e} +- {:.3e}   (file {:.6e}{change})",
+                e.key, e.value, s, e.file_value
+            ),
+            None => println!(
+                "{:32} held at {:.6e}: {}",
+                e.key,
+                e.value,
+                e.why_not.as_deref().unwrap_or("not determined")
+            ),
+        }
+    }
+}
+
+/// The bootstrap's replicates and each number's bias and spread.
+fn print_bootstrap(b: &flexbench_pipeline::identify_bootstrap::BootstrapRecord) {
+    println!(
+        "bootstrap: {} replicates of the bench at {:.4} rad/s ({:.4} recorded), the markers' errors {}; the values above are corrected by it:",
+        b.replicates, b.simulated_speed_rad_s, b.crank_speed_rad_s, b.noise
+    );
+    for e in &b.estimates {
+        println!(
+            "{:32} identified {:.6e}, bias {:+.3e}, replicates' sigma {:.3e}, residuals' {:.3e}",
+            e.key, e.identified, e.bias, e.replicates_sigma, e.residuals_sigma
+        );
+    }
 }

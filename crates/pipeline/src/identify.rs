@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use flexbench_contracts::{Column, Table};
+pub use flexbench_identify::Estimate;
 use flexbench_identify::{Identification, MeasuredColumn, Settings};
 use flexbench_mechanism::parameters::file_parameters;
 use flexbench_mechanism::sensitivity::OriginMotion;
@@ -303,6 +304,13 @@ fn sensitivity_table(rows: &[SensitivityRow]) -> Result<Table, PipelineError> {
     Ok(t)
 }
 
+/// A path's file name, as text.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// The identified file's name in `out`: the mechanism file's stem and `.identified.toml`.
 pub fn identified_path(mechanism: &Path, out: &Path) -> PathBuf {
     let stem = mechanism
@@ -314,8 +322,8 @@ pub fn identified_path(mechanism: &Path, out: &Path) -> PathBuf {
 
 /// The identify job, as the command line and the Python package run it (module
 /// documentation): the record, and every file written. `process` is the process stage's
-/// settings the bootstrap's replicates are processed with (None: the pipeline file's defaults);
-/// `events` gets the bootstrap's progress.
+/// settings the recording is processed again with, and the bootstrap's replicates (None: the
+/// pipeline file's defaults); `events` gets their progress.
 pub fn identify_job(
     processed: &Path,
     mechanism: &Path,
@@ -325,30 +333,30 @@ pub fn identify_job(
     process: Option<&crate::ProcessConfig>,
     events: &mut dyn FnMut(crate::StageEvent),
 ) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
+    // The job's steps in their order (check, read, identify, process again, bootstrap, record,
+    // write), each a call: kept in one function so that the order is read at once.
     crate::compare_measured::check_spec(&spec.measured_spec())?;
+    let file = identified_path(mechanism, out);
+    if file == mechanism {
+        return Err(PipelineError::Input(format!(
+            "{}: the identified file would overwrite the mechanism file; give another output folder",
+            file.display()
+        )));
+    }
     let text = std::fs::read_to_string(mechanism).map_err(|e| PipelineError::Io {
         path: mechanism.display().to_string(),
         reason: e.to_string(),
     })?;
     let origin = mechanism.display().to_string();
     let mech = flexbench_mechanism::file::parse(&text, &origin)?.mechanism;
-    let bodies =
-        crate::tables::bodies_of(&crate::compare::processed_table(processed, "bodies"), &mech)?;
-    let (motion, t) = motion_of(&mech, &bodies);
-    let gap = largest_gap(&mech, &motion);
-    if gap > GAP_TOLERANCE_M {
-        return Err(PipelineError::Input(format!(
-            "{}: the bodies table does not close the joints of {} (gaps up to {:.3} mm): it was processed with another mechanism file (another centroid or length); give the file the process stage used (the identified file is written beside the results)",
-            processed.display(),
-            mechanism.display(),
-            1e3 * gap
-        )));
-    }
+    let (motion, t) = processed_motion(processed, mechanism, &mech)?;
     let columns = mech.force_columns();
-    let measured_columns = match measured {
-        Some(path) => measured_at(path, spec, &columns, &t)?,
-        None => Vec::new(),
+    let measured_fn = |t: &[f64]| match measured {
+        Some(path) => measured_at(path, spec, &columns, t),
+        None => Ok(Vec::new()),
     };
+    let measured_columns = measured_fn(&t)?;
+    let (replicates, why_not) = replicates_for(spec, &mech, !measured_columns.is_empty())?;
     let settings = Settings {
         free: spec.free.clone(),
         cutoff_hz: spec.cutoff_for(&t),
@@ -356,17 +364,9 @@ pub fn identify_job(
     };
     let mut identification =
         flexbench_identify::identify(&text, &origin, &t, &motion, &measured_columns, &settings)?;
-    let default_process;
-    let process = match process {
-        Some(p) => p,
-        None => {
-            default_process = crate::pipeline_file::ProcessSection::default().config()?;
-            &default_process
-        }
-    };
-    let measured_fn = |t: &[f64]| match measured {
-        Some(path) => measured_at(path, spec, &columns, t),
-        None => Ok(Vec::new()),
+    let process = &match process {
+        Some(p) => *p,
+        None => crate::pipeline_file::ProcessSection::default().config()?,
     };
     let refined = crate::identify_refine::refine(
         processed,
@@ -383,66 +383,23 @@ pub fn identify_job(
         }
         None => (text.clone(), t.clone(), motion.clone(), None),
     };
-    let why_not = match (mech.crank().is_some(), measured_columns.is_empty()) {
-        (true, true) => None,
-        (false, _) => Some("the bootstrap needs a motor-driven crank to simulate the recording by"),
-        (true, false) => Some("the bootstrap simulates the bench, not the rig's measured table"),
+    let rec = crate::identify_bootstrap::Recording {
+        text: &fit_text,
+        t: &fit_t,
+        motion: &fit_motion,
+        noise: crate::bootstrap_noise::MarkerNoise::White(0.0),
+        process,
     };
-    let replicates = match (spec.bootstrap, why_not) {
-        (Some(r), Some(why)) if r > 0 => {
-            return Err(PipelineError::Input(format!(
-                "bootstrap = {r}: {why}; identify without bootstrap"
-            )))
-        }
-        (Some(r), _) => r,
-        (None, None) => DEFAULT_REPLICATES,
-        (None, Some(_)) => 0,
-    };
-    if replicates == 0 {
-        identification.warnings.push(format!(
-            "the standard deviations are the residuals' alone: the bias and spread the processing adds (the smoothed motion's, 1-2 % on the bench at 0.1-0.3 mm of noise) are not in them ({})",
-            why_not.unwrap_or("the bootstrap was switched off")
-        ));
-    }
-    let bootstrap = match replicates {
-        0 => None,
-        r => {
-            let rec = crate::identify_bootstrap::Recording {
-                text: &fit_text,
-                t: &fit_t,
-                motion: &fit_motion,
-                noise: crate::bootstrap_noise::MarkerNoise::of(
-                    processed,
-                    &mech
-                        .markers
-                        .iter()
-                        .map(|m| m.name.clone())
-                        .collect::<Vec<_>>(),
-                    markers_noise(processed)?,
-                )?,
-                process,
-            };
-            let b = crate::identify_bootstrap::bootstrap(
-                &identification,
-                &origin,
-                &rec,
-                &settings,
-                (r, spec.seed),
-                events,
-            )?;
-            corrected(&mut identification, &b, &text, &origin)?;
-            Some(b)
-        }
-    };
+    let bootstrap = bootstrapped(
+        processed,
+        (&mech, &text, &origin),
+        rec,
+        &mut identification,
+        (&settings, replicates, why_not, spec.seed),
+        events,
+    )?;
     identification.file = with_identified_tolerances(&identification, &origin)?;
     let (rows, others) = sensitivities(&text, &origin, &motion)?;
-    let file = identified_path(mechanism, out);
-    if file == mechanism {
-        return Err(PipelineError::Input(format!(
-            "{}: the identified file would overwrite the mechanism file; give another output folder",
-            file.display()
-        )));
-    }
     let record = IdentifyRecord {
         job: "identify".into(),
         processed: processed.display().to_string(),
@@ -451,18 +408,109 @@ pub fn identify_job(
         spec: spec.clone(),
         samples: motion.len(),
         cutoff_hz: settings.cutoff_hz,
-        identified_file: file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        identified_file: file_name(&file),
         refined: refine_record,
         bootstrap,
         sensitivities: rows,
         not_parameters: others,
         identification,
     };
+    let files = write_identified(&record, &file, out)?;
+    Ok((record, files))
+}
+
+/// The bootstrap of `replicates` replicates of the recording `rec` (its markers' errors those
+/// of the processed folder `processed`), `id` corrected by it against the given file `text`
+/// of `mech`; with none, a warning in `id` that says why its standard deviations are the
+/// residuals' alone.
+fn bootstrapped(
+    processed: &Path,
+    (mech, text, origin): (&Mechanism, &str, &str),
+    mut rec: crate::identify_bootstrap::Recording,
+    id: &mut Identification,
+    (settings, replicates, why_not, seed): (&Settings, usize, Option<&str>, u64),
+    events: &mut dyn FnMut(crate::StageEvent),
+) -> Result<Option<crate::identify_bootstrap::BootstrapRecord>, PipelineError> {
+    if replicates == 0 {
+        id.warnings.push(format!(
+            "the standard deviations are the residuals' alone: the bias and spread the processing adds (the smoothed motion's, 1-2 % on the bench at 0.1-0.3 mm of noise) are not in them ({})",
+            why_not.unwrap_or("the bootstrap was switched off")
+        ));
+        return Ok(None);
+    }
+    let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();
+    let sigma = markers_noise(processed)?;
+    rec.noise = crate::bootstrap_noise::MarkerNoise::of(processed, &names, sigma)?;
+    let b = crate::identify_bootstrap::bootstrap(
+        id,
+        origin,
+        &rec,
+        settings,
+        (replicates, seed),
+        events,
+    )?;
+    corrected(id, &b, text, origin)?;
+    Ok(Some(b))
+}
+
+/// The bodies' motion of the processed folder `processed` about their origins and its times,
+/// refused when its joints do not close with the mechanism `mech` of the file `mechanism`.
+#[allow(clippy::type_complexity)]
+fn processed_motion(
+    processed: &Path,
+    mechanism: &Path,
+    mech: &Mechanism,
+) -> Result<(Vec<Vec<OriginMotion>>, Vec<f64>), PipelineError> {
+    let bodies =
+        crate::tables::bodies_of(&crate::compare::processed_table(processed, "bodies"), mech)?;
+    let (motion, t) = motion_of(mech, &bodies);
+    let gap = largest_gap(mech, &motion);
+    if gap > GAP_TOLERANCE_M {
+        return Err(PipelineError::Input(format!(
+            "{}: the bodies table does not close the joints of {} (gaps up to {:.3} mm): it was processed with another mechanism file (another centroid or length); give the file the process stage used (the identified file is written beside the results)",
+            processed.display(),
+            mechanism.display(),
+            1e3 * gap
+        )));
+    }
+    Ok((motion, t))
+}
+
+/// The bootstrap's replicates the spec asks of the mechanism `mech` (with a measured table
+/// when `measured`), and why there is none where it cannot run: an explicit count refused
+/// there, the default then none.
+fn replicates_for(
+    spec: &IdentifySpec,
+    mech: &Mechanism,
+    measured: bool,
+) -> Result<(usize, Option<&'static str>), PipelineError> {
+    let why_not = match (mech.crank().is_some(), measured) {
+        (true, false) => None,
+        (false, _) => Some("the bootstrap needs a motor-driven crank to simulate the recording by"),
+        (true, true) => Some("the bootstrap simulates the bench, not the rig's measured table"),
+    };
+    let r = match (spec.bootstrap, why_not) {
+        (Some(r), Some(why)) if r > 0 => {
+            return Err(PipelineError::Input(format!(
+                "bootstrap = {r}: {why}; identify without bootstrap (bootstrap = 0)"
+            )))
+        }
+        (Some(r), _) => r,
+        (None, None) => DEFAULT_REPLICATES,
+        (None, Some(_)) => 0,
+    };
+    Ok((r, why_not))
+}
+
+/// The identify job's files into `out`: the sensitivities' table, the identified mechanism
+/// file `file` with its header, the record.
+fn write_identified(
+    record: &IdentifyRecord,
+    file: &Path,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
     ensure_dir(out)?;
-    let header = identified_header(&record);
+    let header = identified_header(record);
     let mut files = flexbench_tables::write_table(
         &sensitivity_table(&record.sensitivities)?,
         out,
@@ -470,16 +518,16 @@ pub fn identify_job(
     )?
     .to_vec();
     flexbench_contracts::atomic::write_bytes(
-        &file,
+        file,
         format!("{header}{}", record.identification.file).as_bytes(),
     )
     .map_err(|e| PipelineError::Io {
         path: file.display().to_string(),
         reason: e.to_string(),
     })?;
-    files.push(file);
+    files.push(file.to_path_buf());
     files.push(record.write(&out.join("identify.json"))?);
-    Ok((record, files))
+    Ok(files)
 }
 
 /// The markers' noise the process stage found in `processed` (its smoother's, else its fit's
