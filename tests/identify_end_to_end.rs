@@ -146,18 +146,25 @@ const TRUTH: [(&str, &str, f64); 3] = [
     ("Fr = 5.0 ", "Fr", 10.0),
 ];
 
-#[test]
-fn the_changed_bench_is_identified_from_its_positions() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+/// The shipped bench file and, written into `dir`, the same with the spring, the weight and the
+/// slide's friction changed ([`TRUTH`]).
+fn changed_bench(dir: &Path) -> (PathBuf, PathBuf) {
     let shipped = common::root().join("pipelines/wind-pump.toml");
     let mut text = std::fs::read_to_string(&shipped).unwrap();
     for (line, key, value) in TRUTH {
         assert!(text.contains(line), "{line}");
         text = text.replace(line, &format!("{key} = {value:?} "));
     }
-    let changed = d.join("changed.toml");
+    let changed = dir.join("changed.toml");
     std::fs::write(&changed, text).unwrap();
+    (shipped, changed)
+}
+
+#[test]
+fn the_changed_bench_is_identified_from_its_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (shipped, changed) = changed_bench(d);
     common::simulate_mechanism(&changed, "2", "1000", "3", &d.join("sim"));
     let tracks = d.join("sim/tracks.parquet");
     common::process_mechanism_said(&tracks, &shipped, &d.join("before"), &[]);
@@ -260,13 +267,7 @@ fn the_changed_bench_is_identified_from_its_positions() {
 fn the_changed_bench_from_noisy_positions_is_within_its_stated_two_sigma() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let shipped = common::root().join("pipelines/wind-pump.toml");
-    let mut text = std::fs::read_to_string(&shipped).unwrap();
-    for (line, key, value) in TRUTH {
-        text = text.replace(line, &format!("{key} = {value:?} "));
-    }
-    let changed = d.join("changed.toml");
-    std::fs::write(&changed, text).unwrap();
+    let (shipped, changed) = changed_bench(d);
     common::simulate_mechanism(&changed, "2", "1000", "3", &d.join("sim"));
     let noisy = common::noisy_tracks(&d.join("sim/tracks.csv"), 1e-4, 41, 1.0, &|_, _| false);
     let tracks = d.join("noisy.csv");
@@ -311,13 +312,7 @@ fn the_changed_bench_from_noisy_positions_is_within_its_stated_two_sigma() {
 fn the_changed_bench_identified_from_its_rendered_video() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let shipped = common::root().join("pipelines/wind-pump.toml");
-    let mut text = std::fs::read_to_string(&shipped).unwrap();
-    for (line, key, value) in TRUTH {
-        text = text.replace(line, &format!("{key} = {value:?} "));
-    }
-    let changed = d.join("changed.toml");
-    std::fs::write(&changed, text).unwrap();
+    let (shipped, changed) = changed_bench(d);
     let rec = d.join("rec");
     common::render(
         &changed,

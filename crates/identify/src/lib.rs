@@ -21,9 +21,7 @@
 pub mod equations;
 mod solve;
 
-use flexbench_mechanism::parameters::{
-    file_parameters, with_values, FileParameters, NotAParameter,
-};
+use flexbench_mechanism::parameters::{file_parameters, with_values, FileParameters};
 use flexbench_mechanism::sensitivity::OriginMotion;
 use flexbench_mechanism::MechanismError;
 
@@ -164,32 +162,9 @@ pub struct Identification {
 
 /// Why `key` is not a free number of `read`, in an error.
 pub(crate) fn not_free(read: &FileParameters, key: &str) -> IdentifyError {
-    let why = match read.others.iter().find(|(k, _)| k == key) {
-        Some((_, NotAParameter::Geometry)) => {
-            "it is a length of the geometry (the kinematic fit's, not the forces')".to_string()
-        }
-        Some((_, NotAParameter::NoEffect)) => {
-            "neither the forces nor any law moves with it".to_string()
-        }
-        Some((_, NotAParameter::NotPerturbable)) => {
-            "the file refuses it changed by a small step".to_string()
-        }
-        Some((_, NotAParameter::SolvedFor(_))) | None => {
-            let keys: Vec<&str> = read
-                .parameters
-                .iter()
-                .chain(&read.laws)
-                .map(|p| p.key.as_str())
-                .collect();
-            format!(
-                "the file has no such number; those that can be are {}",
-                keys.join(", ")
-            )
-        }
-    };
     IdentifyError::NotFree {
         key: key.into(),
-        why,
+        why: read.why_not_a_parameter(key),
     }
 }
 

@@ -376,6 +376,37 @@ pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, Mecha
     })
 }
 
+impl FileParameters {
+    /// Why `key` is no parameter of the forces and no number of a law, in words: a length of
+    /// the geometry, a number without effect, one the file refuses changed, or one the file
+    /// does not have (with the keys that can be named).
+    pub fn why_not_a_parameter(&self, key: &str) -> String {
+        match self.others.iter().find(|(k, _)| k == key) {
+            Some((_, NotAParameter::Geometry)) => {
+                "it is a length of the geometry (the kinematic fit's, not the forces')".into()
+            }
+            Some((_, NotAParameter::NoEffect)) => {
+                "neither the forces nor any law moves with it".into()
+            }
+            Some((_, NotAParameter::NotPerturbable)) => {
+                "the file refuses it changed by a small step".into()
+            }
+            Some((_, NotAParameter::SolvedFor(_))) | None => {
+                let keys: Vec<&str> = self
+                    .parameters
+                    .iter()
+                    .chain(&self.laws)
+                    .map(|p| p.key.as_str())
+                    .collect();
+                format!(
+                    "the file has no such number; those that can be are {}",
+                    keys.join(", ")
+                )
+            }
+        }
+    }
+}
+
 impl FileParameter {
     /// The model with the value raised, the one with it lowered, and the two values'
     /// difference (the value's own unit).

@@ -16,7 +16,7 @@
 use nalgebra::DVector;
 
 use crate::inverse::InverseSample;
-use crate::parameters::{file_parameters, FileParameter, FileParameters, NotAParameter};
+use crate::parameters::{file_parameters, FileParameter, NotAParameter};
 use crate::MechanismError;
 
 /// The table's name in the mechanism file.
@@ -79,32 +79,6 @@ fn given(key: &str, v: &toml::Value) -> Result<Given, MechanismError> {
     Ok(g)
 }
 
-/// Why the key of a tolerance is no number of `read` the forces or a law depend on.
-fn not_a_parameter(read: &FileParameters, key: &str) -> MechanismError {
-    let why = match read.others.iter().find(|(k, _)| k == key) {
-        Some((_, NotAParameter::Geometry)) => {
-            "a length of the geometry: the kinematic fit's, its uncertainty the fit's own".into()
-        }
-        Some((_, NotAParameter::NoEffect)) => "neither the forces nor any law moves with it".into(),
-        Some((_, NotAParameter::NotPerturbable)) => {
-            "the file refuses it changed by a small step".into()
-        }
-        Some((_, NotAParameter::SolvedFor(_))) | None => {
-            let keys: Vec<&str> = read
-                .parameters
-                .iter()
-                .chain(&read.laws)
-                .map(|p| p.key.as_str())
-                .collect();
-            format!(
-                "the file has no such number; those with a tolerance can be {}",
-                keys.join(", ")
-            )
-        }
-    };
-    key_err(key, why)
-}
-
 /// The `[tolerances]` of the mechanism file's `text` (`origin` names it in errors), each
 /// checked: a negative or non-numeric value, or a key that is no parameter of the forces or a
 /// law, is an error that says why. Empty when the file has no such table.
@@ -140,7 +114,7 @@ pub fn read(text: &str, origin: &str) -> Result<Vec<Tolerance>, MechanismError> 
                         .laws
                         .iter()
                         .find(|p| p.key == key)
-                        .ok_or_else(|| not_a_parameter(&read, &key))?;
+                        .ok_or_else(|| key_err(&key, read.why_not_a_parameter(&key)))?;
                     let force = read.others.iter().find_map(|(k, why)| match why {
                         NotAParameter::SolvedFor(f) if *k == key => Some(f.clone()),
                         _ => None,
