@@ -70,6 +70,9 @@ fn spec(args: &IdentifyArgs) -> Result<IdentifySpec> {
 /// `flexbench identify`: the estimates, what the recording does not determine, the fits.
 pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     let spec = spec(&args)?;
+    // The recording processed again, and the bootstrap's replicates, with the pipeline file's
+    // [process] defaults.
+    let process = flexbench_pipeline::pipeline_file::ProcessSection::default().config()?;
     let pb = crate::bar(1000);
     let (record, files) = identify_job(
         &args.processed,
@@ -77,7 +80,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         args.measured.measured.as_deref(),
         &spec,
         &args.out,
-        None,
+        &process,
         &mut |event| match event {
             StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
             StageEvent::Progress(stage, f) => {

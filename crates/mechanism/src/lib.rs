@@ -28,6 +28,7 @@ pub mod constraints;
 pub mod elastic;
 pub mod file;
 mod file_edit;
+pub mod flat;
 pub mod friction;
 pub mod general;
 pub mod inverse;

@@ -346,7 +346,7 @@ pub struct Mechanism {
     pub guess: Vec<[f64; 3]>,
     /// The file's `[tolerances]`: its uncertain numbers with their standard deviations, which
     /// the forces' bands carry (empty when the file gives none).
-    pub tolerances: Vec<crate::tolerances::Tolerance>,
+    pub tolerances: Vec<Tolerance>,
 }
 
 impl Mechanism {
@@ -469,4 +469,46 @@ impl Mechanism {
         }
         Ok(())
     }
+}
+
+/// A number of the mechanism file the forces of the inverse dynamics depend on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileParameter {
+    /// Its key in the file: `m3`, `g3[0]`, `bodies.pendulum.mass`,
+    /// `joints.axle.friction.viscous` (an array's tables by their `name`).
+    pub key: String,
+    /// Its value in the file (its own unit: kg, m, kg m^2, N/m, ...).
+    pub value: f64,
+    /// d phi / d value for each body, (kg, kg m, kg m, kg m^2) per unit of the value.
+    pub d_phi: Vec<[f64; 4]>,
+    /// d gravity / d value, m/s^2 per unit of the value, bench frame.
+    pub d_gravity: Vector2<f64>,
+    /// The model with the value raised and lowered by `step` (or the nominal one where a side
+    /// is refused), and the difference of the two values: the force laws' derivative is taken
+    /// between them.
+    pub(crate) sides: Box<(Mechanism, Mechanism)>,
+    /// The two sides' difference of value.
+    pub(crate) span: f64,
+}
+
+impl FileParameter {
+    /// The model with the value raised, the one with it lowered, and the two values'
+    /// difference (the value's own unit).
+    pub fn sides(&self) -> (&Mechanism, &Mechanism, f64) {
+        (&self.sides.0, &self.sides.1, self.span)
+    }
+}
+
+/// One number of the file with its standard uncertainty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerance {
+    /// The number's key in the file.
+    pub key: String,
+    /// Its standard uncertainty, the number's own unit (kg, m, kg m^2, N/m, ...).
+    pub sigma: f64,
+    /// The number, with its derivatives ([`crate::sensitivity`]).
+    pub parameter: FileParameter,
+    /// The force whose law holds the number, when the inverse dynamics solves for that force
+    /// (then the forces do not move with it; the simulation does).
+    pub solved_for: Option<String>,
 }

@@ -13,7 +13,7 @@
 
 use nalgebra::Vector2;
 
-use crate::file::build_text;
+use crate::flat::build_text;
 use crate::model::{BodyRef, Coordinate, ForceKind, JointKind, Mechanism, PointRef};
 use crate::MechanismError;
 
@@ -33,25 +33,11 @@ pub enum NotAParameter {
     NotPerturbable,
 }
 
-/// A number of the mechanism file the forces of the inverse dynamics depend on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileParameter {
-    /// Its key in the file: `m3`, `g3[0]`, `bodies.pendulum.mass`,
-    /// `joints.axle.friction.viscous` (an array's tables by their `name`).
-    pub key: String,
-    /// Its value in the file (its own unit: kg, m, kg m^2, N/m, ...).
-    pub value: f64,
-    /// d phi / d value for each body, (kg, kg m, kg m, kg m^2) per unit of the value.
-    pub d_phi: Vec<[f64; 4]>,
-    /// d gravity / d value, m/s^2 per unit of the value, bench frame.
-    pub d_gravity: Vector2<f64>,
-    /// The model with the value raised and lowered by `step` (or the nominal one where a side
-    /// is refused), and the difference of the two values: the force laws' derivative is taken
-    /// between them.
-    pub(crate) sides: Box<(Mechanism, Mechanism)>,
-    /// The two sides' difference of value.
-    pub(crate) span: f64,
-}
+pub use crate::model::FileParameter;
+
+/// The mechanism file's table of its numbers' standard uncertainties ([`crate::tolerances`]):
+/// no number of the model.
+pub const TOLERANCES_TABLE: &str = "tolerances";
 
 /// The file's numbers split: the parameters of the inverse dynamics, and the others with why.
 #[derive(Debug, Clone)]
@@ -181,10 +167,7 @@ pub(crate) fn leaves(v: &toml::Value, path: &mut Vec<Step>, key: &str, out: &mut
         toml::Value::Table(t) => {
             // The tolerances are the file's numbers' uncertainties, no numbers of the model.
             let top = path.is_empty();
-            for (k, x) in t
-                .iter()
-                .filter(|(k, _)| !(top && *k == crate::tolerances::TABLE))
-            {
+            for (k, x) in t.iter().filter(|(k, _)| !(top && *k == TOLERANCES_TABLE)) {
                 path.push(Step::Key(k.clone()));
                 let sub = if key.is_empty() {
                     k.clone()
@@ -404,14 +387,6 @@ impl FileParameters {
                 )
             }
         }
-    }
-}
-
-impl FileParameter {
-    /// The model with the value raised, the one with it lowered, and the two values'
-    /// difference (the value's own unit).
-    pub fn sides(&self) -> (&Mechanism, &Mechanism, f64) {
-        (&self.sides.0, &self.sides.1, self.span)
     }
 }
 

@@ -20,21 +20,9 @@ use crate::parameters::{file_parameters, FileParameter, NotAParameter};
 use crate::MechanismError;
 
 /// The table's name in the mechanism file.
-pub const TABLE: &str = "tolerances";
+pub const TABLE: &str = crate::parameters::TOLERANCES_TABLE;
 
-/// One number of the file with its standard uncertainty.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tolerance {
-    /// The number's key in the file.
-    pub key: String,
-    /// Its standard uncertainty, the number's own unit (kg, m, kg m^2, N/m, ...).
-    pub sigma: f64,
-    /// The number, with its derivatives ([`crate::sensitivity`]).
-    pub parameter: FileParameter,
-    /// The force whose law holds the number, when the inverse dynamics solves for that force
-    /// (then the forces do not move with it; the simulation does).
-    pub solved_for: Option<String>,
-}
+pub use crate::model::Tolerance;
 
 /// What a tolerance's value gives: a standard deviation in the number's unit, or a share of
 /// its value.

@@ -167,18 +167,6 @@ impl StageRecord for IdentifyRecord {
     const STAGE: &'static str = "identify";
 }
 
-/// The bodies' motion about their origins at every sample where every body was fitted, and
-/// those samples' times (s).
-pub(crate) fn motion_of(
-    mech: &Mechanism,
-    bodies: &flexbench_contracts::Bodies,
-) -> (Vec<Vec<OriginMotion>>, Vec<f64>) {
-    crate::tables::whole_states(mech, bodies)
-        .into_iter()
-        .map(|(k, [q, qd, qdd])| (mech.origin_motion(&q, &qd, &qdd), bodies.t[k]))
-        .unzip()
-}
-
 /// The joints' largest gap over the bodies table's samples (m or rad), with this file's
 /// centroids: a table processed with another file (another centroid, another length) does not
 /// close the mechanism's loops.
@@ -322,15 +310,16 @@ pub fn identified_path(mechanism: &Path, out: &Path) -> PathBuf {
 
 /// The identify job, as the command line and the Python package run it (module
 /// documentation): the record, and every file written. `process` is the process stage's
-/// settings the recording is processed again with, and the bootstrap's replicates (None: the
-/// pipeline file's defaults); `events` gets their progress.
+/// settings the recording is processed again with, and the bootstrap's replicates (the
+/// command line and the Python package give the pipeline file's defaults); `events` gets
+/// their progress.
 pub fn identify_job(
     processed: &Path,
     mechanism: &Path,
     measured: Option<&Path>,
     spec: &IdentifySpec,
     out: &Path,
-    process: Option<&crate::ProcessConfig>,
+    process: &crate::ProcessConfig,
     events: &mut dyn FnMut(crate::StageEvent),
 ) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
     // The job's steps in their order (check, read, identify, process again, bootstrap, record,
@@ -364,10 +353,6 @@ pub fn identify_job(
     };
     let mut identification =
         flexbench_identify::identify(&text, &origin, &t, &motion, &measured_columns, &settings)?;
-    let process = &match process {
-        Some(p) => *p,
-        None => crate::pipeline_file::ProcessSection::default().config()?,
-    };
     let refined = crate::identify_refine::refine(
         processed,
         (&text, &origin),
@@ -463,7 +448,7 @@ fn processed_motion(
 ) -> Result<(Vec<Vec<OriginMotion>>, Vec<f64>), PipelineError> {
     let bodies =
         crate::tables::bodies_of(&crate::compare::processed_table(processed, "bodies"), mech)?;
-    let (motion, t) = motion_of(mech, &bodies);
+    let (motion, t) = crate::tables::origin_motions(mech, &bodies);
     let gap = largest_gap(mech, &motion);
     if gap > GAP_TOLERANCE_M {
         return Err(PipelineError::Input(format!(

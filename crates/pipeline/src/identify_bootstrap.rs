@@ -180,7 +180,7 @@ fn replicate(
         |_| {},
     )?;
     let bodies = crate::tables::bodies_of(&crate::compare::processed_table(&out, "bodies"), mech)?;
-    let (motion, t) = crate::identify::motion_of(mech, &bodies);
+    let (motion, t) = crate::tables::origin_motions(mech, &bodies);
     Ok(flexbench_identify::identify(
         rec.text,
         origin,

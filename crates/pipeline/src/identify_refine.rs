@@ -131,7 +131,7 @@ pub(crate) fn refine(
         crate::process(&tracks, flags.as_deref(), &mech, process, &out, |_| {})?;
         let bodies =
             crate::tables::bodies_of(&crate::compare::processed_table(&out, "bodies"), &mech)?;
-        let (motion, t) = crate::identify::motion_of(&mech, &bodies);
+        let (motion, t) = crate::tables::origin_motions(&mech, &bodies);
         let measured = measured_at(&t)?;
         let found =
             flexbench_identify::identify(&text_k, origin, &t, &motion, &measured, settings)?;

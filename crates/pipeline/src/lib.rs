@@ -23,7 +23,7 @@ pub mod process;
 pub mod recording;
 pub mod render;
 pub mod report;
-mod report_identify;
+pub mod report_identify;
 pub mod run;
 pub mod run_identify;
 pub mod runner;

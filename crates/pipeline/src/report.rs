@@ -45,7 +45,7 @@ pub struct StageDirs {
     pub compare: Option<PathBuf>,
     /// The identify stage's, and the process and compare stages' again with the identified
     /// file, when `[identify]` switched it on.
-    pub identified: Option<crate::run_identify::IdentifiedDirs>,
+    pub identified: Option<crate::report_identify::IdentifiedDirs>,
 }
 
 /// Per marker (in first-seen order): times and the rows' values of the named columns.

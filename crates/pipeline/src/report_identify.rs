@@ -5,7 +5,7 @@
 //! rig's measurement before and after the identification (the process and compare stages run
 //! again with the identified file).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flexbench_mechanism::Mechanism;
 use flexbench_report::page::{Note, RunPage};
@@ -13,8 +13,18 @@ use flexbench_report::page::{Note, RunPage};
 use crate::compare::CompareRecord;
 use crate::compare_measured::MeasuredRecord;
 use crate::identify::IdentifyRecord;
-use crate::run_identify::IdentifiedDirs;
 use crate::{PipelineError, StageRecord, StageWarning};
+
+/// The identify stage's folder and the stages run again with the identified file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdentifiedDirs {
+    /// The identify stage's (identify.json, sensitivities, the identified mechanism file).
+    pub identify: PathBuf,
+    /// The process stage's run with the identified file.
+    pub process: PathBuf,
+    /// The compare stage's run with the identified file, when the run compares.
+    pub compare: Option<PathBuf>,
+}
 
 /// The identification's three notes, from its folders and the process and compare stages'
 /// folders before it (`process`, `compare`).

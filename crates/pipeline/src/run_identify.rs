@@ -6,19 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::identify::{identified_path, identify_job, IdentifySpec};
+use crate::report_identify::IdentifiedDirs;
 use crate::run::RecordingRun;
 use crate::{PipelineError, StageEvent};
-
-/// The identify stage's folder and the stages run again with the identified file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IdentifiedDirs {
-    /// The identify stage's (identify.json, sensitivities, the identified mechanism file).
-    pub identify: PathBuf,
-    /// The process stage's run with the identified file.
-    pub process: PathBuf,
-    /// The compare stage's run with the identified file, when the run compares.
-    pub compare: Option<PathBuf>,
-}
 
 impl RecordingRun<'_, '_> {
     /// Identify from the process stage's folder `process_dir`, then process the tracks
@@ -74,15 +64,8 @@ impl RecordingRun<'_, '_> {
             .stage("identify", parameters, &inputs, &mut |tmp, progress| {
                 progress(StageEvent::Progress("identifying", 0.0));
                 let measured = measured.as_deref();
-                let (record, _) = identify_job(
-                    process_dir,
-                    &mechanism,
-                    measured,
-                    spec,
-                    tmp,
-                    Some(&cfg),
-                    progress,
-                )?;
+                let (record, _) =
+                    identify_job(process_dir, &mechanism, measured, spec, tmp, &cfg, progress)?;
                 for w in &record.identification.warnings {
                     progress(StageEvent::Warning(w));
                 }

@@ -72,6 +72,21 @@ pub fn forces_of(path: &Path, mech: &Mechanism) -> Result<Forces, PipelineError>
     Ok(table)
 }
 
+/// The bodies' motion about their origins (`Mechanism::origin_motion`) at every sample where
+/// every body was fitted, and those samples' times (s).
+pub(crate) fn origin_motions(
+    mech: &Mechanism,
+    bodies: &flexbench_contracts::Bodies,
+) -> (
+    Vec<Vec<flexbench_mechanism::sensitivity::OriginMotion>>,
+    Vec<f64>,
+) {
+    whole_states(mech, bodies)
+        .into_iter()
+        .map(|(k, [q, qd, qdd])| (mech.origin_motion(&q, &qd, &qdd), bodies.t[k]))
+        .unzip()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

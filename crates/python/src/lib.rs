@@ -220,13 +220,18 @@ fn identify(
 ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
     let spec: flexbench_pipeline::identify::IdentifySpec = settings("identify", settings_json)?;
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
+        // The recording processed again, and the bootstrap's replicates, with the pipeline
+        // file's [process] defaults, as the command line's.
+        let process = flexbench_pipeline::pipeline_file::ProcessSection::default()
+            .config()
+            .map_err(|e| Failed::new("the process stage's defaults".into(), e))?;
         let (record, files) = flexbench_pipeline::identify::identify_job(
             &processed,
             &mechanism,
             measured.as_deref(),
             &spec,
             &out,
-            None,
+            &process,
             &mut |_| {},
         )
         .map_err(|e| {
