@@ -2,14 +2,14 @@
 //! estimates, measured on recordings made like it. The mechanism file with the identified
 //! values is simulated at the recording's crank speed, rate and length; its markers' positions
 //! get the recording's own errors (the process stage's residuals resampled in blocks,
-//! [`crate::bootstrap_noise`]); each such replicate is
-//! processed with the same settings and the same mechanism file, and identified from that file
-//! as the recording was (the same estimator: its robust weights start from the same residuals). The replicates'
-//! estimates scatter about the identified values by the processing's spread, and their mean is
-//! off them by the processing's bias (the smoothed motion's lost harmonics, docs/identification.md).
-//! The estimates are then corrected by that bias and their standard deviations are the
-//! replicates' spread with the residuals' sandwich and the bias's own uncertainty (Efron and
-//! Tibshirani, An Introduction to the Bootstrap, 1993, ch. 10: the bias-corrected estimate).
+//! [`crate::bootstrap_noise`]). Each such replicate is processed with the same settings and the
+//! same mechanism file, and identified from that file as the recording was (the same estimator:
+//! its robust weights start from the same residuals). The replicates' estimates scatter about
+//! the identified values by the processing's spread, and their mean is off them by the
+//! processing's bias (the smoothed motion's lost harmonics, docs/identification.md). The
+//! estimates are then corrected by that bias, and their standard deviations are the replicates'
+//! spread with the residuals' sandwich and the bias's own uncertainty (Efron and Tibshirani, An
+//! Introduction to the Bootstrap, 1993, ch. 10: the bias-corrected estimate).
 
 use std::path::Path;
 
@@ -274,4 +274,66 @@ fn combined(id: &Identification, runs: &[Identification]) -> Vec<BootstrapEstima
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flexbench_identify::Estimate;
+
+    fn identification(values: &[f64], sigma: f64) -> Identification {
+        Identification {
+            estimates: values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| Estimate {
+                    key: format!("p{i}"),
+                    file_value: 1.0,
+                    value: v,
+                    sigma: Some(sigma),
+                    determined: true,
+                    why_not: None,
+                })
+                .collect(),
+            rank: values.len(),
+            unknowns: values.len(),
+            condition: 1.0,
+            correlation: Vec::new(),
+            equations: Vec::new(),
+            bodies: Vec::new(),
+            iterations: 1,
+            bandwidth: 1,
+            file: String::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Replicates at 9.0, 9.2, 9.4 of a value identified at 10.0 (sandwich 0.1): the bias
+    /// -0.8, the corrected value 10.8, and its sigma sqrt(0.04 (1 + 1/3) + 0.01).
+    #[test]
+    fn the_bias_is_taken_off_and_the_spread_added() {
+        let id = identification(&[10.0], 0.1);
+        let runs: Vec<_> = [9.0, 9.2, 9.4]
+            .iter()
+            .map(|&v| identification(&[v], 0.1))
+            .collect();
+        let b = &combined(&id, &runs)[0];
+        assert!((b.bias + 0.8).abs() < 1e-12, "{b:?}");
+        assert!((b.corrected - 10.8).abs() < 1e-12, "{b:?}");
+        assert!((b.replicates_sigma - 0.2).abs() < 1e-12, "{b:?}");
+        let want = (0.04f64 * (1.0 + 1.0 / 3.0) + 0.01).sqrt();
+        assert!((b.sigma - want).abs() < 1e-12, "{b:?}");
+    }
+
+    /// Neighbouring seeds spread over the generator's bits: their first normal numbers are
+    /// ordinary (within 4) and unrelated.
+    #[test]
+    fn neighbouring_seeds_start_unrelated() {
+        let firsts: Vec<f64> = (1..=8).map(|k| Gauss::new(scrambled(k)).next()).collect();
+        assert!(firsts.iter().all(|x| x.abs() < 4.0), "{firsts:?}");
+        assert!(
+            firsts.windows(2).all(|w| (w[0] - w[1]).abs() > 1e-6),
+            "{firsts:?}"
+        );
+    }
 }
