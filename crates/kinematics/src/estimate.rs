@@ -606,14 +606,20 @@ fn parameter_sigmas(
     solved: &[Option<InverseSample>],
 ) -> Result<Option<Vec<Option<Vec<f64>>>>, KinematicsError> {
     use flexbench_contracts::parallel::map_samples;
-    if mech.tolerances.iter().all(|t| t.solved_for.is_some()) {
+    // The tolerances' parameters taken once (each holds two models), not at every sample.
+    let (parameters, sigma) = mech.moving_tolerances();
+    if parameters.is_empty() {
         return Ok(None);
     }
     let items: Vec<_> = motion.samples.iter().zip(solved).collect();
     let per = map_samples(&items, |(f, s)| {
         let ((q, qd, qdd), s) = (f.state.as_ref()?, s.as_ref()?);
-        let one = mech.forces_sigma_tolerances(&[(q, qd, qdd)], std::slice::from_ref(s));
-        Some(one.map(|o| o.and_then(|mut v| v.pop().flatten())))
+        let one = mech.forces_sigma_of(
+            (&parameters, &sigma),
+            &[(q, qd, qdd)],
+            std::slice::from_ref(s),
+        );
+        Some(one.map(|mut v| v.pop().flatten()))
     });
     let per = per
         .into_iter()

@@ -208,9 +208,10 @@ pub fn with_tolerances(
 }
 
 impl crate::Mechanism {
-    /// The tolerances that move the forces (those of no law solved for), as parameters and
-    /// standard deviations.
-    fn moving_tolerances(&self) -> (Vec<FileParameter>, Vec<f64>) {
+    /// The tolerances that move the forces (those of no law solved for, of a sigma above zero),
+    /// as parameters and standard deviations: taken once for every sample's
+    /// [`Mechanism::forces_sigma_of`].
+    pub fn moving_tolerances(&self) -> (Vec<FileParameter>, Vec<f64>) {
         self.tolerances
             .iter()
             .filter(|t| t.solved_for.is_none() && t.sigma > 0.0)
@@ -233,23 +234,34 @@ impl crate::Mechanism {
         if parameters.is_empty() {
             return Ok(None);
         }
-        let sens = self.force_sensitivities_solved(&parameters, states, solved)?;
-        Ok(Some(
-            sens.into_iter()
-                .map(|s| {
-                    let s = s?;
-                    Some(
-                        (0..s.nrows())
-                            .map(|f| {
-                                let v: f64 =
-                                    (0..s.ncols()).map(|c| (s[(f, c)] * sigma[c]).powi(2)).sum();
-                                v.sqrt()
-                            })
-                            .collect(),
-                    )
-                })
-                .collect(),
-        ))
+        self.forces_sigma_of((&parameters, &sigma), states, solved)
+            .map(Some)
+    }
+
+    /// [`Mechanism::forces_sigma_tolerances`] with the tolerances given
+    /// ([`Mechanism::moving_tolerances`]): per sample, None at a toggle.
+    pub fn forces_sigma_of(
+        &self,
+        (parameters, sigma): (&[FileParameter], &[f64]),
+        states: &[(&DVector<f64>, &DVector<f64>, &DVector<f64>)],
+        solved: &[InverseSample],
+    ) -> Result<Vec<Option<Vec<f64>>>, MechanismError> {
+        let sens = self.force_sensitivities_solved(parameters, states, solved)?;
+        Ok(sens
+            .into_iter()
+            .map(|s| {
+                let s = s?;
+                Some(
+                    (0..s.nrows())
+                        .map(|f| {
+                            let v: f64 =
+                                (0..s.ncols()).map(|c| (s[(f, c)] * sigma[c]).powi(2)).sum();
+                            v.sqrt()
+                        })
+                        .collect(),
+                )
+            })
+            .collect())
     }
 }
 
