@@ -14,7 +14,11 @@ the true force at B and C' (x and y) lies within the processed 2-sigma band is c
 rendering and over all. The shares of the band (tracks' noise, tolerances) are in each
 process record.
 
-Usage: scripts/coverage_study.py FLEXBENCH_BINARY OUT_DIR [N] [JOBS]
+Each run's process stage calibrates the tracks' share of the bands by REPLICATES replicates of
+the rendering (`[process] calibrate_bands`; 0: the smoother's conservative bands), and carries
+the calibration's frame uncertainty (its `bench_frame_covariance`) into the bands.
+
+Usage: scripts/coverage_study.py FLEXBENCH_BINARY OUT_DIR [N] [JOBS] [REPLICATES]
 Writes OUT_DIR/coverage.json and prints a table. Deterministic for a given N (seeds 1..N).
 """
 
@@ -92,7 +96,7 @@ def read_csv(path: Path):
     return {k: np.array([float(r[k]) if r[k] not in ("", "NaN") else np.nan for r in rows]) for k in rows[0]}
 
 
-def one(binary: str, out: Path, seed: int):
+def one(binary: str, out: Path, seed: int, replicates: int = 8):
     d = out / f"r{seed:03d}"
     d.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -106,6 +110,7 @@ def one(binary: str, out: Path, seed: int):
     (d / "pipeline.toml").write_text(
         f'[run]\nmechanism = "{processing}"\nrecording = "{d / "rec"}"\nout = "{d / "out"}"\n'
         '[calibrate]\nboard = "9x6"\nsquare = 0.03\n[overlay]\nenabled = false\n'
+        f"[process]\ncalibrate_bands = {replicates}\n"
     )
     run(binary, ["run", d / "pipeline.toml"], log)
     truth = read_csv(d / "rec/truth/forces.csv")
@@ -136,9 +141,10 @@ def main():
     binary, out = sys.argv[1], Path(sys.argv[2])
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 50
     jobs = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+    replicates = int(sys.argv[5]) if len(sys.argv) > 5 else 8
     out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(lambda s: one(binary, out, s), range(1, n + 1)))
+        results = list(pool.map(lambda s: one(binary, out, s, replicates), range(1, n + 1)))
     inside = sum(r["coverage"] * r["samples"] for r in results)
     total = sum(r["samples"] for r in results)
     cov = np.array([r["coverage"] for r in results])

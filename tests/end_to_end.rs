@@ -16,6 +16,7 @@ mod fem_end_to_end;
 mod fiducial_video;
 mod flexible_end_to_end;
 mod four_bar_video;
+mod frame_share;
 mod identify_end_to_end;
 mod import_circles;
 mod jittered_clock;

@@ -62,12 +62,20 @@ fn clicks_page_gives_the_clicked_pixels() {
         "{text}"
     );
     // Read back as calibrate reads the shipped file: the same pixels.
-    let (o, h) =
-        flexbench_pipeline::calibrate::read_clicks(&downloads.join("clicks.toml")).unwrap();
-    let (so, sh) =
+    // Read back as calibrate reads the shipped file: the same pixels (the shipped file also
+    // states its clicks' sigma, the renderer's rounding; the page's clicks take the default).
+    let page = flexbench_pipeline::calibrate::read_clicks(&downloads.join("clicks.toml")).unwrap();
+    let shipped =
         flexbench_pipeline::calibrate::read_clicks(&root().join("recordings/default/clicks.toml"))
             .unwrap();
-    assert_eq!((o, h), (so, sh));
+    assert_eq!(
+        (page.origin, page.horizontal),
+        (shipped.origin, shipped.horizontal)
+    );
+    assert_eq!(
+        page.click_sigma_px,
+        flexbench_pipeline::calibrate::CLICK_SIGMA_PX
+    );
 }
 
 /// The nuisance recording tracked with the wind pump's layout and the rendering's camera into

@@ -325,6 +325,7 @@ def process(
     mechanism: PathLike,
     out: Optional[PathLike] = None,
     flags: Optional[TableLike] = None,
+    calibration: Optional[PathLike] = None,
     **settings: Any,
 ) -> Processed:
     """``flexbench process``: ``tracks`` (a file or a DataFrame of the tracks contract) into the
@@ -335,9 +336,13 @@ def process(
     mechanism has what they assume; "on", "off", or True, False), ``window``, ``order``, ``edges``,
     ``filter_order``, ``cutoff_hz``, ``cutoff_by``, ``spline_degree``, ``noise_m``,
     ``max_condition``, ``keep_flagged``, ``false_alarm``, ``stabilise`` (every marker measured
-    against the markers held at ground pins, for a camera that moved). ``flags``: the track
-    stage's flags table, its samples left out as gaps. ``out``: the folder to write (default:
-    temporary)."""
+    against the markers held at ground pins, for a camera that moved), ``calibrate_bands``
+    (replicates of the recording simulated and processed to calibrate the tracks' share of the
+    forces' bands; 0, the default: the smoother's bands, conservative). ``flags``: the track
+    stage's flags table, its samples left out as gaps. ``calibration``: the calibration the
+    tracks were made with (calibration.yaml), its bench frame's covariance carried to the
+    forces' bands (as ``flexbench process --calibration``). ``out``: the folder to write
+    (default: temporary)."""
     text = _settings("process", settings)
     scratch = _Scratch(out)
     try:
@@ -347,6 +352,7 @@ def process(
             os.fspath(scratch.out),
             text,
             flags=scratch.optional(flags, "flags"),
+            calibration=None if calibration is None else os.fspath(calibration),
         )
     finally:
         scratch.done()

@@ -8,6 +8,7 @@
 
 pub mod atomic;
 pub mod flags;
+pub mod frame;
 pub mod gauss;
 pub mod json;
 pub mod manifest;

@@ -232,6 +232,16 @@ struct ProcessArgs {
     /// hub): each frame's drift of those from their pins removed, for a camera that moved.
     #[arg(long)]
     stabilise: bool,
+    /// The calibration the tracks were made with (calibration.yaml): its bench frame's
+    /// covariance (the clicks', the board's corners', the intrinsics') is carried to the forces'
+    /// bands, by finite differences through the estimate; without it the frame is taken as known
+    #[arg(long)]
+    calibration: Option<PathBuf>,
+    /// With the smoother: replicates of the recording (the mechanism simulated at its crank
+    /// speed, the fit's residuals as the markers' errors) processed to calibrate the tracks'
+    /// share of the forces' bands; 0 (the default): the smoother's bands, conservative
+    #[arg(long, default_value_t = 0)]
+    calibrate_bands: usize,
 }
 
 /// Arguments of `flexbench calibrate`.
@@ -682,6 +692,8 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         keep_flagged,
         false_alarm,
         stabilise,
+        calibration,
+        calibrate_bands,
     } = args;
     if !(false_alarm > 0.0 && false_alarm < 0.5) {
         anyhow::bail!(
@@ -723,6 +735,12 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         keep_flagged,
         false_alarm,
         stabilise,
+        frame: match &calibration {
+            Some(c) => flexbench_pipeline::process::frame_covariance(c)
+                .with_context(|| format!("reading the calibration {}", c.display()))?,
+            None => None,
+        },
+        calibrate_bands,
     };
     let pb = bar(1000);
     let s = process(
@@ -803,8 +821,8 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         out,
     } = args;
     use flexbench_pipeline::calibrate::{
-        calibrate, read_clicks, read_points, CalibrateRequest, CameraSource, NominalCamera,
-        PlaneSource,
+        calibrate, read_clicks, read_points, CalibrateRequest, CameraSource, Clicks, NominalCamera,
+        PlaneSource, CLICK_SIGMA_PX,
     };
     use flexbench_vision::calibrate::Target;
     let camera = match (nominal_camera, views, square) {
@@ -839,21 +857,23 @@ fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     };
     let clicked = match (&clicks, &origin, &horizontal) {
         (Some(c), _, _) => Some(read_clicks(c)?),
-        (None, Some(o), Some(h)) => Some((
-            parse_pair::<f64>(o, ',')
+        (None, Some(o), Some(h)) => Some(Clicks {
+            origin: parse_pair::<f64>(o, ',')
                 .with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
-            parse_pair::<f64>(h, ',')
+            horizontal: parse_pair::<f64>(h, ',')
                 .with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
-        )),
+            click_sigma_px: CLICK_SIGMA_PX,
+        }),
         (None, None, None) => None,
         _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
     };
     let plane = match (plane_view, clicked) {
         (_, _) if points.is_some() => points.as_deref().map(read_points).transpose()?,
-        (Some(view), Some((origin, horizontal))) => Some(PlaneSource::Board {
+        (Some(view), Some(c)) => Some(PlaneSource::Board {
             view,
-            origin,
-            horizontal,
+            origin: c.origin,
+            horizontal: c.horizontal,
+            click_sigma_px: c.click_sigma_px,
         }),
         (None, None) => None,
         _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),

@@ -18,7 +18,7 @@ use crate::fit::{fit_markers, refit_report, FitReport};
 use crate::fold::Configurations;
 use crate::observe::{FitSample, MarkerState};
 use crate::periodic::{periodic_refit, PeriodicReport};
-use crate::smoother::{profile_log_likelihood, smooth_markers_with_covariance, SmootherReport};
+use crate::smoother::{profile_log_likelihood, smooth_with_noise, SmootherReport};
 use crate::KinematicsError;
 
 /// Range of the horizontal's refinement, rad either side of the calibration's.
@@ -103,6 +103,11 @@ pub struct Config {
     /// With `refine_horizontal`: the correction already found (rad) by an earlier fit of the same
     /// tracks, used as it is instead of searched again (a refit with a few samples left out).
     pub horizontal_found: Option<f64>,
+    /// With an earlier fit of the same recording ([`estimate`]'s `earlier`): its model taken as
+    /// it is instead of chosen again from these tracks: the smoother's noise and jerk densities
+    /// and the periodic fit's harmonics (the estimate as a fixed model, for its derivatives:
+    /// `crate::frame_share`).
+    pub keep_model: bool,
 }
 
 /// The estimated motion of the mechanism.
@@ -179,7 +184,7 @@ fn turned_run(
     (differentiated, positions): (&[MarkerStates], &[MarkerStates]),
     diff: &(dyn Differentiator + Sync),
     angle: f64,
-    start: Start,
+    (start, kept): (Start, Option<(f64, &[f64])>),
 ) -> Result<Turned, KinematicsError> {
     let (raw_a, obs_a) = (rotate(positions, angle), rotate(differentiated, angle));
     let (init, r1) = match start {
@@ -190,7 +195,7 @@ fn turned_run(
             (init, r1)
         }
     };
-    let (f2, r2, sr, cov) = smooth_markers_with_covariance(mech, t, &raw_a, &init)?;
+    let (f2, r2, sr, cov) = smooth_with_noise(mech, t, &raw_a, &init, kept)?;
     Ok(Turned {
         positions: raw_a,
         start: init,
@@ -228,7 +233,14 @@ fn search_horizontal(
         .take_while(|&&tk| tk - t[0] <= cfg.horizontal_window_s)
         .count();
     let (tw, pw) = (&t[..m], &positions[..m]);
-    let base = turned_run(mech, tw, (&differentiated[..m], pw), diff, 0.0, None)?;
+    let base = turned_run(
+        mech,
+        tw,
+        (&differentiated[..m], pw),
+        diff,
+        0.0,
+        (None, None),
+    )?;
     let ahead = cfg
         .periodic
         .resolve(periodic_applies(mech))
@@ -252,7 +264,14 @@ fn search_horizontal(
             true => base,
             false => {
                 drop(base);
-                turned_run(mech, t, (differentiated, positions), diff, angle, start)?
+                turned_run(
+                    mech,
+                    t,
+                    (differentiated, positions),
+                    diff,
+                    angle,
+                    (start, None),
+                )?
             }
         };
         let known = job.and_then(|j| j.join().ok().flatten());
@@ -408,7 +427,24 @@ pub fn estimate(
         .and_then(|e| e.start.as_ref())
         .filter(|s| s.configurations.len() == t.len())
         .map(|s| (&s.configurations, &s.fit_report));
-    let run = |angle: f64| turned_run(mech, t, (differentiated, positions), diff, angle, start);
+    // The earlier fit's model, when kept: its smoother's noise and densities, its harmonics.
+    let kept = earlier.filter(|_| cfg.keep_model);
+    let noise = kept
+        .and_then(|e| e.smoother.as_ref())
+        .map(|s| (s.sigma_m, s.jerk_density.as_slice()));
+    let harmonics = kept
+        .and_then(|e| e.periodic.as_ref())
+        .map(|p| (p.crank_harmonics, p.harmonics));
+    let run = |angle: f64| {
+        turned_run(
+            mech,
+            t,
+            (differentiated, positions),
+            diff,
+            angle,
+            (start, noise),
+        )
+    };
     let refine = cfg.refine_horizontal.resolve(horizontal_observable(mech));
     let (horizontal, (best, ahead)) = match (refine, cfg.horizontal_found) {
         (false, _) => (None, (run(0.0)?, None)),
@@ -425,7 +461,7 @@ pub fn estimate(
         .and_then(|e| e.periodic.as_ref())
         .map(|p| (p.crank_speed, p.forces_harmonics))
         .or(ahead);
-    finish(mech, t, cfg, horizontal, known, best)
+    finish(mech, t, cfg, horizontal, (known, harmonics), best)
 }
 
 /// The motion of the run kept (`best`, at the horizontal's correction `horizontal`): its
@@ -436,7 +472,7 @@ fn finish(
     t: &[f64],
     cfg: &Config,
     horizontal: Option<f64>,
-    known: Option<(f64, usize)>,
+    known: crate::periodic::Known,
     best: Turned,
 ) -> Result<Motion, KinematicsError> {
     let start = SmootherStart {
@@ -479,12 +515,13 @@ fn finish(
 }
 
 /// The periodic refit of the smoothed motion, in place; its report and warning (`known`: the
-/// forces' harmonics an earlier fit found, with its crank speed, [`periodic_refit`]).
+/// forces' harmonics an earlier fit found, with its crank speed, and the harmonics to take as
+/// they are, [`periodic_refit`]).
 fn refit_periodic(
     mech: &Mechanism,
     t: &[f64],
     positions: &[Vec<Option<MarkerState>>],
-    known: Option<(f64, usize)>,
+    known: crate::periodic::Known,
     motion: &mut Motion,
 ) -> Result<(), KinematicsError> {
     let (f3, pr) = periodic_refit(mech, t, positions, &motion.samples, known)?;
@@ -519,6 +556,9 @@ pub struct ForceSeries {
     /// Per sample, each force's standard deviation from the mechanism file's tolerances, when
     /// it gives any that move the forces (`Mechanism::forces_sigma_tolerances`).
     pub parameter_sigmas: Option<Vec<Option<Vec<f64>>>>,
+    /// Per sample, each force's standard deviation from the bench frame's uncertainty (the
+    /// calibration's), when it was given (`crate::frame_share`).
+    pub frame_sigmas: Option<Vec<Option<Vec<f64>>>>,
     /// Times of the samples reported as toggles (no forces), s.
     pub toggles: Vec<f64>,
     /// Largest condition number of the solved systems.

@@ -31,6 +31,7 @@ pub mod anchored;
 pub mod estimate;
 pub mod fit;
 pub mod fold;
+pub mod frame_share;
 pub mod iterated;
 pub mod late;
 pub mod noise;

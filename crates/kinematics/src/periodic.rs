@@ -243,6 +243,11 @@ fn damped_gauss_newton(
 /// 14.6505148 and 14.6505142 rad/s).
 pub const SAME_SPEED: f64 = 1e-4;
 
+/// What earlier fits of the recording chose, for a refit: the forces' harmonics with the crank
+/// speed (rad/s) they were found at, and the harmonics of the crank's ripple and of the other
+/// drivers to take as they are.
+pub type Known = (Option<(f64, usize)>, Option<(usize, usize)>);
+
 /// Refit the smoothed motion `start` (every sample's q, q', q'') with the non-first drivers
 /// periodic in the first (module documentation). None-states are left as they are. Errors
 /// when the first driver is not an angle or covers less than two turns.
@@ -254,13 +259,15 @@ pub const SAME_SPEED: f64 = 1e-4;
 ///
 /// `known`: the forces' harmonics ([`crate::spectrum::harmonics_needed`]) an earlier fit of the
 /// same recording found, with the crank speed (rad/s) they were found at; taken when this fit's
-/// speed is within [`SAME_SPEED`] of it instead of simulating the bench again.
+/// speed is within [`SAME_SPEED`] of it instead of simulating the bench again. And the
+/// harmonics of the crank's ripple and of the other drivers to take as they are (an earlier
+/// fit's), instead of choosing them by BIC.
 pub fn periodic_refit(
     mech: &Mechanism,
     t: &[f64],
     obs: &[Vec<Option<MarkerState>>],
     start: &[FitSample],
-    known: Option<(f64, usize)>,
+    (known, fixed): Known,
 ) -> Result<(Vec<FitSample>, PeriodicReport), KinematicsError> {
     let CrankFirst {
         idx,
@@ -270,7 +277,7 @@ pub fn periodic_refit(
         rss0,
         ncoord,
         turns,
-    } = crank_first(mech, t, obs, start)?;
+    } = crank_first(mech, t, obs, start, fixed.map(|f| f.0))?;
     let fit = PeriodicFit {
         mech,
         obs,
@@ -286,7 +293,11 @@ pub fn periodic_refit(
         _ => crate::spectrum::harmonics_needed(mech, speed).unwrap_or(0),
     };
     let floor = needed + needed % 2;
-    let (k, coefs, qs) = fit.best(start_q, (floor, resolvable_harmonics(idx.len(), turns)))?;
+    let range = match fixed {
+        Some((_, k)) => (k, k),
+        None => (floor, resolvable_harmonics(idx.len(), turns)),
+    };
+    let (k, coefs, qs) = fit.best(start_q, range, fixed.is_some())?;
     let (out, rss) = fit.samples(start, k, &coefs, &qs)?;
     let rms = |s: f64| (s / ncoord.max(1) as f64).sqrt();
     Ok((
@@ -326,15 +337,17 @@ pub fn crank_speed(
     obs: &[Vec<Option<MarkerState>>],
     start: &[FitSample],
 ) -> Result<f64, KinematicsError> {
-    Ok(crank_first(mech, t, obs, start)?.crank.coef[1])
+    Ok(crank_first(mech, t, obs, start, None)?.crank.coef[1])
 }
 
-/// [`periodic_refit`]'s checks and first step, the crank's refit ([`CrankFirst`]).
+/// [`periodic_refit`]'s checks and first step, the crank's refit ([`CrankFirst`]; its ripple's
+/// harmonics `fixed` when given, by BIC otherwise).
 fn crank_first(
     mech: &Mechanism,
     t: &[f64],
     obs: &[Vec<Option<MarkerState>>],
     start: &[FitSample],
+    fixed: Option<usize>,
 ) -> Result<CrankFirst, KinematicsError> {
     if t.len() != start.len() {
         return Err(KinematicsError::Fit(format!(
@@ -370,13 +383,15 @@ fn crank_first(
     let (rss0, ncoord) = rss_and_count(mech, obs, &idx, &start_q);
     // The crank first: its angle as a steady turn with a periodic ripple in time.
     let times: Vec<f64> = idx.iter().map(|&k| t[k]).collect();
-    let (theta, start_q, crank) = crank_refit(mech, obs, &idx, &times, &start_q, &theta, ncoord)
-        .ok_or_else(|| {
-            KinematicsError::Fit(format!(
-                "the periodic fit of the {} did not converge",
-                mech.drivers[0].name
-            ))
-        })?;
+    let (theta, start_q, crank) =
+        crank_refit(mech, obs, (&idx, &times), &start_q, &theta, (ncoord, fixed)).ok_or_else(
+            || {
+                KinematicsError::Fit(format!(
+                    "the periodic fit of the {} did not converge",
+                    mech.drivers[0].name
+                ))
+            },
+        )?;
     Ok(CrankFirst {
         idx,
         theta,
@@ -450,6 +465,7 @@ impl PeriodicFit<'_> {
         &self,
         start_q: Trajectory,
         (k_floor, k_cap): (usize, usize),
+        fixed: bool,
     ) -> Result<(usize, Trajectory, Trajectory), KinematicsError> {
         let (mech, theta) = (self.mech, self.theta);
         let rest_q: Option<Vec<DVector<f64>>> = start_q
@@ -470,7 +486,10 @@ impl PeriodicFit<'_> {
             flexbench_contracts::parallel::threads(),
             &starts,
             |from| {
-                let k = self.harmonics_by_bic(from, (k_floor, k_cap))?;
+                let k = match fixed {
+                    true => k_floor,
+                    false => self.harmonics_by_bic(from, (k_floor, k_cap))?,
+                };
                 let (coefs, qs) = periodic_gauss_newton(mech, self.obs, self.idx, from, theta, k)?;
                 let (rss, _) = rss_and_count(mech, self.obs, self.idx, &qs);
                 let bic = n * (rss.max(1e-300) / n).ln() + ((2 * k + 1) * (nd - 1)) as f64 * n.ln();
@@ -648,11 +667,10 @@ fn crank_harmonics_by_bic(
 fn crank_refit(
     mech: &Mechanism,
     obs: &[Vec<Option<MarkerState>>],
-    idx: &[usize],
-    times: &[f64],
+    (idx, times): (&[usize], &[f64]),
     start_q: &[DVector<f64>],
     theta: &[(f64, f64, f64)],
-    ncoord: usize,
+    (ncoord, fixed): (usize, Option<usize>),
 ) -> Option<(Vec<CrankAngle>, Trajectory, CrankFit)> {
     let nd = mech.drivers.len();
     let t0 = *times.first()?;
@@ -660,7 +678,10 @@ fn crank_refit(
     let lin = driver_normals(mech, obs, idx, start_q, 0..1).ok()?;
     let turns = (theta.last()?.0 - theta.first()?.0).abs() / std::f64::consts::TAU;
     let cap = MAX_CRANK_HARMONICS.min(resolvable_harmonics(times.len(), turns));
-    let k = crank_harmonics_by_bic(&lin, times, speed, cap, ncoord)?;
+    let k = match fixed {
+        Some(k) => k,
+        None => crank_harmonics_by_bic(&lin, times, speed, cap, ncoord)?,
+    };
     let mut qs = start_q.to_vec();
     let mut fit = None;
     let rss_at = |qs: &[DVector<f64>]| markers_rss(mech, obs, idx, qs);

@@ -110,9 +110,35 @@ pub fn smooth_markers_with_covariance(
     obs: &[Vec<Option<MarkerState>>],
     init: &[Option<DVector<f64>>],
 ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), KinematicsError> {
+    smooth_with_noise(mech, t, obs, init, None)
+}
+
+/// [`smooth_markers_with_covariance`] with the noise and jerk densities `kept` (an earlier
+/// run's `sigma_m` and `jerk_density`) taken as they are instead of chosen from `obs`: the
+/// smoother as a fixed linear-Gaussian model, for derivatives of its estimate
+/// ([`crate::frame_share`]). With None, as [`smooth_markers_with_covariance`].
+#[allow(clippy::type_complexity)]
+pub fn smooth_with_noise(
+    mech: &Mechanism,
+    t: &[f64],
+    obs: &[Vec<Option<MarkerState>>],
+    init: &[Option<DVector<f64>>],
+    kept: Option<(f64, &[f64])>,
+) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), KinematicsError> {
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
     let mut lin = linearisation_points(init)?;
+    let chosen = match kept {
+        Some((sigma, s)) if s.len() == nd => Some(ChosenNoise {
+            sigma,
+            s: s.to_vec(),
+            source: NoiseSource::default(),
+            floor: 0.0,
+            quantization: Vec::new(),
+            warnings: Vec::new(),
+        }),
+        _ => choose_noise(mech, t, obs, init, &lin),
+    };
     let ChosenNoise {
         sigma,
         s,
@@ -120,7 +146,7 @@ pub fn smooth_markers_with_covariance(
         floor,
         quantization,
         warnings: noise_warnings,
-    } = choose_noise(mech, t, obs, init, &lin)
+    } = chosen
         .ok_or_else(|| KinematicsError::Fit("the smoother failed for every jerk density".into()))?;
     let (est, iterations, step) = gauss_newton(
         mech,

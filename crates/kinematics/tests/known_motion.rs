@@ -249,7 +249,7 @@ fn smoother_and_periodic_refit_recover_a_steady_motion() {
         assert!(share >= 0.9, "driver {j}: {share}");
     }
     // Steady motion: the refit in the crank angle pools every turn, no worse than the smoother.
-    let (periodic, pr) = periodic_refit(&mech, &t, &raw, &smoothed, None).unwrap();
+    let (periodic, pr) = periodic_refit(&mech, &t, &raw, &smoothed, (None, None)).unwrap();
     let (p_slide, _) = driver_error(&mech, &states, &q_of(&periodic), 1);
     eprintln!(
         "periodic: slide {:.4} mm RMS, {} harmonics, {:.2} turns",
@@ -262,10 +262,16 @@ fn smoother_and_periodic_refit_recover_a_steady_motion() {
     // The forces' harmonics an earlier fit found are taken at its crank speed, and found again
     // (by the bench simulated) at a speed a percent away.
     let at = pr.crank_speed;
-    let taken = periodic_refit(&mech, &t, &raw, &smoothed, Some((at, 40))).unwrap();
+    let taken = periodic_refit(&mech, &t, &raw, &smoothed, (Some((at, 40)), None)).unwrap();
     assert_eq!(taken.1.forces_harmonics, 40);
-    let again = periodic_refit(&mech, &t, &raw, &smoothed, Some((1.01 * at, 40))).unwrap();
+    let again = periodic_refit(&mech, &t, &raw, &smoothed, (Some((1.01 * at, 40)), None)).unwrap();
     assert_eq!(again.1.forces_harmonics, pr.forces_harmonics);
+    // The harmonics BIC chose, given as they are (a refit that keeps the model): the same fit,
+    // bit for bit.
+    let fixed = Some((pr.crank_harmonics, pr.harmonics));
+    let kept = periodic_refit(&mech, &t, &raw, &smoothed, (None, fixed)).unwrap();
+    assert_eq!(kept.1, pr);
+    assert_eq!(kept.0, periodic);
     // The speed the harmonics are found at ahead of the refit is the refit's own, bit for bit.
     assert_eq!(crank_speed(&mech, &t, &raw, &smoothed).unwrap(), at);
 }
@@ -289,6 +295,7 @@ fn horizontal_refined_on_a_window_then_the_whole_recording_fitted() {
         threads: 2,
         horizontal_window_s: 0.5,
         horizontal_found: None,
+        keep_model: false,
     };
     let whole = estimate(&mech, &t, &obs, &raw, &sg, &cfg, None).unwrap();
     let m = t.iter().take_while(|&&tk| tk - t[0] <= 0.5).count();

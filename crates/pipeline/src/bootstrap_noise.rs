@@ -53,19 +53,30 @@ impl MarkerNoise {
                 row[j] = Some([x, y]);
             }
         }
-        let rows: Vec<Vec<[f64; 2]>> = by_time
-            .into_values()
+        Ok(Self::of_samples(names, by_time.into_values(), sigma))
+    }
+
+    /// The residuals of the markers `names` per sample (each marker's (x, y), m, None where it
+    /// has none; the samples in time order), or white noise of `sigma` m with fewer than 20
+    /// samples where every marker has one.
+    pub(crate) fn of_samples(
+        names: &[String],
+        samples: impl IntoIterator<Item = Vec<Option<[f64; 2]>>>,
+        sigma: f64,
+    ) -> MarkerNoise {
+        let rows: Vec<Vec<[f64; 2]>> = samples
+            .into_iter()
             .filter_map(|row| row.into_iter().collect::<Option<Vec<_>>>())
             .collect();
         if rows.len() < 20 {
-            return Ok(MarkerNoise::White(sigma));
+            return MarkerNoise::White(sigma);
         }
         let block = block_length(&rows);
-        Ok(MarkerNoise::Residuals {
+        MarkerNoise::Residuals {
             names: names.to_vec(),
             rows,
             block,
-        })
+        }
     }
 
     /// In words, for the record.

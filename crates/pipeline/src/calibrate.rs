@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use flexbench_vision::bench_frame::{
     bench_plane_from_points, frame_uncertainty, ClickedPoint, FrameModel,
 };
-use flexbench_vision::calibrate::{bench_plane, calibrate_target, image_files, read_grey, Target};
+use flexbench_vision::calibrate::{calibrate_target, image_files, read_grey, Target};
 use flexbench_vision::camera::CornerResidual;
+use flexbench_vision::camera::FrameUncertainty;
 use flexbench_vision::Calibration;
 
 use crate::PipelineError;
@@ -151,6 +152,8 @@ pub enum PlaneSource {
         origin: Pixel,
         /// The pixel of a point on the horizontal through A, towards the pendulum.
         horizontal: Pixel,
+        /// The clicks' standard deviation per coordinate, px, for the frame's uncertainty.
+        click_sigma_px: f64,
     },
     /// Clicked pixels of points of known bench position (`points.toml`): four or more, or two
     /// when the camera faces the plane; with the clicks' standard deviation (px) for the
@@ -248,10 +251,22 @@ pub fn calibrate(
                     view,
                     origin,
                     horizontal,
-                }) => Some(board_plane(&cal, target, view, *origin, *horizontal)?),
+                    click_sigma_px,
+                }) => Some(board_plane(
+                    &cal,
+                    target,
+                    view,
+                    [*origin, *horizontal],
+                    *click_sigma_px,
+                )?),
                 _ => None,
             };
-            Calibration { plane, ..cal }
+            let (plane, plane_uncertainty) = plane.unzip();
+            Calibration {
+                plane,
+                plane_uncertainty,
+                ..cal
+            }
         }
         CameraSource::Nominal(n) => nominal_camera(n, req.plane.as_ref())?,
     };
@@ -309,21 +324,36 @@ fn board_camera(views: &Path, target: &Target) -> Result<Calibration, PipelineEr
 }
 
 /// The bench plane from a view of the board lying in the lever's plane and the clicked pixels
-/// of the origin and of a point on the horizontal.
+/// of the origin and of a point on the horizontal, with its uncertainty
+/// (`flexbench_vision::plane_uncertainty`: the clicks at `click_sigma_px`, the corners at the
+/// calibration's reprojection RMS, the intrinsics at their standard deviations).
 fn board_plane(
     cal: &Calibration,
     target: &Target,
     view: &Path,
-    origin: Pixel,
-    horizontal: Pixel,
-) -> Result<flexbench_vision::BenchPlane, PipelineError> {
+    clicks: [Pixel; 2],
+    click_sigma_px: f64,
+) -> Result<(flexbench_vision::BenchPlane, FrameUncertainty), PipelineError> {
+    use flexbench_vision::calibrate::{plane_from_view, plane_view_points};
+    use flexbench_vision::plane_uncertainty::{board_frame_uncertainty, PlaneInputs};
     let img = read_grey(view).ok_or_else(|| {
         PipelineError::Input(format!(
             "{}: cannot be read as an image (the plane view)",
             view.display()
         ))
     })?;
-    bench_plane(&cal.intrinsics, &img, target, origin, horizontal).map_err(vision)
+    let found = plane_view_points(&img, target).map_err(vision)?;
+    let plane = plane_from_view(&cal.intrinsics, &found, clicks[0], clicks[1]).map_err(vision)?;
+    let inputs = PlaneInputs {
+        intrinsics: &cal.intrinsics,
+        std_intrinsics: &cal.std_intrinsics,
+        found: &found,
+        clicks,
+        click_sigma_px,
+        corner_rms_px: if cal.rms.is_finite() { cal.rms } else { 0.0 },
+    };
+    let u = board_frame_uncertainty(&inputs, &plane).map_err(vision)?;
+    Ok((plane, u))
 }
 
 /// A nominal camera's calibration (no plane yet): its plane must come from clicked points.
@@ -384,9 +414,23 @@ pub fn read_corners(path: &Path) -> Result<Vec<CornerResidual>, PipelineError> {
         .collect()
 }
 
+/// The clicks of the bench origin A and of a second point on the horizontal through A in the
+/// plane view, with their standard deviation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clicks {
+    /// The pixel of A.
+    pub origin: Pixel,
+    /// The pixel of a point on the horizontal through A, towards the pendulum.
+    pub horizontal: Pixel,
+    /// The clicks' standard deviation per coordinate, px ([`CLICK_SIGMA_PX`] unless the file
+    /// gives `click_sigma_px`).
+    pub click_sigma_px: f64,
+}
+
 /// Read `origin = [u, v]` and `horizontal = [u, v]` (pixels of the bench origin A and of a second
-/// point on the horizontal through A) from a TOML file.
-pub fn read_clicks(path: &Path) -> Result<(Pixel, Pixel), PipelineError> {
+/// point on the horizontal through A) and optionally `click_sigma_px` (their standard deviation
+/// per coordinate, px; default [`CLICK_SIGMA_PX`]) from a TOML file.
+pub fn read_clicks(path: &Path) -> Result<Clicks, PipelineError> {
     let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
     let t: toml::Table = toml::from_str(&text).map_err(|e| bad(format!("not TOML ({e})")))?;
@@ -404,7 +448,22 @@ pub fn read_clicks(path: &Path) -> Result<(Pixel, Pixel), PipelineError> {
             _ => Err(bad(format!("'{k}' must be two numbers [u, v]"))),
         }
     };
-    Ok((get("origin")?, get("horizontal")?))
+    let click_sigma_px = match t.get("click_sigma_px") {
+        None => CLICK_SIGMA_PX,
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|x| x as f64)) {
+            Some(s) if s.is_finite() && s > 0.0 => s,
+            _ => {
+                return Err(bad(format!(
+                    "click_sigma_px = {v}: give the clicks' standard deviation in px, a number above 0 (default {CLICK_SIGMA_PX})"
+                )))
+            }
+        },
+    };
+    Ok(Clicks {
+        origin: get("origin")?,
+        horizontal: get("horizontal")?,
+        click_sigma_px,
+    })
 }
 
 /// Write the clicks page of the plane view `image` (`flexbench_report::review::clicks_page`)

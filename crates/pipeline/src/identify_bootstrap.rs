@@ -13,12 +13,9 @@
 
 use std::path::Path;
 
-use flexbench_contracts::gauss::Gauss;
 use flexbench_contracts::tracks::Tracks;
 use flexbench_identify::{Identification, Settings};
-use flexbench_mechanism::model::ForceKind;
 use flexbench_mechanism::sensitivity::OriginMotion;
-use flexbench_mechanism::simulate::SimConfig;
 use flexbench_mechanism::Mechanism;
 use serde::{Deserialize, Serialize};
 
@@ -81,84 +78,6 @@ pub(crate) struct Recording<'a> {
 /// A simulated sample: its time (s) and the bodies' centroid coordinates q.
 type State = (f64, nalgebra::DVector<f64>);
 
-/// The mechanism of the identified file simulated at the recording's crank speed, rate and
-/// length: the samples' (t, q) and the simulated mean speed (rad/s). The motor's reference is
-/// moved by the speed's shortfall until the two agree to 1e-4 (the motor's slip changes
-/// little with the reference).
-fn simulated_like(
-    mech: &mut Mechanism,
-    ci: usize,
-    motor: usize,
-    rec: &Recording,
-    speed: f64,
-) -> Result<(Vec<State>, f64), PipelineError> {
-    let n = rec.t.len();
-    let duration = rec.t[n - 1] - rec.t[0];
-    let cfg = SimConfig {
-        duration,
-        rate: (n - 1) as f64 / duration,
-        settle: 3.0,
-        ..SimConfig::default()
-    };
-    let mut last = (Vec::new(), f64::NAN);
-    for _ in 0..6 {
-        let sim = mech.simulate(&cfg, &mut |_| {})?;
-        let s = &sim.samples;
-        let got = (s[s.len() - 1].q[3 * ci + 2] - s[0].q[3 * ci + 2]) / (s[s.len() - 1].t - s[0].t);
-        last = (s.iter().map(|x| (x.t, x.q.clone())).collect(), got);
-        if (got - speed).abs() <= 1e-4 * speed.abs() {
-            break;
-        }
-        if let ForceKind::Motor { omega_ref, .. } = &mut mech.forces[motor].kind {
-            *omega_ref += speed - got;
-        }
-    }
-    Ok(last)
-}
-
-/// The tracks of `mech` at the states `states` with the markers' errors `noise` drawn from the
-/// sequence of `seed`.
-fn noisy_tracks(
-    mech: &Mechanism,
-    states: &[State],
-    noise: &crate::bootstrap_noise::MarkerNoise,
-    seed: u64,
-) -> Result<Tracks, PipelineError> {
-    let refs: Vec<_> = states.iter().map(|(t, q)| (*t, q)).collect();
-    let clean = mech.tracks(&refs)?;
-    let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();
-    let errors = noise.draw(&names, states.len(), &mut Gauss::new(scrambled(seed)));
-    // The rows are sample by sample, each sample's markers in the mechanism's order.
-    let rows = clean
-        .rows()
-        .iter()
-        .map(|r| {
-            let mut r = r.clone();
-            let k = usize::try_from(r.frame).unwrap_or(0);
-            let j = names.iter().position(|n| *n == r.marker).unwrap_or(0);
-            let e = errors
-                .get(k)
-                .and_then(|s| s.get(j))
-                .copied()
-                .unwrap_or([0.0; 2]);
-            r.x = r.x.map(|x| x + e[0]);
-            r.y = r.y.map(|y| y + e[1]);
-            r
-        })
-        .collect();
-    Ok(Tracks::new(rows)?)
-}
-
-/// The seed `seed` spread over the generator's 64 bits (splitmix64's finalizer, Steele et al.
-/// 2014): xorshift from a small seed starts with numbers near zero, and from neighbouring seeds
-/// with related ones.
-fn scrambled(seed: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)).max(1)
-}
-
 /// One replicate: its tracks processed into `dir` with the recording's mechanism `mech` and
 /// identified as the recording was: the same estimator, started from the same file.
 fn replicate(
@@ -218,7 +137,9 @@ pub(crate) fn bootstrap(
     let (ci, n) = (crank.body, rec.t.len());
     let speed = (rec.motion[n - 1][ci].theta - rec.motion[0][ci].theta) / (rec.t[n - 1] - rec.t[0]);
     events(StageEvent::Progress("bootstrap: the bench simulated", 0.0));
-    let (states, simulated) = simulated_like(&mut mech, ci, crank.motor, rec, speed)?;
+    let (sim, simulated) =
+        crate::replicas::simulated_at(&mut mech, (ci, crank.motor), rec.t, speed)?;
+    let states: Vec<State> = sim.into_iter().map(|s| (s.t, s.q)).collect();
     let scratch = tempfile::tempdir().map_err(|e| PipelineError::Io {
         path: std::env::temp_dir().display().to_string(),
         reason: format!("cannot make the bootstrap's scratch folder: {e}"),
@@ -229,7 +150,7 @@ pub(crate) fn bootstrap(
             "bootstrap: replicates processed and identified",
             k as f64 / replicates as f64,
         ));
-        let tracks = noisy_tracks(&mech, &states, &rec.noise, seed + k as u64)?;
+        let tracks = crate::replicas::noisy_tracks(&mech, &states, &rec.noise, seed + k as u64)?;
         let dir = scratch.path().join(format!("replicate-{k}"));
         crate::ensure_dir(&dir)?;
         runs.push(replicate(origin, &given, &tracks, rec, settings, &dir)?);
@@ -323,17 +244,5 @@ mod tests {
         assert!((b.replicates_sigma - 0.2).abs() < 1e-12, "{b:?}");
         let want = (0.04f64 * (1.0 + 1.0 / 3.0) + 0.01).sqrt();
         assert!((b.sigma - want).abs() < 1e-12, "{b:?}");
-    }
-
-    /// Neighbouring seeds spread over the generator's bits: their first normal numbers are
-    /// ordinary (within 4) and unrelated.
-    #[test]
-    fn neighbouring_seeds_start_unrelated() {
-        let firsts: Vec<f64> = (1..=8).map(|k| Gauss::new(scrambled(k)).next()).collect();
-        assert!(firsts.iter().all(|x| x.abs() < 4.0), "{firsts:?}");
-        assert!(
-            firsts.windows(2).all(|w| (w[0] - w[1]).abs() > 1e-6),
-            "{firsts:?}"
-        );
     }
 }

@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+mod band_calibration;
 mod bootstrap_noise;
 pub mod calibrate;
 pub mod compare;
@@ -22,6 +23,7 @@ pub mod pipeline_file;
 pub mod process;
 pub mod recording;
 pub mod render;
+mod replicas;
 pub mod report;
 pub mod report_identify;
 pub mod run;

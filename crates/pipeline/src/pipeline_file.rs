@@ -330,6 +330,16 @@ pub struct ProcessSection {
     /// (default false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stabilise: bool,
+    /// With the smoother: replicates of the recording simulated and processed to calibrate the
+    /// tracks' share of the forces' bands (default 0: not calibrated, the smoother's bands).
+    #[serde(skip_serializing_if = "no_replicates")]
+    pub calibrate_bands: usize,
+}
+
+/// Whether no replicate is asked (the key left out of the stage's parameters at its default,
+/// so that runs before it keep their cache).
+fn no_replicates(n: &usize) -> bool {
+    *n == 0
 }
 
 impl ProcessSection {
@@ -409,6 +419,8 @@ impl ProcessSection {
             keep_flagged: self.keep_flagged,
             false_alarm: self.false_alarm,
             stabilise: self.stabilise,
+            frame: None,
+            calibrate_bands: self.calibrate_bands,
         })
     }
 }
@@ -433,6 +445,7 @@ impl Default for ProcessSection {
             keep_flagged: false,
             false_alarm: d.false_alarm,
             stabilise: d.stabilise,
+            calibrate_bands: d.calibrate_bands,
         }
     }
 }

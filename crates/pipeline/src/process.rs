@@ -81,38 +81,53 @@ pub struct BandShare {
     pub force: String,
     /// From the tracks' noise (the smoother's covariance), N or N m; None without it.
     pub tracks: Option<f64>,
-    /// From the mechanism file's tolerances, N or N m.
-    pub parameters: f64,
-    /// Both, N or N m.
+    /// From the mechanism file's tolerances, N or N m; None without them.
+    pub parameters: Option<f64>,
+    /// From the bench frame's uncertainty (the calibration's), N or N m; None without it.
+    #[serde(default)]
+    pub calibration: Option<f64>,
+    /// All together, N or N m.
     pub combined: f64,
 }
 
-/// The forces' standard deviations of both sources combined (sqrt of the sum of squares, the
-/// sources independent), per sample; the tracks' alone without tolerances.
+/// The forces' standard deviations of every source combined (sqrt of the sum of squares, the
+/// sources independent), per sample: the tracks' noise, the file's tolerances, the frame's
+/// uncertainty, those there are; None without any.
 fn combined_sigmas(forces: &ForceSeries) -> Option<Vec<Option<Vec<f64>>>> {
-    let Some(par) = &forces.parameter_sigmas else {
-        return forces.sigmas.clone();
-    };
-    Some(match &forces.sigmas {
-        None => par.clone(),
-        Some(tracks) => tracks
-            .iter()
-            .zip(par)
-            .map(|(a, b)| match (a, b) {
-                (Some(a), Some(b)) => Some(a.iter().zip(b).map(|(x, y)| x.hypot(*y)).collect()),
-                (a, b) => a.clone().or_else(|| b.clone()),
+    let sources: Vec<&Vec<Option<Vec<f64>>>> = [
+        &forces.sigmas,
+        &forces.parameter_sigmas,
+        &forces.frame_sigmas,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let first = sources.first()?;
+    Some(
+        (0..first.len())
+            .map(|k| {
+                let mut at = sources.iter().filter_map(|s| s[k].as_ref());
+                let mut sum: Vec<f64> = at.next()?.iter().map(|x| x * x).collect();
+                for row in at {
+                    sum.iter_mut().zip(row).for_each(|(a, x)| *a += x * x);
+                }
+                Some(sum.into_iter().map(f64::sqrt).collect())
             })
             .collect(),
-    })
+    )
 }
 
-/// Each force's band shares (RMS over the samples), when the file's tolerances move the forces.
+/// Each force's band shares (RMS over the samples), when the file's tolerances or the frame's
+/// uncertainty move the forces (the tracks' alone need no shares).
 fn band_shares(columns: &[String], forces: &ForceSeries) -> Vec<BandShare> {
     let rms = |s: &Vec<Option<Vec<f64>>>, j: usize| {
         let v: Vec<f64> = s.iter().flatten().map(|r| r[j] * r[j]).collect();
         (v.iter().sum::<f64>() / v.len().max(1) as f64).sqrt()
     };
-    let (Some(par), Some(all)) = (&forces.parameter_sigmas, combined_sigmas(forces)) else {
+    if forces.parameter_sigmas.is_none() && forces.frame_sigmas.is_none() {
+        return Vec::new();
+    }
+    let Some(all) = combined_sigmas(forces) else {
         return Vec::new();
     };
     columns
@@ -121,7 +136,8 @@ fn band_shares(columns: &[String], forces: &ForceSeries) -> Vec<BandShare> {
         .map(|(j, c)| BandShare {
             force: c.clone(),
             tracks: forces.sigmas.as_ref().map(|s| rms(s, j)),
-            parameters: rms(par, j),
+            parameters: forces.parameter_sigmas.as_ref().map(|s| rms(s, j)),
+            calibration: forces.frame_sigmas.as_ref().map(|s| rms(s, j)),
             combined: rms(&all, j),
         })
         .collect()
@@ -153,6 +169,10 @@ pub struct ProcessRecord {
     /// noise (the bands are then the two combined, taken independent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub band_shares: Vec<BandShare>,
+    /// The bootstrap that calibrated the tracks' share of the bands, when asked
+    /// (`calibrate_bands`): each force's scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracks_scale: Option<crate::band_calibration::TracksScale>,
     /// The bench's horizontal refined from the motion, rad, when refined.
     pub horizontal_correction_rad: Option<f64>,
     /// Samples the markers did not determine.
@@ -357,6 +377,94 @@ pub struct ProcessConfig {
     /// Every marker measured against the markers held at ground pins, for a camera that moved
     /// (`flexbench_kinematics::anchored::stabilise`).
     pub stabilise: bool,
+    /// The bench frame's covariance from the calibration the tracks were made with
+    /// ([`frame_covariance`]), carried to the forces' bands (`flexbench_kinematics::frame_share`);
+    /// None: the frame taken as known.
+    pub frame: Option<flexbench_contracts::frame::FrameCovariance>,
+    /// With the smoother: replicates of the recording simulated and processed to calibrate the
+    /// tracks' share of the forces' bands (`crate::band_calibration`); 0: not calibrated (the
+    /// smoother's, conservative where the periodic fit pools the turns).
+    pub calibrate_bands: usize,
+}
+
+/// The tracks' share of the forces' bands calibrated by `replicates` replicates of the
+/// recording (`crate::band_calibration`), each processed by this stage with the recording's
+/// settings; refused without the smoother's bands or a motor-driven crank.
+fn tracks_scale(
+    mech: &Mechanism,
+    t: &[f64],
+    motion: &Motion,
+    cfg: &ProcessConfig,
+    replicates: usize,
+    events: &mut dyn FnMut(StageEvent),
+) -> Result<crate::band_calibration::TracksScale, PipelineError> {
+    let (Some(crank), true) = (mech.crank(), motion.covariances.is_some()) else {
+        return Err(PipelineError::Input(
+            "calibrate_bands: the bands' calibration needs the smoother's bands (method \"smoother\") and a mechanism with a motor-driven crank to simulate: leave calibrate_bands at 0".into(),
+        ));
+    };
+    // The recording's mean crank speed: the crank's angle over its first and last fitted
+    // samples.
+    let fitted: Vec<(f64, f64)> = motion
+        .samples
+        .iter()
+        .zip(t)
+        .filter_map(|(f, &tk)| f.state.as_ref().map(|s| (tk, s.0[3 * crank.body + 2])))
+        .collect();
+    let (Some(first), Some(last)) = (fitted.first(), fitted.last()) else {
+        return Err(PipelineError::Input(
+            "calibrate_bands: no sample of the recording was fitted".into(),
+        ));
+    };
+    let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();
+    let residuals = motion.samples.iter().map(|f| {
+        f.residual
+            .iter()
+            .map(|r| r.map(|v| [v.x, v.y]))
+            .collect::<Vec<_>>()
+    });
+    let sigma = motion.smoother.as_ref().map_or(1e-4, |s| s.sigma_m);
+    let rec = crate::band_calibration::Copied {
+        t,
+        speed: (last.1 - first.1) / (last.0 - first.0),
+        noise: crate::bootstrap_noise::MarkerNoise::of_samples(&names, residuals, sigma),
+        max_condition: cfg.max_condition,
+    };
+    let replicate_cfg = ProcessConfig {
+        frame: None,
+        calibrate_bands: 0,
+        ..*cfg
+    };
+    // One instance of the stage for the replicates (its events a trait object: the stage
+    // calling itself through a closure of its own type would not end).
+    let run = |tracks: &Path, out: &Path| {
+        let quiet: &mut dyn FnMut(StageEvent) = &mut |_| {};
+        process(tracks, None, mech, &replicate_cfg, out, quiet).map(|_| ())
+    };
+    crate::band_calibration::tracks_scale(mech, &rec, (replicates, &run), events)
+}
+
+/// The tracks' share of each force's band multiplied by its calibrated scale.
+fn scale_tracks_share(forces: &mut ForceSeries, scale: &crate::band_calibration::TracksScale) {
+    let Some(sigmas) = forces.sigmas.as_mut() else {
+        return;
+    };
+    for row in sigmas.iter_mut().flatten() {
+        for (v, s) in row.iter_mut().zip(&scale.scales) {
+            if s.scale.is_finite() {
+                *v *= s.scale;
+            }
+        }
+    }
+}
+
+/// The bench frame's covariance in the calibration file `path` (None when the calibration has
+/// none: a calibration made before it was measured, or without a bench plane).
+pub fn frame_covariance(
+    path: &Path,
+) -> Result<Option<flexbench_contracts::frame::FrameCovariance>, PipelineError> {
+    let cal = flexbench_vision::Calibration::read(path).map_err(PipelineError::Vision)?;
+    Ok(cal.plane_uncertainty.and_then(|u| u.covariance))
 }
 
 impl Default for ProcessConfig {
@@ -374,6 +482,8 @@ impl Default for ProcessConfig {
             keep_flagged: false,
             false_alarm: flexbench_contracts::flags::FALSE_ALARM,
             stabilise: false,
+            frame: None,
+            calibrate_bands: 0,
         }
     }
 }
@@ -411,6 +521,7 @@ impl ProcessConfig {
             threads: crate::threads(),
             horizontal_window_s: flexbench_kinematics::estimate::HORIZONTAL_WINDOW_S,
             horizontal_found: None,
+            keep_model: false,
         }
     }
 }
@@ -590,9 +701,38 @@ pub fn process(
     lap("kinematics", &mut timing);
 
     events(StageEvent::Progress("inverse dynamics", 0.0));
-    let forces = flexbench_kinematics::forces(mech, &t, motion, cfg.max_condition, &mut |f| {
+    let mut forces = flexbench_kinematics::forces(mech, &t, motion, cfg.max_condition, &mut |f| {
         events(StageEvent::Progress("inverse dynamics", f))
     })?;
+    let tracks_scale = match cfg.calibrate_bands {
+        0 => None,
+        n => {
+            let scale = tracks_scale(mech, &t, motion, cfg, n, &mut events)?;
+            scale_tracks_share(&mut forces, &scale);
+            Some(scale)
+        }
+    };
+    if let Some(cov) = &cfg.frame {
+        events(StageEvent::Progress(
+            "the bench frame's share of the bands",
+            0.0,
+        ));
+        let from = flexbench_kinematics::frame_share::Estimated {
+            t: &t,
+            differentiated: &seen.differentiated,
+            positions: &seen.positions,
+            diff: filter.as_diff(),
+            cfg: &cfg.kinematics(),
+        };
+        forces.frame_sigmas = flexbench_kinematics::frame_share::frame_sigmas(
+            mech,
+            &from,
+            motion,
+            &forces.rows,
+            cov,
+            cfg.max_condition,
+        )?;
+    }
     let markers = match cfg.smoother {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
@@ -626,6 +766,8 @@ pub fn process(
     record.fit.warnings.splice(0..0, moved);
     record.stabilised = stabilised;
     record.shutter = shutter.clone();
+    record.bands = bands_in_words(&forces, motion.bands_before_periodic, tracks_scale.as_ref());
+    record.tracks_scale = tracks_scale;
     warn(&record, &fitted, cfg, &mut events);
     files.push(record.write(&out.join("summary.json"))?);
     Ok(ProcessSummary {
@@ -958,8 +1100,8 @@ fn write_outputs(
         files.extend(flexbench_tables::write_owned_table(table, out, stem)?);
     }
     let band_note = match (sigmas.is_some(), motion.bands_before_periodic) {
-        _ if forces.parameter_sigmas.is_some() => {
-            " (bands: 2 sigma of the tracks' noise and the file's tolerances)"
+        _ if forces.parameter_sigmas.is_some() || forces.frame_sigmas.is_some() => {
+            " (bands: 2 sigma of the tracks' noise, the file's tolerances and the bench frame)"
         }
         (true, true) => " (bands: 2 sigma of the smoother, before the periodic refit)",
         (true, false) => " (bands: 2 sigma)",
@@ -981,16 +1123,38 @@ fn write_outputs(
 }
 
 /// Where the forces' bands come from, in words.
-fn bands_in_words(forces: &ForceSeries, before_periodic: bool) -> String {
+fn bands_in_words(
+    forces: &ForceSeries,
+    before_periodic: bool,
+    scale: Option<&crate::band_calibration::TracksScale>,
+) -> String {
+    let scaled = scale.map(|s| {
+        format!(
+            "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states, each force's scaled by a bootstrap of {} replicates of the recording (tracks_scale)",
+            s.replicates
+        )
+    });
     let tracks = match (forces.sigmas.is_some(), before_periodic) {
-        (true, true) => "2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)",
-        (true, false) => "2 sigma of the Kalman smoother",
-        (false, _) => "none",
+        (true, _) if scaled.is_some() => scaled.as_deref(),
+        (true, true) => Some("2 sigma of the Kalman smoother per sample, carried at the periodic fit's states (conservative: the periodic fit pools every turn)"),
+        (true, false) => Some("2 sigma of the Kalman smoother"),
+        (false, _) => None,
     };
-    match (&forces.parameter_sigmas, forces.sigmas.is_some()) {
-        (None, _) => tracks.into(),
-        (Some(_), true) => format!("{tracks}, combined with 2 sigma of the mechanism file's tolerances (independent, first order)"),
-        (Some(_), false) => "2 sigma of the mechanism file's tolerances (independent, first order)".into(),
+    let parts: Vec<&str> = [
+        tracks,
+        forces.parameter_sigmas.as_ref().map(|_| {
+            "2 sigma of the mechanism file's tolerances (independent, first order)"
+        }),
+        forces.frame_sigmas.as_ref().map(|_| {
+            "2 sigma of the bench frame's uncertainty (the calibration's, by finite differences through the estimate)"
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match parts.len() {
+        0 => "none".into(),
+        _ => parts.join(", combined with "),
     }
 }
 
@@ -1013,8 +1177,9 @@ impl ProcessRecord {
             fit: motion.report.clone(),
             smoother: motion.smoother.clone(),
             periodic: motion.periodic.clone(),
-            bands: bands_in_words(forces, motion.bands_before_periodic),
+            bands: bands_in_words(forces, motion.bands_before_periodic, None),
             band_shares: band_shares(&mech.force_columns(), forces),
+            tracks_scale: None,
             horizontal_correction_rad: motion.horizontal,
             unfitted_samples: motion.samples.iter().filter(|f| f.state.is_none()).count(),
             flags: None,

@@ -1022,6 +1022,10 @@ impl BoardViews {
     }
 }
 
+/// The standard deviation of the rendered clicks, px per coordinate: the true pixels rounded to
+/// 0.1 px, an error uniform over 0.1 px.
+pub const RENDER_CLICK_SIGMA_PX: f64 = 0.028_867_513_459_481_29;
+
 /// The calibration views, the plane view, the clicks of A and the horizontal in it (to 0.1 px,
 /// as a user clicks them) and the true camera (`truth/camera.yaml`); the files written.
 fn calibration_images(
@@ -1062,8 +1066,8 @@ fn calibration_images(
     let h = cam.project(spec.horizontal_at, 0.0);
     let clicks = out.join("clicks.toml");
     let text = format!(
-        "# Pixels of the bench origin A and of a point on the horizontal through A, towards the pendulum,\n# in plane-view.png, as a user clicks them (to 0.1 px).\norigin = [{}, {}]\nhorizontal = [{}, {}]\n",
-        round(a.0), round(a.1), round(h.0), round(h.1)
+        "# Pixels of the bench origin A and of a point on the horizontal through A, towards the pendulum,\n# in plane-view.png, as a user clicks them (to 0.1 px).\norigin = [{}, {}]\nhorizontal = [{}, {}]\n# Their standard deviation per coordinate, px: the true pixels rounded to 0.1 px\n# (uniform over 0.1 px: 0.1 / sqrt(12)).\nclick_sigma_px = {:.4}\n",
+        round(a.0), round(a.1), round(h.0), round(h.1), RENDER_CLICK_SIGMA_PX
     );
     flexbench_contracts::atomic::write_bytes(&clicks, text.as_bytes()).map_err(|e| {
         PipelineError::Io {

@@ -60,8 +60,8 @@ pub(crate) fn identify_notes(
         .collect())
 }
 
-/// The forces' band shares (the tracks' noise, the file's tolerances, both), when the
-/// mechanism file gives tolerances that move the forces.
+/// The forces' band shares (the tracks' noise, the file's tolerances, the bench frame's
+/// uncertainty, all together), when the tolerances or the frame's uncertainty move the forces.
 pub(crate) fn band_shares_note(page: &mut RunPage, process: &crate::process::ProcessRecord) {
     if process.band_shares.is_empty() {
         return;
@@ -74,16 +74,19 @@ pub(crate) fn band_shares_note(page: &mut RunPage, process: &crate::process::Pro
                 b.force.clone(),
                 unit(&b.force).into(),
                 b.tracks.map_or("-".into(), |x| format!("{:.4}", 2.0 * x)),
-                format!("{:.4}", 2.0 * b.parameters),
+                b.parameters
+                    .map_or("-".into(), |x| format!("{:.4}", 2.0 * x)),
+                b.calibration
+                    .map_or("-".into(), |x| format!("{:.4}", 2.0 * x)),
                 format!("{:.4}", 2.0 * b.combined),
             ]
         })
         .collect();
     page.note(
         Note::new("The forces' bands, share by share")
-            .text("Each force's 2-sigma band (RMS over the samples) from the tracks' noise, from the mechanism file's [tolerances] carried by the exact sensitivities, and both combined (taken independent), as the forces table's sigma columns hold it.")
+            .text("Each force's 2-sigma band (RMS over the samples) from the tracks' noise, from the mechanism file's [tolerances] carried by the exact sensitivities, from the bench frame's uncertainty (the calibration's clicks, board corners and intrinsics, carried by finite differences through the estimate), and all combined (taken independent), as the forces table's sigma columns hold it.")
             .table(
-                &["force", "unit", "tracks' noise", "file's tolerances", "combined"],
+                &["force", "unit", "tracks' noise", "file's tolerances", "bench frame", "combined"],
                 rows,
             ),
     );

@@ -186,6 +186,7 @@ pub fn run_recording(
         mech,
         settings,
         runner: Runner::new(out, build_identity(), stages, events),
+        calibration: None,
     };
     let (calibration, tracks) = match from_motion {
         false => {
@@ -203,6 +204,7 @@ pub fn run_recording(
             (calibration, tracks)
         }
     };
+    run.calibration = calibration.clone();
     // The stages on the markers alone (smooth) and on the video (overlay) beside the
     // mechanism's, which do not read them.
     let (smooth, (process, overlay, (fem, compare, identified))) =
@@ -269,6 +271,9 @@ pub(crate) struct RecordingRun<'r, 'e> {
     pub(crate) mech: &'r Mechanism,
     pub(crate) settings: Settings,
     pub(crate) runner: Runner<'e>,
+    /// The calibration the tracks were made with (its frame's covariance goes into the
+    /// forces' bands), once calibrated.
+    pub(crate) calibration: Option<PathBuf>,
 }
 
 impl RecordingRun<'_, '_> {
@@ -295,11 +300,12 @@ impl RecordingRun<'_, '_> {
             .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
         let plane = match plane_files {
             PlaneFiles::Board { plane_view, clicks } => {
-                let (origin, horizontal) = read_clicks(clicks)?;
+                let clicks = read_clicks(clicks)?;
                 crate::calibrate::PlaneSource::Board {
                     view: plane_view.clone(),
-                    origin,
-                    horizontal,
+                    origin: clicks.origin,
+                    horizontal: clicks.horizontal,
+                    click_sigma_px: clicks.click_sigma_px,
                 }
             }
             PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
@@ -537,12 +543,21 @@ impl RecordingRun<'_, '_> {
         mech: &Mechanism,
         mechanism: &Path,
     ) -> Result<PathBuf, PipelineError> {
-        let cfg = self.settings.process;
+        let mut cfg = self.settings.process;
         let flags = tracks.with_file_name("flags.parquet");
         let flags = flags.exists().then_some(flags);
         let mut inputs = vec![("tracks", tracks), ("mechanism", mechanism)];
         if let Some(f) = &flags {
             inputs.push(("flags", f));
+        }
+        // The bench frame's covariance from the calibration the tracks were made with: the
+        // calibration is then an input (its covariance can change where the tracks do not).
+        let calibration = self.calibration.clone();
+        if let Some(c) = &calibration {
+            cfg.frame = crate::process::frame_covariance(c)?;
+            if cfg.frame.is_some() {
+                inputs.push(("calibration", c));
+            }
         }
         self.runner.stage(
             stage,

@@ -119,7 +119,7 @@ fn smooth(
 /// forces' tables with their bands, written into `out`. Returns the files written and the
 /// stage's warnings.
 #[pyfunction]
-#[pyo3(signature = (tracks, mechanism, out, settings_json, flags=None))]
+#[pyo3(signature = (tracks, mechanism, out, settings_json, flags=None, calibration=None))]
 fn process(
     py: Python<'_>,
     tracks: PathBuf,
@@ -127,10 +127,15 @@ fn process(
     out: PathBuf,
     settings_json: &str,
     flags: Option<PathBuf>,
+    calibration: Option<PathBuf>,
 ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
     let section: flexbench_pipeline::run::ProcessSection = settings("process", settings_json)?;
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
-        let cfg = section.config().map_err(Failed::bare)?;
+        let mut cfg = section.config().map_err(Failed::bare)?;
+        if let Some(c) = &calibration {
+            cfg.frame = flexbench_pipeline::process::frame_covariance(c)
+                .map_err(|e| Failed::new(format!("reading the calibration {}", c.display()), e))?;
+        }
         let mech = load_mechanism(&mechanism)?;
         let mut warnings = Vec::new();
         let events = |e: StageEvent| {

@@ -725,9 +725,26 @@ pub fn bench_plane(
     origin_px: (f64, f64),
     horizontal_px: (f64, f64),
 ) -> Result<BenchPlane, VisionError> {
-    let found = target.find(image)?.ok_or_else(|| {
+    let found = plane_view_points(image, target)?;
+    plane_from_view(intr, &found, origin_px, horizontal_px)
+}
+
+/// The board's corners found in the plane view (the board lying in the lever's plane).
+pub fn plane_view_points(image: &Mat, target: &Target) -> Result<ViewPoints, VisionError> {
+    target.find(image)?.ok_or_else(|| {
         VisionError::Calibration(format!("no {} found in the plane view: it must show the board lying in the lever's plane (a chessboard whole; a ChArUco board may be partly hidden)", target.describe()))
-    })?;
+    })
+}
+
+/// The bench plane from the board's corners `found` in the plane view (their pixels and board
+/// positions), the camera's intrinsics and the clicked pixels of the origin and of a point on
+/// the horizontal ([`bench_plane`] once the board is found).
+pub fn plane_from_view(
+    intr: &Intrinsics,
+    found: &ViewPoints,
+    origin_px: (f64, f64),
+    horizontal_px: (f64, f64),
+) -> Result<BenchPlane, VisionError> {
     let mut rvec = Mat::default();
     let mut tvec = Mat::default();
     cv(

@@ -187,6 +187,9 @@ pub struct FrameUncertainty {
     pub scale: f64,
     /// The clicks' standard deviation assumed, px per coordinate.
     pub click_sigma_px: f64,
+    /// The covariance of the frame's error as a similarity about the origin (offset x, y, m;
+    /// angle, rad; scale), what `process` carries to the forces; None when not measured.
+    pub covariance: Option<flexbench_contracts::frame::FrameCovariance>,
 }
 
 /// A camera calibration as written under `calibration/`: intrinsics, their standard deviations,
@@ -336,6 +339,14 @@ impl Calibration {
                     "write",
                     fs.write_mat("bench_frame_uncertainty", &row_vec(&row)?),
                 )?;
+                if let Some(c) = &u.covariance {
+                    // (offset x m, offset y m, angle rad, scale): 4 x 4, row by row.
+                    let row = c.to_row_major();
+                    cv(
+                        "write",
+                        fs.write_mat("bench_frame_covariance", &row_vec(&row)?),
+                    )?;
+                }
             }
             cv("closing the calibration file", fs.release())?;
             Ok(())
@@ -370,6 +381,7 @@ impl Calibration {
                     angle_mrad: u[1],
                     scale: u[2],
                     click_sigma_px: u[3],
+                    covariance: file.frame_covariance()?,
                 })
             }
             false => None,
@@ -498,6 +510,25 @@ impl Stored<'_> {
             path: self.path.into(),
             reason,
         }
+    }
+
+    /// The bench frame's covariance (16 numbers, row by row), None when the file has none; an
+    /// error when it is not a symmetric covariance.
+    fn frame_covariance(
+        &self,
+    ) -> Result<Option<flexbench_contracts::frame::FrameCovariance>, VisionError> {
+        if !self.has("bench_frame_covariance") {
+            return Ok(None);
+        }
+        let v = self.values("bench_frame_covariance", 16)?;
+        flexbench_contracts::frame::FrameCovariance::from_row_major(&v)
+            .map(Some)
+            .ok_or_else(|| {
+                self.bad(
+                    "'bench_frame_covariance' is not a symmetric covariance (offset x, offset y, angle, scale); calibrate again"
+                        .into(),
+                )
+            })
     }
 
     /// Whether the file has `key`.

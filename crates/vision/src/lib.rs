@@ -24,6 +24,7 @@ pub mod motion_camera;
 pub mod outline;
 pub mod overlay;
 pub mod pattern;
+pub mod plane_uncertainty;
 pub mod readout;
 pub mod render;
 pub mod response;
