@@ -7,6 +7,7 @@ mod common;
 mod any_mechanism;
 mod bad_input;
 mod bad_input_corpus;
+mod band_calibration;
 mod bench_points;
 mod charuco;
 mod compare_end_to_end;

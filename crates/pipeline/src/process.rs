@@ -662,6 +662,7 @@ pub fn process(
         clock = Instant::now();
     };
     check_false_alarm(cfg.false_alarm)?;
+    check_band_calibration(mech, cfg)?;
     events(StageEvent::Progress("read", 0.0));
     let (tracks, left_out) = read_trusted(tracks_path, flags, cfg.keep_flagged)?;
     let mut series = tracks.series()?;
@@ -829,6 +830,19 @@ fn check_false_alarm(alpha: f64) -> Result<(), PipelineError> {
         false => Err(PipelineError::Input(format!(
             "the residual test's false-alarm level {alpha} is not a probability between 0 and 0.5: give one such as 1e-6 (the default)"
         ))),
+    }
+}
+
+/// The bands' calibration asked (`calibrate_bands`) checked before any work: 0, or 2
+/// replicates or more with the smoother and a motor-driven crank to simulate.
+pub fn check_band_calibration(mech: &Mechanism, cfg: &ProcessConfig) -> Result<(), PipelineError> {
+    let bad = |why: String| Err(PipelineError::Input(why));
+    match cfg.calibrate_bands {
+        0 => Ok(()),
+        1 => bad("calibrate_bands = 1: give 0 (not calibrated) or 2 replicates or more (8 or more for a scale within about 10 %)".into()),
+        _ if !cfg.smoother => bad("calibrate_bands scales the smoother's bands: it needs method \"smoother\" (or leave calibrate_bands at 0)".into()),
+        _ if mech.crank().is_none() => bad("calibrate_bands: the bands' calibration simulates the mechanism at the recording's crank speed, and this mechanism has no motor-driven crank: leave calibrate_bands at 0 (the bands are then the smoother's, conservative)".into()),
+        _ => Ok(()),
     }
 }
 

@@ -152,6 +152,7 @@ pub fn run_recording(
     // Every setting checked before any stage runs: a wrong value late in the file is reported
     // at once, not after the stages before it.
     let settings = Settings::resolve(file, mech, with_board)?;
+    crate::process::check_band_calibration(mech, &settings.process)?;
     if let Some(spec) = &settings.identify {
         let text = std::fs::read_to_string(&rec.mechanism).map_err(|e| PipelineError::Io {
             path: rec.mechanism.display().to_string(),
