@@ -253,6 +253,27 @@ def test_process_bands(processed):
         fb.process(TRUTH / "tracks.csv", mechanism=MECH, method="savgol").band("B_x")
 
 
+def test_process_bands_calibrated_and_the_frame_as_the_command_line(tmp_path):
+    """``calibration=`` (the bench frame's covariance into the bands) and
+    ``calibrate_bands=2`` (the tracks' share scaled by two replicates of the recording) are the
+    command line's ``--calibration`` and ``--calibrate-bands 2``, bit for bit; both shares are
+    in the record."""
+    cal = tmp_path / "calibration.yaml"
+    rec = ROOT / "recordings/default"
+    c = cli("calibrate", "--views", rec / "views", "--board", "9x6", "--square", "0.03",
+            "--plane-view", rec / "plane-view.png", "--clicks", rec / "clicks.toml", "--out", cal)
+    assert c.returncode == 0, c.stderr
+    tracks = TRUTH / "tracks.csv"
+    p = fb.process(tracks, mechanism=MECH, calibration=cal, calibrate_bands=2, out=tmp_path / "py")
+    c = cli("process", "--tracks", tracks, "--mechanism", MECH, "--calibration", cal,
+            "--calibrate-bands", "2", "--out", tmp_path / "cli")
+    assert c.returncode == 0, c.stderr
+    same_frames(p.forces, pl.read_parquet(tmp_path / "cli" / "forces.parquet"))
+    assert p.summary["tracks_scale"]["replicates"] == 2
+    shares = {b["force"]: b for b in p.summary["band_shares"]}
+    assert shares["B_x"]["calibration"] > 0 and shares["B_x"]["tracks"] > 0
+
+
 def test_process_takes_a_dataframe(processed):
     """A DataFrame of tracks gives the same forces as the file it was read from."""
     p, _ = processed

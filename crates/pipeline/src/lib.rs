@@ -7,7 +7,7 @@
 
 #![warn(missing_docs)]
 
-mod band_calibration;
+pub mod band_calibration;
 mod bootstrap_noise;
 pub mod calibrate;
 pub mod compare;
@@ -21,6 +21,7 @@ pub mod motion_calibration;
 pub mod overlay;
 pub mod pipeline_file;
 pub mod process;
+mod process_bands;
 pub mod recording;
 pub mod render;
 mod replicas;

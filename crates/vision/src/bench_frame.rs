@@ -210,14 +210,18 @@ pub fn frame_uncertainty(
     let (o, x) = (image(0.0)?, image(reach)?);
     let mut normal = flexbench_contracts::gauss::Gauss::new(0x5DEECE66D);
     let (mut s_origin, mut s_angle, mut s_scale) = (0.0, 0.0, 0.0);
-    // The similarity between the frames over the clicked points (the covariance's draws).
-    let seen: Vec<(f64, f64)> = points
-        .iter()
-        .map(|p| {
-            let (x, y) = intr.undistort_pixel(p.pixel.0, p.pixel.1);
-            plane.to_bench(x, y)
-        })
-        .collect();
+    // The similarity between the frames over the clicked points (the covariance's draws): each
+    // frame at the clicked pixels (the tracks are the same pixels mapped by either frame).
+    let at_clicks = |frame: &BenchPlane| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .map(|p| {
+                let (x, y) = intr.undistort_pixel(p.pixel.0, p.pixel.1);
+                frame.to_bench(x, y)
+            })
+            .collect()
+    };
+    let seen = at_clicks(plane);
     let mut draws = Vec::with_capacity(DRAWS);
     for _ in 0..DRAWS {
         let pixels: Vec<(f64, f64)> = points
@@ -237,16 +241,7 @@ pub fn frame_uncertainty(
         s_origin += a.norm_squared();
         s_angle += axis.y.atan2(axis.x).powi(2);
         s_scale += (axis.norm() / reach - 1.0).powi(2);
-        // The drawn frame at the clicked pixels (the tracks are the same pixels mapped by
-        // either frame).
-        let at_clicks: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| {
-                let (x, y) = intr.undistort_pixel(p.pixel.0, p.pixel.1);
-                drawn.to_bench(x, y)
-            })
-            .collect();
-        draws.extend(FrameCovariance::fit(&seen, &at_clicks));
+        draws.extend(FrameCovariance::fit(&seen, &at_clicks(&drawn)));
     }
     let n = DRAWS as f64;
     Ok(FrameUncertainty {
