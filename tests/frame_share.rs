@@ -38,6 +38,30 @@ fn calibrated(dir: &Path) -> std::path::PathBuf {
     cal
 }
 
+/// `process`'s arguments for the shipped recording's truth tracks with the shipped file into
+/// `out`, with `--calibration cal` when given.
+fn truth_process(out: &Path, cal: Option<&Path>) -> Vec<String> {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let mut args: Vec<String> = vec![
+        "process".into(),
+        "--tracks".into(),
+        s(&root().join("recordings/default/truth/tracks.csv")),
+        "--mechanism".into(),
+        s(&root().join("pipelines/wind-pump.toml")),
+        "--out".into(),
+        s(out),
+    ];
+    if let Some(c) = cal {
+        args.extend(["--calibration".into(), s(c)]);
+    }
+    args
+}
+
+/// The arguments as the helpers take them.
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
 /// The calibration file `from` with its frame covariance times `factor` written to `to`.
 fn scaled_covariance(from: &Path, to: &Path, factor: f64) {
     let text = std::fs::read_to_string(from).unwrap();
@@ -89,21 +113,8 @@ fn the_frames_share_of_the_bands() {
     assert!((fu.click_sigma_px - 0.1 / 12f64.sqrt()).abs() < 1e-3);
     assert!((fu.angle_mrad / expected - 1.0).abs() < 0.10);
 
-    let tracks = rec.join("truth/tracks.csv");
-    let mech = root().join("pipelines/wind-pump.toml");
     let process = |cal: &Path, out: &Path| {
-        let s = |p: &Path| p.to_str().unwrap().to_string();
-        ok(&[
-            "process",
-            "--tracks",
-            &s(&tracks),
-            "--mechanism",
-            &s(&mech),
-            "--calibration",
-            &s(cal),
-            "--out",
-            &s(out),
-        ]);
+        ok(&strs(&truth_process(out, Some(cal))));
     };
     let (one, four) = (dir.path().join("one"), dir.path().join("four"));
     process(&cal, &one);
@@ -134,16 +145,7 @@ fn the_frames_share_of_the_bands() {
     );
     // Without the calibration, the band is the tracks' alone; with it, the root sum of squares.
     let bare = dir.path().join("bare");
-    let s = |p: &Path| p.to_str().unwrap().to_string();
-    ok(&[
-        "process",
-        "--tracks",
-        &s(&tracks),
-        "--mechanism",
-        &s(&mech),
-        "--out",
-        &s(&bare),
-    ]);
+    ok(&strs(&truth_process(&bare, None)));
     let (f0, f1) = (
         read_csv(&bare.join("forces.csv")),
         read_csv(&one.join("forces.csv")),
@@ -163,7 +165,6 @@ fn the_frames_share_of_the_bands() {
 #[test]
 fn a_bad_frame_covariance_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let rec = root().join("recordings/default");
     let cal = calibrated(dir.path());
     let text = std::fs::read_to_string(&cal).unwrap();
     let at = text.find("bench_frame_covariance").unwrap();
@@ -175,18 +176,7 @@ fn a_bad_frame_covariance_is_refused() {
     let bad_cal = dir.path().join("bad.yaml");
     std::fs::write(&bad_cal, bad).unwrap();
     let out = dir.path().join("out");
-    let s = |p: &Path| p.to_str().unwrap().to_string();
-    let o = crate::common::flexbench(&[
-        "process",
-        "--tracks",
-        &s(&rec.join("truth/tracks.csv")),
-        "--mechanism",
-        &s(&root().join("pipelines/wind-pump.toml")),
-        "--calibration",
-        &s(&bad_cal),
-        "--out",
-        &s(&out),
-    ]);
+    let o = crate::common::flexbench(&strs(&truth_process(&out, Some(&bad_cal))));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("bench_frame_covariance"), "{err}");

@@ -112,11 +112,12 @@ pub fn frame_sigmas(
     cov: &FrameCovariance,
     max_condition: f64,
 ) -> Result<Option<Vec<Option<Vec<f64>>>>, KinematicsError> {
-    if let Some(i) = (0..4).find(|&i| cov.sigmas()[i] > LARGEST[i] || cov.sigmas()[i].is_nan()) {
+    let sd = cov.sigmas();
+    if let Some(i) = (0..4).find(|&i| sd[i] > LARGEST[i] || sd[i].is_nan()) {
         return Err(KinematicsError::Fit(format!(
             "the bench frame's {} is known to {:.3e} only (the calibration's covariance), beyond the {:.0e} taken to first order: calibrate again (click the horizontal farther from the origin, state the clicks' sigma)",
             flexbench_contracts::frame::FRAME_ERROR_NAMES[i],
-            cov.sigmas()[i],
+            sd[i],
             LARGEST[i]
         )));
     }
