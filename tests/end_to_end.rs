@@ -25,6 +25,7 @@ mod marker_kinds_video;
 mod markers_off_plane;
 mod measured_compare;
 mod motion_calibration;
+mod peak_locking;
 mod pendulum_real;
 mod pendulum_video;
 mod phone_shutter;

@@ -336,7 +336,10 @@ def process(
     mechanism has what they assume; "on", "off", or True, False), ``window``, ``order``, ``edges``,
     ``filter_order``, ``cutoff_hz``, ``cutoff_by``, ``spline_degree``, ``noise_m``,
     ``max_condition``, ``keep_flagged``, ``false_alarm``, ``stabilise`` (every marker measured
-    against the markers held at ground pins, for a camera that moved), ``calibrate_bands``
+    against the markers held at ground pins, for a camera that moved), ``peak_locking`` (the
+    tracker's pull towards the pixels' centres, measured from the fit's residuals: "auto", the
+    default, takes it out where significant and fits again; "on" always; "off" reports it and
+    warns where significant), ``calibrate_bands``
     (replicates of the recording simulated and processed to calibrate the tracks' share of the
     forces' bands; 0, the default: the smoother's bands, conservative). ``flags``: the track
     stage's flags table, its samples left out as gaps. ``calibration``: the calibration the

@@ -274,6 +274,30 @@ def test_process_bands_calibrated_and_the_frame_as_the_command_line(tmp_path):
     assert shares["B_x"]["calibration"] > 0 and shares["B_x"]["tracks"] > 0
 
 
+def test_process_peak_locking_as_the_command_line(tmp_path):
+    """``peak_locking`` is the command line's ``--peak-locking``, bit for bit: the shipped
+    video's tracks (rendered with a centroid's pull towards the pixels) are corrected by
+    default and the record says so; ``"off"`` leaves it in with a warning."""
+    rec = ROOT / "recordings/default"
+    tracks = tmp_path / "tracks.csv"
+    c = cli("track", "--video", rec / "video.mp4", "--calibration", rec / "truth/camera.yaml",
+            "--mechanism", MECH, "--out", tracks)
+    assert c.returncode == 0, c.stderr
+    p = fb.process(tracks, mechanism=MECH, out=tmp_path / "py")
+    c = cli("process", "--tracks", tracks, "--mechanism", MECH, "--out", tmp_path / "cli")
+    assert c.returncode == 0, c.stderr
+    same_frames(p.forces, pl.read_parquet(tmp_path / "cli" / "forces.parquet"))
+    assert p.summary["peak_locking"]["corrected"] is True
+    with pytest.warns(fb.FlexbenchWarning, match='peak_locking="auto"'):
+        left = fb.process(tracks, mechanism=MECH, peak_locking="off", out=tmp_path / "off")
+    c = cli("process", "--tracks", tracks, "--mechanism", MECH, "--peak-locking", "off",
+            "--out", tmp_path / "cli-off")
+    assert c.returncode == 0 and "peak locking" in c.stderr, c.stderr
+    same_frames(left.forces, pl.read_parquet(tmp_path / "cli-off" / "forces.parquet"))
+    assert left.summary["peak_locking"]["corrected"] is False
+    assert left.summary["peak_locking"]["estimate"]["p_value"] < 1e-6
+
+
 def test_process_takes_a_dataframe(processed):
     """A DataFrame of tracks gives the same forces as the file it was read from."""
     p, _ = processed

@@ -178,7 +178,7 @@ struct ProcessArgs {
     /// Kinematics from each marker filtered by the zero-lag Butterworth filter and
     /// differentiated, through the loop's analysis (--filter-order, --cutoff-hz, --cutoff-by),
     /// instead of the smoother: the labs' pipeline.
-    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal"])]
+    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal", "peak_locking"])]
     butterworth: bool,
     /// Butterworth: order of each of the two passes (default 2: the fourth-order zero-lag
     /// filter).
@@ -194,7 +194,7 @@ struct ProcessArgs {
     cutoff_by: Option<flexbench_pipeline::smooth::CutoffCriterion>,
     /// Kinematics from each marker smoothed by Woltring's GCV spline (--spline-degree,
     /// --noise-m) and differentiated, through the loop's analysis, instead of the smoother.
-    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal", "savgol", "butterworth"])]
+    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal", "peak_locking", "savgol", "butterworth"])]
     spline: bool,
     /// Spline: its odd degree (default 5, the quintic).
     #[arg(long, requires = "spline")]
@@ -217,6 +217,13 @@ struct ProcessArgs {
     /// the markers see the frame turn), on (alone: --refine-horizontal) or off.
     #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
     refine_horizontal: Switch,
+    /// With the smoother: take the tracker's peak locking (its bias tied to the pixel grid,
+    /// measured from the first fit's residuals against the tracks' pixel coordinates) out of
+    /// the markers and fit the motion again: auto (the default: where it is significant), on
+    /// (alone: --peak-locking) or off (measured, reported in summary.json, and warned of where
+    /// significant).
+    #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
+    peak_locking: Switch,
     /// The track stage's flags table (flags.csv beside tracks.csv): its samples are left out of
     /// the fit as gaps.
     #[arg(long)]
@@ -688,6 +695,7 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         noise_m,
         periodic,
         refine_horizontal,
+        peak_locking,
         flags,
         keep_flagged,
         false_alarm,
@@ -732,6 +740,7 @@ fn process_command(args: ProcessArgs) -> Result<()> {
         spline,
         periodic,
         refine_horizontal,
+        peak_locking,
         keep_flagged,
         false_alarm,
         stabilise,

@@ -37,6 +37,7 @@ pub mod late;
 pub mod noise;
 pub mod observe;
 pub mod outliers;
+pub mod peak_locking;
 pub mod periodic;
 pub mod rate;
 pub mod selfcal;

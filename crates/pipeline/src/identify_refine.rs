@@ -108,6 +108,14 @@ pub(crate) fn refine(
         harmonics_floor_given: floor_given,
         passes: Vec::new(),
     };
+    // The peak locking as the given processing did: taken out again where it was.
+    let process = &ProcessConfig {
+        peak_locking: match given.peak_locking.as_ref().is_some_and(|p| p.corrected) {
+            true => flexbench_contracts::names::Switch::On,
+            false => flexbench_contracts::names::Switch::Off,
+        },
+        ..*process
+    };
     let mut last = None;
     for pass in 0..PASSES {
         events(StageEvent::Progress(

@@ -22,6 +22,7 @@ pub mod overlay;
 pub mod pipeline_file;
 pub mod process;
 mod process_bands;
+pub mod process_peak_locking;
 pub mod recording;
 pub mod render;
 mod replicas;

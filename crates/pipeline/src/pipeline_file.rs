@@ -286,6 +286,14 @@ pub struct ProcessSection {
         serialize_with = "flexbench_contracts::names::ser_name"
     )]
     pub refine_horizontal: Switch,
+    /// With the smoother: the tracker's peak locking (its bias tied to the pixel grid) taken out
+    /// of the markers and the motion fitted again: auto (the default: where significant), on,
+    /// or off (measured, reported and warned of where significant).
+    #[serde(
+        deserialize_with = "flexbench_contracts::names::de_switch",
+        serialize_with = "flexbench_contracts::names::ser_name"
+    )]
+    pub peak_locking: Switch,
     /// Savitzky-Golay window (samples, odd), with method savgol.
     pub window: Option<usize>,
     /// Savitzky-Golay order, with method savgol.
@@ -421,6 +429,11 @@ impl ProcessSection {
             stabilise: self.stabilise,
             frame: None,
             calibrate_bands: self.calibrate_bands,
+            peak_locking: if smoother {
+                self.peak_locking
+            } else {
+                Switch::Off
+            },
         })
     }
 }
@@ -432,6 +445,7 @@ impl Default for ProcessSection {
             method: crate::process::KinematicsMethod::Smoother,
             periodic: d.periodic,
             refine_horizontal: d.refine_horizontal,
+            peak_locking: d.peak_locking,
             window: None,
             order: d.order,
             edges: flexbench_signal::EdgeMode::Interp,

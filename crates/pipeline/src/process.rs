@@ -135,6 +135,10 @@ pub struct ProcessRecord {
     /// fitted again (`flexbench_kinematics::late`), when the tracks have such samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shutter: Option<CarriedAgain>,
+    /// The tracker's peak locking the first fit's residuals show, and whether it was taken out
+    /// (tracks with pixel coordinates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_locking: Option<crate::process_peak_locking::PeakLockingRecord>,
 }
 
 impl ProcessRecord {
@@ -143,6 +147,7 @@ impl ProcessRecord {
         let mut w = self.fit.warnings.clone();
         w.extend(self.rate.warnings.iter().cloned());
         w.extend(self.clock.iter().cloned());
+        w.extend(self.peak_locking.as_ref().and_then(|p| p.warning()));
         w
     }
 }
@@ -319,6 +324,11 @@ pub struct ProcessConfig {
     /// tracks' share of the forces' bands (`crate::band_calibration`); 0: not calibrated (the
     /// smoother's, conservative where the periodic fit pools the turns).
     pub calibrate_bands: usize,
+    /// The tracker's peak locking (its bias tied to the pixel grid) measured from the first
+    /// fit's residuals and reported; taken out of the markers and the motion fitted again: auto
+    /// (the default: where it is significant), on (whenever measured) or off (reported, and a
+    /// warning where it is significant).
+    pub peak_locking: Switch,
 }
 
 /// The tracks' share of the forces' bands calibrated by `replicates` replicates of the
@@ -395,6 +405,7 @@ impl Default for ProcessConfig {
             stabilise: false,
             frame: None,
             calibrate_bands: 0,
+            peak_locking: Switch::Auto,
         }
     }
 }
@@ -577,6 +588,7 @@ pub fn process(
     events(StageEvent::Progress("read", 0.0));
     let (tracks, left_out) = read_trusted(tracks_path, flags, cfg.keep_flagged)?;
     let mut series = tracks.series()?;
+    let pixels = crate::process_peak_locking::pixels(&tracks);
     drop(tracks);
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     check_markers(mech, &names)?;
@@ -587,6 +599,9 @@ pub fn process(
     let (moved, stabilised) = held_check(mech, &mut series, cfg)?;
     let late = series.iter().any(|s| s.late.iter().any(Option::is_some));
     let again = late.then(|| series.clone());
+    // The series the last fit was made from, for the peak-locking pass.
+    let measure = !pixels.is_empty() && cfg.smoother;
+    let mut last = (measure && !late).then(|| series.clone());
     lap("read", &mut timing);
 
     events(StageEvent::Progress("kinematics", 0.0));
@@ -600,10 +615,17 @@ pub fn process(
                 0.0,
             ));
             let done = carry_along(mech, &t, &fitted.motion.samples, &mut again);
+            last = measure.then(|| again.clone());
             // The samples moved by hundredths of a millimetre: the refit starts where the first
             // fit's smoother started, with its horizontal.
             fitted = fit_testing_residuals(mech, again, &filter, cfg, Some(&fitted.motion))?;
             Some(done)
+        }
+        None => None,
+    };
+    let peak_locking = match last {
+        Some(last) => {
+            peak_locking_pass(mech, &mut fitted, last, &pixels, &filter, cfg, &mut events)?
         }
         None => None,
     };
@@ -678,6 +700,7 @@ pub fn process(
     record.fit.warnings.splice(0..0, moved);
     record.stabilised = stabilised;
     record.shutter = shutter.clone();
+    record.peak_locking = peak_locking;
     record.bands = bands_in_words(&forces, motion.bands_before_periodic, tracks_scale.as_ref());
     record.tracks_scale = tracks_scale;
     warn(&record, &fitted, cfg, &mut events);
@@ -692,6 +715,35 @@ pub fn process(
         files,
         timing,
     })
+}
+
+/// The tracker's peak locking measured from `fitted`'s residuals and, where `cfg` asks, taken
+/// out of its markers `series` (those `fitted` was fitted to) and the motion fitted again from
+/// where the first fit's smoother started (`crate::process_peak_locking`).
+fn peak_locking_pass(
+    mech: &Mechanism,
+    fitted: &mut Fitted,
+    mut series: Vec<MarkerSeries>,
+    pixels: &std::collections::BTreeMap<(String, i64), [f64; 2]>,
+    filter: &MarkerFilter,
+    cfg: &ProcessConfig,
+    events: &mut impl FnMut(StageEvent),
+) -> Result<Option<crate::process_peak_locking::PeakLockingRecord>, PipelineError> {
+    let found = crate::process_peak_locking::measure_and_correct(
+        mech,
+        &mut series,
+        &fitted.motion,
+        pixels,
+        cfg.peak_locking,
+    );
+    if found.corrected {
+        events(StageEvent::Progress(
+            "kinematics without the peak locking",
+            0.0,
+        ));
+        *fitted = fit_testing_residuals(mech, series, filter, cfg, Some(&fitted.motion))?;
+    }
+    Ok(Some(found))
 }
 
 /// The warnings of the markers held at ground pins whose tracks wandered, and, when `cfg`
@@ -1078,6 +1130,7 @@ impl ProcessRecord {
             clock: None,
             stabilised: None,
             shutter: None,
+            peak_locking: None,
             inverse_dynamics: InverseDynamicsRecord {
                 max_condition_allowed: cfg.max_condition,
                 max_condition: forces.max_condition,
