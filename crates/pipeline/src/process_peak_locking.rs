@@ -71,12 +71,18 @@ fn samples(
             let Some(&uv) = pixels.get(&(s.name.clone(), frame)) else {
                 continue;
             };
+            // A rolling shutter's late sample was seen at its pixels where it was then, not
+            // where it has been carried to (its offset in `late`).
+            let [dx, dy] = match s.late.get(i).copied().flatten() {
+                Some([_, dx, dy]) => [dx, dy],
+                None => [0.0, 0.0],
+            };
             out.push((
                 k,
                 i,
                 PixelSample {
                     uv,
-                    xy: [s.x[i], s.y[i]],
+                    xy: [s.x[i] + dx, s.y[i] + dy],
                     residual: [r.x, r.y],
                 },
             ));
