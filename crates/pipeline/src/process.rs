@@ -624,9 +624,15 @@ pub fn process(
         None => None,
     };
     let peak_locking = match last {
-        Some(last) => {
-            peak_locking_pass(mech, &mut fitted, last, &pixels, &filter, cfg, &mut events)?
-        }
+        Some(last) => Some(peak_locking_pass(
+            mech,
+            &mut fitted,
+            last,
+            &pixels,
+            &filter,
+            cfg,
+            &mut events,
+        )?),
         None => None,
     };
     let (motion, seen) = (&fitted.motion, &fitted.seen);
@@ -728,7 +734,7 @@ fn peak_locking_pass(
     filter: &MarkerFilter,
     cfg: &ProcessConfig,
     events: &mut impl FnMut(StageEvent),
-) -> Result<Option<crate::process_peak_locking::PeakLockingRecord>, PipelineError> {
+) -> Result<crate::process_peak_locking::PeakLockingRecord, PipelineError> {
     let found = crate::process_peak_locking::measure_and_correct(
         mech,
         &mut series,
@@ -743,7 +749,7 @@ fn peak_locking_pass(
         ));
         *fitted = fit_testing_residuals(mech, series, filter, cfg, Some(&fitted.motion))?;
     }
-    Ok(Some(found))
+    Ok(found)
 }
 
 /// The warnings of the markers held at ground pins whose tracks wandered, and, when `cfg`
