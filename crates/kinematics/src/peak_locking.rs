@@ -180,11 +180,12 @@ pub fn estimate(samples: &[PixelSample]) -> Result<PeakLocking, NotMeasured> {
     // Residuals of a large fraction of a pixel are the model's or the camera's, not the
     // centroid's: the fit's fraction of a pixel is then unknown, and a curve found in them is
     // not a tracker's (the real pendulum's video, its camera drifting: 4 px).
-    let sigma = robust_sigma(&err);
+    let spread = spread(&err);
+    let sigma = robust_sigma(&spread);
     if sigma > NOISIEST_PX {
         return Err(NotMeasured::ResidualsTooLarge(sigma));
     }
-    let keep = inliers(&err);
+    let keep = inliers(&err, &spread);
     let used: Vec<usize> = (0..samples.len()).filter(|&i| keep[i]).collect();
     if used.len() < FEWEST {
         return Err(NotMeasured::TooFewSamples(used.len()));
@@ -233,28 +234,30 @@ fn mean_xy(samples: &[PixelSample]) -> (f64, f64) {
     (sx / n, sy / n)
 }
 
-/// Whether each error is within 5 robust sigmas (1.4826 MAD per axis) of its axis's median:
-/// a glint or a swap the fit flagged does not make a curve.
-fn inliers(err: &[[f64; 2]]) -> Vec<bool> {
-    let bounds: Vec<(f64, f64)> = (0..2)
-        .map(|axis| {
-            let med = median(err.iter().map(|e| e[axis]).collect());
-            let mad = median(err.iter().map(|e| (e[axis] - med).abs()).collect());
-            (med, 5.0 * 1.4826 * mad)
-        })
-        .collect();
+/// Each axis's median and median absolute deviation of the errors, px.
+fn spread(err: &[[f64; 2]]) -> [(f64, f64); 2] {
+    std::array::from_fn(|axis| {
+        let med = median(err.iter().map(|e| e[axis]).collect());
+        let mad = median(err.iter().map(|e| (e[axis] - med).abs()).collect());
+        (med, mad)
+    })
+}
+
+/// Whether each error is within 5 robust sigmas (1.4826 MAD per axis) of its axis's median
+/// (`spread`): a glint or a swap the fit flagged does not make a curve.
+fn inliers(err: &[[f64; 2]], spread: &[(f64, f64); 2]) -> Vec<bool> {
+    let bounds = spread.map(|(med, mad)| (med, 5.0 * 1.4826 * mad));
     err.iter()
         .map(|e| (0..2).all(|a| (e[a] - bounds[a].0).abs() <= bounds[a].1))
         .collect()
 }
 
-/// The errors' robust standard deviation, px: 1.4826 MAD about the median, the larger axis.
-fn robust_sigma(err: &[[f64; 2]]) -> f64 {
-    (0..2)
-        .map(|axis| {
-            let med = median(err.iter().map(|e| e[axis]).collect());
-            1.4826 * median(err.iter().map(|e| (e[axis] - med).abs()).collect())
-        })
+/// The errors' robust standard deviation, px: 1.4826 MAD about the median (`spread`), the
+/// larger axis.
+fn robust_sigma(spread: &[(f64, f64); 2]) -> f64 {
+    spread
+        .iter()
+        .map(|(_, mad)| 1.4826 * mad)
         .fold(0.0, f64::max)
 }
 
