@@ -169,8 +169,12 @@ fn print_bootstrap(b: &flexbench_pipeline::identify_bootstrap::BootstrapRecord) 
         b.replicates, b.simulated_speed_rad_s, b.crank_speed_rad_s, b.noise
     );
     for e in &b.estimates {
+        let refused = match &e.refused {
+            Some(_) => " (not corrected: the file refuses the corrected value)",
+            None => "",
+        };
         println!(
-            "{:32} identified {:.6e}, bias {:+.3e}, replicates' sigma {:.3e}, residuals' {:.3e}",
+            "{:32} identified {:.6e}, bias {:+.3e}, replicates' sigma {:.3e}, residuals' {:.3e}{refused}",
             e.key, e.identified, e.bias, e.replicates_sigma, e.residuals_sigma
         );
     }

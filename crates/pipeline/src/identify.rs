@@ -426,7 +426,7 @@ fn bootstrapped(
     let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();
     let sigma = markers_noise(processed)?;
     rec.noise = crate::bootstrap_noise::MarkerNoise::of(processed, &names, sigma)?;
-    let b = crate::identify_bootstrap::bootstrap(
+    let mut b = crate::identify_bootstrap::bootstrap(
         id,
         origin,
         &rec,
@@ -434,7 +434,7 @@ fn bootstrapped(
         (replicates, seed),
         events,
     )?;
-    corrected(id, &b, text, origin)?;
+    crate::identify_bootstrap::apply(id, &mut b, text, origin)?;
     Ok(Some(b))
 }
 
@@ -523,33 +523,6 @@ fn markers_noise(processed: &Path) -> Result<f64, PipelineError> {
         Some(s) => s.sigma_m.max(s.sigma_floor_m),
         None => r.fit.rms,
     })
-}
-
-/// The identification's estimates and file set to the bootstrap's bias-corrected values and
-/// standard deviations (the file rewritten from the mechanism file `text`).
-fn corrected(
-    id: &mut Identification,
-    b: &crate::identify_bootstrap::BootstrapRecord,
-    text: &str,
-    origin: &str,
-) -> Result<(), PipelineError> {
-    for e in id.estimates.iter_mut() {
-        if let Some(c) = b.estimates.iter().find(|c| c.key == e.key) {
-            e.value = c.corrected;
-            e.sigma = Some(c.sigma);
-        }
-    }
-    let values: Vec<(&str, f64)> = id
-        .estimates
-        .iter()
-        .filter(|e| !e.key.starts_with("offset of "))
-        .map(|e| (e.key.as_str(), e.value))
-        .collect();
-    let file = flexbench_mechanism::parameters::with_values(text, origin, &values)?;
-    // The corrected values must still make a mechanism the file's checks accept.
-    flexbench_mechanism::file::parse(&file, origin)?;
-    id.file = file;
-    Ok(())
 }
 
 /// The identified file with each determined number's standard deviation in its

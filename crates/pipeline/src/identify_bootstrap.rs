@@ -40,6 +40,10 @@ pub struct BootstrapEstimate {
     pub corrected: f64,
     /// Its standard deviation: the replicates', the residuals' and the bias's own combined.
     pub sigma: f64,
+    /// Why the corrected value was not taken (the file refuses it: a friction below zero),
+    /// the estimate then left as identified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// The bootstrap's record: how the replicates were made and each free number's result.
@@ -192,9 +196,55 @@ fn combined(id: &Identification, runs: &[Identification]) -> Vec<BootstrapEstima
                 residuals_sigma: residuals,
                 corrected: 2.0 * e.value - mean,
                 sigma,
+                refused: None,
             }
         })
         .collect()
+}
+
+/// The identification `id`'s estimates and file set to the bootstrap `b`'s bias-corrected
+/// values and standard deviations, the file rewritten from the mechanism file `text`. A
+/// corrected value the file refuses (an estimate near a limit, a friction near zero, where the
+/// bias is no shift) is not taken: the estimate stays as identified, with the bootstrap's
+/// standard deviation, `refused` in `b` says why and a warning in `id` names it.
+pub(crate) fn apply(
+    id: &mut Identification,
+    b: &mut BootstrapRecord,
+    text: &str,
+    origin: &str,
+) -> Result<(), PipelineError> {
+    for c in b.estimates.iter_mut() {
+        let Some(i) = id.estimates.iter().position(|e| e.key == c.key) else {
+            continue;
+        };
+        id.estimates[i].sigma = Some(c.sigma);
+        let identified = id.estimates[i].value;
+        id.estimates[i].value = c.corrected;
+        if let Err(why) = file_with(id, text, origin) {
+            id.estimates[i].value = identified;
+            id.warnings.push(format!(
+                "the bootstrap's bias correction would put {} at {:.6e}, which the file refuses ({why}): {} is left at its estimate {:.6e}, not corrected; the recording pins it near that limit, where its standard deviation does not hold (hold it at the file's value, or record longer)",
+                c.key, c.corrected, c.key, identified
+            ));
+            c.refused = Some(why.to_string());
+        }
+    }
+    id.file = file_with(id, text, origin)?;
+    Ok(())
+}
+
+/// The mechanism file `text` with `id`'s estimates (the offsets of measured columns left
+/// out), checked to make a mechanism.
+fn file_with(id: &Identification, text: &str, origin: &str) -> Result<String, PipelineError> {
+    let values: Vec<(&str, f64)> = id
+        .estimates
+        .iter()
+        .filter(|e| !e.key.starts_with("offset of "))
+        .map(|e| (e.key.as_str(), e.value))
+        .collect();
+    let file = flexbench_mechanism::parameters::with_values(text, origin, &values)?;
+    flexbench_mechanism::file::parse(&file, origin)?;
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -244,5 +294,54 @@ mod tests {
         assert!((b.replicates_sigma - 0.2).abs() < 1e-12, "{b:?}");
         let want = (0.04f64 * (1.0 + 1.0 / 3.0) + 0.01).sqrt();
         assert!((b.sigma - want).abs() < 1e-12, "{b:?}");
+    }
+
+    /// On the shipped file with k and Fr free: a correction the file accepts is taken; one
+    /// that puts the pump's friction below zero is not (Fr stays as identified, with the
+    /// bootstrap's sigma), the record and a warning say why, and the file still reads.
+    #[test]
+    fn a_correction_the_file_refuses_leaves_the_estimate() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+        let text = std::fs::read_to_string(&path).expect("the shipped mechanism file");
+        let mut id = identification(&[23000.0, 0.5], 0.1);
+        id.estimates[0].key = "k".into();
+        id.estimates[1].key = "Fr".into();
+        let estimate = |key: &str, identified: f64, mean: f64| BootstrapEstimate {
+            key: key.into(),
+            identified,
+            replicates_mean: mean,
+            bias: mean - identified,
+            replicates_sigma: 1.0,
+            residuals_sigma: 0.1,
+            corrected: 2.0 * identified - mean,
+            sigma: 1.5,
+            refused: None,
+        };
+        let mut b = BootstrapRecord {
+            replicates: 10,
+            seed: 1,
+            noise: "white".into(),
+            rate_hz: 240.0,
+            duration_s: 2.0,
+            crank_speed_rad_s: 10.0,
+            simulated_speed_rad_s: 10.0,
+            estimates: vec![estimate("k", 23000.0, 22500.0), estimate("Fr", 0.5, 3.0)],
+        };
+        apply(&mut id, &mut b, &text, "wind-pump.toml").expect("the raw Fr is accepted");
+        assert_eq!(id.estimates[0].value, 23500.0);
+        assert_eq!(id.estimates[1].value, 0.5);
+        assert_eq!(id.estimates[1].sigma, Some(1.5));
+        assert!(b.estimates[0].refused.is_none(), "{b:?}");
+        let why = b.estimates[1].refused.as_deref().expect("Fr refused");
+        assert!(why.contains("'Fr'") && why.contains("negative"), "{why}");
+        assert!(
+            id.warnings.iter().any(|w| w.contains("would put Fr at -2")),
+            "{:?}",
+            id.warnings
+        );
+        let read: toml::Table = id.file.parse().expect("the identified file reads");
+        assert_eq!(read["Fr"].as_float(), Some(0.5));
+        assert_eq!(read["k"].as_float(), Some(23500.0));
     }
 }

@@ -137,8 +137,18 @@ fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
         )
     });
     let boot = r.bootstrap.as_ref().map_or(String::new(), |b| {
+        let refused: Vec<&str> = b
+            .estimates
+            .iter()
+            .filter(|e| e.refused.is_some())
+            .map(|e| e.key.as_str())
+            .collect();
+        let but = match refused.is_empty() {
+            true => String::new(),
+            false => format!(" (but {}: the file refuses the corrected value)", refused.join(", ")),
+        };
         format!(
-            " The values are corrected by a parametric bootstrap of {} replicates (the bench simulated at {:.4} rad/s, the markers' errors {}), and their 2 sigma hold its spread.",
+            " The values are corrected by a parametric bootstrap of {} replicates{but} (the bench simulated at {:.4} rad/s, the markers' errors {}), and their 2 sigma hold its spread.",
             b.replicates, b.simulated_speed_rad_s, b.noise
         )
     });
