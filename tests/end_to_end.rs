@@ -22,6 +22,7 @@ mod identify_end_to_end;
 mod import_circles;
 mod jittered_clock;
 mod marker_kinds_video;
+mod marker_layout;
 mod markers_off_plane;
 mod measured_compare;
 mod motion_calibration;

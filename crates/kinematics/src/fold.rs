@@ -44,6 +44,21 @@ use crate::KinematicsError;
 /// than about 15 mm apart and the fitted slide position is uncertain by millimetres.
 pub const FOLD_ZONE_RATIO: f64 = 0.03;
 
+/// How near a fold must lie, as a fraction of the mechanism's reference length along the
+/// markers' weakest direction, for a sample below [`FOLD_ZONE_RATIO`] to lie in its zone
+/// ([`crate::fold::fold_near`]): 29 mm on the bench. At a fold the markers' sight of that
+/// direction falls to zero linearly; a marker layout's own dip between folds does not. On the
+/// bench's motion, Newton's step to zero sight is 0.6-8 mm in the folds' zones; with the
+/// markers at s = 0.3-0.9 (none near B) the sight also dips to a ratio of 0.021 between the
+/// folds, where the step is 56-91 mm and the mirror root 205 mm away. Taken for a fold's zone,
+/// that dip sent the fit to the mirror branch for part of every turn (the rocker 0.57 rad off,
+/// the pump's force residual 680 N, nothing said).
+pub const FOLD_NEAR: f64 = 0.1;
+
+/// The step of the one-sided differences of [`crate::fold::fold_near`], as a fraction of the
+/// reference length (0.29 mm on the bench).
+const FOLD_NEAR_STEP: f64 = 1e-3;
+
 /// Spread of the rest prior of the fold test ([`crate::fold::window_score`]), as a fraction of the
 /// mechanism's reference length.
 pub const REST_SPREAD: f64 = 0.1;
@@ -297,10 +312,51 @@ fn fit_next(
     // marker, so that a marker missing at one sample (hidden, or flagged and left out) does not
     // make a zone of it.
     let every = vec![Some(MarkerState::default()); o.len()];
-    let ratio = fitted
-        .as_ref()
-        .map_or(0.0, |(q, _)| fold_ratio(mech, q, &every));
+    let ratio = fitted.as_ref().map_or(0.0, |(q, _)| {
+        let r = fold_ratio(mech, q, &every);
+        match r >= FOLD_ZONE_RATIO || fold_near(mech, q, &every, r) {
+            true => r,
+            // A dip of the layout's, no fold: no zone (see FOLD_NEAR).
+            false => FOLD_ZONE_RATIO,
+        }
+    });
     (fitted.map(|f| f.0), ratio)
+}
+
+/// Whether a fold lies within [`FOLD_NEAR`] of the reference length of configuration q, whose
+/// fold ratio is `ratio`: Newton's step to zero of the markers' sight sqrt(ratio) along their
+/// weakest direction (the smallest eigenvalue's eigenvector of J_s^T J_s in the scaled
+/// drivers), its slope the steeper of the two one-sided differences (a fold inside the step
+/// flattens the central one). True where the slope cannot be taken (as before this test).
+fn fold_near(mech: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerState>], ratio: f64) -> bool {
+    let scale = driver_weights(mech, 1.0);
+    let Some(sens) = flexbench_mechanism::assembly::driver_sensitivity(mech, q, &scale) else {
+        return true;
+    };
+    let (jm, _) = marker_system(mech, q, obs);
+    let js = &jm * &sens;
+    let eig = (js.transpose() * &js).symmetric_eigen();
+    let Some(imin) =
+        (0..mech.drivers.len()).min_by(|&x, &y| eig.eigenvalues[x].total_cmp(&eig.eigenvalues[y]))
+    else {
+        return true;
+    };
+    let dir = eig.eigenvectors.column(imin);
+    let h = FOLD_NEAR_STEP * mech.reference_length();
+    let values = driver_values(mech, q);
+    let sight_at = |side: f64| -> Option<f64> {
+        let moved: Vec<f64> = (0..values.len())
+            .map(|i| values[i] + side * h * dir[i] / scale[i])
+            .collect();
+        let p = mech.assemble_from(q, &moved).ok()?;
+        Some(fold_ratio(mech, &p, obs).max(0.0).sqrt())
+    };
+    let (Some(lo), Some(hi)) = (sight_at(-1.0), sight_at(1.0)) else {
+        return true;
+    };
+    let sight = ratio.max(0.0).sqrt();
+    let slope = (hi - sight).abs().max((sight - lo).abs()) / h;
+    sight <= FOLD_NEAR * mech.reference_length() * slope
 }
 
 /// The fitted drivers of configuration q (scaled) with their covariance sigma^2 (J_d^T
