@@ -54,6 +54,10 @@ pub struct FitReport {
     pub warnings: Vec<String>,
     /// The folds met and how they were resolved.
     pub folds: FoldReport,
+    /// Each marker's mean residual in its body's frame: how far the recording puts it from
+    /// where the file places it ([`crate::marker_places`]).
+    #[serde(default)]
+    pub marker_places: Vec<crate::marker_places::MarkerPlace>,
 }
 
 /// Solve the equality-constrained least squares min |A x - b|^2 s.t. Phi_q x = c by its KKT
@@ -178,6 +182,11 @@ pub fn fit_markers(
     }
     (report.rms_per_marker, report.rms) = marker_rms(mech, &sum2, &cnt);
     free_fit_diagnostics(mech, obs, &mut report);
+    report.marker_places = crate::marker_places::marker_places(mech, &out);
+    let noise = crate::observe::marker_noise(mech, obs).unwrap_or(report.rms);
+    if let Some(w) = crate::marker_places::place_warning(&report.marker_places, noise) {
+        report.warnings.push(w);
+    }
     if report.unfitted_samples == obs.len() {
         return Err(KinematicsError::Fit(
             "no sample could be fitted: too few markers are measured at any time".into(),
@@ -200,9 +209,18 @@ pub(crate) fn refit_report(
         rms: earlier.rms,
         unfitted_samples: earlier.unfitted_samples,
         folds: earlier.folds.clone(),
+        marker_places: earlier.marker_places.clone(),
         ..FitReport::default()
     };
     free_fit_diagnostics(mech, obs, &mut report);
+    // The earlier fit's residuals: its places and their warning stand.
+    report.warnings.extend(
+        earlier
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("the markers are not where"))
+            .cloned(),
+    );
     report
 }
 

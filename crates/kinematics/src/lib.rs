@@ -14,6 +14,7 @@
 //! - [`fold`]: the sample-by-sample positions on the motion's own branch through the folds.
 //! - [`fit`]: positions, then velocities and accelerations by the loop's analysis, from each
 //!   marker's differentiated states; the fit's report.
+//! - [`marker_places`]: where each marker sits on its body as the fit's residuals say.
 //! - [`smoother`]: the Kalman smoother on the driving coordinates, with covariances.
 //! - [`periodic`]: the drivers refitted as Fourier series of the crank angle over every turn.
 //! - [`outliers`]: the fitted mechanism's reprojection test of each measured marker position.
@@ -34,6 +35,7 @@ pub mod fold;
 pub mod frame_share;
 pub mod iterated;
 pub mod late;
+pub mod marker_places;
 pub mod noise;
 pub mod observe;
 pub mod outliers;
