@@ -164,7 +164,9 @@ fn markers_far_from_b_keep_the_rocker_on_its_branch() {
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
         let zones = summary["fit"]["folds"]["zones"].as_u64().unwrap_or(0) as usize;
-        eprintln!("seed {seed}: rocker {worst:.4} rad off at worst, {zones} fold zones for {passes} passes");
+        eprintln!(
+            "seed {seed}: rocker {worst:.4} rad off at worst, {zones} zones, {passes} passes"
+        );
         // 0.01 rad: the noise's share near a fold (0.004-0.006 on the shipped layout); the
         // mirror branch is 0.5 rad off.
         assert!(

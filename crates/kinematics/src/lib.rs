@@ -11,6 +11,7 @@
 //! - [`iterated`]: the iterated Kalman smoother's engine (linearisation, Gauss-Newton passes).
 //! - [`noise`]: the smoother's measurement noise (the rigid fits', or maximum likelihood, never
 //!   below the quantization the data show) and the innovations' whiteness.
+//! - [`fold_sight`]: where the fold zones are (a fold near, a near miss).
 //! - [`fold`]: the sample-by-sample positions on the motion's own branch through the folds.
 //! - [`fit`]: positions, then velocities and accelerations by the loop's analysis, from each
 //!   marker's differentiated states; the fit's report.
@@ -32,6 +33,7 @@ pub mod anchored;
 pub mod estimate;
 pub mod fit;
 pub mod fold;
+pub mod fold_sight;
 pub mod frame_share;
 pub mod iterated;
 pub mod late;

@@ -84,6 +84,11 @@ pub(crate) fn driver_weights(m: &Mechanism, weight: f64) -> Vec<f64> {
         .collect()
 }
 
+/// The driving coordinates' values at configuration q (rad or m).
+pub(crate) fn driver_values(mech: &Mechanism, q: &DVector<f64>) -> Vec<f64> {
+    mech.drivers.iter().map(|d| d.coordinate.value(q)).collect()
+}
+
 /// Rows w_k grad c_k(q) of the drivers' weak observations (zero rows where the weight is 0).
 pub(crate) fn driver_jacobian(m: &Mechanism, q: &DVector<f64>, w: &[f64]) -> DMatrix<f64> {
     let n = m.ncoords();

@@ -233,15 +233,20 @@ pub(crate) fn apply(
     Ok(())
 }
 
-/// The mechanism file `text` with `id`'s estimates (the offsets of measured columns left
-/// out), checked to make a mechanism.
-fn file_with(id: &Identification, text: &str, origin: &str) -> Result<String, PipelineError> {
-    let values: Vec<(&str, f64)> = id
-        .estimates
+/// The mechanism file's keys and values among `id`'s estimates (the offsets of measured
+/// columns left out), in their units.
+pub(crate) fn file_values(id: &Identification) -> Vec<(&str, f64)> {
+    id.estimates
         .iter()
         .filter(|e| !e.key.starts_with("offset of "))
         .map(|e| (e.key.as_str(), e.value))
-        .collect();
+        .collect()
+}
+
+/// The mechanism file `text` with `id`'s estimates ([`file_values`]), checked to make a
+/// mechanism.
+fn file_with(id: &Identification, text: &str, origin: &str) -> Result<String, PipelineError> {
+    let values = file_values(id);
     let file = flexbench_mechanism::parameters::with_values(text, origin, &values)?;
     flexbench_mechanism::file::parse(&file, origin)?;
     Ok(file)

@@ -178,12 +178,7 @@ fn against_given(last: &mut Identification, first: &Identification, text: &str, 
     for (q, f) in last.equations.iter_mut().zip(&first.equations) {
         q.rms_before = f.rms_before;
     }
-    let values: Vec<(&str, f64)> = last
-        .estimates
-        .iter()
-        .filter(|e| !e.key.starts_with("offset of "))
-        .map(|e| (e.key.as_str(), e.value))
-        .collect();
+    let values = crate::identify_bootstrap::file_values(last);
     match flexbench_mechanism::parameters::with_values(text, origin, &values) {
         Ok(file) => last.file = file,
         Err(e) => last.warnings.push(format!(
