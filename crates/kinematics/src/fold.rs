@@ -34,7 +34,7 @@ use flexbench_signal::kalman::{
 use crate::iterated::{gauss_newton, NoiseModel};
 use crate::observe::{
     branch_atlas, driver_values, driver_weights, fold_ratio, marker_noise, marker_system, predict,
-    refine, MarkerState, PRIOR_WEIGHT,
+    refine, sight_jacobian, weakest_direction, MarkerState, PRIOR_WEIGHT,
 };
 use crate::KinematicsError;
 
@@ -316,12 +316,10 @@ fn driver_obs(
     noise: f64,
 ) -> DriverObs {
     let scale = driver_weights(mech, 1.0);
-    let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, q, &scale)?;
-    let (jm, _) = marker_system(mech, q, o);
-    if jm.nrows() < mech.drivers.len() {
+    let js = sight_jacobian(mech, q, o)?;
+    if js.nrows() < mech.drivers.len() {
         return None;
     }
-    let js = &jm * &sens;
     let cov = (js.transpose() * &js).try_inverse()? * (noise * noise);
     let v = DVector::from_iterator(
         mech.drivers.len(),
@@ -778,7 +776,6 @@ fn window_score(
 /// eigenvector of the smallest eigenvalue of J_d^T J_d at the zone's least-seen sample (on
 /// the bench, the slide).
 fn blind_driver(mech: &Mechanism, z: &Zone, qs: &[Option<DVector<f64>>]) -> Option<usize> {
-    let scale = driver_weights(mech, 1.0);
     let nd = mech.drivers.len();
     let (kf, qf) = (z.a..z.b)
         .filter_map(|j| {
@@ -788,12 +785,7 @@ fn blind_driver(mech: &Mechanism, z: &Zone, qs: &[Option<DVector<f64>>]) -> Opti
         })
         .min_by(|x, y| x.2.total_cmp(&y.2))
         .map(|x| (x.0, x.1))?;
-    let sens = flexbench_mechanism::assembly::driver_sensitivity(mech, qf, &scale)?;
-    let (jm, _) = marker_system(mech, qf, &z.obs[kf]);
-    let js = &jm * &sens;
-    let eig = (js.transpose() * &js).symmetric_eigen();
-    let imin = (0..nd).min_by(|&x, &y| eig.eigenvalues[x].total_cmp(&eig.eigenvalues[y]))?;
-    let dir = eig.eigenvectors.column(imin);
+    let dir = weakest_direction(mech, qf, &z.obs[kf])?;
     (0..nd).max_by(|&x, &y| dir[x].abs().total_cmp(&dir[y].abs()))
 }
 

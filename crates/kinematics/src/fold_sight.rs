@@ -7,7 +7,7 @@ use nalgebra::DVector;
 
 use flexbench_mechanism::Mechanism;
 
-use crate::observe::{driver_values, driver_weights, fold_ratio, marker_system, MarkerState};
+use crate::observe::{driver_values, driver_weights, fold_ratio, weakest_direction, MarkerState};
 
 /// Below this ratio of the extreme eigenvalues of the markers' normal matrix in the driving
 /// coordinates (see [`crate::observe::FOLD_RATIO`]) a sample lies in a fold's zone: on the
@@ -63,18 +63,9 @@ pub(crate) fn fold_near(
     ratio: f64,
 ) -> bool {
     let scale = driver_weights(mech, 1.0);
-    let Some(sens) = flexbench_mechanism::assembly::driver_sensitivity(mech, q, &scale) else {
+    let Some(dir) = weakest_direction(mech, q, obs) else {
         return true;
     };
-    let (jm, _) = marker_system(mech, q, obs);
-    let js = &jm * &sens;
-    let eig = (js.transpose() * &js).symmetric_eigen();
-    let Some(imin) =
-        (0..mech.drivers.len()).min_by(|&x, &y| eig.eigenvalues[x].total_cmp(&eig.eigenvalues[y]))
-    else {
-        return true;
-    };
-    let dir = eig.eigenvectors.column(imin);
     let h = FOLD_NEAR_STEP * mech.reference_length();
     let values = driver_values(mech, q);
     let sight_at = |side: f64| -> Option<f64> {

@@ -181,17 +181,40 @@ pub(crate) fn refine(
 /// angle from the vertical but not its side).
 pub const FOLD_RATIO: f64 = 1e-2;
 
+/// J_d, the markers' Jacobian `obs` at configuration q with respect to the driving coordinates
+/// (angles scaled by the reference length, [`driver_weights`]); None where the drivers do not
+/// determine q.
+pub(crate) fn sight_jacobian(
+    m: &Mechanism,
+    q: &DVector<f64>,
+    obs: &[Option<MarkerState>],
+) -> Option<DMatrix<f64>> {
+    let sens = flexbench_mechanism::assembly::driver_sensitivity(m, q, &driver_weights(m, 1.0))?;
+    let (jm, _) = marker_system(m, q, obs);
+    Some(&jm * &sens)
+}
+
+/// The direction of the scaled drivers the markers `obs` see least at configuration q: the
+/// eigenvector of the smallest eigenvalue of J_d^T J_d ([`sight_jacobian`]).
+pub(crate) fn weakest_direction(
+    m: &Mechanism,
+    q: &DVector<f64>,
+    obs: &[Option<MarkerState>],
+) -> Option<DVector<f64>> {
+    let js = sight_jacobian(m, q, obs)?;
+    let eig = (js.transpose() * &js).symmetric_eigen();
+    let imin =
+        (0..m.drivers.len()).min_by(|&x, &y| eig.eigenvalues[x].total_cmp(&eig.eigenvalues[y]))?;
+    Some(eig.eigenvectors.column(imin).into_owned())
+}
+
 /// The ratio of the extreme eigenvalues of J_d^T J_d, J_d the markers' Jacobian with respect to
 /// the driving coordinates (angles scaled by the reference length): 1 when the markers see every
 /// driver alike, 0 at a fold.
 pub(crate) fn fold_ratio(m: &Mechanism, q: &DVector<f64>, obs: &[Option<MarkerState>]) -> f64 {
-    let Some(sens) =
-        flexbench_mechanism::assembly::driver_sensitivity(m, q, &driver_weights(m, 1.0))
-    else {
+    let Some(js) = sight_jacobian(m, q, obs) else {
         return 0.0;
     };
-    let (jm, _) = marker_system(m, q, obs);
-    let js = &jm * &sens;
     let eig = (js.transpose() * &js).symmetric_eigenvalues();
     let (lo, hi) = (eig.min(), eig.max());
     if hi > 0.0 {
