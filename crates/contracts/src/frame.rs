@@ -122,9 +122,71 @@ fn solve4(mut n: [[f64; 4]; 4], mut b: [f64; 4]) -> Option<[f64; 4]> {
     Some(x)
 }
 
+/// What fitted similarities leave of frames drawn against a frame found (the plane's bending a
+/// similarity cannot follow): sums of squares over the points and the draws (m^2) and the
+/// coordinates counted.
+#[derive(Debug, Default)]
+pub struct BeyondSimilarity {
+    ss: f64,
+    n: usize,
+}
+
+impl BeyondSimilarity {
+    /// The draw's frame `drawn` at the points the found frame puts at `found` (bench m), less
+    /// the similarity `e` fitted between them.
+    pub fn add(&mut self, e: &[f64; 4], found: &[(f64, f64)], drawn: &[(f64, f64)]) {
+        for (f, d) in found.iter().zip(drawn) {
+            let m = FrameCovariance::moved(e, *f);
+            self.ss += (d.0 - m.0).powi(2) + (d.1 - m.1).powi(2);
+            self.n += 2;
+        }
+    }
+
+    /// The RMS per coordinate, mm; None without a point.
+    pub fn rms_mm(&self) -> Option<f64> {
+        (self.n > 0).then(|| 1e3 * (self.ss / self.n as f64).sqrt())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A similarity leaves nothing; a stretch along x and a squeeze along y over four points
+    /// about the origin (orthogonal to every similarity) is left whole: delta / sqrt(2) per
+    /// coordinate.
+    #[test]
+    fn what_a_similarity_leaves_is_measured() {
+        let found = [(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)];
+        let e = [1e-4, -2e-4, 3e-4, 5e-5];
+        let moved: Vec<_> = found
+            .iter()
+            .map(|&f| FrameCovariance::moved(&e, f))
+            .collect();
+        let mut b = BeyondSimilarity::default();
+        b.add(
+            &FrameCovariance::fit(&found, &moved).unwrap(),
+            &found,
+            &moved,
+        );
+        assert!(b.rms_mm().unwrap() < 1e-12, "{:?}", b.rms_mm());
+        let d = 1e-5;
+        let bent = [
+            (1.0 + d, 0.0),
+            (-1.0 - d, 0.0),
+            (0.0, 1.0 - d),
+            (0.0, -1.0 + d),
+        ];
+        let mut b = BeyondSimilarity::default();
+        b.add(&FrameCovariance::fit(&found, &bent).unwrap(), &found, &bent);
+        let want = 1e3 * d / 2f64.sqrt();
+        assert!(
+            (b.rms_mm().unwrap() - want).abs() < 1e-12,
+            "{:?} {want}",
+            b.rms_mm()
+        );
+        assert!(BeyondSimilarity::default().rms_mm().is_none());
+    }
 
     /// A known similarity is found again from the points it moved, to rounding; two points
     /// suffice, one does not.

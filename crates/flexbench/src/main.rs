@@ -1607,8 +1607,14 @@ fn print_calibration(cal: &flexbench_vision::Calibration) {
     }
     match (&cal.plane, &cal.plane_uncertainty) {
         (Some(_), Some(u)) => println!(
-            "  bench plane: from the clicked points; uncertainty for {:.2} px clicks: origin {:.3} mm, horizontal {:.3} mrad, scale {:.2e}",
-            u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+            "  bench plane: from the clicked points; uncertainty for {:.2} px clicks: origin {:.3} mm, horizontal {:.3} mrad, scale {:.2e}{}",
+            u.click_sigma_px,
+            u.origin_mm,
+            u.angle_mrad,
+            u.scale,
+            u.beyond_similarity_mm.map_or(String::new(), |b| format!(
+                "; beyond that similarity {b:.3} mm RMS over its points (not carried to the forces)"
+            ))
         ),
         (Some(_), None) => println!("  bench plane: calibrated"),
         (None, _) => println!("  bench plane: not given (intrinsics only)"),

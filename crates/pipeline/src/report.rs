@@ -776,8 +776,14 @@ fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), Pipeline
 /// The bench frame's uncertainty from the clicks, as the calibration notes state it.
 fn frame_uncertainty(u: &flexbench_vision::camera::FrameUncertainty) -> String {
     format!(
-        "uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e}",
-        u.click_sigma_px, u.origin_mm, u.angle_mrad, u.scale
+        "uncertainty for clicks of {:.2} px: origin {:.3} mm, horizontal {:.3} mrad, scale {:.1e}{}",
+        u.click_sigma_px,
+        u.origin_mm,
+        u.angle_mrad,
+        u.scale,
+        u.beyond_similarity_mm.map_or(String::new(), |b| format!(
+            "; beyond that similarity, the plane bent by {b:.3} mm RMS over its points (not carried to the forces)"
+        ))
     )
 }
 

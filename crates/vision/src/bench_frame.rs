@@ -223,6 +223,7 @@ pub fn frame_uncertainty(
     };
     let seen = at_clicks(plane);
     let mut draws = Vec::with_capacity(DRAWS);
+    let mut beyond = flexbench_contracts::frame::BeyondSimilarity::default();
     for _ in 0..DRAWS {
         let pixels: Vec<(f64, f64)> = points
             .iter()
@@ -241,7 +242,11 @@ pub fn frame_uncertainty(
         s_origin += a.norm_squared();
         s_angle += axis.y.atan2(axis.x).powi(2);
         s_scale += (axis.norm() / reach - 1.0).powi(2);
-        draws.extend(FrameCovariance::fit(&seen, &at_clicks(&drawn)));
+        let at = at_clicks(&drawn);
+        if let Some(e) = FrameCovariance::fit(&seen, &at) {
+            beyond.add(&e, &seen, &at);
+            draws.push(e);
+        }
     }
     let n = DRAWS as f64;
     Ok(FrameUncertainty {
@@ -250,6 +255,8 @@ pub fn frame_uncertainty(
         scale: (s_scale / n).sqrt(),
         click_sigma_px,
         covariance: FrameCovariance::of_draws(&draws),
+        // Two points facing the plane make a similarity: nothing is left by construction.
+        beyond_similarity_mm: beyond.rms_mm().filter(|_| model != FrameModel::Facing),
     })
 }
 

@@ -190,6 +190,11 @@ pub struct FrameUncertainty {
     /// The covariance of the frame's error as a similarity about the origin (offset x, y, m;
     /// angle, rad; scale), what `process` carries to the forces; None when not measured.
     pub covariance: Option<flexbench_contracts::frame::FrameCovariance>,
+    /// What the similarity leaves of the frame's error, mm per coordinate: its RMS over the
+    /// points the frame was measured at and the draws (the plane bent by the intrinsics' and
+    /// the corners' errors, which a similarity cannot follow); not carried to the forces.
+    /// None when not measured.
+    pub beyond_similarity_mm: Option<f64>,
 }
 
 /// A camera calibration as written under `calibration/`: intrinsics, their standard deviations,
@@ -339,6 +344,9 @@ impl Calibration {
                     "write",
                     fs.write_mat("bench_frame_uncertainty", &row_vec(&row)?),
                 )?;
+                if let Some(b) = u.beyond_similarity_mm {
+                    cv("write", fs.write_f64("bench_frame_beyond_similarity_mm", b))?;
+                }
                 if let Some(c) = &u.covariance {
                     // (offset x m, offset y m, angle rad, scale): 4 x 4, row by row.
                     let row = c.to_row_major();
@@ -382,6 +390,13 @@ impl Calibration {
                     scale: u[2],
                     click_sigma_px: u[3],
                     covariance: file.frame_covariance()?,
+                    beyond_similarity_mm: match file.has("bench_frame_beyond_similarity_mm") {
+                        true => Some(cv(
+                            "read",
+                            file.node("bench_frame_beyond_similarity_mm")?.real(),
+                        )?),
+                        false => None,
+                    },
                 })
             }
             false => None,

@@ -14,7 +14,7 @@
 //! The horizontal's angle is the clicks' above all: two clicks d px apart with sigma px each
 //! give sqrt(2) sigma / d rad (0.2 mrad for 0.029 px at 210 px; 2 mrad for 0.3 px).
 
-use flexbench_contracts::frame::FrameCovariance;
+use flexbench_contracts::frame::{BeyondSimilarity, FrameCovariance};
 use flexbench_contracts::gauss::Gauss;
 use opencv::core::{Point2f, Vector};
 
@@ -73,6 +73,7 @@ pub fn board_frame_uncertainty(
     let mut normal = Gauss::new(0x5DEECE66D);
     let corner_sigma = inputs.corner_rms_px / std::f64::consts::SQRT_2;
     let mut draws = Vec::with_capacity(DRAWS);
+    let mut beyond = BeyondSimilarity::default();
     for _ in 0..DRAWS {
         let drawn_intr = drawn_intrinsics(intr, inputs.std_intrinsics, &mut normal);
         let mut view = inputs.found.clone();
@@ -95,13 +96,14 @@ pub fn board_frame_uncertainty(
                 v + inputs.click_sigma_px * dv,
             )
         });
-        let drawn = plane_from_view(&drawn_intr, &view, o, h)?;
-        let e = FrameCovariance::fit(&found, &at(&drawn_intr, &drawn)).ok_or_else(|| {
+        let drawn = at(&drawn_intr, &plane_from_view(&drawn_intr, &view, o, h)?);
+        let e = FrameCovariance::fit(&found, &drawn).ok_or_else(|| {
             VisionError::Calibration(
                 "the plane view's corners do not span the plane (the frame's spread cannot be measured)"
                     .into(),
             )
         })?;
+        beyond.add(&e, &found, &drawn);
         draws.push(e);
     }
     let covariance = FrameCovariance::of_draws(&draws).ok_or_else(|| {
@@ -114,6 +116,7 @@ pub fn board_frame_uncertainty(
         scale: ss,
         click_sigma_px: inputs.click_sigma_px,
         covariance: Some(covariance),
+        beyond_similarity_mm: beyond.rms_mm(),
     })
 }
 
