@@ -136,6 +136,15 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     if let Some(b) = &record.bootstrap {
         print_bootstrap(b);
     }
+    if let Some(f) = &record.frame {
+        println!(
+            "the bench frame's uncertainty (the calibration's, {} directions) is in the standard deviations above:",
+            f.directions
+        );
+        for e in &f.estimates {
+            println!("{:32} its share {:.3e}", e.key, e.sigma);
+        }
+    }
     crate::print_written(&files);
     Ok(())
 }

@@ -18,6 +18,7 @@
 //! null space (held, it fixes the others' scale); then the one the recording pins least, when
 //! it does not pin it to half its value at one standard deviation.
 
+mod derivative;
 pub mod equations;
 mod solve;
 
@@ -221,6 +222,44 @@ pub fn identify(
         cutoff_hz: settings.cutoff_hz,
     };
     solve::identify_with(text, origin, &rec, (measured, &eqs), settings)
+}
+
+/// The change of the identification `id`'s estimates (in its order, zero for those held) when
+/// the motion `motion` at times `t` (s) it was identified from becomes `moved` at the same
+/// samples, to first order with its weights held ([`derivative`]); the file, the measured
+/// columns and the settings as identified.
+pub fn change_with_motion(
+    text: &str,
+    origin: &str,
+    t: &[f64],
+    (motion, moved): (&[Vec<OriginMotion>], &[Vec<OriginMotion>]),
+    measured: &[MeasuredColumn],
+    settings: &Settings,
+    id: &Identification,
+) -> Result<Vec<f64>, IdentifyError> {
+    if motion.len() != t.len() || moved.len() != t.len() {
+        return Err(IdentifyError::Input(format!(
+            "{} times for {} and {} samples of motion",
+            t.len(),
+            motion.len(),
+            moved.len()
+        )));
+    }
+    let read = file_parameters(text, origin)?;
+    let eqs = equations::equations(&read.nominal, measured)?;
+    let rec = |motion| solve::Recording {
+        t,
+        motion,
+        cutoff_hz: settings.cutoff_hz,
+    };
+    derivative::change(
+        text,
+        origin,
+        (&rec(motion), &rec(moved)),
+        (measured, &eqs),
+        settings,
+        id,
+    )
 }
 
 /// The file `text` with the free numbers at `values`, read.

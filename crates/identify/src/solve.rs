@@ -73,19 +73,19 @@ fn low_passed(rows: Rows, neq: usize, t: &[f64], hz: f64) -> Result<Rows, Identi
 const HUBER: f64 = 1.345;
 
 /// The rows at one set of values, with each equation's residual scales.
-struct Weighted {
-    rows: Rows,
+pub(crate) struct Weighted {
+    pub(crate) rows: Rows,
     /// Per equation: its RMS residual, N or N m.
     rms: Vec<f64>,
     /// Per equation: its residuals' robust standard deviation (1.4826 times their median
     /// absolute value), N or N m.
-    scale: Vec<f64>,
+    pub(crate) scale: Vec<f64>,
     /// The file with these values.
     file: String,
 }
 
 /// The rows at `values` and `offsets`, and their weights.
-fn weighted(
+pub(crate) fn weighted(
     text: &str,
     origin: &str,
     rec: &Recording,
@@ -127,14 +127,14 @@ fn weighted(
 }
 
 /// Huber's weight of a residual `u` robust standard deviations from zero.
-fn huber_weight(u: f64) -> f64 {
+pub(crate) fn huber_weight(u: f64) -> f64 {
     (HUBER / u.abs().max(1e-300)).min(1.0)
 }
 
 /// The weighted Jacobian and residuals (rows divided by their equation's robust scale, and
 /// by Huber's weight's root: one step of iteratively reweighted least squares), the held
 /// unknowns' columns zeroed.
-fn scaled(w: &Weighted, held: &[bool]) -> (DMatrix<f64>, DVector<f64>) {
+pub(crate) fn scaled(w: &Weighted, held: &[bool]) -> (DMatrix<f64>, DVector<f64>) {
     let mut j = w.rows.j.clone();
     let mut r = w.rows.r.clone();
     for (k, &(_, e)) in w.rows.at.iter().enumerate() {
@@ -154,7 +154,7 @@ fn scaled(w: &Weighted, held: &[bool]) -> (DMatrix<f64>, DVector<f64>) {
 /// The truncated pseudo-inverse of `j`'s normal matrix, with columns scaled to unit norm: the
 /// pseudo-inverse (unscaled back), the numerical rank, the condition of the kept part, and per
 /// column its share in the null space.
-fn normal_inverse(j: &DMatrix<f64>) -> (DMatrix<f64>, usize, f64, Vec<f64>) {
+pub(crate) fn normal_inverse(j: &DMatrix<f64>) -> (DMatrix<f64>, usize, f64, Vec<f64>) {
     let n = j.ncols();
     let norms: Vec<f64> = (0..n).map(|c| j.column(c).norm()).collect();
     let d = DVector::from_iterator(
@@ -508,15 +508,15 @@ pub(crate) fn identify_with(
 /// The unknowns: their names (the free numbers' keys, then `offset of <column>` for each free
 /// offset) and starts (the file's values, the given offsets), the free numbers' file values,
 /// and each measured column's offset where free.
-struct Unknowns {
-    names: Vec<String>,
-    starts: Vec<f64>,
-    file_values: Vec<f64>,
-    offsets0: Vec<Option<f64>>,
+pub(crate) struct Unknowns {
+    pub(crate) names: Vec<String>,
+    pub(crate) starts: Vec<f64>,
+    pub(crate) file_values: Vec<f64>,
+    pub(crate) offsets0: Vec<Option<f64>>,
 }
 
 /// [`Unknowns`] of the file `text` with the free numbers `keys` and the measured columns.
-fn unknowns(
+pub(crate) fn unknowns(
     text: &str,
     origin: &str,
     keys: &[String],

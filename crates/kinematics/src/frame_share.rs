@@ -101,17 +101,16 @@ pub struct Estimated<'a> {
     pub cfg: &'a Config,
 }
 
-/// Per sample, each force's standard deviation from the frame's covariance `cov` (None where
-/// `rows`, the recording's forces, has none or a moved estimate has none); None when the
-/// covariance moves nothing. `motion` is the recording's estimate from `from`.
-pub fn frame_sigmas(
+/// The recording's estimate `motion` (from `from`) made again with the markers moved by a
+/// tenth ([`STEP`]) of each principal direction of the frame's covariance `cov`
+/// ([`principal_errors`]), the recording's horizontal and model kept; empty when the
+/// covariance moves nothing. An error for a frame known too poorly ([`LARGEST`]).
+pub fn frame_motions(
     mech: &Mechanism,
     from: &Estimated<'_>,
     motion: &Motion,
-    rows: &[Option<Vec<f64>>],
     cov: &FrameCovariance,
-    max_condition: f64,
-) -> Result<Option<Vec<Option<Vec<f64>>>>, KinematicsError> {
+) -> Result<Vec<Motion>, KinematicsError> {
     let sd = cov.sigmas();
     if let Some(i) = (0..4).find(|&i| sd[i] > LARGEST[i] || sd[i].is_nan()) {
         return Err(KinematicsError::Fit(format!(
@@ -121,29 +120,45 @@ pub fn frame_sigmas(
             LARGEST[i]
         )));
     }
-    let errors = principal_errors(cov);
-    if errors.is_empty() {
-        return Ok(None);
-    }
-    // The horizontal the recording's estimate kept, not searched again.
     // The recording's horizontal and model (the smoother's noise and densities, the periodic
-    // fit's harmonics) kept: a derivative of the forces, not a new choice (a frame turned
-    // 0.23 mrad and fitted afresh took 10 harmonics for 8 on a rendering of the bench, and its
-    // force at B moved 27 N RMS; with the model kept, 5.6 N for the frame's 0.23 mrad).
+    // fit's harmonics) kept: a derivative, not a new choice (a frame turned 0.23 mrad and
+    // fitted afresh took 10 harmonics for 8 on a rendering of the bench, and its force at B
+    // moved 27 N RMS; with the model kept, 5.6 N for the frame's 0.23 mrad).
     let cfg = Config {
         horizontal_found: motion.horizontal.or(from.cfg.horizontal_found),
         keep_model: true,
         ..*from.cfg
     };
+    principal_errors(cov)
+        .iter()
+        .map(|e| {
+            let e = e.map(|x| x * STEP);
+            let (d, p) = (moved(from.differentiated, &e), moved(from.positions, &e));
+            estimate(mech, from.t, &d, &p, from.diff, &cfg, Some(motion))
+        })
+        .collect()
+}
+
+/// Per sample, each force's standard deviation from the frame's covariance, given the
+/// estimates `motions` moved by its principal directions ([`frame_motions`]) at times `t`
+/// (s): sum over them of ((F moved - F) / STEP)^2, rooted (None where `rows`, the recording's
+/// forces, has none or a moved estimate has none); None when no direction moves anything.
+pub fn frame_sigmas(
+    mech: &Mechanism,
+    t: &[f64],
+    motions: &[Motion],
+    rows: &[Option<Vec<f64>>],
+    max_condition: f64,
+) -> Result<Option<Vec<Option<Vec<f64>>>>, KinematicsError> {
+    if motions.is_empty() {
+        return Ok(None);
+    }
     let mut var: Vec<Option<Vec<f64>>> = rows
         .iter()
         .map(|r| r.as_ref().map(|r| vec![0.0; r.len()]))
         .collect();
-    for e in &errors {
-        let e = e.map(|x| x * STEP);
-        let (d, p) = (moved(from.differentiated, &e), moved(from.positions, &e));
-        let m = estimate(mech, from.t, &d, &p, from.diff, &cfg, Some(motion))?;
-        let f = forces(mech, from.t, &m, max_condition, &mut |_| {})?;
+    for m in motions {
+        let f = forces(mech, t, m, max_condition, &mut |_| {})?;
         for (v, (r0, r1)) in var.iter_mut().zip(rows.iter().zip(&f.rows)) {
             match (v.as_mut(), r0, r1) {
                 (Some(v), Some(r0), Some(r1)) => {

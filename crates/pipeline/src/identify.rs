@@ -157,6 +157,11 @@ pub struct IdentifyRecord {
     /// its bias-corrected values with its standard deviations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<crate::identify_bootstrap::BootstrapRecord>,
+    /// The bench frame's share of the standard deviations, when the recording was processed
+    /// with the calibration's covariance ([`crate::identify_frame`]): the estimates' standard
+    /// deviations include it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<crate::identify_frame::FrameShare>,
     /// The forces' sensitivities to the file's parameters.
     pub sensitivities: Vec<SensitivityRow>,
     /// The file's numbers that are not parameters of the forces, and why.
@@ -353,6 +358,7 @@ pub fn identify_job(
     };
     let mut identification =
         flexbench_identify::identify(&text, &origin, &t, &motion, &measured_columns, &settings)?;
+    let first = identification.clone();
     let refined = crate::identify_refine::refine(
         processed,
         (&text, &origin),
@@ -383,6 +389,17 @@ pub fn identify_job(
         (&settings, replicates, why_not, spec.seed),
         events,
     )?;
+    let frame = crate::identify_frame::frame_share(
+        processed,
+        &mech,
+        (&text, &origin),
+        (&t, &motion),
+        &first,
+        (&settings, &measured_columns),
+    )?;
+    if let Some(f) = &frame {
+        crate::identify_frame::apply(&mut identification, f);
+    }
     identification.file = with_identified_tolerances(&identification, &origin)?;
     let (rows, others) = sensitivities(&text, &origin, &motion)?;
     let record = IdentifyRecord {
@@ -396,6 +413,7 @@ pub fn identify_job(
         identified_file: file_name(&file),
         refined: refine_record,
         bootstrap,
+        frame,
         sensitivities: rows,
         not_parameters: others,
         identification,

@@ -94,14 +94,14 @@ fn replicate(
 ) -> Result<Identification, PipelineError> {
     flexbench_tables::write_table(&tracks.to_table(), dir, "tracks")?;
     let out = dir.join("processed");
-    crate::process(
-        &dir.join("tracks.parquet"),
-        None,
-        mech,
-        rec.process,
-        &out,
-        |_| {},
-    )?;
+    // The forces' bands are not read here: neither the frame's share nor their calibration
+    // (the bodies, all the identification reads, do not depend on them).
+    let cfg = ProcessConfig {
+        frame: None,
+        calibrate_bands: 0,
+        ..*rec.process
+    };
+    crate::process(&dir.join("tracks.parquet"), None, mech, &cfg, &out, |_| {})?;
     let bodies = crate::tables::bodies_of(&crate::compare::processed_table(&out, "bodies"), mech)?;
     let (motion, t) = crate::tables::origin_motions(mech, &bodies);
     Ok(flexbench_identify::identify(

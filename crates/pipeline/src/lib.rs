@@ -16,6 +16,7 @@ mod compare_sim;
 pub mod fem;
 pub mod identify;
 pub mod identify_bootstrap;
+pub mod identify_frame;
 pub mod identify_refine;
 pub mod motion_calibration;
 pub mod overlay;

@@ -652,6 +652,7 @@ pub fn process(
             Some(scale)
         }
     };
+    let mut frame_motions = Vec::new();
     if let Some(cov) = &cfg.frame {
         events(StageEvent::Progress(
             "the bench frame's share of the bands",
@@ -664,12 +665,12 @@ pub fn process(
             diff: filter.as_diff(),
             cfg: &cfg.kinematics(),
         };
+        frame_motions = flexbench_kinematics::frame_share::frame_motions(mech, &from, motion, cov)?;
         forces.frame_sigmas = flexbench_kinematics::frame_share::frame_sigmas(
             mech,
-            &from,
-            motion,
+            &t,
+            &frame_motions,
             &forces.rows,
-            cov,
             cfg.max_condition,
         )?;
     }
@@ -695,6 +696,13 @@ pub fn process(
     let mut files = write_outputs(mech, &t, tables, &forces, motion, tracks_path, out)?;
     let fit_flags = fitted.flags.to_named_table("fit_flags");
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
+    // The bodies' motion moved by each of the frame's principal directions, for the
+    // identification's share of the calibration (`crate::identify_frame`).
+    for (k, m) in frame_motions.iter().enumerate() {
+        let stem = crate::identify_frame::table_stem(k);
+        files.extend(write_table(&bodies_table(mech, &t, m), out, &stem)?);
+    }
+    crate::identify_frame::remove_stale(out, frame_motions.len())?;
     lap("write", &mut timing);
     let differentiation = Differentiation::of(&filter, cfg, &fitted.choices);
     let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);

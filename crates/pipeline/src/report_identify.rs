@@ -152,6 +152,18 @@ fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
             b.replicates, b.simulated_speed_rad_s, b.noise
         )
     });
+    let frame = r.frame.as_ref().map_or(String::new(), |f| {
+        let shares: Vec<String> = f
+            .estimates
+            .iter()
+            .map(|e| format!("{} {:.4e}", e.key, e.sigma))
+            .collect();
+        format!(
+            " Their sigma also carries the bench frame's uncertainty (the calibration's, along {} directions, to first order): {}.",
+            f.directions,
+            shares.join(", ")
+        )
+    });
     let said = match id.warnings.is_empty() {
         true => String::new(),
         false => format!(" Warnings: {}", id.warnings.join("; ")),
@@ -162,7 +174,7 @@ fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
     page.note(
         Note::new("Identified parameters")
             .text(format!(
-                "{} numbers of {} identified from {} samples of the processed motion ({filter}): rank {} of {} unknowns, condition {:.3e}, {} Gauss-Newton iterations; 2 sigma from the sandwich covariance with Bartlett weights over {} samples.{refined}{boot}{said}",
+                "{} numbers of {} identified from {} samples of the processed motion ({filter}): rank {} of {} unknowns, condition {:.3e}, {} Gauss-Newton iterations; 2 sigma from the sandwich covariance with Bartlett weights over {} samples.{refined}{boot}{frame}{said}",
                 id.estimates.len(),
                 r.mechanism,
                 r.samples,

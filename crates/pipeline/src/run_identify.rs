@@ -45,6 +45,16 @@ impl RecordingRun<'_, '_> {
         let mechanism = self.rec.mechanism.clone();
         let measured = self.rec.measured.clone();
         let bodies = process_dir.join("bodies.parquet");
+        // The bodies moved along the frame's uncertainty (crate::identify_frame), when the
+        // process stage wrote them.
+        let frame: Vec<(String, PathBuf)> = (0..)
+            .map(|k| {
+                let stem = crate::identify_frame::table_stem(k);
+                let path = process_dir.join(format!("{stem}.parquet"));
+                (stem, path)
+            })
+            .take_while(|(_, p)| p.exists())
+            .collect();
         // The tracks too: the identification processes them again when its values ask for
         // other harmonics than the processing used (crate::identify_refine).
         let mut inputs: Vec<(&str, &Path)> = vec![
@@ -55,6 +65,7 @@ impl RecordingRun<'_, '_> {
         if let Some(m) = &measured {
             inputs.push(("measured", m));
         }
+        inputs.extend(frame.iter().map(|(s, p)| (s.as_str(), p.as_path())));
         let mut parameters = serde_json::to_value(spec).unwrap_or_default();
         let cfg = self.settings.process;
         // The recording processed again, and the bootstrap's replicates, as the process stage
