@@ -241,29 +241,9 @@ fn bench_plane_from_a_board_in_the_lever_plane() {
 #[test]
 fn the_board_frames_stated_uncertainty_is_the_clicks_spread() {
     use flexbench_contracts::frame::FrameCovariance;
-    use flexbench_vision::calibrate::{plane_from_view, plane_view_points, Target};
+    use flexbench_vision::calibrate::plane_from_view;
     use flexbench_vision::plane_uncertainty::{board_frame_uncertainty, PlaneInputs};
-    use flexbench_vision::render::CameraTruth;
-    let intr = camera();
-    let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
-    let board = board();
-    let m = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
-    let (r, t) = (
-        cam.r * m,
-        cam.r * nalgebra::Vector3::new(0.05, 0.05, 0.0) + cam.t,
-    );
-    let mut rng = opencv::core::RNG::new(3).unwrap();
-    let img = BoardRenderer::new(&intr)
-        .render(&board, &r, &t, &look(), &mut rng)
-        .unwrap();
-    let target = Target::Chessboard(
-        board,
-        Detector {
-            kind: DetectorKind::Classic,
-            window: SubPixWindow::Auto,
-        },
-    );
-    let found = plane_view_points(&img, &target).unwrap();
+    let (intr, cam, found) = plane_view();
     let (a, h) = (cam.project(0.0, 0.0), cam.project(0.3, 0.0));
     let span_px = (h.0 - a.0).hypot(h.1 - a.1);
     let sigma = 0.3;
@@ -335,28 +315,9 @@ fn the_board_frames_stated_uncertainty_is_the_clicks_spread() {
 #[test]
 fn the_planes_bending_beyond_the_similarity_is_stated() {
     use flexbench_contracts::frame::{BeyondSimilarity, FrameCovariance};
-    use flexbench_vision::calibrate::{plane_from_view, plane_view_points, Target};
+    use flexbench_vision::calibrate::plane_from_view;
     use flexbench_vision::plane_uncertainty::{board_frame_uncertainty, PlaneInputs};
-    use flexbench_vision::render::CameraTruth;
-    let intr = camera();
-    let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
-    let m = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
-    let (r, t) = (
-        cam.r * m,
-        cam.r * nalgebra::Vector3::new(0.05, 0.05, 0.0) + cam.t,
-    );
-    let mut rng = opencv::core::RNG::new(3).unwrap();
-    let img = BoardRenderer::new(&intr)
-        .render(&board(), &r, &t, &look(), &mut rng)
-        .unwrap();
-    let target = Target::Chessboard(
-        board(),
-        Detector {
-            kind: DetectorKind::Classic,
-            window: SubPixWindow::Auto,
-        },
-    );
-    let found = plane_view_points(&img, &target).unwrap();
+    let (intr, cam, found) = plane_view();
     let clicks = [cam.project(0.0, 0.0), cam.project(0.3, 0.0)];
     let std = [
         0.71, 0.67, 1.33, 1.02, 0.0032, 0.0108, 0.00037, 0.00048, 0.0,
@@ -429,4 +390,36 @@ fn the_planes_bending_beyond_the_similarity_is_stated() {
         "{said} against {trials}"
     );
     assert!(clicks_only < 1e-3, "{clicks_only}");
+}
+
+/// The plane view both frame tests click: the board lying in the lever's plane (its corner at
+/// (0.05, 0.05) m), rendered by the shipped camera 1 m away (tilted 4 and -3 deg, rolled 1.5),
+/// and its corners found; with the camera's intrinsics and its truth.
+fn plane_view() -> (
+    flexbench_vision::Intrinsics,
+    flexbench_vision::render::CameraTruth,
+    flexbench_vision::charuco::ViewPoints,
+) {
+    use flexbench_vision::calibrate::{plane_view_points, Target};
+    use flexbench_vision::render::CameraTruth;
+    let intr = camera();
+    let cam = CameraTruth::looking_at(intr, [0.25, -0.05], 1.0, 4.0, -3.0, 1.5);
+    let m = nalgebra::Matrix3::new(1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0);
+    let (r, t) = (
+        cam.r * m,
+        cam.r * nalgebra::Vector3::new(0.05, 0.05, 0.0) + cam.t,
+    );
+    let mut rng = opencv::core::RNG::new(3).unwrap();
+    let img = BoardRenderer::new(&intr)
+        .render(&board(), &r, &t, &look(), &mut rng)
+        .unwrap();
+    let target = Target::Chessboard(
+        board(),
+        Detector {
+            kind: DetectorKind::Classic,
+            window: SubPixWindow::Auto,
+        },
+    );
+    let found = plane_view_points(&img, &target).unwrap();
+    (intr, cam, found)
 }
