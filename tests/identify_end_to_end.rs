@@ -262,7 +262,8 @@ fn the_changed_bench_is_identified_from_its_positions() {
 /// The changed bench's 1 kHz positions with 0.1 mm of white noise, processed with the shipped
 /// file: processed again with the identified file (the periodic refit's harmonics it asks for),
 /// the bootstrap's bias taken off, every identified number within its stated 2 sigma of the
-/// truth (without them: 0.65-6 % low, 4-5 sigma off).
+/// truth (without them: 0.65-6 % low, 4-5 sigma off); and the file's tolerances on the numbers it
+/// holds carried into the standard deviations ([`held_numbers_share`]).
 #[test]
 fn the_changed_bench_from_noisy_positions_is_within_its_stated_two_sigma() {
     let dir = tempfile::tempdir().unwrap();
@@ -280,6 +281,7 @@ fn the_changed_bench_from_noisy_positions_is_within_its_stated_two_sigma() {
         &d.join("plain"),
         &["--bootstrap", "0"],
     );
+    held_numbers_share(d, &shipped, &plain);
     let record = identify(&d.join("p"), &shipped, "k,mw,Fr", &d.join("id"), &[]);
     let refined = &record["refined"];
     assert!(
@@ -297,6 +299,58 @@ fn the_changed_bench_from_noisy_positions_is_within_its_stated_two_sigma() {
         );
         assert!((v - truth).abs() <= 2.0 * sigma, "{key}: {v} +- {sigma}");
     }
+}
+
+/// The processed folder `d/p` identified as `plain` was (the shipped file `shipped`, no
+/// bootstrap), the file now giving tolerances to three numbers it holds and to one it frees:
+/// the same estimates, each standard deviation the plain one and the held numbers' share in
+/// quadrature, that share named in the record, the command's lines and the identified file,
+/// which keeps the held numbers' tolerances and gives the freed one its estimate's.
+fn held_numbers_share(d: &Path, shipped: &Path, plain: &serde_json::Value) {
+    let tolerant = d.join("tolerant.toml");
+    let text = std::fs::read_to_string(shipped).unwrap();
+    let tolerances = "[tolerances]\nm3 = \"3%\"\nJ3 = \"10%\"\nJ1 = \"10%\"\nmw = \"5%\"\n";
+    std::fs::write(&tolerant, format!("{text}\n{tolerances}")).unwrap();
+    let (processed, out) = (d.join("p"), d.join("tolerant"));
+    let mut args = identify_args(&processed, &tolerant, "k,mw,Fr", &out);
+    args.extend_from_slice(&["--bootstrap", "0"]);
+    let said = common::ok(&args);
+    eprintln!("{said}");
+    assert!(
+        said.contains("the file's tolerances on the numbers held (J1 5.0000e-2 +- 5.000e-3, J3"),
+        "{said}"
+    );
+    let record = json(&out.join("identify.json"));
+    let held = &record["held"];
+    let numbers: Vec<&str> = held["numbers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(numbers, ["J1", "J3", "m3"], "{held}");
+    let identified = std::fs::read_to_string(out.join("tolerant.identified.toml")).unwrap();
+    for (_, key, _) in TRUTH {
+        let (v0, s0) = estimate(plain, key);
+        let (v, sigma) = estimate(&record, key);
+        let share = held["estimates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == key)
+            .and_then(|e| e["sigma"].as_f64())
+            .unwrap_or_else(|| panic!("no held share of {key}: {held}"));
+        eprintln!("{key}: sigma {s0:.4e} -> {sigma:.4e}, the held numbers' share {share:.4e}");
+        assert_eq!(v, v0, "{key}");
+        assert!(share > 0.0, "{key}: {held}");
+        assert!(
+            (sigma * sigma - s0 * s0 - share * share).abs() <= 1e-9 * sigma * sigma,
+            "{key}: {s0} and {share} make {sigma}"
+        );
+        let line = format!("{key} = {sigma:e}");
+        assert!(identified.contains(&line), "{line} not in\n{identified}");
+    }
+    assert!(identified.contains("J3 = \"10%\""), "{identified}");
 }
 
 /// The changed bench rendered by `flexbench render` (the default recording's camera: 640 x 480,

@@ -145,8 +145,30 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
             println!("{:32} its share {:.3e}", e.key, e.sigma);
         }
     }
+    if let Some(h) = &record.held {
+        print_held(h);
+    }
     crate::print_written(&files);
     Ok(())
+}
+
+/// The held numbers' share of the standard deviations: the numbers, and each estimate's share
+/// with the number that moves it most.
+fn print_held(h: &flexbench_pipeline::identify_held::HeldShare) {
+    let numbers: Vec<String> = h
+        .numbers
+        .iter()
+        .map(|n| format!("{} {:.4e} +- {:.3e}", n.key, n.value, n.sigma))
+        .collect();
+    println!(
+        "the file's tolerances on the numbers held ({}) are in the standard deviations above:",
+        numbers.join(", ")
+    );
+    for e in &h.estimates {
+        let most = flexbench_pipeline::identify_held::largest(h, &e.key)
+            .map_or(String::new(), |(k, d)| format!(" (most: {k}, {d:+.3e})"));
+        println!("{:32} its share {:.3e}{most}", e.key, e.sigma);
+    }
 }
 
 /// Each estimate with its standard deviation and change from the file, or why it was held.

@@ -1,5 +1,6 @@
 //! The estimates' change when the motion they were identified from changes a little (a bench
-//! frame moved within its uncertainty, say): the weighted least-squares step at the
+//! frame moved within its uncertainty, say), or a number of the file held at its value (a
+//! tolerance's worth: Schmidt's consider analysis, Tapley, Schutz and Born 2004, ch. 6): the weighted least-squares step at the
 //! identification's values with its weights held (each row's Huber weight and its equation's
 //! robust scale, as the identification ended), d theta = -(J^T W J)^+ J^T W (r_moved - r),
 //! first order in the residuals' change at fixed values (the rows are linear in the free
@@ -16,9 +17,10 @@ use crate::{Identification, IdentifyError, MeasuredColumn, Settings};
 
 /// The change of `id`'s estimates (in its order; zero for those held) when the motion `rec`
 /// they were identified from (the file `text`, `origin` naming it, the measured columns and
-/// the equations as identified) becomes `moved` at the same samples.
+/// the equations as identified) becomes `moved` at the same samples, and the file `text`
+/// becomes `moved_text`.
 pub(crate) fn change(
-    text: &str,
+    (text, moved_text): (&str, &str),
     origin: &str,
     (rec, moved): (&Recording, &Recording),
     (measured, eqs): (&[MeasuredColumn], &[crate::equations::Equation]),
@@ -44,10 +46,10 @@ pub(crate) fn change(
     let held: Vec<bool> = id.estimates.iter().map(|e| !e.determined).collect();
     let at = (keys.as_slice(), values.as_slice(), offsets.as_slice());
     let base = weighted(text, origin, rec, (measured, eqs), at)?;
-    let next = weighted(text, origin, moved, (measured, eqs), at)?;
+    let next = weighted(moved_text, origin, moved, (measured, eqs), at)?;
     if base.rows.at != next.rows.at {
         return Err(IdentifyError::Input(
-            "the moved motion gives other rows than the recording's (samples or equations differ): give it at the same samples".into(),
+            "the moved motion or file gives other rows than the recording's (samples or equations differ): give the motion at the same samples and the file with the same laws".into(),
         ));
     }
     let (j, _) = scaled(&base, &held);

@@ -237,6 +237,54 @@ pub fn change_with_motion(
     settings: &Settings,
     id: &Identification,
 ) -> Result<Vec<f64>, IdentifyError> {
+    change_between(
+        (text, text),
+        origin,
+        t,
+        (motion, moved),
+        measured,
+        settings,
+        id,
+    )
+}
+
+/// The change of the identification `id`'s estimates (in its order, zero for those held) when
+/// the file `text` it was identified with becomes `moved` (a held number moved within its
+/// tolerance, say: Schmidt's consider analysis), the motion `motion` at times `t` (s), the
+/// measured columns and the settings as identified; to first order with its weights held
+/// ([`derivative`]): exact for the weighted rows where they are linear in the held number (a
+/// mass, an inertia, a law's number), first order in a centroid.
+pub fn change_with_file(
+    (text, moved): (&str, &str),
+    origin: &str,
+    t: &[f64],
+    motion: &[Vec<OriginMotion>],
+    measured: &[MeasuredColumn],
+    settings: &Settings,
+    id: &Identification,
+) -> Result<Vec<f64>, IdentifyError> {
+    change_between(
+        (text, moved),
+        origin,
+        t,
+        (motion, motion),
+        measured,
+        settings,
+        id,
+    )
+}
+
+/// The estimates' change from the file and motion as identified to the moved ones (each pair
+/// the identified one first), both checked to give the same rows.
+fn change_between(
+    texts: (&str, &str),
+    origin: &str,
+    t: &[f64],
+    (motion, moved): (&[Vec<OriginMotion>], &[Vec<OriginMotion>]),
+    measured: &[MeasuredColumn],
+    settings: &Settings,
+    id: &Identification,
+) -> Result<Vec<f64>, IdentifyError> {
     if motion.len() != t.len() || moved.len() != t.len() {
         return Err(IdentifyError::Input(format!(
             "{} times for {} and {} samples of motion",
@@ -245,7 +293,7 @@ pub fn change_with_motion(
             moved.len()
         )));
     }
-    let read = file_parameters(text, origin)?;
+    let read = file_parameters(texts.0, origin)?;
     let eqs = equations::equations(&read.nominal, measured)?;
     let rec = |motion| solve::Recording {
         t,
@@ -253,7 +301,7 @@ pub fn change_with_motion(
         cutoff_hz: settings.cutoff_hz,
     };
     derivative::change(
-        text,
+        texts,
         origin,
         (&rec(motion), &rec(moved)),
         (measured, &eqs),

@@ -162,6 +162,10 @@ pub struct IdentifyRecord {
     /// deviations include it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<crate::identify_frame::FrameShare>,
+    /// The share of the file's tolerances on the numbers held ([`crate::identify_held`]): the
+    /// estimates' standard deviations include it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<crate::identify_held::HeldShare>,
     /// The forces' sensitivities to the file's parameters.
     pub sensitivities: Vec<SensitivityRow>,
     /// The file's numbers that are not parameters of the forces, and why.
@@ -400,6 +404,16 @@ pub fn identify_job(
     if let Some(f) = &frame {
         crate::identify_frame::apply(&mut identification, f);
     }
+    let held = crate::identify_held::held_share(
+        &mech,
+        (&text, &origin),
+        (&t, &motion),
+        &first,
+        (&settings, &measured_columns),
+    )?;
+    if let Some(h) = &held {
+        crate::identify_held::apply(&mut identification, h);
+    }
     identification.file = with_identified_tolerances(&identification, &origin)?;
     let (rows, others) = sensitivities(&text, &origin, &motion)?;
     let record = IdentifyRecord {
@@ -414,6 +428,7 @@ pub fn identify_job(
         refined: refine_record,
         bootstrap,
         frame,
+        held,
         sensitivities: rows,
         not_parameters: others,
         identification,

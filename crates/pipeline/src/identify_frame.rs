@@ -135,9 +135,21 @@ pub(crate) fn frame_share(
 /// The identification `id`'s standard deviations with the frame's share `share` added in
 /// quadrature (each estimate's by its key).
 pub(crate) fn apply(id: &mut Identification, share: &FrameShare) {
-    for s in &share.estimates {
-        if let Some(e) = id.estimates.iter_mut().find(|e| e.key == s.key) {
-            e.sigma = e.sigma.map(|v| v.hypot(s.sigma));
+    add_in_quadrature(
+        id,
+        share.estimates.iter().map(|s| (s.key.as_str(), s.sigma)),
+    );
+}
+
+/// The identification `id`'s standard deviations with the shares `shares` (key, standard
+/// deviation in its unit) added in quadrature, each estimate's by its key.
+pub(crate) fn add_in_quadrature<'a>(
+    id: &mut Identification,
+    shares: impl Iterator<Item = (&'a str, f64)>,
+) {
+    for (key, sigma) in shares {
+        if let Some(e) = id.estimates.iter_mut().find(|e| e.key == key) {
+            e.sigma = e.sigma.map(|v| v.hypot(sigma));
         }
     }
 }

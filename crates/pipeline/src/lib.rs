@@ -17,6 +17,7 @@ pub mod fem;
 pub mod identify;
 pub mod identify_bootstrap;
 pub mod identify_frame;
+pub mod identify_held;
 pub mod identify_refine;
 pub mod motion_calibration;
 pub mod overlay;

@@ -152,18 +152,7 @@ fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
             b.replicates, b.simulated_speed_rad_s, b.noise
         )
     });
-    let frame = r.frame.as_ref().map_or(String::new(), |f| {
-        let shares: Vec<String> = f
-            .estimates
-            .iter()
-            .map(|e| format!("{} {:.4e}", e.key, e.sigma))
-            .collect();
-        format!(
-            " Their sigma also carries the bench frame's uncertainty (the calibration's, along {} directions, to first order): {}.",
-            f.directions,
-            shares.join(", ")
-        )
-    });
+    let (frame, held) = (frame_sentence(r), held_sentence(r));
     let said = match id.warnings.is_empty() {
         true => String::new(),
         false => format!(" Warnings: {}", id.warnings.join("; ")),
@@ -174,7 +163,7 @@ fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
     page.note(
         Note::new("Identified parameters")
             .text(format!(
-                "{} numbers of {} identified from {} samples of the processed motion ({filter}): rank {} of {} unknowns, condition {:.3e}, {} Gauss-Newton iterations; 2 sigma from the sandwich covariance with Bartlett weights over {} samples.{refined}{boot}{frame}{said}",
+                "{} numbers of {} identified from {} samples of the processed motion ({filter}): rank {} of {} unknowns, condition {:.3e}, {} Gauss-Newton iterations; 2 sigma from the sandwich covariance with Bartlett weights over {} samples.{refined}{boot}{frame}{held}{said}",
                 id.estimates.len(),
                 r.mechanism,
                 r.samples,
@@ -193,6 +182,43 @@ fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
                 fits,
             ),
     );
+}
+
+/// The note's sentence on the bench frame's share of the standard deviations (empty without it).
+fn frame_sentence(r: &IdentifyRecord) -> String {
+    r.frame.as_ref().map_or(String::new(), |f| {
+        let shares: Vec<String> = f
+            .estimates
+            .iter()
+            .map(|e| format!("{} {:.4e}", e.key, e.sigma))
+            .collect();
+        format!(
+            " Their sigma also carries the bench frame's uncertainty (the calibration's, along {} directions, to first order): {}.",
+            f.directions,
+            shares.join(", ")
+        )
+    })
+}
+
+/// The note's sentence on the held numbers' share of the standard deviations (empty without it).
+fn held_sentence(r: &IdentifyRecord) -> String {
+    r.held.as_ref().map_or(String::new(), |h| {
+        let shares: Vec<String> = h
+            .estimates
+            .iter()
+            .map(|e| {
+                let most = crate::identify_held::largest(h, &e.key)
+                    .map_or(String::new(), |(k, _)| format!(", most from {k}"));
+                format!("{} {:.4e}{most}", e.key, e.sigma)
+            })
+            .collect();
+        let numbers: Vec<&str> = h.numbers.iter().map(|n| n.key.as_str()).collect();
+        format!(
+            " Their sigma also carries the file's tolerances on the numbers held ({}: each moved by its tolerance, the estimates' change to first order): {}. The identified file keeps those tolerances beside the estimates' as independent; the forces processed with it count them twice where the estimates make up for a held number (conservative).",
+            numbers.join(", "),
+            shares.join(", ")
+        )
+    })
 }
 
 /// The forces' sensitivities as a matrix: one row per parameter (largest effect first), one
