@@ -18,7 +18,14 @@ Each run's process stage calibrates the tracks' share of the bands by REPLICATES
 the rendering (`[process] calibrate_bands`; 0: the smoother's conservative bands), and carries
 the calibration's frame uncertainty (its `bench_frame_covariance`) into the bands.
 
-Usage: scripts/coverage_study.py FLEXBENCH_BINARY OUT_DIR [N] [JOBS] [REPLICATES]
+With --identify, each run also identifies k, mw and Fr (`[identify]`, the bootstrap's 10
+replicates) and processes again with the identified file, which carries the estimates' standard
+deviations (with the bench frame's share and the held numbers' share: m3, J3 and J1 stay at the
+shipped values, off by their drawn errors) beside the held numbers' tolerances; the coverage is
+then the process-identified stage's, and each estimate's error over its standard deviation
+against the drawn value is reported too.
+
+Usage: scripts/coverage_study.py FLEXBENCH_BINARY OUT_DIR [N] [JOBS] [REPLICATES] [--identify]
 Writes OUT_DIR/coverage.json and prints a table. Deterministic for a given N (seeds 1..N).
 """
 
@@ -96,7 +103,20 @@ def read_csv(path: Path):
     return {k: np.array([float(r[k]) if r[k] not in ("", "NaN") else np.nan for r in rows]) for k in rows[0]}
 
 
-def one(binary: str, out: Path, seed: int, replicates: int = 8):
+IDENTIFIED = ("k", "mw", "Fr")
+
+
+def estimates_z(record_path: Path, drawn):
+    """Each identified number's (estimate - drawn) / sigma, from the run's identify record."""
+    record = json.loads(record_path.read_text())
+    return {
+        e["key"]: (e["value"] - drawn[e["key"]]) / e["sigma"]
+        for e in record["identification"]["estimates"]
+        if e["key"] in drawn and e.get("sigma")
+    }
+
+
+def one(binary: str, out: Path, seed: int, replicates: int = 8, identify: bool = False):
     d = out / f"r{seed:03d}"
     d.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -111,10 +131,12 @@ def one(binary: str, out: Path, seed: int, replicates: int = 8):
         f'[run]\nmechanism = "{processing}"\nrecording = "{d / "rec"}"\nout = "{d / "out"}"\n'
         '[calibrate]\nboard = "9x6"\nsquare = 0.03\n[overlay]\nenabled = false\n'
         f"[process]\ncalibrate_bands = {replicates}\n"
+        + (f"[identify]\nenabled = true\nfree = {json.dumps(list(IDENTIFIED))}\n" if identify else "")
     )
     run(binary, ["run", d / "pipeline.toml"], log)
     truth = read_csv(d / "rec/truth/forces.csv")
-    got = read_csv(d / "out/process/forces.csv")
+    stage = "process-identified" if identify else "process"
+    got = read_csv(d / "out" / stage / "forces.csv")
     inside, n = 0, 0
     z = []
     for c in ("B_x", "B_y", "C_x", "C_y"):
@@ -125,7 +147,7 @@ def one(binary: str, out: Path, seed: int, replicates: int = 8):
         inside += int(np.sum(np.abs(e) <= 2.0))
         n += int(ok.sum())
         z.extend(e.tolist())
-    summary = json.loads((d / "out/process/summary.json").read_text())
+    summary = json.loads((d / "out" / stage / "summary.json").read_text())
     shares = {b["force"]: b for b in summary.get("band_shares", []) if b["force"] in ("B_x", "B_y", "C_x", "C_y")}
     return {
         "seed": seed,
@@ -134,17 +156,20 @@ def one(binary: str, out: Path, seed: int, replicates: int = 8):
         "samples": n,
         "z_rms": float(np.sqrt(np.mean(np.square(z)))) if z else math.nan,
         "shares": shares,
+        "estimates_z": estimates_z(d / "out/identify/identify.json", drawn) if identify else None,
     }
 
 
 def main():
-    binary, out = sys.argv[1], Path(sys.argv[2])
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 50
-    jobs = int(sys.argv[4]) if len(sys.argv) > 4 else 2
-    replicates = int(sys.argv[5]) if len(sys.argv) > 5 else 8
+    identify = "--identify" in sys.argv
+    argv = [a for a in sys.argv if a != "--identify"]
+    binary, out = argv[1], Path(argv[2])
+    n = int(argv[3]) if len(argv) > 3 else 50
+    jobs = int(argv[4]) if len(argv) > 4 else 2
+    replicates = int(argv[5]) if len(argv) > 5 else 8
     out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(lambda s: one(binary, out, s, replicates), range(1, n + 1)))
+        results = list(pool.map(lambda s: one(binary, out, s, replicates, identify), range(1, n + 1)))
     inside = sum(r["coverage"] * r["samples"] for r in results)
     total = sum(r["samples"] for r in results)
     cov = np.array([r["coverage"] for r in results])
@@ -157,7 +182,19 @@ def main():
     }
     (out / "coverage.json").write_text(json.dumps(report, indent=1, sort_keys=True))
     for r in results:
-        print(f"seed {r['seed']:3d}: coverage {100 * r['coverage']:5.1f} %, z RMS {r['z_rms']:.2f}")
+        z = r["estimates_z"]
+        said = "" if z is None else ", estimates " + ", ".join(f"{k} {v:+.2f} sigma" for k, v in z.items())
+        print(f"seed {r['seed']:3d}: coverage {100 * r['coverage']:5.1f} %, z RMS {r['z_rms']:.2f}{said}")
+    if identify:
+        zs = np.array([[r["estimates_z"][k] for k in IDENTIFIED] for r in results])
+        report["estimates"] = {
+            k: {"within_2_sigma": int(np.sum(np.abs(zs[:, i]) <= 2)), "mean_z": float(zs[:, i].mean()),
+                "rms_z": float(np.sqrt(np.mean(zs[:, i] ** 2)))}
+            for i, k in enumerate(IDENTIFIED)
+        }
+        (out / "coverage.json").write_text(json.dumps(report, indent=1, sort_keys=True))
+        for k, v in report["estimates"].items():
+            print(f"{k}: {v['within_2_sigma']} of {n} within 2 sigma of the drawn value, mean z {v['mean_z']:+.2f}, RMS {v['rms_z']:.2f}")
     print(f"{n} renderings: 2-sigma bands at B and C' hold {100 * report['coverage']:.1f} % of the truth "
           f"(per rendering {100 * cov.min():.1f} to {100 * cov.max():.1f} %, median {100 * np.median(cov):.1f} %); z RMS {report['z_rms']:.2f}")
 
