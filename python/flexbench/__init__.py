@@ -556,7 +556,10 @@ def identify(
     mechanism has a motor-driven crank and no measured table is given, none otherwise; 0: none)
     and ``seed`` (1). When the identified values ask the periodic refit for other harmonics than
     the processing used, the run's tracks are processed again with them and identified again.
-    The given file is never changed."""
+    The standard deviations carry the bootstrap's spread, the bench frame's share when the
+    recording was processed with the calibration's covariance (``record["frame"]``) and the
+    file's ``[tolerances]`` on the numbers held (``record["held"]``). The given file is never
+    changed."""
     text = _settings("identify", {"free": list(free), **settings})
     folder = processed.out if isinstance(processed, Processed) else Path(processed)
     scratch = _Scratch(out)
