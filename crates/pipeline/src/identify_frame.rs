@@ -111,18 +111,12 @@ pub(crate) fn frame_share(
     if derivatives.is_empty() {
         return Ok(None);
     }
-    let estimates = first
-        .estimates
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.determined && !e.key.starts_with("offset of "))
-        .map(|(i, e)| {
-            let per_direction: Vec<f64> = derivatives.iter().map(|d| d[i]).collect();
-            FrameShareEstimate {
-                key: e.key.clone(),
-                sigma: per_direction.iter().map(|d| d * d).sum::<f64>().sqrt(),
-                per_direction,
-            }
+    let estimates = per_estimate(first, &derivatives)
+        .into_iter()
+        .map(|(key, sigma, per_direction)| FrameShareEstimate {
+            key,
+            sigma,
+            per_direction,
         })
         .collect();
     Ok(Some(FrameShare {
@@ -130,6 +124,26 @@ pub(crate) fn frame_share(
         step,
         estimates,
     }))
+}
+
+/// Each determined free number of `first` (the offsets of measured columns left out): its key,
+/// the root sum of squares of its changes, and its change in each of `changes` (one vector per
+/// direction or number, in `first`'s estimates' order).
+pub(crate) fn per_estimate(
+    first: &Identification,
+    changes: &[Vec<f64>],
+) -> Vec<(String, f64, Vec<f64>)> {
+    first
+        .estimates
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.determined && !e.key.starts_with("offset of "))
+        .map(|(i, e)| {
+            let each: Vec<f64> = changes.iter().map(|d| d[i]).collect();
+            let sigma = each.iter().map(|d| d * d).sum::<f64>().sqrt();
+            (e.key.clone(), sigma, each)
+        })
+        .collect()
 }
 
 /// The identification `id`'s standard deviations with the frame's share `share` added in

@@ -94,18 +94,12 @@ pub(crate) fn held_share(
             first,
         )?);
     }
-    let estimates = first
-        .estimates
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.determined && !e.key.starts_with("offset of "))
-        .map(|(i, e)| {
-            let per_number: Vec<f64> = changes.iter().map(|d| d[i]).collect();
-            HeldShareEstimate {
-                key: e.key.clone(),
-                sigma: per_number.iter().map(|d| d * d).sum::<f64>().sqrt(),
-                per_number,
-            }
+    let estimates = crate::identify_frame::per_estimate(first, &changes)
+        .into_iter()
+        .map(|(key, sigma, per_number)| HeldShareEstimate {
+            key,
+            sigma,
+            per_number,
         })
         .collect();
     Ok(Some(HeldShare { numbers, estimates }))
