@@ -576,7 +576,7 @@ fn bad_identifications_are_refused_and_nothing_is_written() {
         &other,
         "k",
         &d.join("p"),
-        "processed with another mechanism file",
+        "processed with another mechanism file (another length, centroid or mass",
     );
     // A negative tolerance: process refuses the file, nothing written.
     let negative = d.join("negative.toml");

@@ -485,7 +485,7 @@ fn processed_motion(
     let gap = largest_gap(mech, &motion);
     if gap > GAP_TOLERANCE_M {
         return Err(PipelineError::Input(format!(
-            "{}: the bodies table does not close the joints of {} (gaps up to {:.3} mm): it was processed with another mechanism file (another centroid or length); give the file the process stage used (the identified file is written beside the results)",
+            "{}: the bodies table does not close the joints of {} (gaps up to {:.3} mm): it was processed with another mechanism file (another length, centroid or mass: the table holds each body's centroid, which a part's mass moves); give the file the process stage used, and set free the number you would change (the identified file is written beside the results)",
             processed.display(),
             mechanism.display(),
             1e3 * gap
