@@ -40,11 +40,11 @@ pub const BODY_COLUMNS: [&str; 11] = [
 #[allow(missing_docs)] // the fields are named in each variant's message
 pub enum ContractError {
     /// A required column is absent.
-    #[error("table '{table}' has no column '{column}' (expected columns: {expected}); rename the column or export the table in the contract format")]
+    #[error("table '{table}' has no column '{column}' (its columns: {found}); rename the column or export the table in the contract format")]
     MissingColumn {
         table: String,
         column: String,
-        expected: String,
+        found: String,
     },
     /// A value that must be finite is NaN or infinite.
     #[error("table '{table}', row {row} (marker {marker}): column '{column}' is {value}, not a finite number; remove the row or leave the position empty to mark a gap")]

@@ -78,7 +78,7 @@ impl Table {
         let missing = || ContractError::MissingColumn {
             table: self.name.clone(),
             column: name.to_string(),
-            expected: self
+            found: self
                 .columns
                 .iter()
                 .map(|(n, _)| n.as_str())

@@ -257,9 +257,11 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
 fn column<'a>(df: &'a DataFrame, path: &Path, name: &str) -> Result<&'a Column, TableError> {
     df.column(name).map_err(|_| {
         broken(path)(ContractError::MissingColumn {
-            table: "table".into(),
+            table: path
+                .file_stem()
+                .map_or("table".into(), |s| s.to_string_lossy().into_owned()),
             column: name.into(),
-            expected: df
+            found: df
                 .get_column_names()
                 .iter()
                 .map(|s| s.as_str())
@@ -905,7 +907,10 @@ mod tests {
         assert!(e.contains("column 'x'") && e.contains("abc"), "{e}");
         std::fs::write(&p, "frame,t,marker,x\n0,0.0,M1,0.1\n").unwrap();
         let e = read_tracks(&p).unwrap_err().to_string();
-        assert!(e.contains("no column 'y'"), "{e}");
+        assert!(
+            e.contains("table 't' has no column 'y' (its columns: frame, t, marker, x)"),
+            "{e}"
+        );
         std::fs::write(&p, "frame,t,marker,x,y\n0,0.0,M1,nan,0.1\n").unwrap();
         let e = read_tracks(&p).unwrap_err().to_string();
         assert!(e.contains("NaN"), "{e}");
