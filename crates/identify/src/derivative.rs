@@ -1,10 +1,10 @@
 //! The estimates' change when the motion they were identified from changes a little (a bench
 //! frame moved within its uncertainty, say), or a number of the file held at its value moves by
 //! its tolerance (Schmidt's consider analysis; Tapley, Schutz and Born 2004, ch. 6): the
-//! weighted least-squares step at the identification's values with its weights held (each row's Huber weight and its equation's
-//! robust scale, as the identification ended), d theta = -(J^T W J)^+ J^T W (r_moved - r),
-//! first order in the residuals' change at fixed values (the rows are linear in the free
-//! numbers). The reweighting is held because it is not smooth in the motion (each equation's
+//! weighted least-squares step at the identification's values with its weights held (each
+//! row's Huber weight and its equation's robust scale, as the identification ended),
+//! d theta = -(J^T W J)^+ J^T W (r_moved - r), first order in the residuals' change at fixed
+//! values (the rows are linear in the free numbers). The reweighting is held because it is not smooth in the motion (each equation's
 //! median-based scale, the rows crossing Huber's threshold): estimates identified afresh from
 //! a motion moved by a tenth of the frame's standard deviation jumped by up to 1 % of k on two
 //! of five renderings, where their iterations were within 1e-5 of their end (the slower one
