@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use flexbench_pipeline::pipeline_file::CompareSection;
+
 use crate::print_warnings;
 
 /// Arguments of `flexbench compare`.
@@ -18,14 +20,14 @@ pub struct CompareArgs {
     #[arg(long)]
     mechanism: PathBuf,
     /// Harmonics of the crank angle kept for every quantity.
-    #[arg(long, default_value_t = flexbench_pipeline::compare::DEFAULT_HARMONICS)]
-    harmonics: usize,
+    #[arg(long, default_value_t = CompareSection::default().harmonics)]
+    pub(crate) harmonics: usize,
     /// The rig's measured torques or forces: computed against measured in time.
     #[command(flatten)]
-    measured: crate::measured::MeasuredArgs,
+    pub(crate) measured: crate::measured::MeasuredArgs,
     /// Largest lag of the measurement behind the computed series searched, s.
-    #[arg(long, default_value_t = flexbench_pipeline::compare_measured::DEFAULT_MAX_LAG_S)]
-    max_lag: f64,
+    #[arg(long, default_value_t = CompareSection::default().max_lag_s)]
+    pub(crate) max_lag: f64,
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
@@ -34,12 +36,13 @@ pub struct CompareArgs {
 /// `flexbench compare`: what `Command::Compare` describes
 /// ([`flexbench_pipeline::compare_measured::compare_job`]).
 pub fn compare_command(args: CompareArgs) -> Result<()> {
-    let spec = measured_spec(&args)?;
+    let section = args.section()?;
+    let measured = section.measured(args.measured.measured.as_deref())?;
     let outcome = flexbench_pipeline::compare_measured::compare_job(
         &args.processed,
         &args.mechanism,
-        args.harmonics,
-        args.measured.measured.as_deref().map(|m| (m, &spec)),
+        section.harmonics,
+        measured.as_ref().map(|(m, spec)| (*m, spec)),
         &args.out,
     )
     .with_context(|| format!("comparing {}", args.processed.display()))?;
@@ -81,14 +84,18 @@ pub fn compare_command(args: CompareArgs) -> Result<()> {
     Ok(())
 }
 
-/// The measured table's reading from the command line's `--measured*` options.
-fn measured_spec(args: &CompareArgs) -> Result<flexbench_pipeline::compare_measured::MeasuredSpec> {
-    let m = &args.measured;
-    Ok(flexbench_pipeline::compare_measured::MeasuredSpec {
-        time: m.measured_time.clone(),
-        columns: m.columns()?,
-        time_offset_s: m.measured_offset,
-        cutoff_hz: m.measured_cutoff,
-        max_lag_s: args.max_lag,
-    })
+impl CompareArgs {
+    /// The pipeline file's `[compare]` section these flags write; an error for a malformed
+    /// `--measured-column`.
+    pub fn section(&self) -> Result<CompareSection> {
+        let m = &self.measured;
+        Ok(CompareSection {
+            harmonics: self.harmonics,
+            measured_columns: m.columns()?,
+            measured_time: m.measured_time.clone(),
+            measured_offset_s: m.measured_offset,
+            measured_cutoff_hz: m.measured_cutoff,
+            max_lag_s: self.max_lag,
+        })
+    }
 }

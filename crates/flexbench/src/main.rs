@@ -7,16 +7,18 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use flexbench_contracts::names::Switch;
 use flexbench_mechanism::file::load;
 use flexbench_mechanism::simulate::SimConfig;
-use flexbench_pipeline::{process, simulate, ProcessConfig, StageEvent};
+use flexbench_pipeline::simulate;
 use flexbench_vision::timebase::TimeBaseConfig;
 use indicatif::{ProgressBar, ProgressStyle};
 
 mod compare;
+#[cfg(test)]
+mod flag_walk;
 mod identify;
 mod measured;
+mod process;
 
 /// Video recordings of the wind-pump lever bench -> trajectories, accelerations, liaison forces.
 #[derive(Parser)]
@@ -37,7 +39,7 @@ enum Command {
     /// mechanism's kinematics, the liaison forces, summary.json and forces.png/svg.
     ///
     /// Example: flexbench process --tracks out/sim/tracks.parquet --mechanism pipelines/wind-pump.toml --out out/process
-    Process(ProcessArgs),
+    Process(process::ProcessArgs),
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
     /// bench plane. Written as OpenCV FileStorage YAML.
@@ -141,114 +143,6 @@ struct SimulateArgs {
     /// Output directory (created if needed; files in it are replaced atomically).
     #[arg(long)]
     out: PathBuf,
-}
-
-/// Arguments of `flexbench process`.
-#[derive(clap::Args)]
-struct ProcessArgs {
-    /// Tracks table: frame, t, marker, u, v, x, y.
-    #[arg(long)]
-    tracks: PathBuf,
-    /// Mechanism file (TOML).
-    #[arg(long)]
-    mechanism: PathBuf,
-    /// Output directory.
-    #[arg(long)]
-    out: PathBuf,
-    /// Savitzky-Golay window, samples (odd); default: about 21 ms of samples.
-    #[arg(long)]
-    window: Option<usize>,
-    /// Savitzky-Golay polynomial order.
-    #[arg(long, default_value_t = ProcessConfig::default().order)]
-    order: usize,
-    /// Condition number above which a sample is reported as a toggle position.
-    #[arg(long, default_value_t = ProcessConfig::default().max_condition)]
-    max_condition: f64,
-    /// Savitzky-Golay edge mode: interp, mirror, nearest, constant (zero) or wrap.
-    #[arg(long, default_value = "interp")]
-    edges: flexbench_signal::EdgeMode,
-    /// Kinematics by the Kalman smoother on the driving coordinates, its noise and densities
-    /// from the data: the default (the flag is accepted for clarity).
-    #[arg(long, conflicts_with = "savgol")]
-    smoother: bool,
-    /// Kinematics from each marker's Savitzky-Golay derivatives through the loop's analysis
-    /// (--window, --order, --edges) instead of the smoother.
-    #[arg(long, conflicts_with = "butterworth")]
-    savgol: bool,
-    /// Kinematics from each marker filtered by the zero-lag Butterworth filter and
-    /// differentiated, through the loop's analysis (--filter-order, --cutoff-hz, --cutoff-by),
-    /// instead of the smoother: the labs' pipeline.
-    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal", "peak_locking"])]
-    butterworth: bool,
-    /// Butterworth: order of each of the two passes (default 2: the fourth-order zero-lag
-    /// filter).
-    #[arg(long, requires = "butterworth")]
-    filter_order: Option<usize>,
-    /// Butterworth: the cutoff, Hz (-3 dB after both passes); without it the cutoff is chosen
-    /// per coordinate by --cutoff-by.
-    #[arg(long, requires = "butterworth")]
-    cutoff_hz: Option<f64>,
-    /// Butterworth: how the cutoff is chosen: residual (Winter's residual analysis, the
-    /// default) or durbin-watson.
-    #[arg(long, requires = "butterworth")]
-    cutoff_by: Option<flexbench_pipeline::smooth::CutoffCriterion>,
-    /// Kinematics from each marker smoothed by Woltring's GCV spline (--spline-degree,
-    /// --noise-m) and differentiated, through the loop's analysis, instead of the smoother.
-    #[arg(long, conflicts_with_all = ["smoother", "periodic", "refine_horizontal", "peak_locking", "savgol", "butterworth"])]
-    spline: bool,
-    /// Spline: its odd degree (default 5, the quintic).
-    #[arg(long, requires = "spline")]
-    spline_degree: Option<usize>,
-    /// Spline: the markers' noise, m, for its known-noise choice instead of GCV.
-    #[arg(long, requires = "spline")]
-    noise_m: Option<f64>,
-    /// With the smoother: refit the drivers other than the crank angle as Fourier series of
-    /// the crank angle over every turn (steady periodic motion): auto (the default: where the
-    /// mechanism has a motor-driven crank that turns twice or more), on (alone: --periodic) or
-    /// off. The pipeline file's [process] periodic and the Python package's periodic are the
-    /// same switch with the same default.
-    #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
-    periodic: Switch,
-    /// With the smoother: refine the bench's horizontal from the motion (maximum likelihood
-    /// over a rotation about the origin, within 2 mrad, on the recording's first 10 s); the
-    /// correction is reported. The rocker's passages through C'D vertical make the bench's
-    /// forces sensitive to a tenth of a milliradian of it, finer than one clicks. auto (the
-    /// default: where the mechanism holds to the ground at two points or along a slide, so that
-    /// the markers see the frame turn), on (alone: --refine-horizontal) or off.
-    #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
-    refine_horizontal: Switch,
-    /// With the smoother: take the tracker's peak locking (its bias tied to the pixel grid,
-    /// measured from the first fit's residuals against the tracks' pixel coordinates) out of
-    /// the markers and fit the motion again: auto (the default: where it is significant), on
-    /// (alone: --peak-locking) or off (measured, reported in summary.json, and warned of where
-    /// significant).
-    #[arg(long, value_name = "auto|on|off", default_value = "auto", default_missing_value = "on", num_args = 0..=1, conflicts_with = "savgol")]
-    peak_locking: Switch,
-    /// The track stage's flags table (flags.csv beside tracks.csv): its samples are left out of
-    /// the fit as gaps.
-    #[arg(long)]
-    flags: Option<PathBuf>,
-    /// Keep the flagged samples in the fit: those of --flags, and those that fail the fitted
-    /// mechanism's residual test (fit_flags.csv; by default left out and the motion refitted).
-    #[arg(long)]
-    keep_flagged: bool,
-    /// False-alarm level of the fitted mechanism's residual test of each tracked sample.
-    #[arg(long, default_value_t = flexbench_contracts::flags::FALSE_ALARM)]
-    false_alarm: f64,
-    /// Measure every marker against the markers the mechanism holds at ground pins (an axle's
-    /// hub): each frame's drift of those from their pins removed, for a camera that moved.
-    #[arg(long)]
-    stabilise: bool,
-    /// The calibration the tracks were made with (calibration.yaml): its bench frame's
-    /// covariance (the clicks', the board's corners', the intrinsics') is carried to the forces'
-    /// bands, by finite differences through the estimate; without it the frame is taken as known
-    #[arg(long)]
-    calibration: Option<PathBuf>,
-    /// With the smoother: replicates of the recording (the mechanism simulated at its crank
-    /// speed, the fit's residuals as the markers' errors) processed to calibrate the tracks'
-    /// share of the forces' bands; 0 (the default): the smoother's bands, conservative
-    #[arg(long, default_value_t = 0)]
-    calibrate_bands: usize,
 }
 
 /// Arguments of `flexbench calibrate`.
@@ -358,25 +252,25 @@ struct FemArgs {
     #[arg(long)]
     mechanism: PathBuf,
     /// Number of elements along the lever.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = flexbench_pipeline::pipeline_file::FemSection::default().elements)]
     elements: usize,
     /// Element: quintic (cubic axial, quintic bending) or frame (linear axial, cubic bending).
-    #[arg(long, default_value = "quintic")]
+    #[arg(long, default_value_t = flexbench_pipeline::pipeline_file::FemSection::default().element)]
     element: flexbench_fem::ElementKind,
     /// Supports in the lever frame: pinned (the bench: B and C'), clamped-free, free-free.
-    #[arg(long, default_value = "pinned")]
+    #[arg(long, default_value_t = flexbench_pipeline::pipeline_file::FemSection::default().supports)]
     supports: flexbench_fem::Supports,
     /// Modes followed along the cycle.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = flexbench_pipeline::pipeline_file::FemSection::default().modes)]
     modes: usize,
     /// Damping ratio of the forced response (Rayleigh, exact at the first and the highest
-    /// followed mode).
-    #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_DAMPING)]
+    /// followed mode), between 0 and 1.
+    #[arg(long, default_value_t = flexbench_pipeline::pipeline_file::FemSection::default().damping)]
     damping: f64,
     /// Longest integration step of the forced response, s.
-    #[arg(long, default_value_t = flexbench_pipeline::fem::DEFAULT_STEP)]
+    #[arg(long, default_value_t = flexbench_pipeline::pipeline_file::FemSection::default().step)]
     step: f64,
-    /// Modes only: no forced response.
+    /// Modes only: no forced response (the file's response = false).
     #[arg(long)]
     no_response: bool,
     /// The fit_residuals table of `process` on the same run: the measured deflection,
@@ -386,6 +280,21 @@ struct FemArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+}
+
+impl FemArgs {
+    /// The pipeline file's `[fem]` section these flags write, over its defaults.
+    fn section(&self) -> flexbench_pipeline::pipeline_file::FemSection {
+        flexbench_pipeline::pipeline_file::FemSection {
+            elements: self.elements,
+            element: self.element,
+            supports: self.supports,
+            modes: self.modes,
+            damping: self.damping,
+            response: !self.no_response,
+            step: self.step,
+        }
+    }
 }
 
 /// Arguments of `flexbench smooth`.
@@ -431,6 +340,18 @@ struct SmoothArgs {
     /// of GCV.
     #[arg(long)]
     noise_m: Option<f64>,
+    /// RTS: the white-snap density, m/s^3.5 [default: its maximum-likelihood estimate].
+    #[arg(long)]
+    snap_density: Option<f64>,
+    /// RTS: the fundamental frequency of the periodic part, Hz [default: found from the data].
+    #[arg(long)]
+    frequency_hz: Option<f64>,
+    /// RTS: the most harmonics of the periodic part (0: none) [default: chosen from the data].
+    #[arg(long)]
+    harmonics: Option<usize>,
+    /// Butterworth with the residual analysis: the noise line's band, "LO,HI" in Hz.
+    #[arg(long, value_parser = parse_band)]
+    noise_band_hz: Option<[f64; 2]>,
     /// Pipeline file whose [smooth] table sets any of the settings (the command line wins).
     #[arg(long)]
     pipeline: Option<PathBuf>,
@@ -615,7 +536,7 @@ pub(crate) fn bar(len: u64) -> ProgressBar {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Simulate(args) => simulate_command(args),
-        Command::Process(args) => process_command(args),
+        Command::Process(args) => process::process_command(args),
         Command::Calibrate(args) => calibrate_command(args),
         Command::Render(args) => render_command(args),
         Command::Track(args) => track_command(args),
@@ -670,128 +591,6 @@ fn simulate_command(args: SimulateArgs) -> Result<()> {
         s.samples, s.seconds, s.report.steps, s.report.rejected, s.report.max_drift_before_projection,
         s.report.energy_error_relative, s.report.energy_error_j, s.report.gross_work_j
     );
-    println!("wrote {} files into {}", s.files.len(), out.display());
-    Ok(())
-}
-
-/// `flexbench process`: what [`Command::Process`] describes.
-fn process_command(args: ProcessArgs) -> Result<()> {
-    let ProcessArgs {
-        tracks,
-        mechanism,
-        out,
-        window,
-        order,
-        max_condition,
-        edges,
-        smoother,
-        savgol,
-        butterworth,
-        filter_order,
-        cutoff_hz,
-        cutoff_by,
-        spline,
-        spline_degree,
-        noise_m,
-        periodic,
-        refine_horizontal,
-        peak_locking,
-        flags,
-        keep_flagged,
-        false_alarm,
-        stabilise,
-        calibration,
-        calibrate_bands,
-    } = args;
-    if !(false_alarm > 0.0 && false_alarm < 0.5) {
-        anyhow::bail!(
-            "--false-alarm {false_alarm}: give a probability between 0 and 0.5 (default 1e-6)"
-        );
-    }
-    let file = load(&mechanism)
-        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
-    let _ = smoother;
-    let butterworth = match butterworth {
-        true => Some(flexbench_pipeline::smooth::butterworth_filter(
-            filter_order,
-            cutoff_hz,
-            cutoff_by,
-            None,
-        )?),
-        false => None,
-    };
-    if let Some(noise) = noise_m.filter(|n| !(n.is_finite() && *n > 0.0)) {
-        anyhow::bail!("--noise-m {noise}: give the markers' noise, a positive number of metres");
-    }
-    let spline = match spline {
-        true => Some(flexbench_pipeline::smooth::smoothing_spline(
-            spline_degree,
-            noise_m,
-        )?),
-        false => None,
-    };
-    let cfg = ProcessConfig {
-        window,
-        order,
-        edges,
-        max_condition,
-        smoother: !savgol && butterworth.is_none() && spline.is_none(),
-        butterworth,
-        spline,
-        periodic,
-        refine_horizontal,
-        peak_locking,
-        keep_flagged,
-        false_alarm,
-        stabilise,
-        frame: match &calibration {
-            Some(c) => flexbench_pipeline::process::frame_covariance(c)
-                .with_context(|| format!("reading the calibration {}", c.display()))?,
-            None => None,
-        },
-        calibrate_bands,
-    };
-    let pb = bar(1000);
-    let s = process(
-        &tracks,
-        flags.as_deref(),
-        &file.mechanism,
-        &cfg,
-        &out,
-        |event| match event {
-            StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
-            StageEvent::Progress(stage, f) => {
-                pb.set_message(stage.to_string());
-                pb.set_position((f * 1000.0) as u64);
-            }
-        },
-    )
-    .with_context(|| format!("processing {}", tracks.display()))?;
-    pb.finish_and_clear();
-    println!(
-        "processed {} samples: fit RMS residual {:.3} mm (free rigid fit {:.3} mm), {} toggle sample(s), max condition {:.1}",
-        s.samples, s.fit.rms * 1e3, s.fit.rms_free * 1e3, s.toggles.len(), s.max_condition
-    );
-    let test = &s.residual_test;
-    if test.flagged > 0 {
-        let fate = match test.left_out {
-            true => "left out and the motion refitted",
-            false => "kept in the fit",
-        };
-        println!(
-            "{} sample(s) failed the fitted mechanism's residual test (fit_flags.csv): {fate}",
-            test.flagged
-        );
-    }
-    if let Some(c) = &s.shutter {
-        println!(
-            "rolling shutter: {} samples observed at their own times (carried again along the fitted motion, {} left as tracked): moved {:.4} mm RMS ({:.4} mm at most) from the path's carry; the motion fitted again",
-            c.samples, c.kept, c.rms_change_mm, c.max_change_mm
-        );
-    }
-    for (stage, secs) in &s.timing {
-        println!("  {stage:<18} {secs:.3} s");
-    }
     println!("wrote {} files into {}", s.files.len(), out.display());
     Ok(())
 }
@@ -1169,29 +968,14 @@ fn overlay_command(args: OverlayArgs) -> Result<()> {
 
 /// `flexbench fem`: what [`Command::Fem`] describes.
 fn fem_command(args: FemArgs) -> Result<()> {
+    let cfg = args.section().config(args.measured.clone())?;
     let FemArgs {
         kinematics,
         forces,
         mechanism,
-        elements,
-        element,
-        supports,
-        modes,
-        damping,
-        step,
-        no_response,
-        measured,
         out,
+        ..
     } = args;
-    let cfg = flexbench_pipeline::fem::FemConfig {
-        element,
-        elements,
-        supports,
-        modes,
-        damping: (!no_response).then_some(damping),
-        max_step: step,
-        measured,
-    };
     let pb = bar(1);
     pb.set_message("modes along the cycle");
     let (summary, files) =
@@ -1214,41 +998,42 @@ fn fem_command(args: FemArgs) -> Result<()> {
 }
 
 /// `flexbench smooth`: what [`Command::Smooth`] describes.
+impl SmoothArgs {
+    /// The pipeline file's `[smooth]` table these flags write (each key left out unset).
+    fn settings(&self) -> flexbench_pipeline::smooth::SmoothSettings {
+        flexbench_pipeline::smooth::SmoothSettings {
+            method: self.method,
+            unit: self.unit,
+            window: self.window,
+            order: self.order,
+            noise_m: self.noise_m,
+            snap_density: self.snap_density,
+            frequency_hz: self.frequency_hz,
+            harmonics: self.harmonics,
+            filter_order: self.filter_order,
+            cutoff_hz: self.cutoff_hz,
+            cutoff_by: self.cutoff_by,
+            noise_band_hz: self.noise_band_hz,
+            spline_degree: self.spline_degree,
+            rigid_field: self.rigid_field.then_some(true),
+        }
+    }
+}
+
 fn smooth_command(args: SmoothArgs) -> Result<()> {
+    use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
+    let cli_settings = args.settings();
     let SmoothArgs {
         tracks,
         out,
-        method,
-        unit,
-        window,
-        order,
-        filter_order,
-        cutoff_hz,
-        cutoff_by,
-        spline_degree,
-        noise_m,
         pipeline,
-        rigid_field,
         mechanism,
+        ..
     } = args;
-    use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
     let file = match &pipeline {
         Some(p) => SmoothSettings::from_pipeline_file(p)
             .with_context(|| format!("reading the pipeline file {}", p.display()))?,
         None => SmoothSettings::default(),
-    };
-    let cli_settings = SmoothSettings {
-        method,
-        unit,
-        window,
-        order,
-        filter_order,
-        cutoff_hz,
-        cutoff_by,
-        spline_degree,
-        noise_m,
-        rigid_field: rigid_field.then_some(true),
-        ..Default::default()
     };
     let settings = file.overridden_by(&cli_settings);
     let (factor, method) = settings.resolve()?;
@@ -1663,6 +1448,12 @@ fn parse_distortion(text: &str) -> Result<[f64; 5]> {
 }
 
 /// Parse "a<sep>b" into two numbers.
+/// A band of frequencies from "LO,HI" (Hz), as the pipeline file's two-number arrays.
+fn parse_band(text: &str) -> Result<[f64; 2]> {
+    let (lo, hi) = parse_pair::<f64>(text, ',')?;
+    Ok([lo, hi])
+}
+
 fn parse_pair<T: std::str::FromStr>(text: &str, sep: char) -> Result<(T, T)> {
     let (a, b) = text
         .split_once(sep)

@@ -389,6 +389,43 @@ impl ProcessSection {
         }
     }
 
+    /// Refuse a key that belongs to another method than the one asked (it would be read and
+    /// ignored): the Butterworth's keys without `method = "butterworth"`, the spline's without
+    /// `"spline"`, and a refit switched `on` without the smoother (`auto` is off there). The
+    /// Savitzky-Golay keys belong to every method: its derivatives start the smoother's fit.
+    fn check_method_keys(&self) -> Result<(), PipelineError> {
+        use crate::process::KinematicsMethod as M;
+        let set = |name: &'static str, is: bool, method: M| {
+            (is && self.method != method).then_some((name, method))
+        };
+        let stray = [
+            set("filter_order", self.filter_order.is_some(), M::Butterworth),
+            set("cutoff_hz", self.cutoff_hz.is_some(), M::Butterworth),
+            set("cutoff_by", self.cutoff_by.is_some(), M::Butterworth),
+            set(
+                "noise_band_hz",
+                self.noise_band_hz.is_some(),
+                M::Butterworth,
+            ),
+            set("spline_degree", self.spline_degree.is_some(), M::Spline),
+            set("noise_m", self.noise_m.is_some(), M::Spline),
+            set("periodic", self.periodic == Switch::On, M::Smoother),
+            set(
+                "refine_horizontal",
+                self.refine_horizontal == Switch::On,
+                M::Smoother,
+            ),
+            set("peak_locking", self.peak_locking == Switch::On, M::Smoother),
+        ];
+        match stray.into_iter().flatten().next() {
+            Some((key, method)) => Err(PipelineError::Input(format!(
+                "[process] {key} is a setting of method = \"{}\", and the method is \"{}\": leave {key} out or set the method",
+                method, self.method,
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The process stage's configuration from these keys; an error naming a key out of range
     /// (the pipeline file's `[process]` table, or the Python package's keyword arguments).
     pub fn config(&self) -> Result<crate::ProcessConfig, PipelineError> {
@@ -409,6 +446,7 @@ impl ProcessSection {
                 self.false_alarm
             ));
         }
+        self.check_method_keys()?;
         let (butterworth, spline) = self.marker_filter()?;
         Ok(crate::ProcessConfig {
             window: self.window,
@@ -608,6 +646,24 @@ impl Default for CompareSection {
 }
 
 impl CompareSection {
+    /// The measured table `table` with how it is read; refused when a key that reads it is set
+    /// without it (the command line and the Python package, where the table is given by hand).
+    pub fn measured<'a>(
+        &self,
+        table: Option<&'a Path>,
+    ) -> Result<Option<(&'a Path, crate::compare_measured::MeasuredSpec)>, PipelineError> {
+        let reads = !self.measured_columns.is_empty()
+            || self.measured_time.is_some()
+            || self.measured_cutoff_hz.is_some();
+        match table {
+            Some(t) => Ok(Some((t, self.measured_spec()))),
+            None if reads => Err(PipelineError::Input(
+                "[compare] measured_columns, measured_time and measured_cutoff_hz (--measured-column, --measured-time, --measured-cutoff) read a measured table: give it (--measured, or measured = in Python)".into(),
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// How the measured table is read: the command line's `--measured-*` options.
     pub fn measured_spec(&self) -> crate::compare_measured::MeasuredSpec {
         crate::compare_measured::MeasuredSpec {

@@ -193,12 +193,14 @@ fn compare(
 ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
     let section: flexbench_pipeline::run::CompareSection = settings("compare", settings_json)?;
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
-        let spec = section.measured_spec();
+        let measured = section
+            .measured(measured.as_deref())
+            .map_err(|e| Failed::new(format!("comparing {}", processed.display()), e))?;
         let outcome = flexbench_pipeline::compare_measured::compare_job(
             &processed,
             &mechanism,
             section.harmonics,
-            measured.as_deref().map(|m| (m, &spec)),
+            measured.as_ref().map(|(m, spec)| (*m, spec)),
             &out,
         )
         .map_err(|e| Failed::new(format!("comparing {}", processed.display()), e))?;
