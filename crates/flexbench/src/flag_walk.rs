@@ -288,7 +288,7 @@ mod tests {
                 toml: "rigid_field = true",
             },
         ];
-        walk(inputs, &cases, &[], crate::SmoothArgs::settings);
+        walk(inputs, &cases, &[], crate::smooth::SmoothArgs::settings);
     }
 
     /// `flexbench compare` against `[compare]` (`--measured`, the table, is `[inputs]`'s).
@@ -370,8 +370,8 @@ mod tests {
                 toml: "response = false",
             },
         ];
-        walk(inputs, &cases, &[], crate::FemArgs::section);
-        let args: crate::FemArgs = parse(
+        walk(inputs, &cases, &[], crate::fem::FemArgs::section);
+        let args: crate::fem::FemArgs = parse(
             &Inputs(&[
                 ("kinematics", "k"),
                 ("forces", "f"),

@@ -1,0 +1,332 @@
+//! `flexbench calibrate` and `flexbench clicks-page`: the camera and the bench plane.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use flexbench_mechanism::file::load;
+
+use crate::{parse_pair, print_written};
+
+/// Arguments of `flexbench calibrate`.
+#[derive(clap::Args)]
+pub(crate) struct CalibrateArgs {
+    /// Folder of the board's views (png, jpg, bmp, tif).
+    #[arg(long, required_unless_present_any = ["nominal_camera", "from_motion"])]
+    views: Option<PathBuf>,
+    /// No board: the bench plane and the lens's radial distortion from the recording itself,
+    /// the tracks `track` wrote with the rough calibration --start, through the mechanism file
+    /// --mechanism (its lengths give the scale, its ground pins the frame).
+    #[arg(long, conflicts_with_all = ["views", "board", "charuco", "plane_view", "nominal_camera", "points", "clicks", "origin", "horizontal"], requires_all = ["start", "mechanism"])]
+    from_motion: Option<PathBuf>,
+    /// The rough calibration the tracks of --from-motion were made with (a nominal camera and
+    /// clicked points, say): the fit's start.
+    #[arg(long, requires = "from_motion")]
+    start: Option<PathBuf>,
+    /// The mechanism file of --from-motion.
+    #[arg(long, requires = "from_motion")]
+    mechanism: Option<PathBuf>,
+    /// No board: a nominal camera for frames of WIDTHxHEIGHT px (the video's), its plane from
+    /// --points (two points at a known distance when the camera faces the plane, four or more
+    /// otherwise); the principal point at the frame's centre.
+    #[arg(long, conflicts_with_all = ["views", "board", "charuco", "plane_view"], requires = "points")]
+    nominal_camera: Option<FrameSize>,
+    /// The nominal camera's focal length, px (default: the frame's larger side, assumed).
+    #[arg(long, requires = "nominal_camera")]
+    focal_px: Option<f64>,
+    /// The nominal camera's lens distortion, "k1,k2,p1,p2,k3" (default: none).
+    #[arg(long, requires = "nominal_camera")]
+    distortion: Option<String>,
+    /// The video the nominal camera filmed: its metadata's focal length (a phone's 35 mm
+    /// equivalent) is taken when --focal-px is not given.
+    #[arg(long, requires = "nominal_camera")]
+    video: Option<PathBuf>,
+    /// Inner corners of the chessboard, COLSxROWS (e.g. 9x6).
+    #[arg(long, required_unless_present_any = ["charuco", "nominal_camera", "from_motion"])]
+    board: Option<flexbench_vision::calibrate::BoardCorners>,
+    /// A ChArUco board instead: its squares, XxY (e.g. 7x5), with --marker and --dictionary;
+    /// views may show part of it.
+    #[arg(long, conflicts_with = "board", requires_all = ["marker", "dictionary"])]
+    charuco: Option<flexbench_vision::calibrate::BoardCorners>,
+    /// The ChArUco markers' side, m.
+    #[arg(long)]
+    marker: Option<f64>,
+    /// The ChArUco markers' dictionary, OpenCV's name without DICT_ (4x4_50, 5x5_100, 6x6_250,
+    /// aruco_original, apriltag_36h11, ...).
+    #[arg(long)]
+    dictionary: Option<flexbench_vision::charuco::Dictionary>,
+    /// Side of a square, m.
+    #[arg(long, required_unless_present_any = ["nominal_camera", "from_motion"])]
+    square: Option<f64>,
+    /// The corners' detector, before cornerSubPix refines them: sb (findChessboardCornersSB, fast
+    /// on views without the whole board) or classic (findChessboardCorners).
+    #[arg(long, default_value = "sb")]
+    detector: flexbench_vision::calibrate::DetectorKind,
+    /// cornerSubPix half-window in px; default: 11, smaller for small squares.
+    #[arg(long)]
+    subpix_window: Option<i32>,
+    /// A view of the board lying in the lever's plane (for the bench plane).
+    #[arg(long)]
+    plane_view: Option<PathBuf>,
+    /// Pixel of the bench origin A in the plane view, "u,v".
+    #[arg(long)]
+    origin: Option<String>,
+    /// Pixel of a second point on the horizontal through A, towards the pendulum, "u,v".
+    #[arg(long)]
+    horizontal: Option<String>,
+    /// A TOML file with `origin = [u, v]` and `horizontal = [u, v]` (instead of the two options).
+    #[arg(long, conflicts_with_all = ["origin", "horizontal"])]
+    clicks: Option<PathBuf>,
+    /// The bench plane without a board in it instead: a TOML file of four or more clicked
+    /// points of known bench position, `[[point]]` tables of `pixel = [u, v]` (px, in the
+    /// video's frames) and `bench = [x, y]` (m), optionally `click_sigma_px` (default 0.3); the
+    /// frame's uncertainty from the clicks is written with the plane.
+    #[arg(long, conflicts_with_all = ["origin", "horizontal", "clicks", "plane_view"])]
+    points: Option<PathBuf>,
+    /// Output calibration file (YAML).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `flexbench clicks-page`.
+#[derive(clap::Args)]
+pub(crate) struct ClicksPageArgs {
+    /// The board view in the lever's plane (PNG or JPEG).
+    #[arg(long)]
+    image: PathBuf,
+    /// The page to write (HTML).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `flexbench calibrate`: what `Command::Calibrate` describes.
+pub(crate) fn calibrate_command(args: CalibrateArgs) -> Result<()> {
+    if let Some(tracks) = &args.from_motion {
+        return calibrate_from_motion(
+            tracks,
+            args.start.as_deref(),
+            args.mechanism.as_deref(),
+            &args.out,
+        );
+    }
+    let CalibrateArgs {
+        views,
+        from_motion: _,
+        start: _,
+        mechanism: _,
+        nominal_camera,
+        focal_px,
+        distortion,
+        video,
+        board,
+        charuco,
+        marker,
+        dictionary,
+        square,
+        detector,
+        subpix_window,
+        plane_view,
+        origin,
+        horizontal,
+        clicks,
+        points,
+        out,
+    } = args;
+    use flexbench_pipeline::calibrate::{
+        calibrate, read_clicks, read_points, CalibrateRequest, CameraSource, Clicks, NominalCamera,
+        PlaneSource, CLICK_SIGMA_PX,
+    };
+    use flexbench_vision::calibrate::Target;
+    let camera = match (nominal_camera, views, square) {
+        (Some(size), _, _) => CameraSource::Nominal(flexbench_pipeline::calibrate::with_video_focal(
+            NominalCamera {
+                width: size.width,
+                height: size.height,
+                focal_px,
+                focal_35mm: None,
+                dist: match &distortion {
+                    Some(d) => parse_distortion(d)?,
+                    None => [0.0; 5],
+                },
+            },
+            video.as_deref(),
+        )?),
+        (None, Some(views), Some(square)) => {
+            let target = match (board, charuco, marker, dictionary) {
+                (_, Some(sq), Some(marker), Some(dictionary)) => {
+                    Target::charuco(sq, square, marker, dictionary)?
+                }
+                (Some(b), None, _, _) => Target::chessboard(b, square, detector, subpix_window),
+                _ => anyhow::bail!(
+                    "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
+                ),
+            };
+            CameraSource::Board { views, target }
+        }
+        _ => anyhow::bail!(
+            "give the board's views (--views, --board or --charuco, --square), or --nominal-camera WIDTHxHEIGHT with --points for footage without a board"
+        ),
+    };
+    let clicked = match (&clicks, &origin, &horizontal) {
+        (Some(c), _, _) => Some(read_clicks(c)?),
+        (None, Some(o), Some(h)) => Some(Clicks {
+            origin: parse_pair::<f64>(o, ',')
+                .with_context(|| format!("--origin {o}: give the pixel as u,v"))?,
+            horizontal: parse_pair::<f64>(h, ',')
+                .with_context(|| format!("--horizontal {h}: give the pixel as u,v"))?,
+            click_sigma_px: CLICK_SIGMA_PX,
+        }),
+        (None, None, None) => None,
+        _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
+    };
+    let plane = match (plane_view, clicked) {
+        (_, _) if points.is_some() => points.as_deref().map(read_points).transpose()?,
+        (Some(view), Some(c)) => Some(PlaneSource::Board {
+            view,
+            origin: c.origin,
+            horizontal: c.horizontal,
+            click_sigma_px: c.click_sigma_px,
+        }),
+        (None, None) => None,
+        _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
+    };
+    let req = CalibrateRequest { camera, plane };
+    let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
+    print_calibration(&cal);
+    print_written(&files);
+    Ok(())
+}
+
+/// `flexbench calibrate --from-motion`: the plane and the lens from the mechanism's motion.
+fn calibrate_from_motion(
+    tracks: &Path,
+    start: Option<&Path>,
+    mechanism: Option<&Path>,
+    out: &Path,
+) -> Result<()> {
+    let (Some(start), Some(mechanism)) = (start, mechanism) else {
+        anyhow::bail!("--from-motion needs --start (the rough calibration the tracks were made with) and --mechanism");
+    };
+    let cal = flexbench_vision::Calibration::read(start)
+        .with_context(|| format!("reading the start's calibration {}", start.display()))?;
+    let mech = load(mechanism)
+        .with_context(|| format!("loading the mechanism {}", mechanism.display()))?
+        .mechanism;
+    let (cal, rec, files) =
+        flexbench_pipeline::motion_calibration::calibrate_motion(&cal, &mech, tracks, out)
+            .context("calibrating the camera from the mechanism's motion")?;
+    let i = &cal.intrinsics;
+    println!(
+        "calibrated from the motion: {} frames, {} marker samples ({} left out), {:.3} px RMS (the start's camera: {:.3} px)",
+        rec.frames, rec.samples, rec.left_out, rec.rms_px, rec.start_rms_px
+    );
+    println!(
+        "  lens: k1 {:.5} +- {:.5}, k2 {:.5} +- {:.5} (fx {:.1}, fy {:.1}, cx {:.1}, cy {:.1} px kept from the start)",
+        rec.k1[0], rec.k1[1], rec.k2[0], rec.k2[1], i.fx, i.fy, i.cx, i.cy
+    );
+    println!(
+        "  plane: scale +- {:.2e}, positions +- {:.3} mm over the region the markers swept; the start was {:.3} mm RMS off there (scale {:+.3} %)",
+        rec.scale_sd,
+        rec.position_sd_mm,
+        1e3 * rec.start_displacement.rms_m,
+        -100.0 * rec.start_displacement.scale
+    );
+    for w in &rec.warnings {
+        eprintln!("warning: {w}");
+    }
+    print_written(&files);
+    Ok(())
+}
+
+/// Print what a calibration found.
+fn print_calibration(cal: &flexbench_vision::Calibration) {
+    let i = cal.intrinsics;
+    match &cal.distortion_model {
+        Some(m) if cal.per_view.is_empty() && m.starts_with("nominal") => println!("{m}"),
+        _ => println!(
+            "calibrated from {} of {} views: RMS reprojection error {:.4} px",
+            cal.per_view.len(),
+            cal.per_view.len() + cal.rejected.len(),
+            cal.rms
+        ),
+    }
+    println!(
+        "  fx {:.3} fy {:.3} cx {:.3} cy {:.3} px; k1 {:.5} k2 {:.5} p1 {:.6} p2 {:.6} k3 {:.5}",
+        i.fx, i.fy, i.cx, i.cy, i.dist[0], i.dist[1], i.dist[2], i.dist[3], i.dist[4]
+    );
+    if cal.std_intrinsics.len() >= 4 {
+        let s = &cal.std_intrinsics;
+        println!(
+            "  standard deviations: fx {:.3} fy {:.3} cx {:.3} cy {:.3} px",
+            s[0], s[1], s[2], s[3]
+        );
+    }
+    for (n, why) in &cal.rejected {
+        println!("  rejected {n}: {why}");
+    }
+    match (&cal.plane, &cal.plane_uncertainty) {
+        (Some(_), Some(u)) => println!(
+            "  bench plane: from the clicked points; uncertainty for {:.2} px clicks: origin {:.3} mm, horizontal {:.3} mrad, scale {:.2e}{}",
+            u.click_sigma_px,
+            u.origin_mm,
+            u.angle_mrad,
+            u.scale,
+            u.beyond_similarity_mm.map_or(String::new(), |b| format!(
+                "; beyond that similarity {b:.3} mm RMS over its points (not carried to the forces)"
+            ))
+        ),
+        (Some(_), None) => println!("  bench plane: calibrated"),
+        (None, _) => println!("  bench plane: not given (intrinsics only)"),
+    }
+}
+
+/// A video frame's size, px, as "WIDTHxHEIGHT".
+#[derive(Debug, Clone, Copy)]
+struct FrameSize {
+    width: i32,
+    height: i32,
+}
+
+impl std::str::FromStr for FrameSize {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<FrameSize, String> {
+        parse_pair::<i32>(text, 'x')
+            .ok()
+            .filter(|(w, h)| *w >= 2 && *h >= 2)
+            .map(|(width, height)| FrameSize { width, height })
+            .ok_or_else(|| {
+                format!("\"{text}\": give the frame's size in px as WIDTHxHEIGHT, e.g. 1280x720")
+            })
+    }
+}
+
+/// Parse "k1,k2,p1,p2,k3" (OpenCV's order; fewer values leave the rest at zero).
+fn parse_distortion(text: &str) -> Result<[f64; 5]> {
+    let mut out = [0.0; 5];
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() > 5 {
+        anyhow::bail!("--distortion {text}: give at most five coefficients, k1,k2,p1,p2,k3");
+    }
+    for (o, p) in out.iter_mut().zip(&parts) {
+        *o = p
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                anyhow::anyhow!("--distortion {text}: '{p}' is not a number; give k1,k2,p1,p2,k3")
+            })?;
+    }
+    Ok(out)
+}
+
+/// `flexbench clicks-page`: what `Command::ClicksPage` describes.
+pub(crate) fn clicks_page_command(args: ClicksPageArgs) -> Result<()> {
+    let page = flexbench_pipeline::calibrate::clicks_page(&args.image, &args.out)
+        .with_context(|| format!("the clicks page of {}", args.image.display()))?;
+    println!(
+        "wrote {}: open it in a browser, click A and the horizontal, download clicks.toml",
+        page.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! `flexbench overlay`: what flexbench made of a recording, drawn on it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use flexbench_mechanism::file::load;
+
+use crate::{bar, print_written};
+
+/// Arguments of `flexbench overlay`.
+#[derive(clap::Args)]
+pub(crate) struct OverlayArgs {
+    /// Video file.
+    #[arg(long)]
+    video: PathBuf,
+    /// Calibration file (YAML, with the bench plane).
+    #[arg(long)]
+    calibration: PathBuf,
+    /// Tracks table of the video.
+    #[arg(long)]
+    tracks: PathBuf,
+    /// Flags table of the tracks (flags.csv beside them).
+    #[arg(long)]
+    flags: Option<PathBuf>,
+    /// Folder of the process stage: the fitted mechanism (its bodies table) is drawn, and the
+    /// samples that failed its residual test (fit_flags) marked.
+    #[arg(long)]
+    processed: Option<PathBuf>,
+    /// Mechanism file (TOML).
+    #[arg(long)]
+    mechanism: PathBuf,
+    /// Output folder: overlay.mp4 (or .avi), overlay-flagged.png, review.html, summary.json.
+    #[arg(long)]
+    out: PathBuf,
+    /// Copy the frames without drawing: decoding plus encoding alone, the overlay's benchmark
+    /// baseline.
+    #[arg(long)]
+    plain: bool,
+}
+
+/// `flexbench overlay`: what `Command::Overlay` describes.
+pub(crate) fn overlay_command(args: OverlayArgs) -> Result<()> {
+    let file = load(&args.mechanism)
+        .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?;
+    let bodies = args.processed.as_ref().map(|p| p.join("bodies.parquet"));
+    let fit_flags = args.processed.as_ref().map(|p| p.join("fit_flags.parquet"));
+    let flags: Vec<&std::path::Path> = args
+        .flags
+        .iter()
+        .chain(fit_flags.iter().filter(|f| f.exists()))
+        .map(PathBuf::as_path)
+        .collect();
+    let inputs = flexbench_pipeline::overlay::OverlayInputs {
+        video: &args.video,
+        calibration: &args.calibration,
+        tracks: &args.tracks,
+        flags: &flags,
+        bodies: bodies.as_deref(),
+        mechanism: &file.mechanism,
+        plain: args.plain,
+    };
+    let pb = bar(1);
+    pb.set_message("overlay");
+    let (record, files) = flexbench_pipeline::overlay::overlay(&inputs, &args.out, |k, n| {
+        pb.set_length(n.max(k).max(1) as u64);
+        pb.set_position(k as u64);
+    })
+    .with_context(|| format!("drawing the overlay of {}", args.video.display()))?;
+    pb.finish_and_clear();
+    println!(
+        "overlay of {} frames ({}), {} flagged sample(s) marked{}",
+        record.frames,
+        record.codec,
+        record.flagged,
+        if record.mechanism_drawn {
+            ", the fitted mechanism drawn"
+        } else {
+            ""
+        }
+    );
+    print_written(&files);
+    Ok(())
+}
