@@ -60,6 +60,29 @@ def test_version_and_exceptions_are_there():
         assert cls.__module__ == "flexbench"
 
 
+def test_exceptions_are_pythons_own_too(tmp_path):
+    """Bad input is a ValueError, an output that cannot be written an OSError, each still a
+    FlexbenchError of its stage's class, with the command line's message."""
+    for cls in (fb.InputError, fb.TableError, fb.ContractError, fb.MechanismError):
+        assert issubclass(cls, ValueError) and not issubclass(cls, OSError)
+    assert issubclass(fb.OutputError, OSError) and not issubclass(fb.OutputError, ValueError)
+    for cls in (fb.KinematicsError, fb.SignalError, fb.FemError):
+        assert not issubclass(cls, (ValueError, OSError))
+    with pytest.raises(ValueError, match="false_alarm"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, false_alarm=2)
+    with pytest.raises(ValueError, match="nan-mass.toml") as refused:
+        fb.check(ROOT / "tests/bad-input/mechanism/nan-mass.toml")
+    assert isinstance(refused.value, fb.MechanismError)
+    with pytest.raises(ValueError, match="'abc' is not a number") as refused:
+        fb.read_tracks(ROOT / "tests/bad-input/tracks/text-in-x.csv")
+    assert isinstance(refused.value, fb.TableError)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(OSError, match="cannot create the output directory") as refused:
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, out=blocker / "out")
+    assert isinstance(refused.value, fb.OutputError)
+
+
 def test_read_tracks_is_the_checked_contract():
     t = fb.read_tracks(TRUTH / "tracks.csv")
     assert t.columns == ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]
