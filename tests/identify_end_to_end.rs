@@ -705,7 +705,7 @@ fn a_run_asked_to_identify_nothing_or_an_unknown_number_is_refused_before_any_st
         ),
         (
             "enabled = true\nfree = [\"bodies.pendulum.mass\"]\ncutoff_hz = 5.0\nunfiltered = true",
-            "both cutoff_hz and unfiltered",
+            "both cutoff_hz (--cutoff) and unfiltered",
         ),
     ] {
         let file = pendulum_pipeline(d, table);

@@ -233,7 +233,7 @@ fn markers_twelve_millimetres_in_front_of_the_board() {
         ),
         (
             vec!["--readout", "0.0035", "--estimate-readout"],
-            "--readout = 0.0035 and --estimate-readout",
+            "readout_s (--readout) = 0.0035 and estimate_readout = true (--estimate-readout)",
         ),
     ];
     for (extra, says) in cases {

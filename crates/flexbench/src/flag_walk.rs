@@ -60,6 +60,26 @@ where
     A: Args + FromArgMatches,
     S: DeserializeOwned + Default + PartialEq + Debug,
 {
+    walk_on(Base { inputs, toml: "" }, cases, defaults, section)
+}
+
+/// A command's required words that are also keys of its section (`identify --free k` is
+/// `free = ["k"]`): the inputs given with every case, and the same keys in TOML.
+pub struct Base {
+    /// The options given with every case.
+    pub inputs: Inputs,
+    /// The section's keys those options write.
+    pub toml: &'static str,
+}
+
+/// [`walk`] over a base: every case adds its option to the base's words and its key to the
+/// base's TOML; the no-option section is the base's.
+pub fn walk_on<A, S>(base: Base, cases: &[Case], defaults: &[&str], section: impl Fn(&A) -> S)
+where
+    A: Args + FromArgMatches,
+    S: DeserializeOwned + Default + PartialEq + Debug,
+{
+    let inputs = &base.inputs;
     let cmd = A::augment_args(clap::Command::new("stage"));
     let options: BTreeSet<String> = cmd
         .get_arguments()
@@ -74,17 +94,27 @@ where
         options, covered,
         "every option of the command has its case, and no more"
     );
-    let plain = parse::<A>(&inputs, &[]).unwrap_or_else(|e| panic!("the inputs alone: {e}"));
+    let read = |text: &str| -> S {
+        toml::from_str(text).unwrap_or_else(|e| panic!("the file's `{text}`: {e}"))
+    };
+    let baseline = read(base.toml);
+    if base.toml.is_empty() {
+        assert_eq!(baseline, S::default(), "an empty section is the default");
+    }
+    let plain = parse::<A>(inputs, &[]).unwrap_or_else(|e| panic!("the inputs alone: {e}"));
     assert_eq!(
         section(&plain),
-        S::default(),
+        baseline,
         "no option: the pipeline file's defaults"
     );
-    let mut reached = BTreeSet::new();
+    let mut reached: BTreeSet<String> = toml::from_str::<toml::Table>(base.toml)
+        .expect("a TOML table")
+        .keys()
+        .cloned()
+        .collect();
     for case in cases {
-        let args = parse::<A>(&inputs, case.cli).unwrap_or_else(|e| panic!("{:?}: {e}", case.cli));
-        let file: S = toml::from_str(case.toml)
-            .unwrap_or_else(|e| panic!("{:?} as the file's `{}`: {e}", case.cli, case.toml));
+        let args = parse::<A>(inputs, case.cli).unwrap_or_else(|e| panic!("{:?}: {e}", case.cli));
+        let file = read(&format!("{}\n{}", base.toml, case.toml));
         assert_eq!(
             section(&args),
             file,
@@ -92,13 +122,13 @@ where
             case.cli,
             case.toml
         );
-        let table: toml::Table = toml::from_str(case.toml).expect("a TOML table");
-        let is_default = file == S::default();
+        let is_default = file == baseline;
         assert!(
             !is_default || defaults.contains(&case.cli[0]),
             "{:?} changes nothing",
             case.cli
         );
+        let table: toml::Table = toml::from_str(case.toml).expect("a TOML table");
         reached.extend(table.keys().cloned());
     }
     assert_eq!(
@@ -328,6 +358,157 @@ mod tests {
         ];
         let section = |a: &crate::compare::CompareArgs| a.section().expect("the section");
         walk(inputs, &cases, &[], section);
+    }
+
+    /// `flexbench track` against `[track]` (the corrections and templates files are
+    /// `[inputs]`'s).
+    #[test]
+    fn track_options_are_the_sections_keys() {
+        let inputs = Inputs(&[
+            ("video", "v.mp4"),
+            ("calibration", "c.yaml"),
+            ("out", "t.csv"),
+            ("mechanism", "m.toml"),
+            ("corrections", "corrections.toml"),
+            ("templates", "templates.toml"),
+        ]);
+        let cases = [
+            Case {
+                cli: &["--markers", "B1, B2"],
+                toml: "markers = [\"B1\", \"B2\"]",
+            },
+            Case {
+                cli: &["--threshold", "60"],
+                toml: "threshold = 60.0",
+            },
+            Case {
+                cli: &["--min-area", "500"],
+                toml: "min_area = 500.0",
+            },
+            Case {
+                cli: &["--max-area", "9000"],
+                toml: "max_area = 9000.0",
+            },
+            Case {
+                cli: &["--estimate-depth"],
+                toml: "estimate_depth = true",
+            },
+            Case {
+                cli: &["--readout", "0.0035"],
+                toml: "readout_s = 0.0035",
+            },
+            Case {
+                cli: &["--estimate-readout"],
+                toml: "estimate_readout = true",
+            },
+            Case {
+                cli: &["--false-alarm", "1e-3"],
+                toml: "false_alarm = 1e-3",
+            },
+            Case {
+                cli: &["--frame-rate", "30"],
+                toml: "frame_rate = 30.0",
+            },
+            Case {
+                cli: &["--capture-rate", "240"],
+                toml: "capture_rate = 240.0",
+            },
+        ];
+        walk(inputs, &cases, &[], crate::track::TrackArgs::section);
+        let args: crate::track::TrackArgs = parse(
+            &Inputs(&[("video", "v"), ("calibration", "c"), ("out", "o")]),
+            &["--min-area", "50", "--max-area", "40"],
+        )
+        .expect("parsed");
+        let err = args
+            .section()
+            .config(None, None, None)
+            .expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("[track] min_area (--min-area) = 50"),
+            "{err}"
+        );
+    }
+
+    /// `flexbench identify` against the identify job's settings (the Python package's keyword
+    /// arguments; the pipeline file's `[identify]` and `[compare]`'s `measured_*` keys make the
+    /// same type).
+    #[test]
+    fn identify_options_are_the_jobs_settings() {
+        use flexbench_pipeline::identify::IdentifySpec;
+        let inputs = Inputs(&[
+            ("processed", "process"),
+            ("mechanism", "m.toml"),
+            ("measured", "rig.csv"),
+            ("out", "out"),
+            ("free", "k,mw"),
+        ]);
+        let cases = [
+            Case {
+                cli: &["--no-offset"],
+                toml: "free_offset = false",
+            },
+            Case {
+                cli: &["--measured-column", "torque=motor_torque"],
+                toml: "measured_columns = { torque = \"motor_torque\" }",
+            },
+            Case {
+                cli: &["--measured-time", "time"],
+                toml: "measured_time = \"time\"",
+            },
+            Case {
+                cli: &["--measured-offset", "-0.25"],
+                toml: "measured_offset_s = -0.25",
+            },
+            Case {
+                cli: &["--measured-cutoff", "10"],
+                toml: "measured_cutoff_hz = 10.0",
+            },
+            Case {
+                cli: &["--cutoff", "5"],
+                toml: "cutoff_hz = 5.0",
+            },
+            Case {
+                cli: &["--unfiltered"],
+                toml: "unfiltered = true",
+            },
+            Case {
+                cli: &["--bootstrap", "0"],
+                toml: "bootstrap = 0",
+            },
+            Case {
+                cli: &["--seed", "7"],
+                toml: "seed = 7",
+            },
+        ];
+        let base = Base {
+            inputs,
+            toml: "free = [\"k\", \"mw\"]",
+        };
+        let spec = |a: &crate::identify::IdentifyArgs| -> IdentifySpec {
+            crate::identify::spec(a).expect("the settings")
+        };
+        walk_on(base, &cases, &[], spec);
+        let refused: crate::identify::IdentifyArgs = parse(
+            &Inputs(&[
+                ("processed", "p"),
+                ("mechanism", "m"),
+                ("out", "o"),
+                ("free", "k"),
+            ]),
+            &["--cutoff", "0"],
+        )
+        .expect("parsed");
+        let err = crate::identify::spec(&refused)
+            .expect("read")
+            .check()
+            .expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("[identify] cutoff_hz = 0 (--cutoff)"),
+            "{err}"
+        );
     }
 
     /// `flexbench fem` against `[fem]`.

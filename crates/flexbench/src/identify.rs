@@ -51,7 +51,7 @@ pub struct IdentifyArgs {
 
 /// What to identify, from the flags: the same type the Python function reads its keywords
 /// into.
-fn spec(args: &IdentifyArgs) -> Result<IdentifySpec> {
+pub(crate) fn spec(args: &IdentifyArgs) -> Result<IdentifySpec> {
     let m = &args.measured;
     Ok(IdentifySpec {
         free: args.free.clone(),

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use flexbench_vision::timebase::TimeBaseConfig;
+use flexbench_pipeline::pipeline_file::TrackSection;
 
 use crate::{bar, load_optional, print_written};
 
@@ -31,12 +31,13 @@ pub(crate) struct TrackArgs {
     /// Segmentation threshold, grey level; default: halfway between median and maximum.
     #[arg(long)]
     threshold: Option<f64>,
-    /// Smallest marker blob kept, px of area.
-    #[arg(long, default_value_t = 6.0)]
-    min_area: f64,
-    /// Largest marker blob kept, px of area (a disc d px across covers 0.785 d^2).
-    #[arg(long, default_value_t = 5000.0)]
-    max_area: f64,
+    /// Smallest marker blob kept, px of area [default: 6].
+    #[arg(long)]
+    min_area: Option<f64>,
+    /// Largest marker blob kept, px of area (a disc d px across covers 0.785 d^2) [default:
+    /// 5000].
+    #[arg(long)]
+    max_area: Option<f64>,
     /// Estimate the markers' depth in front of the bench plane from their rigid patterns'
     /// spacings and use it (by default the mechanism file's depths are used and the estimate
     /// only reported).
@@ -50,9 +51,10 @@ pub(crate) struct TrackArgs {
     /// motion and use it (by default the readout given is used and the estimate only reported).
     #[arg(long)]
     estimate_readout: bool,
-    /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks).
-    #[arg(long, default_value_t = flexbench_vision::track::FALSE_ALARM)]
-    false_alarm: f64,
+    /// False-alarm level of each test of the tracked samples (flags.csv beside the tracks)
+    /// [default: 1e-6].
+    #[arg(long)]
+    false_alarm: Option<f64>,
     /// The user's corrections (TOML: [[drop]], [[move]], [[swap]], [[seek]] per marker and
     /// frames), applied as the video is tracked.
     #[arg(long)]
@@ -71,84 +73,44 @@ pub(crate) struct TrackArgs {
     capture_rate: Option<f64>,
 }
 
+impl TrackArgs {
+    /// The pipeline file's `[track]` section these flags write (each left out unset, as in the
+    /// file).
+    pub(crate) fn section(&self) -> TrackSection {
+        TrackSection {
+            markers: self.markers.as_ref().map(|list| {
+                list.split(',')
+                    .map(|m| m.trim().to_string())
+                    .filter(|m| !m.is_empty())
+                    .collect()
+            }),
+            threshold: self.threshold,
+            false_alarm: self.false_alarm,
+            min_area: self.min_area,
+            max_area: self.max_area,
+            estimate_depth: self.estimate_depth,
+            readout_s: self.readout,
+            estimate_readout: self.estimate_readout,
+            frame_rate: self.frame_rate,
+            capture_rate: self.capture_rate,
+        }
+    }
+}
+
 /// `flexbench track`: what `Command::Track` describes.
 pub(crate) fn track_command(args: TrackArgs) -> Result<()> {
+    let mech = load_optional(args.mechanism.as_deref())?;
+    let cfg = args.section().config(
+        mech.as_ref(),
+        args.corrections.as_deref(),
+        args.templates.as_deref(),
+    )?;
     let TrackArgs {
         video,
         calibration,
         out,
-        markers,
-        mechanism,
-        threshold,
-        min_area,
-        max_area,
-        estimate_depth,
-        readout,
-        estimate_readout,
-        false_alarm,
-        corrections,
-        templates,
-        frame_rate,
-        capture_rate,
+        ..
     } = args;
-    flexbench_pipeline::track::check_areas(min_area, max_area, "--min-area", "--max-area")?;
-    if !(false_alarm > 0.0 && false_alarm < 0.5) {
-        anyhow::bail!(
-            "--false-alarm {false_alarm}: give a probability between 0 and 0.5 (default 1e-6)"
-        );
-    }
-    let mech = load_optional(mechanism.as_deref())?;
-    let names: Vec<String> = match (&markers, &mech) {
-        (Some(list), _) => list
-            .split(',')
-            .map(|m| m.trim().to_string())
-            .filter(|m| !m.is_empty())
-            .collect(),
-        (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
-        (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
-    };
-    let (layout, (kind, kinds), codes, depths) = match &mech {
-        Some(m) => (
-            Some(flexbench_pipeline::track::layout_of(m, &names)?),
-            flexbench_pipeline::track::kind_of(m, &names),
-            flexbench_pipeline::track::codes_of(m, &names),
-            flexbench_pipeline::track::depths_of(m, &names),
-        ),
-        None => (None, Default::default(), Vec::new(), Vec::new()),
-    };
-    let corrections = match &corrections {
-        Some(c) => flexbench_pipeline::track::read_corrections(c, &names)?,
-        None => Vec::new(),
-    };
-    let clicks = match &templates {
-        Some(t) => flexbench_pipeline::track::read_templates(t, &names)?,
-        None => Vec::new(),
-    };
-    let cfg = flexbench_vision::track::TrackConfig {
-        markers: names,
-        threshold,
-        min_area,
-        max_area,
-        kind,
-        kinds,
-        codes,
-        templates: clicks,
-        depths,
-        estimate_depth,
-        readout: flexbench_pipeline::track::check_readout(
-            readout,
-            estimate_readout,
-            ["--readout", "--estimate-readout"],
-        )?,
-        estimate_readout,
-        layout,
-        alpha: false_alarm,
-        corrections,
-        timing: TimeBaseConfig {
-            frame_rate,
-            capture_rate,
-        },
-    };
     let pb = bar(1);
     pb.set_message("tracking");
     let (s, files) = flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {

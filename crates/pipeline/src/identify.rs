@@ -70,6 +70,21 @@ pub const DEFAULT_SEED: u64 = 1;
 pub const DEFAULT_CUTOFF_HZ: f64 = 20.0;
 
 impl IdentifySpec {
+    /// Refuse what cannot be identified as asked: nothing set free, a low-pass both given and
+    /// switched off, a cutoff that is not a positive frequency (the command line's, the Python
+    /// package's and the pipeline file's words: the key, then the option).
+    pub fn check(&self) -> Result<(), PipelineError> {
+        let bad = |m: String| Err(PipelineError::Input(m));
+        if self.free.is_empty() {
+            return bad("[identify] free is empty (--free): give the mechanism file's keys to identify, e.g. free = [\"k\", \"mw\"]".into());
+        }
+        match self.cutoff_hz {
+            Some(_) if self.unfiltered => bad("[identify] gives both cutoff_hz (--cutoff) and unfiltered = true (--unfiltered): keep one".into()),
+            Some(f) if !(f.is_finite() && f > 0.0) => bad(format!("[identify] cutoff_hz = {f} (--cutoff): give the equations' low-pass in Hz, a positive number (default 20)")),
+            _ => Ok(()),
+        }
+    }
+
     /// How the measured table is read (as the compare job reads it).
     pub fn measured_spec(&self) -> MeasuredSpec {
         MeasuredSpec {
@@ -333,6 +348,7 @@ pub fn identify_job(
 ) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
     // The job's steps in their order (check, read, identify, process again, bootstrap, record,
     // write), each a call: kept in one function so that the order is read at once.
+    spec.check()?;
     crate::compare_measured::check_spec(&spec.measured_spec())?;
     let file = identified_path(mechanism, out);
     if file == mechanism {

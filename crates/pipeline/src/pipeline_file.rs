@@ -260,6 +260,88 @@ pub struct TrackSection {
     pub capture_rate: Option<f64>,
 }
 
+impl TrackSection {
+    /// The tracker's settings from these keys: the markers (these, else the mechanism's, else
+    /// M1 to M5 without a mechanism), their layout, kinds, codes and depths from the mechanism,
+    /// the flags' level, the blobs' areas and the readout checked, the user's `corrections` and
+    /// the clicked `templates` read; an error naming the key (and its option) out of range.
+    pub fn config(
+        &self,
+        mech: Option<&flexbench_mechanism::Mechanism>,
+        corrections: Option<&Path>,
+        templates: Option<&Path>,
+    ) -> Result<flexbench_vision::track::TrackConfig, PipelineError> {
+        let markers = match (&self.markers, mech) {
+            (Some(list), _) => list.clone(),
+            (None, Some(m)) => m.markers.iter().map(|k| k.name.clone()).collect(),
+            (None, None) => (1..=5).map(|i| format!("M{i}")).collect(),
+        };
+        let alpha = self
+            .false_alarm
+            .unwrap_or(flexbench_vision::track::FALSE_ALARM);
+        if !(alpha > 0.0 && alpha < 0.5) {
+            return Err(PipelineError::Input(format!(
+                "[track] false_alarm = {alpha} (--false-alarm): give a probability between 0 and 0.5 (default 1e-6)"
+            )));
+        }
+        let defaults = flexbench_vision::track::TrackConfig::default();
+        let (min_area, max_area) = (
+            self.min_area.unwrap_or(defaults.min_area),
+            self.max_area.unwrap_or(defaults.max_area),
+        );
+        crate::track::check_areas(
+            min_area,
+            max_area,
+            "[track] min_area (--min-area)",
+            "max_area (--max-area)",
+        )?;
+        let readout = crate::track::check_readout(
+            self.readout_s,
+            self.estimate_readout,
+            [
+                "[track] readout_s (--readout)",
+                "estimate_readout = true (--estimate-readout)",
+            ],
+        )?;
+        let (layout, (kind, kinds), codes, depths) = match mech {
+            Some(m) => (
+                Some(crate::track::layout_of(m, &markers)?),
+                crate::track::kind_of(m, &markers),
+                crate::track::codes_of(m, &markers),
+                crate::track::depths_of(m, &markers),
+            ),
+            None => (None, Default::default(), Vec::new(), Vec::new()),
+        };
+        Ok(flexbench_vision::track::TrackConfig {
+            corrections: match corrections {
+                Some(c) => crate::track::read_corrections(c, &markers)?,
+                None => Vec::new(),
+            },
+            templates: match templates {
+                Some(t) => crate::track::read_templates(t, &markers)?,
+                None => Vec::new(),
+            },
+            layout,
+            kind,
+            kinds,
+            codes,
+            depths,
+            estimate_depth: self.estimate_depth,
+            readout,
+            estimate_readout: self.estimate_readout,
+            markers,
+            threshold: self.threshold,
+            min_area,
+            max_area,
+            alpha,
+            timing: flexbench_vision::timebase::TimeBaseConfig {
+                frame_rate: self.frame_rate,
+                capture_rate: self.capture_rate,
+            },
+        })
+    }
+}
+
 /// `[process]`: kinematics and inverse dynamics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -725,7 +807,7 @@ impl IdentifySection {
     }
 
     /// What the identify job is asked, the measured table read as `compare` says; refused when
-    /// enabled with nothing set free, or a cutoff both given and switched off.
+    /// enabled with nothing set free, or as [`crate::identify::IdentifySpec::check`] refuses.
     pub fn spec(
         &self,
         compare: &CompareSection,
@@ -735,12 +817,7 @@ impl IdentifySection {
                 "[identify] enabled = true sets no number free: give free = [\"k\", \"mw\", ...], the mechanism file's keys to identify".into(),
             ));
         }
-        if self.unfiltered && self.cutoff_hz.is_some() {
-            return Err(PipelineError::Input(
-                "[identify] gives both cutoff_hz and unfiltered = true: keep one".into(),
-            ));
-        }
-        Ok(crate::identify::IdentifySpec {
+        let spec = crate::identify::IdentifySpec {
             free: self.free.clone(),
             free_offset: self.free_offset,
             measured_columns: compare.measured_columns.clone(),
@@ -751,7 +828,11 @@ impl IdentifySection {
             unfiltered: self.unfiltered,
             bootstrap: self.bootstrap,
             seed: self.seed,
-        })
+        };
+        if self.enabled {
+            spec.check()?;
+        }
+        Ok(spec)
     }
 }
 

@@ -359,65 +359,15 @@ impl RecordingRun<'_, '_> {
         Ok(dir.join("calibration.yaml"))
     }
 
-    /// The tracker's settings: the markers (the pipeline file's, else the mechanism's), their
-    /// layout from the mechanism, the threshold, the flags' level, the corrections read.
+    /// The tracker's settings: `[track]`'s ([`TrackSection::config`]) with the mechanism.
     fn track_config(
         &self,
         corrections: Option<&Path>,
         templates: Option<&Path>,
     ) -> Result<flexbench_vision::track::TrackConfig, PipelineError> {
-        let t = &self.file.track;
-        let markers = t
-            .markers
-            .clone()
-            .unwrap_or_else(|| self.mech.markers.iter().map(|m| m.name.clone()).collect());
-        let alpha = t
-            .false_alarm
-            .unwrap_or(flexbench_vision::track::FALSE_ALARM);
-        if !(alpha > 0.0 && alpha < 0.5) {
-            return Err(PipelineError::Input(format!(
-                "[track] false_alarm = {alpha}: give a probability between 0 and 0.5 (default 1e-6)"
-            )));
-        }
-        let corrections = match corrections {
-            Some(c) => crate::track::read_corrections(c, &markers)?,
-            None => Vec::new(),
-        };
-        let defaults = flexbench_vision::track::TrackConfig::default();
-        let (min_area, max_area) = (
-            t.min_area.unwrap_or(defaults.min_area),
-            t.max_area.unwrap_or(defaults.max_area),
-        );
-        crate::track::check_areas(min_area, max_area, "[track] min_area", "max_area")?;
-        let (kind, kinds) = crate::track::kind_of(self.mech, &markers);
-        Ok(flexbench_vision::track::TrackConfig {
-            layout: Some(crate::track::layout_of(self.mech, &markers)?),
-            kind,
-            kinds,
-            codes: crate::track::codes_of(self.mech, &markers),
-            templates: match templates {
-                Some(t) => crate::track::read_templates(t, &markers)?,
-                None => Vec::new(),
-            },
-            depths: crate::track::depths_of(self.mech, &markers),
-            estimate_depth: t.estimate_depth,
-            readout: crate::track::check_readout(
-                t.readout_s,
-                t.estimate_readout,
-                ["[track] readout_s", "estimate_readout = true"],
-            )?,
-            estimate_readout: t.estimate_readout,
-            markers,
-            threshold: t.threshold,
-            min_area,
-            max_area,
-            alpha,
-            corrections,
-            timing: flexbench_vision::timebase::TimeBaseConfig {
-                frame_rate: t.frame_rate,
-                capture_rate: t.capture_rate,
-            },
-        })
+        self.file
+            .track
+            .config(Some(self.mech), corrections, templates)
     }
 
     /// The camera fitted to the motion of the tracks `tracks` made with the calibration
