@@ -1,0 +1,78 @@
+//! How the markers are smoothed and differentiated for the fit: Savitzky-Golay, the zero-lag
+//! Butterworth filter or the smoothing spline.
+
+use super::*;
+
+/// How `process` smooths and differentiates the markers (and the fit's drivers): Savitzky-Golay
+/// with its window, the zero-lag Butterworth filter, or the smoothing spline.
+pub(super) enum MarkerFilter {
+    SavGol(SavGol, usize),
+    Butterworth(Butterworth),
+    Spline(GcvSpline),
+}
+
+impl MarkerFilter {
+    /// The filter `cfg` asks for on the times `t`; an error for the Butterworth filter or the
+    /// spline with the smoother, or both.
+    pub(super) fn of(cfg: &ProcessConfig, t: &[f64]) -> Result<MarkerFilter, PipelineError> {
+        let refuse = |why: &str| Err(PipelineError::Input(why.into()));
+        match (cfg.butterworth, cfg.spline) {
+            (Some(_), Some(_)) => refuse("the Butterworth filter and the smoothing spline both asked: give one ([process] method)"),
+            (Some(_), None) | (None, Some(_)) if cfg.smoother => refuse(
+                "the Butterworth filter and the smoothing spline feed the loop's analysis, not the smoother: turn the smoother off ([process] method = \"butterworth\" or \"spline\" does)",
+            ),
+            (Some(b), None) => Ok(MarkerFilter::Butterworth(b)),
+            (None, Some(g)) => Ok(MarkerFilter::Spline(g)),
+            (None, None) => {
+                let window = cfg.window.unwrap_or_else(|| default_window(t, cfg.order));
+                let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
+                Ok(MarkerFilter::SavGol(sg, window))
+            }
+        }
+    }
+
+    /// The filter as the fit's differentiator.
+    pub(super) fn as_diff(&self) -> &(dyn Differentiator + Sync) {
+        match self {
+            MarkerFilter::SavGol(sg, _) => sg,
+            MarkerFilter::Butterworth(b) => b,
+            MarkerFilter::Spline(g) => g,
+        }
+    }
+
+    /// Each marker's x and y differentiated, and the Butterworth filter's or the spline's
+    /// choice per coordinate (none for Savitzky-Golay).
+    pub(super) fn differentiate(
+        &self,
+        series: &[MarkerSeries],
+    ) -> Result<Differentiated, PipelineError> {
+        let mut diffs = Vec::with_capacity(series.len());
+        let mut choices = Vec::new();
+        for s in series {
+            let mut one = |axis: &str, v: &[f64]| -> Result<Derivatives, PipelineError> {
+                let name = format!("{}.{axis}", s.name);
+                Ok(match self {
+                    MarkerFilter::SavGol(sg, _) => sg.differentiate(&name, &s.t, v, &s.present)?,
+                    MarkerFilter::Butterworth(b) => {
+                        let (d, c) = b.filter(&name, &s.t, v, &s.present)?;
+                        choices.push(CoordinateChoice::butterworth(name, c));
+                        d
+                    }
+                    MarkerFilter::Spline(g) => {
+                        let (d, c) = g.filter(&name, &s.t, v, &s.present)?;
+                        choices.push(CoordinateChoice::spline(name, c));
+                        d
+                    }
+                })
+            };
+            let dx = one("x", &s.x)?;
+            let dy = one("y", &s.y)?;
+            diffs.push((dx, dy));
+        }
+        Ok((diffs, choices))
+    }
+}
+
+/// The markers' derivatives (x, y per marker) and the Butterworth filter's or the spline's
+/// choices.
+pub(super) type Differentiated = (Vec<(Derivatives, Derivatives)>, Vec<CoordinateChoice>);
