@@ -1,0 +1,520 @@
+//! One recording's stages in their order, each through the runner with its inputs and settings:
+//! calibrate, track, smooth, process, overlay, fem, compare, identify, report.
+
+use super::*;
+
+/// One recording's run: its pipeline file, inputs, mechanism, checked settings, and the runner
+/// that keeps or reruns each stage. One method per stage, each returning its folder (or file).
+pub(crate) struct RecordingRun<'r, 'e> {
+    pub(crate) file: &'r PipelineFile,
+    pub(crate) rec: &'r RecordingInputs,
+    pub(crate) mech: &'r Mechanism,
+    pub(crate) settings: Settings,
+    pub(crate) runner: Runner<'e>,
+    /// The calibration the tracks were made with (its frame's covariance goes into the
+    /// forces' bands), once calibrated.
+    pub(crate) calibration: Option<PathBuf>,
+}
+
+impl RecordingRun<'_, '_> {
+    /// Calibrate as the stage `stage`, or reuse a calibration: the calibration file, None for a
+    /// tracks table in m.
+    pub(super) fn calibrate(&mut self, stage: &str) -> Result<Option<PathBuf>, PipelineError> {
+        use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
+        let cal_source = match &self.rec.source {
+            TracksSource::Video { calibration, .. } => Some(calibration),
+            TracksSource::Table { calibration, .. } => calibration.as_ref(),
+        };
+        let (views, plane_files) = match cal_source {
+            None => return Ok(None),
+            Some(CalibrationSource::File(p)) => return Ok(Some(p.clone())),
+            Some(CalibrationSource::Nominal { points }) => {
+                return self.calibrate_nominal(stage, &points.clone()).map(Some)
+            }
+            Some(CalibrationSource::Views { views, plane }) => (views, plane),
+        };
+        let c = &self.file.calibrate;
+        let target = self
+            .settings
+            .target
+            .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
+        let plane = match plane_files {
+            PlaneFiles::Board { plane_view, clicks } => {
+                let clicks = read_clicks(clicks)?;
+                crate::calibrate::PlaneSource::Board {
+                    view: plane_view.clone(),
+                    origin: clicks.origin,
+                    horizontal: clicks.horizontal,
+                    click_sigma_px: clicks.click_sigma_px,
+                }
+            }
+            PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
+        };
+        let req = CalibrateRequest {
+            camera: crate::calibrate::CameraSource::Board {
+                views: views.clone(),
+                target,
+            },
+            plane: Some(plane),
+        };
+        let mut inputs = vec![("views", views.as_path())];
+        inputs.extend(plane_files.inputs());
+        let dir = self
+            .runner
+            .stage(stage, params(c), &inputs, &mut |tmp, progress| {
+                progress(StageEvent::Progress("calibration views", 0.0));
+                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+            })?;
+        Ok(Some(dir.join("calibration.yaml")))
+    }
+
+    /// The calibration of a nominal camera (`[calibrate] nominal_camera`), its plane from the
+    /// clicked `points`: the calibration file.
+    pub(super) fn calibrate_nominal(
+        &mut self,
+        stage: &str,
+        points: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        use crate::calibrate::{calibrate, CalibrateRequest, CameraSource};
+        let nominal =
+            self.file.calibrate.nominal()?.ok_or_else(|| {
+                PipelineError::Input("[calibrate] nominal_camera is missing".into())
+            })?;
+        let video = match &self.rec.source {
+            TracksSource::Video { video, .. } => Some(video.as_path()),
+            TracksSource::Table { .. } => None,
+        };
+        let nominal = crate::calibrate::with_video_focal(nominal, video)?;
+        let req = CalibrateRequest {
+            camera: CameraSource::Nominal(nominal),
+            plane: Some(crate::calibrate::read_points(points)?),
+        };
+        let inputs = [("points", points)];
+        let dir = self.runner.stage(
+            stage,
+            params(&self.file.calibrate),
+            &inputs,
+            &mut |tmp, progress| {
+                progress(StageEvent::Progress("nominal camera", 0.0));
+                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+            },
+        )?;
+        Ok(dir.join("calibration.yaml"))
+    }
+
+    /// The tracker's settings: `[track]`'s ([`TrackSection::config`]) with the mechanism.
+    pub(super) fn track_config(
+        &self,
+        corrections: Option<&Path>,
+        templates: Option<&Path>,
+    ) -> Result<flexbench_vision::track::TrackConfig, PipelineError> {
+        self.file
+            .track
+            .config(Some(self.mech), corrections, templates)
+    }
+
+    /// The camera fitted to the motion of the tracks `tracks` made with the calibration
+    /// `start` (`[calibrate] from_motion`): the calibration file.
+    pub(super) fn calibrate_motion(
+        &mut self,
+        start: &Path,
+        tracks: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        let inputs = [
+            ("start", start),
+            ("tracks", tracks),
+            ("mechanism", self.rec.mechanism.as_path()),
+        ];
+        let mech = self.mech;
+        let dir = self.runner.stage(
+            "calibrate",
+            json!({ "from_motion": true }),
+            &inputs,
+            &mut |tmp, progress| {
+                progress(StageEvent::Progress("the camera from the motion", 0.0));
+                let cal = flexbench_vision::Calibration::read(start)?;
+                let out = tmp.join("calibration.yaml");
+                let (_, rec, _) =
+                    crate::motion_calibration::calibrate_motion(&cal, mech, tracks, &out)?;
+                for w in &rec.warnings {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
+            },
+        )?;
+        Ok(dir.join("calibration.yaml"))
+    }
+
+    /// Track the video as the stage `stage`, or import a table: the tracks table.
+    pub(super) fn track(
+        &mut self,
+        stage: &str,
+        calibration: Option<&Path>,
+    ) -> Result<PathBuf, PipelineError> {
+        let file = self.file;
+        let dir = match &self.rec.source {
+            TracksSource::Video {
+                video,
+                corrections,
+                templates,
+                ..
+            } => {
+                let cal = calibration.map(Path::to_path_buf).unwrap_or_default();
+                let cfg = self.track_config(corrections.as_deref(), templates.as_deref())?;
+                let (markers, alpha) = (cfg.markers.clone(), cfg.alpha);
+                let mut inputs = vec![
+                    ("video", video.as_path()),
+                    ("calibration", cal.as_path()),
+                    ("mechanism", self.rec.mechanism.as_path()),
+                ];
+                if let Some(c) = corrections {
+                    inputs.push(("corrections", c));
+                }
+                if let Some(t) = templates {
+                    inputs.push(("templates", t));
+                }
+                let mut parameters = json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha,
+                        "frame_rate": file.track.frame_rate, "capture_rate": file.track.capture_rate });
+                // Keys given only when set, so that a run without them keeps its stage's key.
+                for (k, v) in [
+                    ("min_area", file.track.min_area),
+                    ("max_area", file.track.max_area),
+                ] {
+                    if let Some(v) = v {
+                        parameters[k] = json!(v);
+                    }
+                }
+                if file.track.estimate_depth {
+                    parameters["estimate_depth"] = json!(true);
+                }
+                if file.track.estimate_readout {
+                    parameters["estimate_readout"] = json!(true);
+                }
+                if let Some(r) = file.track.readout_s {
+                    parameters["readout_s"] = json!(r);
+                }
+                self.runner
+                    .stage(stage, parameters, &inputs, &mut |tmp, progress| {
+                        let out = tmp.join("tracks.parquet");
+                        let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
+                            progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
+                        })?;
+                        // The start's tracks are wrong by the start's calibration, as the fit to
+                        // the motion states: the final tracks' warnings are the ones to read.
+                        for w in s.warnings().iter().filter(|_| stage != TRACK_START) {
+                            progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
+                        }
+                        Ok(())
+                    })?
+            }
+            TracksSource::Table { tracks, .. } => {
+                let inputs = &file.inputs;
+                let mut ins: Vec<(&str, &Path)> = vec![("tracks", tracks.as_path())];
+                if let Some(c) = calibration {
+                    ins.push(("calibration", c));
+                }
+                let p = json!({ "unit": inputs.tracks_unit, "fps": inputs.tracks_fps, "markers": inputs.tracks_markers });
+                self.runner.stage(stage, p, &ins, &mut |tmp, progress| {
+                    progress(StageEvent::Progress("importing the tracks table", 0.0));
+                    crate::track::import_tracks(
+                        tracks,
+                        inputs.tracks_unit.as_deref(),
+                        inputs.tracks_fps,
+                        inputs.tracks_markers.as_deref(),
+                        calibration,
+                        &tmp.join("tracks.parquet"),
+                    )
+                    .map(|_| ())
+                })?
+            }
+        };
+        Ok(dir.join("tracks.parquet"))
+    }
+
+    /// Process: kinematics and inverse dynamics with the run's mechanism file.
+    pub(super) fn process(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
+        let (mech, path) = (self.mech, self.rec.mechanism.clone());
+        self.process_with("process", tracks, mech, &path)
+    }
+
+    /// Process as the stage `stage` with the mechanism `mech` read from the file `mechanism`.
+    pub(crate) fn process_with(
+        &mut self,
+        stage: &str,
+        tracks: &Path,
+        mech: &Mechanism,
+        mechanism: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        let mut cfg = self.settings.process;
+        let flags = tracks.with_file_name("flags.parquet");
+        let flags = flags.exists().then_some(flags);
+        let mut inputs = vec![("tracks", tracks), ("mechanism", mechanism)];
+        if let Some(f) = &flags {
+            inputs.push(("flags", f));
+        }
+        // The bench frame's covariance from the calibration the tracks were made with: the
+        // calibration is then an input (its covariance can change where the tracks do not).
+        let calibration = self.calibration.clone();
+        if let Some(c) = &calibration {
+            cfg.frame = crate::process::frame_covariance(c)?;
+            if cfg.frame.is_some() {
+                inputs.push(("calibration", c));
+            }
+        }
+        self.runner.stage(
+            stage,
+            params(&self.file.process),
+            &inputs,
+            &mut |tmp, progress| {
+                crate::process(tracks, flags.as_deref(), mech, &cfg, tmp, &mut *progress)
+                    .map(|_| ())
+            },
+        )
+    }
+
+    /// FEM: the elastic lever, from the process stage's folder.
+    pub(super) fn fem(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
+        let f = &self.file.fem;
+        let mechanism = self.rec.mechanism.as_path();
+        let (bodies, forces, residuals) = (
+            process_dir.join("bodies.parquet"),
+            process_dir.join("forces.parquet"),
+            process_dir.join("fit_residuals.parquet"),
+        );
+        let fem_cfg = f.config(Some(residuals.clone()))?;
+        self.runner.stage(
+            "fem",
+            params(f),
+            &[
+                ("bodies", &bodies),
+                ("forces", &forces),
+                ("fit_residuals", &residuals),
+                ("mechanism", mechanism),
+            ],
+            &mut |tmp, progress| {
+                let (record, _) =
+                    crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
+                        progress(StageEvent::Progress(
+                            "modes along the cycle",
+                            k as f64 / n.max(1) as f64,
+                        ))
+                    })?;
+                for w in &record.warnings {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Compare: measured against simulated (where the mechanism has a crank to simulate by),
+    /// and against the rig's measured table (when there is one), from the process stage's
+    /// folder. The measured table is read and compared first; nothing is kept of a failure.
+    pub(super) fn compare(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
+        let mechanism = self.rec.mechanism.clone();
+        self.compare_with("compare", process_dir, &mechanism)
+    }
+
+    /// Compare as the stage `stage`, the process folder `process_dir` made with the mechanism
+    /// file `mechanism`.
+    pub(crate) fn compare_with(
+        &mut self,
+        stage: &str,
+        process_dir: &Path,
+        mechanism: &Path,
+    ) -> Result<PathBuf, PipelineError> {
+        let harmonics = self.file.compare.harmonics;
+        let spec = self.file.compare.measured_spec();
+        let measured = self.rec.measured.clone();
+        let (bodies, markers, forces) = (
+            process_dir.join("bodies.parquet"),
+            process_dir.join("markers.parquet"),
+            process_dir.join("forces.parquet"),
+        );
+        let mut inputs: Vec<(&str, &Path)> = vec![
+            ("bodies", &bodies),
+            ("markers", &markers),
+            ("forces", &forces),
+            ("mechanism", mechanism),
+        ];
+        if let Some(m) = &measured {
+            inputs.push(("measured", m));
+        }
+        self.runner.stage(
+            stage,
+            params(&self.file.compare),
+            &inputs,
+            &mut |tmp, progress| {
+                progress(StageEvent::Progress("comparing", 0.0));
+                let outcome = crate::compare_measured::compare_job(
+                    process_dir,
+                    mechanism,
+                    harmonics,
+                    measured.as_deref().map(|m| (m, &spec)),
+                    tmp,
+                )?;
+                let said = [
+                    outcome.simulated.map(|r| r.warnings),
+                    outcome.measured.map(|r| r.warnings),
+                ];
+                for w in said.iter().flatten().flatten() {
+                    progress(StageEvent::Warning(w));
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Stage `name` ([`Runner::begin`]'s parameters and inputs) made by `body` into the folder
+    /// it is given on a thread of its own, while `then` runs the stages after it (which must
+    /// not read its results). Its progress is not shown (the stages beside have the bar), it
+    /// ends in its own place among the stages, and its error comes first; the stages beside
+    /// have then still run and kept their results.
+    pub(super) fn beside<R>(
+        &mut self,
+        (name, parameters, inputs): (&str, Value, &[(&str, &Path)]),
+        body: impl FnOnce(&Path) -> Result<(), PipelineError> + Send,
+        then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+    ) -> Result<(PathBuf, R), PipelineError> {
+        let pending = match self.runner.begin(name, parameters, inputs)? {
+            Begun::Kept(dir) => return Ok((dir, then(self)?)),
+            Begun::Run(p) => p,
+        };
+        let tmp = pending.tmp.clone();
+        let ((made, took), rest) = std::thread::scope(|s| {
+            let job = s.spawn(|| {
+                let clock = Instant::now();
+                (body(&tmp), clock.elapsed())
+            });
+            let rest = then(self);
+            let made = job.join().unwrap_or_else(|_| {
+                let why = format!(
+                    "the {name} stage's thread stopped unexpectedly: run it alone to see why"
+                );
+                (Err(PipelineError::Input(why)), Default::default())
+            });
+            (made, rest)
+        });
+        // Its time is its own work's, not the wait for the stages beside.
+        let mut pending = pending;
+        pending.clock = Instant::now().checked_sub(took).unwrap_or(pending.clock);
+        let dir = self.runner.finish(pending, made)?;
+        Ok((dir, rest?))
+    }
+
+    /// Smooth: the markers alone through the signal stage, beside `then` (the process and the
+    /// stages after it, which do not read it).
+    pub(super) fn smooth_beside<R>(
+        &mut self,
+        tracks: &Path,
+        then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+    ) -> Result<(PathBuf, R), PipelineError> {
+        let s = &self.settings;
+        let (factor, method, rigid) = (s.factor, s.method, s.rigid.clone());
+        let mechanism = self.rec.mechanism.clone();
+        let inputs = [("tracks", tracks), ("mechanism", mechanism.as_path())];
+        let body = |tmp: &Path| {
+            let out = tmp.join("markers.parquet");
+            crate::smooth::smooth(tracks, factor, method, rigid, &out).map(|_| ())
+        };
+        self.beside(("smooth", params(&self.file.smooth), &inputs), body, then)
+    }
+
+    /// Overlay: the video with what the run made of it drawn on every frame, beside `then`
+    /// (the fem and compare: neither reads the overlay, and the video's decoding and encoding
+    /// leave a core's share free beside the lever's analysis).
+    pub(super) fn overlay_beside<R>(
+        &mut self,
+        calibration: &Path,
+        tracks: &Path,
+        process_dir: &Path,
+        then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
+    ) -> Result<(PathBuf, R), PipelineError> {
+        let TracksSource::Video { video, .. } = &self.rec.source else {
+            return Err(PipelineError::Input(
+                "the overlay needs the recording's video".into(),
+            ));
+        };
+        let (flags, bodies) = (
+            tracks.with_file_name("flags.parquet"),
+            process_dir.join("bodies.parquet"),
+        );
+        // The process stage's residual flags (absent from a process folder of before them).
+        let fit_flags = process_dir.join("fit_flags.parquet");
+        let mut tables = vec![flags.as_path()];
+        tables.extend(fit_flags.exists().then_some(fit_flags.as_path()));
+        let mut inputs = vec![
+            ("video", video.as_path()),
+            ("calibration", calibration),
+            ("tracks", tracks),
+            ("flags", &flags),
+            ("bodies", &bodies),
+            ("mechanism", &self.rec.mechanism),
+        ];
+        inputs.extend(
+            fit_flags
+                .exists()
+                .then_some(("fit_flags", fit_flags.as_path())),
+        );
+        let overlay_inputs = crate::overlay::OverlayInputs {
+            video,
+            calibration,
+            tracks,
+            flags: &tables,
+            bodies: Some(&bodies),
+            mechanism: self.mech,
+            plain: false,
+        };
+        let body =
+            |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_, _| {}).map(|_| ());
+        self.beside(("overlay", params(&self.file.overlay), &inputs), body, then)
+    }
+
+    /// Report: every stage's figures and numbers on one page.
+    pub(super) fn report(
+        &mut self,
+        dirs: &crate::report::StageDirs,
+        manifest: &Manifest,
+    ) -> Result<PathBuf, PipelineError> {
+        let title = self
+            .file
+            .report
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("flexbench: recording {}", self.rec.name));
+        let mut ins: Vec<(&str, &Path)> = vec![
+            ("track", &dirs.track),
+            ("smooth", &dirs.smooth),
+            ("process", &dirs.process),
+        ];
+        if let Some(f) = &dirs.fem {
+            ins.push(("fem", f));
+        }
+        if let Some(c) = &dirs.compare {
+            ins.push(("compare", c));
+        }
+        if let Some(c) = &dirs.calibrate {
+            ins.push(("calibrate", c));
+        }
+        if let Some(i) = &dirs.identified {
+            ins.push(("identify", &i.identify));
+            ins.push(("process-identified", &i.process));
+            if let Some(c) = &i.compare {
+                ins.push(("compare-identified", c));
+            }
+        }
+        let (mech, csv_units) = (self.mech, self.file.report.csv_units);
+        let mut parameters = json!({ "title": title, "manifest": manifest });
+        if csv_units {
+            parameters["csv_units"] = json!(true);
+        }
+        self.runner
+            .stage("report", parameters, &ins, &mut |tmp, progress| {
+                let page = crate::report::ReportPage {
+                    title: &title,
+                    csv_units,
+                };
+                crate::report::report(&page, dirs, mech, manifest, tmp, &mut *progress).map(|_| ())
+            })
+    }
+}
