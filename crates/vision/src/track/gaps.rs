@@ -117,7 +117,7 @@ impl Tracker<'_> {
     /// the motion model's prediction error has one frame ahead (`scale2`), times j^4 (an
     /// unknown acceleration's share grows as j^2) and the square of the two samples' distance
     /// in frames; and its last place (px). None when it was not seen so lately.
-    fn coast(&self, m: usize) -> Option<(Prediction, (f64, f64))> {
+    pub(super) fn coast(&self, m: usize) -> Option<(Prediction, (f64, f64))> {
         let k = self.per_frame.len();
         let seen = |f: usize| self.per_frame.get(f)?.get(m).copied().flatten();
         let last = (k.saturating_sub(COAST_FRAMES)..k)
@@ -141,7 +141,11 @@ impl Tracker<'_> {
     /// A marker of `m`'s body (the layout's) seen in this frame (`assigned`), with the two's
     /// image spacing in the last of the previous [`PARTNER_LOOKBACK`] frames that saw both; the
     /// partner seen most recently with `m` (None without a layout, or none seen with it).
-    fn partner(&self, m: usize, assigned: &[Option<Blob>]) -> Option<crate::gapfill::Partner> {
+    pub(super) fn partner(
+        &self,
+        m: usize,
+        assigned: &[Option<Blob>],
+    ) -> Option<crate::gapfill::Partner> {
         let layout = self.cfg.layout.as_ref()?;
         let body = layout
             .bodies
