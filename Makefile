@@ -22,7 +22,10 @@ build: deps
 	$(CARGO) build --locked -p flexbench
 
 # The tests, after the code policy: rustfmt's formatting (rustfmt.toml) and clippy with every
-# warning an error, on every target of the workspace (tests and benchmarks included); then the
+# warning an error, on every target of the workspace (tests and benchmarks included), no function
+# over 80 lines without a comment saying why and no source file over 800 lines
+# (scripts/long-functions.py --check), ARCHITECTURE.md's crate graph as cargo metadata has it
+# (scripts/check-architecture.py); then the
 # Python side (scripts/python-tests.sh: the Python package installed by `pip install .` and
 # checked against the command line; the MATLAB and Excel files read by scipy and openpyxl).
 # The Python package's native module (crates/python) is tested from Python, not by cargo test.
@@ -33,6 +36,8 @@ test: deps lint
 lint: deps
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	python3 scripts/long-functions.py --check
+	python3 scripts/check-architecture.py
 
 # The shipped recording (rendered by `make recording`), from its video to the report, every
 # stage's settings in pipelines/default.toml: calibrate -> track -> smooth -> process (Kalman

@@ -6,6 +6,10 @@ A function runs from the line of its `fn` keyword to its closing brace, found by
 outside comments, strings and character literals. Library code is crates/*/src, without the
 binary's main.rs unless --all, and without `#[cfg(test)]` modules (tests are read as a whole, not
 held in one's head). Prints lines, file:line and the function's name, longest first.
+
+`--check` (run by `make lint`): fails, naming each, on a function of any crate's source (the
+binary's too) over 80 lines without a comment that says why (a `//` or `///` line starting
+`Long:` in its doc comment or among the first lines of its body), and on a source file over 800 lines.
 """
 import re
 import sys
@@ -86,7 +90,49 @@ def functions(path):
     return found
 
 
+MAX_LINES = 80
+MAX_FILE_LINES = 800
+
+
+def says_why(path, line_no):
+    """Whether the function at `line_no` (1-based) of `path` has a `Long:` comment: in the doc
+    comment and attributes above it, or in the first lines of its body."""
+    lines = path.read_text().splitlines()
+    k = line_no - 2
+    above = []
+    while k >= 0 and lines[k].strip().startswith(("///", "#[", "//")):
+        above.append(lines[k].strip())
+        k -= 1
+    start = line_no - 1
+    while start < len(lines) - 1 and not lines[start].rstrip().endswith("{"):
+        start += 1
+    body = [l.strip() for l in lines[start + 1:start + 4]]
+    return any(re.match(r"//[/!]?\s*Long:", l) for l in above + body)
+
+
+def check():
+    """The `--check` mode: every long function says why, every file under the limit."""
+    paths = sorted(Path("crates").glob("*/src/**/*.rs"))
+    bad = []
+    for p in paths:
+        n = len(p.read_text().splitlines())
+        if n > MAX_FILE_LINES:
+            bad.append(f"{p}: {n} lines, over {MAX_FILE_LINES}: split it by what it holds")
+        for lines, where, name in functions(p):
+            if lines > MAX_LINES and not says_why(p, int(where.rsplit(":", 1)[1])):
+                bad.append(f"{where}: fn {name} is {lines} lines, over {MAX_LINES}, and no "
+                           "`// Long: ...` comment says why: split it or say why")
+    for b in bad:
+        print(b, file=sys.stderr)
+    if not bad:
+        print(f"every function within {MAX_LINES} lines or saying why, every file within "
+              f"{MAX_FILE_LINES} lines")
+    return 1 if bad else 0
+
+
 def main():
+    if "--check" in sys.argv:
+        sys.exit(check())
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     count = int(args[0]) if args else 10
     paths = sorted(Path("crates").glob("*/src/**/*.rs"))

@@ -108,65 +108,71 @@ pub(crate) fn calibrate_command(args: CalibrateArgs) -> Result<()> {
             &args.out,
         );
     }
-    let CalibrateArgs {
-        views,
-        from_motion: _,
-        start: _,
-        mechanism: _,
-        nominal_camera,
-        focal_px,
-        distortion,
-        video,
-        board,
-        charuco,
-        marker,
-        dictionary,
-        square,
-        detector,
-        subpix_window,
-        plane_view,
-        origin,
-        horizontal,
-        clicks,
-        points,
-        out,
-    } = args;
-    use flexbench_pipeline::calibrate::{
-        calibrate, read_clicks, read_points, CalibrateRequest, CameraSource, Clicks, NominalCamera,
-        PlaneSource, CLICK_SIGMA_PX,
+    let req = flexbench_pipeline::calibrate::CalibrateRequest {
+        camera: camera_source(&args)?,
+        plane: plane_source(&args)?,
     };
+    let (cal, files) = flexbench_pipeline::calibrate::calibrate(&req, &args.out)
+        .context("calibrating the camera")?;
+    print_calibration(&cal);
+    print_written(&files);
+    Ok(())
+}
+
+/// The camera the flags give: a nominal camera (its focal length from the video's metadata
+/// when not given), or the board's views and the board.
+fn camera_source(args: &CalibrateArgs) -> Result<flexbench_pipeline::calibrate::CameraSource> {
+    use flexbench_pipeline::calibrate::{with_video_focal, CameraSource, NominalCamera};
     use flexbench_vision::calibrate::Target;
-    let camera = match (nominal_camera, views, square) {
-        (Some(size), _, _) => CameraSource::Nominal(flexbench_pipeline::calibrate::with_video_focal(
+    Ok(match (&args.nominal_camera, &args.views, args.square) {
+        (Some(size), _, _) => CameraSource::Nominal(with_video_focal(
             NominalCamera {
                 width: size.width,
                 height: size.height,
-                focal_px,
+                focal_px: args.focal_px,
                 focal_35mm: None,
-                dist: match &distortion {
+                dist: match &args.distortion {
                     Some(d) => parse_distortion(d)?,
                     None => [0.0; 5],
                 },
             },
-            video.as_deref(),
+            args.video.as_deref(),
         )?),
         (None, Some(views), Some(square)) => {
-            let target = match (board, charuco, marker, dictionary) {
+            let target = match (args.board, args.charuco, args.marker, args.dictionary) {
                 (_, Some(sq), Some(marker), Some(dictionary)) => {
                     Target::charuco(sq, square, marker, dictionary)?
                 }
-                (Some(b), None, _, _) => Target::chessboard(b, square, detector, subpix_window),
+                (Some(b), None, _, _) => {
+                    Target::chessboard(b, square, args.detector, args.subpix_window)
+                }
                 _ => anyhow::bail!(
                     "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
                 ),
             };
-            CameraSource::Board { views, target }
+            CameraSource::Board {
+                views: views.clone(),
+                target,
+            }
         }
         _ => anyhow::bail!(
             "give the board's views (--views, --board or --charuco, --square), or --nominal-camera WIDTHxHEIGHT with --points for footage without a board"
         ),
+    })
+}
+
+/// The bench plane the flags give: clicked points of known bench position, or a board view in
+/// the lever's plane with its clicked origin and horizontal; None for the camera alone.
+fn plane_source(
+    args: &CalibrateArgs,
+) -> Result<Option<flexbench_pipeline::calibrate::PlaneSource>> {
+    use flexbench_pipeline::calibrate::{
+        read_clicks, read_points, Clicks, PlaneSource, CLICK_SIGMA_PX,
     };
-    let clicked = match (&clicks, &origin, &horizontal) {
+    if let Some(points) = &args.points {
+        return Ok(Some(read_points(points)?));
+    }
+    let clicked = match (&args.clicks, &args.origin, &args.horizontal) {
         (Some(c), _, _) => Some(read_clicks(c)?),
         (None, Some(o), Some(h)) => Some(Clicks {
             origin: parse_pair::<f64>(o, ',')
@@ -178,22 +184,16 @@ pub(crate) fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         (None, None, None) => None,
         _ => anyhow::bail!("--origin and --horizontal go together (or give --clicks FILE)"),
     };
-    let plane = match (plane_view, clicked) {
-        (_, _) if points.is_some() => points.as_deref().map(read_points).transpose()?,
+    Ok(match (&args.plane_view, clicked) {
         (Some(view), Some(c)) => Some(PlaneSource::Board {
-            view,
+            view: view.clone(),
             origin: c.origin,
             horizontal: c.horizontal,
             click_sigma_px: c.click_sigma_px,
         }),
         (None, None) => None,
         _ => anyhow::bail!("the bench plane needs both --plane-view and the clicked pixels (--origin and --horizontal, or --clicks)"),
-    };
-    let req = CalibrateRequest { camera, plane };
-    let (cal, files) = calibrate(&req, &out).context("calibrating the camera")?;
-    print_calibration(&cal);
-    print_written(&files);
-    Ok(())
+    })
 }
 
 /// `flexbench calibrate --from-motion`: the plane and the lens from the mechanism's motion.

@@ -97,42 +97,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         )
     })?;
     pb.finish_and_clear();
-    let id = &record.identification;
-    for w in &id.warnings {
-        eprintln!("warning: {w}");
-    }
-    println!(
-        "identified from {} samples ({}): rank {} of {} unknowns, condition {:.3e}, {} iterations",
-        record.samples,
-        match record.cutoff_hz {
-            Some(hz) => format!("the equations low-passed at {hz} Hz"),
-            None => "the equations unfiltered".into(),
-        },
-        id.rank,
-        id.unknowns,
-        id.condition,
-        id.iterations
-    );
-    print_estimates(&id.estimates);
-    for b in id.bodies.iter().filter(|b| b.file != b.identified) {
-        let names = ["m (kg)", "m c_x (kg m)", "m c_y (kg m)", "I_O (kg m^2)"];
-        let parts: Vec<String> = (0..4)
-            .filter(|&k| b.file[k] != b.identified[k])
-            .map(|k| {
-                format!(
-                    "{} {:.5} +- {:.5} (file {:.5})",
-                    names[k], b.identified[k], b.sigma[k], b.file[k]
-                )
-            })
-            .collect();
-        println!("{:10} about its origin: {}", b.body, parts.join(", "));
-    }
-    for f in &id.equations {
-        println!(
-            "{:32} RMS residual {:.4e} -> {:.4e} over {} samples",
-            f.name, f.rms_before, f.rms_after, f.samples
-        );
-    }
+    print_identification(&record);
     if let Some(b) = &record.bootstrap {
         print_bootstrap(b);
     }
@@ -207,6 +172,47 @@ fn print_bootstrap(b: &flexbench_pipeline::identify_bootstrap::BootstrapRecord) 
         println!(
             "{:32} identified {:.6e}, bias {:+.3e}, replicates' sigma {:.3e}, residuals' {:.3e}{refused}",
             e.key, e.identified, e.bias, e.replicates_sigma, e.residuals_sigma
+        );
+    }
+}
+
+/// The identification on the terminal: its warnings, rank and condition, the estimates, the
+/// bodies' inertial parameters that moved, each equation's fit.
+fn print_identification(record: &flexbench_pipeline::identify::IdentifyRecord) {
+    let id = &record.identification;
+    for w in &id.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!(
+        "identified from {} samples ({}): rank {} of {} unknowns, condition {:.3e}, {} iterations",
+        record.samples,
+        match record.cutoff_hz {
+            Some(hz) => format!("the equations low-passed at {hz} Hz"),
+            None => "the equations unfiltered".into(),
+        },
+        id.rank,
+        id.unknowns,
+        id.condition,
+        id.iterations
+    );
+    print_estimates(&id.estimates);
+    for b in id.bodies.iter().filter(|b| b.file != b.identified) {
+        let names = ["m (kg)", "m c_x (kg m)", "m c_y (kg m)", "I_O (kg m^2)"];
+        let parts: Vec<String> = (0..4)
+            .filter(|&k| b.file[k] != b.identified[k])
+            .map(|k| {
+                format!(
+                    "{} {:.5} +- {:.5} (file {:.5})",
+                    names[k], b.identified[k], b.sigma[k], b.file[k]
+                )
+            })
+            .collect();
+        println!("{:10} about its origin: {}", b.body, parts.join(", "));
+    }
+    for f in &id.equations {
+        println!(
+            "{:32} RMS residual {:.4e} -> {:.4e} over {} samples",
+            f.name, f.rms_before, f.rms_after, f.samples
         );
     }
 }

@@ -119,6 +119,14 @@ pub(crate) fn track_command(args: TrackArgs) -> Result<()> {
     })
     .with_context(|| format!("tracking {}", video.display()))?;
     pb.finish_and_clear();
+    print_summary(&s);
+    print_written(&files);
+    Ok(())
+}
+
+/// The tracker's findings on the terminal: the counts, the outlines, the stickers, the time
+/// base, the markers' depth, the rolling shutter and the warnings.
+fn print_summary(s: &flexbench_vision::track::TrackSummary) {
     println!(
         "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px",
         s.frames, s.frames_per_second, s.detections, s.gaps, s.rejected_blobs, s.flagged, s.lock_frame, s.median_sigma_px,
@@ -177,6 +185,4 @@ pub(crate) fn track_command(args: TrackArgs) -> Result<()> {
     for w in s.warnings() {
         println!("warning: {w}");
     }
-    print_written(&files);
-    Ok(())
 }

@@ -428,6 +428,9 @@ pub(crate) fn identify_with(
     (measured, eqs): (&[MeasuredColumn], &[Equation]),
     settings: &Settings,
 ) -> Result<Identification, IdentifyError> {
+    // Long: the steps of one solve in their order (Gauss-Newton, the undetermined held at the
+    // file's values and the rest fitted again, the estimates and the fits), sharing the scaled
+    // Jacobian.
     let keys = &settings.free;
     let Unknowns {
         names,

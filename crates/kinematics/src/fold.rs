@@ -266,6 +266,8 @@ pub fn fit_positions(
     t: &[f64],
     obs: &[Vec<Option<MarkerState>>],
 ) -> Result<(Configurations, FoldReport), KinematicsError> {
+    // Long: the first full sample's fit from a whole turn, the sweeps forward and back from it, and
+    // each fold's zone resolved, in their order over the configurations they share.
     let w = driver_weights(mech, PRIOR_WEIGHT);
     let atlas = branch_atlas(mech, 72)?;
     let n = obs.len();

@@ -143,6 +143,8 @@ pub fn calibrate_from_motion(
     params: CameraParams,
     project: &Projection,
 ) -> Result<MotionCalibration, KinematicsError> {
+    // Long: the bundle adjustment's steps in their order (the start's configurations, the frames
+    // kept, the problem, three reweighted rounds, the covariance), over the frames they share.
     let np = params.start.len();
     if params.names.len() != np || params.steps.len() != np || np == 0 {
         return Err(KinematicsError::Fit(

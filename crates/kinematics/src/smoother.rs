@@ -125,6 +125,8 @@ pub fn smooth_with_noise(
     init: &[Option<DVector<f64>>],
     kept: Option<(f64, &[f64])>,
 ) -> Result<(Vec<FitSample>, FitReport, SmootherReport, Vec<DMatrix<f64>>), KinematicsError> {
+    // Long: the smoother's steps in their order (noise and densities, Gauss-Newton, the smoothed
+    // samples, the innovations' whiteness, the covariances), each a call.
     let nd = mech.drivers.len();
     let scale = driver_weights(mech, 1.0);
     let mut lin = linearisation_points(init)?;

@@ -316,6 +316,9 @@ fn compare_one(
     (t, vm): (&[f64], &[f64]),
     spec: &MeasuredSpec,
 ) -> Result<OneCompared, PipelineError> {
+    // Long: one quantity's comparison in its order (the columns read, the computed series carried
+    // onto the measured clock, the lag, the friction's share, the record), over the series they
+    // share.
     use flexbench_signal::resample::CubicSpline;
     let result = compare_series(
         TimeSeries {

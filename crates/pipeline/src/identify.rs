@@ -346,8 +346,8 @@ pub fn identify_job(
     process: &crate::ProcessConfig,
     events: &mut dyn FnMut(crate::StageEvent),
 ) -> Result<(IdentifyRecord, Vec<PathBuf>), PipelineError> {
-    // The job's steps in their order (check, read, identify, process again, bootstrap, record,
-    // write), each a call: kept in one function so that the order is read at once.
+    // Long: the job's steps in their order (check, read, identify, process again, bootstrap,
+    // record, write), each a call: kept in one function so that the order is read at once.
     spec.check()?;
     crate::compare_measured::check_spec(&spec.measured_spec())?;
     let file = identified_path(mechanism, out);

@@ -85,6 +85,8 @@ pub(crate) fn refine(
     measured_at: MeasuredAt,
     events: &mut dyn FnMut(StageEvent),
 ) -> Result<Option<Refined>, PipelineError> {
+    // Long: the refit's loop in its order (the floor compared, the tracks processed again,
+    // identified again, the floor compared again), each a call.
     let given = ProcessRecord::read(&processed.join("summary.json"))?;
     let Some(periodic) = &given.periodic else {
         return Ok(None);

@@ -147,6 +147,9 @@ pub fn process(
     out: &Path,
     mut events: impl FnMut(StageEvent),
 ) -> Result<ProcessSummary, PipelineError> {
+    // Long: the stage's steps in their order (read, check, differentiate, fit and test, refit,
+    // inverse dynamics, bands, write), each a call: kept in one function so that the order is read
+    // at once.
     let mut timing = Vec::new();
     let mut clock = Instant::now();
     let mut lap = |name: &str, timing: &mut Vec<(String, f64)>| {

@@ -67,6 +67,8 @@ pub fn report(
     out: &Path,
     events: &mut dyn FnMut(StageEvent),
 ) -> Result<Vec<PathBuf>, PipelineError> {
+    // Long: the report stage's steps in their order (each stage's records read, the figures, the
+    // notes, the page, the files), each a call.
     let title = options.title;
     let mut page = RunPage::new(out);
     // The markers' measured kinematics (the fitted motion of the process stage, consistent with

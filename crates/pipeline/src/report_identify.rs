@@ -94,6 +94,7 @@ pub(crate) fn band_shares_note(page: &mut RunPage, process: &crate::process::Pro
 
 /// The estimates (value, 2-sigma, change from the file's) and each equation's fit.
 fn estimates_note(page: &mut RunPage, r: &IdentifyRecord) {
+    // Long: one note's table rows and sentences, in the order the page shows them.
     let id = &r.identification;
     let rows = id
         .estimates

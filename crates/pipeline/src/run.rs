@@ -146,6 +146,9 @@ pub fn run_recording(
     out: &Path,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary, PipelineError> {
+    // Long: the chain's stages in their order (calibrate, track, smooth, process, overlay, fem,
+    // compare, identify, report), each a call: kept in one function so that the order is read at
+    // once.
     let mech_file = flexbench_mechanism::file::load(&rec.mechanism)?;
     let mech = &mech_file.mechanism;
     let cal_source = match &rec.source {

@@ -283,6 +283,7 @@ pub fn mat_values(m: &Mat) -> Result<Vec<f64>, VisionError> {
 impl Calibration {
     /// Write as OpenCV FileStorage YAML, atomically (temporary file, then rename).
     pub fn write(&self, path: &Path) -> Result<(), VisionError> {
+        // Long: one write per field of the FileStorage file, in the file's order.
         let i = &self.intrinsics;
         let write = |tmp: &Path| -> Result<(), VisionError> {
             let name = tmp.to_string_lossy().into_owned();

@@ -217,6 +217,8 @@ pub(crate) fn fill_gaps(
     assigned: &mut [Option<Blob>],
     buf: &mut Vec<u8>,
 ) -> Result<Filled, VisionError> {
+    // Long: each marker left without a sample sought in its order (its outline about the
+    // prediction, then at its body's spacing from a partner), over the frame's scratch space.
     let disc = matches!(
         gaps.kind,
         MarkerKind::Bright | MarkerKind::Dark | MarkerKind::Colour { .. }

@@ -75,6 +75,8 @@ pub fn split(cfg: &TrackConfig) -> Result<Vec<Group>, String> {
 
 /// The settings of the group of `kind` whose markers are `index` into the whole.
 fn group(cfg: &TrackConfig, kind: MarkerKind, index: Vec<usize>) -> Result<Group, String> {
+    // Long: one group's settings, each of the whole's settings (codes, templates, corrections,
+    // layout) restricted to the group's markers in turn.
     let disc = matches!(
         kind,
         MarkerKind::Bright | MarkerKind::Dark | MarkerKind::Colour { .. }

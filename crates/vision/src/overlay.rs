@@ -109,6 +109,8 @@ pub fn write_overlay(
     out: &Path,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<OverlaySummary, VisionError> {
+    // Long: the overlay's steps in their order (the encoder, each frame drawn and written, the
+    // contact sheet, the renames), over the writer they share.
     let plane = cal.plane.ok_or_else(|| VisionError::CalibrationFile {
         path: "(calibration)".into(),
         reason: "it has no bench plane: the overlay draws the mechanism in bench metres".into(),

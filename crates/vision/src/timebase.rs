@@ -346,6 +346,8 @@ pub fn resolve(
     opencv: (&[f64], f64),
     cfg: &TimeBaseConfig,
 ) -> Result<TimeBase, VisionError> {
+    // Long: the time sources in their order of trust (the rate given, the container's stamps,
+    // OpenCV's, the header's rate), each with its warning, then the capture rate.
     check_rate("frame_rate", cfg.frame_rate, path)?;
     check_rate("capture_rate", cfg.capture_rate, path)?;
     let (cv_stamps, cv_rate) = opencv;

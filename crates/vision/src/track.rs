@@ -225,6 +225,8 @@ pub fn track_video(
     cfg: &TrackConfig,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Tracked, VisionError> {
+    // Long: the tracking's steps in their order (checks, decoding, the tracker frame by frame, the
+    // gaps, the shutter, the flags, the summary), each a call.
     let p = path.display().to_string();
     let video_err = |reason: String| VisionError::Video {
         path: p.clone(),

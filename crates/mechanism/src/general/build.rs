@@ -213,13 +213,13 @@ pub(super) fn joint_actuator(
     }))
 }
 
-/// Force element `i` of a general file. One arm per kind of force, each checking its keys one by
-/// one: longer than 80 lines, but read one arm at a time.
+/// Force element `i` of a general file.
 pub(super) fn force(
     i: usize,
     f: &ForceEntry,
     names: &Names,
 ) -> Result<ForceElement, MechanismError> {
+    // Long: one arm per kind of force, each checking its keys one by one: read one arm at a time.
     Ok(match f {
         ForceEntry::Motor {
             name,

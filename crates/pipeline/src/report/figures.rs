@@ -129,6 +129,8 @@ pub(super) fn marker_figures(
     cols: &MarkerColumns,
     crank: &Crank,
 ) -> Result<Largest, PipelineError> {
+    // Long: the two figures of seed 001 (Fig. 5 and Fig. 6) built from the same columns and crank
+    // turn.
     let bm = &cols.by_marker;
     let paths: Vec<flexbench_report::LabelledPath> = bm
         .names

@@ -35,6 +35,7 @@ pub(super) fn tracking_quality(
     page: &mut RunPage,
     dirs: &StageDirs,
 ) -> Result<Option<TrackSummary>, PipelineError> {
+    // Long: the figure, the table and the counts of one note, read from the same tracks' columns.
     let tc = TrackColumns::read(&dirs.track.join("tracks.parquet"))?;
     // The recording's frames (a marker's gap may be a row without x, y or no row at all).
     let all_frames: BTreeSet<i64> = tc.frame.iter().flatten().map(|f| *f as i64).collect();

@@ -151,6 +151,8 @@ impl RecordingRun<'_, '_> {
         stage: &str,
         calibration: Option<&Path>,
     ) -> Result<PathBuf, PipelineError> {
+        // Long: the track stage's two sources (a video tracked, a table imported) and the runner's
+        // call for each, in one place so that both write the same outputs.
         let file = self.file;
         let dir = match &self.rec.source {
             TracksSource::Video {
