@@ -705,3 +705,39 @@ def run(
     if not batch:
         return next(iter(results.values()))  # type: ignore[return-value]
     return results
+
+
+def _with_settings(func: Any, table: str) -> None:
+    """Give ``func`` (a stage's function taking ``**settings``) the stage's settings as
+    keyword-only parameters with their defaults, read from the pipeline file's ``[table]``
+    section's own type (``_native.settings_defaults``), so that ``help()`` and ``inspect``
+    show every key the stage takes and the value it runs with when the key is left out. The
+    call itself is unchanged: the keys given are read by the same type, the others default."""
+    import inspect
+
+    defaults = json.loads(_native.settings_defaults(table))
+    sig = inspect.signature(func)
+    fixed = [p for p in sig.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+    taken = {p.name for p in fixed}
+    keys = [
+        inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+        for k, v in defaults.items()
+        if k not in taken
+    ]
+    func.__signature__ = sig.replace(parameters=fixed + keys)
+    listed = ", ".join(f"``{k}={v!r}``" for k, v in defaults.items() if k not in taken)
+    func.__doc__ = (
+        f"{func.__doc__}\n\n    Settings (the pipeline file's ``[{table}]`` keys) and their defaults: "
+        f"{listed}. None: chosen by the stage (from the data, or left out)."
+    )
+
+
+for _func, _table in (
+    (smooth, "smooth"),
+    (process, "process"),
+    (fem, "fem"),
+    (compare, "compare"),
+    (identify, "identify"),
+):
+    _with_settings(_func, _table)
+del _func, _table

@@ -83,6 +83,27 @@ def test_exceptions_are_pythons_own_too(tmp_path):
     assert isinstance(refused.value, fb.OutputError)
 
 
+def test_help_lists_every_setting_with_its_default():
+    """`help()` shows each stage's settings with the defaults the stage runs with, read from the
+    pipeline file's section of that stage (every key of it, nothing else)."""
+    import inspect
+    import pydoc
+    text = pydoc.render_doc(fb.process, renderer=pydoc.plaintext)
+    for shown in ("max_condition=100000000.0", "periodic='auto'", "calibrate_bands=0",
+                  "false_alarm=1e-06", "method='smoother'", "noise_m=None", "stabilise=False"):
+        assert shown in text, shown
+    params = inspect.signature(fb.process).parameters
+    assert len([p for p in params.values() if p.kind == p.KEYWORD_ONLY]) == 4 + 18
+    fem = inspect.signature(fb.fem).parameters
+    assert fem["elements"].default == 10 and fem["response"].default is True
+    assert inspect.signature(fb.compare).parameters["harmonics"].default == 20
+    assert inspect.signature(fb.identify).parameters["seed"].default == 1
+    assert "rigid_field" in inspect.signature(fb.smooth).parameters
+    # The signature is the call's: a key of it is accepted, one outside it refused by name.
+    with pytest.raises(fb.InputError, match="unknown field `max_conditon`"):
+        fb.process(TRUTH / "tracks.csv", mechanism=MECH, max_conditon=2.0)
+
+
 def test_read_tracks_is_the_checked_contract():
     t = fb.read_tracks(TRUTH / "tracks.csv")
     assert t.columns == ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]

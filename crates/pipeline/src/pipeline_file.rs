@@ -13,6 +13,8 @@ use crate::smooth::SmoothSettings;
 use crate::PipelineError;
 
 mod convert;
+mod defaults;
+pub use defaults::stage_defaults;
 
 /// The pipeline file: one table per stage, every key optional but `[run] mechanism`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -459,6 +459,15 @@ fn run_many(plan: &RunPlan, jobs: Option<usize>) -> Result<(Vec<Ran>, Vec<PathBu
 }
 
 /// The threads flexbench computes on.
+/// The stage `table`'s settings (the pipeline file's `[table]` keys) with their defaults, as a
+/// JSON object: the Python functions' signatures (`help(flexbench.process)`).
+#[pyfunction]
+fn settings_defaults(table: &str) -> PyResult<String> {
+    let map = flexbench_pipeline::pipeline_file::stage_defaults(table)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("[{table}] {e}")))?;
+    Ok(serde_json::Value::Object(map).to_string())
+}
+
 #[pyfunction]
 fn threads() -> usize {
     flexbench_pipeline::threads()
@@ -487,5 +496,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(threads, m)?)?;
+    m.add_function(wrap_pyfunction!(settings_defaults, m)?)?;
     errors::register(m)
 }
