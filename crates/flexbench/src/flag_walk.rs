@@ -24,18 +24,11 @@ pub struct Case {
 /// The options that name the stage's inputs and outputs (not settings), with a value each.
 pub struct Inputs(pub &'static [(&'static str, &'static str)]);
 
-/// The keys a `deny_unknown_fields` section has, from serde's refusal of an unknown one
-/// ("unknown field `zz`, expected one of `a`, `b`").
+/// The keys a `deny_unknown_fields` section has (the pipeline crate's reading of serde's
+/// refusal of an unknown key).
 fn section_keys<S: DeserializeOwned>() -> BTreeSet<String> {
-    let err = toml::from_str::<S>("zz_not_a_key = 1")
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    let list = err.split("expected").nth(1).unwrap_or("");
-    list.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
+    flexbench_pipeline::pipeline_file::section_keys::<S>()
+        .into_iter()
         .collect()
 }
 

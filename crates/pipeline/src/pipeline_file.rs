@@ -14,7 +14,7 @@ use crate::PipelineError;
 
 mod convert;
 mod defaults;
-pub use defaults::stage_defaults;
+pub use defaults::{section_keys, stage_defaults};
 
 /// The pipeline file: one table per stage, every key optional but `[run] mechanism`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

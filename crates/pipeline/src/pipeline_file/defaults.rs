@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 /// turn: the one that reads back as the default is the default.
 const SKIPPED: [&str; 8] = ["null", "false", "true", "0", "1", "0.0", "{}", "[]"];
 
-/// The keys of a `deny_unknown_fields` section, from serde's refusal of an unknown one.
-fn keys<S: DeserializeOwned>() -> Vec<String> {
+/// The keys of a `deny_unknown_fields` section, in its order, from serde's refusal of an
+/// unknown one ("unknown field `zz`, expected one of `a`, `b`").
+pub fn section_keys<S: DeserializeOwned>() -> Vec<String> {
     let err = serde_json::from_str::<S>(r#"{"zz_not_a_key": 1}"#)
         .err()
         .map(|e| e.to_string())
@@ -37,7 +38,7 @@ where
         _ => return Err("the section is not a table".into()),
     };
     let mut out = Map::new();
-    for key in keys::<S>() {
+    for key in section_keys::<S>() {
         if let Some(v) = written.get(&key) {
             out.insert(key, v.clone());
             continue;
