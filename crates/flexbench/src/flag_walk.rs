@@ -314,6 +314,27 @@ mod tests {
         walk(inputs, &cases, &[], crate::smooth::SmoothArgs::settings);
     }
 
+    /// The measured table's options, shared by `compare` and `identify` (`MeasuredArgs`) and
+    /// read into the same keys by both.
+    const MEASURED: [Case; 4] = [
+        Case {
+            cli: &["--measured-column", "torque=motor_torque"],
+            toml: "measured_columns = { torque = \"motor_torque\" }",
+        },
+        Case {
+            cli: &["--measured-time", "time"],
+            toml: "measured_time = \"time\"",
+        },
+        Case {
+            cli: &["--measured-offset", "-0.25"],
+            toml: "measured_offset_s = -0.25",
+        },
+        Case {
+            cli: &["--measured-cutoff", "10"],
+            toml: "measured_cutoff_hz = 10.0",
+        },
+    ];
+
     /// `flexbench compare` against `[compare]` (`--measured`, the table, is `[inputs]`'s).
     #[test]
     fn compare_options_are_the_sections_keys() {
@@ -323,32 +344,17 @@ mod tests {
             ("measured", "rig.csv"),
             ("out", "out"),
         ]);
-        let cases = [
+        let own = [
             Case {
                 cli: &["--harmonics", "12"],
                 toml: "harmonics = 12",
-            },
-            Case {
-                cli: &["--measured-column", "torque=motor_torque"],
-                toml: "measured_columns = { torque = \"motor_torque\" }",
-            },
-            Case {
-                cli: &["--measured-time", "time"],
-                toml: "measured_time = \"time\"",
-            },
-            Case {
-                cli: &["--measured-offset", "-0.25"],
-                toml: "measured_offset_s = -0.25",
-            },
-            Case {
-                cli: &["--measured-cutoff", "10"],
-                toml: "measured_cutoff_hz = 10.0",
             },
             Case {
                 cli: &["--max-lag", "0.1"],
                 toml: "max_lag_s = 0.1",
             },
         ];
+        let cases: Vec<Case> = own.into_iter().chain(MEASURED).collect();
         let section = |a: &crate::compare::CompareArgs| a.section().expect("the section");
         walk(inputs, &cases, &[], section);
     }
@@ -437,26 +443,10 @@ mod tests {
             ("out", "out"),
             ("free", "k,mw"),
         ]);
-        let cases = [
+        let own = [
             Case {
                 cli: &["--no-offset"],
                 toml: "free_offset = false",
-            },
-            Case {
-                cli: &["--measured-column", "torque=motor_torque"],
-                toml: "measured_columns = { torque = \"motor_torque\" }",
-            },
-            Case {
-                cli: &["--measured-time", "time"],
-                toml: "measured_time = \"time\"",
-            },
-            Case {
-                cli: &["--measured-offset", "-0.25"],
-                toml: "measured_offset_s = -0.25",
-            },
-            Case {
-                cli: &["--measured-cutoff", "10"],
-                toml: "measured_cutoff_hz = 10.0",
             },
             Case {
                 cli: &["--cutoff", "5"],
@@ -475,6 +465,7 @@ mod tests {
                 toml: "seed = 7",
             },
         ];
+        let cases: Vec<Case> = own.into_iter().chain(MEASURED).collect();
         let base = Base {
             inputs,
             toml: "free = [\"k\", \"mw\"]",
