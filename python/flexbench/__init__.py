@@ -60,6 +60,7 @@ __all__ = [
     "simulate",
     "check",
     "run",
+    "run_batch",
     "Smoothed",
     "Processed",
     "FemResult",
@@ -67,6 +68,7 @@ __all__ = [
     "Identified",
     "Simulated",
     "RunResult",
+    "BatchResult",
     "StageOutcome",
     "FlexbenchWarning",
     "FlexbenchError",
@@ -677,34 +679,95 @@ def _run_result(outcome: tuple) -> RunResult:
     )
 
 
-def run(
+def run(pipeline: PathLike, *, out: Optional[PathLike] = None) -> RunResult:
+    """``flexbench run``: the pipeline file's chain (calibrate -> track -> smooth -> process ->
+    overlay -> fem -> compare -> report) on its recording (``[run] recording``); a stage whose
+    inputs and settings are unchanged is kept. ``out`` overrides ``[run] out``. A pipeline file
+    that names a batch (``[run] recordings``) is :func:`run_batch`'s."""
+    _folder, outcome = _native.run(os.fspath(pipeline), out=_fspath(out))
+    result = _run_result(outcome)
+    _warn(result.warnings)
+    return result
+
+
+@dataclass
+class BatchResult:
+    """A batch's runs: one per recording folder, and the batch summary."""
+
+    #: The batch's folder (a folder per recording, the batch summary).
+    out: Path
+    #: Per recording folder (as found), its run or the error it failed with (the batch goes on).
+    runs: Dict[str, Union[RunResult, FlexbenchError]]
+    #: The batch summary (``batch-summary.csv``): a row per recording, its key numbers or error.
+    summary: pl.DataFrame
+    #: The batch summary's files (CSV, HTML, JSON).
+    files: List[Path]
+
+
+def _run_folder(pipeline: str, folder: str, out: str) -> tuple:
+    """One recording of a batch, as an executor's worker runs it (a module-level function, so
+    that a process or a cluster's worker can import it by name): the command line's run of the
+    folder, or its error's message."""
+    return _native.run_folder(pipeline, folder, out)
+
+
+def _handed_out(executor: Any, pipeline: PathLike, out: Optional[PathLike], recordings: List[str]):
+    """A batch's recordings run by ``executor`` (``submit`` and futures, as
+    :class:`concurrent.futures.Executor`), one task per recording, then the command line's batch
+    summary written here. Paths are made absolute: a worker's folder is not this one's."""
+    folders, out_dir = _native.batch_plan(os.fspath(pipeline), out=_fspath(out), recordings=recordings)
+    where = os.path.abspath(os.fspath(out_dir))
+    pipeline = os.path.abspath(os.fspath(pipeline))
+    futures = [executor.submit(_run_folder, pipeline, os.path.abspath(f), where) for f in folders]
+    runs = []
+    for folder, future in zip(folders, futures):
+        try:
+            _, outcome, error = future.result()
+        except Exception as e:  # the worker's own failure: this recording fails, the batch goes on
+            outcome, error = None, f"{type(e).__name__}: {e}"
+        runs.append((folder, outcome, error))
+    return runs, _native.batch_summary(where, runs), where
+
+
+def run_batch(
     pipeline: PathLike,
+    recordings: Optional[Sequence[PathLike]] = None,
     *,
     out: Optional[PathLike] = None,
-    recordings: Optional[Sequence[PathLike]] = None,
     jobs: Optional[int] = None,
-) -> Union[RunResult, Dict[str, Union[RunResult, FlexbenchError]]]:
-    """``flexbench run``: the pipeline file's chain (calibrate -> track -> smooth -> process ->
-    overlay -> fem -> compare -> report) on its recording; a stage whose inputs and settings are
-    unchanged is kept. With ``recordings`` (or ``[run] recordings``), a batch ``jobs`` at once:
-    a dict by recording folder of each run, or of the :class:`FlexbenchError` it failed with."""
-    batch, runs, _summaries = _native.run(
-        os.fspath(pipeline),
-        out=_fspath(out),
-        recordings=[os.fspath(r) for r in recordings or []],
-        jobs=jobs,
-    )
+    executor: Optional[Any] = None,
+) -> BatchResult:
+    """``flexbench run`` on a batch: the pipeline file's chain on each recording folder of
+    ``recordings`` (a recording folder, or a folder of them; default: ``[run] recordings``),
+    each into ``out/<folder's name>``; a failed recording is reported and the others go on.
+    Without ``executor``, ``jobs`` recordings at once on this process's threads (default:
+    ``[run] jobs``, else the cores), as the command line. With a
+    :class:`concurrent.futures.Executor` (a process pool, or ``dask.distributed``'s
+    ``Client.get_executor()`` for a lab's archive on a cluster), one task per recording on its
+    workers, which must see the same files at the same paths. Either way the tables and the batch
+    summary are the command line's."""
+    folders = [os.fspath(r) for r in recordings or []]
+    if executor is None:
+        runs, files = _native.run_batch(os.fspath(pipeline), out=_fspath(out), recordings=folders, jobs=jobs)
+        where = Path(files[0]).parent
+    elif jobs is not None:
+        raise InputError(
+            f"run_batch(jobs={jobs}, executor=...): with an executor its workers set how many "
+            "recordings run at once; give jobs= or executor=, not both"
+        )
+    else:
+        runs, files, where = _handed_out(executor, pipeline, out, folders)
     results: Dict[str, Union[RunResult, FlexbenchError]] = {}
     for folder, outcome, error in runs:
         if outcome is None:
             results[os.fspath(folder)] = FlexbenchError(error)
             continue
         result = _run_result(outcome)
-        _warn([f"{result.name}: {w}" for w in result.warnings] if batch else result.warnings)
+        _warn([f"{result.name}: {w}" for w in result.warnings])
         results[os.fspath(folder)] = result
-    if not batch:
-        return next(iter(results.values()))  # type: ignore[return-value]
-    return results
+    files = [Path(f) for f in files]
+    summary = pl.read_csv(next(f for f in files if f.suffix == ".csv"))
+    return BatchResult(out=Path(where), runs=results, summary=summary, files=files)
 
 
 def _with_settings(func: Any, table: str) -> None:

@@ -469,9 +469,8 @@ def test_one_default_for_the_three_ways_in(processed, tmp_path):
     assert summary["periodic"] is not None and summary["horizontal_correction_rad"] is not None
 
 
-def test_run_a_batch(tmp_path):
-    """A batch of one good recording (tracks only) and one broken one: the good one's run, the
-    broken one's error, as the command line's batch reports them."""
+def _batch(tmp_path):
+    """A batch of one good recording (tracks only) and one broken one, and its pipeline file."""
     good = tmp_path / "recs" / "good"
     bad = tmp_path / "recs" / "bad"
     good.mkdir(parents=True)
@@ -481,13 +480,61 @@ def test_run_a_batch(tmp_path):
     pipeline = tmp_path / "batch.toml"
     pipeline.write_text(f'[run]\nmechanism = "{MECH}"\n\n[process]\nrefine_horizontal = false\n'
                         '[overlay]\nenabled = false\n')
+    return pipeline, good, bad
+
+
+def _same_batch(a: pathlib.Path, b: pathlib.Path):
+    """Two batch folders hold the same tables and the same summary, byte for byte."""
+    tables = sorted(p.relative_to(a) for p in a.rglob("*") if p.suffix in (".csv", ".parquet"))
+    assert "batch-summary.csv" in map(str, tables) and len(tables) > 10
+    assert tables == sorted(p.relative_to(b) for p in b.rglob("*") if p.suffix in (".csv", ".parquet"))
+    for t in tables:
+        assert (a / t).read_bytes() == (b / t).read_bytes(), t
+
+
+def test_run_a_batch(tmp_path):
+    """A batch of one good recording and one broken one: the good one's run, the broken one's
+    error, and the summary, as the command line's batch reports them; `run` refuses a batch."""
+    pipeline, good, bad = _batch(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fb.FlexbenchWarning)
-        results = fb.run(pipeline, out=tmp_path / "out", recordings=[tmp_path / "recs"], jobs=2)
-    assert set(results) == {str(good), str(bad)}
-    assert isinstance(results[str(good)], fb.RunResult)
-    assert isinstance(results[str(bad)], fb.FlexbenchError)
-    assert "'abc' is not a number" in str(results[str(bad)])
+        batch = fb.run_batch(pipeline, [tmp_path / "recs"], out=tmp_path / "out", jobs=2)
+    assert set(batch.runs) == {str(good), str(bad)}
+    assert isinstance(batch.runs[str(good)], fb.RunResult)
+    assert isinstance(batch.runs[str(bad)], fb.FlexbenchError)
+    assert "'abc' is not a number" in str(batch.runs[str(bad)])
+    assert batch.summary["status"].to_list() == ["failed", "ok"]
+    ran = cli("run", pipeline, "--recordings", tmp_path / "recs", "--out", tmp_path / "cli", "--jobs", "2")
+    assert ran.returncode != 0 and "1 of 2 recordings failed" in ran.stderr, ran.stderr
+    _same_batch(tmp_path / "cli", batch.out)
+    batch_file = tmp_path / "named.toml"
+    batch_file.write_text(pipeline.read_text().replace("[run]\n", f'[run]\nrecordings = ["{tmp_path / "recs"}"]\n'))
+    with pytest.raises(fb.InputError, match=r"names a batch; run it with flexbench.run_batch"):
+        fb.run(batch_file, out=tmp_path / "one")
+    with pytest.raises(fb.InputError, match="no batch to run"):
+        fb.run_batch(pipeline, out=tmp_path / "none")
+
+
+def test_run_a_batch_on_a_dask_cluster(tmp_path):
+    """The same batch handed out by `run_batch(executor=...)` to a dask.distributed local cluster
+    (two worker processes): the command line's tables and summary, byte for byte."""
+    from dask import distributed
+    pipeline, good, bad = _batch(tmp_path)
+    ran = cli("run", pipeline, "--recordings", tmp_path / "recs", "--out", tmp_path / "cli")
+    assert ran.returncode != 0 and "'abc' is not a number" in ran.stderr
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fb.FlexbenchWarning)
+            batch = fb.run_batch(pipeline, [tmp_path / "recs"], out=tmp_path / "dask",
+                                 executor=client.get_executor())
+        ran_on = set(client.run(os.getpid).values())
+    assert os.getpid() not in ran_on and len(ran_on) == 2
+    assert isinstance(batch.runs[str(good)], fb.RunResult)
+    assert "'abc' is not a number" in str(batch.runs[str(bad)])
+    _same_batch(tmp_path / "cli", batch.out)
+    with pytest.raises(fb.InputError, match="give jobs= or executor="):
+        fb.run_batch(pipeline, [tmp_path / "recs"], jobs=2, executor=client)
 
 
 def test_settings_refused_by_name():

@@ -8,12 +8,12 @@
 //! ([`errors`]) whose message is the command line's: the context, then each cause.
 //! The Python package (`python/flexbench`) turns the files written into polars DataFrames.
 
+mod batch;
 mod errors;
 
 use std::path::PathBuf;
 
 use flexbench_contracts::table::{Column, Table};
-use flexbench_pipeline::run::{PipelineFile, RunEvent, RunPlan};
 use flexbench_pipeline::StageEvent;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -342,122 +342,6 @@ fn check(py: Python<'_>, mechanism: PathBuf) -> PyResult<String> {
     .map_err(Failed::into_py)
 }
 
-/// One stage of a run: name, whether it ran (false: unchanged, kept), wall time (s), folder.
-type Outcome = (String, bool, f64, PathBuf);
-
-/// One recording's run: name, output folder, report, manifest, stages, warnings.
-type RunOutcome = (String, PathBuf, PathBuf, PathBuf, Vec<Outcome>, Vec<String>);
-
-/// The outcomes of a run, as Python receives them.
-fn outcomes(s: &flexbench_pipeline::run::RunSummary) -> Vec<Outcome> {
-    s.outcomes
-        .iter()
-        .map(|o| (o.name.clone(), o.ran, o.seconds, o.dir.clone()))
-        .collect()
-}
-
-/// A recording's folder, and its run or its error's message.
-type Ran = (PathBuf, Option<RunOutcome>, Option<String>);
-
-/// `flexbench run`: the pipeline file's chain on its recording, or on a batch (`recordings`,
-/// `jobs` at once). Returns whether it was a batch, per recording its run or its error's
-/// message, and the batch's summary files (none for one recording).
-#[pyfunction]
-#[pyo3(signature = (pipeline, out=None, recordings=Vec::new(), jobs=None))]
-fn run(
-    py: Python<'_>,
-    pipeline: PathBuf,
-    out: Option<PathBuf>,
-    recordings: Vec<PathBuf>,
-    jobs: Option<usize>,
-) -> PyResult<(bool, Vec<Ran>, Vec<PathBuf>)> {
-    py.detach(|| {
-        let plan = RunPlan::resolve(&pipeline, out, recordings).map_err(Failed::bare)?;
-        match plan.batch.is_empty() {
-            true => {
-                let (folder, r) = run_one(&plan)?;
-                Ok((false, vec![(folder, Some(r), None)], Vec::new()))
-            }
-            false => run_many(&plan, jobs).map(|(runs, files)| (true, runs, files)),
-        }
-    })
-    .map_err(Failed::into_py)
-}
-
-/// One recording's run, its warnings gathered.
-fn run_one(plan: &RunPlan) -> Result<(PathBuf, RunOutcome), Failed> {
-    let (name, rec) = plan.recording().map_err(Failed::bare)?;
-    let mut warnings = Vec::new();
-    let summary = flexbench_pipeline::run::run_recording(
-        &plan.file,
-        &plan.pipeline,
-        &rec,
-        &plan.out,
-        &mut |e| {
-            if let RunEvent::Warning(w) = e {
-                warnings.push(w.to_string());
-            }
-        },
-    )
-    .map_err(|e| {
-        let context = format!("running {} on recording {name}", plan.pipeline.display());
-        Failed::new(context, e)
-    })?;
-    let folder = plan.file.run.recording.clone().unwrap_or_default();
-    let stages = outcomes(&summary);
-    Ok((
-        folder,
-        (
-            name,
-            summary.out,
-            summary.report,
-            summary.manifest,
-            stages,
-            warnings,
-        ),
-    ))
-}
-
-/// A batch's runs, `jobs` at once (default: the pipeline file's, else the cores).
-fn run_many(plan: &RunPlan, jobs: Option<usize>) -> Result<(Vec<Ran>, Vec<PathBuf>), Failed> {
-    use flexbench_pipeline::run::{discover_recordings, run_batch};
-    let file: &PipelineFile = &plan.file;
-    let folders = discover_recordings(&plan.batch).map_err(Failed::bare)?;
-    let jobs = jobs
-        .or(file.run.jobs)
-        .unwrap_or_else(flexbench_pipeline::threads);
-    let warnings = std::sync::Mutex::new(std::collections::BTreeMap::<String, Vec<String>>::new());
-    let events = |name: &str, e: RunEvent| {
-        if let (RunEvent::Warning(w), Ok(mut m)) = (e, warnings.lock()) {
-            m.entry(name.to_string()).or_default().push(w.to_string());
-        }
-    };
-    let (items, files) = run_batch(
-        file,
-        &plan.pipeline,
-        &plan.mechanism,
-        &folders,
-        &plan.out,
-        jobs,
-        &events,
-    )
-    .map_err(Failed::bare)?;
-    let mut warned = warnings.into_inner().unwrap_or_default();
-    let runs = items
-        .into_iter()
-        .map(|it| match it.result {
-            Ok(s) => {
-                let w = warned.remove(&s.name).unwrap_or_default();
-                let stages = outcomes(&s);
-                let r = (s.name, s.out, s.report, s.manifest, stages, w);
-                (it.folder, Some(r), None)
-            }
-            Err(e) => (it.folder, None, Some(e)),
-        })
-        .collect();
-    Ok((runs, files))
-}
-
 /// The threads flexbench computes on.
 /// The stage `table`'s settings (the pipeline file's `[table]` keys) with their defaults, as a
 /// JSON object: the Python functions' signatures (`help(flexbench.process)`).
@@ -494,7 +378,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(identify, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
-    m.add_function(wrap_pyfunction!(run, m)?)?;
+    batch::register(m)?;
     m.add_function(wrap_pyfunction!(threads, m)?)?;
     m.add_function(wrap_pyfunction!(settings_defaults, m)?)?;
     errors::register(m)

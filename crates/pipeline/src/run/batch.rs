@@ -250,11 +250,9 @@ pub(super) fn batch_row(
 }
 
 /// The batch summary: one row per recording (its key numbers, or its error), as CSV, HTML and
-/// JSON in `out`.
-pub(super) fn batch_summary(
-    items: &[BatchItem],
-    out: &Path,
-) -> Result<Vec<PathBuf>, PipelineError> {
+/// JSON in `out`; written by [`run_batch`], and by a caller that ran the recordings itself
+/// ([`run_folder`] on each, e.g. Python's `run_batch` on a cluster).
+pub fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, PipelineError> {
     use flexbench_report::batch::{batch_csv, batch_html, BatchColumn, BatchRow};
     let cols = batch_columns();
     let (rows, json_rows): (Vec<BatchRow>, Vec<Value>) =
