@@ -216,6 +216,8 @@ def read_tracks(
 class Smoothed:
     """The signal stage's result: each marker's kinematics with its standard deviations."""
 
+    #: The folder written (temporary unless ``out`` was given).
+    out: Path
     #: t (s), marker, x, y (m), vx, vy (m/s), ax, ay (m/s^2), their ``*_sigma`` and provenance.
     markers: pl.DataFrame
     #: The stage's record (the method's parameters per coordinate...), as written beside it.
@@ -240,24 +242,26 @@ def smooth(
     """``flexbench smooth``: every marker of ``tracks`` smoothed and differentiated. Settings are
     the ``[smooth]`` keys: ``method`` ("rts", the default; "savgol", "butterworth", "spline"),
     ``unit`` of x and y ("m"...), ``window``, ``order``, ``noise_m``, ``cutoff_hz``,
-    ``cutoff_by``, ``spline_degree``, ``rigid_field``... ``out``: the markers table's path (.parquet
-    or .csv; the other format and ``<stem>.summary.json`` beside it); default: a temporary
-    folder. ``mechanism``: the markers' layout on their body for the rigid field."""
+    ``cutoff_by``, ``spline_degree``, ``rigid_field``... ``out``: the folder written
+    (``markers.parquet``, ``markers.csv``, ``markers.summary.json``, as every stage's ``out`` and
+    the run's smooth folder; a ``.csv`` or ``.parquet`` path names the table itself, as on the
+    command line); default: a temporary folder. ``mechanism``: the markers' layout on their
+    body for the rigid field."""
     text = _settings("smooth", settings)
-    scratch = _Scratch(None if out is None else Path(out).parent)
-    target = Path(out) if out is not None else scratch.out / "markers.parquet"
+    scratch = _Scratch(out)
     try:
         path = scratch.table(tracks, "tracks")
         files = _native.smooth(
             os.fspath(path),
-            os.fspath(target),
+            os.fspath(scratch.out),
             text,
             mechanism=_fspath(mechanism),
         )
     finally:
         scratch.done()
     files = [Path(f) for f in files]
-    stem = target.with_suffix("")
+    summary = next(f for f in files if f.name.endswith(".summary.json"))
+    stem = summary.with_name(summary.name[: -len(".summary.json")])
     parquet = stem.with_suffix(".parquet")
     markers = pl.read_parquet(parquet)
     extra = {
@@ -269,6 +273,7 @@ def smooth(
         if p in files
     }
     return Smoothed(
+        out=parquet.parent,
         markers=markers,
         summary=_summary(Path(f"{stem}.summary.json")),
         rigid=extra.get("rigid"),

@@ -376,12 +376,20 @@ def test_a_bad_dataframe_is_refused_by_name():
 
 
 def test_smooth_is_the_command_line(tmp_path):
-    s = fb.smooth(TRUTH / "tracks.csv", method="savgol", window=21, order=5,
-                  out=tmp_path / "py" / "markers.parquet")
+    """`out` is a folder, as every stage's: the command line's files in it, byte for byte; a
+    table's path names the table itself in both."""
+    s = fb.smooth(TRUTH / "tracks.csv", method="savgol", window=21, order=5, out=tmp_path / "py")
     c = cli("smooth", "--tracks", TRUTH / "tracks.csv", "--method", "savgol", "--window", "21",
-            "--order", "5", "--out", tmp_path / "cli" / "markers.parquet")
+            "--order", "5", "--out", tmp_path / "cli")
     assert c.returncode == 0, c.stderr
+    assert s.out == tmp_path / "py"
+    assert sorted(p.name for p in s.files) == ["markers.csv", "markers.parquet", "markers.summary.json"]
+    for name in ("markers.csv", "markers.parquet"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
     same_frames(s.markers, pl.read_parquet(tmp_path / "cli" / "markers.parquet"))
+    named = fb.smooth(TRUTH / "tracks.csv", method="savgol", out=tmp_path / "named" / "sg.csv")
+    assert sorted(p.name for p in named.files) == ["sg.csv", "sg.parquet", "sg.summary.json"]
+    same_frames(named.markers, s.markers)
     assert s.summary["method"].startswith("Savitzky-Golay") or "savgol" in str(s.summary).lower()
     assert s.rigid is None
 

@@ -12,7 +12,8 @@ pub(crate) struct SmoothArgs {
     /// Tracks table (CSV or Parquet: frame, t, marker, u, v, x, y).
     #[arg(long)]
     tracks: PathBuf,
-    /// Markers table to write (.csv or .parquet; the other format and a summary beside it).
+    /// Output folder (markers.parquet, markers.csv and markers.summary.json in it), or the
+    /// markers table's path (.csv or .parquet; the other format and a summary beside it).
     #[arg(long)]
     out: PathBuf,
     /// Method: rts (Kalman/RTS smoother with a periodic part, parameters from the data;

@@ -191,12 +191,22 @@ impl crate::StageRecord for SmoothRecord {
     const STAGE: &'static str = "smooth";
 }
 
+/// The markers table's path for an `out` given to the smooth stage: `out` itself when it names
+/// a table (`.csv` or `.parquet`), else `out/markers.parquet`, a folder as every other stage's
+/// `out` and as the run's smooth stage writes it.
+pub fn markers_path(out: &Path) -> PathBuf {
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("csv" | "parquet") => out.to_path_buf(),
+        _ => out.join("markers.parquet"),
+    }
+}
+
 /// Smooth and differentiate every marker of the tracks at `tracks_path`, whose x and y are in
 /// metres times `unit` (1 for metres, 1e-3 for millimetres...), into the markers table
 /// (`t, marker, x, y, vx, vy, ax, ay`, in SI, with `*_sigma` columns for the RTS smoother and
-/// each sample's provenance) at `out` (CSV or Parquet, the other beside it, and
-/// `<stem>.summary.json` with the method's parameters per coordinate). Nothing is written on an
-/// error.
+/// each sample's provenance) at `out` ([`markers_path`]: a table's path, CSV or Parquet, or a
+/// folder that gets `markers.parquet`), the other format beside it, and `<stem>.summary.json`
+/// with the method's parameters per coordinate. Nothing is written on an error.
 pub fn smooth(
     tracks_path: &Path,
     unit: f64,
@@ -239,6 +249,7 @@ pub fn smooth(
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     drop(series);
     let table = markers_table(&names, &t, &diffs);
+    let out = markers_path(out);
     let dir = out
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -371,4 +382,18 @@ fn differentiate_marker(
         )));
     }
     Ok((dx, dy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_is_a_folder_unless_it_names_a_table() {
+        let p = |s: &str| markers_path(Path::new(s));
+        assert_eq!(p("out/smooth"), Path::new("out/smooth/markers.parquet"));
+        assert_eq!(p("out/run.v2"), Path::new("out/run.v2/markers.parquet"));
+        assert_eq!(p("out/sg.csv"), Path::new("out/sg.csv"));
+        assert_eq!(p("out/m.parquet"), Path::new("out/m.parquet"));
+    }
 }
