@@ -49,9 +49,9 @@ pub fn write_bytes(target: &Path, bytes: &[u8]) -> io::Result<()> {
         f.write_all(bytes)?;
         f.sync_all()
     })
+    // The system's error as it is: every caller names the file in its own error.
     .map_err(|e| match e {
-        AtomicError::Fill(e) => io::Error::new(e.kind(), format!("{}: {e}", target.display())),
-        AtomicError::Io(_, e) => io::Error::new(e.kind(), format!("{}: {e}", target.display())),
+        AtomicError::Fill(e) | AtomicError::Io(_, e) => e,
     })
 }
 

@@ -22,6 +22,12 @@ pub mod tracks;
 pub mod units;
 
 pub use modes::{ModeKind, ModeRow, Modes};
+
+/// A foreign error (the system's, a parser's, a library's) kept as the cause of one of
+/// flexbench's errors: the error says what flexbench was doing, the cause why it failed, and
+/// the chain of causes prints each once (the command line's "caused by:" lines, Python's
+/// message).
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 pub use motion::{Bodies, BodyMotion, Forces, MarkerResiduals, MarkerRow, MarkerStates};
 pub use table::{Column, Table};
 pub use tracks::{Late, MarkerKind, MarkerSeries, TrackRow, Tracks, FIDUCIAL_DICTIONARIES};

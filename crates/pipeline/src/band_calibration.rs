@@ -91,9 +91,8 @@ pub(crate) fn tracks_scale(
     let states: Vec<_> = sim.iter().map(|s| (&s.q, &s.qd, &s.qdd)).collect();
     let truth = mech.inverse_dynamics_batch(&states, rec.max_condition)?;
     let columns = mech.force_columns();
-    let scratch = tempfile::tempdir().map_err(|e| PipelineError::Io {
-        path: std::env::temp_dir().display().to_string(),
-        reason: format!("cannot make the bands' scratch folder: {e}"),
+    let scratch = tempfile::tempdir().map_err(|e| {
+        PipelineError::io(&std::env::temp_dir(), "make the bands' scratch folder", e)
     })?;
     let mut sums = vec![(0.0, 0usize); columns.len()];
     let tq: Vec<_> = sim.iter().map(|s| (s.t, s.q.clone())).collect();

@@ -302,12 +302,8 @@ pub fn calibrate(
         // No board, no corners.
         return Ok((cal, vec![out.to_path_buf()]));
     }
-    flexbench_contracts::atomic::write_bytes(&corners, csv.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: corners.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
+    flexbench_contracts::atomic::write_bytes(&corners, csv.as_bytes())
+        .map_err(|e| PipelineError::io(&corners, "be written", e))?;
     Ok((cal, vec![out.to_path_buf(), corners]))
 }
 
@@ -470,24 +466,20 @@ pub fn read_clicks(path: &Path) -> Result<Clicks, PipelineError> {
 /// to `out`: the user clicks A and the horizontal there and downloads `clicks.toml`.
 pub fn clicks_page(image: &Path, out: &Path) -> Result<PathBuf, PipelineError> {
     use opencv::prelude::{MatTraitConst, VectorToVec};
-    let io = |path: &Path, reason: String| PipelineError::Io {
-        path: path.display().to_string(),
-        reason,
-    };
-    let bytes = std::fs::read(image).map_err(|e| io(image, format!("cannot be read ({e})")))?;
+    let bytes = std::fs::read(image).map_err(|e| PipelineError::io(image, "be read", e))?;
     let img = opencv::imgcodecs::imread(image.as_os_str(), opencv::imgcodecs::IMREAD_COLOR)
-        .map_err(|e| io(image, e.message))?;
+        .map_err(|e| PipelineError::io(image, "be read by OpenCV", e))?;
     if img.empty() {
-        return Err(io(
-            image,
-            "is not an image OpenCV reads (PNG or JPEG)".into(),
-        ));
+        return Err(PipelineError::Input(format!(
+            "{}: not an image OpenCV reads (PNG or JPEG)",
+            image.display()
+        )));
     }
     let mut png = opencv::core::Vector::<u8>::new();
     let is_png = bytes.starts_with(b"\x89PNG");
     if !is_png {
         opencv::imgcodecs::imencode(".png", &img, &mut png, &opencv::core::Vector::new())
-            .map_err(|e| io(image, e.message))?;
+            .map_err(|e| PipelineError::io(image, "be encoded as PNG", e))?;
     }
     let data = if is_png { bytes } else { png.to_vec() };
     let name = image
@@ -496,6 +488,6 @@ pub fn clicks_page(image: &Path, out: &Path) -> Result<PathBuf, PipelineError> {
         .unwrap_or_default();
     let html = flexbench_report::review::clicks_page(&data, img.cols(), img.rows(), &name);
     flexbench_contracts::atomic::write_bytes(out, html.as_bytes())
-        .map_err(|e| io(out, e.to_string()))?;
+        .map_err(|e| PipelineError::io(out, "be written", e))?;
     Ok(out.to_path_buf())
 }

@@ -357,10 +357,8 @@ pub fn identify_job(
             file.display()
         )));
     }
-    let text = std::fs::read_to_string(mechanism).map_err(|e| PipelineError::Io {
-        path: mechanism.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let text = std::fs::read_to_string(mechanism)
+        .map_err(|e| PipelineError::io(mechanism, "be read", e))?;
     let origin = mechanism.display().to_string();
     let mech = flexbench_mechanism::file::parse(&text, &origin)?.mechanism;
     let (motion, t) = processed_motion(processed, mechanism, &mech)?;
@@ -555,10 +553,7 @@ fn write_identified(
         file,
         format!("{header}{}", record.identification.file).as_bytes(),
     )
-    .map_err(|e| PipelineError::Io {
-        path: file.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    .map_err(|e| PipelineError::io(file, "be written", e))?;
     files.push(file.to_path_buf());
     files.push(record.write(&out.join("identify.json"))?);
     Ok(files)

@@ -144,9 +144,12 @@ pub(crate) fn bootstrap(
     let (sim, simulated) =
         crate::replicas::simulated_at(&mut mech, (ci, crank.motor), rec.t, speed)?;
     let states: Vec<State> = sim.into_iter().map(|s| (s.t, s.q)).collect();
-    let scratch = tempfile::tempdir().map_err(|e| PipelineError::Io {
-        path: std::env::temp_dir().display().to_string(),
-        reason: format!("cannot make the bootstrap's scratch folder: {e}"),
+    let scratch = tempfile::tempdir().map_err(|e| {
+        PipelineError::io(
+            &std::env::temp_dir(),
+            "make the bootstrap's scratch folder",
+            e,
+        )
     })?;
     let mut runs = Vec::with_capacity(replicates);
     for k in 0..replicates {

@@ -36,9 +36,8 @@ pub(crate) fn remove_stale(out: &Path, written: usize) -> Result<(), PipelineErr
         for ext in ["csv", "parquet"] {
             let path = out.join(format!("{}.{ext}", table_stem(k)));
             if path.exists() {
-                std::fs::remove_file(&path).map_err(|e| PipelineError::Io {
-                    path: path.display().to_string(),
-                    reason: format!("cannot remove an earlier run's frame table: {e}"),
+                std::fs::remove_file(&path).map_err(|e| {
+                    PipelineError::io(&path, "remove an earlier run's frame table", e)
                 })?;
             }
         }

@@ -102,10 +102,8 @@ pub(crate) fn refine(
         ));
         return Ok(None);
     };
-    let scratch = tempfile::tempdir().map_err(|e| PipelineError::Io {
-        path: std::env::temp_dir().display().to_string(),
-        reason: format!("cannot make a scratch folder: {e}"),
-    })?;
+    let scratch = tempfile::tempdir()
+        .map_err(|e| PipelineError::io(&std::env::temp_dir(), "make a scratch folder", e))?;
     let mut record = RefineRecord {
         harmonics_floor_given: floor_given,
         passes: Vec::new(),

@@ -13,6 +13,8 @@ pub mod calibrate;
 pub mod compare;
 pub mod compare_measured;
 mod compare_sim;
+#[cfg(test)]
+mod error_walk;
 pub mod fem;
 pub mod identify;
 pub mod identify_bootstrap;
@@ -91,7 +93,7 @@ pub enum PipelineError {
     Identify(#[from] flexbench_identify::IdentifyError),
     /// A TOML file (pipeline file, camera file, recording's inputs) that cannot be read as one:
     /// where, and the parser's reason (line, column, key).
-    #[error("{what}: {source}")]
+    #[error("{what}: cannot be read")]
     Toml {
         /// The file, as the message names it.
         what: String,
@@ -103,9 +105,15 @@ pub enum PipelineError {
     /// name it and the fix.
     #[error("{0}")]
     Input(String),
-    /// A file could not be written.
-    #[error("{path}: {reason}")]
-    Io { path: String, reason: String },
+    /// A file or folder could not be read, written, made or listed: what was tried; the
+    /// system's (or the library's) own error is the cause.
+    #[error("{path}: cannot {doing}")]
+    Io {
+        path: String,
+        doing: String,
+        #[source]
+        source: flexbench_contracts::Cause,
+    },
 }
 
 pub use flexbench_contracts::series::unwrap_angles;
@@ -117,18 +125,33 @@ pub fn threads() -> usize {
 
 /// Create the output directory (and parents) or say why not.
 pub fn ensure_dir(dir: &Path) -> Result<(), PipelineError> {
-    std::fs::create_dir_all(dir).map_err(|e| PipelineError::Io {
-        path: dir.display().to_string(),
-        reason: format!("cannot create the output directory ({e}); choose a writable --out"),
+    std::fs::create_dir_all(dir).map_err(|e| {
+        PipelineError::io(
+            dir,
+            "create the output directory; choose a writable --out",
+            e,
+        )
     })?;
     Ok(())
 }
 
 /// The error of an I/O step on `p` (`what`: what could not be done).
 pub(crate) fn io_error(p: &Path, what: &str, e: std::io::Error) -> PipelineError {
-    PipelineError::Io {
-        path: p.display().to_string(),
-        reason: format!("cannot {what} ({e})"),
+    PipelineError::io(p, what, e)
+}
+
+impl PipelineError {
+    /// `path` could not `doing` ("be read", "be written"...): `e` is why.
+    pub fn io(
+        path: &Path,
+        doing: impl Into<String>,
+        e: impl Into<flexbench_contracts::Cause>,
+    ) -> PipelineError {
+        PipelineError::Io {
+            path: path.display().to_string(),
+            doing: doing.into(),
+            source: e.into(),
+        }
     }
 }
 
@@ -139,10 +162,8 @@ pub trait StageRecord: serde::Serialize + serde::de::DeserializeOwned {
 
     /// Write the record with its keys sorted (as every JSON file flexbench writes), atomically.
     fn write(&self, path: &Path) -> Result<PathBuf, PipelineError> {
-        let value = serde_json::to_value(self).map_err(|e| PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let value =
+            serde_json::to_value(self).map_err(|e| PipelineError::io(path, "be written", e))?;
         write_json(path, &value)
     }
 
@@ -187,16 +208,10 @@ pub enum StageEvent<'a> {
 
 /// Write a JSON value atomically.
 pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<PathBuf, PipelineError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| PipelineError::io(path, "be written", e))?;
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes())
+        .map_err(|e| PipelineError::io(path, "be written", e))?;
     Ok(path.to_path_buf())
 }
 

@@ -208,29 +208,22 @@ fn review_page(
         .collect();
     let path = out.join("review.html");
     let html = flexbench_report::review::flags_page(&samples, video);
-    flexbench_contracts::atomic::write_bytes(&path, html.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
+    flexbench_contracts::atomic::write_bytes(&path, html.as_bytes())
+        .map_err(|e| PipelineError::io(&path, "be written", e))?;
     Ok(Some(path))
 }
 
 /// The contact sheet (PNG) as an SVG beside it (`<stem>.svg`), for the report's page.
 fn sheet_svg(png: &Path) -> Result<PathBuf, PipelineError> {
-    let io = |path: &Path, e: &dyn std::fmt::Display| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
-    let bytes = std::fs::read(png).map_err(|e| io(png, &e))?;
+    let bytes = std::fs::read(png).map_err(|e| PipelineError::io(png, "be read", e))?;
     let img = opencv::imgcodecs::imread(png.as_os_str(), opencv::imgcodecs::IMREAD_COLOR)
-        .map_err(|e| io(png, &e.message))?;
+        .map_err(|e| PipelineError::io(png, "be read by OpenCV", e))?;
     use opencv::prelude::MatTraitConst;
     let (w, h) = (img.cols().max(1) as u32, img.rows().max(1) as u32);
     let svg = png.with_extension("svg");
     let text = flexbench_report::page::png_svg(&bytes, w, h);
-    flexbench_contracts::atomic::write_bytes(&svg, text.as_bytes()).map_err(|e| io(&svg, &e))?;
+    flexbench_contracts::atomic::write_bytes(&svg, text.as_bytes())
+        .map_err(|e| PipelineError::io(&svg, "be written", e))?;
     Ok(svg)
 }
 

@@ -53,15 +53,13 @@ pub struct Extras {
 
 fn imwrite(path: &Path, img: &opencv::core::Mat) -> Result<(), PipelineError> {
     let ok = opencv::imgcodecs::imwrite(path.as_os_str(), img, &opencv::core::Vector::new())
-        .map_err(|e| PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.message,
-        })?;
+        .map_err(|e| PipelineError::io(path, "be written", e))?;
     if !ok {
-        return Err(PipelineError::Io {
-            path: path.display().to_string(),
-            reason: "the image could not be written".into(),
-        });
+        return Err(PipelineError::io(
+            path,
+            "be written",
+            "OpenCV's image writer refused the image",
+        ));
     }
     Ok(())
 }
@@ -281,12 +279,8 @@ fn calibration_images(
         "# Pixels of the bench origin A and of a point on the horizontal through A, towards the pendulum,\n# in plane-view.png, as a user clicks them (to 0.1 px).\norigin = [{}, {}]\nhorizontal = [{}, {}]\n# Their standard deviation per coordinate, px: the true pixels rounded to 0.1 px\n# (uniform over 0.1 px: 0.1 / sqrt(12)).\nclick_sigma_px = {:.4}\n",
         round(a.0), round(a.1), round(h.0), round(h.1), RENDER_CLICK_SIGMA_PX
     );
-    flexbench_contracts::atomic::write_bytes(&clicks, text.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: clicks.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
+    flexbench_contracts::atomic::write_bytes(&clicks, text.as_bytes())
+        .map_err(|e| PipelineError::io(&clicks, "be written", e))?;
     files.push(clicks);
     let truth_cam = cam.calibration();
     let truth_cam_path = out.join("truth").join("camera.yaml");
@@ -361,10 +355,7 @@ impl Film<'_> {
             });
         let _ = std::fs::remove_file(&lossless);
         let rows = rows?;
-        std::fs::rename(&tmp, &video).map_err(|e| PipelineError::Io {
-            path: video.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        std::fs::rename(&tmp, &video).map_err(|e| PipelineError::io(&video, "be written", e))?;
         Ok((video, rows))
     }
 

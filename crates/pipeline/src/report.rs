@@ -158,12 +158,8 @@ pub fn report(
     let listed: Vec<String> = key.warnings.iter().map(|w| w.to_string()).collect();
     let html = page.html(title, &mech_line, manifest, &listed)?;
     let path = out.join("report.html");
-    flexbench_contracts::atomic::write_bytes(&path, html.as_bytes()).map_err(|e| {
-        PipelineError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
+    flexbench_contracts::atomic::write_bytes(&path, html.as_bytes())
+        .map_err(|e| PipelineError::io(&path, "be written", e))?;
     page.files.push(path);
     Ok(page.files)
 }

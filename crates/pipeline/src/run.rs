@@ -166,10 +166,8 @@ pub fn run_recording(
     let settings = Settings::resolve(file, mech, with_board)?;
     crate::process::check_band_calibration(mech, &settings.process)?;
     if let Some(spec) = &settings.identify {
-        let text = std::fs::read_to_string(&rec.mechanism).map_err(|e| PipelineError::Io {
-            path: rec.mechanism.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(&rec.mechanism)
+            .map_err(|e| PipelineError::io(&rec.mechanism, "be read", e))?;
         let origin = rec.mechanism.display().to_string();
         flexbench_identify::check_free(&text, &origin, &spec.free)?;
     }

@@ -79,10 +79,7 @@ fn hex(d: &[u8]) -> String {
 
 /// SHA-256 of a file's bytes, or of a folder's files (names and bytes, sorted by name), hex.
 pub fn hash_path(path: &Path) -> Result<String, PipelineError> {
-    let io = |e: std::io::Error| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: format!("cannot be read to hash it ({e})"),
-    };
+    let io = |e: std::io::Error| PipelineError::io(path, "be read to hash it", e);
     if path.is_dir() {
         let mut names: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(io)?
@@ -144,10 +141,7 @@ pub struct StageStamp {
 /// Every file a stage wrote into `tmp` (relative, with / separators, sorted) and its SHA-256.
 fn outputs_of(tmp: &Path) -> Result<BTreeMap<String, String>, PipelineError> {
     let mut files: Vec<PathBuf> = Vec::new();
-    list_files(tmp, &mut files).map_err(|e| PipelineError::Io {
-        path: tmp.display().to_string(),
-        reason: format!("cannot list the stage's files ({e})"),
-    })?;
+    list_files(tmp, &mut files).map_err(|e| PipelineError::io(tmp, "list the stage's files", e))?;
     files.sort();
     let mut outputs = BTreeMap::new();
     for f in files {

@@ -380,10 +380,7 @@ struct SeekEntry {
 
 /// The TOML file at `path` read as a `T`; `what` names it in errors.
 fn read_toml<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, PipelineError> {
-    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
-        path: path.display().to_string(),
-        reason: format!("cannot be read ({e})"),
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::io(path, "be read", e))?;
     toml::from_str(&text).map_err(|source| PipelineError::Toml {
         what: format!("{what} {}", path.display()),
         source,

@@ -17,16 +17,33 @@ use flexbench_contracts::atomic::{write_with, AtomicError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+pub use flexbench_contracts::Cause;
+
 /// Errors of figure output.
 #[derive(Debug, thiserror::Error)]
 #[allow(missing_docs)] // the fields are named in each variant's message
 pub enum ReportError {
-    /// Drawing or writing failed.
-    #[error("figure {path}: {reason}")]
-    Draw { path: String, reason: String },
+    /// Drawing or writing failed: which figure; the drawing library's (or the system's) own
+    /// error is the cause.
+    #[error("figure {path}: cannot be drawn and written")]
+    Draw {
+        path: String,
+        #[source]
+        source: Cause,
+    },
     /// Nothing to draw.
     #[error("figure {path}: no finite data to draw")]
     Empty { path: String },
+}
+
+impl ReportError {
+    /// The figure at `path` could not be drawn or written: `e` is why.
+    pub fn draw(path: &Path, e: impl Into<Cause>) -> ReportError {
+        ReportError::Draw {
+            path: path.display().to_string(),
+            source: e.into(),
+        }
+    }
 }
 
 static FONT: Once = Once::new();
@@ -137,15 +154,13 @@ fn draw_labelled<'a, DB: DrawingBackend + 'a>(
     label: &str,
     color: RGBColor,
     width: u32,
-) -> Result<(), String>
+) -> Result<(), Cause>
 where
     DB::ErrorType: 'static,
 {
     let mut first = true;
     for l in lines {
-        let s = chart
-            .draw_series(LineSeries::new(l, color.stroke_width(width)))
-            .map_err(|e| e.to_string())?;
+        let s = chart.draw_series(LineSeries::new(l, color.stroke_width(width)))?;
         if first {
             s.label(label.to_string()).legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(width))
@@ -157,7 +172,7 @@ where
 }
 
 /// The legend box, upper right.
-fn draw_legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> Result<(), String>
+fn draw_legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> Result<(), Cause>
 where
     DB::ErrorType: 'static,
 {
@@ -168,17 +183,15 @@ where
         .label_font(("sans-serif", 13))
         .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(|e| e.to_string())
+        .map_err(Cause::from)
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String>
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), Cause>
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root
-        .titled(&fig.caption, ("sans-serif", 22))
-        .map_err(|e| e.to_string())?;
+    root.fill(&WHITE)?;
+    let root = root.titled(&fig.caption, ("sans-serif", 22))?;
     let areas = root.split_evenly((fig.panels.len(), 1));
     let xr = range(
         fig.panels
@@ -199,8 +212,7 @@ where
             .margin(8)
             .x_label_area_size(42)
             .y_label_area_size(70)
-            .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)
-            .map_err(|e| e.to_string())?;
+            .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)?;
         chart
             .configure_mesh()
             .x_desc(&fig.x_label)
@@ -208,21 +220,21 @@ where
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 15))
             .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .draw()?;
         for (k, c) in panel.curves.iter().enumerate() {
             let color = COLORS[k % COLORS.len()];
             // The band first, under the curves: one polygon per run of samples that have one.
             let mut run: Vec<(f64, f64, f64)> = Vec::new();
             let flush = |run: &mut Vec<(f64, f64, f64)>,
                          chart: &mut ChartContext<'_, DB, _>|
-             -> Result<(), String> {
+             -> Result<(), Cause> {
                 if run.len() >= 2 {
                     let mut pts: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.1 + p.2)).collect();
                     pts.extend(run.iter().rev().map(|p| (p.0, p.1 - p.2)));
-                    chart
-                        .draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18).filled())))
-                        .map_err(|e| e.to_string())?;
+                    chart.draw_series(std::iter::once(Polygon::new(
+                        pts,
+                        color.mix(0.18).filled(),
+                    )))?;
                 }
                 run.clear();
                 Ok(())
@@ -243,7 +255,7 @@ where
         }
         draw_legend(&mut chart)?;
     }
-    root.present().map_err(|e| e.to_string())
+    root.present().map_err(Cause::from)
 }
 
 /// The numbers behind a figure as a CSV table (long format: panel, curve, x, y, band), the x
@@ -299,10 +311,8 @@ pub fn csv_field(s: &str) -> String {
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
-    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| ReportError::Draw {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes())
+        .map_err(|e| ReportError::draw(path, e))
 }
 
 /// Draw `fig` as `<stem>.png` (1400 px wide) and `<stem>.svg`, and write the numbers behind it
@@ -321,13 +331,9 @@ pub fn write_figure(fig: &Figure, stem: &Path) -> Result<[PathBuf; 2], ReportErr
         });
     }
     let height = 120 + 330 * fig.panels.len() as u32;
-    let err = |p: &Path, reason: String| ReportError::Draw {
-        path: p.display().to_string(),
-        reason,
-    };
-    let map = |p: &Path, e: AtomicError<String>| match e {
-        AtomicError::Fill(r) => err(p, r),
-        AtomicError::Io(_, e) => err(p, e.to_string()),
+    let map = |p: &Path, e: AtomicError<Cause>| match e {
+        AtomicError::Fill(r) => ReportError::draw(p, r),
+        AtomicError::Io(_, e) => ReportError::draw(p, e),
     };
     write_with(&png, |tmp| {
         draw(
@@ -350,7 +356,7 @@ pub fn write_figure(fig: &Figure, stem: &Path) -> Result<[PathBuf; 2], ReportErr
         w.into_inner().map_err(|e| e.into_error())?.sync_all()
     })
     .map_err(|e| match e {
-        AtomicError::Fill(e) | AtomicError::Io(_, e) => err(&csv, e.to_string()),
+        AtomicError::Fill(e) | AtomicError::Io(_, e) => ReportError::draw(&csv, e),
     })?;
     Ok([png, svg])
 }
@@ -387,22 +393,19 @@ fn draw_plane<DB: DrawingBackend>(
     fig: &PlaneFigure,
     xr: (f64, f64),
     yr: (f64, f64),
-) -> Result<(), String>
+) -> Result<(), Cause>
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root
-        .titled(&fig.caption, ("sans-serif", 22))
-        .map_err(|e| e.to_string())?;
+    root.fill(&WHITE)?;
+    let root = root.titled(&fig.caption, ("sans-serif", 22))?;
     let sign = if fig.y_down { -1.0 } else { 1.0 };
     let (y0, y1) = if fig.y_down { (-yr.1, -yr.0) } else { yr };
     let mut chart = ChartBuilder::on(&root)
         .margin(12)
         .x_label_area_size(46)
         .y_label_area_size(76)
-        .build_cartesian_2d(xr.0..xr.1, y0..y1)
-        .map_err(|e| e.to_string())?;
+        .build_cartesian_2d(xr.0..xr.1, y0..y1)?;
     // Tick labels with as many decimals as a tenth of the range needs.
     let decimals = |lo: f64, hi: f64| {
         (-(((hi - lo) / 10.0).abs().max(1e-300)).log10().floor()).max(0.0) as usize
@@ -420,8 +423,7 @@ where
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 15))
         .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(|e| e.to_string())?;
+        .draw()?;
     for (k, (label, pts)) in fig.paths.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let curve = Curve {
@@ -460,7 +462,7 @@ where
         draw_labelled(&mut chart, lines, label, color, 1)?;
     }
     draw_legend(&mut chart)?;
-    root.present().map_err(|e| e.to_string())
+    root.present().map_err(Cause::from)
 }
 
 /// The numbers behind a plane figure (CSV: kind, label, x, y, vx, vy).
@@ -537,13 +539,9 @@ pub fn write_plane_figure(fig: &PlaneFigure, stem: &Path) -> Result<[PathBuf; 2]
         let w = 0.5 * sy * plot_w;
         xr = (c - w, c + w);
     }
-    let err = |p: &Path, reason: String| ReportError::Draw {
-        path: p.display().to_string(),
-        reason,
-    };
-    let map = |p: &Path, e: AtomicError<String>| match e {
-        AtomicError::Fill(r) => err(p, r),
-        AtomicError::Io(_, e) => err(p, e.to_string()),
+    let map = |p: &Path, e: AtomicError<Cause>| match e {
+        AtomicError::Fill(r) => ReportError::draw(p, r),
+        AtomicError::Io(_, e) => ReportError::draw(p, e),
     };
     write_with(&png, |tmp| {
         draw_plane(

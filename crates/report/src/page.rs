@@ -319,10 +319,7 @@ pub fn png_svg(png: &[u8], width: u32, height: u32) -> String {
 /// Figure `n`: its SVG inline (base64), its caption and where its numbers are.
 fn figure(h: &mut String, n: usize, f: &PageFigure) -> Result<(), ReportError> {
     let svg = f.stem.with_extension("svg");
-    let bytes = std::fs::read(&svg).map_err(|e| ReportError::Draw {
-        path: svg.display().to_string(),
-        reason: format!("cannot read the figure ({e})"),
-    })?;
+    let bytes = std::fs::read(&svg).map_err(|e| ReportError::draw(&svg, e))?;
     let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let table = f.stem.with_extension("figure.csv");
     let table_note = match table.file_name().filter(|_| table.exists()) {

@@ -20,10 +20,7 @@ pub fn write_workbook(
     path: &Path,
     tables: impl IntoIterator<Item = Result<(Table, String), TableError>>,
 ) -> Result<(), TableError> {
-    let xlsx = |e: XlsxError| TableError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
+    let xlsx = |e: XlsxError| TableError::io(path, "be written", e);
     flexbench_contracts::atomic::write_with(path, |tmp| -> Result<(), TableError> {
         let mut book = Workbook::new();
         // A fixed creation date (the workbook's only clock reading): the same tables give the
@@ -48,10 +45,7 @@ pub fn write_workbook(
     })
     .map_err(|e| match e {
         flexbench_contracts::atomic::AtomicError::Fill(e) => e,
-        flexbench_contracts::atomic::AtomicError::Io(p, e) => TableError::Io {
-            path: p.display().to_string(),
-            reason: e.to_string(),
-        },
+        flexbench_contracts::atomic::AtomicError::Io(p, e) => TableError::io(&p, "be written", e),
     })
 }
 

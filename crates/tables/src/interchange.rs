@@ -431,10 +431,8 @@ pub fn write_trc(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> 
         }
         s.push('\n');
     }
-    flexbench_contracts::atomic::write_bytes(path, s.as_bytes()).map_err(|e| TableError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    flexbench_contracts::atomic::write_bytes(path, s.as_bytes())
+        .map_err(|e| TableError::io(path, "be written", e))?;
     Ok(path.to_path_buf())
 }
 
@@ -472,20 +470,17 @@ fn c3d_chars(values: &[String], width: usize) -> C3dParam {
 /// camera-mask byte, which it caps at 7 bits, so it cannot mark a point invalid in float files.
 /// The file is checked by reading it back with c3dio (tests) and with Python's `c3d` package.
 pub fn write_c3d(tr: &Trajectories, path: &Path) -> Result<PathBuf, TableError> {
-    let bad = |reason: String| TableError::Io {
-        path: path.display().to_string(),
-        reason,
-    };
     let (n, m) = (tr.positions.len(), tr.markers.len());
     if !fits_c3d(tr) {
-        return Err(bad(format!("{n} frames of {m} markers from frame {} cannot be written as C3D (at most 65535 frames, 255 markers)", tr.first_frame)));
+        return Err(TableError::Export(format!("{}: {n} frames of {m} markers from frame {} cannot be written as C3D (at most 65535 frames, 255 markers)", path.display(), tr.first_frame)));
     }
     let blocks = c3d_parameters(tr, 0).len() / 512;
     let data_start = (2 + blocks) as u16;
     let mut bytes = c3d_header(tr, data_start);
     bytes.extend(c3d_parameters(tr, data_start));
     bytes.extend(c3d_points(tr));
-    flexbench_contracts::atomic::write_bytes(path, &bytes).map_err(|e| bad(e.to_string()))?;
+    flexbench_contracts::atomic::write_bytes(path, &bytes)
+        .map_err(|e| TableError::io(path, "be written", e))?;
     Ok(path.to_path_buf())
 }
 

@@ -26,19 +26,31 @@ pub mod interchange;
 pub mod matlab;
 mod parquet_footer;
 
+pub use flexbench_contracts::Cause;
+
 /// Errors of table input and output.
 #[derive(Debug, thiserror::Error)]
 #[allow(missing_docs)] // the fields are named in each variant's message
 pub enum TableError {
-    /// The file cannot be opened or written.
-    #[error("{path}: {reason}")]
-    Io { path: String, reason: String },
-    /// The file is not a readable CSV or Parquet table.
-    #[error("{path}: not a readable {format} table ({reason}); check that the file is complete and in the contract format (docs/bench.md section 6)")]
+    /// The file cannot be opened, read or written: what was tried; the system's (or the
+    /// writer's) own error is the cause.
+    #[error("{path}: cannot {doing}")]
+    Io {
+        path: String,
+        doing: &'static str,
+        #[source]
+        source: Cause,
+    },
+    /// There is no file at the path.
+    #[error("{path}: no such file; check the path")]
+    NotFound { path: String },
+    /// The file is not a readable CSV or Parquet table; the reader's own error is the cause.
+    #[error("{path}: not a readable {format} table; check that the file is complete and in the contract format (docs/bench.md section 6)")]
     Format {
         path: String,
         format: String,
-        reason: String,
+        #[source]
+        source: Cause,
     },
     /// The extension names no known format.
     #[error("{path}: unknown table format '{ext}'; use .csv or .parquet")]
@@ -62,10 +74,11 @@ pub enum TableError {
     /// Tracks that break the contract, met while exporting them.
     #[error(transparent)]
     Tracks(Box<ContractError>),
-    /// The table breaks the contract.
-    #[error("{path}: {source}")]
+    /// The table breaks the contract: which file; the contract's own error is the cause.
+    #[error("{path}: the table breaks its contract")]
     Contract {
         path: String,
+        #[source]
         source: Box<ContractError>,
     },
 }
@@ -102,10 +115,19 @@ fn polars_column(name: &str, c: &FbColumn) -> Column {
     }
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> TableError {
-    TableError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
+/// The file at `path` could not be written: `e` is why.
+fn io_err(path: &Path, e: impl Into<Cause>) -> TableError {
+    TableError::io(path, "be written", e)
+}
+
+impl TableError {
+    /// The file at `path` could not `doing` ("be read", "be written"...): `e` is why.
+    pub fn io(path: &Path, doing: &'static str, e: impl Into<Cause>) -> TableError {
+        TableError::Io {
+            path: path.display().to_string(),
+            doing,
+            source: e.into(),
+        }
     }
 }
 
@@ -209,10 +231,7 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     let p = path.display().to_string();
     if !path.exists() {
-        return Err(TableError::Io {
-            path: p,
-            reason: "no such file; check the path".into(),
-        });
+        return Err(TableError::NotFound { path: p });
     }
     let ext = path
         .extension()
@@ -221,12 +240,12 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     let fmt = |format: &str, e: PolarsError| TableError::Format {
         path: p.clone(),
         format: format.into(),
-        reason: e.to_string(),
+        source: Box::new(e),
     };
     let damaged = |format: &str, reason: String| TableError::Format {
         path: p.clone(),
         format: format.into(),
-        reason: format!("the file is damaged: {reason}"),
+        source: format!("the file is damaged: {reason}").into(),
     };
     match ext.as_str() {
         "csv" => guarded(|| {
@@ -239,11 +258,11 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
         .map_err(|r| damaged("CSV", r))?
         .map_err(|e| fmt("CSV", e)),
         "parquet" | "pq" => {
-            let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+            let mut f = File::open(path).map_err(|e| TableError::io(path, "be opened", e))?;
             parquet_footer::check(&mut f).map_err(|reason| TableError::Format {
                 path: p.clone(),
                 format: "Parquet".into(),
-                reason,
+                source: reason.into(),
             })?;
             guarded(|| ParquetReader::new(f).finish())
                 .map_err(|r| damaged("Parquet", r))?
@@ -355,14 +374,28 @@ pub fn write_csv_with_units(table: &Table, stem: &str, path: &Path) -> Result<()
         }
         text.push('\n');
     }
-    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| TableError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })
+    flexbench_contracts::atomic::write_bytes(path, text.as_bytes()).map_err(|e| io_err(path, e))
 }
 
 #[cfg(test)]
 mod tests {
+    /// An error's message with its causes, as the command line prints them.
+    trait Chain {
+        fn chain(&self) -> String;
+    }
+
+    impl<E: std::error::Error> Chain for E {
+        fn chain(&self) -> String {
+            let mut out = self.to_string();
+            let mut at = self.source();
+            while let Some(c) = at {
+                out.push_str(&format!("\n  caused by: {c}"));
+                at = c.source();
+            }
+            out
+        }
+    }
+
     use super::*;
 
     /// A flags table, empty or not, reads back as written from CSV and Parquet.
@@ -407,7 +440,7 @@ mod tests {
             std::fs::write(&p, &good).unwrap();
             assert!(read_tracks(&p).is_ok());
             std::fs::write(&p, &bad).unwrap();
-            let e = read_tracks(&p).unwrap_err().to_string();
+            let e = read_tracks(&p).unwrap_err().chain();
             assert!(e.contains("tracks.parquet") && e.contains("Parquet"), "{e}");
         }
     }
@@ -467,11 +500,11 @@ mod tests {
             .map(|l| l.rsplitn(3, ',').nth(2).unwrap_or(l).to_string() + "\n")
             .collect();
         std::fs::write(&one, cut).unwrap();
-        let e = read_tracks(&one).unwrap_err().to_string();
+        let e = read_tracks(&one).unwrap_err().chain();
         assert!(e.contains("delay_s") && e.contains("all three"), "{e}");
         let half = dir.path().join("half.csv");
         std::fs::write(&half, text.replacen(",0.1994", ",", 1)).unwrap();
-        let e = read_tracks(&half).unwrap_err().to_string();
+        let e = read_tracks(&half).unwrap_err().chain();
         assert!(e.contains("row 1") && e.contains("three together"), "{e}");
     }
 
@@ -607,13 +640,13 @@ mod tests {
         // A NaN and an unsorted time are named with the file, row and column.
         let p = dir.path().join("bad.csv");
         std::fs::write(&p, "t,B_x\n0.0,1.0\n0.01,NaN\n").unwrap();
-        let e = read_forces(&p).unwrap_err().to_string();
+        let e = read_forces(&p).unwrap_err().chain();
         assert!(
             e.contains("bad.csv") && e.contains("row 2") && e.contains("'B_x'"),
             "{e}"
         );
         std::fs::write(&p, "t,B_x\n0.01,1.0\n0.0,1.0\n").unwrap();
-        let e = read_forces(&p).unwrap_err().to_string();
+        let e = read_forces(&p).unwrap_err().chain();
         assert!(e.contains("0.01 s to 0 s"), "{e}");
     }
 
@@ -622,24 +655,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.csv");
         std::fs::write(&p, "frame,t,marker,x,y\n0,0.0,M1,abc,0.1\n").unwrap();
-        let e = read_tracks(&p).unwrap_err().to_string();
+        let e = read_tracks(&p).unwrap_err().chain();
         assert!(e.contains("column 'x'") && e.contains("abc"), "{e}");
         std::fs::write(&p, "frame,t,marker,x\n0,0.0,M1,0.1\n").unwrap();
-        let e = read_tracks(&p).unwrap_err().to_string();
+        let e = read_tracks(&p).unwrap_err().chain();
         assert!(
             e.contains("table 't' has no column 'y' (its columns: frame, t, marker, x)"),
             "{e}"
         );
         std::fs::write(&p, "frame,t,marker,x,y\n0,0.0,M1,nan,0.1\n").unwrap();
-        let e = read_tracks(&p).unwrap_err().to_string();
+        let e = read_tracks(&p).unwrap_err().chain();
         assert!(e.contains("NaN"), "{e}");
         let e = read_tracks(&dir.path().join("none.csv"))
             .unwrap_err()
-            .to_string();
+            .chain();
         assert!(e.contains("no such file"), "{e}");
         let q = dir.path().join("t.parquet");
         std::fs::write(&q, b"PAR1 truncated").unwrap();
-        let e = read_tracks(&q).unwrap_err().to_string();
+        let e = read_tracks(&q).unwrap_err().chain();
         assert!(e.contains("not a readable Parquet"), "{e}");
     }
 }

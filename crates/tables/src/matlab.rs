@@ -240,10 +240,7 @@ pub fn write_mat(
     vars: impl IntoIterator<Item = Result<(String, MatValue), TableError>>,
 ) -> Result<(), TableError> {
     use std::io::Write;
-    let io = |e: std::io::Error| TableError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
+    let io = |e: std::io::Error| TableError::io(path, "be written", e);
     flexbench_contracts::atomic::write_with(path, |tmp| -> Result<(), TableError> {
         let mut out = std::io::BufWriter::new(std::fs::File::create(tmp).map_err(io)?);
         out.write_all(&header()).map_err(io)?;
@@ -263,10 +260,7 @@ pub fn write_mat(
     })
     .map_err(|e| match e {
         flexbench_contracts::atomic::AtomicError::Fill(e) => e,
-        flexbench_contracts::atomic::AtomicError::Io(p, e) => TableError::Io {
-            path: p.display().to_string(),
-            reason: e.to_string(),
-        },
+        flexbench_contracts::atomic::AtomicError::Io(p, e) => TableError::io(&p, "be written", e),
     })
 }
 

@@ -336,7 +336,7 @@ fn solve(
     let k = Mat::from_slice_2d(&[[1.0f64, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).map_err(
         |e| VisionError::OpenCv {
             context: "identity camera".into(),
-            message: e.message,
+            source: e,
         },
     )?;
     let d = Mat::default();

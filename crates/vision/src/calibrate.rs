@@ -224,11 +224,12 @@ impl Target {
 
 /// Image files of a folder (png, jpg, jpeg, bmp, tif, tiff), sorted by name.
 pub fn image_files(dir: &Path) -> Result<Vec<PathBuf>, VisionError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| VisionError::Io {
-        path: dir.display().to_string(),
-        reason: format!(
-            "cannot list the views ({e}); give --views the folder of chessboard images"
-        ),
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        VisionError::io(
+            dir,
+            "list the views; give --views the folder of chessboard images",
+            e,
+        )
     })?;
     let mut files: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -349,7 +350,7 @@ fn corner_spacing(corners: &Vector<Point2f>, board: &Board) -> Result<f64, Visio
     let at = |i: usize| {
         corners.get(i).map_err(|e| VisionError::OpenCv {
             context: "corners".into(),
-            message: e.message,
+            source: e,
         })
     };
     let mut spacing = f64::INFINITY;

@@ -292,10 +292,11 @@ impl Calibration {
                 FileStorage::new(&name, opencv::core::FileStorage_Mode::WRITE as i32, ""),
             )?;
             if !cv("opening", fs.is_opened())? {
-                return Err(VisionError::Io {
-                    path: path.display().to_string(),
-                    reason: "cannot be written; check the directory".into(),
-                });
+                return Err(VisionError::io(
+                    path,
+                    "be written; check the directory",
+                    "OpenCV's file storage did not open it",
+                ));
             }
             cv("write", fs.write_i32("image_width", i.width))?;
             cv("write", fs.write_i32("image_height", i.height))?;
@@ -362,10 +363,9 @@ impl Calibration {
         };
         flexbench_contracts::atomic::write_with(path, write).map_err(|e| match e {
             flexbench_contracts::atomic::AtomicError::Fill(e) => e,
-            flexbench_contracts::atomic::AtomicError::Io(p, e) => VisionError::Io {
-                path: p.display().to_string(),
-                reason: e.to_string(),
-            },
+            flexbench_contracts::atomic::AtomicError::Io(p, e) => {
+                VisionError::io(&p, "be written", e)
+            }
         })
     }
 
@@ -430,7 +430,7 @@ impl Calibration {
 fn open_storage(path: &Path) -> Result<FileStorage, VisionError> {
     let p = path.display().to_string();
     if !path.exists() {
-        return Err(VisionError::Io {
+        return Err(VisionError::CalibrationFile {
             path: p,
             reason: "no such file; run `flexbench calibrate` first or check the path".into(),
         });

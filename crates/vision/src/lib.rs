@@ -41,12 +41,22 @@ pub use camera::{BenchPlane, Calibration, CornerResidual, Intrinsics};
 #[allow(missing_docs)] // the fields are named in each variant's message
 #[derive(Debug, thiserror::Error)]
 pub enum VisionError {
-    /// OpenCV reported an error.
-    #[error("{context}: OpenCV: {message}")]
-    OpenCv { context: String, message: String },
-    /// A file cannot be read or written.
-    #[error("{path}: {reason}")]
-    Io { path: String, reason: String },
+    /// OpenCV reported an error: what was being done; OpenCV's own error is the cause.
+    #[error("{context}: OpenCV failed")]
+    OpenCv {
+        context: String,
+        #[source]
+        source: opencv::Error,
+    },
+    /// A file or folder cannot be read, listed or written: what was tried; the system's (or
+    /// OpenCV's) own error is the cause.
+    #[error("{path}: cannot {doing}")]
+    Io {
+        path: String,
+        doing: String,
+        #[source]
+        source: flexbench_contracts::Cause,
+    },
     /// A calibration file lacks a value or has a wrong one.
     #[error("calibration file {path}: {reason}")]
     CalibrationFile { path: String, reason: String },
@@ -63,10 +73,25 @@ pub enum VisionError {
 
 /// Attach a context to an OpenCV error.
 pub(crate) fn cv<T>(context: &str, r: opencv::Result<T>) -> Result<T, VisionError> {
-    r.map_err(|e| VisionError::OpenCv {
+    r.map_err(|source| VisionError::OpenCv {
         context: context.to_string(),
-        message: e.message.clone(),
+        source,
     })
+}
+
+impl VisionError {
+    /// `path` could not `doing` ("be read", "be written"...): `e` is why.
+    pub fn io(
+        path: &std::path::Path,
+        doing: impl Into<String>,
+        e: impl Into<flexbench_contracts::Cause>,
+    ) -> VisionError {
+        VisionError::Io {
+            path: path.display().to_string(),
+            doing: doing.into(),
+            source: e.into(),
+        }
+    }
 }
 
 /// The version of the OpenCV library flexbench is linked with (e.g. "4.6.0").

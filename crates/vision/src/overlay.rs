@@ -221,10 +221,7 @@ fn video_err(video: &Path, reason: String) -> VisionError {
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> VisionError {
-    VisionError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    }
+    VisionError::io(path, "be written", e)
 }
 
 /// The writer of the overlay: H.264 in MP4 by ffmpeg (x264's faster preset), else by OpenCV's

@@ -547,7 +547,7 @@ impl BoardRenderer {
         let (cols, rows) = (img.cols(), img.rows());
         let data = img.data_bytes().map_err(|e| VisionError::OpenCv {
             context: "ChArUco drawing".into(),
-            message: e.message,
+            source: e,
         })?;
         let s = charuco.square;
         let (w, h) = (charuco.squares_x as f64 * s, charuco.squares_y as f64 * s);

@@ -372,10 +372,8 @@ impl RenderTiming {
 impl RenderSpec {
     /// Read a camera file.
     pub fn load(path: &Path) -> Result<Self, PipelineError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PipelineError::Io {
-            path: path.display().to_string(),
-            reason: format!("cannot be read ({e})"),
-        })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| PipelineError::io(path, "be read", e))?;
         let spec: RenderSpec = toml::from_str(&text).map_err(|source| PipelineError::Toml {
             what: format!("camera file {}", path.display()),
             source,

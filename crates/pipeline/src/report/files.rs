@@ -127,10 +127,8 @@ pub(super) fn write_mat_file(path: &Path, stages: &[(&str, &Path)]) -> Result<()
         let value = match file.extension().is_some_and(|e| e == "json") {
             false => table_struct(&flexbench_tables::read_any(&file, &stem)?, &stem),
             true => {
-                let text = std::fs::read_to_string(&file).map_err(|e| TableError::Io {
-                    path: file.display().to_string(),
-                    reason: e.to_string(),
-                })?;
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| TableError::io(&file, "be read", e))?;
                 let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
                     TableError::Export(format!("{}: not JSON: {e}", file.display()))
                 })?;

@@ -22,10 +22,7 @@ pub fn discover_recordings(paths: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineEr
             continue;
         }
         let mut subs: Vec<PathBuf> = std::fs::read_dir(p)
-            .map_err(|e| PipelineError::Io {
-                path: p.display().to_string(),
-                reason: e.to_string(),
-            })?
+            .map_err(|e| PipelineError::io(p, "be listed", e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|d| d.is_dir())
             .collect();
@@ -259,12 +256,8 @@ pub fn batch_summary(items: &[BatchItem], out: &Path) -> Result<Vec<PathBuf>, Pi
         items.iter().map(|it| batch_row(it, out, &cols)).unzip();
     let columns: Vec<BatchColumn> = cols.iter().map(|c| c.0).collect();
     let w = |p: PathBuf, b: &str| -> Result<PathBuf, PipelineError> {
-        flexbench_contracts::atomic::write_bytes(&p, b.as_bytes()).map_err(|e| {
-            PipelineError::Io {
-                path: p.display().to_string(),
-                reason: e.to_string(),
-            }
-        })?;
+        flexbench_contracts::atomic::write_bytes(&p, b.as_bytes())
+            .map_err(|e| PipelineError::io(&p, "be written", e))?;
         Ok(p)
     };
     Ok(vec![

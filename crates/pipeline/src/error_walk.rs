@@ -1,0 +1,203 @@
+//! The errors' causes walked: every variant of the errors that carry a foreign error (the
+//! system's, OpenCV's, polars', the TOML parser's, the drawing library's, another stage's)
+//! keeps it as its source, and each message of the chain is printed once (no message holds
+//! its cause's words, which the command line and Python print on the next line).
+//!
+//! The variants are classified by exhaustive matches (no `_` arm): a variant added to one of
+//! these errors does not compile here until it is said to keep a cause or not, and each one
+//! said to keep a cause must be met by a real failure below.
+
+use std::collections::BTreeSet;
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use flexbench_report::ReportError;
+use flexbench_tables::TableError;
+use flexbench_vision::VisionError;
+
+use crate::PipelineError;
+
+/// The name of a variant that keeps a foreign cause, None for one that does not (its words are
+/// its own, or it is another error shown as it is).
+fn pipeline_cause(e: &PipelineError) -> Option<&'static str> {
+    use PipelineError as P;
+    match e {
+        P::Io { .. } => Some("PipelineError::Io"),
+        P::Toml { .. } => Some("PipelineError::Toml"),
+        P::FemStep { .. } => Some("PipelineError::FemStep"),
+        // Another crate's error, shown as it is (transparent: its own causes follow it).
+        P::Mechanism(_)
+        | P::Kinematics(_)
+        | P::Table(_)
+        | P::Contract(_)
+        | P::Signal(_)
+        | P::Report(_)
+        | P::Vision(_)
+        | P::Fem(_)
+        | P::Flexible(_)
+        | P::Compare(_)
+        | P::Identify(_) => None,
+        P::Input(_) => None,
+    }
+}
+
+/// As [`pipeline_cause`], for the tables' errors.
+fn table_cause(e: &TableError) -> Option<&'static str> {
+    use TableError as T;
+    match e {
+        T::Io { .. } => Some("TableError::Io"),
+        T::Format { .. } => Some("TableError::Format"),
+        T::Contract { .. } => Some("TableError::Contract"),
+        T::NotFound { .. }
+        | T::Extension { .. }
+        | T::Column { .. }
+        | T::Wide { .. }
+        | T::Unit { .. }
+        | T::Export(_)
+        | T::Tracks(_) => None,
+    }
+}
+
+/// As [`pipeline_cause`], for the camera's and the video's errors.
+fn vision_cause(e: &VisionError) -> Option<&'static str> {
+    use VisionError as V;
+    match e {
+        V::OpenCv { .. } => Some("VisionError::OpenCv"),
+        V::Io { .. } => Some("VisionError::Io"),
+        V::CalibrationFile { .. } | V::Calibration(_) | V::Video { .. } | V::Tracking { .. } => {
+            None
+        }
+    }
+}
+
+/// As [`pipeline_cause`], for the figures' errors.
+fn report_cause(e: &ReportError) -> Option<&'static str> {
+    match e {
+        ReportError::Draw { .. } => Some("ReportError::Draw"),
+        ReportError::Empty { .. } => None,
+    }
+}
+
+/// The messages of `e`'s chain, the error first.
+fn chain(e: &(dyn Error + 'static)) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at: Option<&(dyn Error + 'static)> = Some(e);
+    while let Some(c) = at {
+        out.push(c.to_string());
+        at = c.source();
+    }
+    out
+}
+
+/// `e` keeps a cause, and no message of its chain holds the words of the one after it.
+fn printed_once(name: &str, e: &(dyn Error + 'static)) {
+    let c = chain(e);
+    assert!(c.len() >= 2, "{name} kept no cause: {c:?}");
+    for pair in c.windows(2) {
+        let cause = pair[1].trim();
+        assert!(
+            !cause.is_empty() && !pair[0].contains(cause),
+            "{name} prints its cause twice: {c:?}"
+        );
+    }
+}
+
+/// A scratch folder with a regular file in it, under which nothing can be made.
+fn scratch() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"not a folder").expect("a scratch file");
+    (dir, file)
+}
+
+/// One real failure of each kind: the error, and its variant's name if it keeps a cause.
+fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
+    let mut out: Vec<(String, Box<dyn Error>)> = Vec::new();
+    let mut pipeline = |e: PipelineError| {
+        let name = pipeline_cause(&e).unwrap_or("PipelineError (own words)");
+        out.push((name.into(), Box::new(e)));
+    };
+    pipeline(crate::ensure_dir(&file.join("out")).unwrap_err());
+    let bad_toml = dir.join("bad.toml");
+    std::fs::write(&bad_toml, "[run]\nmechanizm = 1\n").expect("a scratch file");
+    pipeline(crate::run::PipelineFile::load(&bad_toml).unwrap_err());
+    pipeline(PipelineError::FemStep {
+        context: "the lever's modes at sample 3".into(),
+        source: flexbench_fem::FemError::Model("young = -1".into()),
+    });
+    let mut table = |e: TableError| {
+        let name = table_cause(&e).unwrap_or("TableError (own words)");
+        out.push((name.into(), Box::new(e)));
+    };
+    let t = flexbench_contracts::Table::new("t");
+    table(flexbench_tables::write_table(&t, &file.join("x"), "t").unwrap_err());
+    let damaged = dir.join("damaged.parquet");
+    std::fs::write(&damaged, b"PAR1 not a parquet file PAR1").expect("a scratch file");
+    table(flexbench_tables::read_frame(&damaged).unwrap_err());
+    let nan = dir.join("nan.csv");
+    std::fs::write(&nan, "frame,t,marker,x,y\n0,0.0,M1,nan,0.1\n").expect("a scratch file");
+    table(flexbench_tables::read_tracks(&nan).unwrap_err());
+    let mut vision = |e: VisionError| {
+        let name = vision_cause(&e).unwrap_or("VisionError (own words)");
+        out.push((name.into(), Box::new(e)));
+    };
+    vision(flexbench_vision::calibrate::image_files(&dir.join("no-views")).unwrap_err());
+    let cv = opencv::core::Mat::from_slice_2d::<f64>(&[vec![1.0], vec![1.0, 2.0]]).unwrap_err();
+    vision(VisionError::OpenCv {
+        context: "a ragged matrix".into(),
+        source: cv,
+    });
+    let fig = flexbench_report::Figure {
+        caption: "c".into(),
+        x_label: "time t (s)".into(),
+        panels: vec![flexbench_report::Panel {
+            title: "B".into(),
+            y_label: "force (N)".into(),
+            curves: vec![flexbench_report::Curve {
+                label: "B_x".into(),
+                x: vec![0.0, 1.0],
+                y: vec![Some(1.0), Some(2.0)],
+                band: Vec::new(),
+            }],
+        }],
+    };
+    let e = flexbench_report::write_figure(&fig, &file.join("fig")).unwrap_err();
+    let name = report_cause(&e).unwrap_or("ReportError (own words)");
+    out.push((name.into(), Box::new(e)));
+    out
+}
+
+#[test]
+fn every_foreign_error_is_kept_as_a_source_and_printed_once() {
+    let (dir, file) = scratch();
+    let met: BTreeSet<String> = failures(dir.path(), &file)
+        .into_iter()
+        .map(|(name, e)| {
+            assert!(!name.contains("own words"), "{name}: {e}");
+            printed_once(&name, e.as_ref());
+            name
+        })
+        .collect();
+    // The names the matches above give, read from this file: each must be met.
+    let classified: BTreeSet<String> = include_str!("error_walk.rs")
+        .split("=> Some(\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next().map(String::from))
+        .collect();
+    assert!(classified.len() >= 9, "{classified:?}");
+    assert_eq!(
+        met, classified,
+        "every variant that keeps a cause, met by a real failure"
+    );
+}
+
+/// The command line's message of a failure keeps the system's words (they moved from the
+/// error's own message to its cause, printed on the next line).
+#[test]
+fn the_systems_words_are_still_printed() {
+    let (_dir, file) = scratch();
+    let e = crate::ensure_dir(&file.join("out")).unwrap_err();
+    let c = chain(&e);
+    assert!(c[0].ends_with("cannot create the output directory; choose a writable --out"));
+    assert!(c[1].contains("Not a directory"), "{c:?}");
+}
