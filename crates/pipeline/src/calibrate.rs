@@ -197,12 +197,10 @@ struct PointEntry {
 /// `camera_faces_plane = true` (two points then suffice: the frame is a similarity).
 pub fn read_points(path: &Path) -> Result<PlaneSource, PipelineError> {
     let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
-    let file: PointsFile = toml::from_str(&text).map_err(|e| {
-        bad(format!(
-            "not a points file ({e}); give [[point]] tables with pixel = [u, v] and bench = [x, y] in metres"
-        ))
-    })?;
+    let what =
+        "a points file; give [[point]] tables with pixel = [u, v] and bench = [x, y] in metres";
+    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::read(path, what, e))?;
+    let file: PointsFile = toml::from_str(&text).map_err(|e| PipelineError::read(path, what, e))?;
     let click_sigma_px = file.click_sigma_px.unwrap_or(CLICK_SIGMA_PX);
     if !(click_sigma_px.is_finite() && click_sigma_px > 0.0) {
         return Err(bad(format!(
@@ -428,8 +426,9 @@ pub struct Clicks {
 /// per coordinate, px; default [`CLICK_SIGMA_PX`]) from a TOML file.
 pub fn read_clicks(path: &Path) -> Result<Clicks, PipelineError> {
     let bad = |reason: String| PipelineError::Input(format!("{}: {reason}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
-    let t: toml::Table = toml::from_str(&text).map_err(|e| bad(format!("not TOML ({e})")))?;
+    let what = "a clicks file (origin = [u, v], horizontal = [u, v])";
+    let text = std::fs::read_to_string(path).map_err(|e| PipelineError::read(path, what, e))?;
+    let t: toml::Table = toml::from_str(&text).map_err(|e| PipelineError::read(path, what, e))?;
     let get = |k: &str| -> Result<(f64, f64), PipelineError> {
         let a = t
             .get(k)

@@ -24,6 +24,7 @@ fn pipeline_cause(e: &PipelineError) -> Option<&'static str> {
     match e {
         P::Io { .. } => Some("PipelineError::Io"),
         P::Toml { .. } => Some("PipelineError::Toml"),
+        P::Read { .. } => Some("PipelineError::Read"),
         P::FemStep { .. } => Some("PipelineError::FemStep"),
         // Another crate's error, shown as it is (transparent: its own causes follow it).
         P::Mechanism(_)
@@ -121,6 +122,7 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
     let bad_toml = dir.join("bad.toml");
     std::fs::write(&bad_toml, "[run]\nmechanizm = 1\n").expect("a scratch file");
     pipeline(crate::run::PipelineFile::load(&bad_toml).unwrap_err());
+    pipeline(crate::run::PipelineFile::load(&dir.join("none.toml")).unwrap_err());
     pipeline(PipelineError::FemStep {
         context: "the lever's modes at sample 3".into(),
         source: flexbench_fem::FemError::Model("young = -1".into()),

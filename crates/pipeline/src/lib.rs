@@ -101,6 +101,15 @@ pub enum PipelineError {
         #[source]
         source: toml::de::Error,
     },
+    /// An input file that cannot be read as what it should be: the file, what it should be
+    /// and the fix; the system's (or the parser's) own error is the cause.
+    #[error("{path}: cannot be read as {what}")]
+    Read {
+        path: String,
+        what: String,
+        #[source]
+        source: flexbench_contracts::Cause,
+    },
     /// An input that cannot be used (a setting, a file, tables that disagree), in words that
     /// name it and the fix.
     #[error("{0}")]
@@ -141,6 +150,20 @@ pub(crate) fn io_error(p: &Path, what: &str, e: std::io::Error) -> PipelineError
 }
 
 impl PipelineError {
+    /// The input file at `path` cannot be read as `what` (what it should be, and the fix):
+    /// `e` is why.
+    pub fn read(
+        path: &Path,
+        what: impl Into<String>,
+        e: impl Into<flexbench_contracts::Cause>,
+    ) -> PipelineError {
+        PipelineError::Read {
+            path: path.display().to_string(),
+            what: what.into(),
+            source: e.into(),
+        }
+    }
+
     /// `path` could not `doing` ("be read", "be written"...): `e` is why.
     pub fn io(
         path: &Path,
@@ -170,15 +193,11 @@ pub trait StageRecord: serde::Serialize + serde::de::DeserializeOwned {
     /// Read a record back; an unreadable one names the file and the stage to run again.
     fn read(path: &Path) -> Result<Self, PipelineError> {
         let stage = Self::STAGE;
-        let bad = |reason: String| {
-            PipelineError::Input(format!(
-                "{}: {reason}; run the {stage} stage again (delete its folder)",
-                path.display()
-            ))
-        };
+        let what =
+            format!("the {stage} stage's record; run the {stage} stage again (delete its folder)");
         let text =
-            std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
-        serde_json::from_str(&text).map_err(|e| bad(format!("not a {stage} record ({e})")))
+            std::fs::read_to_string(path).map_err(|e| PipelineError::read(path, &what, e))?;
+        serde_json::from_str(&text).map_err(|e| PipelineError::read(path, what, e))
     }
 }
 

@@ -509,10 +509,7 @@ impl PipelineFile {
                 "{}: not UTF-8 text; save the pipeline file as UTF-8",
                 path.display()
             )),
-            _ => PipelineError::Input(format!(
-                "{}: cannot be read ({e}); give the pipeline file's path",
-                path.display()
-            )),
+            _ => PipelineError::read(path, "a pipeline file; give the pipeline file's path", e),
         })?;
         toml::from_str(&text).map_err(|source| PipelineError::Toml {
             what: path.display().to_string(),

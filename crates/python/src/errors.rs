@@ -183,7 +183,7 @@ pub fn fail(context: Option<String>, e: PipelineError) -> PyErr {
             flexbench_identify::IdentifyError::Mechanism(_) => Dual::Mechanism.err(text),
             _ => IdentifyError::new_err(text),
         },
-        P::Toml { .. } | P::Input(_) => Dual::Input.err(text),
+        P::Toml { .. } | P::Read { .. } | P::Input(_) => Dual::Input.err(text),
         P::Io { .. } => Dual::Output.err(text),
     }
 }

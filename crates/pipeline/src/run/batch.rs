@@ -72,7 +72,7 @@ pub(super) fn recording_inputs(folder: &Path) -> Result<Inputs, PipelineError> {
         inputs: Inputs,
     }
     let text = std::fs::read_to_string(&f)
-        .map_err(|e| PipelineError::Input(format!("{}: {e}", f.display())))?;
+        .map_err(|e| PipelineError::read(&f, "a recording's inputs ([inputs] table)", e))?;
     let r: RecordingFile = toml::from_str(&text).map_err(|source| PipelineError::Toml {
         what: f.display().to_string(),
         source,

@@ -183,9 +183,10 @@ impl SmoothSettings {
     /// it gives the defaults). Unknown keys and wrong types are refused by name.
     pub fn from_pipeline_file(path: &Path) -> Result<SmoothSettings, PipelineError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| PipelineError::Input(format!("{}: {e}", path.display())))?;
-        let value: toml::Table = toml::from_str(&text).map_err(|e| {
-            PipelineError::Input(format!("{}: not a TOML file: {e}", path.display()))
+            .map_err(|e| PipelineError::read(path, "a pipeline file", e))?;
+        let value: toml::Table = toml::from_str(&text).map_err(|source| PipelineError::Toml {
+            what: path.display().to_string(),
+            source,
         })?;
         match value.get("smooth") {
             None => Ok(SmoothSettings::default()),
