@@ -113,13 +113,23 @@ pub struct Flag {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Flags {
     /// The flags in frame, marker, reason order.
-    pub rows: Vec<Flag>,
+    rows: Vec<Flag>,
 }
 
 /// One row as a table reader gives it: frame, marker, reason, score.
 pub type FlagRead = (Option<f64>, Option<String>, Option<String>, Option<f64>);
 
 impl Flags {
+    /// The flags in frame, marker, reason order.
+    pub fn rows(&self) -> &[Flag] {
+        &self.rows
+    }
+
+    /// The flags, the table let go.
+    pub fn into_rows(self) -> Vec<Flag> {
+        self.rows
+    }
+
     /// The flags, sorted by frame, marker and reason.
     pub fn from_rows(mut rows: Vec<Flag>) -> Flags {
         rows.sort_by(|a, b| (a.frame, &a.marker, a.reason).cmp(&(b.frame, &b.marker, b.reason)));

@@ -34,12 +34,13 @@ pub use tracks::{Late, MarkerKind, MarkerSeries, TrackRow, Tracks, FIDUCIAL_DICT
 
 /// Column names of the `tracks` table (long format, one row per marker and frame).
 pub const TRACKS_COLUMNS: [&str; 7] = ["frame", "t", "marker", "u", "v", "x", "y"];
-/// Column names of the markers' kinematics table (bench frame, SI units).
-pub const MARKER_COLUMNS: [&str; 8] = ["t", "marker", "x", "y", "vx", "vy", "ax", "ay"];
-/// Column names of the bodies' centroid kinematics table (bench frame, SI units, rad).
-pub const BODY_COLUMNS: [&str; 11] = [
-    "t", "body", "x", "y", "phi", "vx", "vy", "omega", "ax", "ay", "epsilon",
-];
+/// The key columns of the markers' kinematics table: time t (s) and the marker's name; its
+/// value columns are [`motion::MARKER_COLUMNS`] (bench frame, SI), each with its `_sigma`.
+pub const MARKER_KEYS: [&str; 2] = ["t", "marker"];
+/// The key columns of the bodies' kinematics table: time t (s) and the body's name; its value
+/// columns are [`motion::BODY_COLUMNS`] (bench frame, SI, rad).
+pub const BODY_KEYS: [&str; 2] = ["t", "body"];
+pub use motion::{BODY_COLUMNS, MARKER_COLUMNS};
 
 /// A violated contract: which table, which row or marker, which value, and what to do about it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

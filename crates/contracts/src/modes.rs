@@ -49,10 +49,15 @@ pub struct ModeRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Modes {
     /// The rows in order.
-    pub rows: Vec<ModeRow>,
+    rows: Vec<ModeRow>,
 }
 
 impl Modes {
+    /// The rows in order (instant by instant, modes numbered from 1 at each).
+    pub fn rows(&self) -> &[ModeRow] {
+        &self.rows
+    }
+
     /// The table from its rows, checked.
     pub fn new(rows: Vec<ModeRow>) -> Result<Modes, ContractError> {
         let table = "modal";

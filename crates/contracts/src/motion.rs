@@ -33,9 +33,9 @@ impl BodyMotion {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bodies {
     /// Times of the samples, s: finite, strictly increasing.
-    pub t: Vec<f64>,
+    t: Vec<f64>,
     /// The bodies in the table's order.
-    pub bodies: Vec<BodyMotion>,
+    bodies: Vec<BodyMotion>,
 }
 
 /// A row of the bodies table as read: time, body name, and the values of [`BODY_COLUMNS`].
@@ -96,6 +96,16 @@ impl Bodies {
         Ok(Bodies { t, bodies })
     }
 
+    /// Times of the samples, s: finite, strictly increasing.
+    pub fn t(&self) -> &[f64] {
+        &self.t
+    }
+
+    /// The bodies in the table's order, each on [`Bodies::t`].
+    pub fn bodies(&self) -> &[BodyMotion] {
+        &self.bodies
+    }
+
     /// The body named `name`, if the table has it.
     pub fn body(&self, name: &str) -> Option<&BodyMotion> {
         self.bodies.iter().find(|b| b.name == name)
@@ -108,10 +118,10 @@ impl Bodies {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Forces {
     /// Times of the samples, s: finite, strictly increasing.
-    pub t: Vec<f64>,
+    t: Vec<f64>,
     /// Every other column by name, in the table's order: a value per sample (None where the
     /// inverse dynamics gave none: an unfitted sample or a toggle).
-    pub columns: Vec<(String, Vec<Option<f64>>)>,
+    columns: Vec<(String, Vec<Option<f64>>)>,
 }
 
 impl Forces {
@@ -142,6 +152,17 @@ impl Forces {
             }
         }
         Ok(Forces { t: times, columns })
+    }
+
+    /// Times of the samples, s: finite, strictly increasing.
+    pub fn t(&self) -> &[f64] {
+        &self.t
+    }
+
+    /// Every other column by name, in the table's order, each as long as [`Forces::t`]: a
+    /// value per sample (N, N m; None where the inverse dynamics gave none).
+    pub fn columns(&self) -> &[(String, Vec<Option<f64>>)] {
+        &self.columns
     }
 
     /// The column `name` (e.g. `B_x`, `motor_torque`, `B_x_sigma`), if the table has it.
@@ -188,7 +209,7 @@ impl MarkerRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MarkerStates {
     /// The rows, as the table holds them.
-    pub rows: Vec<MarkerRow>,
+    rows: Vec<MarkerRow>,
 }
 
 /// A row of the markers table as read: time, marker name, values, sigmas.
@@ -229,6 +250,16 @@ impl MarkerStates {
         }
         Ok(MarkerStates { rows })
     }
+
+    /// The rows, as the table holds them (each marker's times strictly increasing).
+    pub fn rows(&self) -> &[MarkerRow] {
+        &self.rows
+    }
+
+    /// The rows, the table let go.
+    pub fn into_rows(self) -> Vec<MarkerRow> {
+        self.rows
+    }
 }
 
 /// One row of the fit residuals table: a marker's position residual from the fitted mechanism
@@ -250,7 +281,7 @@ pub struct ResidualRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MarkerResiduals {
     /// The rows, as the table holds them.
-    pub rows: Vec<ResidualRow>,
+    rows: Vec<ResidualRow>,
 }
 
 impl MarkerResiduals {
@@ -269,6 +300,11 @@ impl MarkerResiduals {
             rows.push(ResidualRow { t, marker, rx, ry });
         }
         Ok(MarkerResiduals { rows })
+    }
+
+    /// The rows, as the table holds them (each marker's times strictly increasing).
+    pub fn rows(&self) -> &[ResidualRow] {
+        &self.rows
     }
 }
 

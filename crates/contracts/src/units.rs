@@ -73,9 +73,11 @@ mod tests {
     /// theirs, the sigma columns their base's; an unknown column has none.
     #[test]
     fn units_of_the_contract_tables() {
-        for c in crate::MARKER_COLUMNS
+        for c in crate::MARKER_KEYS
             .iter()
-            .chain(crate::BODY_COLUMNS.iter())
+            .chain(&crate::MARKER_COLUMNS)
+            .chain(&crate::BODY_KEYS)
+            .chain(&crate::BODY_COLUMNS)
         {
             assert!(unit_of("markers", c).is_some(), "{c}");
             assert!(unit_of("bodies", c).is_some(), "{c}");

@@ -1,6 +1,8 @@
 //! The contract tables (docs/bench.md section 6) built from the mechanism's states.
 
-use flexbench_contracts::{Column, Table, TrackRow, Tracks, BODY_COLUMNS, MARKER_COLUMNS};
+use flexbench_contracts::{
+    Column, Table, TrackRow, Tracks, BODY_COLUMNS, BODY_KEYS, MARKER_COLUMNS, MARKER_KEYS,
+};
 use nalgebra::DVector;
 
 use crate::constraints::{body_point, body_point_acc, body_point_vel};
@@ -49,10 +51,10 @@ impl Mechanism {
         let mut table = Table::new("bodies");
         let mut it = cols.into_iter();
         let mut v = vec![
-            (BODY_COLUMNS[0], Column::F64(it.next().unwrap_or_default())),
-            (BODY_COLUMNS[1], Column::Str(names)),
+            (BODY_KEYS[0], Column::F64(it.next().unwrap_or_default())),
+            (BODY_KEYS[1], Column::Str(names)),
         ];
-        for name in &BODY_COLUMNS[2..] {
+        for name in &BODY_COLUMNS {
             v.push((name, Column::F64(it.next().unwrap_or_default())));
         }
         push_all(&mut table, v);
@@ -123,14 +125,14 @@ impl Mechanism {
             }
         }
         let mut v = vec![
-            (MARKER_COLUMNS[0].to_string(), Column::F64(tt)),
-            (MARKER_COLUMNS[1].to_string(), Column::Str(names)),
+            (MARKER_KEYS[0].to_string(), Column::F64(tt)),
+            (MARKER_KEYS[1].to_string(), Column::Str(names)),
         ];
-        for (name, c) in MARKER_COLUMNS[2..].iter().zip(cols) {
+        for (name, c) in MARKER_COLUMNS.iter().zip(cols) {
             v.push((name.to_string(), Column::OptF64(c)));
         }
         if sigma.is_some() {
-            for (name, c) in MARKER_COLUMNS[2..].iter().zip(sig) {
+            for (name, c) in MARKER_COLUMNS.iter().zip(sig) {
                 v.push((format!("{name}_sigma"), Column::OptF64(c)));
             }
         }
@@ -219,13 +221,10 @@ pub fn markers_table_from(rows: impl IntoIterator<Item = (String, [f64; 7])>) ->
     let mut table = Table::new("markers");
     let mut it = cols.into_iter();
     let mut v = vec![
-        (
-            MARKER_COLUMNS[0],
-            Column::F64(it.next().unwrap_or_default()),
-        ),
-        (MARKER_COLUMNS[1], Column::Str(names)),
+        (MARKER_KEYS[0], Column::F64(it.next().unwrap_or_default())),
+        (MARKER_KEYS[1], Column::Str(names)),
     ];
-    for name in &MARKER_COLUMNS[2..] {
+    for name in &MARKER_COLUMNS {
         v.push((name, Column::F64(it.next().unwrap_or_default())));
     }
     push_all(&mut table, v);

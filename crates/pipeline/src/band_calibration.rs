@@ -142,12 +142,12 @@ fn accumulate(
     truth: &[flexbench_mechanism::inverse::InverseSample],
 ) {
     use flexbench_mechanism::inverse::InverseSample;
-    let column = |name: &str| forces.columns.iter().find(|c| c.0 == name).map(|c| &c.1);
+    let column = |name: &str| forces.columns().iter().find(|c| c.0 == name).map(|c| &c.1);
     for (j, name) in columns.iter().enumerate() {
         let (Some(f), Some(s)) = (column(name), column(&format!("{name}_sigma"))) else {
             continue;
         };
-        for (k, sample) in truth.iter().enumerate().take(forces.t.len()) {
+        for (k, sample) in truth.iter().enumerate().take(forces.t().len()) {
             let InverseSample::Solved { forces: want, .. } = sample else {
                 continue;
             };

@@ -42,7 +42,7 @@ impl MarkerNoise {
         }
         let table = flexbench_tables::read_fit_residuals(&path)?;
         let mut by_time: BTreeMap<u64, Vec<Option<[f64; 2]>>> = BTreeMap::new();
-        for r in &table.rows {
+        for r in table.rows() {
             let Some(j) = names.iter().position(|n| *n == r.marker) else {
                 continue;
             };

@@ -39,7 +39,7 @@ pub(crate) fn crank_angle(bodies: &Path) -> Result<(Vec<f64>, Vec<f64>), Pipelin
     let phi = table.body("crank").and_then(|c| c.column("phi"));
     let mut out_t = Vec::new();
     let mut out_phi: Vec<f64> = Vec::new();
-    for (ti, p) in table.t.iter().zip(phi.unwrap_or_default()) {
+    for (ti, p) in table.t().iter().zip(phi.unwrap_or_default()) {
         let Some(p) = p else { continue };
         out_t.push(*ti);
         out_phi.push(*p);
@@ -275,7 +275,7 @@ fn quantities<'a>(
     bench: &SimulatedBench,
     measured: &Measured,
 ) -> Result<Vec<Quantity<'a>>, PipelineError> {
-    let rows = flexbench_tables::read_markers(measured.markers)?.rows;
+    let rows = flexbench_tables::read_markers(measured.markers)?.into_rows();
     let forces = crate::tables::forces_of(measured.forces, mech)?;
     let angle_at = |ti: f64| angle_at(measured.t, measured.crank, ti);
     let mut quantities: Vec<Quantity<'_>> = Vec::new();
@@ -302,8 +302,8 @@ fn quantities<'a>(
             continue;
         };
         let sig = forces.column(&format!("{name}_sigma"));
-        let meas: Vec<(f64, f64, Option<f64>)> = (0..forces.t.len())
-            .filter_map(|i| Some((angle_at(forces.t[i])?, col[i]?, sig.and_then(|s| s[i]))))
+        let meas: Vec<(f64, f64, Option<f64>)> = (0..forces.t().len())
+            .filter_map(|i| Some((angle_at(forces.t()[i])?, col[i]?, sig.and_then(|s| s[i]))))
             .collect();
         quantities.push((name.to_string(), "N", simv, meas));
     }

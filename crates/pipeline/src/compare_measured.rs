@@ -214,7 +214,7 @@ fn inverse_rows(
         .unzip();
     let refs: Vec<_> = states.iter().map(|[q, qd, qdd]| (q, qd, qdd)).collect();
     let solved = mech.inverse_dynamics_batch(&refs, DEFAULT_MAX_CONDITION)?;
-    let mut rows = vec![None; bodies.t.len()];
+    let mut rows = vec![None; bodies.t().len()];
     for (k, s) in index.into_iter().zip(solved) {
         if let InverseSample::Solved { forces, .. } = s {
             rows[k] = Some(forces);
@@ -291,7 +291,7 @@ impl Computed {
                 .collect()
         });
         Computed {
-            t: keep.iter().map(|&k| forces.t[k]).collect(),
+            t: keep.iter().map(|&k| forces.t()[k]).collect(),
             v: keep.iter().filter_map(|&k| computed[k]).collect(),
             bare,
             gaps: computed.len() - keep.len(),

@@ -96,13 +96,13 @@ fn read_instants(
         })
     };
     let (bx, by, cx, cy) = (fcol("B_x")?, fcol("B_y")?, fcol("C_x")?, fcol("C_y")?);
-    if ff.t.len() != table.t.len() {
+    if ff.t().len() != table.t().len() {
         return Err(PipelineError::Input(format!(
             "{} has {} samples and {} has {} of the lever: give the forces and the bodies of the same run",
             forces.display(),
-            ff.t.len(),
+            ff.t().len(),
             bodies.display(),
-            table.t.len()
+            table.t().len()
         )));
     }
     let col = |n: &str| lever.column(n).unwrap_or_default();
@@ -113,8 +113,8 @@ fn read_instants(
         col("ay"),
         col("epsilon"),
     );
-    let mut out = Vec::with_capacity(table.t.len());
-    for (k, (&ti, &tfi)) in table.t.iter().zip(&ff.t).enumerate() {
+    let mut out = Vec::with_capacity(table.t().len());
+    for (k, (&ti, &tfi)) in table.t().iter().zip(ff.t()).enumerate() {
         let need = |v: Option<f64>, what: &str, file: &Path| -> Result<f64, PipelineError> {
             v.ok_or_else(|| PipelineError::Input(format!("{}: sample {} has no finite {what}: the FEM needs every sample (drop the rejected ones first)", file.display(), k + 1)))
         };

@@ -132,7 +132,7 @@ impl<'a> Drawing<'a> {
         let tracks = flexbench_tables::read_tracks(inputs.tracks)?;
         let mut flags = Vec::new();
         for f in inputs.flags {
-            flags.extend(flexbench_tables::read_flags(f)?.rows);
+            flags.extend(flexbench_tables::read_flags(f)?.into_rows());
         }
         let bodies = match inputs.bodies {
             Some(b) => Some(crate::tables::bodies_of(b, inputs.mechanism)?),

@@ -267,7 +267,7 @@ fn force_changes(
     let a = crate::tables::forces_of(&before.join("forces.parquet"), mech)?;
     let b = crate::tables::forces_of(&after.join("forces.parquet"), mech)?;
     let column = |f: &flexbench_contracts::Forces, name: &str| {
-        f.columns
+        f.columns()
             .iter()
             .find(|(c, _)| c == name)
             .map(|(_, v)| v.clone())

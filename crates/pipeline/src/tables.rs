@@ -13,7 +13,7 @@ use crate::PipelineError;
 pub fn bodies_of(path: &Path, mech: &Mechanism) -> Result<Bodies, PipelineError> {
     let table = flexbench_tables::read_bodies(path)?;
     if let Some(b) = mech.bodies.iter().find(|b| table.body(&b.name).is_none()) {
-        let have: Vec<&str> = table.bodies.iter().map(|b| b.name.as_str()).collect();
+        let have: Vec<&str> = table.bodies().iter().map(|b| b.name.as_str()).collect();
         return Err(PipelineError::Input(format!(
             "{}: no rows for body '{}' of the mechanism '{}' (the table has {}); give the bodies table the process stage wrote with this mechanism",
             path.display(),
@@ -38,7 +38,7 @@ pub fn whole_states(
         .filter_map(|b| bodies.body(&b.name))
         .collect();
     let mut out = Vec::new();
-    'samples: for k in 0..bodies.t.len() {
+    'samples: for k in 0..bodies.t().len() {
         let mut v: [nalgebra::DVector<f64>; 3] =
             std::array::from_fn(|_| nalgebra::DVector::zeros(3 * n));
         for (i, m) in tables.iter().enumerate() {
@@ -83,7 +83,7 @@ pub(crate) fn origin_motions(
 ) {
     whole_states(mech, bodies)
         .into_iter()
-        .map(|(k, [q, qd, qdd])| (mech.origin_motion(&q, &qd, &qdd), bodies.t[k]))
+        .map(|(k, [q, qd, qdd])| (mech.origin_motion(&q, &qd, &qdd), bodies.t()[k]))
         .unzip()
 }
 

@@ -599,7 +599,7 @@ mod tests {
         let [fc, fp] = write_table(&forces, dir.path(), "forces").unwrap();
         for p in [bc, bp] {
             let b = read_bodies(&p).unwrap();
-            assert_eq!(b.t, [0.0, 0.01], "{}", p.display());
+            assert_eq!(b.t(), [0.0, 0.01], "{}", p.display());
             let lever = b.body("lever").unwrap();
             assert_eq!(lever.column("epsilon").unwrap(), [None, Some(-2.0)]);
             assert_eq!(
@@ -609,7 +609,7 @@ mod tests {
         }
         for p in [fc, fp] {
             let f = read_forces(&p).unwrap();
-            assert_eq!(f.t, [0.0, 0.01]);
+            assert_eq!(f.t(), [0.0, 0.01]);
             assert_eq!(f.column("B_x").unwrap(), [Some(12.5), None]);
             assert_eq!(f.column("B_x_sigma").unwrap(), [Some(0.5), None]);
         }

@@ -69,7 +69,7 @@ pub(super) fn compare_measured(
     let table = flexbench_tables::read_fit_residuals(path)?;
     // Each marker's rows, in time order (the checked table's): a sample found by bisection.
     let mut by_marker: std::collections::HashMap<&str, Vec<&ResidualRow>> = Default::default();
-    for r in &table.rows {
+    for r in table.rows() {
         by_marker.entry(r.marker.as_str()).or_default().push(r);
     }
     let xs: Vec<f64> = markers.iter().map(|m| m.1).collect();

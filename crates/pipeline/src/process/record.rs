@@ -142,7 +142,7 @@ impl ResidualTestRecord {
     pub(super) fn of(cfg: &ProcessConfig, fitted: &Fitted) -> ResidualTestRecord {
         ResidualTestRecord {
             false_alarm: cfg.false_alarm,
-            flagged: fitted.flags.rows.len(),
+            flagged: fitted.flags.rows().len(),
             left_out: !cfg.keep_flagged && fitted.skipped.is_none(),
             fits: fitted.fits,
             skipped: fitted.skipped.clone(),

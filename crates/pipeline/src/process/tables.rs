@@ -107,11 +107,11 @@ pub(crate) fn markers_table(
     let mut table = Table::new("markers");
     let mut it = cols.into_iter();
     let _ = table.push(
-        MARKER_COLUMNS[0],
+        flexbench_contracts::MARKER_KEYS[0],
         Column::F64(it.next().unwrap_or_default()),
     );
-    let _ = table.push(MARKER_COLUMNS[1], Column::Str(name_col));
-    for name in &MARKER_COLUMNS[2..] {
+    let _ = table.push(flexbench_contracts::MARKER_KEYS[1], Column::Str(name_col));
+    for name in &MARKER_COLUMNS {
         let v: Vec<Option<f64>> = it
             .next()
             .unwrap_or_default()
@@ -121,7 +121,7 @@ pub(crate) fn markers_table(
         let _ = table.push(name, Column::OptF64(v));
     }
     if with_sigma {
-        for (name, c) in MARKER_COLUMNS[2..].iter().zip(sig) {
+        for (name, c) in MARKER_COLUMNS.iter().zip(sig) {
             let v: Vec<Option<f64>> = c.into_iter().map(|x| x.is_finite().then_some(x)).collect();
             let _ = table.push(&format!("{name}_sigma"), Column::OptF64(v));
         }

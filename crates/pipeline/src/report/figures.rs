@@ -108,7 +108,7 @@ pub(super) struct MarkerColumns {
 impl MarkerColumns {
     /// The columns of the markers table at `path`, read and checked as `MarkerStates`.
     pub(super) fn read(path: &Path) -> Result<MarkerColumns, PipelineError> {
-        let rows = flexbench_tables::read_markers(path)?.rows;
+        let rows = flexbench_tables::read_markers(path)?.into_rows();
         let col = |c: &str| rows.iter().map(|r| r.value(c)).collect();
         let names: Vec<Option<String>> = rows.iter().map(|r| Some(r.marker.clone())).collect();
         Ok(MarkerColumns {
@@ -250,7 +250,7 @@ pub(super) fn forces_over_turn(
 ) -> Result<Peaks, PipelineError> {
     let forces = crate::tables::forces_of(&dirs.process.join("forces.parquet"), mech)?;
     let deg: Vec<f64> = forces
-        .t
+        .t()
         .iter()
         .map(|ti| crank.degrees_at(Some(*ti)))
         .collect();
@@ -275,7 +275,7 @@ pub(super) fn forces_over_turn(
                 name.into(),
                 format!("{:.1}", mag[k].unwrap_or(f64::NAN)),
                 format!("{:.1}", deg[k]),
-                format!("{:.4}", forces.t[k]),
+                format!("{:.4}", forces.t()[k]),
             ]);
         }
     }
