@@ -13,7 +13,7 @@ DEMO := out/demo
 MECH := pipelines/wind-pump.toml
 REC := recordings/default
 
-.PHONY: deps build test lint demo batch recording clean bench criterion fuzz
+.PHONY: deps build test lint demo batch recording clean bench criterion fuzz golden golden-check
 
 deps:
 	@bash scripts/install-deps.sh
@@ -59,6 +59,16 @@ batch: build
 # Regenerate the shipped recording (deterministic from the seed in its camera file).
 recording: build
 	$(BIN) render --mechanism $(MECH) --camera $(REC)/camera.toml --out $(REC)
+
+# Every golden file (scipy's, pyarrow's and exact references, the bad-input corpus, the real
+# pendulum's by-hand reference) remade by its script (the list: scripts/golden.py);
+# `golden-check` remakes them in a scratch copy and compares (make test checks all but the
+# rotating beam's, which takes three minutes).
+golden:
+	bash scripts/golden.sh
+
+golden-check:
+	bash scripts/golden.sh --check
 
 clean:
 	rm -rf out
