@@ -10,7 +10,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/flexbench/target
 CARGO ?= cargo
 BIN := $(CARGO_TARGET_DIR)/debug/flexbench
 DEMO := out/demo
-MECH := pipelines/wind-pump.toml
+MECH := mechanisms/wind-pump.toml
 REC := recordings/default
 
 .PHONY: deps build test lint demo batch recording clean bench criterion fuzz golden golden-check

@@ -21,7 +21,7 @@ for s in "${@:-10 100}"; do
     rec="$folder/rec"
     cat > "$work/p$seconds.toml" <<TOML
 [run]
-mechanism = "$(pwd)/pipelines/wind-pump.toml"
+mechanism = "$(pwd)/mechanisms/wind-pump.toml"
 recording = "$rec"
 
 [inputs]

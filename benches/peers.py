@@ -193,7 +193,7 @@ row(f"Tracking the 10 s recording (5 markers, {frames} frames)", ft, "Python + O
 # 4b. The overlay video of the 10 s recording (markers, gaps, flags drawn) against decoding and
 # encoding the same frames alone (`flexbench overlay --plain`): the drawing's cost.
 ov = [FLEXBENCH, "overlay", "--video", VIDEO, "--calibration", cal, "--tracks", os.path.join(tmp, "tracks.parquet"),
-      "--flags", os.path.join(tmp, "flags.parquet"), "--mechanism", os.path.join(ROOT, "pipelines", "wind-pump.toml")]
+      "--flags", os.path.join(tmp, "flags.parquet"), "--mechanism", os.path.join(ROOT, "mechanisms", "wind-pump.toml")]
 fo = best_cmd(ov + ["--out", os.path.join(tmp, "overlay")], 3)
 fp = best_cmd(ov + ["--out", os.path.join(tmp, "plain"), "--plain"], 3)
 row(f"Overlay video of the 10 s recording ({frames} frames drawn, H.264)", fo,

@@ -24,7 +24,7 @@ render 100.0 "$CARGO_TARGET_DIR/bench-100s"
 calset="$CARGO_TARGET_DIR/bench-calibration"
 if [ ! -f "$calset/rec/truth/camera.yaml" ]; then
   echo "rendering the calibration benchmark's views (once; kept in $calset)"
-  "$bin" render --mechanism pipelines/wind-pump.toml --camera benches/calibration-camera.toml --out "$calset/rec" > /dev/null
+  "$bin" render --mechanism mechanisms/wind-pump.toml --camera benches/calibration-camera.toml --out "$calset/rec" > /dev/null
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 bin="$1"
 out="$2"
 rec=recordings/default
-mech=pipelines/wind-pump.toml
+mech=mechanisms/wind-pump.toml
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

@@ -23,7 +23,7 @@ import flexbench as fb
 
 FLEXBENCH, SECTION, TRACKS = sys.argv[1], sys.argv[2], sys.argv[3:]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-MECH = os.path.join(ROOT, "pipelines", "wind-pump.toml")
+MECH = os.path.join(ROOT, "mechanisms", "wind-pump.toml")
 RUNS = 5
 
 

@@ -6,6 +6,6 @@ render() {
     mkdir -p "$2"
     sed "s/^duration = .*/duration = $1/; s/^views = .*/views = 0/" recordings/default/camera.toml > "$2/camera.toml"
     echo "rendering $1 s of the bench (once; kept in $2)"
-    "$bin" render --mechanism pipelines/wind-pump.toml --camera "$2/camera.toml" --out "$2/rec" > /dev/null
+    "$bin" render --mechanism mechanisms/wind-pump.toml --camera "$2/camera.toml" --out "$2/rec" > /dev/null
   fi
 }

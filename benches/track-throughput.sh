@@ -19,7 +19,7 @@ if [ "$video" = long ]; then
   if [ ! -f "$long/rec/video.mp4" ]; then
     mkdir -p "$long"
     sed 's/^duration = .*/duration = 10.0/; s/^views = .*/views = 0/' recordings/default/camera.toml > "$long/camera.toml"
-    "$bin" render --mechanism pipelines/wind-pump.toml --camera "$long/camera.toml" --out "$long/rec" > /dev/null
+    "$bin" render --mechanism mechanisms/wind-pump.toml --camera "$long/camera.toml" --out "$long/rec" > /dev/null
   fi
   video="$long/rec/video.mp4"
   cal="$long/rec/truth/camera.yaml"

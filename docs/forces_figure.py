@@ -7,7 +7,7 @@ the flexbench Python package and matplotlib so that a report's figure can be res
 
     pip install '.[figures]'        # the package and matplotlib, from the repository's root
     python docs/forces_figure.py recordings/default/truth/tracks.csv \
-        --mechanism pipelines/wind-pump.toml --out forces.png
+        --mechanism mechanisms/wind-pump.toml --out forces.png
 
 Writes forces.png and forces.svg, and forces.figure.csv: every point drawn (panel, curve, time,
 value, band half-width), in the layout of the process stage's own forces.figure.csv, so the two

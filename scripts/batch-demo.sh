@@ -13,7 +13,7 @@ mkdir -p "$out/recordings" "$out/inputs"
 render() { # name fps rpm duration
   local name=$1 fps=$2 rpm=$3 duration=$4
   [ -f "$out/recordings/$name/video.mp4" ] && return
-  sed "s/omega_ref_rpm = 140.0/omega_ref_rpm = $rpm/" "$root/pipelines/wind-pump.toml" > "$out/inputs/$name.mechanism.toml"
+  sed "s/omega_ref_rpm = 140.0/omega_ref_rpm = $rpm/" "$root/mechanisms/wind-pump.toml" > "$out/inputs/$name.mechanism.toml"
   sed -e "s/^fps = 240.0/fps = $fps/" -e "s/^duration = 2.0/duration = $duration/" "$root/recordings/default/camera.toml" > "$out/inputs/$name.camera.toml"
   "$bin" render --mechanism "$out/inputs/$name.mechanism.toml" --camera "$out/inputs/$name.camera.toml" --out "$out/recordings/$name"
 }

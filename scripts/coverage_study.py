@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "pipelines/wind-pump.toml"
+SHIPPED = ROOT / "mechanisms/wind-pump.toml"
 CAMERA = ROOT / "recordings/default/camera.toml"
 
 # Stated distributions: (key in the file, its line in the shipped file, nominal, relative sigma

@@ -27,7 +27,7 @@ b="$root/tests/bad-input"
 seed tracks_csv "$root/recordings/default/truth/tracks.csv" "$b"/tracks/*.csv
 seed tracks_parquet "$root/recordings/default/truth/tracks.parquet" "$b"/tracks/*.parquet
 seed wide_csv "$b/pipeline/wide.csv" "$b"/tracks/*.csv
-seed mechanism_toml "$root"/pipelines/wind-pump.toml "$root"/pipelines/slider-crank.toml "$root"/pipelines/four-bar.toml "$b"/mechanism/*.toml
+seed mechanism_toml "$root"/mechanisms/wind-pump.toml "$root"/mechanisms/slider-crank.toml "$root"/mechanisms/four-bar.toml "$b"/mechanism/*.toml
 seed pipeline_toml "$root/pipelines/default.toml" "$b"/pipeline/*.toml
 seed calibration_yaml "$root/calibration/default.yaml" "$b"/calibration/*.yaml
 seed video "$root/recordings/default/video.mp4" "$b"/video/*.mp4

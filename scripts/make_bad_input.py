@@ -11,7 +11,7 @@ import shutil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "bad-input")
-MECH = "{root}/pipelines/wind-pump.toml"
+MECH = "{root}/mechanisms/wind-pump.toml"
 VIDEO = "{root}/recordings/default/video.mp4"
 CAL = "{root}/calibration/default.yaml"
 
@@ -71,7 +71,7 @@ case("tracks: file missing", "tracks/absent.csv", SMOOTH, ["absent.csv", "no suc
 
 # --- mechanism files ---------------------------------------------------------------------
 CHECK = ["check", "--mechanism", "{file}"]
-bench = read("pipelines/wind-pump.toml")
+bench = read("mechanisms/wind-pump.toml")
 case("mechanism: empty", put("mechanism/empty.toml", ""), CHECK, ["empty.toml"])
 case("mechanism: truncated", put("mechanism/truncated.toml", bench[: len(bench) // 2]), CHECK, ["truncated.toml"])
 case("mechanism: not UTF-8", put("mechanism/latin1.toml", b"name = \"\xe9olienne\"\n"), CHECK, ["latin1.toml", "UTF-8"])
@@ -98,7 +98,7 @@ case("mechanism: negative stiffness", put("mechanism/negative-spring.toml", edit
 
 # Elastic bodies (docs/flexible.md): the slider-crank's rod made an elastic beam.
 SIMULATE = ["simulate", "--mechanism", "{file}", "--duration", "0.01", "--settle", "0", "--out", "{out}/s"]
-crank = read("pipelines/slider-crank.toml")
+crank = read("mechanisms/slider-crank.toml")
 ROD_POSE = "pose = [0.05, 0.0, 0.0]\n"
 assert ROD_POSE in crank
 
@@ -123,7 +123,7 @@ case("mechanism: elastic beam of zero elements", put("mechanism/elastic-zero-ele
 
 case("mechanism: elastic beam with an unknown reduction", put("mechanism/elastic-unknown-reduction.toml",
      elastic_rod(BEAM + MAT + 'modes = 2\nreduction = "guyan"\n')), CHECK, ["reduction", "'guyan'", "craig-bampton"])
-ELASTIC_BENCH = read("pipelines/wind-pump-elastic.toml")
+ELASTIC_BENCH = read("mechanisms/wind-pump-elastic.toml")
 REDUCED = 'elastic = { elements = 8, element = "frame", modes = 4, damping_beta = 9.2e-5 }'
 assert REDUCED in ELASTIC_BENCH
 case("mechanism: elastic lever too stiff for the explicit step", put("mechanism/elastic-unstable-step.toml",

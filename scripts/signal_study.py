@@ -66,7 +66,7 @@ EDGE = 0.1  # s, the end zones
 HARMONICS = 40  # of the bound's expansion (the truth's power is negligible beyond)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MECH = os.path.join(ROOT, "pipelines", "wind-pump.toml")
+MECH = os.path.join(ROOT, "mechanisms", "wind-pump.toml")
 
 
 def run(cmd, may_fail=False):

@@ -91,14 +91,14 @@ fn a_free_wheel_is_steady_by_default() {
     assert!(eps_rms < 5.0, "epsilon RMS {eps_rms}");
 }
 
-/// The four-bar of pipelines/four-bar.toml and the same with its motor written as a plain
+/// The four-bar of mechanisms/four-bar.toml and the same with its motor written as a plain
 /// torque actuator (no crank): the same simulated tracks processed by default; the one without
 /// a motor says nothing of a crank, its forces are those of the file with the motor processed
 /// without the refit in the crank angle (the checks do not change the numbers).
 #[test]
 fn the_four_bar_without_its_motor() {
     let dir = tempfile::tempdir().unwrap();
-    let with_motor = common::root().join("pipelines/four-bar.toml");
+    let with_motor = common::root().join("mechanisms/four-bar.toml");
     let text = std::fs::read_to_string(&with_motor).unwrap();
     let plain = text.replace(
         "type = \"motor\"\nbody = \"crank\"\nkm = 3.0\nomega_ref_rpm = 200.0",

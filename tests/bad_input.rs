@@ -23,7 +23,7 @@ fn expect_error(args: &[&str], needles: &[&str]) -> String {
 }
 
 fn bench_text() -> String {
-    std::fs::read_to_string(common::root().join("pipelines/wind-pump.toml")).unwrap()
+    std::fs::read_to_string(common::root().join("mechanisms/wind-pump.toml")).unwrap()
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -111,7 +111,7 @@ fn mechanism_cannot_follow_a_whole_turn() {
 
 #[test]
 fn joint_naming_a_missing_point() {
-    let t = std::fs::read_to_string(common::root().join("pipelines/slider-crank.toml"))
+    let t = std::fs::read_to_string(common::root().join("mechanisms/slider-crank.toml"))
         .unwrap()
         .replace("second = \"rod:P\"", "second = \"rod:Q\"");
     check_mechanism(
@@ -126,7 +126,7 @@ fn joint_naming_a_missing_point() {
 
 #[test]
 fn joint_naming_a_missing_body() {
-    let t = std::fs::read_to_string(common::root().join("pipelines/slider-crank.toml"))
+    let t = std::fs::read_to_string(common::root().join("mechanisms/slider-crank.toml"))
         .unwrap()
         .replace("first = \"crank:A\"", "first = \"crnk:A\"");
     check_mechanism(&t, &["no body called 'crnk'"]);
@@ -134,7 +134,7 @@ fn joint_naming_a_missing_body() {
 
 #[test]
 fn general_form_without_actuators() {
-    let t = std::fs::read_to_string(common::root().join("pipelines/four-bar.toml"))
+    let t = std::fs::read_to_string(common::root().join("mechanisms/four-bar.toml"))
         .unwrap()
         .replace("actuator = true", "actuator = false");
     check_mechanism(&t, &["as many actuators", "degrees of freedom"]);
@@ -148,7 +148,7 @@ fn simulate_with_impossible_settings() {
         &[
             "simulate",
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--duration=-1",
             "--out",
             out.to_str().unwrap(),
@@ -166,7 +166,7 @@ fn bad_tracks() {
     ok(&[
         "simulate",
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--duration",
         "0.5",
         "--rate",
@@ -187,7 +187,7 @@ fn bad_tracks() {
                 "--tracks",
                 p.to_str().unwrap(),
                 "--mechanism",
-                "pipelines/wind-pump.toml",
+                "mechanisms/wind-pump.toml",
                 "--out",
                 out.to_str().unwrap(),
             ],
@@ -256,7 +256,7 @@ fn bad_tracks() {
             "--tracks",
             p.to_str().unwrap(),
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--out",
             out.to_str().unwrap(),
         ],
@@ -270,7 +270,7 @@ fn bad_tracks() {
             "--tracks",
             "nope.csv",
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--out",
             out.to_str().unwrap(),
         ],
@@ -285,7 +285,7 @@ fn bad_tracks() {
             "--tracks",
             sim.join("tracks.csv").to_str().unwrap(),
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--out",
             under.to_str().unwrap(),
         ],
@@ -298,7 +298,7 @@ fn bad_tracks() {
             "--tracks",
             sim.join("tracks.csv").to_str().unwrap(),
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--out",
             out.to_str().unwrap(),
             "--window",
@@ -339,7 +339,7 @@ fn crank_length_disagreement_is_reported_with_its_size() {
         "--tracks",
         sim.join("tracks.csv").to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -608,7 +608,7 @@ fn video_bad_input() {
 fn run_bad_pipeline_files() {
     let dir = tempfile::tempdir().unwrap();
     let root = common::root();
-    let mech = root.join("pipelines/wind-pump.toml");
+    let mech = root.join("mechanisms/wind-pump.toml");
     let rec = root.join("recordings/default");
     let head = format!(
         "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n[calibrate]\nsquare = 0.03\n",

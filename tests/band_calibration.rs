@@ -16,7 +16,7 @@ use crate::common::{flexbench, num, ok, read_csv, root, track_rendering};
 fn the_tracks_share_scaled_by_the_recordings_replicates() {
     let dir = tempfile::tempdir().unwrap();
     let rec = root().join("recordings/default");
-    let mech = root().join("pipelines/wind-pump.toml");
+    let mech = root().join("mechanisms/wind-pump.toml");
     let tracks = dir.path().join("track/tracks.csv");
     let t = track_rendering(&rec, &mech, &tracks, &[]);
     assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
@@ -125,7 +125,7 @@ fn band_calibrations_that_cannot_serve_are_refused() {
     assert!(!out.join("forces.csv").exists());
     let out = dir.path().join("one");
     let truth = root().join("recordings/default/truth/tracks.csv");
-    let o = run(&truth, &root().join("pipelines/wind-pump.toml"), "1", &out);
+    let o = run(&truth, &root().join("mechanisms/wind-pump.toml"), "1", &out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("2 replicates or more"), "{err}");

@@ -146,7 +146,7 @@ fn a_run_takes_the_bench_frame_from_points_toml() {
         &pipeline,
         format!(
             "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n\n[calibrate]\nboard = \"9x6\"\nsquare = 0.03\n\n[overlay]\nenabled = false\n",
-            common::root().join("pipelines/wind-pump.toml").display(),
+            common::root().join("mechanisms/wind-pump.toml").display(),
             rec.display()
         ),
     )

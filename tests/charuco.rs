@@ -21,7 +21,7 @@ fn charuco_recording_calibrated_and_wrong_dictionary_named() {
     );
     let rec = dir.path().join("rec");
     let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
-    common::render(&root().join("pipelines/wind-pump.toml"), &cam_path, &rec);
+    common::render(&root().join("mechanisms/wind-pump.toml"), &cam_path, &rec);
     let out = dir.path().join("camera.yaml");
     let args = |dictionary: &str| {
         vec![

@@ -30,7 +30,7 @@ fn truth_against_simulation() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
     let truth = common::root().join("recordings/default/truth");
-    compare(&truth, "pipelines/wind-pump.toml", &out);
+    compare(&truth, "mechanisms/wind-pump.toml", &out);
     let t = read_csv(&out.join("comparison.csv"));
     let (nrmse, lag) = (num(&t, "nrmse"), num(&t, "phase_lag_deg"));
     assert_eq!(
@@ -70,7 +70,7 @@ fn truth_against_simulation() {
     }
     std::fs::write(shifted.join("bodies.csv"), outl.join("\n")).unwrap();
     let out2 = dir.path().join("cmp2");
-    compare(&shifted, "pipelines/wind-pump.toml", &out2);
+    compare(&shifted, "mechanisms/wind-pump.toml", &out2);
     let t2 = read_csv(&out2.join("comparison.csv"));
     for l in num(&t2, "phase_lag_deg") {
         assert!((l + 5.0).abs() < 0.05, "lag {l} deg");
@@ -87,7 +87,7 @@ fn missing_tables_are_refused() {
         "--processed",
         dir.path().to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -104,7 +104,7 @@ fn missing_tables_are_refused() {
 #[test]
 fn simulated_at_the_recordings_speed() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(common::root().join("pipelines/wind-pump.toml")).unwrap();
+    let text = std::fs::read_to_string(common::root().join("mechanisms/wind-pump.toml")).unwrap();
     assert!(text.contains("omega_ref_rpm = 140.0"));
     let fast = dir.path().join("fast.toml");
     std::fs::write(
@@ -142,7 +142,7 @@ fn simulated_at_the_recordings_speed() {
 }
 
 /// The shipped recording's truth against the bench with its lever elastic and coupled
-/// (pipelines/wind-pump-elastic.toml): the record names the model; the elastic effect is
+/// (mechanisms/wind-pump-elastic.toml): the record names the model; the elastic effect is
 /// stated for every forces column and every marker's acceleration components, with its two
 /// figures. The effect is as docs/flexible.md section 7 finds it: the liaison forces at B and
 /// C' and the motor torque move by less than 0.5 % of their peaks, the mid-lever marker's
@@ -155,7 +155,7 @@ fn truth_against_the_elastic_simulation() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
     let truth = common::root().join("recordings/default/truth");
-    compare(&truth, "pipelines/wind-pump-elastic.toml", &out);
+    compare(&truth, "mechanisms/wind-pump-elastic.toml", &out);
     let s = CompareRecord::read(&out.join("summary.json")).unwrap();
     assert_eq!(s.model, "elastic (coupled)");
     assert_eq!(

@@ -18,7 +18,7 @@ fn track(out: &Path, corrections: Option<&Path>) -> Result<(), String> {
     let rec = root().join("recordings/nuisances");
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
-    let mech = s(&root().join("pipelines/wind-pump.toml"));
+    let mech = s(&root().join("mechanisms/wind-pump.toml"));
     let mut args = vec!["track", "--video", &video, "--calibration", &cal];
     let out = s(out);
     args.extend(["--mechanism", &mech, "--out", &out]);

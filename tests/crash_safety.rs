@@ -60,7 +60,7 @@ fn pipeline(dir: &Path, k: usize) -> std::path::PathBuf {
     // Each k changes process, fem and compare settings: those stages and the report rerun.
     let text = format!(
         "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n[calibrate]\nsquare = 0.03\n[process]\nrefine_horizontal = false\nmax_condition = {}\n[fem]\ndamping = {}\n[compare]\nharmonics = {}\n",
-        root().join("pipelines/wind-pump.toml").display(),
+        root().join("mechanisms/wind-pump.toml").display(),
         root().join("recordings/default").display(),
         1e8 + k as f64,
         0.01 + 0.001 * k as f64,

@@ -6,7 +6,7 @@ use crate::common;
 
 use common::{flexbench, num, ok, read_csv};
 
-/// The bench's lever, as in pipelines/wind-pump.toml.
+/// The bench's lever, as in mechanisms/wind-pump.toml.
 const L: f64 = 0.45;
 const EI: f64 = 210e9 * 4.5e-10;
 const RHO_A: f64 = 7850.0 * 1.5e-4;
@@ -31,7 +31,7 @@ fn modes_along_the_cycle() {
         "--forces",
         sim.join("forces.csv").to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--elements",
         "10",
         "--element",
@@ -158,7 +158,7 @@ fn bad_input_is_refused() {
     let e = run(
         &sim.join("bodies.csv"),
         &other.join("forces.csv"),
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         &[],
     );
     assert!(e.contains("same run"), "{e}");
@@ -173,7 +173,7 @@ fn bad_input_is_refused() {
     let e = run(
         &markers,
         &sim.join("forces.csv"),
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         &[],
     );
     assert!(
@@ -183,7 +183,7 @@ fn bad_input_is_refused() {
     let e = run(
         &sim.join("bodies.csv"),
         &sim.join("forces.csv"),
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         &["--element", "cubic"],
     );
     assert!(e.contains("quintic or frame"), "{e}");
@@ -207,7 +207,7 @@ fn measured_deflection_comparison() {
             "--forces",
             sim.join("forces.csv").to_str().unwrap(),
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--out",
             out.to_str().unwrap(),
         ]

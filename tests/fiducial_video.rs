@@ -1,5 +1,5 @@
 //! Printed fiducials beside bright discs, from video to forces: the four-bar of
-//! `pipelines/four-bar.toml` with its coupler's three markers as ArUco codes (`kind =
+//! `mechanisms/four-bar.toml` with its coupler's three markers as ArUco codes (`kind =
 //! "fiducial"`, dictionary 4x4_50, ids 3, 7, 11; the coupler's third marker moved so that 25 mm
 //! codes do not overlap) and its rocker's two as bright discs (the mechanism file's default
 //! kind), rendered by `flexbench render` 0.7 m away with the four-bar's nuisances (bright bolt

@@ -69,7 +69,7 @@ fn the_bench_with_its_lever_elastic() {
     common::ok(&[
         "simulate",
         "--mechanism",
-        "pipelines/wind-pump-elastic.toml",
+        "mechanisms/wind-pump-elastic.toml",
         "--duration",
         "0.1",
         "--rate",

@@ -1,4 +1,4 @@
-//! The four-bar of `pipelines/four-bar.toml` from video to forces, through the real binary: the
+//! The four-bar of `mechanisms/four-bar.toml` from video to forces, through the real binary: the
 //! shipped recording `recordings/four-bar` films its markers on two bodies (the coupler's
 //! triangle K1-K3, the rocker's R1 and R2) beside two bright bolt heads, with a glint over K2.
 //! calibrate (its views, its board in the plane, its clicks) -> track --mechanism (each body's
@@ -23,7 +23,7 @@ fn four_bar_from_video_to_forces() {
         dir.path().join("tracks.csv"),
         dir.path().join("process"),
     );
-    let mech = s(&root().join("pipelines/four-bar.toml"));
+    let mech = s(&root().join("mechanisms/four-bar.toml"));
     common::calibrate_recording(&rec, &cal);
     #[rustfmt::skip]
     ok(&["track", "--video", &s(&rec.join("video.mp4")), "--calibration", &s(&cal), "--mechanism", &mech, "--out", &s(&tracks)]);

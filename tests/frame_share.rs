@@ -47,7 +47,7 @@ fn truth_process(out: &Path, cal: Option<&Path>) -> Vec<String> {
         "--tracks".into(),
         s(&root().join("recordings/default/truth/tracks.csv")),
         "--mechanism".into(),
-        s(&root().join("pipelines/wind-pump.toml")),
+        s(&root().join("mechanisms/wind-pump.toml")),
         "--out".into(),
         s(out),
     ];

@@ -149,7 +149,7 @@ const TRUTH: [(&str, &str, f64); 3] = [
 /// The shipped bench file and, written into `dir`, the same with the spring, the weight and the
 /// slide's friction changed ([`TRUTH`]).
 fn changed_bench(dir: &Path) -> (PathBuf, PathBuf) {
-    let shipped = common::root().join("pipelines/wind-pump.toml");
+    let shipped = common::root().join("mechanisms/wind-pump.toml");
     let mut text = std::fs::read_to_string(&shipped).unwrap();
     for (line, key, value) in TRUTH {
         assert!(text.contains(line), "{line}");
@@ -544,7 +544,7 @@ fn the_real_pendulum_identified_from_one_run_and_checked_on_the_other() {
 fn bad_identifications_are_refused_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let shipped = common::root().join("pipelines/wind-pump.toml");
+    let shipped = common::root().join("mechanisms/wind-pump.toml");
     let sim = common::simulate_bench(d, "sim", "0.4", "1000", "1");
     common::process_mechanism_said(&sim.join("tracks.parquet"), &shipped, &d.join("p"), &[]);
     let refused = |mechanism: &Path, free: &str, processed: &Path, words: &str| {

@@ -1,6 +1,6 @@
 //! Marker kinds from rendered video to forces, beside the printed fiducials
 //! (`tests/fiducial_video.rs`) and the clicked templates (`tests/template_video.rs`): the
-//! four-bar of `pipelines/four-bar.toml` rendered by `flexbench render` with the four-bar's
+//! four-bar of `mechanisms/four-bar.toml` rendered by `flexbench render` with the four-bar's
 //! nuisances (bright bolt heads beside the paths, a glint crossing K2), 2 ms of motion blur and
 //! H.264 at a phone's 18 Mbit/s, tracked with the rendering's own camera and the same tests
 //! (`flags`). Measured (docs/tracking.md):

@@ -134,7 +134,8 @@ fn markers_a_little_off_the_axis_still_pass_the_folds() {
 #[test]
 fn markers_far_from_b_keep_the_rocker_on_its_branch() {
     let dir = tempfile::tempdir().unwrap();
-    let shipped = std::fs::read_to_string(common::root().join("pipelines/wind-pump.toml")).unwrap();
+    let shipped =
+        std::fs::read_to_string(common::root().join("mechanisms/wind-pump.toml")).unwrap();
     let far = shipped.replace(
         "markers = [0.1, 0.3, 0.5, 0.7, 0.9]",
         "markers = [0.3, 0.5, 0.7, 0.9]",

@@ -32,7 +32,7 @@ use common::{flexbench, num, read_csv, root};
 /// The wind-pump bench's file with its markers `depth` m in front of the bench plane.
 fn mechanism(dir: &Path, depth: f64) -> PathBuf {
     let path = dir.join(format!("wind-pump-{depth}.toml"));
-    let text = std::fs::read_to_string(root().join("pipelines/wind-pump.toml")).unwrap();
+    let text = std::fs::read_to_string(root().join("mechanisms/wind-pump.toml")).unwrap();
     std::fs::write(&path, format!("{text}\nmarker_depth = {depth:?}\n")).unwrap();
     path
 }
@@ -117,7 +117,7 @@ fn markers_twelve_millimetres_in_front_of_the_board() {
 
     let given_readout = ["--readout", "0.0035"];
     let given = track_and_process(&rec, &front, &dir.path().join("given"), &given_readout);
-    let plain = root().join("pipelines/wind-pump.toml");
+    let plain = root().join("mechanisms/wind-pump.toml");
     let not_given = track_and_process(&rec, &plain, &dir.path().join("plain"), &[]);
     let both = track_and_process(
         &rec,

@@ -70,7 +70,7 @@ fn start_file(dir: &Path, name: &str, focal: &str, points: [([f64; 2], [f64; 2])
 /// `track` the shipped video with the calibration `cal` into `out`.
 fn track(cal: &str, out: &Path) {
     let video = root().join("recordings/default/video.mp4");
-    let mech = root().join("pipelines/wind-pump.toml");
+    let mech = root().join("mechanisms/wind-pump.toml");
     ok(&[
         "track",
         "--video",
@@ -87,7 +87,7 @@ fn track(cal: &str, out: &Path) {
 /// Start, track, calibrate from the motion, track again, process: the fitted calibration's
 /// path and record, and the forces' errors at B and C' (RMS share of the peak).
 fn from_motion(dir: &Path, name: &str, cal: &str) -> (std::path::PathBuf, MotionRecord, [f64; 2]) {
-    let mech = root().join("pipelines/wind-pump.toml");
+    let mech = root().join("mechanisms/wind-pump.toml");
     let rough = dir.join(format!("{name}-rough.csv"));
     track(cal, &rough);
     let fitted = dir.join(format!("{name}-motion.yaml"));
@@ -198,7 +198,7 @@ fn the_recording_calibrates_its_own_camera_through_the_mechanism() {
         &pipeline,
         format!(
             "[run]\nmechanism = \"{}\"\nrecording = \"recording\"\nout = \"out\"\n\n[calibrate]\nnominal_camera = \"640x480\"\nfrom_motion = true\n\n[overlay]\nenabled = false\n",
-            root().join("pipelines/wind-pump.toml").display()
+            root().join("mechanisms/wind-pump.toml").display()
         ),
     )
     .unwrap();
@@ -227,7 +227,7 @@ fn the_recording_calibrates_its_own_camera_through_the_mechanism() {
         "--start",
         start.to_str().unwrap(),
         "--mechanism",
-        root().join("pipelines/wind-pump.toml").to_str().unwrap(),
+        root().join("mechanisms/wind-pump.toml").to_str().unwrap(),
         "--out",
         again.to_str().unwrap(),
     ]);
@@ -251,7 +251,7 @@ fn the_recording_calibrates_its_own_camera_through_the_mechanism() {
 #[test]
 fn calibrating_from_motion_refuses_what_it_cannot_use() {
     let dir = tempfile::tempdir().unwrap();
-    let mech = root().join("pipelines/wind-pump.toml");
+    let mech = root().join("mechanisms/wind-pump.toml");
     // Tracks without pixels (a simulation's): nothing to calibrate from.
     let sim = common::simulated_default_bench(dir.path());
     let cal = root().join("recordings/default/truth/camera.yaml");

@@ -51,7 +51,7 @@ fn num(s: &str) -> f64 {
 }
 
 fn process(tracks: &Path, out: &Path, extra: &[&str]) -> (String, serde_json::Value) {
-    let mech = common::root().join("pipelines/wind-pump.toml");
+    let mech = common::root().join("mechanisms/wind-pump.toml");
     let mut args = vec!["process", "--tracks", s(tracks), "--mechanism", s(&mech)];
     args.extend(["--out", s(out)]);
     args.extend_from_slice(extra);
@@ -66,7 +66,7 @@ fn the_rendered_videos_peak_locking_is_measured_as_its_truth_shows_it() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let rec = common::root().join("recordings/default");
-    let mech = common::root().join("pipelines/wind-pump.toml");
+    let mech = common::root().join("mechanisms/wind-pump.toml");
     let tracks = d.join("tracks.csv");
     let o = common::track_rendering(&rec, &mech, &tracks, &[]);
     assert!(o.status.success(), "{}", common::said(&o));

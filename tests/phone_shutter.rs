@@ -44,7 +44,11 @@ fn rendered(dir: &Path, name: &str, readout: f64) -> std::path::PathBuf {
     ];
     common::camera_file(&cam, &set, true, "");
     let rec = dir.join(name);
-    common::render(&common::root().join("pipelines/wind-pump.toml"), &cam, &rec);
+    common::render(
+        &common::root().join("mechanisms/wind-pump.toml"),
+        &cam,
+        &rec,
+    );
     rec
 }
 
@@ -53,7 +57,7 @@ fn rendered(dir: &Path, name: &str, readout: f64) -> std::path::PathBuf {
 /// their peaks), and what `process` said.
 fn forces(rec: &Path, tracks: &Path, out: &Path, peak_locking: &str) -> ([f64; 2], String) {
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let mech = common::root().join("pipelines/wind-pump.toml");
+    let mech = common::root().join("mechanisms/wind-pump.toml");
     let said = ok(&[
         "process",
         "--tracks",
@@ -76,7 +80,7 @@ fn forces(rec: &Path, tracks: &Path, out: &Path, peak_locking: &str) -> ([f64; 2
 /// Track `rec` with its true camera and `extra` arguments into `out`: the tracks' path.
 fn tracked(rec: &Path, out: &Path, extra: &[&str]) -> std::path::PathBuf {
     let tracks = out.join("tracks.csv");
-    let mech = common::root().join("pipelines/wind-pump.toml");
+    let mech = common::root().join("mechanisms/wind-pump.toml");
     let o = common::track_rendering(rec, &mech, &tracks, extra);
     assert!(o.status.success(), "{}", common::said(&o));
     tracks

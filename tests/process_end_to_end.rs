@@ -81,7 +81,7 @@ fn slider_crank_end_to_end() {
     ok(&[
         "simulate",
         "--mechanism",
-        "pipelines/slider-crank.toml",
+        "mechanisms/slider-crank.toml",
         "--duration",
         "1",
         "--rate",
@@ -96,7 +96,7 @@ fn slider_crank_end_to_end() {
         "--tracks",
         sim.join("tracks.csv").to_str().unwrap(),
         "--mechanism",
-        "pipelines/slider-crank.toml",
+        "mechanisms/slider-crank.toml",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -128,7 +128,7 @@ fn a_failed_run_keeps_the_earlier_outputs() {
         "--tracks",
         sim.join("tracks.csv").to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--out",
         out_s,
     ]);
@@ -166,7 +166,7 @@ fn a_failed_run_keeps_the_earlier_outputs() {
         "--tracks",
         bad.to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--out",
         out_s,
     ]);
@@ -359,7 +359,7 @@ fn periodic_refit_needs_two_turns() {
         "--tracks",
         tracks.to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--out",
         out.to_str().unwrap(),
         "--smoother",
@@ -421,7 +421,7 @@ fn horizontal_refined_from_the_motion() {
             "--tracks",
             tracks.to_str().unwrap(),
             "--mechanism",
-            "pipelines/wind-pump.toml",
+            "mechanisms/wind-pump.toml",
             "--out",
             out.to_str().unwrap(),
             "--smoother",

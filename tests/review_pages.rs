@@ -86,7 +86,7 @@ fn review_of_nuisances(dir: &Path) -> (Browser, [String; 3]) {
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let rec = root().join("recordings/nuisances");
     let (video, cal) = (s(&rec.join("video.mp4")), s(&rec.join("truth/camera.yaml")));
-    let mech = s(&root().join("pipelines/wind-pump.toml"));
+    let mech = s(&root().join("mechanisms/wind-pump.toml"));
     let tracks = dir.join("track/tracks.csv");
     #[rustfmt::skip]
     ok(&["track", "--video", &video, "--calibration", &cal, "--mechanism", &mech, "--out", &s(&tracks)]);

@@ -19,7 +19,7 @@ fn pipeline(dir: &Path, recording: Option<&Path>, extra: &str) -> PathBuf {
         .unwrap_or_else(|| root().join("recordings/default"));
     let text = format!(
         "[run]\nmechanism = \"{}\"\nrecording = \"{}\"\n\n[calibrate]\nboard = \"9x6\"\nsquare = 0.03\n\n[process]\nrefine_horizontal = false\n{extra}",
-        root().join("pipelines/wind-pump.toml").display(),
+        root().join("mechanisms/wind-pump.toml").display(),
         rec.display()
     );
     std::fs::write(&p, text).unwrap();
@@ -353,7 +353,7 @@ fn wide_csv_from_another_tool_runs_to_the_report() {
         &p,
         format!(
             "[run]\nmechanism = \"{}\"\n\n[inputs]\ntracks = \"{}\"\ntracks_unit = \"mm\"\ntracks_fps = 240.0\ntracks_markers = [\"M1\", \"M2\", \"M3\", \"M4\", \"M5\"]\n\n[process]\nrefine_horizontal = false\n",
-            root().join("pipelines/wind-pump.toml").display(),
+            root().join("mechanisms/wind-pump.toml").display(),
             wide.display()
         ),
     )
@@ -422,7 +422,7 @@ fn wide_csv_from_another_tool_runs_to_the_report() {
 
 /// Render a recording of the bench at `rpm` filmed at `fps` for `duration` s into `dir`.
 fn render(dir: &Path, name: &str, fps: f64, rpm: f64, duration: f64) -> PathBuf {
-    let mech = std::fs::read_to_string(root().join("pipelines/wind-pump.toml"))
+    let mech = std::fs::read_to_string(root().join("mechanisms/wind-pump.toml"))
         .unwrap()
         .replace(
             "omega_ref_rpm = 140.0",
@@ -546,7 +546,7 @@ fn same_bytes_on_one_thread_and_two() {
                 "--tracks",
                 tracks.to_str().unwrap(),
                 "--mechanism",
-                root().join("pipelines/wind-pump.toml").to_str().unwrap(),
+                root().join("mechanisms/wind-pump.toml").to_str().unwrap(),
                 "--out",
                 out.to_str().unwrap(),
                 "--smoother",
@@ -665,7 +665,7 @@ fn labs_methods_through_the_chain() {
     let p = dir.path().join("pipeline.toml");
     let file = format!(
         "[run]\nmechanism = \"{}\"\n\n[inputs]\ntracks = \"{}\"\n\n[smooth]\nmethod = \"butterworth\"\n\n[process]\nmethod = \"butterworth\"\ncutoff_by = \"durbin-watson\"\n",
-        root().join("pipelines/wind-pump.toml").display(),
+        root().join("mechanisms/wind-pump.toml").display(),
         tracks.display()
     );
     std::fs::write(&p, &file).unwrap();
@@ -767,7 +767,7 @@ fn labs_methods_through_the_chain() {
     assert!(!bad_out.join("track").exists(), "no stage ran");
 }
 
-/// A run whose mechanism file has the lever elastic (pipelines/wind-pump-elastic.toml), on the
+/// A run whose mechanism file has the lever elastic (mechanisms/wind-pump-elastic.toml), on the
 /// shipped recording's true tracks: process and fem see the bench's rigid view, compare runs the
 /// coupled elastic simulation, and the report says so: the comparison names the model, the
 /// elastic lever's effect against the rigid bench is a table and two figures.
@@ -779,7 +779,7 @@ fn a_run_against_the_elastic_bench_reports_the_lever_effect() {
         &p,
         format!(
             "[run]\nmechanism = \"{}\"\n\n[inputs]\ntracks = \"{}\"\n\n[process]\nrefine_horizontal = false\n",
-            root().join("pipelines/wind-pump-elastic.toml").display(),
+            root().join("mechanisms/wind-pump-elastic.toml").display(),
             root().join("recordings/default/truth/tracks.parquet").display()
         ),
     )

@@ -338,7 +338,7 @@ fn rigid_field_of_the_lever() {
     let tracks = dir.path().join("noisy.csv");
     std::fs::write(&tracks, text).unwrap();
     let markers = dir.path().join("out/markers.csv");
-    let mech = root().join("pipelines/wind-pump.toml");
+    let mech = root().join("mechanisms/wind-pump.toml");
     ok(&[
         "smooth",
         "--tracks",

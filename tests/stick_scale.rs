@@ -153,7 +153,7 @@ fn stick(dir: &Path, c: &Case) -> Outcome {
         "--tracks",
         &s(&tracks),
         "--mechanism",
-        &s(&root().join("pipelines/wind-pump.toml")),
+        &s(&root().join("mechanisms/wind-pump.toml")),
         "--periodic",
         "--refine-horizontal",
         "--out",

@@ -1,6 +1,6 @@
 //! Features that are no marker, clicked once and followed by their template (normalized
 //! cross-correlation, then Lucas-Kanade below the grid): the four-bar of
-//! `pipelines/four-bar.toml` with its five markers declared `kind = "template"`, so that the
+//! `mechanisms/four-bar.toml` with its five markers declared `kind = "template"`, so that the
 //! tracker knows nothing of their look, rendered by `flexbench render` as the shipped four-bar
 //! recording (1 m, 2 ms of motion blur, bright bolts, a glint crossing K2) at a phone's bit rate
 //! (H.264, 18 Mbit/s), tracked with the rendering's own camera from one click per feature in
@@ -18,7 +18,7 @@ use common::{num, read_csv, root};
 
 /// The four-bar with its markers followed by their templates.
 fn mechanism(dir: &Path) -> PathBuf {
-    let mut text = std::fs::read_to_string(root().join("pipelines/four-bar.toml")).unwrap();
+    let mut text = std::fs::read_to_string(root().join("mechanisms/four-bar.toml")).unwrap();
     for name in ["K1", "K2", "K3", "R1", "R2"] {
         text = text.replacen(
             &format!("name = \"{name}\"\n"),

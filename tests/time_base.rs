@@ -44,7 +44,7 @@ fn camera(dir: &Path, name: &str, fps: f64, duration: f64, timing: &str) -> Path
 fn render(dir: &Path, name: &str, fps: f64, duration: f64, timing: &str) -> PathBuf {
     let cam = camera(dir, name, fps, duration, timing);
     let out = dir.join(name);
-    common::render(&root().join("pipelines/wind-pump.toml"), &cam, &out);
+    common::render(&root().join("mechanisms/wind-pump.toml"), &cam, &out);
     out
 }
 
@@ -59,7 +59,7 @@ fn track(rec: &Path, video: &Path, out: &Path, extra: &[&str]) -> (String, bool)
         "--calibration",
         cal.to_str().unwrap(),
         "--mechanism",
-        "pipelines/wind-pump.toml",
+        "mechanisms/wind-pump.toml",
         "--out",
         out.to_str().unwrap(),
     ];

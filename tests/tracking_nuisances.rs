@@ -22,7 +22,7 @@ type Truth = HashMap<(i64, String), (f64, f64)>;
 /// The recording `name` tracked (with the wind-pump's layout when `layout`), and its truth.
 fn tracked(name: &str, layout: bool) -> (Tracked, Truth) {
     let rec = root().join("recordings").join(name);
-    let mech = load(&root().join("pipelines/wind-pump.toml"))
+    let mech = load(&root().join("mechanisms/wind-pump.toml"))
         .unwrap()
         .mechanism;
     let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();

@@ -24,7 +24,7 @@ fn spec(codec: &str, blur: usize, exposure: f64, noise: f64) -> RenderSpec {
 fn run(spec: &RenderSpec, max_rms_px: f64) {
     let root =
         Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..");
-    let mech = load(&root.join("pipelines/wind-pump.toml"))
+    let mech = load(&root.join("mechanisms/wind-pump.toml"))
         .unwrap()
         .mechanism;
     let dir = tempfile::tempdir().unwrap();

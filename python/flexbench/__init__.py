@@ -9,9 +9,9 @@ file's defaults (pipelines/default.toml documents every key)::
 
     import flexbench as fb
     tracks = fb.read_tracks("recordings/default/truth/tracks.csv")
-    p = fb.process(tracks, mechanism="pipelines/wind-pump.toml")   # the smoother, forces with bands
+    p = fb.process(tracks, mechanism="mechanisms/wind-pump.toml")   # the smoother, forces with bands
     p.forces.select("t", "B_x", "B_x_sigma")
-    modes = fb.fem(p, mechanism="pipelines/wind-pump.toml", elements=10)
+    modes = fb.fem(p, mechanism="mechanisms/wind-pump.toml", elements=10)
     run = fb.run("pipelines/default.toml")                          # the whole chain, as `flexbench run`
 
 Bad input raises a :class:`FlexbenchError` subclass whose message is the command line's (the

@@ -26,7 +26,7 @@ def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("run")
     pipeline = work / "pipeline.toml"
     pipeline.write_text(
-        f'[run]\nmechanism = "{ROOT / "pipelines/wind-pump.toml"}"\nout = "{work / "out"}"\n\n'
+        f'[run]\nmechanism = "{ROOT / "mechanisms/wind-pump.toml"}"\nout = "{work / "out"}"\n\n'
         f'[inputs]\ntracks = "{ROOT / "recordings/default/truth/tracks.csv"}"\n\n'
         '[process]\nrefine_horizontal = false\n\n'
         '[report]\ncsv_units = true\n'

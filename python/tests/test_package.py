@@ -23,7 +23,7 @@ import flexbench as fb
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("FLEXBENCH_BIN", str(pathlib.Path.home() / ".cache/flexbench/target/debug/flexbench"))
-MECH = ROOT / "pipelines/wind-pump.toml"
+MECH = ROOT / "mechanisms/wind-pump.toml"
 TRUTH = ROOT / "recordings/default/truth"
 
 

@@ -75,7 +75,7 @@ pub fn simulated_default_bench(dir: &Path) -> PathBuf {
 pub fn simulate_bench(dir: &Path, name: &str, duration: &str, rate: &str, settle: &str) -> PathBuf {
     let out = dir.join(name);
     simulate_mechanism(
-        Path::new("pipelines/wind-pump.toml"),
+        Path::new("mechanisms/wind-pump.toml"),
         duration,
         rate,
         settle,
@@ -227,7 +227,7 @@ pub fn said(o: &Output) -> String {
 }
 
 /// The wind-pump bench's mechanism file, from the repository's root.
-const BENCH: &str = "pipelines/wind-pump.toml";
+const BENCH: &str = "mechanisms/wind-pump.toml";
 
 /// `flexbench process` of `tracks` for the wind-pump bench into `out`, with `extra` arguments;
 /// its standard output (it must succeed).
@@ -488,7 +488,7 @@ pub fn four_bar_camera(path: &Path, replace: &[(&str, &str)]) {
     std::fs::write(path, text).expect("a writable camera file");
 }
 
-/// The four-bar of `pipelines/four-bar.toml` with each of `edit` applied and `keys(marker)`
+/// The four-bar of `mechanisms/four-bar.toml` with each of `edit` applied and `keys(marker)`
 /// (lines of the mechanism file's keys) added to each marker's table, written to
 /// `dir/four-bar-<name>.toml`.
 pub fn four_bar_with(
@@ -497,7 +497,7 @@ pub fn four_bar_with(
     edit: &[(&str, &str)],
     keys: &dyn Fn(&str) -> String,
 ) -> PathBuf {
-    let mut text = std::fs::read_to_string(root().join("pipelines/four-bar.toml"))
+    let mut text = std::fs::read_to_string(root().join("mechanisms/four-bar.toml"))
         .expect("the four-bar's mechanism file");
     for (from, to) in edit {
         text = text.replace(from, to);

@@ -7,12 +7,12 @@ use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::simulate::{Sample, SimConfig};
 use nalgebra::Vector2;
 
-/// The default bench (pipelines/wind-pump.toml) simulated over one crank turn at 140 rpm,
+/// The default bench (mechanisms/wind-pump.toml) simulated over one crank turn at 140 rpm,
 /// `samples` samples: the mechanism file and the samples (configuration, velocities,
 /// accelerations in the bench frame).
 pub fn bench_cycle(samples: usize) -> (flexbench_mechanism::file::MechanismFile, Vec<Sample>) {
     let root =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mechanisms/wind-pump.toml");
     let file = flexbench_mechanism::file::load(&root).expect("the default bench");
     let turn = 60.0 / 140.0;
     let rate = samples as f64 / turn;

@@ -42,7 +42,7 @@ pub use assembly::{Lever, Mesh, Supports};
 pub use element::{ElementKind, ElementMatrices};
 pub use loads::LeverInstant;
 
-/// The default bench's lever (pipelines/wind-pump.toml: l2 0.45 m, steel, 25 x 6 mm) for the
+/// The default bench's lever (mechanisms/wind-pump.toml: l2 0.45 m, steel, 25 x 6 mm) for the
 /// unit tests; the pipeline reads it from the mechanism file.
 #[cfg(test)]
 pub(crate) fn bench_lever() -> Lever {

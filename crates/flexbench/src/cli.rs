@@ -18,12 +18,12 @@ enum Command {
     /// Simulate a mechanism (forward dynamics with Lagrange multipliers) and write the ground
     /// truth: tracks, markers, bodies, forces (CSV and Parquet), forces.png/svg, summary.json.
     ///
-    /// Example: flexbench simulate --mechanism pipelines/wind-pump.toml --duration 2 --rate 1000 --settle 3 --out out/sim
+    /// Example: flexbench simulate --mechanism mechanisms/wind-pump.toml --duration 2 --rate 1000 --settle 3 --out out/sim
     Simulate(crate::simulate::SimulateArgs),
     /// Process a tracks table (CSV or Parquet, contract format) into marker kinematics, the
     /// mechanism's kinematics, the liaison forces, summary.json and forces.png/svg.
     ///
-    /// Example: flexbench process --tracks out/sim/tracks.parquet --mechanism pipelines/wind-pump.toml --out out/process
+    /// Example: flexbench process --tracks out/sim/tracks.parquet --mechanism mechanisms/wind-pump.toml --out out/process
     Process(process::ProcessArgs),
     /// Calibrate the camera from chessboard views: intrinsics, distortion, their standard
     /// deviations and per-view errors, and (with --plane-view, --origin and --horizontal) the
@@ -36,14 +36,14 @@ enum Command {
     /// pixels of A and of the horizontal, and the truth (tracks with u, v and x, y, the camera,
     /// the simulation's tables).
     ///
-    /// Example: flexbench render --mechanism pipelines/wind-pump.toml --camera recordings/default/camera.toml --out out/render
+    /// Example: flexbench render --mechanism mechanisms/wind-pump.toml --camera recordings/default/camera.toml --out out/render
     Render(crate::render::RenderArgs),
     /// The elastic lever along the motion: its modes at every sample (symmetric problem and
     /// the full one with the gyroscopic and skew terms), followed by their shape; writes the
     /// modal table, the figures (eigenfrequencies 3-6 and 1-2 along the cycle, mode shapes) and
     /// a summary.
     ///
-    /// Example: flexbench fem --kinematics out/demo/process/bodies.csv --forces out/demo/process/forces.csv --mechanism pipelines/wind-pump.toml --out out/fem
+    /// Example: flexbench fem --kinematics out/demo/process/bodies.csv --forces out/demo/process/forces.csv --mechanism mechanisms/wind-pump.toml --out out/fem
     Fem(crate::fem::FemArgs),
     /// A processed recording against the rigid bench simulated from the mechanism file, aligned
     /// by the crank angle (where the mechanism has a motor-driven crank): per marker
@@ -53,7 +53,7 @@ enum Command {
     /// mean, peaks, lag, the share the file's friction explains (measured.json, the table and
     /// figure).
     ///
-    /// Example: flexbench compare --processed out/demo/process --mechanism pipelines/wind-pump.toml --out out/compare
+    /// Example: flexbench compare --processed out/demo/process --mechanism mechanisms/wind-pump.toml --out out/compare
     ///
     /// Example: flexbench compare --processed out/pendulum --mechanism recordings/dfki-pendulum/pendulum-friction.toml --measured recordings/dfki-pendulum/runs/ddp_swingup.csv --measured-column torque=motor_torque --measured-cutoff 10 --out out/pendulum-compare
     Compare(compare::CompareArgs),
@@ -65,7 +65,7 @@ enum Command {
     /// sensitivities to every parameter of the file (sensitivities.csv); the file with the
     /// identified values (<mechanism>.identified.toml; the given file is not changed).
     ///
-    /// Example: flexbench identify --processed out/demo/process --mechanism pipelines/wind-pump.toml --free k,mw,Fr --out out/identify
+    /// Example: flexbench identify --processed out/demo/process --mechanism mechanisms/wind-pump.toml --free k,mw,Fr --out out/identify
     Identify(identify::IdentifyArgs),
     /// Smooth and differentiate the markers of any tracks table (any marker names; x and y in
     /// --unit) into the markers' kinematics table with standard deviations: the signal stage
@@ -81,7 +81,7 @@ enum Command {
     /// calibration; H.264 MP4 (Motion JPEG AVI where H.264 is missing), with a contact sheet of
     /// the flagged samples' crops.
     ///
-    /// Example: flexbench overlay --video recordings/default/video.mp4 --calibration out/demo/calibrate/calibration.yaml --tracks out/demo/track/tracks.parquet --flags out/demo/track/flags.parquet --processed out/demo/process --mechanism pipelines/wind-pump.toml --out out/overlay
+    /// Example: flexbench overlay --video recordings/default/video.mp4 --calibration out/demo/calibrate/calibration.yaml --tracks out/demo/track/tracks.parquet --flags out/demo/track/flags.parquet --processed out/demo/process --mechanism mechanisms/wind-pump.toml --out out/overlay
     Overlay(crate::overlay::OverlayArgs),
     /// Write the clicks page of a board view lying in the lever's plane: a self-contained HTML
     /// page where the bench origin A and a point of the horizontal are clicked (to 0.1 px, in a
@@ -103,7 +103,7 @@ enum Command {
     Run(crate::run::RunArgs),
     /// Check a mechanism file: parse, validate, assemble over a whole crank turn, and describe.
     ///
-    /// Example: flexbench check --mechanism pipelines/wind-pump.toml
+    /// Example: flexbench check --mechanism mechanisms/wind-pump.toml
     Check(crate::check::CheckArgs),
 }
 

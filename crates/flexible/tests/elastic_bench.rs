@@ -1,5 +1,5 @@
-//! The wind-pump bench with its lever elastic and coupled (pipelines/wind-pump-elastic.toml)
-//! against the rigid bench (pipelines/wind-pump.toml): one crank turn after 3 s of settling,
+//! The wind-pump bench with its lever elastic and coupled (mechanisms/wind-pump-elastic.toml)
+//! against the rigid bench (mechanisms/wind-pump.toml): one crank turn after 3 s of settling,
 //! the liaison forces at B and C', the motor torque and the markers' accelerations, peak and
 //! RMS differences, and the coupled simulation's cost per turn (docs/flexible.md section 6).
 //! As the lever is made stiffer the coupled bench tends to the rigid one.
@@ -12,8 +12,8 @@ use flexbench_mechanism::file;
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_mechanism::Mechanism;
 
-fn pipelines() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../pipelines")
+fn mechanisms() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../mechanisms")
 }
 
 /// One turn at 140 rpm, s.
@@ -89,7 +89,7 @@ fn both(elastic: &Mechanism, rigid: &Mechanism) -> (Vec<Vec<f64>>, Vec<Vec<f64>>
 }
 
 fn load(name: &str) -> Mechanism {
-    file::load(&pipelines().join(name)).unwrap().mechanism
+    file::load(&mechanisms().join(name)).unwrap().mechanism
 }
 
 /// Peak |difference| and RMS difference of column c, and the rigid column's peak |value|.

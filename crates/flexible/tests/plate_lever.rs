@@ -43,7 +43,7 @@ fn plate(beam: &Mechanism, modes: Option<usize>) -> Mechanism {
 #[test]
 fn the_plate_lever_in_the_coupled_bench() {
     let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump-elastic.toml");
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../mechanisms/wind-pump-elastic.toml");
     let beam = file::load(&path).unwrap().mechanism;
     // Unreduced, the lowest frequencies of each in its chord frame.
     let mut beam_full = beam.clone();

@@ -6,7 +6,7 @@ use flexbench_mechanism::parameters::with_values;
 use flexbench_mechanism::sensitivity::OriginMotion;
 use flexbench_mechanism::simulate::SimConfig;
 
-const BENCH: &str = include_str!("../../../pipelines/wind-pump.toml");
+const BENCH: &str = include_str!("../../../mechanisms/wind-pump.toml");
 
 /// The spring 20 % stiffer, the weight 20 % heavier, the slide's friction doubled.
 const TRUTH: [(&str, f64); 3] = [("k", 24000.0), ("mw", 1.8), ("Fr", 10.0)];

@@ -34,10 +34,10 @@ pub fn load(path: &Path) -> Result<MechanismFile, MechanismError> {
     parse(&text, &path.display().to_string())
 }
 
-/// The default bench, from `pipelines/wind-pump.toml` as committed (for tests and examples).
+/// The default bench, from `mechanisms/wind-pump.toml` as committed (for tests and examples).
 pub fn wind_pump_default() -> Mechanism {
-    const TEXT: &str = include_str!("../../../pipelines/wind-pump.toml");
-    match parse(TEXT, "pipelines/wind-pump.toml") {
+    const TEXT: &str = include_str!("../../../mechanisms/wind-pump.toml");
+    match parse(TEXT, "mechanisms/wind-pump.toml") {
         Ok(f) => f.mechanism,
         Err(e) => panic!("the committed default bench does not load: {e}"),
     }

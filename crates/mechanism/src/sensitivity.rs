@@ -235,7 +235,7 @@ mod tests {
     use crate::parameters::{built, file_parameters, leaves, NotAParameter};
     use crate::simulate::SimConfig;
 
-    const BENCH: &str = include_str!("../../../pipelines/wind-pump.toml");
+    const BENCH: &str = include_str!("../../../mechanisms/wind-pump.toml");
 
     /// The forces of `m` with its bodies moving as `motion`: the inverse dynamics itself.
     fn forces(m: &Mechanism, motion: &[OriginMotion]) -> DVector<f64> {

@@ -270,7 +270,7 @@ mod tests {
     use super::*;
 
     fn bench_with(table: &str) -> String {
-        let text = include_str!("../../../pipelines/wind-pump.toml");
+        let text = include_str!("../../../mechanisms/wind-pump.toml");
         format!("{text}\n[tolerances]\n{table}\n")
     }
 
@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn tolerances_are_written_into_the_file_keeping_its_lines() {
-        let text = include_str!("../../../pipelines/wind-pump.toml");
+        let text = include_str!("../../../mechanisms/wind-pump.toml");
         let with = with_tolerances(text, "bench", &[("mw", 0.01), ("g3[0]", 0.002)]).unwrap();
         assert!(with.starts_with(text.trim_end()), "the file's lines kept");
         let t = read(&with, "bench").unwrap();

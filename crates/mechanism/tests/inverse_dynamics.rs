@@ -77,7 +77,7 @@ fn check(file: &str) {
 
 #[test]
 fn default_bench() {
-    check("pipelines/wind-pump.toml");
+    check("mechanisms/wind-pump.toml");
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn bench_with_other_geometry_and_masses_b() {
 
 #[test]
 fn slider_crank() {
-    check("pipelines/slider-crank.toml");
+    check("mechanisms/slider-crank.toml");
 }
 
 /// Joint friction and a motor declared on the joint between two bodies (`elbow_torque`).
@@ -110,14 +110,14 @@ fn jack_and_cylinder() {
 
 #[test]
 fn four_bar() {
-    check("pipelines/four-bar.toml");
+    check("mechanisms/four-bar.toml");
 }
 
 /// A toggle is reported, not solved: the slider-crank driven by its piston force (the gas load
 /// as the actuator) cannot turn the crank at dead centre, where the crank and the rod align.
 #[test]
 fn dead_centre_is_reported_as_a_toggle() {
-    let text = std::fs::read_to_string(root().join("pipelines/slider-crank.toml")).unwrap();
+    let text = std::fs::read_to_string(root().join("mechanisms/slider-crank.toml")).unwrap();
     let text = text
         .replace(
             "omega_ref_rpm = 300.0\nactuator = true",
@@ -156,7 +156,7 @@ fn dead_centre_is_reported_as_a_toggle() {
 /// the bit, a toggle among solved samples included: the batch changes no number.
 #[test]
 fn batch_equals_each_sample_alone() {
-    let m = load(&root().join("pipelines/wind-pump.toml"))
+    let m = load(&root().join("mechanisms/wind-pump.toml"))
         .unwrap()
         .mechanism;
     let sim = simulated(&m, 0.1, 250.0, 0.5);

@@ -309,8 +309,8 @@ mod tests {
     /// bootstrap's sigma), the record and a warning say why, and the file still reads.
     #[test]
     fn a_correction_the_file_refuses_leaves_the_estimate() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../mechanisms/wind-pump.toml");
         let text = std::fs::read_to_string(&path).expect("the shipped mechanism file");
         let mut id = identification(&[23000.0, 0.5], 0.1);
         id.estimates[0].key = "k".into();

@@ -93,7 +93,7 @@ mod tests {
     use flexbench_contracts::{Column, Table};
 
     fn bench() -> Mechanism {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mechanisms/wind-pump.toml");
         flexbench_mechanism::file::load(&path).unwrap().mechanism
     }
 

@@ -1,6 +1,6 @@
 //! The default bench's rigid motion as the FEM stage sees it, for the integration tests: the
 //! lever's instants (rigid motion and liaison forces at B and C' by the inverse dynamics) from
-//! the rigid simulation of pipelines/wind-pump.toml.
+//! the rigid simulation of mechanisms/wind-pump.toml.
 
 use flexbench_fem::{Lever, LeverInstant};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
@@ -11,7 +11,7 @@ use nalgebra::Vector2;
 /// The default bench's mechanism and its lever (from the file's lever section).
 pub fn bench() -> (Mechanism, Lever) {
     let root =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/wind-pump.toml");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mechanisms/wind-pump.toml");
     let file = flexbench_mechanism::file::load(&root).expect("the default bench");
     let sec = file.lever.expect("the bench's lever section");
     let lever = Lever::from_section(&sec).expect("the bench's lever");
