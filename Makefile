@@ -62,8 +62,8 @@ recording: build
 
 # Every golden file (scipy's, pyarrow's and exact references, the bad-input corpus, the real
 # pendulum's by-hand reference) remade by its script (the list: scripts/golden.py);
-# `golden-check` remakes them in a scratch copy and compares (make test checks all but the
-# rotating beam's, which takes three minutes).
+# `golden-check` remakes them in a scratch copy and compares (make test checks all but the two
+# slow ones: the flexible crank's, 40 s, and the rotating beam's, three minutes).
 golden:
 	bash scripts/golden.sh
 

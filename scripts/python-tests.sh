@@ -31,4 +31,4 @@ cargo build --locked -q -p flexbench
 # The one install command of the README, as a user runs it.
 "$venv/bin/pip" install --quiet --disable-pip-version-check .
 # From another folder, so that `import flexbench` is the installed package, not python/flexbench.
-(cd "${TMPDIR:-/tmp}" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 ${FLEXBENCH_PYTEST_ARGS:-} "$root/python/tests")
+(cd "${TMPDIR:-/tmp}" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --durations=8 ${FLEXBENCH_PYTEST_ARGS:-} "$root/python/tests")

@@ -28,6 +28,36 @@ pub use modes::{ModeKind, ModeRow, Modes};
 /// the chain of causes prints each once (the command line's "caused by:" lines, Python's
 /// message).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
+/// A [`Cause`] in an error that is cloned and compared (a stage's error kept in its results):
+/// shared, and equal to another when both say the same words.
+#[derive(Debug, Clone)]
+pub struct SharedCause(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl SharedCause {
+    /// `e`, shared.
+    pub fn new(e: impl Into<Cause>) -> SharedCause {
+        SharedCause(std::sync::Arc::from(e.into()))
+    }
+}
+
+impl std::fmt::Display for SharedCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SharedCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for SharedCause {
+    fn eq(&self, other: &SharedCause) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
 pub use motion::{Bodies, BodyMotion, Forces, MarkerResiduals, MarkerRow, MarkerStates};
 pub use table::{Column, Table};
 pub use tracks::{Late, MarkerKind, MarkerSeries, TrackRow, Tracks, FIDUCIAL_DICTIONARIES};

@@ -27,9 +27,10 @@ pub fn parse(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> 
 
 /// Read and parse a mechanism file.
 pub fn load(path: &Path) -> Result<MechanismFile, MechanismError> {
-    let text = std::fs::read_to_string(path).map_err(|e| MechanismError::File {
+    let text = std::fs::read_to_string(path).map_err(|e| MechanismError::Unreadable {
         path: path.display().to_string(),
-        reason: format!("cannot be read ({e}); check the path"),
+        hint: "; check the path",
+        source: flexbench_contracts::SharedCause::new(e),
     })?;
     parse(&text, &path.display().to_string())
 }

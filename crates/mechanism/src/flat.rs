@@ -654,16 +654,17 @@ pub struct MechanismFile {
 /// bench's flat form) without turning its first driver: [`crate::file::parse`] less the geometry's
 /// check and the tolerances.
 pub(crate) fn build_text(text: &str, origin: &str) -> Result<MechanismFile, MechanismError> {
-    let file_err = |reason: String| MechanismError::File {
+    let file_err = |e: toml::de::Error| MechanismError::Unreadable {
         path: origin.into(),
-        reason,
+        hint: " as a mechanism",
+        source: flexbench_contracts::SharedCause::new(e),
     };
-    let value: toml::Table = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+    let value: toml::Table = toml::from_str(text).map_err(file_err)?;
     let (mechanism, lever) = if value.contains_key("bodies") {
-        let f: GeneralFile = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+        let f: GeneralFile = toml::from_str(text).map_err(file_err)?;
         (f.build()?, None)
     } else {
-        let f: WindPumpFile = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+        let f: WindPumpFile = toml::from_str(text).map_err(file_err)?;
         let (m, l) = f.build()?;
         (m, Some(l))
     };
@@ -716,8 +717,16 @@ mod tests {
     #[test]
     fn unknown_general_keys_are_named() {
         let text = "name = \"x\"\n[[bodies]]\nname = \"a\"\nmass = 1.0\ninertia = 1.0\npose = [0.0, 0.0, 0.0]\ncolour = \"red\"\n";
-        let e = parse(text, "t.toml").unwrap_err().to_string();
-        assert!(e.contains("unknown field `colour`"), "{e}");
+        let e = parse(text, "t.toml").unwrap_err();
+        // The parser's words are the cause, after the file's name.
+        let cause = std::error::Error::source(&e).map(|c| c.to_string());
+        assert!(e.to_string().contains("t.toml"), "{e}");
+        assert!(
+            cause
+                .as_deref()
+                .is_some_and(|c| c.contains("unknown field `colour`")),
+            "{e}: {cause:?}"
+        );
     }
 
     /// A marker's look in the general form: bright by default, dark, or a colour with its hue;

@@ -51,7 +51,16 @@ use nalgebra::Vector2;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[allow(missing_docs)] // the fields are named in each variant's message
 pub enum MechanismError {
-    /// The file could not be read or parsed.
+    /// The file could not be read or parsed: which file and the fix; the system's or the TOML
+    /// parser's own error is the cause.
+    #[error("mechanism file {path}: cannot be read{hint}")]
+    Unreadable {
+        path: String,
+        hint: &'static str,
+        #[source]
+        source: flexbench_contracts::SharedCause,
+    },
+    /// The file's content is not a mechanism: which file and why.
     #[error("mechanism file {path}: {reason}")]
     File { path: String, reason: String },
     /// A key is missing, unknown, or has an impossible value.

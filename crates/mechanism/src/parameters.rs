@@ -326,9 +326,10 @@ impl Read<'_> {
 /// does not build.
 pub fn file_parameters(text: &str, origin: &str) -> Result<FileParameters, MechanismError> {
     let nominal = build_text(text, origin)?.mechanism;
-    let root: toml::Value = toml::from_str(text).map_err(|e| MechanismError::File {
+    let root: toml::Value = toml::from_str(text).map_err(|e| MechanismError::Unreadable {
         path: origin.into(),
-        reason: e.to_string(),
+        hint: " as a mechanism",
+        source: flexbench_contracts::SharedCause::new(e),
     })?;
     let mut found = Vec::new();
     leaves(&root, &mut Vec::new(), "", &mut found);

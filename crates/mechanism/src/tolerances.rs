@@ -71,9 +71,10 @@ fn given(key: &str, v: &toml::Value) -> Result<Given, MechanismError> {
 /// checked: a negative or non-numeric value, or a key that is no parameter of the forces or a
 /// law, is an error that says why. Empty when the file has no such table.
 pub fn read(text: &str, origin: &str) -> Result<Vec<Tolerance>, MechanismError> {
-    let root: toml::Table = toml::from_str(text).map_err(|e| MechanismError::File {
+    let root: toml::Table = toml::from_str(text).map_err(|e| MechanismError::Unreadable {
         path: origin.into(),
-        reason: e.to_string(),
+        hint: " as a mechanism",
+        source: flexbench_contracts::SharedCause::new(e),
     })?;
     let Some(table) = root.get(TABLE) else {
         return Ok(Vec::new());

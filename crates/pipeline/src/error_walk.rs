@@ -71,6 +71,17 @@ fn vision_cause(e: &VisionError) -> Option<&'static str> {
     }
 }
 
+/// As [`pipeline_cause`], for the mechanism files' errors.
+fn mechanism_cause(e: &flexbench_mechanism::MechanismError) -> Option<&'static str> {
+    use flexbench_mechanism::MechanismError as M;
+    match e {
+        M::Unreadable { .. } => Some("MechanismError::Unreadable"),
+        M::File { .. } | M::Key { .. } | M::Assembly(_) | M::Model(_) | M::Simulation { .. } => {
+            None
+        }
+    }
+}
+
 /// As [`pipeline_cause`], for the figures' errors.
 fn report_cause(e: &ReportError) -> Option<&'static str> {
     match e {
@@ -163,6 +174,13 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
             }],
         }],
     };
+    for e in [
+        flexbench_mechanism::file::load(&dir.join("none.toml")).unwrap_err(),
+        flexbench_mechanism::file::load(&bad_toml).unwrap_err(),
+    ] {
+        let name = mechanism_cause(&e).unwrap_or("MechanismError (own words)");
+        out.push((name.into(), Box::new(e)));
+    }
     let e = flexbench_report::write_figure(&fig, &file.join("fig")).unwrap_err();
     let name = report_cause(&e).unwrap_or("ReportError (own words)");
     out.push((name.into(), Box::new(e)));
