@@ -29,6 +29,18 @@ pub use modes::{ModeKind, ModeRow, Modes};
 /// message).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
+/// The messages of `e` and of each of its causes, `e`'s first: what the command line prints
+/// after "error:" and on each "caused by:" line, and Python's message.
+pub fn causes(e: &dyn std::error::Error) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = at {
+        out.push(c.to_string());
+        at = c.source();
+    }
+    out
+}
+
 /// A [`Cause`] in an error that is cloned and compared (a stage's error kept in its results):
 /// shared, and equal to another when both say the same words.
 #[derive(Debug, Clone)]

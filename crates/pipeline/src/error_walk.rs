@@ -90,20 +90,9 @@ fn report_cause(e: &ReportError) -> Option<&'static str> {
     }
 }
 
-/// The messages of `e`'s chain, the error first.
-fn chain(e: &(dyn Error + 'static)) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut at: Option<&(dyn Error + 'static)> = Some(e);
-    while let Some(c) = at {
-        out.push(c.to_string());
-        at = c.source();
-    }
-    out
-}
-
 /// `e` keeps a cause, and no message of its chain holds the words of the one after it.
 fn printed_once(name: &str, e: &(dyn Error + 'static)) {
-    let c = chain(e);
+    let c = flexbench_contracts::causes(e);
     assert!(c.len() >= 2, "{name} kept no cause: {c:?}");
     for pair in c.windows(2) {
         let cause = pair[1].trim();
@@ -217,7 +206,7 @@ fn every_foreign_error_is_kept_as_a_source_and_printed_once() {
 fn the_systems_words_are_still_printed() {
     let (_dir, file) = scratch();
     let e = crate::ensure_dir(&file.join("out")).unwrap_err();
-    let c = chain(&e);
+    let c = flexbench_contracts::causes(&e);
     assert!(c[0].ends_with("cannot create the output directory; choose a writable --out"));
     assert!(c[1].contains("Not a directory"), "{c:?}");
 }

@@ -76,6 +76,15 @@ fn run(py: Python<'_>, pipeline: PathBuf, out: Option<PathBuf>) -> PyResult<(Pat
     .map_err(Failed::into_py)
 }
 
+/// A run's events, its warnings kept in `warnings`.
+fn gather(warnings: &mut Vec<String>) -> impl FnMut(RunEvent) + '_ {
+    |e| {
+        if let RunEvent::Warning(w) = e {
+            warnings.push(w.to_string());
+        }
+    }
+}
+
 /// One recording's run, its warnings gathered.
 fn run_one(plan: &RunPlan) -> Result<(PathBuf, RunOutcome), Failed> {
     let (name, rec) = plan.recording().map_err(Failed::bare)?;
@@ -85,11 +94,7 @@ fn run_one(plan: &RunPlan) -> Result<(PathBuf, RunOutcome), Failed> {
         &plan.pipeline,
         &rec,
         &plan.out,
-        &mut |e| {
-            if let RunEvent::Warning(w) = e {
-                warnings.push(w.to_string());
-            }
-        },
+        &mut gather(&mut warnings),
     )
     .map_err(|e| {
         let context = format!("running {} on recording {name}", plan.pipeline.display());
@@ -206,11 +211,7 @@ fn run_folder(py: Python<'_>, pipeline: PathBuf, folder: PathBuf, out: PathBuf) 
             &plan.mechanism,
             &folder,
             &plan.out,
-            &mut |e| {
-                if let RunEvent::Warning(w) = e {
-                    warnings.push(w.to_string());
-                }
-            },
+            &mut gather(&mut warnings),
         );
         Ok(match ran {
             Ok(s) => (folder, Some(run_outcome(s, warnings)), None),

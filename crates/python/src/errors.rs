@@ -157,11 +157,7 @@ impl Failed {
 /// each of its sources, one "  caused by: " line each.
 fn message(context: Option<String>, e: &PipelineError) -> String {
     let mut lines: Vec<String> = context.into_iter().collect();
-    let mut cause: Option<&dyn std::error::Error> = Some(e);
-    while let Some(c) = cause {
-        lines.push(c.to_string());
-        cause = c.source();
-    }
+    lines.extend(flexbench_contracts::causes(e));
     lines.join("\n  caused by: ")
 }
 

@@ -386,13 +386,7 @@ mod tests {
 
     impl<E: std::error::Error> Chain for E {
         fn chain(&self) -> String {
-            let mut out = self.to_string();
-            let mut at = self.source();
-            while let Some(c) = at {
-                out.push_str(&format!("\n  caused by: {c}"));
-                at = c.source();
-            }
-            out
+            flexbench_contracts::causes(self).join("\n  caused by: ")
         }
     }
 
