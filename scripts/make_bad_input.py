@@ -223,6 +223,9 @@ for v in ["view00.png", "view01.png"]:
     shutil.copy(os.path.join(ROOT, "recordings/default/views", v), os.path.join(OUT, "views", "two-views", v))
 case("views: two views", "views/two-views", CALIB, ["only 2 usable view", "at least 3"])
 case("views: folder missing", "views/absent", CALIB, ["absent", "--views"])
+case("views: no square", "views/two-views", ["calibrate", "--views", "{file}", "--out", "{out}/cal.yaml"], ["[calibrate] square (--square) is missing"])
+case("views: a ChArUco board without its markers' side", "views/two-views", ["calibrate", "--views", "{file}", "--square", "0.03", "--charuco", "7x5", "--dictionary", "4x4_50", "--out", "{out}/cal.yaml"], ["--marker"])
+case("calibrate: neither views nor a nominal camera", "views/two-views", ["calibrate", "--square", "0.03", "--out", "{out}/cal.yaml"], ["--views", "--nominal-camera"])
 case("views: wrong board", "views/two-views", ["calibrate", "--views", "{file}", "--board", "9by6", "--square", "0.03", "--out", "{out}/cal.yaml"], ["9by6", "COLSxROWS"])
 
 # --- output paths -------------------------------------------------------------------------------

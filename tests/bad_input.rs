@@ -441,7 +441,7 @@ fn calibration_bad_input() {
             "--out",
             o,
         ],
-        &["impossible"],
+        &["[calibrate] square = -1 (--square)", "a positive number"],
     );
     // A folder with two good views and an unreadable one: too few views, each reason given.
     let few = dir.path().join("few");
@@ -665,7 +665,7 @@ fn run_bad_pipeline_files() {
     );
     expect_error(
         &["run", p.to_str().unwrap(), "--out", o],
-        &["[calibrate] square is missing"],
+        &["[calibrate] square (--square) is missing"],
     );
     let p = write(
         dir.path(),

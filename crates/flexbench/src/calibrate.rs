@@ -1,9 +1,14 @@
 //! `flexbench calibrate` and `flexbench clicks-page`: the camera and the bench plane.
+//!
+//! The calibration's settings have the pipeline file's `[calibrate]` keys and defaults: the
+//! options fill a [`CalibrateSection`], and the section's own conversion (`target`, `nominal`)
+//! accepts or refuses them in the words a run uses (`flag_walk.rs` walks every option).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use flexbench_mechanism::file::load;
+use flexbench_pipeline::pipeline_file::CalibrateSection;
 
 use crate::{parse_pair, print_written};
 
@@ -11,12 +16,12 @@ use crate::{parse_pair, print_written};
 #[derive(clap::Args)]
 pub(crate) struct CalibrateArgs {
     /// Folder of the board's views (png, jpg, bmp, tif).
-    #[arg(long, required_unless_present_any = ["nominal_camera", "from_motion"])]
+    #[arg(long)]
     views: Option<PathBuf>,
     /// No board: the bench plane and the lens's radial distortion from the recording itself,
     /// the tracks `track` wrote with the rough calibration --start, through the mechanism file
     /// --mechanism (its lengths give the scale, its ground pins the frame).
-    #[arg(long, conflicts_with_all = ["views", "board", "charuco", "plane_view", "nominal_camera", "points", "clicks", "origin", "horizontal"], requires_all = ["start", "mechanism"])]
+    #[arg(long, conflicts_with_all = ["views", "board", "square", "detector", "subpix_window", "charuco", "marker", "dictionary", "plane_view", "nominal_camera", "points", "clicks", "origin", "horizontal"], requires_all = ["start", "mechanism"])]
     from_motion: Option<PathBuf>,
     /// The rough calibration the tracks of --from-motion were made with (a nominal camera and
     /// clicked points, say): the fit's start.
@@ -28,24 +33,24 @@ pub(crate) struct CalibrateArgs {
     /// No board: a nominal camera for frames of WIDTHxHEIGHT px (the video's), its plane from
     /// --points (two points at a known distance when the camera faces the plane, four or more
     /// otherwise); the principal point at the frame's centre.
-    #[arg(long, conflicts_with_all = ["views", "board", "charuco", "plane_view"], requires = "points")]
+    #[arg(long, conflicts_with_all = ["views", "board", "square", "detector", "subpix_window", "charuco", "marker", "dictionary", "plane_view"], requires = "points")]
     nominal_camera: Option<FrameSize>,
     /// The nominal camera's focal length, px (default: the frame's larger side, assumed).
     #[arg(long, requires = "nominal_camera")]
     focal_px: Option<f64>,
     /// The nominal camera's lens distortion, "k1,k2,p1,p2,k3" (default: none).
-    #[arg(long, requires = "nominal_camera")]
+    #[arg(long, requires = "nominal_camera", allow_hyphen_values = true)]
     distortion: Option<String>,
     /// The video the nominal camera filmed: its metadata's focal length (a phone's 35 mm
     /// equivalent) is taken when --focal-px is not given.
     #[arg(long, requires = "nominal_camera")]
     video: Option<PathBuf>,
-    /// Inner corners of the chessboard, COLSxROWS (e.g. 9x6).
-    #[arg(long, required_unless_present_any = ["charuco", "nominal_camera", "from_motion"])]
-    board: Option<flexbench_vision::calibrate::BoardCorners>,
+    /// Inner corners of the chessboard, COLSxROWS.
+    #[arg(long, default_value_t = CalibrateSection::default().board)]
+    board: flexbench_vision::calibrate::BoardCorners,
     /// A ChArUco board instead: its squares, XxY (e.g. 7x5), with --marker and --dictionary;
     /// views may show part of it.
-    #[arg(long, conflicts_with = "board", requires_all = ["marker", "dictionary"])]
+    #[arg(long, requires_all = ["marker", "dictionary"])]
     charuco: Option<flexbench_vision::calibrate::BoardCorners>,
     /// The ChArUco markers' side, m.
     #[arg(long)]
@@ -54,12 +59,12 @@ pub(crate) struct CalibrateArgs {
     /// aruco_original, apriltag_36h11, ...).
     #[arg(long)]
     dictionary: Option<flexbench_vision::charuco::Dictionary>,
-    /// Side of a square, m.
-    #[arg(long, required_unless_present_any = ["nominal_camera", "from_motion"])]
+    /// Side of a square, m (needed with a board).
+    #[arg(long)]
     square: Option<f64>,
     /// The corners' detector, before cornerSubPix refines them: sb (findChessboardCornersSB, fast
     /// on views without the whole board) or classic (findChessboardCorners).
-    #[arg(long, default_value = "sb")]
+    #[arg(long, default_value_t = CalibrateSection::default().detector)]
     detector: flexbench_vision::calibrate::DetectorKind,
     /// cornerSubPix half-window in px; default: 11, smaller for small squares.
     #[arg(long)]
@@ -98,6 +103,32 @@ pub(crate) struct ClicksPageArgs {
     out: PathBuf,
 }
 
+impl CalibrateArgs {
+    /// The pipeline file's `[calibrate]` section these options write: each option given
+    /// replaces the section's default, as the same key in the file would.
+    pub fn section(&self) -> Result<CalibrateSection> {
+        Ok(CalibrateSection {
+            board: self.board,
+            square: self.square,
+            detector: self.detector,
+            subpix_window: self.subpix_window,
+            charuco: self.charuco,
+            marker: self.marker,
+            dictionary: self.dictionary,
+            nominal_camera: self
+                .nominal_camera
+                .map(|s| format!("{}x{}", s.width, s.height)),
+            focal_px: self.focal_px,
+            distortion: self
+                .distortion
+                .as_deref()
+                .map(parse_distortion)
+                .transpose()?,
+            from_motion: self.from_motion.is_some(),
+        })
+    }
+}
+
 /// `flexbench calibrate`: what `Command::Calibrate` describes.
 pub(crate) fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     if let Some(tracks) = &args.from_motion {
@@ -119,45 +150,25 @@ pub(crate) fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The camera the flags give: a nominal camera (its focal length from the video's metadata
-/// when not given), or the board's views and the board.
+/// The camera the options give, through `[calibrate]`'s conversion: a nominal camera (its
+/// focal length from the video's metadata when not given), or the board's views and the board.
 fn camera_source(args: &CalibrateArgs) -> Result<flexbench_pipeline::calibrate::CameraSource> {
-    use flexbench_pipeline::calibrate::{with_video_focal, CameraSource, NominalCamera};
-    use flexbench_vision::calibrate::Target;
-    Ok(match (&args.nominal_camera, &args.views, args.square) {
-        (Some(size), _, _) => CameraSource::Nominal(with_video_focal(
-            NominalCamera {
-                width: size.width,
-                height: size.height,
-                focal_px: args.focal_px,
-                focal_35mm: None,
-                dist: match &args.distortion {
-                    Some(d) => parse_distortion(d)?,
-                    None => [0.0; 5],
-                },
-            },
+    use flexbench_pipeline::calibrate::{with_video_focal, CameraSource};
+    let section = args.section()?;
+    if let Some(nominal) = section.nominal()? {
+        return Ok(CameraSource::Nominal(with_video_focal(
+            nominal,
             args.video.as_deref(),
-        )?),
-        (None, Some(views), Some(square)) => {
-            let target = match (args.board, args.charuco, args.marker, args.dictionary) {
-                (_, Some(sq), Some(marker), Some(dictionary)) => {
-                    Target::charuco(sq, square, marker, dictionary)?
-                }
-                (Some(b), None, _, _) => {
-                    Target::chessboard(b, square, args.detector, args.subpix_window)
-                }
-                _ => anyhow::bail!(
-                    "give the board: --board COLSxROWS (a chessboard), or --charuco XxY with --marker and --dictionary"
-                ),
-            };
-            CameraSource::Board {
-                views: views.clone(),
-                target,
-            }
-        }
-        _ => anyhow::bail!(
-            "give the board's views (--views, --board or --charuco, --square), or --nominal-camera WIDTHxHEIGHT with --points for footage without a board"
-        ),
+        )?));
+    }
+    let Some(views) = &args.views else {
+        anyhow::bail!(
+            "give the board's views (--views, with --square and --board or --charuco), or --nominal-camera WIDTHxHEIGHT with --points for footage without a board"
+        );
+    };
+    Ok(CameraSource::Board {
+        views: views.clone(),
+        target: section.target()?,
     })
 }
 

@@ -53,7 +53,12 @@ where
     A: Args + FromArgMatches,
     S: DeserializeOwned + Default + PartialEq + Debug,
 {
-    walk_on(Base { inputs, toml: "" }, cases, defaults, section)
+    let base = Base {
+        inputs,
+        toml: "",
+        elsewhere: &[],
+    };
+    walk_on(base, cases, defaults, section)
 }
 
 /// A command's required words that are also keys of its section (`identify --free k` is
@@ -63,6 +68,9 @@ pub struct Base {
     pub inputs: Inputs,
     /// The section's keys those options write.
     pub toml: &'static str,
+    /// The options naming another mode's inputs, not given in the walk (`calibrate --views`
+    /// beside `--from-motion TRACKS`): neither settings nor given with every case.
+    pub elsewhere: &'static [&'static str],
 }
 
 /// [`walk`] over a base: every case adds its option to the base's words and its key to the
@@ -78,6 +86,7 @@ where
         .get_arguments()
         .filter_map(|a| a.get_long().map(str::to_string))
         .filter(|long| !inputs.0.iter().any(|(i, _)| i == long))
+        .filter(|long| !base.elsewhere.contains(&long.as_str()))
         .collect();
     let covered: BTreeSet<String> = cases
         .iter()
@@ -359,6 +368,127 @@ mod tests {
         walk(inputs, &cases, &[], section);
     }
 
+    /// `flexbench calibrate` against `[calibrate]`: the views, clicked pixels, points, video
+    /// and the tracks of `--from-motion` (with its start and mechanism) are `[inputs]`'s.
+    #[test]
+    fn calibrate_options_are_the_sections_keys() {
+        let base = Base {
+            inputs: Inputs(&[("out", "c.yaml")]),
+            toml: "",
+            elsewhere: &[
+                "views",
+                "plane-view",
+                "origin",
+                "horizontal",
+                "clicks",
+                "points",
+                "video",
+                "start",
+                "mechanism",
+            ],
+        };
+        let cases = [
+            Case {
+                cli: &["--board", "7x5"],
+                toml: "board = \"7x5\"",
+            },
+            Case {
+                cli: &["--square", "0.03"],
+                toml: "square = 0.03",
+            },
+            Case {
+                cli: &["--detector", "classic"],
+                toml: "detector = \"classic\"",
+            },
+            Case {
+                cli: &["--subpix-window", "5"],
+                toml: "subpix_window = 5",
+            },
+            Case {
+                cli: &[
+                    "--charuco",
+                    "7x5",
+                    "--marker",
+                    "0.02",
+                    "--dictionary",
+                    "4x4_50",
+                ],
+                toml: "charuco = \"7x5\"\nmarker = 0.02\ndictionary = \"4x4_50\"",
+            },
+            Case {
+                cli: &["--marker", "0.02"],
+                toml: "marker = 0.02",
+            },
+            Case {
+                cli: &["--dictionary", "6x6_250"],
+                toml: "dictionary = \"6x6_250\"",
+            },
+            Case {
+                cli: &["--nominal-camera", "640x480", "--points", "p.toml"],
+                toml: "nominal_camera = \"640x480\"",
+            },
+            Case {
+                cli: &[
+                    "--focal-px",
+                    "900",
+                    "--nominal-camera",
+                    "640x480",
+                    "--points",
+                    "p.toml",
+                ],
+                toml: "focal_px = 900.0\nnominal_camera = \"640x480\"",
+            },
+            Case {
+                cli: &[
+                    "--distortion",
+                    "-0.1,0.02",
+                    "--nominal-camera",
+                    "640x480",
+                    "--points",
+                    "p",
+                ],
+                toml: "distortion = [-0.1, 0.02, 0.0, 0.0, 0.0]\nnominal_camera = \"640x480\"",
+            },
+            Case {
+                cli: &[
+                    "--from-motion",
+                    "t.csv",
+                    "--start",
+                    "s.yaml",
+                    "--mechanism",
+                    "m.toml",
+                ],
+                toml: "from_motion = true",
+            },
+        ];
+        let section = |a: &crate::calibrate::CalibrateArgs| a.section().expect("the section");
+        walk_on(base, &cases, &[], section);
+        for refused in [
+            &[
+                "--from-motion",
+                "t.csv",
+                "--start",
+                "s",
+                "--mechanism",
+                "m",
+                "--square",
+                "0.03",
+            ][..],
+            &[
+                "--nominal-camera",
+                "640x480",
+                "--points",
+                "p",
+                "--board",
+                "7x5",
+            ],
+        ] {
+            let inputs = Inputs(&[("out", "c.yaml")]);
+            let e = parse::<crate::calibrate::CalibrateArgs>(&inputs, refused).err();
+            assert!(e.is_some(), "{refused:?}: a setting the mode does not use");
+        }
+    }
+
     /// `flexbench track` against `[track]` (the corrections and templates files are
     /// `[inputs]`'s).
     #[test]
@@ -469,6 +599,7 @@ mod tests {
         let base = Base {
             inputs,
             toml: "free = [\"k\", \"mw\"]",
+            elsewhere: &[],
         };
         let spec = |a: &crate::identify::IdentifyArgs| -> IdentifySpec {
             crate::identify::spec(a).expect("the settings")

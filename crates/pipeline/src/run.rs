@@ -303,13 +303,19 @@ mod tests {
             .target()
             .unwrap_err()
             .to_string();
-        assert!(no_marker.contains("marker is missing"), "{no_marker}");
+        assert!(
+            no_marker.contains("marker (--marker) is missing"),
+            "{no_marker}"
+        );
         let no_dict = section("charuco = \"9x7\"\nsquare = 0.04\nmarker = 0.026")
             .unwrap()
             .target()
             .unwrap_err()
             .to_string();
-        assert!(no_dict.contains("dictionary is missing"), "{no_dict}");
+        assert!(
+            no_dict.contains("dictionary (--dictionary) is missing"),
+            "{no_dict}"
+        );
         let unknown =
             section("charuco = \"9x7\"\nsquare = 0.04\nmarker = 0.026\ndictionary = \"4x4_51\"")
                 .unwrap_err()

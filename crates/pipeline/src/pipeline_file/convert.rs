@@ -15,7 +15,7 @@ impl CalibrateSection {
             .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
             .ok_or_else(|| {
                 PipelineError::Input(format!(
-                    "[calibrate] nominal_camera = \"{size}\": give the video's frame size as \"WIDTHxHEIGHT\" (e.g. \"1280x720\")"
+                    "[calibrate] nominal_camera = \"{size}\" (--nominal-camera): give the video's frame size as \"WIDTHxHEIGHT\" (e.g. \"1280x720\")"
                 ))
             })?;
         let n = crate::calibrate::NominalCamera {
@@ -35,16 +35,16 @@ impl CalibrateSection {
     pub fn target(&self) -> Result<flexbench_vision::calibrate::Target, PipelineError> {
         use flexbench_vision::calibrate::Target;
         let bad = |m: String| PipelineError::Input(m);
-        let square = self.square.ok_or_else(|| bad("[calibrate] square is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
+        let square = self.square.ok_or_else(|| bad("[calibrate] square (--square) is missing: give the side of the board's squares in m (e.g. square = 0.03)".into()))?;
         if !(square.is_finite() && square > 0.0) {
-            return Err(bad(format!("[calibrate] square = {square}: give the side of a square in m, a positive number (e.g. 0.03)")));
+            return Err(bad(format!("[calibrate] square = {square} (--square): give the side of a square in m, a positive number (e.g. 0.03)")));
         }
         let Some(squares) = self.charuco else {
             let (kind, window) = (self.detector, self.subpix_window);
             return Ok(Target::chessboard(self.board, square, kind, window));
         };
-        let marker = self.marker.ok_or_else(|| bad("[calibrate] marker is missing: a ChArUco board needs its markers' side in m (e.g. marker = 0.03)".into()))?;
-        let dictionary = self.dictionary.ok_or_else(|| bad("[calibrate] dictionary is missing: a ChArUco board needs its markers' dictionary, OpenCV's name without DICT_ (e.g. dictionary = \"4x4_50\")".into()))?;
+        let marker = self.marker.ok_or_else(|| bad("[calibrate] marker (--marker) is missing: a ChArUco board needs its markers' side in m (e.g. marker = 0.03)".into()))?;
+        let dictionary = self.dictionary.ok_or_else(|| bad("[calibrate] dictionary (--dictionary) is missing: a ChArUco board needs its markers' dictionary, OpenCV's name without DICT_ (e.g. dictionary = \"4x4_50\")".into()))?;
         Target::charuco(squares, square, marker, dictionary)
             .map_err(|e| bad(format!("[calibrate]: {e}")))
     }
