@@ -191,34 +191,28 @@ impl Flags {
     }
 
     /// The table to write (`flags`): frame, marker, reason, score.
-    pub fn to_table(&self) -> Table {
+    pub fn to_table(&self) -> Result<Table, ContractError> {
         self.to_named_table("flags")
     }
 
     /// The table to write under the name `name`: frame, marker, reason, score.
-    pub fn to_named_table(&self, name: &str) -> Table {
+    pub fn to_named_table(&self, name: &str) -> Result<Table, ContractError> {
         let rows = &self.rows;
-        Table {
-            name: name.into(),
-            columns: vec![
+        Table::from_columns(
+            name,
+            [
+                ("frame", Column::I64(rows.iter().map(|f| f.frame).collect())),
                 (
-                    "frame".into(),
-                    Column::I64(rows.iter().map(|f| f.frame).collect()),
-                ),
-                (
-                    "marker".into(),
+                    "marker",
                     Column::Str(rows.iter().map(|f| f.marker.clone()).collect()),
                 ),
                 (
-                    "reason".into(),
+                    "reason",
                     Column::Str(rows.iter().map(|f| f.reason.to_string()).collect()),
                 ),
-                (
-                    "score".into(),
-                    Column::F64(rows.iter().map(|f| f.score).collect()),
-                ),
+                ("score", Column::F64(rows.iter().map(|f| f.score).collect())),
             ],
-        }
+        )
     }
 }
 

@@ -150,6 +150,9 @@ pub enum ContractError {
         len: usize,
         expected: usize,
     },
+    /// Two columns of one table with the same name.
+    #[error("table '{table}': column '{column}' is there twice; a table names each column once")]
+    DuplicateColumn { table: String, column: String },
     /// Marker names differ from what the mechanism expects.
     #[error("{0}")]
     Markers(String),

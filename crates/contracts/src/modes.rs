@@ -109,9 +109,8 @@ impl Modes {
     }
 
     /// The table as written (`modal.csv`, `modal.parquet`).
-    pub fn to_table(&self) -> Table {
+    pub fn to_table(&self) -> Result<Table, crate::ContractError> {
         let r = &self.rows;
-        let mut table = Table::new("modal");
         let columns = [
             ("t", Column::F64(r.iter().map(|x| x.t).collect())),
             (
@@ -139,11 +138,7 @@ impl Modes {
                 Column::OptF64(r.iter().map(|x| x.damping_ratio).collect()),
             ),
         ];
-        for (name, c) in columns {
-            // Every column has one value per row: pushing cannot fail.
-            let _ = table.push(name, c);
-        }
-        table
+        Table::from_columns("modal", columns)
     }
 }
 
@@ -170,7 +165,7 @@ mod tests {
             row(0.0, 2, 70.0),
             row(0.1, 1, 21.0),
         ]);
-        assert_eq!(ok.unwrap().to_table().height(), 3);
+        assert_eq!(ok.unwrap().to_table().unwrap().height(), 3);
         let e = Modes::new(vec![row(0.0, 1, 20.0), row(0.0, 3, 70.0)]).unwrap_err();
         assert!(
             e.to_string().contains("mode 3") && e.to_string().contains("mode 2 was due"),

@@ -408,7 +408,7 @@ impl Tracks {
 
     /// The table in contract column order, the rows consumed as the columns are filled (a long
     /// recording's tracks are not held twice).
-    pub fn into_table(self) -> Table {
+    pub fn into_table(self) -> Result<Table, ContractError> {
         let n = self.rows.len();
         let (mut frame, mut t, mut marker) = (
             Vec::with_capacity(n),
@@ -429,7 +429,6 @@ impl Tracks {
             }
         }
         let [u, v, x, y, sigma, delay, x_seen, y_seen] = opt;
-        let mut table = Table::new("tracks");
         let cols = [
             ("frame", Column::I64(frame)),
             ("t", Column::F64(t)),
@@ -448,15 +447,11 @@ impl Tracks {
         // The late columns only where a rolling shutter's samples are: every other table's
         // bytes as before.
         let late = late.into_iter().filter(|_| any_late);
-        for (name, c) in cols.into_iter().chain(late) {
-            // Equal lengths by construction.
-            let _ = table.push(name, c);
-        }
-        table
+        Table::from_columns("tracks", cols.into_iter().chain(late))
     }
 
     /// The table in contract column order.
-    pub fn to_table(&self) -> Table {
+    pub fn to_table(&self) -> Result<Table, ContractError> {
         self.clone().into_table()
     }
 }
@@ -496,8 +491,9 @@ mod tests {
             row(1, 0.01, "M1", Some(0.2)),
         ])
         .unwrap()
-        .into_table();
-        let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
+        .into_table()
+        .unwrap();
+        let names = t.names();
         assert_eq!(
             names,
             ["frame", "t", "marker", "u", "v", "x", "y", "sigma_px"]

@@ -66,7 +66,10 @@ impl System {
     }
 
     /// The markers table (the contract's columns).
-    pub fn markers_table(&self, samples: &[FlexSample]) -> Table {
+    pub fn markers_table(
+        &self,
+        samples: &[FlexSample],
+    ) -> Result<Table, flexbench_contracts::ContractError> {
         let rows = samples.iter().flat_map(|s| {
             let names = self.mechanism.markers.iter().map(|mk| mk.name.clone());
             names.zip(self.marker_states(s)).map(move |(n, st)| {
@@ -155,7 +158,10 @@ impl System {
 
     /// The elastic table: t, every elastic coordinate (m or rad, as the element's nodal values
     /// or the modal amplitudes), the kinetic, strain and gravity energies (J).
-    pub fn elastic_table(&self, samples: &[FlexSample]) -> Table {
+    pub fn elastic_table(
+        &self,
+        samples: &[FlexSample],
+    ) -> Result<Table, flexbench_contracts::ContractError> {
         let names = self.elastic_columns();
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
         for s in samples {
@@ -168,18 +174,18 @@ impl System {
             }
         }
         let mut table = Table::new("elastic");
-        let _ = table.push("t", Column::F64(samples.iter().map(|s| s.t).collect()));
+        table.push("t", Column::F64(samples.iter().map(|s| s.t).collect()))?;
         for (n, c) in names.iter().zip(cols) {
-            let _ = table.push(n, Column::F64(c));
+            table.push(n, Column::F64(c))?;
         }
         for (n, f) in [("kinetic_J", 0usize), ("strain_J", 1), ("gravity_J", 2)] {
             let v = samples
                 .iter()
                 .map(|s| [s.kinetic, s.strain, s.gravity][f])
                 .collect();
-            let _ = table.push(n, Column::F64(v));
+            table.push(n, Column::F64(v))?;
         }
-        table
+        Ok(table)
     }
 
     /// True when the mechanism needs the coupled simulation: an elastic body or a prescribed

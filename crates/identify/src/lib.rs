@@ -45,6 +45,16 @@ pub enum IdentifyError {
     /// The inputs do not fit together (a measured column's length, no equation).
     #[error("{0}")]
     Input(String),
+    /// The equations' low-pass cannot be designed at the cutoff asked (the recording's
+    /// sampling rate against it: its cause says which).
+    #[error("the equations' low-pass at {hz} Hz")]
+    LowPass {
+        /// The cutoff asked, Hz.
+        hz: f64,
+        /// The filter design's refusal.
+        #[source]
+        source: flexbench_signal::SignalError,
+    },
     /// The recording determines none of the free numbers.
     #[error("the recording determines none of the free numbers: {0}")]
     NothingDetermined(String),

@@ -41,8 +41,8 @@ fn low_passed(rows: Rows, neq: usize, t: &[f64], hz: f64) -> Result<Rows, Identi
     let mut steps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
     steps.sort_by(f64::total_cmp);
     let dt = steps.get(steps.len() / 2).copied().unwrap_or(f64::NAN);
-    let design = Design::new(2, hz, 1.0 / dt)
-        .map_err(|e| IdentifyError::Input(format!("the equations' low-pass at {hz} Hz: {e}")))?;
+    let design =
+        Design::new(2, hz, 1.0 / dt).map_err(|source| IdentifyError::LowPass { hz, source })?;
     let ncol = rows.j.ncols();
     let (mut r, mut j, mut at) = (Vec::new(), Vec::new(), Vec::new());
     for e in 0..neq {

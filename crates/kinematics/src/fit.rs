@@ -249,8 +249,9 @@ fn driver_rates(
                 .collect();
             let der = diff
                 .differentiate(&d.name, t, &vals, &present)
-                .map_err(|e| {
-                    KinematicsError::Fit(format!("differentiating the {}: {e}", d.name))
+                .map_err(|source| KinematicsError::Differentiate {
+                    coordinate: d.name.clone(),
+                    source,
                 })?;
             let ok = der
                 .rate

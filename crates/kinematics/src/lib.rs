@@ -59,6 +59,16 @@ pub enum KinematicsError {
     /// Measured markers do not fit the mechanism (the words say how, and what to check).
     #[error("the markers do not fit the mechanism: {0}")]
     Fit(String),
+    /// A driving coordinate's fitted values could not be differentiated (the differentiator's
+    /// settings against the recording: its cause says which).
+    #[error("the markers do not fit the mechanism: differentiating the {coordinate}")]
+    Differentiate {
+        /// The driving coordinate's name.
+        coordinate: String,
+        /// The differentiator's refusal.
+        #[source]
+        source: flexbench_signal::SignalError,
+    },
     /// The mechanism refused (assembly, an analysis it is not fit for).
     #[error(transparent)]
     Mechanism(#[from] flexbench_mechanism::MechanismError),

@@ -1,7 +1,8 @@
 //! The contract tables (docs/bench.md section 6) built from the mechanism's states.
 
 use flexbench_contracts::{
-    Column, Table, TrackRow, Tracks, BODY_COLUMNS, BODY_KEYS, MARKER_COLUMNS, MARKER_KEYS,
+    Column, ContractError, Table, TrackRow, Tracks, BODY_COLUMNS, BODY_KEYS, MARKER_COLUMNS,
+    MARKER_KEYS,
 };
 use nalgebra::DVector;
 
@@ -11,13 +12,6 @@ use crate::model::Mechanism;
 /// One state of the mechanism: time (s), coordinates, velocities, accelerations.
 pub type State<'a> = (f64, &'a DVector<f64>, &'a DVector<f64>, &'a DVector<f64>);
 
-fn push_all(table: &mut Table, cols: Vec<(&str, Column)>) {
-    for (n, c) in cols {
-        // Built with equal lengths.
-        let _ = table.push(n, c);
-    }
-}
-
 /// A state of the mechanism by reference: q, q', q'' (absolute coordinates, SI).
 pub type StateRef<'a> = (&'a DVector<f64>, &'a DVector<f64>, &'a DVector<f64>);
 
@@ -25,7 +19,7 @@ impl Mechanism {
     /// The bodies table: per sample and body, the centroid's position (m), angle (rad),
     /// velocity (m/s), angular velocity (rad/s), acceleration (m/s^2), angular acceleration
     /// (rad/s^2), bench frame.
-    pub fn bodies_table(&self, states: &[State]) -> Table {
+    pub fn bodies_table(&self, states: &[State]) -> Result<Table, ContractError> {
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 10];
         let mut names = Vec::new();
         for (t, q, qd, qdd) in states {
@@ -48,7 +42,6 @@ impl Mechanism {
                 }
             }
         }
-        let mut table = Table::new("bodies");
         let mut it = cols.into_iter();
         let mut v = vec![
             (BODY_KEYS[0], Column::F64(it.next().unwrap_or_default())),
@@ -57,13 +50,12 @@ impl Mechanism {
         for name in &BODY_COLUMNS {
             v.push((name, Column::F64(it.next().unwrap_or_default())));
         }
-        push_all(&mut table, v);
-        table
+        Table::from_columns("bodies", v)
     }
 
     /// The markers table from the model: each marker's position, velocity and acceleration
     /// (bench frame, SI) at every state.
-    pub fn markers_table(&self, states: &[State]) -> Table {
+    pub fn markers_table(&self, states: &[State]) -> Result<Table, ContractError> {
         let rows = states.iter().flat_map(|(t, q, qd, qdd)| {
             self.markers.iter().map(move |mk| {
                 let p = body_point(q, mk.body, mk.local);
@@ -88,7 +80,7 @@ impl Mechanism {
         states: &[Option<StateRef<'_>>],
         sigma: Option<&[Option<Vec<f64>>]>,
         seen: &[Vec<bool>],
-    ) -> Table {
+    ) -> Result<Table, ContractError> {
         let nm = self.markers.len();
         let mut cols: Vec<Vec<Option<f64>>> = vec![Vec::new(); 6];
         let mut sig: Vec<Vec<Option<f64>>> = vec![Vec::new(); 6];
@@ -137,11 +129,7 @@ impl Mechanism {
             }
         }
         v.push(("provenance".to_string(), Column::Str(prov)));
-        let mut table = Table::new("markers");
-        for (n, c) in v {
-            let _ = table.push(&n, c);
-        }
-        table
+        Table::from_columns("markers", v)
     }
 
     /// The tracks the markers would give (frame k, t, marker, x, y; no image coordinates).
@@ -171,7 +159,11 @@ impl Mechanism {
 
     /// The forces table: one row per sample, `t` then [`Mechanism::force_columns`]; a row that
     /// is None (a toggle sample) is written empty.
-    pub fn forces_table(&self, t: &[f64], rows: &[Option<Vec<f64>>]) -> Table {
+    pub fn forces_table(
+        &self,
+        t: &[f64],
+        rows: &[Option<Vec<f64>>],
+    ) -> Result<Table, ContractError> {
         self.forces_table_with_sigma(t, rows, None)
     }
 
@@ -182,9 +174,8 @@ impl Mechanism {
         t: &[f64],
         rows: &[Option<Vec<f64>>],
         sigma: Option<&[Option<Vec<f64>>]>,
-    ) -> Table {
+    ) -> Result<Table, ContractError> {
         let names = self.force_columns();
-        let mut table = Table::new("forces");
         let mut v = vec![("t".to_string(), Column::F64(t.to_vec()))];
         for (c, n) in names.iter().enumerate() {
             v.push((
@@ -200,16 +191,15 @@ impl Mechanism {
                 ));
             }
         }
-        for (n, c) in v {
-            let _ = table.push(&n, c);
-        }
-        table
+        Table::from_columns("forces", v)
     }
 }
 
 /// The markers table (the contract's columns) from its rows: each marker's name and its
 /// (t, x, y, vx, vy, ax, ay) at one sample (s, m, m/s, m/s^2, bench frame).
-pub fn markers_table_from(rows: impl IntoIterator<Item = (String, [f64; 7])>) -> Table {
+pub fn markers_table_from(
+    rows: impl IntoIterator<Item = (String, [f64; 7])>,
+) -> Result<Table, ContractError> {
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
     let mut names = Vec::new();
     for (name, vals) in rows {
@@ -218,7 +208,6 @@ pub fn markers_table_from(rows: impl IntoIterator<Item = (String, [f64; 7])>) ->
             c.push(x);
         }
     }
-    let mut table = Table::new("markers");
     let mut it = cols.into_iter();
     let mut v = vec![
         (MARKER_KEYS[0], Column::F64(it.next().unwrap_or_default())),
@@ -227,6 +216,5 @@ pub fn markers_table_from(rows: impl IntoIterator<Item = (String, [f64; 7])>) ->
     for name in &MARKER_COLUMNS {
         v.push((name, Column::F64(it.next().unwrap_or_default())));
     }
-    push_all(&mut table, v);
-    table
+    Table::from_columns("markers", v)
 }

@@ -104,7 +104,7 @@ pub(crate) fn tracks_scale(
         let tracks = crate::replicas::noisy_tracks(mech, &tq, &rec.noise, SEED + k as u64)?;
         let dir = scratch.path().join(format!("replicate-{k}"));
         crate::ensure_dir(&dir)?;
-        flexbench_tables::write_table(&tracks.to_table(), &dir, "tracks")?;
+        flexbench_tables::write_table(&tracks.to_table()?, &dir, "tracks")?;
         let out = dir.join("processed");
         process(&dir.join("tracks.parquet"), &out)?;
         let forces =

@@ -127,7 +127,7 @@ pub(crate) fn read_measured(
     columns: &[String],
 ) -> Result<MeasuredTable, PipelineError> {
     let table = flexbench_tables::read_any(path, "measured")?;
-    let names: Vec<String> = table.columns.iter().map(|(n, _)| n.clone()).collect();
+    let names: Vec<String> = table.names().into_iter().map(String::from).collect();
     let time_column = match &spec.time {
         Some(t) => t.clone(),
         None => ["t", "time"]

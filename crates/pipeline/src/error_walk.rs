@@ -48,6 +48,7 @@ fn table_cause(e: &TableError) -> Option<&'static str> {
     match e {
         T::Io { .. } => Some("TableError::Io"),
         T::Format { .. } => Some("TableError::Format"),
+        T::Cast { .. } => Some("TableError::Cast"),
         T::Contract { .. } => Some("TableError::Contract"),
         T::NotFound { .. }
         | T::Extension { .. }
@@ -90,6 +91,24 @@ fn report_cause(e: &ReportError) -> Option<&'static str> {
     }
 }
 
+/// As [`pipeline_cause`], for the kinematics' errors.
+fn kinematics_cause(e: &flexbench_kinematics::KinematicsError) -> Option<&'static str> {
+    use flexbench_kinematics::KinematicsError as K;
+    match e {
+        K::Differentiate { .. } => Some("KinematicsError::Differentiate"),
+        K::Fit(_) | K::Mechanism(_) => None,
+    }
+}
+
+/// As [`pipeline_cause`], for the identification's errors.
+fn identify_cause(e: &flexbench_identify::IdentifyError) -> Option<&'static str> {
+    use flexbench_identify::IdentifyError as I;
+    match e {
+        I::LowPass { .. } => Some("IdentifyError::LowPass"),
+        I::Mechanism(_) | I::NotFree { .. } | I::Input(_) | I::NothingDetermined(_) => None,
+    }
+}
+
 /// `e` keeps a cause, and no message of its chain holds the words of the one after it.
 fn printed_once(name: &str, e: &(dyn Error + 'static)) {
     let c = flexbench_contracts::causes(e);
@@ -109,6 +128,21 @@ fn scratch() -> (tempfile::TempDir, PathBuf) {
     let file = dir.path().join("a-file");
     std::fs::write(&file, b"not a folder").expect("a scratch file");
     (dir, file)
+}
+
+/// A Parquet table whose column holds lists (a file no flexbench stage writes) read as numbers:
+/// polars' refusal to cast it.
+fn list_column_read_as_numbers(dir: &Path) -> TableError {
+    use polars::prelude::*;
+    let lists = Series::new(
+        "x".into(),
+        [
+            Series::new("".into(), [1.0, 2.0]),
+            Series::new("".into(), [3.0]),
+        ],
+    );
+    let df = DataFrame::new(2, vec![lists.into()]).expect("a frame of lists");
+    flexbench_tables::opt_f64(&df, &dir.join("lists.parquet"), "x").unwrap_err()
 }
 
 /// One real failure of each kind: the error, and its variant's name if it keeps a cause.
@@ -139,6 +173,7 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
     let nan = dir.join("nan.csv");
     std::fs::write(&nan, "frame,t,marker,x,y\n0,0.0,M1,nan,0.1\n").expect("a scratch file");
     table(flexbench_tables::read_tracks(&nan).unwrap_err());
+    table(list_column_read_as_numbers(dir));
     let mut vision = |e: VisionError| {
         let name = vision_cause(&e).unwrap_or("VisionError (own words)");
         out.push((name.into(), Box::new(e)));
@@ -170,6 +205,20 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
         let name = mechanism_cause(&e).unwrap_or("MechanismError (own words)");
         out.push((name.into(), Box::new(e)));
     }
+    // The signal stage's refusals, as the kinematics and the identification meet them: a
+    // Savitzky-Golay window shorter than its order, a low-pass above the Nyquist frequency.
+    let e = flexbench_kinematics::KinematicsError::Differentiate {
+        coordinate: "crank angle".into(),
+        source: flexbench_signal::savgol::SavGol::new(3, 4).unwrap_err(),
+    };
+    let name = kinematics_cause(&e).unwrap_or("KinematicsError (own words)");
+    out.push((name.into(), Box::new(e)));
+    let e = flexbench_identify::IdentifyError::LowPass {
+        hz: 80.0,
+        source: flexbench_signal::butterworth::Design::new(2, 80.0, 100.0).unwrap_err(),
+    };
+    let name = identify_cause(&e).unwrap_or("IdentifyError (own words)");
+    out.push((name.into(), Box::new(e)));
     let e = flexbench_report::write_figure(&fig, &file.join("fig")).unwrap_err();
     let name = report_cause(&e).unwrap_or("ReportError (own words)");
     out.push((name.into(), Box::new(e)));

@@ -92,7 +92,7 @@ fn replicate(
     settings: &Settings,
     dir: &Path,
 ) -> Result<Identification, PipelineError> {
-    flexbench_tables::write_table(&tracks.to_table(), dir, "tracks")?;
+    flexbench_tables::write_table(&tracks.to_table()?, dir, "tracks")?;
     let out = dir.join("processed");
     // The forces' bands are not read here: neither the frame's share nor their calibration
     // (the bodies, all the identification reads, do not depend on them).

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use flexbench_contracts::flags::{Flag, FlagReason, Flags};
 use flexbench_contracts::names::Switch;
-use flexbench_contracts::{Column, MarkerSeries, Table, MARKER_COLUMNS};
+use flexbench_contracts::{Column, ContractError, MarkerSeries, Table, MARKER_COLUMNS};
 use flexbench_kinematics::anchored::{held_markers, stabilise, Stabilised};
 use flexbench_kinematics::late::{carry_along, CarriedAgain};
 use flexbench_kinematics::periodic::PeriodicReport;
@@ -209,8 +209,8 @@ pub fn process(
         None => None,
     };
     let (motion, seen) = (&fitted.motion, &fitted.seen);
-    let bodies = bodies_table(mech, &t, motion);
-    let residuals = residual_table(mech, &t, &motion.samples);
+    let bodies = bodies_table(mech, &t, motion)?;
+    let residuals = residual_table(mech, &t, &motion.samples)?;
     lap("kinematics", &mut timing);
 
     events(StageEvent::Progress("inverse dynamics", 0.0));
@@ -253,9 +253,9 @@ pub fn process(
         true => {
             let states = flexbench_kinematics::estimate::states(motion);
             let sigmas = flexbench_kinematics::estimate::marker_sigmas(mech, motion);
-            mech.fitted_markers_table(&t, &states, sigmas.as_deref(), &seen.seen)
+            mech.fitted_markers_table(&t, &states, sigmas.as_deref(), &seen.seen)?
         }
-        false => markers_table(&names, &t, &fitted.diffs),
+        false => markers_table(&names, &t, &fitted.diffs)?,
     };
     lap("inverse dynamics", &mut timing);
 
@@ -267,13 +267,13 @@ pub fn process(
         (residuals, "fit_residuals"),
     ];
     let mut files = write_outputs(mech, &t, tables, &forces, motion, tracks_path, out)?;
-    let fit_flags = fitted.flags.to_named_table("fit_flags");
+    let fit_flags = fitted.flags.to_named_table("fit_flags")?;
     files.extend(write_table(&fit_flags, out, "fit_flags")?);
     // The bodies' motion moved by each of the frame's principal directions, for the
     // identification's share of the calibration (`crate::identify_frame`).
     for (k, m) in frame_motions.iter().enumerate() {
         let stem = crate::identify_frame::table_stem(k);
-        files.extend(write_table(&bodies_table(mech, &t, m), out, &stem)?);
+        files.extend(write_table(&bodies_table(mech, &t, m)?, out, &stem)?);
     }
     crate::identify_frame::remove_stale(out, frame_motions.len())?;
     lap("write", &mut timing);

@@ -586,10 +586,13 @@ fn truth_tables(
         .collect();
     let mut files = Vec::new();
     for (table, stem) in [
-        (mech.markers_table(&states), "markers"),
-        (mech.bodies_table(&states), "bodies"),
-        (mech.forces_table(&times, &forces_rows), "forces"),
-        (flexbench_contracts::Tracks::new(rows)?.to_table(), "tracks"),
+        (mech.markers_table(&states)?, "markers"),
+        (mech.bodies_table(&states)?, "bodies"),
+        (mech.forces_table(&times, &forces_rows)?, "forces"),
+        (
+            flexbench_contracts::Tracks::new(rows)?.to_table()?,
+            "tracks",
+        ),
     ] {
         files.extend(flexbench_tables::write_table(&table, &truth, stem)?);
     }

@@ -44,17 +44,17 @@ pub fn simulate(
         .map(|s| (s.t, &s.q, &s.qd, &s.qdd))
         .collect();
     let tracks = mech.tracks(&sim.samples.iter().map(|s| (s.t, &s.q)).collect::<Vec<_>>())?;
-    let markers = mech.markers_table(&states);
-    let bodies = mech.bodies_table(&states);
+    let markers = mech.markers_table(&states)?;
+    let bodies = mech.bodies_table(&states)?;
     let t: Vec<f64> = sim.samples.iter().map(|s| s.t).collect();
     let rows: Vec<Option<Vec<f64>>> = sim
         .samples
         .iter()
         .map(|s| Some(mech.forces_from_multipliers(s)))
         .collect();
-    let forces = mech.forces_table(&t, &rows);
+    let forces = mech.forces_table(&t, &rows)?;
     // Everything is computed: now write.
-    let tracks = tracks.to_table();
+    let tracks = tracks.to_table()?;
     let tables = [
         (&tracks, "tracks"),
         (&markers, "markers"),
@@ -195,8 +195,8 @@ fn coupled_tables(
     let tracks = match mech.markers.is_empty() {
         true => None,
         false => Some((
-            sys.tracks(&sim.samples)?.to_table(),
-            sys.markers_table(&sim.samples),
+            sys.tracks(&sim.samples)?.to_table()?,
+            sys.markers_table(&sim.samples)?,
         )),
     };
     let t: Vec<f64> = sim.samples.iter().map(|s| s.t).collect();
@@ -207,9 +207,9 @@ fn coupled_tables(
         .collect();
     Ok(CoupledTables {
         tracks,
-        bodies: mech.bodies_table(&states),
-        forces: mech.forces_table(&t, &rows),
-        elastic: sys.elastic_table(&sim.samples),
+        bodies: mech.bodies_table(&states)?,
+        forces: mech.forces_table(&t, &rows)?,
+        elastic: sys.elastic_table(&sim.samples)?,
         t,
         rows,
     })

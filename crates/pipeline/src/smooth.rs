@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use flexbench_contracts::{Column, Table};
+use flexbench_contracts::{Column, ContractError, Table};
 use flexbench_signal::butterworth::{Butterworth, ButterworthChoice, Cutoff};
 use flexbench_signal::rigid::{Layout, MarkerKinematics};
 use flexbench_signal::spline::{GcvSpline, Smoothing, SplineChoice};
@@ -248,7 +248,7 @@ pub fn smooth(
     drop(scaled);
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     drop(series);
-    let table = markers_table(&names, &t, &diffs);
+    let table = markers_table(&names, &t, &diffs)?;
     let out = markers_path(out);
     let dir = out
         .parent()

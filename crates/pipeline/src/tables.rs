@@ -104,16 +104,20 @@ mod tests {
         let mech = bench();
         let dir = tempfile::tempdir().unwrap();
         let mut forces = Table::new("forces");
-        let _ = forces.push("t", Column::F64(vec![0.0, 0.01]));
+        forces.push("t", Column::F64(vec![0.0, 0.01])).unwrap();
         for c in mech.force_columns() {
             if c != "C_y" {
-                let _ = forces.push(&c, Column::OptF64(vec![Some(1.0), Some(2.0)]));
+                forces
+                    .push(&c, Column::OptF64(vec![Some(1.0), Some(2.0)]))
+                    .unwrap();
             }
         }
         let [p, _] = flexbench_tables::write_table(&forces, dir.path(), "forces").unwrap();
         let e = forces_of(&p, &mech).unwrap_err().to_string();
         assert!(e.contains("no column 'C_y'"), "{e}");
-        let _ = forces.push("C_y", Column::OptF64(vec![None, Some(0.5)]));
+        forces
+            .push("C_y", Column::OptF64(vec![None, Some(0.5)]))
+            .unwrap();
         let [p, _] = flexbench_tables::write_table(&forces, dir.path(), "forces").unwrap();
         assert_eq!(
             forces_of(&p, &mech).unwrap().column("C_y").unwrap()[1],
@@ -122,10 +126,14 @@ mod tests {
 
         let mut bodies = Table::new("bodies");
         let names: Vec<String> = mech.bodies.iter().skip(1).map(|b| b.name.clone()).collect();
-        let _ = bodies.push("t", Column::F64(vec![0.0; names.len()]));
-        let _ = bodies.push("body", Column::Str(names.clone()));
+        bodies
+            .push("t", Column::F64(vec![0.0; names.len()]))
+            .unwrap();
+        bodies.push("body", Column::Str(names.clone())).unwrap();
         for c in flexbench_contracts::motion::BODY_COLUMNS {
-            let _ = bodies.push(c, Column::OptF64(vec![Some(0.0); names.len()]));
+            bodies
+                .push(c, Column::OptF64(vec![Some(0.0); names.len()]))
+                .unwrap();
         }
         let [p, _] = flexbench_tables::write_table(&bodies, dir.path(), "bodies").unwrap();
         let e = bodies_of(&p, &mech).unwrap_err().to_string();

@@ -68,7 +68,7 @@ pub fn track(
     }
     let tracked = track_video(video, &cal, cfg, progress).map_err(vision)?;
     let summary = tracked.summary;
-    let table = flexbench_contracts::Tracks::new(tracked.rows)?.into_table();
+    let table = flexbench_contracts::Tracks::new(tracked.rows)?.into_table()?;
     let dir = out
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -80,7 +80,7 @@ pub fn track(
         .unwrap_or_else(|| "tracks".into());
     let mut files: Vec<PathBuf> = flexbench_tables::write_table(&table, dir, &stem)?.to_vec();
     files.extend(flexbench_tables::write_table(
-        &tracked.flags.to_table(),
+        &tracked.flags.to_table()?,
         dir,
         &flags_stem(&stem),
     )?);
@@ -116,7 +116,7 @@ pub fn import_tracks(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "tracks".into());
-    Ok(flexbench_tables::write_table(&tracks.to_table(), dir, &stem)?.to_vec())
+    Ok(flexbench_tables::write_table(&tracks.to_table()?, dir, &stem)?.to_vec())
 }
 
 /// A tracks table from any tool, checked: flexbench's long format (a `marker` column, x and y

@@ -35,8 +35,8 @@ type PyColumns = Vec<(String, &'static str, Py<PyAny>)>;
 
 /// A table's columns as Python lists, in the table's order (gaps as None).
 fn columns(py: Python<'_>, table: Table) -> PyResult<PyColumns> {
-    let mut out = Vec::with_capacity(table.columns.len());
-    for (name, column) in table.columns {
+    let mut out = Vec::with_capacity(table.width());
+    for (name, column) in table.into_columns() {
         let (kind, list) = match column {
             Column::F64(v) => ("f64", PyList::new(py, v)?),
             Column::OptF64(v) => ("opt_f64", PyList::new(py, v)?),
@@ -71,7 +71,7 @@ fn read_tracks(
                 markers.as_deref(),
                 calibration.as_deref(),
             )
-            .map(|t| t.into_table())
+            .and_then(|t| Ok(t.into_table()?))
         })
         .map_err(|e| fail(Some(format!("reading the tracks {}", path.display())), e))?;
     columns(py, table)

@@ -13,12 +13,12 @@ use crate::TableError;
 /// Rows of a sheet (Excel's limit) less the two header rows.
 const SHEET_ROWS: usize = 1_048_576 - 2;
 
-/// Write `tables` (each with its stem for the units: `markers`, `forces`...; read one at a time
-/// and let go once its sheet is written out) to the workbook at `path`, through a temporary
-/// file renamed into place; the first error stops the writing.
+/// Write `tables` (each named for its sheet and carrying its units; read one at a time and let
+/// go once its sheet is written out) to the workbook at `path`, through a temporary file
+/// renamed into place; the first error stops the writing.
 pub fn write_workbook(
     path: &Path,
-    tables: impl IntoIterator<Item = Result<(Table, String), TableError>>,
+    tables: impl IntoIterator<Item = Result<Table, TableError>>,
 ) -> Result<(), TableError> {
     let xlsx = |e: XlsxError| TableError::io(path, "be written", e);
     flexbench_contracts::atomic::write_with(path, |tmp| -> Result<(), TableError> {
@@ -28,17 +28,17 @@ pub fn write_workbook(
         let fixed = ExcelDateTime::from_ymd(2000, 1, 1).map_err(xlsx)?;
         book.set_properties(&DocProperties::new().set_creation_datetime(&fixed));
         for table in tables {
-            let (table, stem) = table?;
+            let table = table?;
             let parts = table.height().div_ceil(SHEET_ROWS).max(1);
             for part in 0..parts {
                 let sheet = book.add_worksheet_with_constant_memory();
                 let name = match part {
-                    0 => table.name.clone(),
-                    k => format!("{} {}", table.name, k + 1),
+                    0 => table.name().to_string(),
+                    k => format!("{} {}", table.name(), k + 1),
                 };
                 sheet.set_name(&name).map_err(xlsx)?;
                 let rows = part * SHEET_ROWS..((part + 1) * SHEET_ROWS).min(table.height());
-                fill(sheet, &table, &stem, rows).map_err(xlsx)?;
+                fill(sheet, &table, rows).map_err(xlsx)?;
             }
         }
         book.save(tmp).map_err(xlsx)
@@ -54,23 +54,23 @@ pub fn write_workbook(
 fn fill(
     sheet: &mut Worksheet,
     table: &Table,
-    stem: &str,
     rows: std::ops::Range<usize>,
 ) -> Result<(), XlsxError> {
     let bold = Format::new().set_bold();
     let italic = Format::new().set_italic();
     // Row by row: a sheet in constant memory keeps only the row being written.
-    for (c, (name, _)) in table.columns.iter().enumerate() {
-        sheet.write_string_with_format(0, c as u16, name, &bold)?;
+    // Row by row (the names, then the units): a sheet in constant memory flushes a row once
+    // the next is begun, and drops a later write to it.
+    for (c, field) in table.fields().iter().enumerate() {
+        sheet.write_string_with_format(0, c as u16, field.name(), &bold)?;
     }
-    for (c, (name, _)) in table.columns.iter().enumerate() {
-        let unit = flexbench_contracts::units::unit_of(stem, name).unwrap_or("?");
-        sheet.write_string_with_format(1, c as u16, unit, &italic)?;
+    for (c, field) in table.fields().iter().enumerate() {
+        sheet.write_string_with_format(1, c as u16, field.unit(), &italic)?;
     }
     sheet.set_freeze_panes(2, 0)?;
     for (r, k) in rows.enumerate() {
         let row = (r + 2) as u32;
-        for (c, (_, col)) in table.columns.iter().enumerate() {
+        for (c, (_, col)) in table.columns().enumerate() {
             let c = c as u16;
             match col {
                 Column::F64(v) if v[k].is_finite() => {

@@ -62,6 +62,16 @@ pub enum TableError {
         column: String,
         reason: String,
     },
+    /// A column that cannot be read as the kind asked (numbers, text); polars' own error is
+    /// the cause.
+    #[error("{path}: column '{column}' cannot be read as {kind}")]
+    Cast {
+        path: String,
+        column: String,
+        kind: &'static str,
+        #[source]
+        source: Cause,
+    },
     /// A wide tracks table (one row per frame) that cannot be read as one.
     #[error("{path}: {reason}")]
     Wide { path: String, reason: String },
@@ -85,8 +95,7 @@ pub enum TableError {
 
 fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
     let cols: Vec<Column> = table
-        .columns
-        .iter()
+        .columns()
         .map(|(name, c)| polars_column(name, c))
         .collect();
     DataFrame::new(table.height(), cols)
@@ -97,7 +106,7 @@ fn to_polars(table: &Table) -> PolarsResult<DataFrame> {
 fn into_polars(table: Table) -> PolarsResult<DataFrame> {
     let height = table.height();
     let cols: Vec<Column> = table
-        .columns
+        .into_columns()
         .into_iter()
         .map(|(name, c)| polars_column(&name, &c))
         .collect();
@@ -312,52 +321,46 @@ pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64
             }
         }
     }
-    let cast = col
-        .cast(&DataType::Float64)
-        .map_err(|e| bad(format!("is not numeric ({e})")))?;
-    let ca = cast
-        .f64()
-        .map_err(|e| bad(format!("is not numeric ({e})")))?;
+    let cast_err = |e: PolarsError| TableError::Cast {
+        path: path.display().to_string(),
+        column: name.into(),
+        kind: "numbers",
+        source: Box::new(e),
+    };
+    let cast = col.cast(&DataType::Float64).map_err(cast_err)?;
+    let ca = cast.f64().map_err(cast_err)?;
     Ok(ca.iter().collect())
 }
 
 /// A text column (numbers are turned into text, e.g. marker names 1..5).
 pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>, TableError> {
     let col = column(df, path, name)?;
-    let cast = col
-        .cast(&DataType::String)
-        .map_err(|e| TableError::Column {
-            path: path.display().to_string(),
-            column: name.into(),
-            reason: format!("cannot be read as text ({e})"),
-        })?;
-    let ca = cast.str().map_err(|e| TableError::Column {
+    let cast_err = |e: PolarsError| TableError::Cast {
         path: path.display().to_string(),
         column: name.into(),
-        reason: e.to_string(),
-    })?;
+        kind: "text",
+        source: Box::new(e),
+    };
+    let cast = col.cast(&DataType::String).map_err(cast_err)?;
+    let ca = cast.str().map_err(cast_err)?;
     Ok(ca.iter().map(|s| s.map(|s| s.to_string())).collect())
 }
 
-/// A table as CSV with a second header row of units (`flexbench_contracts::units`, "?" when
-/// unknown; the table's stem `stem` for the units), for spreadsheet and plotting programs that
+/// A table as CSV with a second header row of units (each column's, from the table's schema:
+/// `flexbench_contracts::units`, "?" when unknown), for spreadsheet and plotting programs that
 /// read one: numbers in their shortest exact form, gaps empty, text quoted where it must be.
 /// Written through a temporary file renamed into place.
-pub fn write_csv_with_units(table: &Table, stem: &str, path: &Path) -> Result<(), TableError> {
+pub fn write_csv_with_units(table: &Table, path: &Path) -> Result<(), TableError> {
     use std::fmt::Write;
     let quote = |s: &str| match s.contains([',', '"', '\n']) {
         true => format!("\"{}\"", s.replace('"', "\"\"")),
         false => s.to_string(),
     };
-    let names: Vec<String> = table.columns.iter().map(|(n, _)| quote(n)).collect();
-    let units: Vec<String> = table
-        .columns
-        .iter()
-        .map(|(n, _)| quote(flexbench_contracts::units::unit_of(stem, n).unwrap_or("?")))
-        .collect();
+    let names: Vec<String> = table.fields().iter().map(|f| quote(f.name())).collect();
+    let units: Vec<String> = table.fields().iter().map(|f| quote(f.unit())).collect();
     let mut text = format!("{}\n{}\n", names.join(","), units.join(","));
     for k in 0..table.height() {
-        for (c, (_, col)) in table.columns.iter().enumerate() {
+        for (c, (_, col)) in table.columns().enumerate() {
             if c > 0 {
                 text.push(',');
             }
@@ -412,7 +415,7 @@ mod tests {
             },
         ]);
         for (stem, flags) in [("none", Flags::default()), ("some", some)] {
-            let files = write_table(&flags.to_table(), dir.path(), stem).unwrap();
+            let files = write_table(&flags.to_table().unwrap(), dir.path(), stem).unwrap();
             for f in files {
                 assert_eq!(read_flags(&f).unwrap(), flags, "{}", f.display());
             }
@@ -480,8 +483,8 @@ mod tests {
             y: 0.1994,
         };
         let tracks = Tracks::new(vec![row("M1", Some(late)), row("M2", None)]).unwrap();
-        let table = tracks.to_table();
-        let names: Vec<&str> = table.columns.iter().map(|(n, _)| n.as_str()).collect();
+        let table = tracks.to_table().unwrap();
+        let names = table.names();
         assert_eq!(names[8..], ["delay_s", "x_seen", "y_seen"]);
         for f in write_table(&table, dir.path(), "late").unwrap() {
             assert_eq!(read_tracks(&f).unwrap(), tracks, "{}", f.display());
@@ -552,9 +555,9 @@ mod tests {
             },
         ];
         let tracks = Tracks::new(rows).unwrap();
-        let [csv, pq] = write_table(&tracks.to_table(), dir.path(), "tracks").unwrap();
+        let [csv, pq] = write_table(&tracks.to_table().unwrap(), dir.path(), "tracks").unwrap();
         // The table written as it is let go: the same files, to the byte.
-        let owned = write_owned_table(tracks.to_table(), dir.path(), "owned").unwrap();
+        let owned = write_owned_table(tracks.to_table().unwrap(), dir.path(), "owned").unwrap();
         for (a, b) in [&csv, &pq].into_iter().zip(&owned) {
             assert!(
                 std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
@@ -571,24 +574,27 @@ mod tests {
     #[test]
     fn bodies_and_forces_read_checked_from_both_formats() {
         let dir = tempfile::tempdir().unwrap();
-        let mut bodies = Table::new("bodies");
-        let _ = bodies.push("t", FbColumn::F64(vec![0.0, 0.0, 0.01, 0.01]));
-        let _ = bodies.push(
-            "body",
-            FbColumn::Str(
-                ["crank", "lever", "crank", "lever"]
-                    .map(String::from)
-                    .to_vec(),
-            ),
-        );
-        for (k, c) in BODY_COLUMNS.iter().enumerate() {
+        let names = ["crank", "lever", "crank", "lever"]
+            .map(String::from)
+            .to_vec();
+        let keys = [
+            ("t", FbColumn::F64(vec![0.0, 0.0, 0.01, 0.01])),
+            ("body", FbColumn::Str(names)),
+        ];
+        let values = BODY_COLUMNS.iter().enumerate().map(|(k, c)| {
             let v = vec![Some(k as f64), None, Some(1.5), Some(-2.0)];
-            let _ = bodies.push(c, FbColumn::OptF64(v));
-        }
-        let mut forces = Table::new("forces");
-        let _ = forces.push("t", FbColumn::F64(vec![0.0, 0.01]));
-        let _ = forces.push("B_x", FbColumn::OptF64(vec![Some(12.5), None]));
-        let _ = forces.push("B_x_sigma", FbColumn::OptF64(vec![Some(0.5), None]));
+            (*c, FbColumn::OptF64(v))
+        });
+        let bodies = Table::from_columns("bodies", keys.into_iter().chain(values)).unwrap();
+        let forces = Table::from_columns(
+            "forces",
+            [
+                ("t", FbColumn::F64(vec![0.0, 0.01])),
+                ("B_x", FbColumn::OptF64(vec![Some(12.5), None])),
+                ("B_x_sigma", FbColumn::OptF64(vec![Some(0.5), None])),
+            ],
+        )
+        .unwrap();
         let [bc, bp] = write_table(&bodies, dir.path(), "bodies").unwrap();
         let [fc, fp] = write_table(&forces, dir.path(), "forces").unwrap();
         for p in [bc, bp] {
@@ -628,7 +634,7 @@ mod tests {
             },
         ])
         .unwrap();
-        for p in write_table(&modes.to_table(), dir.path(), "modal").unwrap() {
+        for p in write_table(&modes.to_table().unwrap(), dir.path(), "modal").unwrap() {
             assert_eq!(read_modes(&p).unwrap(), modes, "{}", p.display());
         }
         // A NaN and an unsorted time are named with the file, row and column.

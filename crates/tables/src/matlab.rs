@@ -160,13 +160,13 @@ impl MatValue {
 
 /// A table as MATLAB holds it: a struct with a column vector per numeric column (integers as
 /// doubles, gaps as NaN) or a cell column of text, and a `units` struct of the same fields
-/// holding each column's unit (`flexbench_contracts::units`; "?" when unknown).
-pub fn table_struct(table: &flexbench_contracts::Table, stem: &str) -> MatValue {
+/// holding each column's unit (the table's schema; "?" when unknown).
+pub fn table_struct(table: &flexbench_contracts::Table) -> MatValue {
     use flexbench_contracts::Column;
-    let mut fields = Vec::with_capacity(table.columns.len() + 1);
-    let mut units = Vec::with_capacity(table.columns.len());
-    for (name, col) in &table.columns {
-        let value = match col {
+    let mut fields = Vec::with_capacity(table.width() + 1);
+    let mut units = Vec::with_capacity(table.width());
+    for field in table.fields() {
+        let value = match field.column() {
             Column::F64(v) => MatValue::column(v.clone()),
             Column::OptF64(v) => {
                 MatValue::column(v.iter().map(|x| x.unwrap_or(f64::NAN)).collect())
@@ -174,9 +174,11 @@ pub fn table_struct(table: &flexbench_contracts::Table, stem: &str) -> MatValue 
             Column::I64(v) => MatValue::column(v.iter().map(|&x| x as f64).collect()),
             Column::Str(v) => MatValue::Cell(v.iter().map(|s| MatValue::Char(s.clone())).collect()),
         };
-        fields.push((name.clone(), value));
-        let unit = flexbench_contracts::units::unit_of(stem, name).unwrap_or("?");
-        units.push((name.clone(), MatValue::Char(unit.into())));
+        fields.push((field.name().to_string(), value));
+        units.push((
+            field.name().to_string(),
+            MatValue::Char(field.unit().into()),
+        ));
     }
     fields.push(("units".into(), MatValue::Struct(units)));
     MatValue::Struct(fields)

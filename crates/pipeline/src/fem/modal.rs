@@ -115,7 +115,7 @@ impl<'a> ModalCollector<'a> {
             ));
         };
         let modal = Modal {
-            table: Modes::new(self.rows)?.to_table(),
+            table: Modes::new(self.rows)?.to_table()?,
             per_mode: self.per_mode,
             max_gap: self.max_gap,
             max_zeta: self.max_zeta,

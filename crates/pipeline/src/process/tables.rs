@@ -4,7 +4,11 @@
 use super::*;
 
 /// The bodies table of the fitted samples.
-pub(super) fn bodies_table(mech: &Mechanism, t: &[f64], motion: &Motion) -> Table {
+pub(super) fn bodies_table(
+    mech: &Mechanism,
+    t: &[f64],
+    motion: &Motion,
+) -> Result<Table, ContractError> {
     let states: Vec<_> = motion
         .samples
         .iter()
@@ -26,7 +30,7 @@ pub(super) fn write_outputs(
 ) -> Result<Vec<PathBuf>, PipelineError> {
     let combined = combined_sigmas(forces);
     let (rows, sigmas) = (&forces.rows, combined.as_deref());
-    let forces_table = mech.forces_table_with_sigma(t, rows, sigmas);
+    let forces_table = mech.forces_table_with_sigma(t, rows, sigmas)?;
     ensure_dir(out)?;
     let mut files = Vec::new();
     // The order of the files: markers, bodies, forces, fit_residuals; each table let go as it
@@ -64,7 +68,7 @@ pub(crate) fn markers_table(
     names: &[String],
     t: &[f64],
     diffs: &[(Derivatives, Derivatives)],
-) -> Table {
+) -> Result<Table, ContractError> {
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 7];
     let mut sig: Vec<Vec<f64>> = vec![Vec::new(); 6];
     let with_sigma = diffs
@@ -106,11 +110,11 @@ pub(crate) fn markers_table(
     }
     let mut table = Table::new("markers");
     let mut it = cols.into_iter();
-    let _ = table.push(
+    table.push(
         flexbench_contracts::MARKER_KEYS[0],
         Column::F64(it.next().unwrap_or_default()),
-    );
-    let _ = table.push(flexbench_contracts::MARKER_KEYS[1], Column::Str(name_col));
+    )?;
+    table.push(flexbench_contracts::MARKER_KEYS[1], Column::Str(name_col))?;
     for name in &MARKER_COLUMNS {
         let v: Vec<Option<f64>> = it
             .next()
@@ -118,16 +122,16 @@ pub(crate) fn markers_table(
             .into_iter()
             .map(|x| x.is_finite().then_some(x))
             .collect();
-        let _ = table.push(name, Column::OptF64(v));
+        table.push(name, Column::OptF64(v))?;
     }
     if with_sigma {
         for (name, c) in MARKER_COLUMNS.iter().zip(sig) {
             let v: Vec<Option<f64>> = c.into_iter().map(|x| x.is_finite().then_some(x)).collect();
-            let _ = table.push(&format!("{name}_sigma"), Column::OptF64(v));
+            table.push(&format!("{name}_sigma"), Column::OptF64(v))?;
         }
     }
-    let _ = table.push("provenance", Column::Str(prov));
-    table
+    table.push("provenance", Column::Str(prov))?;
+    Ok(table)
 }
 
 /// Per sample and marker, the fitted minus measured position (m, bench frame).
@@ -135,7 +139,7 @@ pub(super) fn residual_table(
     mech: &Mechanism,
     t: &[f64],
     fit: &[flexbench_kinematics::FitSample],
-) -> Table {
+) -> Result<Table, ContractError> {
     let (mut tt, mut names, mut rx, mut ry) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (f, &tk) in fit.iter().zip(t) {
         for (mk, r) in mech.markers.iter().zip(&f.residual) {
@@ -145,10 +149,13 @@ pub(super) fn residual_table(
             ry.push(r.map(|r| r.y));
         }
     }
-    let mut table = Table::new("fit_residuals");
-    let _ = table.push("t", Column::F64(tt));
-    let _ = table.push("marker", Column::Str(names));
-    let _ = table.push("rx", Column::OptF64(rx));
-    let _ = table.push("ry", Column::OptF64(ry));
-    table
+    Table::from_columns(
+        "fit_residuals",
+        [
+            ("t", Column::F64(tt)),
+            ("marker", Column::Str(names)),
+            ("rx", Column::OptF64(rx)),
+            ("ry", Column::OptF64(ry)),
+        ],
+    )
 }

@@ -80,9 +80,7 @@ pub(super) fn result_files(
             let tables = sheets
                 .iter()
                 .filter(|(path, _)| path.exists())
-                .map(|(path, stem)| {
-                    Ok((flexbench_tables::read_any(path, stem)?, stem.to_string()))
-                });
+                .map(|(path, stem)| flexbench_tables::read_any(path, stem));
             flexbench_tables::excel::write_workbook(&xlsx, tables)
         });
         let made_mat = write_mat_file(&mat, &stages);
@@ -103,7 +101,7 @@ pub(super) fn result_files(
             for (file, stem) in files_with(folder, ".parquet")? {
                 let table = flexbench_tables::read_any(&file, &stem)?;
                 let path = dir.join(format!("{stage}_{stem}.csv"));
-                flexbench_tables::write_csv_with_units(&table, &stem, &path)?;
+                flexbench_tables::write_csv_with_units(&table, &path)?;
                 page.files.push(path);
             }
         }
@@ -125,7 +123,7 @@ pub(super) fn write_mat_file(path: &Path, stages: &[(&str, &Path)]) -> Result<()
     }
     let vars = files.into_iter().map(|(name, file, stem)| {
         let value = match file.extension().is_some_and(|e| e == "json") {
-            false => table_struct(&flexbench_tables::read_any(&file, &stem)?, &stem),
+            false => table_struct(&flexbench_tables::read_any(&file, &stem)?),
             true => {
                 let text = std::fs::read_to_string(&file)
                     .map_err(|e| TableError::io(&file, "be read", e))?;

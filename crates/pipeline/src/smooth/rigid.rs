@@ -76,8 +76,8 @@ pub(super) fn rigid_tables(
     let samples = marker_samples(diffs, t.len());
     let layout = rigid_layout(req, names, &samples)?;
     let fits: Vec<_> = samples.iter().map(|s| layout.fit(s)).collect();
-    let field = rigid_field_table(t, &fits);
-    let (residual, rms_residual, rms_sigma) = rigid_residual_table(t, names, &fits);
+    let field = rigid_field_table(t, &fits)?;
+    let (residual, rms_residual, rms_sigma) = rigid_residual_table(t, names, &fits)?;
     let chi: Vec<f64> = fits
         .iter()
         .filter_map(|f| f.as_ref().map(|f| f.chi2_dof))
@@ -164,7 +164,7 @@ pub(super) fn rigid_layout(
 pub(super) fn rigid_field_table(
     t: &[f64],
     fits: &[Option<flexbench_signal::rigid::RigidField>],
-) -> Table {
+) -> Result<Table, ContractError> {
     let opt = |f: &dyn Fn(&flexbench_signal::rigid::RigidField) -> f64| {
         Column::OptF64(
             fits.iter()
@@ -172,7 +172,6 @@ pub(super) fn rigid_field_table(
                 .collect(),
         )
     };
-    let mut field = Table::new("rigid_field");
     let cols: Vec<(&str, Column)> = vec![
         ("t", Column::F64(t.to_vec())),
         ("x", opt(&|r| r.p.x)),
@@ -192,10 +191,7 @@ pub(super) fn rigid_field_table(
         ("epsilon_sigma", opt(&|r| r.a_sigma[2])),
         ("chi2_dof", opt(&|r| r.chi2_dof)),
     ];
-    for (name, c) in cols {
-        let _ = field.push(name, c);
-    }
-    field
+    Table::from_columns("rigid_field", cols)
 }
 
 /// Each marker's acceleration residual from the rigid field per sample (m/s^2), its normal
@@ -205,7 +201,7 @@ pub(super) fn rigid_residual_table(
     t: &[f64],
     names: &[String],
     fits: &[Option<flexbench_signal::rigid::RigidField>],
-) -> (Table, Option<f64>, Option<f64>) {
+) -> Result<(Table, Option<f64>, Option<f64>), ContractError> {
     let (mut tt, mut mk, mut ex, mut ey, mut en, mut es) = (
         Vec::new(),
         Vec::new(),
@@ -233,17 +229,17 @@ pub(super) fn rigid_residual_table(
             }
         }
     }
-    let mut residual = Table::new("rigid_residual");
-    for (name, c) in [
-        ("t", Column::F64(tt)),
-        ("marker", Column::Str(mk)),
-        ("ax", Column::OptF64(ex)),
-        ("ay", Column::OptF64(ey)),
-        ("a_normal", Column::OptF64(en)),
-        ("a_normal_sigma", Column::OptF64(es)),
-    ] {
-        let _ = residual.push(name, c);
-    }
+    let residual = Table::from_columns(
+        "rigid_residual",
+        [
+            ("t", Column::F64(tt)),
+            ("marker", Column::Str(mk)),
+            ("ax", Column::OptF64(ex)),
+            ("ay", Column::OptF64(ey)),
+            ("a_normal", Column::OptF64(en)),
+            ("a_normal_sigma", Column::OptF64(es)),
+        ],
+    )?;
     let rms = |s: f64| (count > 0).then(|| (s / count as f64).sqrt());
-    (residual, rms(sum_e2), rms(sum_s2))
+    Ok((residual, rms(sum_e2), rms(sum_s2)))
 }
