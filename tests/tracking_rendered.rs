@@ -28,7 +28,7 @@ fn run(spec: &RenderSpec, max_rms_px: f64) {
         .unwrap()
         .mechanism;
     let dir = tempfile::tempdir().unwrap();
-    let out = render(&mech, spec, dir.path(), |_, _| {}).unwrap();
+    let out = render(&mech, spec, dir.path(), |_| {}).unwrap();
     let cal = Calibration::read(&dir.path().join("truth/camera.yaml")).unwrap();
     let tracked = track_video(&out.video, &cal, &TrackConfig::default(), |_, _| {}).unwrap();
     let (rows, summary) = (tracked.rows, tracked.summary);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::{bar, print_warnings};
+use crate::{bar, on_bar, print_warnings};
 
 /// Arguments of `flexbench fem`.
 #[derive(clap::Args)]
@@ -75,14 +75,10 @@ pub(crate) fn fem_command(args: FemArgs) -> Result<()> {
         out,
         ..
     } = args;
-    let pb = bar(1);
-    pb.set_message("modes along the cycle");
+    let pb = bar();
     let (summary, files) =
-        flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, |k, n| {
-            pb.set_length(n as u64);
-            pb.set_position(k as u64);
-        })
-        .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
+        flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, on_bar(&pb))
+            .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
     pb.finish_and_clear();
     print_warnings(&summary.warnings);
     println!(

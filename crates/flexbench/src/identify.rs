@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use flexbench_pipeline::identify::{identify_job, IdentifySpec};
-use flexbench_pipeline::StageEvent;
 
 /// Arguments of `flexbench identify`.
 #[derive(clap::Args)]
@@ -73,7 +72,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     // The recording processed again, and the bootstrap's replicates, with the pipeline file's
     // [process] defaults.
     let process = flexbench_pipeline::pipeline_file::ProcessSection::default().config()?;
-    let pb = crate::bar(1000);
+    let pb = crate::bar();
     let (record, files) = identify_job(
         &args.processed,
         &args.mechanism,
@@ -81,13 +80,7 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
         &spec,
         &args.out,
         &process,
-        &mut |event| match event {
-            StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
-            StageEvent::Progress(stage, f) => {
-                pb.set_message(stage.to_string());
-                pb.set_position((f * 1000.0) as u64);
-            }
-        },
+        &mut crate::on_bar(&pb),
     )
     .with_context(|| {
         format!(

@@ -29,9 +29,10 @@ mod simulate;
 mod smooth;
 mod track;
 
-/// A progress bar of `len` steps on the terminal (standard error), the stages' one style.
-pub(crate) fn bar(len: u64) -> ProgressBar {
-    let pb = ProgressBar::new(len);
+/// A stage's progress bar on the terminal (standard error), the stages' one style: 1000
+/// steps, fed by [`on_bar`].
+pub(crate) fn bar() -> ProgressBar {
+    let pb = ProgressBar::new(1000);
     pb.set_style(
         ProgressStyle::with_template(
             "{spinner} {msg:20} [{bar:40}] {percent:>3}% {elapsed_precise}",
@@ -40,6 +41,19 @@ pub(crate) fn bar(len: u64) -> ProgressBar {
         .progress_chars("=> "),
     );
     pb
+}
+
+/// A stage's events on the terminal: what it does and how far on the bar `pb`, its warnings
+/// printed above the bar. Every stage's command passes it to its job.
+pub(crate) fn on_bar(pb: &ProgressBar) -> impl FnMut(flexbench_pipeline::StageEvent) + '_ {
+    use flexbench_pipeline::StageEvent;
+    move |event| match event {
+        StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
+        StageEvent::Progress(what, f) => {
+            pb.set_message(what.to_string());
+            pb.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+        }
+    }
 }
 
 /// The mechanism file's mechanism when one is given.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use flexbench_mechanism::file::load;
 
-use crate::{bar, print_written};
+use crate::{bar, on_bar, print_written};
 
 /// Arguments of `flexbench overlay`.
 #[derive(clap::Args)]
@@ -42,8 +42,14 @@ pub(crate) struct OverlayArgs {
 pub(crate) fn overlay_command(args: OverlayArgs) -> Result<()> {
     let file = load(&args.mechanism)
         .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?;
-    let bodies = args.processed.as_ref().map(|p| p.join("bodies.parquet"));
-    let fit_flags = args.processed.as_ref().map(|p| p.join("fit_flags.parquet"));
+    let bodies = args.processed.as_ref().map(|p| {
+        flexbench_pipeline::folders::ProcessedFolder::new(p)
+            .table(flexbench_pipeline::folders::ProcessedTable::Bodies)
+    });
+    let fit_flags = args.processed.as_ref().map(|p| {
+        flexbench_pipeline::folders::ProcessedFolder::new(p)
+            .table(flexbench_pipeline::folders::ProcessedTable::FitFlags)
+    });
     let flags: Vec<&std::path::Path> = args
         .flags
         .iter()
@@ -59,13 +65,9 @@ pub(crate) fn overlay_command(args: OverlayArgs) -> Result<()> {
         mechanism: &file.mechanism,
         plain: args.plain,
     };
-    let pb = bar(1);
-    pb.set_message("overlay");
-    let (record, files) = flexbench_pipeline::overlay::overlay(&inputs, &args.out, |k, n| {
-        pb.set_length(n.max(k).max(1) as u64);
-        pb.set_position(k as u64);
-    })
-    .with_context(|| format!("drawing the overlay of {}", args.video.display()))?;
+    let pb = bar();
+    let (record, files) = flexbench_pipeline::overlay::overlay(&inputs, &args.out, on_bar(&pb))
+        .with_context(|| format!("drawing the overlay of {}", args.video.display()))?;
     pb.finish_and_clear();
     println!(
         "overlay of {} frames ({}), {} flagged sample(s) marked{}",

@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use flexbench_contracts::names::Switch;
 use flexbench_mechanism::file::load;
 use flexbench_pipeline::pipeline_file::ProcessSection;
+use flexbench_pipeline::process;
 use flexbench_pipeline::process::KinematicsMethod;
-use flexbench_pipeline::{process, StageEvent};
 
 use crate::bar;
 
@@ -176,20 +176,14 @@ pub fn process_command(args: ProcessArgs) -> Result<()> {
     };
     let file = load(&args.mechanism)
         .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?;
-    let pb = bar(1000);
+    let pb = bar();
     let s = process(
         &args.tracks,
         args.flags.as_deref(),
         &file.mechanism,
         &cfg,
         &args.out,
-        |event| match event {
-            StageEvent::Warning(w) => pb.suspend(|| eprintln!("warning: {w}")),
-            StageEvent::Progress(stage, f) => {
-                pb.set_message(stage.to_string());
-                pb.set_position((f * 1000.0) as u64);
-            }
-        },
+        crate::on_bar(&pb),
     )
     .with_context(|| format!("processing {}", args.tracks.display()))?;
     pb.finish_and_clear();

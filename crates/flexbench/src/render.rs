@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use flexbench_mechanism::file::load;
 
-use crate::bar;
+use crate::{bar, on_bar};
 
 /// Arguments of `flexbench render`.
 #[derive(clap::Args)]
@@ -31,12 +31,9 @@ pub(crate) fn render_command(args: RenderArgs) -> Result<()> {
     let file = load(&mechanism)
         .with_context(|| format!("loading the mechanism {}", mechanism.display()))?;
     let spec = flexbench_pipeline::render::RenderSpec::load(&camera)?;
-    let pb = bar(1000);
-    let s = flexbench_pipeline::render::render(&file.mechanism, &spec, &out, |stage, f| {
-        pb.set_message(stage.to_string());
-        pb.set_position((f * 1000.0) as u64);
-    })
-    .with_context(|| format!("rendering into {}", out.display()))?;
+    let pb = bar();
+    let s = flexbench_pipeline::render::render(&file.mechanism, &spec, &out, on_bar(&pb))
+        .with_context(|| format!("rendering into {}", out.display()))?;
     pb.finish_and_clear();
     println!(
         "rendered {} frames into {} ({} files in {})",

@@ -7,7 +7,7 @@ use flexbench_mechanism::file::load;
 use flexbench_mechanism::simulate::SimConfig;
 use flexbench_pipeline::simulate;
 
-use crate::bar;
+use crate::{bar, on_bar};
 
 /// Arguments of `flexbench simulate`.
 #[derive(clap::Args)]
@@ -51,12 +51,9 @@ pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
         rtol,
         ..Default::default()
     };
-    let pb = bar(1000);
-    pb.set_message("simulating");
-    let s = simulate(&file.mechanism, &cfg, &out, |f| {
-        pb.set_position((f * 1000.0) as u64)
-    })
-    .with_context(|| format!("simulating {}", mechanism.display()))?;
+    let pb = bar();
+    let s = simulate(&file.mechanism, &cfg, &out, on_bar(&pb))
+        .with_context(|| format!("simulating {}", mechanism.display()))?;
     pb.finish_and_clear();
     println!(
         "simulated {} samples in {:.2} s: {} steps ({} rejected), drift {:.1e} m before projection, energy balance {:.1e} relative ({:.2e} J of {:.3} J gross work)",

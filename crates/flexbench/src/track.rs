@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use flexbench_pipeline::pipeline_file::TrackSection;
 
-use crate::{bar, load_optional, print_written};
+use crate::{bar, load_optional, on_bar, print_written};
 
 /// Arguments of `flexbench track`.
 #[derive(clap::Args)]
@@ -111,13 +111,10 @@ pub(crate) fn track_command(args: TrackArgs) -> Result<()> {
         out,
         ..
     } = args;
-    let pb = bar(1);
-    pb.set_message("tracking");
-    let (s, files) = flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, |k, n| {
-        pb.set_length(n.max(k).max(1) as u64);
-        pb.set_position(k as u64);
-    })
-    .with_context(|| format!("tracking {}", video.display()))?;
+    let pb = bar();
+    let (s, files) =
+        flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, on_bar(&pb))
+            .with_context(|| format!("tracking {}", video.display()))?;
     pb.finish_and_clear();
     print_summary(&s);
     print_written(&files);

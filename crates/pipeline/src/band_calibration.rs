@@ -106,9 +106,11 @@ pub(crate) fn tracks_scale(
         crate::ensure_dir(&dir)?;
         flexbench_tables::write_table(&tracks.to_table()?, &dir, "tracks")?;
         let out = dir.join("processed");
-        process(&dir.join("tracks.parquet"), &out)?;
-        let forces =
-            flexbench_tables::read_forces(&crate::compare::processed_table(&out, "forces"))?;
+        process(&dir.join(crate::folders::TRACKS), &out)?;
+        let forces = flexbench_tables::read_forces(
+            &crate::folders::ProcessedFolder::new(&out)
+                .table(crate::folders::ProcessedTable::Forces),
+        )?;
         accumulate(&mut sums, &columns, &forces, &truth);
         let _ = std::fs::remove_dir_all(&dir);
     }

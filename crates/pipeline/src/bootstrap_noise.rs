@@ -36,7 +36,8 @@ impl MarkerNoise {
         names: &[String],
         sigma: f64,
     ) -> Result<MarkerNoise, PipelineError> {
-        let path = crate::compare::processed_table(processed, "fit_residuals");
+        let path = crate::folders::ProcessedFolder::new(processed)
+            .table(crate::folders::ProcessedTable::FitResiduals);
         if !path.exists() {
             return Ok(MarkerNoise::White(sigma));
         }

@@ -58,16 +58,6 @@ pub fn simulated_applies(mech: &flexbench_mechanism::Mechanism) -> bool {
         .is_some_and(|c| mech.bodies[c.body].name == "crank")
 }
 
-/// A table the process stage wrote into `processed`: its Parquet file, else its CSV file.
-pub(crate) fn processed_table(processed: &Path, stem: &str) -> PathBuf {
-    let pq = processed.join(format!("{stem}.parquet"));
-    if pq.exists() {
-        pq
-    } else {
-        processed.join(format!("{stem}.csv"))
-    }
-}
-
 /// The crank angle at time `ti` (s) from the samples (`t`, `phi`): the sample at that time
 /// (within 1e-9 relative), or None when there is none.
 pub(crate) fn angle_at(t: &[f64], phi: &[f64], ti: f64) -> Option<f64> {
@@ -191,7 +181,7 @@ pub fn compare_run(
 ) -> Result<(CompareRecord, Vec<PathBuf>), PipelineError> {
     let file = flexbench_mechanism::file::load(mechanism)?;
     let mut mech = file.mechanism;
-    let pick = |stem: &str| processed_table(processed, stem);
+    let pick = |stem: &str| crate::folders::ProcessedFolder::new(processed).stem(stem);
     let (bodies, markers, forces) = (pick("bodies"), pick("markers"), pick("forces"));
     let (t, crank) = crank_angle(&bodies)?;
     let speed = slope(&t, &crank);
@@ -256,7 +246,7 @@ pub fn compare_run(
         elastic_effect,
         warnings,
     };
-    files.push(record.write(&out.join("summary.json"))?);
+    files.push(record.write(&out.join(crate::folders::SUMMARY))?);
     Ok((record, files))
 }
 

@@ -521,7 +521,10 @@ impl MeasuredOutput {
             &self.figure,
             &out.join("measured"),
         )?);
-        files.push(self.record.write(&out.join("measured.json"))?);
+        files.push(
+            self.record
+                .write(&out.join(crate::folders::MEASURED_RECORD))?,
+        );
         Ok(files)
     }
 }
@@ -537,7 +540,7 @@ pub fn compare_measured(
 ) -> Result<MeasuredOutput, PipelineError> {
     check_spec(spec)?;
     let mech = flexbench_mechanism::file::load(mechanism)?.mechanism;
-    let pick = |stem: &str| crate::compare::processed_table(processed, stem);
+    let pick = |stem: &str| crate::folders::ProcessedFolder::new(processed).stem(stem);
     let forces = crate::tables::forces_of(&pick("forces"), &mech)?;
     let columns = mech.force_columns();
     let table = read_measured(measured, spec, &columns)?;

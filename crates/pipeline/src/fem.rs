@@ -249,8 +249,10 @@ pub fn fem(
     mechanism: &Path,
     cfg: &FemConfig,
     out: &Path,
-    mut progress: impl FnMut(usize, usize),
+    mut events: impl FnMut(crate::StageEvent),
 ) -> Result<(FemRecord, Vec<PathBuf>), PipelineError> {
+    let mut progress =
+        |k: usize, n: usize| events(crate::StageEvent::counted("modes along the cycle", k, n));
     let (mech, mesh) = lever_mesh(mechanism, cfg)?;
     let lever_body = mech.bodies.iter().find(|b| b.name == "lever");
     let centroid = lever_body.map(|b| b.centroid).unwrap_or_default();
@@ -299,7 +301,7 @@ pub fn fem(
             .map(|c| MeasuredDeflection::of(c, cfg.measured.as_deref())),
     };
     let record = FemRecord::new(run, &lever, cfg);
-    files.push(record.write(&out.join("summary.json"))?);
+    files.push(record.write(&out.join(crate::folders::SUMMARY))?);
     Ok((record, files))
 }
 

@@ -493,8 +493,11 @@ fn processed_motion(
     mechanism: &Path,
     mech: &Mechanism,
 ) -> Result<(Vec<Vec<OriginMotion>>, Vec<f64>), PipelineError> {
-    let bodies =
-        crate::tables::bodies_of(&crate::compare::processed_table(processed, "bodies"), mech)?;
+    let bodies = crate::tables::bodies_of(
+        &crate::folders::ProcessedFolder::new(processed)
+            .table(crate::folders::ProcessedTable::Bodies),
+        mech,
+    )?;
     let (motion, t) = crate::tables::origin_motions(mech, &bodies);
     let gap = largest_gap(mech, &motion);
     if gap > GAP_TOLERANCE_M {
@@ -555,14 +558,14 @@ fn write_identified(
     )
     .map_err(|e| PipelineError::io(file, "be written", e))?;
     files.push(file.to_path_buf());
-    files.push(record.write(&out.join("identify.json"))?);
+    files.push(record.write(&out.join(crate::folders::IDENTIFY_RECORD))?);
     Ok(files)
 }
 
 /// The markers' noise the process stage found in `processed` (its smoother's, else its fit's
 /// RMS residual), m.
 fn markers_noise(processed: &Path) -> Result<f64, PipelineError> {
-    let r = crate::process::ProcessRecord::read(&processed.join("summary.json"))?;
+    let r = crate::process::ProcessRecord::read(&processed.join(crate::folders::SUMMARY))?;
     Ok(match &r.smoother {
         Some(s) => s.sigma_m.max(s.sigma_floor_m),
         None => r.fit.rms,

@@ -101,8 +101,18 @@ fn replicate(
         calibrate_bands: 0,
         ..*rec.process
     };
-    crate::process(&dir.join("tracks.parquet"), None, mech, &cfg, &out, |_| {})?;
-    let bodies = crate::tables::bodies_of(&crate::compare::processed_table(&out, "bodies"), mech)?;
+    crate::process(
+        &dir.join(crate::folders::TRACKS),
+        None,
+        mech,
+        &cfg,
+        &out,
+        |_| {},
+    )?;
+    let bodies = crate::tables::bodies_of(
+        &crate::folders::ProcessedFolder::new(&out).table(crate::folders::ProcessedTable::Bodies),
+        mech,
+    )?;
     let (motion, t) = crate::tables::origin_motions(mech, &bodies);
     Ok(flexbench_identify::identify(
         rec.text,

@@ -84,7 +84,7 @@ pub(crate) fn frame_share(
     let step = flexbench_kinematics::frame_share::STEP;
     let mut derivatives: Vec<Vec<f64>> = Vec::new();
     for k in 0.. {
-        let path = crate::compare::processed_table(processed, &table_stem(k));
+        let path = crate::folders::ProcessedFolder::new(processed).stem(&table_stem(k));
         if !path.exists() {
             break;
         }

@@ -87,7 +87,7 @@ pub(crate) fn refine(
 ) -> Result<Option<Refined>, PipelineError> {
     // Long: the refit's loop in its order (the floor compared, the tracks processed again,
     // identified again, the floor compared again), each a call.
-    let given = ProcessRecord::read(&processed.join("summary.json"))?;
+    let given = ProcessRecord::read(&processed.join(crate::folders::SUMMARY))?;
     let Some(periodic) = &given.periodic else {
         return Ok(None);
     };
@@ -137,8 +137,11 @@ pub(crate) fn refine(
         let mech = flexbench_mechanism::file::parse(&text_k, origin)?.mechanism;
         let out = scratch.path().join(format!("pass-{pass}"));
         crate::process(&tracks, flags.as_deref(), &mech, process, &out, |_| {})?;
-        let bodies =
-            crate::tables::bodies_of(&crate::compare::processed_table(&out, "bodies"), &mech)?;
+        let bodies = crate::tables::bodies_of(
+            &crate::folders::ProcessedFolder::new(&out)
+                .table(crate::folders::ProcessedTable::Bodies),
+            &mech,
+        )?;
         let (motion, t) = crate::tables::origin_motions(&mech, &bodies);
         let measured = measured_at(&t)?;
         let found =

@@ -16,6 +16,7 @@ mod compare_sim;
 #[cfg(test)]
 mod error_walk;
 pub mod fem;
+pub mod folders;
 pub mod identify;
 pub mod identify_bootstrap;
 pub mod identify_frame;
@@ -223,6 +224,13 @@ pub enum StageEvent<'a> {
     Progress(&'a str, f64),
     /// Something the user should know (in words); the stage goes on.
     Warning(&'a str),
+}
+
+impl<'a> StageEvent<'a> {
+    /// The progress of `done` of `total` items (frames, samples) of `what`.
+    pub fn counted(what: &'a str, done: usize, total: usize) -> Self {
+        StageEvent::Progress(what, done as f64 / total.max(1) as f64)
+    }
 }
 
 /// Write a JSON value atomically.

@@ -65,8 +65,9 @@ pub struct OverlayInputs<'a> {
 pub fn overlay(
     inputs: &OverlayInputs,
     out: &Path,
-    progress: impl FnMut(usize, usize),
+    mut events: impl FnMut(crate::StageEvent),
 ) -> Result<(OverlayRecord, Vec<PathBuf>), PipelineError> {
+    let progress = |k: usize, n: usize| events(crate::StageEvent::counted("overlay", k, n));
     let cal = Calibration::read(inputs.calibration)?;
     let drawing = Drawing::read(inputs)?;
     let mut frame = |k: usize| match inputs.plain {
@@ -109,7 +110,7 @@ pub fn overlay(
     }
     files.push(crate::StageRecord::write(
         &record,
-        &out.join("summary.json"),
+        &out.join(crate::folders::SUMMARY),
     )?);
     Ok((record, files))
 }

@@ -291,7 +291,7 @@ pub fn process(
     record.bands = bands_in_words(&forces, motion.bands_before_periodic, tracks_scale.as_ref());
     record.tracks_scale = tracks_scale;
     warn(&record, &fitted, cfg, &mut events);
-    files.push(record.write(&out.join("summary.json"))?);
+    files.push(record.write(&out.join(crate::folders::SUMMARY))?);
     Ok(ProcessSummary {
         samples: t.len(),
         fit: motion.report.clone(),

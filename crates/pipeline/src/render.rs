@@ -90,8 +90,9 @@ pub fn render(
     mech: &Mechanism,
     spec: &RenderSpec,
     out: &Path,
-    mut progress: impl FnMut(&str, f64),
+    mut events: impl FnMut(crate::StageEvent),
 ) -> Result<RenderSummary, PipelineError> {
+    let mut progress = |what: &str, f: f64| events(crate::StageEvent::Progress(what, f));
     let codec = spec.codec().map_err(PipelineError::Input)?;
     // The spec checked before anything is simulated or written.
     let spots = spec.check_against(mech).map_err(PipelineError::Input)?;

@@ -77,13 +77,17 @@ pub fn report(
         "trajectories and acceleration field",
         0.0,
     ));
-    let markers = dirs.process.join("markers.parquet");
-    let process_summary = ProcessRecord::read(&dirs.process.join("summary.json"))?;
+    let markers = crate::folders::ProcessedFolder::new(&dirs.process)
+        .table(crate::folders::ProcessedTable::Markers);
+    let process_summary = ProcessRecord::read(&dirs.process.join(crate::folders::SUMMARY))?;
     let cols = MarkerColumns::read(&markers)?;
     // The crank angle where the mechanism has a crank; the whole recording otherwise.
     let crank = match mech.body_index("crank") {
         Some(_) => {
-            let (t, phi) = crate::compare::crank_angle(&dirs.process.join("bodies.parquet"))?;
+            let (t, phi) = crate::compare::crank_angle(
+                &crate::folders::ProcessedFolder::new(&dirs.process)
+                    .table(crate::folders::ProcessedTable::Bodies),
+            )?;
             Crank::new(t, phi)
         }
         None => Crank::new(Vec::new(), Vec::new()),
@@ -144,7 +148,7 @@ pub fn report(
         warnings,
     };
     let key = ReportRecord::new(own, compare_summary, fem_summary);
-    let summary = out.join("summary.json");
+    let summary = out.join(crate::folders::SUMMARY);
     page.files.push(key.write(&summary)?);
     events(StageEvent::Progress("MATLAB and Excel files", 0.75));
     result_files(&mut page, dirs, options.csv_units)?;
@@ -177,7 +181,7 @@ struct Records {
 impl Records {
     fn read(dirs: &StageDirs) -> Result<Records, PipelineError> {
         let fem = match &dirs.fem {
-            Some(d) => Some(FemRecord::read(&d.join("summary.json"))?),
+            Some(d) => Some(FemRecord::read(&d.join(crate::folders::SUMMARY))?),
             None => None,
         };
         let read = |name: &str| {

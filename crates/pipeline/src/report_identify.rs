@@ -35,7 +35,7 @@ pub(crate) fn identify_notes(
     compare: Option<&Path>,
     mech: &Mechanism,
 ) -> Result<Vec<StageWarning>, PipelineError> {
-    let record = IdentifyRecord::read(&dirs.identify.join("identify.json"))?;
+    let record = IdentifyRecord::read(&dirs.identify.join(crate::folders::IDENTIFY_RECORD))?;
     estimates_note(page, &record);
     sensitivity_note(page, &record, mech);
     let forces = force_changes(process, &dirs.process, mech)?;
@@ -264,8 +264,14 @@ fn force_changes(
     after: &Path,
     mech: &Mechanism,
 ) -> Result<Vec<Vec<String>>, PipelineError> {
-    let a = crate::tables::forces_of(&before.join("forces.parquet"), mech)?;
-    let b = crate::tables::forces_of(&after.join("forces.parquet"), mech)?;
+    let a = crate::tables::forces_of(
+        &crate::folders::ProcessedFolder::new(before).table(crate::folders::ProcessedTable::Forces),
+        mech,
+    )?;
+    let b = crate::tables::forces_of(
+        &crate::folders::ProcessedFolder::new(after).table(crate::folders::ProcessedTable::Forces),
+        mech,
+    )?;
     let column = |f: &flexbench_contracts::Forces, name: &str| {
         f.columns()
             .iter()
@@ -304,7 +310,10 @@ fn force_changes(
 /// quantity's RMS difference.
 fn compare_changes(before: &Path, after: &Path) -> Result<Vec<Vec<String>>, PipelineError> {
     let mut rows = Vec::new();
-    let (sb, sa) = (before.join("summary.json"), after.join("summary.json"));
+    let (sb, sa) = (
+        before.join(crate::folders::SUMMARY),
+        after.join(crate::folders::SUMMARY),
+    );
     if sb.exists() && sa.exists() {
         let (b, a) = (CompareRecord::read(&sb)?, CompareRecord::read(&sa)?);
         for (qb, qa) in b.quantities.iter().zip(&a.quantities) {
@@ -317,7 +326,10 @@ fn compare_changes(before: &Path, after: &Path) -> Result<Vec<Vec<String>>, Pipe
             ]);
         }
     }
-    let (mb, ma) = (before.join("measured.json"), after.join("measured.json"));
+    let (mb, ma) = (
+        before.join(crate::folders::MEASURED_RECORD),
+        after.join(crate::folders::MEASURED_RECORD),
+    );
     if mb.exists() && ma.exists() {
         let (b, a) = (MeasuredRecord::read(&mb)?, MeasuredRecord::read(&ma)?);
         for (qb, qa) in b.quantities.iter().zip(&a.quantities) {

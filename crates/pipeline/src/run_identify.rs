@@ -44,7 +44,8 @@ impl RecordingRun<'_, '_> {
     ) -> Result<PathBuf, PipelineError> {
         let mechanism = self.rec.mechanism.clone();
         let measured = self.rec.measured.clone();
-        let bodies = process_dir.join("bodies.parquet");
+        let bodies = crate::folders::ProcessedFolder::new(process_dir)
+            .table(crate::folders::ProcessedTable::Bodies);
         // The bodies moved along the frame's uncertainty (crate::identify_frame), when the
         // process stage wrote them.
         let frame: Vec<(String, PathBuf)> = (0..)

@@ -31,8 +31,9 @@ pub fn simulate(
     mech: &Mechanism,
     cfg: &SimConfig,
     out: &Path,
-    mut progress: impl FnMut(f64),
+    mut events: impl FnMut(crate::StageEvent),
 ) -> Result<SimulateSummary, PipelineError> {
+    let mut progress = |f: f64| events(crate::StageEvent::Progress("simulating", f));
     if System::needed_for(mech) {
         return simulate_coupled(mech, cfg, out, progress);
     }
@@ -65,7 +66,7 @@ pub fn simulate(
     let mut files = write_outputs(mech, out, &tables, &t, &rows, &title)?;
     let seconds = start.elapsed().as_secs_f64();
     files.push(write_json(
-        &out.join("summary.json"),
+        &out.join(crate::folders::SUMMARY),
         &json!({
             "job": "simulate",
             "mechanism": mech.name,
@@ -133,7 +134,7 @@ fn simulate_coupled(
     let seconds = start.elapsed().as_secs_f64();
     let r = &sim.report;
     files.push(write_json(
-        &out.join("summary.json"),
+        &out.join(crate::folders::SUMMARY),
         &json!({
             "job": "simulate",
             "mechanism": mech.name,

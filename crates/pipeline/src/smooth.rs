@@ -197,7 +197,7 @@ impl crate::StageRecord for SmoothRecord {
 pub fn markers_path(out: &Path) -> PathBuf {
     match out.extension().and_then(|e| e.to_str()) {
         Some("csv" | "parquet") => out.to_path_buf(),
-        _ => out.join("markers.parquet"),
+        _ => out.join(crate::folders::SMOOTHED_MARKERS),
     }
 }
 

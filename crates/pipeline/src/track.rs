@@ -52,8 +52,9 @@ pub fn track(
     calibration: &Path,
     cfg: &TrackConfig,
     out: &Path,
-    progress: impl FnMut(usize, usize),
+    mut events: impl FnMut(crate::StageEvent),
 ) -> Result<(TrackSummary, Vec<PathBuf>), PipelineError> {
+    let progress = |k: usize, n: usize| events(crate::StageEvent::counted("tracking", k, n));
     let vision = PipelineError::Vision;
     let cal = Calibration::read(calibration).map_err(vision)?;
     let ext = out

@@ -170,7 +170,7 @@ fn fem(
         let cfg = section.config(measured).map_err(Failed::bare)?;
         let context = format!("the lever's modes along {}", bodies.display());
         let (record, files) =
-            flexbench_pipeline::fem::fem(&bodies, &forces, &mechanism, &cfg, &out, |_, _| {})
+            flexbench_pipeline::fem::fem(&bodies, &forces, &mechanism, &cfg, &out, |_| {})
                 .map_err(|e| Failed::new(context, e))?;
         Ok((files, record.warnings))
     })

@@ -248,7 +248,11 @@ pub(super) fn forces_over_turn(
     crank: &Crank,
     bands: &str,
 ) -> Result<Peaks, PipelineError> {
-    let forces = crate::tables::forces_of(&dirs.process.join("forces.parquet"), mech)?;
+    let forces = crate::tables::forces_of(
+        &crate::folders::ProcessedFolder::new(&dirs.process)
+            .table(crate::folders::ProcessedTable::Forces),
+        mech,
+    )?;
     let deg: Vec<f64> = forces
         .t()
         .iter()

@@ -11,9 +11,12 @@ pub(super) fn interchange_files(
     dirs: &StageDirs,
 ) -> Result<(f64, Vec<String>), PipelineError> {
     use flexbench_tables::interchange::{fits_c3d, write_c3d, write_trc, Trajectories};
-    let tracks = flexbench_tables::read_tracks(&dirs.track.join("tracks.parquet"))?;
+    let tracks = flexbench_tables::read_tracks(&dirs.track.join(crate::folders::TRACKS))?;
     let traj = Trajectories::from_tracks(&tracks)?;
-    let fitted = Trajectories::from_markers_table(&dirs.process.join("markers.parquet"))?;
+    let fitted = Trajectories::from_markers_table(
+        &crate::folders::ProcessedFolder::new(&dirs.process)
+            .table(crate::folders::ProcessedTable::Markers),
+    )?;
     let mut skipped = Vec::new();
     for (tr, stem) in [(&traj, "tracks"), (&fitted, "markers")] {
         page.files

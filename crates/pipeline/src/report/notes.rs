@@ -36,7 +36,7 @@ pub(super) fn tracking_quality(
     dirs: &StageDirs,
 ) -> Result<Option<TrackSummary>, PipelineError> {
     // Long: the figure, the table and the counts of one note, read from the same tracks' columns.
-    let tc = TrackColumns::read(&dirs.track.join("tracks.parquet"))?;
+    let tc = TrackColumns::read(&dirs.track.join(crate::folders::TRACKS))?;
     // The recording's frames (a marker's gap may be a row without x, y or no row at all).
     let all_frames: BTreeSet<i64> = tc.frame.iter().flatten().map(|f| *f as i64).collect();
     let smooth_summary = SmoothRecord::read(&dirs.smooth.join("markers.summary.json"))?;
@@ -210,7 +210,7 @@ pub(super) fn marker_quality_row(
 /// The calibration's corner residuals drawn over the image, and the calibration's numbers.
 pub(super) fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
     let corners_file = cdir.join("calibration.corners.csv");
-    let motion = crate::motion_calibration::record_path(&cdir.join("calibration.yaml"));
+    let motion = crate::motion_calibration::record_path(&cdir.join(crate::folders::CALIBRATION));
     if motion.exists() {
         return motion_note(page, &motion);
     }
@@ -225,7 +225,7 @@ pub(super) fn calibration_residuals(page: &mut RunPage, cdir: &Path) -> Result<(
         .sum::<f64>()
         / corners.len().max(1) as f64)
         .sqrt();
-    let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))?;
+    let cal = flexbench_vision::Calibration::read(&cdir.join(crate::folders::CALIBRATION))?;
     let (w, h) = (cal.intrinsics.width as f64, cal.intrinsics.height as f64);
     let scale = if rmax > 0.0 { 0.05 * w / rmax } else { 1.0 };
     let border = vec![
@@ -287,7 +287,7 @@ pub(super) fn frame_uncertainty(u: &flexbench_vision::camera::FrameUncertainty) 
 
 /// The calibration's note for a nominal camera (no board, no corners): what was assumed.
 pub(super) fn nominal_note(page: &mut RunPage, cdir: &Path) -> Result<(), PipelineError> {
-    let cal = flexbench_vision::Calibration::read(&cdir.join("calibration.yaml"))?;
+    let cal = flexbench_vision::Calibration::read(&cdir.join(crate::folders::CALIBRATION))?;
     let i = &cal.intrinsics;
     let mut note = Note::new("Calibration").text(format!(
         "No board: a nominal camera ({}), fx {:.1}, fy {:.1}, cx {:.1}, cy {:.1} px, distortion k1 {:.5}, k2 {:.5}, p1 {:.6}, p2 {:.6}, k3 {:.5}; the bench plane from clicked points of known bench position. The scale holds in the plane of the clicked points only (docs/calibration.md).",
@@ -322,7 +322,7 @@ pub(super) fn overlay_note(page: &mut RunPage, dirs: &StageDirs) -> Result<(), P
     let Some(dir) = &dirs.overlay else {
         return Ok(());
     };
-    let record = crate::overlay::OverlayRecord::read(&dir.join("summary.json"))?;
+    let record = crate::overlay::OverlayRecord::read(&dir.join(crate::folders::SUMMARY))?;
     let mut spans = vec![
         Span::Text("The recording with the tracked markers (green), the gaps (yellow), the flagged samples (red) and the fitted mechanism (cyan) drawn on every frame: ".into()),
         Span::Link {

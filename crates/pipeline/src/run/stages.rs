@@ -63,9 +63,9 @@ impl RecordingRun<'_, '_> {
             .runner
             .stage(stage, params(c), &inputs, &mut |tmp, progress| {
                 progress(StageEvent::Progress("calibration views", 0.0));
-                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+                calibrate(&req, &tmp.join(crate::folders::CALIBRATION)).map(|_| ())
             })?;
-        Ok(Some(dir.join("calibration.yaml")))
+        Ok(Some(dir.join(crate::folders::CALIBRATION)))
     }
 
     /// The calibration of a nominal camera (`[calibrate] nominal_camera`), its plane from the
@@ -96,10 +96,10 @@ impl RecordingRun<'_, '_> {
             &inputs,
             &mut |tmp, progress| {
                 progress(StageEvent::Progress("nominal camera", 0.0));
-                calibrate(&req, &tmp.join("calibration.yaml")).map(|_| ())
+                calibrate(&req, &tmp.join(crate::folders::CALIBRATION)).map(|_| ())
             },
         )?;
-        Ok(dir.join("calibration.yaml"))
+        Ok(dir.join(crate::folders::CALIBRATION))
     }
 
     /// The tracker's settings: `[track]`'s ([`TrackSection::config`]) with the mechanism.
@@ -133,7 +133,7 @@ impl RecordingRun<'_, '_> {
             &mut |tmp, progress| {
                 progress(StageEvent::Progress("the camera from the motion", 0.0));
                 let cal = flexbench_vision::Calibration::read(start)?;
-                let out = tmp.join("calibration.yaml");
+                let out = tmp.join(crate::folders::CALIBRATION);
                 let (_, rec, _) =
                     crate::motion_calibration::calibrate_motion(&cal, mech, tracks, &out)?;
                 for w in &rec.warnings {
@@ -142,7 +142,7 @@ impl RecordingRun<'_, '_> {
                 Ok(())
             },
         )?;
-        Ok(dir.join("calibration.yaml"))
+        Ok(dir.join(crate::folders::CALIBRATION))
     }
 
     /// Track the video as the stage `stage`, or import a table: the tracks table.
@@ -197,10 +197,8 @@ impl RecordingRun<'_, '_> {
                 }
                 self.runner
                     .stage(stage, parameters, &inputs, &mut |tmp, progress| {
-                        let out = tmp.join("tracks.parquet");
-                        let (s, _) = crate::track::track(video, &cal, &cfg, &out, |k, n| {
-                            progress(StageEvent::Progress("tracking", k as f64 / n.max(1) as f64))
-                        })?;
+                        let out = tmp.join(crate::folders::TRACKS);
+                        let (s, _) = crate::track::track(video, &cal, &cfg, &out, &mut *progress)?;
                         // The start's tracks are wrong by the start's calibration, as the fit to
                         // the motion states: the final tracks' warnings are the ones to read.
                         for w in s.warnings().iter().filter(|_| stage != TRACK_START) {
@@ -224,13 +222,13 @@ impl RecordingRun<'_, '_> {
                         inputs.tracks_fps,
                         inputs.tracks_markers.as_deref(),
                         calibration,
-                        &tmp.join("tracks.parquet"),
+                        &tmp.join(crate::folders::TRACKS),
                     )
                     .map(|_| ())
                 })?
             }
         };
-        Ok(dir.join("tracks.parquet"))
+        Ok(dir.join(crate::folders::TRACKS))
     }
 
     /// Process: kinematics and inverse dynamics with the run's mechanism file.
@@ -279,9 +277,12 @@ impl RecordingRun<'_, '_> {
         let f = &self.file.fem;
         let mechanism = self.rec.mechanism.as_path();
         let (bodies, forces, residuals) = (
-            process_dir.join("bodies.parquet"),
-            process_dir.join("forces.parquet"),
-            process_dir.join("fit_residuals.parquet"),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::Bodies),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::Forces),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::FitResiduals),
         );
         let fem_cfg = f.config(Some(residuals.clone()))?;
         self.runner.stage(
@@ -295,12 +296,7 @@ impl RecordingRun<'_, '_> {
             ],
             &mut |tmp, progress| {
                 let (record, _) =
-                    crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, |k, n| {
-                        progress(StageEvent::Progress(
-                            "modes along the cycle",
-                            k as f64 / n.max(1) as f64,
-                        ))
-                    })?;
+                    crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, &mut *progress)?;
                 for w in &record.warnings {
                     progress(StageEvent::Warning(w));
                 }
@@ -329,9 +325,12 @@ impl RecordingRun<'_, '_> {
         let spec = self.file.compare.measured_spec();
         let measured = self.rec.measured.clone();
         let (bodies, markers, forces) = (
-            process_dir.join("bodies.parquet"),
-            process_dir.join("markers.parquet"),
-            process_dir.join("forces.parquet"),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::Bodies),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::Markers),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::Forces),
         );
         let mut inputs: Vec<(&str, &Path)> = vec![
             ("bodies", &bodies),
@@ -416,7 +415,7 @@ impl RecordingRun<'_, '_> {
         let mechanism = self.rec.mechanism.clone();
         let inputs = [("tracks", tracks), ("mechanism", mechanism.as_path())];
         let body = |tmp: &Path| {
-            let out = tmp.join("markers.parquet");
+            let out = tmp.join(crate::folders::SMOOTHED_MARKERS);
             crate::smooth::smooth(tracks, factor, method, rigid, &out).map(|_| ())
         };
         self.beside(("smooth", params(&self.file.smooth), &inputs), body, then)
@@ -439,10 +438,12 @@ impl RecordingRun<'_, '_> {
         };
         let (flags, bodies) = (
             tracks.with_file_name("flags.parquet"),
-            process_dir.join("bodies.parquet"),
+            crate::folders::ProcessedFolder::new(process_dir)
+                .table(crate::folders::ProcessedTable::Bodies),
         );
         // The process stage's residual flags (absent from a process folder of before them).
-        let fit_flags = process_dir.join("fit_flags.parquet");
+        let fit_flags = crate::folders::ProcessedFolder::new(process_dir)
+            .table(crate::folders::ProcessedTable::FitFlags);
         let mut tables = vec![flags.as_path()];
         tables.extend(fit_flags.exists().then_some(fit_flags.as_path()));
         let mut inputs = vec![
@@ -467,8 +468,7 @@ impl RecordingRun<'_, '_> {
             mechanism: self.mech,
             plain: false,
         };
-        let body =
-            |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_, _| {}).map(|_| ());
+        let body = |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_| {}).map(|_| ());
         self.beside(("overlay", params(&self.file.overlay), &inputs), body, then)
     }
 
