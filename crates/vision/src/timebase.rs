@@ -204,10 +204,8 @@ pub(crate) fn ffprobe(
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(VisionError::Video {
-                path: path.display().to_string(),
-                reason: format!("ffprobe could not be run ({e})"),
-            })
+            let doing = format!("be probed for {what}: ffprobe could not be run");
+            return Err(VisionError::io(path, doing, e));
         }
     };
     if !out.status.success() {

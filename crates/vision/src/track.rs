@@ -265,8 +265,10 @@ pub fn track_video(
     let mut stamps: Vec<f64> = Vec::new();
     let decoder = Decoder::spawn(cap);
     while let Ok(item) = decoder.frames.recv() {
-        let (decoded, ts) =
-            item.map_err(|e| video_err(format!("decoding frame {} failed ({e})", stamps.len())))?;
+        let (decoded, ts) = item.map_err(|source| VisionError::OpenCv {
+            context: format!("video {p}: decoding frame {}", stamps.len()),
+            source,
+        })?;
         decoder.recycle(std::mem::replace(&mut frame, decoded));
         stamps.push(ts / 1000.0);
         let k = stamps.len() - 1;

@@ -7,7 +7,7 @@ use super::*;
 /// their buffers recycled: decoding and tracking overlap on two cores.
 pub(super) struct Decoder {
     /// Each decoded frame with its timestamp (ms), or the decoder's error.
-    pub(super) frames: std::sync::mpsc::Receiver<Result<(Mat, f64), String>>,
+    pub(super) frames: std::sync::mpsc::Receiver<Result<(Mat, f64), opencv::Error>>,
     /// Buffers handed back for the next frames.
     pub(super) back: std::sync::mpsc::Sender<Mat>,
     pub(super) thread: std::thread::JoinHandle<()>,
@@ -15,7 +15,7 @@ pub(super) struct Decoder {
 
 impl Decoder {
     pub(super) fn spawn(cap: opencv::videoio::VideoCapture) -> Decoder {
-        let (frame_tx, frames) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), String>>(4);
+        let (frame_tx, frames) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), opencv::Error>>(4);
         let (back, back_rx) = std::sync::mpsc::channel::<Mat>();
         let thread = std::thread::spawn(move || {
             let mut cap = cap;
@@ -30,7 +30,7 @@ impl Decoder {
                     }
                     Ok(_) => break,
                     Err(e) => {
-                        let _ = frame_tx.send(Err(e.message));
+                        let _ = frame_tx.send(Err(e));
                         break;
                     }
                 }
