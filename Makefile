@@ -25,12 +25,13 @@ build: deps
 # warning an error, on every target of the workspace (tests and benchmarks included), no function
 # over 80 lines without a comment saying why and no source file over 800 lines
 # (scripts/long-functions.py --check), ARCHITECTURE.md's crate graph as cargo metadata has it
-# (scripts/check-architecture.py); then the
+# (scripts/check-architecture.py); then the tests (the FEM's studies with them: its feature
+# `studies`); then the
 # Python side (scripts/python-tests.sh: the Python package installed by `pip install .` and
 # checked against the command line; the MATLAB and Excel files read by scipy and openpyxl).
 # The Python package's native module (crates/python) is tested from Python, not by cargo test.
 test: deps lint
-	$(CARGO) test --locked --workspace --exclude flexbench-benches --exclude flexbench-python
+	$(CARGO) test --locked --workspace --exclude flexbench-benches --exclude flexbench-python --features flexbench-fem/studies
 	bash scripts/python-tests.sh
 
 lint: deps

@@ -28,11 +28,17 @@ pub mod assembly;
 pub mod band;
 pub mod cycle;
 pub mod element;
+// A study, not a stage: the element's formalisms compared (docs/fem.md), for its tests and the
+// benchmark's example (feature `studies`).
+#[cfg(feature = "studies")]
 pub mod formulations;
 pub mod gyroscopic;
 pub mod loads;
 pub mod modal;
 pub mod plane;
+// A study, not a stage: the plate against the beam along the cycle (docs/flexible.md section 8),
+// for its test (feature `studies`).
+#[cfg(feature = "studies")]
 pub mod plate_cycle;
 pub mod quadrature;
 pub mod response;

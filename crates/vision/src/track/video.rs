@@ -15,7 +15,8 @@ pub(super) struct Decoder {
 
 impl Decoder {
     pub(super) fn spawn(cap: opencv::videoio::VideoCapture) -> Decoder {
-        let (frame_tx, frames) = std::sync::mpsc::sync_channel::<Result<(Mat, f64), opencv::Error>>(4);
+        let (frame_tx, frames) =
+            std::sync::mpsc::sync_channel::<Result<(Mat, f64), opencv::Error>>(4);
         let (back, back_rx) = std::sync::mpsc::channel::<Mat>();
         let thread = std::thread::spawn(move || {
             let mut cap = cap;
