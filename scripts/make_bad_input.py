@@ -230,6 +230,7 @@ case("views: wrong board", "views/two-views", ["calibrate", "--views", "{file}",
 
 # --- output paths -------------------------------------------------------------------------------
 case("output: under a file", put("output/a-file", "x\n"), ["process", "--tracks", "{root}/recordings/default/truth/tracks.csv", "--mechanism", MECH, "--out", "{file}/sub"], ["a-file", "cannot create"])
+case("process: the bands' calibration with another method than the smoother", "output/a-file", ["process", "--tracks", "{root}/recordings/default/truth/tracks.csv", "--mechanism", MECH, "--savgol", "--calibrate-bands", "4", "--out", "{out}/p"], ["[process] calibrate_bands is a setting of method = \"smoother\"", "\"savgol\""])
 
 
 # --- regressions found by fuzzing (scripts/fuzz.sh): the inputs live in tests/bad-input/fuzz/,

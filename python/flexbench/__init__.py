@@ -376,7 +376,7 @@ def process(
         forces=tables["forces"],
         fit_residuals=tables["fit_residuals"],
         fit_flags=tables.get("fit_flags"),
-        summary=_summary(scratch.out / "summary.json"),
+        summary=_summary(scratch.out / _native.SUMMARY),
         warnings=list(warned),
         files=files,
         _keep=scratch.keep,
@@ -407,7 +407,7 @@ def _written(cls, scratch: "_Scratch", files: Sequence[str], warned: Sequence[st
     return cls(
         out=scratch.out,
         tables=_tables(paths),
-        summary=_summary(scratch.out / "summary.json"),
+        summary=_summary(scratch.out / _native.SUMMARY),
         warnings=list(warned),
         files=paths,
         _keep=scratch.keep,
@@ -447,10 +447,10 @@ def fem(
     ("pinned", "clamped-free", "free-free"), ``modes`` (6), ``damping``, ``response``, ``step``."""
     text = _settings("fem", settings)
     if isinstance(kinematics, Processed):
-        bodies, forces = kinematics.out / "bodies.parquet", kinematics.out / "forces.parquet"
+        bodies, forces = (Path(_native.processed_table(kinematics.out, t)) for t in ("bodies", "forces"))
         if measured is None and settings.get("response", True):
             # The measured deflection, compared with the forced response (as a run does).
-            measured = kinematics.out / "fit_residuals.parquet"
+            measured = Path(_native.processed_table(kinematics.out, "fit_residuals"))
     else:
         bodies = kinematics
         if forces is None:
@@ -519,8 +519,8 @@ def compare(
     return Compared(
         out=scratch.out,
         tables=_tables(paths),
-        summary=record("summary.json"),
-        measured=record("measured.json"),
+        summary=record(_native.SUMMARY),
+        measured=record(_native.MEASURED_RECORD),
         warnings=list(warned),
         files=paths,
         _keep=scratch.keep,
@@ -584,7 +584,7 @@ def identify(
     paths = [Path(f) for f in files]
     return Identified(
         out=scratch.out,
-        record=_summary(scratch.out / "identify.json"),
+        record=_summary(scratch.out / _native.IDENTIFY_RECORD),
         tables=_tables(paths),
         mechanism=next(p for p in paths if p.name.endswith(".identified.toml")),
         warnings=list(warned),

@@ -4,6 +4,12 @@ runs them; the Python side (flexbench/__init__.py) wraps them and returns DataFr
 from typing import List, Optional, Sequence, Tuple
 
 __version__: str
+#: A stage's record in its folder (process, fem, compare, overlay, report).
+SUMMARY: str
+#: The identification's record in its folder.
+IDENTIFY_RECORD: str
+#: The comparison with a measured table, in the compare stage's folder.
+MEASURED_RECORD: str
 
 Columns = List[Tuple[str, str, list]]
 Outcome = Tuple[str, bool, float, str]
@@ -58,6 +64,7 @@ def run(
     jobs: Optional[int] = None,
 ) -> Tuple[bool, List[Tuple[str, Optional[RunOutcome], Optional[str]]], List[str]]: ...
 def threads() -> int: ...
+def processed_table(folder: str, table: str) -> str: ...
 
 class FlexbenchError(Exception): ...
 class InputError(FlexbenchError): ...

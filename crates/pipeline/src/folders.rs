@@ -39,6 +39,20 @@ pub enum ProcessedTable {
 }
 
 impl ProcessedTable {
+    /// Every table of the folder.
+    pub const ALL: [ProcessedTable; 5] = [
+        ProcessedTable::Markers,
+        ProcessedTable::Bodies,
+        ProcessedTable::Forces,
+        ProcessedTable::FitResiduals,
+        ProcessedTable::FitFlags,
+    ];
+
+    /// The table of file stem `stem`, None for a stem that is none of the folder's tables.
+    pub fn of_stem(stem: &str) -> Option<ProcessedTable> {
+        Self::ALL.into_iter().find(|t| t.stem() == stem)
+    }
+
     /// The table's file stem.
     pub fn stem(self) -> &'static str {
         match self {

@@ -96,11 +96,13 @@ fn replicate(
     let out = dir.join("processed");
     // The forces' bands are not read here: neither the frame's share nor their calibration
     // (the bodies, all the identification reads, do not depend on them).
-    let cfg = ProcessConfig {
+    let mut cfg = ProcessConfig {
         frame: None,
-        calibrate_bands: 0,
         ..*rec.process
     };
+    if let Some(s) = cfg.smoother_mut() {
+        s.calibrate_bands = 0;
+    }
     crate::process(
         &dir.join(crate::folders::TRACKS),
         None,

@@ -109,13 +109,14 @@ pub(crate) fn refine(
         passes: Vec::new(),
     };
     // The peak locking as the given processing did: taken out again where it was.
-    let process = &ProcessConfig {
-        peak_locking: match given.peak_locking.as_ref().is_some_and(|p| p.corrected) {
+    let mut again = *process;
+    if let Some(s) = again.smoother_mut() {
+        s.peak_locking = match given.peak_locking.as_ref().is_some_and(|p| p.corrected) {
             true => flexbench_contracts::names::Switch::On,
             false => flexbench_contracts::names::Switch::Off,
-        },
-        ..*process
-    };
+        };
+    }
+    let process = &again;
     let mut last = None;
     for pass in 0..PASSES {
         events(StageEvent::Progress(

@@ -311,14 +311,15 @@ fn no_replicates(n: &usize) -> bool {
 impl Default for ProcessSection {
     fn default() -> Self {
         let d = crate::ProcessConfig::default();
+        let s = crate::process::SmootherSettings::default();
         ProcessSection {
             method: crate::process::KinematicsMethod::Smoother,
-            periodic: d.periodic,
-            refine_horizontal: d.refine_horizontal,
-            peak_locking: d.peak_locking,
-            window: None,
-            order: d.order,
-            edges: flexbench_signal::EdgeMode::Interp,
+            periodic: s.periodic,
+            refine_horizontal: s.refine_horizontal,
+            peak_locking: s.peak_locking,
+            window: s.start.window,
+            order: s.start.order,
+            edges: s.start.edges,
             filter_order: None,
             cutoff_hz: None,
             cutoff_by: None,
@@ -329,7 +330,7 @@ impl Default for ProcessSection {
             keep_flagged: false,
             false_alarm: d.false_alarm,
             stabilise: d.stabilise,
-            calibrate_bands: d.calibrate_bands,
+            calibrate_bands: s.calibrate_bands,
         }
     }
 }

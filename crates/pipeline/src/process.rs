@@ -86,11 +86,13 @@ fn tracks_scale(
         noise: crate::bootstrap_noise::MarkerNoise::of_samples(&names, residuals, sigma),
         max_condition: cfg.max_condition,
     };
-    let replicate_cfg = ProcessConfig {
+    let mut replicate_cfg = ProcessConfig {
         frame: None,
-        calibrate_bands: 0,
         ..*cfg
     };
+    if let Some(s) = replicate_cfg.smoother_mut() {
+        s.calibrate_bands = 0;
+    }
     // One instance of the stage for the replicates (its events a trait object: the stage
     // calling itself through a closure of its own type would not end).
     let run = |tracks: &Path, out: &Path| {
@@ -173,7 +175,7 @@ pub fn process(
     let late = series.iter().any(|s| s.late.iter().any(Option::is_some));
     let again = late.then(|| series.clone());
     // The series the last fit was made from, for the peak-locking pass.
-    let measure = !pixels.is_empty() && cfg.smoother;
+    let measure = !pixels.is_empty() && cfg.smoother().is_some();
     let mut last = (measure && !late).then(|| series.clone());
     lap("read", &mut timing);
 
@@ -217,7 +219,7 @@ pub fn process(
     let mut forces = flexbench_kinematics::forces(mech, &t, motion, cfg.max_condition, &mut |f| {
         events(StageEvent::Progress("inverse dynamics", f))
     })?;
-    let tracks_scale = match cfg.calibrate_bands {
+    let tracks_scale = match cfg.smoother().map_or(0, |s| s.calibrate_bands) {
         0 => None,
         n => {
             let scale = tracks_scale(mech, &t, motion, cfg, n, &mut events)?;
@@ -247,7 +249,7 @@ pub fn process(
             cfg.max_condition,
         )?;
     }
-    let markers = match cfg.smoother {
+    let markers = match cfg.smoother().is_some() {
         // The markers' kinematics as the fitted motion gives them (consistent with the bodies
         // and the forces), with their bands when the fit has a covariance.
         true => {
@@ -277,7 +279,7 @@ pub fn process(
     }
     crate::identify_frame::remove_stale(out, frame_motions.len())?;
     lap("write", &mut timing);
-    let differentiation = Differentiation::of(&filter, cfg, &fitted.choices);
+    let differentiation = Differentiation::of(&filter, &fitted.choices);
     let mut record = ProcessRecord::new(tracks_path, mech, cfg, differentiation, motion, &forces);
     record.flags = flags.map(|f| f.display().to_string());
     record.rate = flexbench_kinematics::rate::check_rate(mech, &t, motion, &forces);
@@ -321,7 +323,7 @@ fn peak_locking_pass(
         &mut series,
         &fitted.motion,
         pixels,
-        cfg.peak_locking,
+        cfg.smoother().map_or(Switch::Off, |s| s.peak_locking),
     );
     if found.corrected {
         events(StageEvent::Progress(
@@ -387,10 +389,10 @@ fn check_false_alarm(alpha: f64) -> Result<(), PipelineError> {
 /// replicates or more with the smoother and a motor-driven crank to simulate.
 pub fn check_band_calibration(mech: &Mechanism, cfg: &ProcessConfig) -> Result<(), PipelineError> {
     let bad = |why: String| Err(PipelineError::Input(why));
-    match cfg.calibrate_bands {
+    // Another method than the smoother has no bands' calibration (`ProcessMethod`).
+    match cfg.smoother().map_or(0, |s| s.calibrate_bands) {
         0 => Ok(()),
         1 => bad("calibrate_bands = 1: give 0 (not calibrated) or 2 replicates or more (8 or more for a scale within about 10 %)".into()),
-        _ if !cfg.smoother => bad("calibrate_bands scales the smoother's bands: it needs method \"smoother\" (or leave calibrate_bands at 0)".into()),
         _ if mech.crank().is_none() => bad("calibrate_bands: the bands' calibration simulates the mechanism at the recording's crank speed, and this mechanism has no motor-driven crank: leave calibrate_bands at 0 (the bands are then the smoother's, conservative)".into()),
         _ => Ok(()),
     }
@@ -407,7 +409,7 @@ fn warn(
         events(StageEvent::Warning(&w));
     }
     match &fitted.skipped {
-        Some(why) if cfg.smoother => events(StageEvent::Warning(&format!(
+        Some(why) if cfg.smoother().is_some() => events(StageEvent::Warning(&format!(
             "the fitted mechanism's residual test {why}"
         ))),
         _ => {}
@@ -446,7 +448,7 @@ fn fit_testing_residuals(
         let (t, kinematics) = (&series[0].t, cfg.kinematics());
         let earlier = first.as_ref().map(|f| &f.motion).or(prior);
         let motion = estimate(mech, t, obs, raw, filter.as_diff(), &kinematics, earlier)?;
-        let found = match cfg.smoother && fits <= ROUNDS {
+        let found = match cfg.smoother().is_some() && fits <= ROUNDS {
             true => residual_flags(mech, &series[0].frame, &motion, raw, cfg.false_alarm),
             false => Vec::new(),
         };
@@ -460,7 +462,7 @@ fn fit_testing_residuals(
             motion,
             flags: Flags::from_rows(flagged.clone()),
             fits,
-            skipped: (!cfg.smoother).then(|| {
+            skipped: cfg.smoother().is_none().then(|| {
                 "not run: a fit of the markers' filtered positions (Savitzky-Golay, Butterworth or the spline) follows them, not their samples; the test needs the smoother".to_string()
             }),
         };

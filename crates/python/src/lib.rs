@@ -77,6 +77,22 @@ fn read_tracks(
     columns(py, table)
 }
 
+/// The table `table` (markers, bodies, forces, fit_residuals, fit_flags) of the folder
+/// `folder` that `process` wrote: its Parquet file, else its CSV (the pipeline's own rule,
+/// `flexbench_pipeline::folders::ProcessedFolder`).
+#[pyfunction]
+fn processed_table(folder: PathBuf, table: &str) -> PyResult<PathBuf> {
+    use flexbench_pipeline::folders::{ProcessedFolder, ProcessedTable};
+    let t = ProcessedTable::of_stem(table).ok_or_else(|| {
+        let known: Vec<&str> = ProcessedTable::ALL.iter().map(|t| t.stem()).collect();
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "'{table}' is no table of a processed folder: one of {}",
+            known.join(", ")
+        ))
+    })?;
+    Ok(ProcessedFolder::new(folder).table(t))
+}
+
 /// A mechanism file, loaded and checked (as `flexbench check`), or the error naming its key.
 fn load_mechanism(path: &std::path::Path) -> Result<flexbench_mechanism::Mechanism, Failed> {
     flexbench_mechanism::file::load(path)
@@ -370,6 +386,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         unsafe { std::env::set_var("POLARS_MAX_THREADS", n) };
     }
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    use flexbench_pipeline::folders;
+    m.add("SUMMARY", folders::SUMMARY)?;
+    m.add("IDENTIFY_RECORD", folders::IDENTIFY_RECORD)?;
+    m.add("MEASURED_RECORD", folders::MEASURED_RECORD)?;
+    m.add_function(wrap_pyfunction!(processed_table, m)?)?;
     m.add_function(wrap_pyfunction!(read_tracks, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(process, m)?)?;

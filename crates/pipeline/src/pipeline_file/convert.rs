@@ -133,47 +133,48 @@ impl TrackSection {
 }
 
 impl ProcessSection {
-    /// The Butterworth filter or the smoothing spline its method asks for (neither for the
-    /// smoother or Savitzky-Golay), from its keys; an error naming a key out of range.
-    fn marker_filter(
-        &self,
-    ) -> Result<
-        (
-            Option<flexbench_signal::Butterworth>,
-            Option<flexbench_signal::GcvSpline>,
-        ),
-        PipelineError,
-    > {
-        use crate::process::KinematicsMethod;
-        match self.method {
-            KinematicsMethod::Butterworth => Ok((
-                Some(crate::smooth::butterworth_filter(
+    /// The method with its settings from its keys (the Butterworth filter or the smoothing
+    /// spline made here); an error naming a key out of range.
+    fn method(&self) -> Result<crate::process::ProcessMethod, PipelineError> {
+        use crate::process::{KinematicsMethod, ProcessMethod, SavGolSettings, SmootherSettings};
+        let savgol = SavGolSettings {
+            window: self.window,
+            order: self.order,
+            edges: self.edges,
+        };
+        Ok(match self.method {
+            KinematicsMethod::Butterworth => {
+                ProcessMethod::Butterworth(crate::smooth::butterworth_filter(
                     self.filter_order,
                     self.cutoff_hz,
                     self.cutoff_by,
                     self.noise_band_hz,
-                )?),
-                None,
-            )),
+                )?)
+            }
             KinematicsMethod::Spline => {
                 if let Some(noise) = self.noise_m.filter(|n| !(n.is_finite() && *n > 0.0)) {
                     return Err(PipelineError::Input(format!("[process] noise_m = {noise}: give the markers' noise, a positive number of metres, or leave it out for GCV")));
                 }
-                Ok((
-                    None,
-                    Some(crate::smooth::smoothing_spline(
-                        self.spline_degree,
-                        self.noise_m,
-                    )?),
-                ))
+                ProcessMethod::Spline(crate::smooth::smoothing_spline(
+                    self.spline_degree,
+                    self.noise_m,
+                )?)
             }
-            KinematicsMethod::Smoother | KinematicsMethod::Savgol => Ok((None, None)),
-        }
+            KinematicsMethod::Savgol => ProcessMethod::SavGol(savgol),
+            KinematicsMethod::Smoother => ProcessMethod::Smoother(SmootherSettings {
+                start: savgol,
+                refine_horizontal: self.refine_horizontal,
+                periodic: self.periodic,
+                calibrate_bands: self.calibrate_bands,
+                peak_locking: self.peak_locking,
+            }),
+        })
     }
 
     /// Refuse a key that belongs to another method than the one asked (it would be read and
     /// ignored): the Butterworth's keys without `method = "butterworth"`, the spline's without
-    /// `"spline"`, and a refit switched `on` without the smoother (`auto` is off there). The
+    /// `"spline"`, a refit switched `on` or the bands' calibration asked without the smoother
+    /// (`auto` is off there). The
     /// Savitzky-Golay keys belong to every method: its derivatives start the smoother's fit.
     fn check_method_keys(&self) -> Result<(), PipelineError> {
         use crate::process::KinematicsMethod as M;
@@ -198,6 +199,7 @@ impl ProcessSection {
                 M::Smoother,
             ),
             set("peak_locking", self.peak_locking == Switch::On, M::Smoother),
+            set("calibrate_bands", self.calibrate_bands > 0, M::Smoother),
         ];
         match stray.into_iter().flatten().next() {
             Some((key, method)) => Err(PipelineError::Input(format!(
@@ -212,10 +214,6 @@ impl ProcessSection {
     /// (the pipeline file's `[process]` table, or the Python package's keyword arguments).
     pub fn config(&self) -> Result<crate::ProcessConfig, PipelineError> {
         let bad = |m: String| Err(PipelineError::Input(m));
-        let (edges, smoother) = (
-            self.edges,
-            self.method == crate::process::KinematicsMethod::Smoother,
-        );
         if !(self.max_condition.is_finite() && self.max_condition > 1.0) {
             return bad(format!(
                 "[process] max_condition = {}: give a condition number above 1 (default 1e8)",
@@ -229,31 +227,13 @@ impl ProcessSection {
             ));
         }
         self.check_method_keys()?;
-        let (butterworth, spline) = self.marker_filter()?;
         Ok(crate::ProcessConfig {
-            window: self.window,
-            order: self.order,
-            edges,
+            method: self.method()?,
             max_condition: self.max_condition,
-            smoother,
-            butterworth,
-            spline,
-            periodic: if smoother { self.periodic } else { Switch::Off },
-            refine_horizontal: if smoother {
-                self.refine_horizontal
-            } else {
-                Switch::Off
-            },
             keep_flagged: self.keep_flagged,
             false_alarm: self.false_alarm,
             stabilise: self.stabilise,
             frame: None,
-            calibrate_bands: self.calibrate_bands,
-            peak_locking: if smoother {
-                self.peak_locking
-            } else {
-                Switch::Off
-            },
         })
     }
 }

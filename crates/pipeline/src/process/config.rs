@@ -6,32 +6,11 @@ use super::*;
 /// Parameters of `process`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProcessConfig {
-    /// Savitzky-Golay window, samples (odd); None: about 21 ms of samples (at least order + 2),
-    /// which keeps the forces from noise-free positions at 1 kHz within 0.3 % RMS of their peak.
-    pub window: Option<usize>,
-    /// Savitzky-Golay polynomial order.
-    pub order: usize,
-    /// Savitzky-Golay edge mode (scipy's modes).
-    pub edges: flexbench_signal::EdgeMode,
+    /// How the motion's velocities and accelerations are found, with that method's settings
+    /// (`[process] method` and its keys).
+    pub method: ProcessMethod,
     /// Condition number above which an inverse-dynamics sample is reported as a toggle.
     pub max_condition: f64,
-    /// Kinematics by the Kalman smoother on the driving coordinates (the default) rather than
-    /// from the markers' Savitzky-Golay derivatives through the loop's analysis.
-    pub smoother: bool,
-    /// The markers filtered and differentiated by this zero-lag Butterworth filter instead of
-    /// Savitzky-Golay, through the loop's analysis (with `smoother` false).
-    pub butterworth: Option<Butterworth>,
-    /// The markers smoothed and differentiated by this smoothing spline instead of
-    /// Savitzky-Golay, through the loop's analysis (with `smoother` false and no Butterworth).
-    pub spline: Option<GcvSpline>,
-    /// With the smoother: the bench's horizontal refined from the motion, by maximum
-    /// likelihood of the smoother over a rotation of the tracks about the bench origin (auto:
-    /// where the markers see the frame turn, `flexbench_kinematics::estimate::horizontal_observable`).
-    pub refine_horizontal: Switch,
-    /// After the smoother, the drivers other than the first refitted as Fourier series of the
-    /// first (the crank angle) over every turn (steady periodic motion; auto: where the
-    /// mechanism has a motor-driven crank that turns twice or more).
-    pub periodic: Switch,
     /// The samples of the flags table, and those that fail the fitted mechanism's residual test,
     /// kept in the fit (by default they are left out, as gaps, and the motion refitted).
     pub keep_flagged: bool,
@@ -44,9 +23,54 @@ pub struct ProcessConfig {
     /// ([`frame_covariance`]), carried to the forces' bands (`flexbench_kinematics::frame_share`);
     /// None: the frame taken as known.
     pub frame: Option<flexbench_contracts::frame::FrameCovariance>,
-    /// With the smoother: replicates of the recording simulated and processed to calibrate the
-    /// tracks' share of the forces' bands (`crate::band_calibration`); 0: not calibrated (the
-    /// smoother's, conservative where the periodic fit pools the turns).
+}
+
+/// How `process` finds the motion's velocities and accelerations: the Kalman smoother on the
+/// driving coordinates, or each marker smoothed and differentiated and carried through the
+/// loop's analysis by one of three filters. Each carries its own settings, and only those.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ProcessMethod {
+    /// The Kalman smoother on the driving coordinates (the default).
+    Smoother(SmootherSettings),
+    /// Each marker's Savitzky-Golay derivatives through the loop's analysis.
+    SavGol(SavGolSettings),
+    /// Each marker filtered by this zero-lag Butterworth filter and differentiated, through the
+    /// loop's analysis (the labs' pipeline).
+    Butterworth(Butterworth),
+    /// Each marker smoothed by this smoothing spline (Woltring's GCV) and differentiated,
+    /// through the loop's analysis.
+    Spline(GcvSpline),
+}
+
+/// The Savitzky-Golay differentiation of the markers (and of the fit's drivers).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SavGolSettings {
+    /// Window, samples (odd); None: about 21 ms of samples (at least order + 2), which keeps
+    /// the forces from noise-free positions at 1 kHz within 0.3 % RMS of their peak.
+    pub window: Option<usize>,
+    /// Polynomial order.
+    pub order: usize,
+    /// Edge mode (scipy's modes).
+    pub edges: flexbench_signal::EdgeMode,
+}
+
+/// The smoother's settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmootherSettings {
+    /// The Savitzky-Golay derivatives that start the smoother's fit (the drivers' rates of
+    /// the first fit).
+    pub start: SavGolSettings,
+    /// The bench's horizontal refined from the motion, by maximum likelihood of the smoother
+    /// over a rotation of the tracks about the bench origin (auto: where the markers see the
+    /// frame turn, `flexbench_kinematics::estimate::horizontal_observable`).
+    pub refine_horizontal: Switch,
+    /// After the smoother, the drivers other than the first refitted as Fourier series of the
+    /// first (the crank angle) over every turn (steady periodic motion; auto: where the
+    /// mechanism has a motor-driven crank that turns twice or more).
+    pub periodic: Switch,
+    /// Replicates of the recording simulated and processed to calibrate the tracks' share of
+    /// the forces' bands (`crate::band_calibration`); 0: not calibrated (the smoother's,
+    /// conservative where the periodic fit pools the turns).
     pub calibrate_bands: usize,
     /// The tracker's peak locking (its bias tied to the pixel grid) measured from the first
     /// fit's residuals and reported; taken out of the markers and the motion fitted again: auto
@@ -55,40 +79,127 @@ pub struct ProcessConfig {
     pub peak_locking: Switch,
 }
 
-impl Default for ProcessConfig {
+impl Default for SavGolSettings {
     fn default() -> Self {
-        ProcessConfig {
+        SavGolSettings {
             window: None,
             order: 5,
             edges: flexbench_signal::EdgeMode::Interp,
-            max_condition: DEFAULT_MAX_CONDITION,
-            smoother: true,
-            butterworth: None,
-            spline: None,
-            periodic: Switch::Auto,
+        }
+    }
+}
+
+impl Default for SmootherSettings {
+    fn default() -> Self {
+        SmootherSettings {
+            start: SavGolSettings::default(),
             refine_horizontal: Switch::Auto,
-            keep_flagged: false,
-            false_alarm: flexbench_contracts::flags::FALSE_ALARM,
-            stabilise: false,
-            frame: None,
+            periodic: Switch::Auto,
             calibrate_bands: 0,
             peak_locking: Switch::Auto,
         }
     }
 }
 
+impl Default for ProcessConfig {
+    fn default() -> Self {
+        ProcessConfig {
+            method: ProcessMethod::Smoother(SmootherSettings::default()),
+            max_condition: DEFAULT_MAX_CONDITION,
+            keep_flagged: false,
+            false_alarm: flexbench_contracts::flags::FALSE_ALARM,
+            stabilise: false,
+            frame: None,
+        }
+    }
+}
+
 impl ProcessConfig {
+    /// The smoother's settings, None for a method through the loop's analysis.
+    pub fn smoother(&self) -> Option<&SmootherSettings> {
+        match &self.method {
+            ProcessMethod::Smoother(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The Savitzky-Golay settings the method uses (the smoother's start, or the markers'
+    /// filter), None for the Butterworth filter or the spline.
+    pub fn savgol(&self) -> Option<SavGolSettings> {
+        match self.method {
+            ProcessMethod::Smoother(s) => Some(s.start),
+            ProcessMethod::SavGol(s) => Some(s),
+            ProcessMethod::Butterworth(_) | ProcessMethod::Spline(_) => None,
+        }
+    }
+
+    /// The smoother's settings to change (None for another method).
+    pub fn smoother_mut(&mut self) -> Option<&mut SmootherSettings> {
+        match &mut self.method {
+            ProcessMethod::Smoother(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The kinematics' configuration (the smoother, the horizontal's refinement, the periodic
     /// refit, the threads).
     pub fn kinematics(&self) -> flexbench_kinematics::Config {
+        let s = self.smoother();
         flexbench_kinematics::Config {
-            smoother: self.smoother,
-            refine_horizontal: self.refine_horizontal,
-            periodic: self.periodic,
+            smoother: s.is_some(),
+            refine_horizontal: s.map_or(Switch::Off, |s| s.refine_horizontal),
+            periodic: s.map_or(Switch::Off, |s| s.periodic),
             threads: crate::threads(),
             horizontal_window_s: flexbench_kinematics::estimate::HORIZONTAL_WINDOW_S,
             horizontal_found: None,
             keep_model: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline_file::ProcessSection;
+
+    /// One set of defaults: an empty `[process]` section converts into the stage's default
+    /// configuration; each method carries its own settings, and only those.
+    #[test]
+    fn the_sections_method_is_the_configs() {
+        assert_eq!(
+            ProcessSection::default().config().unwrap(),
+            ProcessConfig::default()
+        );
+        let read = |text: &str| -> ProcessConfig {
+            let s: ProcessSection = toml::from_str(text).unwrap();
+            s.config().unwrap()
+        };
+        let sg = read("method = \"savgol\"\nwindow = 31\norder = 3");
+        let want = SavGolSettings {
+            window: Some(31),
+            order: 3,
+            edges: flexbench_signal::EdgeMode::Interp,
+        };
+        assert_eq!(sg.method, ProcessMethod::SavGol(want));
+        assert!(sg.smoother().is_none());
+        assert_eq!(sg.kinematics().periodic, Switch::Off);
+        let smoother = read("periodic = \"off\"\ncalibrate_bands = 4\nwindow = 31\norder = 3");
+        let s = smoother.smoother().copied().unwrap();
+        assert_eq!(
+            (s.periodic, s.calibrate_bands, s.start),
+            (Switch::Off, 4, want)
+        );
+        let bw = read("method = \"butterworth\"\ncutoff_hz = 6.0");
+        assert!(matches!(bw.method, ProcessMethod::Butterworth(_)));
+        assert_eq!(bw.savgol(), None);
+        let e = toml::from_str::<ProcessSection>("method = \"spline\"\ncalibrate_bands = 4")
+            .unwrap()
+            .config()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("calibrate_bands is a setting of method = \"smoother\""),
+            "{e}"
+        );
     }
 }

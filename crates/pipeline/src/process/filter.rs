@@ -6,35 +6,33 @@ use super::*;
 /// How `process` smooths and differentiates the markers (and the fit's drivers): Savitzky-Golay
 /// with its window, the zero-lag Butterworth filter, or the smoothing spline.
 pub(super) enum MarkerFilter {
-    SavGol(SavGol, usize),
+    /// The filter, its window (samples) and the settings it was made of.
+    SavGol(SavGol, usize, SavGolSettings),
     Butterworth(Butterworth),
     Spline(GcvSpline),
 }
 
 impl MarkerFilter {
-    /// The filter `cfg` asks for on the times `t`; an error for the Butterworth filter or the
-    /// spline with the smoother, or both.
+    /// The filter `cfg`'s method asks for on the times `t` (the smoother's fit starts from
+    /// the Savitzky-Golay derivatives).
     pub(super) fn of(cfg: &ProcessConfig, t: &[f64]) -> Result<MarkerFilter, PipelineError> {
-        let refuse = |why: &str| Err(PipelineError::Input(why.into()));
-        match (cfg.butterworth, cfg.spline) {
-            (Some(_), Some(_)) => refuse("the Butterworth filter and the smoothing spline both asked: give one ([process] method)"),
-            (Some(_), None) | (None, Some(_)) if cfg.smoother => refuse(
-                "the Butterworth filter and the smoothing spline feed the loop's analysis, not the smoother: turn the smoother off ([process] method = \"butterworth\" or \"spline\" does)",
-            ),
-            (Some(b), None) => Ok(MarkerFilter::Butterworth(b)),
-            (None, Some(g)) => Ok(MarkerFilter::Spline(g)),
-            (None, None) => {
-                let window = cfg.window.unwrap_or_else(|| default_window(t, cfg.order));
-                let sg = SavGol::new(window, cfg.order)?.with_mode(cfg.edges);
-                Ok(MarkerFilter::SavGol(sg, window))
-            }
-        }
+        let savgol = match cfg.method {
+            ProcessMethod::Butterworth(b) => return Ok(MarkerFilter::Butterworth(b)),
+            ProcessMethod::Spline(g) => return Ok(MarkerFilter::Spline(g)),
+            ProcessMethod::Smoother(s) => s.start,
+            ProcessMethod::SavGol(s) => s,
+        };
+        let window = savgol
+            .window
+            .unwrap_or_else(|| default_window(t, savgol.order));
+        let sg = SavGol::new(window, savgol.order)?.with_mode(savgol.edges);
+        Ok(MarkerFilter::SavGol(sg, window, savgol))
     }
 
     /// The filter as the fit's differentiator.
     pub(super) fn as_diff(&self) -> &(dyn Differentiator + Sync) {
         match self {
-            MarkerFilter::SavGol(sg, _) => sg,
+            MarkerFilter::SavGol(sg, ..) => sg,
             MarkerFilter::Butterworth(b) => b,
             MarkerFilter::Spline(g) => g,
         }
@@ -52,7 +50,7 @@ impl MarkerFilter {
             let mut one = |axis: &str, v: &[f64]| -> Result<Derivatives, PipelineError> {
                 let name = format!("{}.{axis}", s.name);
                 Ok(match self {
-                    MarkerFilter::SavGol(sg, _) => sg.differentiate(&name, &s.t, v, &s.present)?,
+                    MarkerFilter::SavGol(sg, ..) => sg.differentiate(&name, &s.t, v, &s.present)?,
                     MarkerFilter::Butterworth(b) => {
                         let (d, c) = b.filter(&name, &s.t, v, &s.present)?;
                         choices.push(CoordinateChoice::butterworth(name, c));

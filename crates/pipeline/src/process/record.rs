@@ -249,18 +249,14 @@ impl crate::StageRecord for ProcessRecord {
 }
 
 impl Differentiation {
-    /// The markers' differentiation `filter` as `cfg` set it, with what it chose.
-    pub(super) fn of(
-        filter: &MarkerFilter,
-        cfg: &ProcessConfig,
-        choices: &[CoordinateChoice],
-    ) -> Differentiation {
+    /// The markers' differentiation `filter`, with what it chose.
+    pub(super) fn of(filter: &MarkerFilter, choices: &[CoordinateChoice]) -> Differentiation {
         match filter {
-            MarkerFilter::SavGol(sg, window) => Differentiation {
+            MarkerFilter::SavGol(sg, window, settings) => Differentiation {
                 method: sg.describe(),
                 window: Some(*window),
-                order: cfg.order,
-                edges: Some(cfg.edges.name().into()),
+                order: settings.order,
+                edges: Some(settings.edges.name().into()),
                 choices: Vec::new(),
             },
             MarkerFilter::Butterworth(b) => Differentiation {
