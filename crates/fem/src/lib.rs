@@ -27,7 +27,9 @@
 pub mod assembly;
 pub mod band;
 pub mod cycle;
+pub mod deflection;
 pub mod element;
+pub mod followed;
 // A study, not a stage: the element's formalisms compared (docs/fem.md), for its tests and the
 // benchmark's example (feature `studies`).
 #[cfg(feature = "studies")]
@@ -84,4 +86,20 @@ pub enum FemError {
     /// supports leave a rigid-body mode free).
     #[error("the lever's stiffness is singular with supports {0}: a rigid-body motion is left free; a static solve needs supports that hold it")]
     Singular(String),
+    /// The measured deflection cannot be compared with the model's (which markers, which
+    /// instant).
+    #[error("{0}")]
+    Measured(String),
+    /// No instant to compute the lever's modes at.
+    #[error("no sample to compute the lever's modes at: give a bodies table with rows")]
+    NoInstant,
+    /// The modal table breaks its contract (boxed: the contract's errors are large).
+    #[error(transparent)]
+    Contract(Box<flexbench_contracts::ContractError>),
+}
+
+impl From<flexbench_contracts::ContractError> for FemError {
+    fn from(e: flexbench_contracts::ContractError) -> Self {
+        FemError::Contract(Box::new(e))
+    }
 }

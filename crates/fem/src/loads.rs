@@ -192,6 +192,22 @@ pub fn mode_of(mesh: &Mesh, f: &dyn Fn(Field, usize, f64) -> f64) -> DVector<f64
     )
 }
 
+/// The largest relative residual of the lever's rigid-body balance (the rigid modes' share of
+/// the loads, which the liaison forces should cancel) over the instants.
+pub fn worst_rigid_balance(
+    instants: &[LeverInstant],
+    mesh: &Mesh,
+    g: &crate::assembly::GlobalMatrices,
+) -> f64 {
+    instants
+        .iter()
+        .map(|inst| {
+            let (r, scale) = inst.rigid_balance(mesh, g);
+            r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300)
+        })
+        .fold(0.0, f64::max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

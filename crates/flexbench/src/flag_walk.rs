@@ -57,6 +57,7 @@ where
         inputs,
         toml: "",
         elsewhere: &[],
+        run_only: &[],
     };
     walk_on(base, cases, defaults, section)
 }
@@ -71,6 +72,9 @@ pub struct Base {
     /// The options naming another mode's inputs, not given in the walk (`calibrate --views`
     /// beside `--from-motion TRACKS`): neither settings nor given with every case.
     pub elsewhere: &'static [&'static str],
+    /// The section's keys that only a run reads (`[overlay] enabled`: whether the run has the
+    /// stage at all), which the stage's own command has no option for.
+    pub run_only: &'static [&'static str],
 }
 
 /// [`walk`] over a base: every case adds its option to the base's words and its key to the
@@ -133,6 +137,7 @@ where
         let table: toml::Table = toml::from_str(case.toml).expect("a TOML table");
         reached.extend(table.keys().cloned());
     }
+    reached.extend(base.run_only.iter().map(|k| k.to_string()));
     assert_eq!(
         reached,
         section_keys::<S>(),
@@ -386,6 +391,7 @@ mod tests {
                 "start",
                 "mechanism",
             ],
+            run_only: &[],
         };
         let cases = [
             Case {
@@ -487,6 +493,31 @@ mod tests {
             let e = parse::<crate::calibrate::CalibrateArgs>(&inputs, refused).err();
             assert!(e.is_some(), "{refused:?}: a setting the mode does not use");
         }
+    }
+
+    /// `flexbench overlay` against `[overlay]`: the video, calibration, tracks, flags, process
+    /// folder and mechanism are the run's inputs.
+    #[test]
+    fn overlay_options_are_the_sections_keys() {
+        let base = Base {
+            inputs: Inputs(&[
+                ("video", "v.mp4"),
+                ("calibration", "c.yaml"),
+                ("tracks", "t.parquet"),
+                ("flags", "f.parquet"),
+                ("processed", "process"),
+                ("mechanism", "m.toml"),
+                ("out", "overlay"),
+            ]),
+            toml: "",
+            elsewhere: &[],
+            run_only: &["enabled"],
+        };
+        let cases = [Case {
+            cli: &["--plain"],
+            toml: "plain = true",
+        }];
+        walk_on(base, &cases, &[], crate::overlay::OverlayArgs::section);
     }
 
     /// `flexbench track` against `[track]` (the corrections and templates files are
@@ -600,6 +631,7 @@ mod tests {
             inputs,
             toml: "free = [\"k\", \"mw\"]",
             elsewhere: &[],
+            run_only: &[],
         };
         let spec = |a: &crate::identify::IdentifyArgs| -> IdentifySpec {
             crate::identify::spec(a).expect("the settings")

@@ -38,6 +38,17 @@ pub(crate) struct OverlayArgs {
     plain: bool,
 }
 
+impl OverlayArgs {
+    /// The pipeline file's `[overlay]` section these options write (the stage is run, so
+    /// `enabled` is the file's default).
+    pub fn section(&self) -> flexbench_pipeline::pipeline_file::OverlaySection {
+        flexbench_pipeline::pipeline_file::OverlaySection {
+            plain: self.plain,
+            ..Default::default()
+        }
+    }
+}
+
 /// `flexbench overlay`: what `Command::Overlay` describes.
 pub(crate) fn overlay_command(args: OverlayArgs) -> Result<()> {
     let file = load(&args.mechanism)
@@ -63,7 +74,7 @@ pub(crate) fn overlay_command(args: OverlayArgs) -> Result<()> {
         flags: &flags,
         bodies: bodies.as_deref(),
         mechanism: &file.mechanism,
-        plain: args.plain,
+        plain: args.section().plain,
     };
     let pb = bar();
     let (record, files) = flexbench_pipeline::overlay::overlay(&inputs, &args.out, on_bar(&pb))

@@ -60,6 +60,15 @@ pub enum FlexError {
         /// The span simulated (settling and recording), s.
         span: f64,
     },
+    /// A step's state rate could not be found (the mechanism's solve of the step's state).
+    #[error("coupled simulation failed at t = {t} s")]
+    Step {
+        /// Time, s.
+        t: f64,
+        /// The mechanism's refusal.
+        #[source]
+        source: MechanismError,
+    },
     /// The integration failed.
     #[error("coupled simulation failed at t = {t} s: {reason}")]
     Simulation {

@@ -363,8 +363,8 @@ impl System {
         };
         while target - *t > 1e-13 {
             let hh = h.min(target - *t);
-            let (mut ynew, err) =
-                dopri5_step(&deriv, y, hh, &sc).map_err(|e| sim_err(*t, e.to_string()))?;
+            let (mut ynew, err) = dopri5_step(&deriv, y, hh, &sc)
+                .map_err(|source| FlexError::Step { t: *t, source })?;
             if err <= 1.0 {
                 *t = if target - (*t + hh) < 1e-13 {
                     target

@@ -404,7 +404,11 @@ pub fn with_values(
         path: origin.into(),
         reason,
     };
-    let mut root: toml::Value = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+    let mut root: toml::Value = toml::from_str(text).map_err(|e| MechanismError::Unreadable {
+        path: origin.into(),
+        hint: " as a mechanism",
+        source: flexbench_contracts::SharedCause::new(e),
+    })?;
     let mut found = Vec::new();
     leaves(&root, &mut Vec::new(), "", &mut found);
     for (key, value) in values {

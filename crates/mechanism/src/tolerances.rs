@@ -160,7 +160,11 @@ pub fn with_tolerances(
         path: origin.into(),
         reason,
     };
-    let mut root: toml::Table = toml::from_str(text).map_err(|e| file_err(e.to_string()))?;
+    let mut root: toml::Table = toml::from_str(text).map_err(|e| MechanismError::Unreadable {
+        path: origin.into(),
+        hint: " as a mechanism",
+        source: flexbench_contracts::SharedCause::new(e),
+    })?;
     let table = root
         .entry(TABLE)
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));

@@ -5,9 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use flexbench_contracts::motion::ResidualRow;
-use flexbench_contracts::{Column, ModeKind, ModeRow, Modes, Table};
-use flexbench_fem::cycle::{cycle_modes_each, CycleSpec, InstantModes, ModeTracker};
+use flexbench_contracts::{Column, Table};
+use flexbench_fem::cycle::{cycle_modes_each, CycleSpec, InstantModes};
+use flexbench_fem::deflection::Comparison;
+use flexbench_fem::followed::{rayleigh, Followed, Modal, ModalCollector};
 use flexbench_fem::response::{Damping, Response};
 use flexbench_fem::{ElementKind, Lever, LeverInstant, Mesh, Supports};
 use flexbench_mechanism::Mechanism;
@@ -258,7 +259,7 @@ pub fn fem(
     let centroid = lever_body.map(|b| b.centroid).unwrap_or_default();
     let (instants, crank) = read_instants(bodies, forces, &mech, centroid)?;
     let g = mesh.assemble();
-    let worst_balance = worst_rigid_balance(&instants, &mesh, &g);
+    let worst_balance = flexbench_fem::loads::worst_rigid_balance(&instants, &mesh, &g);
     let free = mesh.free_dofs(cfg.supports);
     let m_free = g.m.select_rows(&free).select_columns(&free);
     let count = cfg.modes.min(free.len());
@@ -398,22 +399,6 @@ fn lever_modes(
 
 /// The error of a comparison with the measured deflection asked without the forced response.
 const NEEDS_RESPONSE: &str = "--measured needs the forced response (drop --no-response)";
-
-/// The largest relative residual of the lever's rigid-body balance (the rigid modes' share of
-/// the loads, which the liaison forces should cancel) over the instants.
-fn worst_rigid_balance(
-    instants: &[LeverInstant],
-    mesh: &Mesh,
-    g: &flexbench_fem::assembly::GlobalMatrices,
-) -> f64 {
-    instants
-        .iter()
-        .map(|inst| {
-            let (r, scale) = inst.rigid_balance(mesh, g);
-            r.iter().fold(0.0, |a: f64, v| a.max(v.abs())) / scale.max(1e-300)
-        })
-        .fold(0.0, f64::max)
-}
 
 /// The markers on the lever: name and abscissa from B along the lever, m.
 fn lever_markers(mech: &Mechanism) -> Vec<(String, f64)> {

@@ -391,11 +391,18 @@ fn is_true(b: &bool) -> bool {
 pub struct OverlaySection {
     /// Whether the run draws it (default: yes; it costs about one decoding and one encoding).
     pub enabled: bool,
+    /// The frames copied without drawing: decoding plus encoding alone, the overlay's
+    /// benchmark baseline (default false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub plain: bool,
 }
 
 impl Default for OverlaySection {
     fn default() -> Self {
-        OverlaySection { enabled: true }
+        OverlaySection {
+            enabled: true,
+            plain: false,
+        }
     }
 }
 

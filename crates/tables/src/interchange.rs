@@ -163,7 +163,10 @@ pub fn read_wide(path: &Path, spec: &WideSpec, pixels: Pixels) -> Result<Tracks,
             });
         }
     }
-    Tracks::new(rows).map_err(|e| bad(e.to_string()))
+    Tracks::new(rows).map_err(|e| TableError::Contract {
+        path: path.display().to_string(),
+        source: Box::new(e),
+    })
 }
 
 /// A wide table's markers in column order, each with its x and y columns; the reason when a

@@ -179,12 +179,13 @@ pub fn probe_container(path: &Path) -> Result<Option<ContainerTiming>, VisionErr
     else {
         return Ok(None);
     };
-    parse_ffprobe(&out)
-        .map(Some)
-        .map_err(|reason| VisionError::Video {
-            path: path.display().to_string(),
-            reason: format!("ffprobe's answer cannot be read ({reason})"),
-        })
+    parse_ffprobe(&out).map(Some).map_err(|e| {
+        VisionError::io(
+            path,
+            "be probed for its timestamps: ffprobe's answer cannot be read",
+            e,
+        )
+    })
 }
 
 /// ffprobe's JSON answer (`-of json`) on the file at `path` with the arguments `args`; None when
@@ -254,8 +255,8 @@ struct FfprobeTagged {
 }
 
 /// The container's timing from ffprobe's JSON answer.
-fn parse_ffprobe(json: &[u8]) -> Result<ContainerTiming, String> {
-    let a: FfprobeAnswer = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+fn parse_ffprobe(json: &[u8]) -> Result<ContainerTiming, serde_json::Error> {
+    let a: FfprobeAnswer = serde_json::from_slice(json)?;
     let mut pts: Vec<f64> = a
         .packets
         .iter()

@@ -466,7 +466,7 @@ impl RecordingRun<'_, '_> {
             flags: &tables,
             bodies: Some(&bodies),
             mechanism: self.mech,
-            plain: false,
+            plain: self.file.overlay.plain,
         };
         let body = |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_| {}).map(|_| ());
         self.beside(("overlay", params(&self.file.overlay), &inputs), body, then)
