@@ -40,22 +40,6 @@ pub use batch::*;
 mod plan;
 pub use plan::*;
 
-/// Names of a run's stages, in order.
-pub const STAGES: [&str; 8] = [
-    "calibrate",
-    "track",
-    "smooth",
-    "process",
-    "overlay",
-    "fem",
-    "compare",
-    "report",
-];
-
-/// The stage that tracks the video with the start's calibration when the camera is fitted to
-/// the motion (`[calibrate] from_motion`).
-const TRACK_START: &str = "track-start";
-
 /// What one recording's run did.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -182,7 +166,7 @@ pub fn run_recording(
             "[calibrate] from_motion = true fits the camera to a video's motion from a calibration made here: give the recording's video and its board views or clicked points (with nominal_camera)".into(),
         ));
     }
-    let stages = STAGES.len() + 2 * usize::from(from_motion)
+    let stages = StageName::CHAIN.len() + 2 * usize::from(from_motion)
         - usize::from(!calibrating)
         - usize::from(!overlaying)
         - usize::from(!fem)
@@ -201,17 +185,17 @@ pub fn run_recording(
     };
     let (calibration, tracks) = match from_motion {
         false => {
-            let calibration = run.calibrate("calibrate")?;
-            let tracks = run.track("track", calibration.as_deref())?;
+            let calibration = run.calibrate(StageName::Calibrate)?;
+            let tracks = run.track(StageName::Track, calibration.as_deref())?;
             (calibration, tracks)
         }
         true => {
-            let start = run.calibrate("calibrate-start")?;
-            let rough = run.track(TRACK_START, start.as_deref())?;
+            let start = run.calibrate(StageName::CalibrateStart)?;
+            let rough = run.track(StageName::TrackStart, start.as_deref())?;
             let calibration = start
                 .map(|s| run.calibrate_motion(&s, &rough))
                 .transpose()?;
-            let tracks = run.track("track", calibration.as_deref())?;
+            let tracks = run.track(StageName::Track, calibration.as_deref())?;
             (calibration, tracks)
         }
     };

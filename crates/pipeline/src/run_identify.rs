@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::identify::{identified_path, identify_job, IdentifySpec};
 use crate::report_identify::IdentifiedDirs;
 use crate::run::RecordingRun;
+use crate::runner::StageName;
 use crate::{PipelineError, StageEvent};
 
 impl RecordingRun<'_, '_> {
@@ -23,9 +24,9 @@ impl RecordingRun<'_, '_> {
         let identify = self.identify(spec, tracks, process_dir)?;
         let file = identified_path(&self.rec.mechanism, &identify);
         let mech = flexbench_mechanism::file::load(&file)?.mechanism;
-        let process = self.process_with("process-identified", tracks, &mech, &file)?;
+        let process = self.process_with(StageName::ProcessIdentified, tracks, &mech, &file)?;
         let compare = match comparing {
-            true => Some(self.compare_with("compare-identified", &process, &file)?),
+            true => Some(self.compare_with(StageName::CompareIdentified, &process, &file)?),
             false => None,
         };
         Ok(IdentifiedDirs {
@@ -72,8 +73,11 @@ impl RecordingRun<'_, '_> {
         // The recording processed again, and the bootstrap's replicates, as the process stage
         // processed it.
         parameters["process"] = serde_json::to_value(&self.file.process).unwrap_or_default();
-        self.runner
-            .stage("identify", parameters, &inputs, &mut |tmp, progress| {
+        self.runner.stage(
+            StageName::Identify,
+            parameters,
+            &inputs,
+            &mut |tmp, progress| {
                 progress(StageEvent::Progress("identifying", 0.0));
                 let measured = measured.as_deref();
                 let (record, _) =
@@ -82,6 +86,7 @@ impl RecordingRun<'_, '_> {
                     progress(StageEvent::Warning(w));
                 }
                 Ok(())
-            })
+            },
+        )
     }
 }

@@ -34,6 +34,78 @@ pub enum RunEvent {
     Warning(StageWarning),
 }
 
+/// A stage of a run, by name: the folder it writes under the run's output, and its name in the
+/// events, the manifest and the batch summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageName {
+    /// The camera and the bench plane.
+    Calibrate,
+    /// The rough calibration the camera's fit to the motion starts from.
+    CalibrateStart,
+    /// The markers tracked (or a tracks table imported).
+    Track,
+    /// The video tracked with the start's calibration, for the camera's fit to the motion.
+    TrackStart,
+    /// The markers smoothed alone (no mechanism).
+    Smooth,
+    /// Kinematics and inverse dynamics.
+    Process,
+    /// The video with what flexbench made of it drawn.
+    Overlay,
+    /// The elastic lever's modes and forced response.
+    Fem,
+    /// Measured against simulated.
+    Compare,
+    /// The mechanism file's numbers identified from the recording.
+    Identify,
+    /// Process again with the identified file.
+    ProcessIdentified,
+    /// Compare again with the identified file.
+    CompareIdentified,
+    /// The report page.
+    Report,
+}
+
+impl StageName {
+    /// The chain's stages in order (every run's, bar the camera's fit to the motion and the
+    /// identification).
+    pub const CHAIN: [StageName; 8] = [
+        StageName::Calibrate,
+        StageName::Track,
+        StageName::Smooth,
+        StageName::Process,
+        StageName::Overlay,
+        StageName::Fem,
+        StageName::Compare,
+        StageName::Report,
+    ];
+
+    /// The stage's name: its folder's.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StageName::Calibrate => "calibrate",
+            StageName::CalibrateStart => "calibrate-start",
+            StageName::Track => "track",
+            StageName::TrackStart => "track-start",
+            StageName::Smooth => "smooth",
+            StageName::Process => "process",
+            StageName::Overlay => "overlay",
+            StageName::Fem => "fem",
+            StageName::Compare => "compare",
+            StageName::Identify => "identify",
+            StageName::ProcessIdentified => "process-identified",
+            StageName::CompareIdentified => "compare-identified",
+            StageName::Report => "report",
+        }
+    }
+}
+
+impl std::fmt::Display for StageName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How a stage ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StageOutcome {
@@ -234,7 +306,7 @@ impl<'a> Runner<'a> {
     /// that folder replaces the stage's, on failure the old folder stays as it was.
     pub fn stage(
         &mut self,
-        name: &str,
+        name: StageName,
         parameters: Value,
         inputs: &[(&str, &Path)],
         body: &mut StageBody<'_>,
@@ -246,7 +318,7 @@ impl<'a> Runner<'a> {
         let events = &mut *self.events;
         let result = body(&pending.tmp, &mut |event: StageEvent| match event {
             StageEvent::Warning(w) => events(RunEvent::Warning(StageWarning {
-                stage: name.into(),
+                stage: name.to_string(),
                 warning: w.into(),
             })),
             StageEvent::Progress(what, f) => events(RunEvent::Progress(what.to_string(), f)),
@@ -259,10 +331,11 @@ impl<'a> Runner<'a> {
     /// to run into ([`Runner::finish`] puts it in place).
     pub fn begin(
         &mut self,
-        name: &str,
+        name: StageName,
         parameters: Value,
         inputs: &[(&str, &Path)],
     ) -> Result<Begun, PipelineError> {
+        let name = name.as_str();
         self.started += 1;
         let (index, slot) = (self.started, self.outcomes.len());
         self.event(RunEvent::Stage {

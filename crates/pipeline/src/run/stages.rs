@@ -19,7 +19,7 @@ pub(crate) struct RecordingRun<'r, 'e> {
 impl RecordingRun<'_, '_> {
     /// Calibrate as the stage `stage`, or reuse a calibration: the calibration file, None for a
     /// tracks table in m.
-    pub(super) fn calibrate(&mut self, stage: &str) -> Result<Option<PathBuf>, PipelineError> {
+    pub(super) fn calibrate(&mut self, stage: StageName) -> Result<Option<PathBuf>, PipelineError> {
         use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
         let cal_source = match &self.rec.source {
             TracksSource::Video { calibration, .. } => Some(calibration),
@@ -72,7 +72,7 @@ impl RecordingRun<'_, '_> {
     /// clicked `points`: the calibration file.
     pub(super) fn calibrate_nominal(
         &mut self,
-        stage: &str,
+        stage: StageName,
         points: &Path,
     ) -> Result<PathBuf, PipelineError> {
         use crate::calibrate::{calibrate, CalibrateRequest, CameraSource};
@@ -127,7 +127,7 @@ impl RecordingRun<'_, '_> {
         ];
         let mech = self.mech;
         let dir = self.runner.stage(
-            "calibrate",
+            StageName::Calibrate,
             json!({ "from_motion": true }),
             &inputs,
             &mut |tmp, progress| {
@@ -148,7 +148,7 @@ impl RecordingRun<'_, '_> {
     /// Track the video as the stage `stage`, or import a table: the tracks table.
     pub(super) fn track(
         &mut self,
-        stage: &str,
+        stage: StageName,
         calibration: Option<&Path>,
     ) -> Result<PathBuf, PipelineError> {
         // Long: the track stage's two sources (a video tracked, a table imported) and the runner's
@@ -201,7 +201,11 @@ impl RecordingRun<'_, '_> {
                         let (s, _) = crate::track::track(video, &cal, &cfg, &out, &mut *progress)?;
                         // The start's tracks are wrong by the start's calibration, as the fit to
                         // the motion states: the final tracks' warnings are the ones to read.
-                        for w in s.warnings().iter().filter(|_| stage != TRACK_START) {
+                        for w in s
+                            .warnings()
+                            .iter()
+                            .filter(|_| stage != StageName::TrackStart)
+                        {
                             progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
                         }
                         Ok(())
@@ -234,13 +238,13 @@ impl RecordingRun<'_, '_> {
     /// Process: kinematics and inverse dynamics with the run's mechanism file.
     pub(super) fn process(&mut self, tracks: &Path) -> Result<PathBuf, PipelineError> {
         let (mech, path) = (self.mech, self.rec.mechanism.clone());
-        self.process_with("process", tracks, mech, &path)
+        self.process_with(StageName::Process, tracks, mech, &path)
     }
 
     /// Process as the stage `stage` with the mechanism `mech` read from the file `mechanism`.
     pub(crate) fn process_with(
         &mut self,
-        stage: &str,
+        stage: StageName,
         tracks: &Path,
         mech: &Mechanism,
         mechanism: &Path,
@@ -286,7 +290,7 @@ impl RecordingRun<'_, '_> {
         );
         let fem_cfg = f.config(Some(residuals.clone()))?;
         self.runner.stage(
-            "fem",
+            StageName::Fem,
             params(f),
             &[
                 ("bodies", &bodies),
@@ -310,14 +314,14 @@ impl RecordingRun<'_, '_> {
     /// folder. The measured table is read and compared first; nothing is kept of a failure.
     pub(super) fn compare(&mut self, process_dir: &Path) -> Result<PathBuf, PipelineError> {
         let mechanism = self.rec.mechanism.clone();
-        self.compare_with("compare", process_dir, &mechanism)
+        self.compare_with(StageName::Compare, process_dir, &mechanism)
     }
 
     /// Compare as the stage `stage`, the process folder `process_dir` made with the mechanism
     /// file `mechanism`.
     pub(crate) fn compare_with(
         &mut self,
-        stage: &str,
+        stage: StageName,
         process_dir: &Path,
         mechanism: &Path,
     ) -> Result<PathBuf, PipelineError> {
@@ -373,7 +377,7 @@ impl RecordingRun<'_, '_> {
     /// have then still run and kept their results.
     pub(super) fn beside<R>(
         &mut self,
-        (name, parameters, inputs): (&str, Value, &[(&str, &Path)]),
+        (name, parameters, inputs): (StageName, Value, &[(&str, &Path)]),
         body: impl FnOnce(&Path) -> Result<(), PipelineError> + Send,
         then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
     ) -> Result<(PathBuf, R), PipelineError> {
@@ -418,7 +422,11 @@ impl RecordingRun<'_, '_> {
             let out = tmp.join(crate::folders::SMOOTHED_MARKERS);
             crate::smooth::smooth(tracks, factor, method, rigid, &out).map(|_| ())
         };
-        self.beside(("smooth", params(&self.file.smooth), &inputs), body, then)
+        self.beside(
+            (StageName::Smooth, params(&self.file.smooth), &inputs),
+            body,
+            then,
+        )
     }
 
     /// Overlay: the video with what the run made of it drawn on every frame, beside `then`
@@ -469,7 +477,11 @@ impl RecordingRun<'_, '_> {
             plain: self.file.overlay.plain,
         };
         let body = |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_| {}).map(|_| ());
-        self.beside(("overlay", params(&self.file.overlay), &inputs), body, then)
+        self.beside(
+            (StageName::Overlay, params(&self.file.overlay), &inputs),
+            body,
+            then,
+        )
     }
 
     /// Report: every stage's figures and numbers on one page.
@@ -511,7 +523,7 @@ impl RecordingRun<'_, '_> {
             parameters["csv_units"] = json!(true);
         }
         self.runner
-            .stage("report", parameters, &ins, &mut |tmp, progress| {
+            .stage(StageName::Report, parameters, &ins, &mut |tmp, progress| {
                 let page = crate::report::ReportPage {
                     title: &title,
                     csv_units,
