@@ -100,6 +100,17 @@ fn kinematics_cause(e: &flexbench_kinematics::KinematicsError) -> Option<&'stati
     }
 }
 
+/// As [`pipeline_cause`], for the coupled simulation's errors.
+fn flexible_cause(e: &flexbench_flexible::FlexError) -> Option<&'static str> {
+    use flexbench_flexible::FlexError as F;
+    match e {
+        F::Fem { .. } => Some("FlexError::Fem"),
+        F::Mechanism(_) => Some("FlexError::Mechanism"),
+        F::Step { .. } => Some("FlexError::Step"),
+        F::Model(_) | F::TooStiff { .. } | F::Simulation { .. } => None,
+    }
+}
+
 /// As [`pipeline_cause`], for the identification's errors.
 fn identify_cause(e: &flexbench_identify::IdentifyError) -> Option<&'static str> {
     use flexbench_identify::IdentifyError as I;
@@ -219,6 +230,30 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
     };
     let name = identify_cause(&e).unwrap_or("IdentifyError (own words)");
     out.push((name.into(), Box::new(e)));
+    // The coupled simulation's failures keep the FEM's or the mechanism's refusal: a beam of
+    // no length, and a mechanism file that is not there.
+    let steel = flexbench_fem::element::Section {
+        young: 210e9,
+        density: 7850.0,
+        area: 1.5e-4,
+        inertia: 4.5e-10,
+    };
+    let fem = flexbench_fem::Lever::new(0.0, steel).unwrap_err();
+    let absent = || flexbench_mechanism::file::load(&dir.join("none.toml")).unwrap_err();
+    for e in [
+        flexbench_flexible::FlexError::Fem {
+            body: "lever".into(),
+            source: fem,
+        },
+        flexbench_flexible::FlexError::Mechanism(absent()),
+        flexbench_flexible::FlexError::Step {
+            t: 0.25,
+            source: absent(),
+        },
+    ] {
+        let name = flexible_cause(&e).unwrap_or("FlexError (own words)");
+        out.push((name.into(), Box::new(e)));
+    }
     let e = flexbench_report::write_figure(&fig, &file.join("fig")).unwrap_err();
     let name = report_cause(&e).unwrap_or("ReportError (own words)");
     out.push((name.into(), Box::new(e)));
