@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod at_speed;
 pub mod beam;
 pub mod body;
 pub mod output;
@@ -69,6 +70,15 @@ pub enum FlexError {
         #[source]
         source: MechanismError,
     },
+    /// The simulated bench passes a configuration where the inverse dynamics cannot give the
+    /// liaison forces (the constraints' Jacobian too ill-conditioned).
+    #[error("the simulated bench passes a toggle at t = {t} s (condition {condition:.1e})")]
+    Toggle {
+        /// Time, s.
+        t: f64,
+        /// The Jacobian's condition number there.
+        condition: f64,
+    },
     /// The integration failed.
     #[error("coupled simulation failed at t = {t} s: {reason}")]
     Simulation {
@@ -77,4 +87,10 @@ pub enum FlexError {
         /// What happened and what to do.
         reason: String,
     },
+}
+
+impl From<MechanismError> for FlexError {
+    fn from(e: MechanismError) -> Self {
+        FlexError::Mechanism(e)
+    }
 }

@@ -2,7 +2,7 @@
 //! bench simulated from the mechanism file at the recording's mean crank speed (the motor's
 //! reference speed set so), aligned by the crank angle: the rigid bench, or the coupled elastic
 //! one for a file with an elastic body, whose effect against the rigid bench is then stated
-//! ([`crate::compare_sim`]). Per marker
+//! ([`flexbench_flexible::at_speed`]). Per marker
 //! acceleration component and per liaison-force component at B and C': NRMSE, peaks and their
 //! crank angles, phase lag, harmonic content (flexbench-compare).
 
@@ -15,9 +15,9 @@ use flexbench_contracts::{Column, Table};
 use flexbench_report::{Curve, Figure, Panel};
 use serde::{Deserialize, Serialize};
 
-use crate::compare_sim::{simulate_at_speed, SimSeries, SimulatedBench};
 use crate::StageRecord;
 use crate::{ensure_dir, PipelineError};
+use flexbench_flexible::at_speed::{simulate_at_speed, SimSeries, SimulatedBench};
 
 /// One compared quantity: its name, its unit, the simulated values per simulated sample, and
 /// the measured (crank angle, value, sigma) samples.

@@ -107,7 +107,7 @@ fn flexible_cause(e: &flexbench_flexible::FlexError) -> Option<&'static str> {
         F::Fem { .. } => Some("FlexError::Fem"),
         F::Mechanism(_) => Some("FlexError::Mechanism"),
         F::Step { .. } => Some("FlexError::Step"),
-        F::Model(_) | F::TooStiff { .. } | F::Simulation { .. } => None,
+        F::Model(_) | F::TooStiff { .. } | F::Toggle { .. } | F::Simulation { .. } => None,
     }
 }
 
@@ -154,6 +154,51 @@ fn list_column_read_as_numbers(dir: &Path) -> TableError {
     );
     let df = DataFrame::new(2, vec![lists.into()]).expect("a frame of lists");
     flexbench_tables::opt_f64(&df, &dir.join("lists.parquet"), "x").unwrap_err()
+}
+
+/// One real failure of each kind of the numerical stages' errors that keep a cause: the
+/// kinematics', the identification's and the coupled simulation's.
+fn stage_failures(dir: &Path) -> Vec<(String, Box<dyn Error>)> {
+    let mut out: Vec<(String, Box<dyn Error>)> = Vec::new();
+    // The signal stage's refusals, as the kinematics and the identification meet them: a
+    // Savitzky-Golay window shorter than its order, a low-pass above the Nyquist frequency.
+    let e = flexbench_kinematics::KinematicsError::Differentiate {
+        coordinate: "crank angle".into(),
+        source: flexbench_signal::savgol::SavGol::new(3, 4).unwrap_err(),
+    };
+    let name = kinematics_cause(&e).unwrap_or("KinematicsError (own words)");
+    out.push((name.into(), Box::new(e)));
+    let e = flexbench_identify::IdentifyError::LowPass {
+        hz: 80.0,
+        source: flexbench_signal::butterworth::Design::new(2, 80.0, 100.0).unwrap_err(),
+    };
+    let name = identify_cause(&e).unwrap_or("IdentifyError (own words)");
+    out.push((name.into(), Box::new(e)));
+    // The coupled simulation's failures keep the FEM's or the mechanism's refusal: a beam of
+    // no length, and a mechanism file that is not there.
+    let steel = flexbench_fem::element::Section {
+        young: 210e9,
+        density: 7850.0,
+        area: 1.5e-4,
+        inertia: 4.5e-10,
+    };
+    let fem = flexbench_fem::Lever::new(0.0, steel).unwrap_err();
+    let absent = || flexbench_mechanism::file::load(&dir.join("none.toml")).unwrap_err();
+    for e in [
+        flexbench_flexible::FlexError::Fem {
+            body: "lever".into(),
+            source: fem,
+        },
+        flexbench_flexible::FlexError::Mechanism(absent()),
+        flexbench_flexible::FlexError::Step {
+            t: 0.25,
+            source: absent(),
+        },
+    ] {
+        let name = flexible_cause(&e).unwrap_or("FlexError (own words)");
+        out.push((name.into(), Box::new(e)));
+    }
+    out
 }
 
 /// One real failure of each kind: the error, and its variant's name if it keeps a cause.
@@ -216,44 +261,7 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
         let name = mechanism_cause(&e).unwrap_or("MechanismError (own words)");
         out.push((name.into(), Box::new(e)));
     }
-    // The signal stage's refusals, as the kinematics and the identification meet them: a
-    // Savitzky-Golay window shorter than its order, a low-pass above the Nyquist frequency.
-    let e = flexbench_kinematics::KinematicsError::Differentiate {
-        coordinate: "crank angle".into(),
-        source: flexbench_signal::savgol::SavGol::new(3, 4).unwrap_err(),
-    };
-    let name = kinematics_cause(&e).unwrap_or("KinematicsError (own words)");
-    out.push((name.into(), Box::new(e)));
-    let e = flexbench_identify::IdentifyError::LowPass {
-        hz: 80.0,
-        source: flexbench_signal::butterworth::Design::new(2, 80.0, 100.0).unwrap_err(),
-    };
-    let name = identify_cause(&e).unwrap_or("IdentifyError (own words)");
-    out.push((name.into(), Box::new(e)));
-    // The coupled simulation's failures keep the FEM's or the mechanism's refusal: a beam of
-    // no length, and a mechanism file that is not there.
-    let steel = flexbench_fem::element::Section {
-        young: 210e9,
-        density: 7850.0,
-        area: 1.5e-4,
-        inertia: 4.5e-10,
-    };
-    let fem = flexbench_fem::Lever::new(0.0, steel).unwrap_err();
-    let absent = || flexbench_mechanism::file::load(&dir.join("none.toml")).unwrap_err();
-    for e in [
-        flexbench_flexible::FlexError::Fem {
-            body: "lever".into(),
-            source: fem,
-        },
-        flexbench_flexible::FlexError::Mechanism(absent()),
-        flexbench_flexible::FlexError::Step {
-            t: 0.25,
-            source: absent(),
-        },
-    ] {
-        let name = flexible_cause(&e).unwrap_or("FlexError (own words)");
-        out.push((name.into(), Box::new(e)));
-    }
+    out.extend(stage_failures(dir));
     let e = flexbench_report::write_figure(&fig, &file.join("fig")).unwrap_err();
     let name = report_cause(&e).unwrap_or("ReportError (own words)");
     out.push((name.into(), Box::new(e)));

@@ -12,7 +12,6 @@ mod bootstrap_noise;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_measured;
-mod compare_sim;
 #[cfg(test)]
 mod error_walk;
 pub mod fem;

@@ -1,4 +1,4 @@
-//! The simulated bench the `compare` job measures a recording against: the rigid bench
+//! The simulated bench the `compare` stage measures a recording against: the rigid bench
 //! (`flexbench-mechanism`) or, for a file with an elastic body, the coupled elastic one
 //! (`flexbench-flexible`), run at the recording's mean crank speed (the motor's reference speed
 //! set so) and given as series per simulated sample: the crank angle, the markers' kinematics
@@ -7,19 +7,19 @@
 
 use std::f64::consts::TAU;
 
-use flexbench_contracts::series::slope;
-use flexbench_flexible::simulate::{FlexConfig, FlexSimulation};
-use flexbench_flexible::system::System;
+use flexbench_contracts::series::{slope, unwrap_angles};
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
 use flexbench_mechanism::model::ForceKind;
 use flexbench_mechanism::simulate::{Settled, SimConfig, Simulation};
 use flexbench_mechanism::Mechanism;
 
-use crate::PipelineError;
+use crate::simulate::{FlexConfig, FlexSimulation};
+use crate::system::System;
+use crate::FlexError;
 
 /// Which model a simulated bench ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Model {
+pub enum Model {
     /// Rigid bodies (the mechanism stage's simulation).
     Rigid,
     /// Rigid and elastic bodies coupled (the flexible crate's simulation).
@@ -28,7 +28,7 @@ pub(crate) enum Model {
 
 impl Model {
     /// The model of a mechanism file: coupled when it has an elastic body or a prescribed driver.
-    pub(crate) fn of(mech: &Mechanism) -> Model {
+    pub fn of(mech: &Mechanism) -> Model {
         if System::needed_for(mech) {
             Model::Coupled
         } else {
@@ -37,7 +37,7 @@ impl Model {
     }
 
     /// Its name in the record and the figures' captions.
-    pub(crate) fn name(&self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Model::Rigid => "rigid",
             Model::Coupled => "elastic (coupled)",
@@ -47,19 +47,19 @@ impl Model {
 
 /// A simulated run's series, one entry per output sample.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SimSeries {
+pub struct SimSeries {
     /// The crank angle, unwrapped, rad.
-    pub(crate) phi: Vec<f64>,
+    pub phi: Vec<f64>,
     /// Per sample, each marker's x, y (m), vx, vy (m/s), ax, ay (m/s^2), bench frame.
-    pub(crate) marks: Vec<Vec<f64>>,
+    pub marks: Vec<Vec<f64>>,
     /// Per sample, the forces row in the mechanism's `force_columns` order (N, N m).
-    pub(crate) forces: Vec<Vec<f64>>,
+    pub forces: Vec<Vec<f64>>,
 }
 
 impl SimSeries {
     /// A simulated quantity's series by its compared name: `<marker> ax` or `<marker> ay`
     /// (m/s^2, bench frame) or a forces column (N, N m); None when the mechanism has none.
-    pub(crate) fn quantity(&self, mech: &Mechanism, name: &str) -> Option<Vec<f64>> {
+    pub fn quantity(&self, mech: &Mechanism, name: &str) -> Option<Vec<f64>> {
         if let Some(col) = mech.force_columns().iter().position(|c| c == name) {
             return Some(self.forces.iter().map(|r| r[col]).collect());
         }
@@ -75,20 +75,20 @@ impl SimSeries {
 }
 
 /// The bench simulated at the recording's crank speed.
-pub(crate) struct SimulatedBench {
+pub struct SimulatedBench {
     /// The model that ran.
-    pub(crate) model: Model,
+    pub model: Model,
     /// Its series.
-    pub(crate) series: SimSeries,
+    pub series: SimSeries,
     /// The simulation's mean crank speed, rad/s.
-    pub(crate) speed: f64,
+    pub speed: f64,
     /// The motor's reference speed in the file, rad/s (None without a motor).
-    pub(crate) file_ref: Option<f64>,
+    pub file_ref: Option<f64>,
     /// The reference speed the simulation ran at, rad/s.
-    pub(crate) adjusted: Option<f64>,
+    pub adjusted: Option<f64>,
     /// With the coupled model: the rigid bench (the same file, its bodies rigid) at the same
     /// reference speed; None with the rigid model or when a driver is prescribed.
-    pub(crate) rigid: Option<SimSeries>,
+    pub rigid: Option<SimSeries>,
 }
 
 /// One run of a turn and a half: the crank angle (unwrapped, rad), the mean crank speed (rad/s)
@@ -115,7 +115,7 @@ fn turns(
     turn: f64,
     per_turn: f64,
     from: Option<Settled>,
-) -> Result<(Turns, Option<Settled>), PipelineError> {
+) -> Result<(Turns, Option<Settled>), FlexError> {
     let cfg = SimConfig {
         duration: 1.5 * turn,
         rate: per_turn / turn,
@@ -152,7 +152,7 @@ fn turns(
             (t, phi, Run::Coupled(Box::new(sys), sim), None)
         }
     };
-    crate::unwrap_angles(&mut phi);
+    unwrap_angles(&mut phi);
     let speed = slope(&t, &phi);
     Ok((Turns { phi, speed, run }, settled))
 }
@@ -160,7 +160,7 @@ fn turns(
 impl Turns {
     /// The run's series: the rigid model's forces by the inverse dynamics of each sample, the
     /// coupled model's from its multipliers.
-    fn series(self, mech: &Mechanism) -> Result<SimSeries, PipelineError> {
+    fn series(self, mech: &Mechanism) -> Result<SimSeries, FlexError> {
         let (marks, forces) = match &self.run {
             Run::Rigid(sim) => rigid_rows(mech, sim)?,
             Run::Coupled(sys, sim) => (
@@ -188,7 +188,7 @@ impl Turns {
 type Rows = (Vec<Vec<f64>>, Vec<Vec<f64>>);
 
 /// The markers' kinematics and the inverse dynamics' forces of every sample of a rigid run.
-fn rigid_rows(mech: &Mechanism, sim: &Simulation) -> Result<Rows, PipelineError> {
+fn rigid_rows(mech: &Mechanism, sim: &Simulation) -> Result<Rows, FlexError> {
     let states: Vec<_> = sim.samples.iter().map(|s| (&s.q, &s.qd, &s.qdd)).collect();
     let forces = mech
         .inverse_dynamics_batch(&states, DEFAULT_MAX_CONDITION)?
@@ -196,10 +196,7 @@ fn rigid_rows(mech: &Mechanism, sim: &Simulation) -> Result<Rows, PipelineError>
         .zip(&sim.samples)
         .map(|(solved, s)| match solved {
             InverseSample::Solved { forces, .. } => Ok(forces),
-            InverseSample::Toggle { condition } => Err(PipelineError::Input(format!(
-                "the simulated bench passes a toggle at t = {} s (condition {condition:.1e})",
-                s.t
-            ))),
+            InverseSample::Toggle { condition } => Err(FlexError::Toggle { t: s.t, condition }),
         })
         .collect::<Result<_, _>>()?;
     let marks = sim
@@ -216,11 +213,11 @@ fn rigid_rows(mech: &Mechanism, sim: &Simulation) -> Result<Rows, PipelineError>
 /// kept (2000) is recorded from the last run's settling for the rigid model, which is its own:
 /// the settling does not depend on the samples recorded after it. The coupled model settles
 /// anew each run.
-pub(crate) fn simulate_at_speed(
+pub fn simulate_at_speed(
     mech: &mut Mechanism,
     ci: usize,
     speed: f64,
-) -> Result<SimulatedBench, PipelineError> {
+) -> Result<SimulatedBench, FlexError> {
     let model = Model::of(mech);
     let turn = TAU / speed.abs().max(1e-9);
     let motor = mech
@@ -260,7 +257,7 @@ pub(crate) fn simulate_at_speed(
     let series = run.series(mech)?;
     let rigid = match model {
         Model::Coupled => rigid_counterpart(mech)
-            .map(|rigid| -> Result<SimSeries, PipelineError> {
+            .map(|rigid| -> Result<SimSeries, FlexError> {
                 let (run, _) = turns(Model::Rigid, &rigid, ci, turn, 2000.0, None)?;
                 run.series(&rigid)
             })
