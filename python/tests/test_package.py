@@ -571,13 +571,19 @@ def test_errors_are_typed():
 
 # The bad-input corpus's cases whose command the package has, as Python calls.
 def _python_call(command, out):
+    """The package's call of a corpus case's command line: its inputs, and for ``process`` its
+    settings as keyword arguments (an option's value as a number where it reads as one; the
+    method's shorthand flags as ``method``)."""
     name, args = command[0], command[1:]
     opts = {}
     positional = []
     k = 0
     while k < len(args):
         a = args[k]
-        if a.startswith("--"):
+        if a.startswith("--") and (k + 1 == len(args) or args[k + 1].startswith("--")):
+            opts[a[2:].replace("-", "_")] = True
+            k += 1
+        elif a.startswith("--"):
             opts[a[2:].replace("-", "_")] = args[k + 1]
             k += 2
         else:
@@ -586,12 +592,29 @@ def _python_call(command, out):
     if name == "smooth":
         return lambda: fb.smooth(opts.pop("tracks"), out=opts.pop("out"), **opts)
     if name == "process":
-        return lambda: fb.process(opts["tracks"], mechanism=opts["mechanism"], out=opts["out"])
+        inputs = {key: opts.pop(key) for key in ("tracks", "mechanism", "out")}
+        for method in ("smoother", "savgol", "butterworth", "spline"):
+            if opts.pop(method, False):
+                opts["method"] = method
+        settings = {key: _number(v) for key, v in opts.items()}
+        return lambda: fb.process(inputs["tracks"], mechanism=inputs["mechanism"], out=inputs["out"], **settings)
     if name == "check":
         return lambda: fb.check(opts["mechanism"])
     if name == "run":
         return lambda: fb.run(positional[0], out=opts.get("out"))
     return None
+
+
+def _number(value):
+    """An option's value as Python would give it: an integer or a float where it reads as one."""
+    if isinstance(value, bool):
+        return value
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            pass
+    return value
 
 
 def _corpus():
