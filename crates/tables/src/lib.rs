@@ -321,26 +321,30 @@ pub fn opt_f64(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<f64
             }
         }
     }
-    let cast_err = |e: PolarsError| TableError::Cast {
-        path: path.display().to_string(),
-        column: name.into(),
-        kind: "numbers",
-        source: Box::new(e),
-    };
+    let cast_err = cast_error(path, name, "numbers");
     let cast = col.cast(&DataType::Float64).map_err(cast_err)?;
     let ca = cast.f64().map_err(cast_err)?;
     Ok(ca.iter().collect())
 }
 
+/// The error of column `name` of the table at `path` that polars cannot read as `kind`.
+fn cast_error<'a>(
+    path: &'a Path,
+    name: &'a str,
+    kind: &'static str,
+) -> impl Fn(PolarsError) -> TableError + Copy + 'a {
+    move |e| TableError::Cast {
+        path: path.display().to_string(),
+        column: name.into(),
+        kind,
+        source: Box::new(e),
+    }
+}
+
 /// A text column (numbers are turned into text, e.g. marker names 1..5).
 pub fn strings(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>, TableError> {
     let col = column(df, path, name)?;
-    let cast_err = |e: PolarsError| TableError::Cast {
-        path: path.display().to_string(),
-        column: name.into(),
-        kind: "text",
-        source: Box::new(e),
-    };
+    let cast_err = cast_error(path, name, "text");
     let cast = col.cast(&DataType::String).map_err(cast_err)?;
     let ca = cast.str().map_err(cast_err)?;
     Ok(ca.iter().map(|s| s.map(|s| s.to_string())).collect())
