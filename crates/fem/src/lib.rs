@@ -21,6 +21,8 @@
 //! - [`modal`]: the symmetric eigenproblem of the lever as it is at one instant;
 //! - [`subspace`]: its lowest modes followed along the cycle by warm-started subspace
 //!   iteration ([`band`]: the banded kernels it and the full problem's inverse iteration use).
+//! - [`followed`]: the modes followed along the cycle made into the modal table, each told
+//!   bending or axial; [`deflection`]: the forced response against the measured deflection.
 
 #![warn(missing_docs)]
 

@@ -60,6 +60,14 @@ pub enum MechanismError {
         #[source]
         source: flexbench_contracts::SharedCause,
     },
+    /// A mechanism file with new values (identified numbers, their tolerances) that the TOML
+    /// writer cannot write; its own error is the cause.
+    #[error("mechanism file {path}: the file with the new values cannot be written as TOML")]
+    Unwritable {
+        path: String,
+        #[source]
+        source: flexbench_contracts::SharedCause,
+    },
     /// The file's content is not a mechanism: which file and why.
     #[error("mechanism file {path}: {reason}")]
     File { path: String, reason: String },

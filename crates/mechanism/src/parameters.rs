@@ -423,6 +423,9 @@ pub fn with_values(
     }
     match crate::file_edit::edit_in_place(text, values, &root) {
         Some(edited) => Ok(edited),
-        None => toml::to_string(&root).map_err(|e| file_err(e.to_string())),
+        None => toml::to_string(&root).map_err(|e| MechanismError::Unwritable {
+            path: origin.into(),
+            source: flexbench_contracts::SharedCause::new(e),
+        }),
     }
 }

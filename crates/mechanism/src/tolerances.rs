@@ -156,10 +156,6 @@ pub fn with_tolerances(
     origin: &str,
     sigmas: &[(&str, f64)],
 ) -> Result<String, MechanismError> {
-    let file_err = |reason: String| MechanismError::File {
-        path: origin.into(),
-        reason,
-    };
     let mut root: toml::Table = toml::from_str(text).map_err(|e| MechanismError::Unreadable {
         path: origin.into(),
         hint: " as a mechanism",
@@ -208,7 +204,10 @@ pub fn with_tolerances(
     };
     match toml::from_str::<toml::Value>(&edited) {
         Ok(v) if v == wanted => Ok(edited),
-        _ => toml::to_string(&wanted).map_err(|e| file_err(e.to_string())),
+        _ => toml::to_string(&wanted).map_err(|e| MechanismError::Unwritable {
+            path: origin.into(),
+            source: flexbench_contracts::SharedCause::new(e),
+        }),
     }
 }
 

@@ -77,6 +77,7 @@ fn mechanism_cause(e: &flexbench_mechanism::MechanismError) -> Option<&'static s
     use flexbench_mechanism::MechanismError as M;
     match e {
         M::Unreadable { .. } => Some("MechanismError::Unreadable"),
+        M::Unwritable { .. } => Some("MechanismError::Unwritable"),
         M::File { .. } | M::Key { .. } | M::Assembly(_) | M::Model(_) | M::Simulation { .. } => {
             None
         }
@@ -254,9 +255,15 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
             }],
         }],
     };
+    // The TOML writer's refusal of a document that is not a table.
+    let unwritable = flexbench_mechanism::MechanismError::Unwritable {
+        path: "identified.toml".into(),
+        source: flexbench_contracts::SharedCause::new(toml::to_string(&1.5).unwrap_err()),
+    };
     for e in [
         flexbench_mechanism::file::load(&dir.join("none.toml")).unwrap_err(),
         flexbench_mechanism::file::load(&bad_toml).unwrap_err(),
+        unwritable,
     ] {
         let name = mechanism_cause(&e).unwrap_or("MechanismError (own words)");
         out.push((name.into(), Box::new(e)));
