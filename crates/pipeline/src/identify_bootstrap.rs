@@ -96,13 +96,7 @@ fn replicate(
     let out = dir.join("processed");
     // The forces' bands are not read here: neither the frame's share nor their calibration
     // (the bodies, all the identification reads, do not depend on them).
-    let mut cfg = ProcessConfig {
-        frame: None,
-        ..*rec.process
-    };
-    if let Some(s) = cfg.smoother_mut() {
-        s.calibrate_bands = 0;
-    }
+    let cfg = rec.process.without_bands();
     crate::process(
         &dir.join(crate::folders::TRACKS),
         None,

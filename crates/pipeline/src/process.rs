@@ -86,13 +86,7 @@ fn tracks_scale(
         noise: crate::bootstrap_noise::MarkerNoise::of_samples(&names, residuals, sigma),
         max_condition: cfg.max_condition,
     };
-    let mut replicate_cfg = ProcessConfig {
-        frame: None,
-        ..*cfg
-    };
-    if let Some(s) = replicate_cfg.smoother_mut() {
-        s.calibrate_bands = 0;
-    }
+    let replicate_cfg = cfg.without_bands();
     // One instance of the stage for the replicates (its events a trait object: the stage
     // calling itself through a closure of its own type would not end).
     let run = |tracks: &Path, out: &Path| {

@@ -133,6 +133,19 @@ impl ProcessConfig {
         }
     }
 
+    /// The same processing without the bands' two costly shares: the bench frame's covariance
+    /// and the bands' calibration (for a replicate of the recording, whose bands are not read).
+    pub fn without_bands(&self) -> ProcessConfig {
+        let mut cfg = ProcessConfig {
+            frame: None,
+            ..*self
+        };
+        if let Some(s) = cfg.smoother_mut() {
+            s.calibrate_bands = 0;
+        }
+        cfg
+    }
+
     /// The smoother's settings to change (None for another method).
     pub fn smoother_mut(&mut self) -> Option<&mut SmootherSettings> {
         match &mut self.method {
