@@ -23,8 +23,8 @@ use flexbench_fem::modal::symmetric_modes;
 use flexbench_fem::subspace::ModeFollower;
 use flexbench_fem::Supports;
 use flexbench_mechanism::inverse::{InverseSample, DEFAULT_MAX_CONDITION};
-use flexbench_mechanism::lu::Lu;
-use flexbench_mechanism::lu_lanes::{LuLanes, LANES};
+use flexbench_numeric::lu::Lu;
+use flexbench_numeric::lu_lanes::{LuLanes, LANES};
 use flexbench_signal::{Differentiator, SavGol};
 use nalgebra::DMatrix;
 

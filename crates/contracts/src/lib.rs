@@ -11,6 +11,7 @@ pub mod flags;
 pub mod frame;
 pub mod gauss;
 pub mod json;
+pub mod lever;
 pub mod manifest;
 pub mod modes;
 pub mod motion;

@@ -7,7 +7,7 @@ use crate::element::{
     distributed_load, geometric_stiffness, ElementKind, ElementMatrices, Field, Section,
 };
 use crate::FemError;
-use flexbench_mechanism::lu::Lu;
+use flexbench_numeric::lu::Lu;
 
 /// The elastic lever BC' as a straight uniform beam (lever frame: B at x = 0, C' at x = length).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,7 +39,7 @@ impl Lever {
 
     /// The lever of a mechanism file's section (its E, rho, area, inertia and l2), checked as
     /// [`Lever::new`] checks.
-    pub fn from_section(sec: &flexbench_mechanism::file::LeverSection) -> Result<Self, FemError> {
+    pub fn from_section(sec: &flexbench_contracts::lever::LeverSection) -> Result<Self, FemError> {
         Lever::new(
             sec.length,
             Section {

@@ -3,7 +3,7 @@
 //! node's degrees of freedom and a half (9 of 51 for 10 quintic elements). The matrices stay in
 //! nalgebra's dense storage; these loops touch the band only (n b^2 instead of n^3 for a
 //! factorisation). Written here because nalgebra has no banded factorisation and the real LU of
-//! `flexbench_mechanism::lu` neither counts inertia nor takes complex entries.
+//! `flexbench_numeric::lu` neither counts inertia nor takes complex entries.
 
 use nalgebra::{Complex, DMatrix};
 

@@ -21,7 +21,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::quadrature::gauss_legendre;
-use flexbench_mechanism::lu::Lu;
+use flexbench_numeric::lu::Lu;
 
 /// Quadrature points per element: exact to degree 15, beyond every integrand here (the quintic
 /// element's mass is degree 10; its geometric stiffness with a quadratic N(x) degree 10).

@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, DVector, Vector2};
 use crate::assembly::{GlobalMatrices, Mesh, Supports};
 use crate::loads::LeverInstant;
 use crate::FemError;
-use flexbench_mechanism::lu::Lu;
+use flexbench_numeric::lu::Lu;
 
 /// Rayleigh damping [C_R] = alpha [M] + beta [K] (elastic stiffness at rest).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,6 @@
 //! Integration of the coupled system: the initial state assembled from the file (drivers' values
 //! and rates, the elastic bodies' initial q and q'), then Dormand-Prince 5(4) steps with error
-//! control (the rigid simulation's, [`flexbench_mechanism::simulate::dopri5_step`]), each accepted
+//! control (the rigid simulation's, [`flexbench_numeric::ode::dopri5_step`]), each accepted
 //! step projected back onto the constraints, output samples at a fixed rate, and the energy
 //! balance
 //!
@@ -12,10 +12,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use flexbench_mechanism::lu::Lu;
 use flexbench_mechanism::model::Coordinate;
-use flexbench_mechanism::simulate::{dopri5_step, next_step, SimConfig};
 use flexbench_mechanism::MechanismError;
+use flexbench_numeric::lu::Lu;
+use flexbench_numeric::ode::{dopri5_step, next_step, Tolerance};
 
 use crate::body::PointShape;
 use crate::system::{Constraint, Prescribed, System};
@@ -351,10 +351,9 @@ impl System {
         report: &mut FlexReport,
     ) -> Result<(), FlexError> {
         let n = self.ncoords();
-        let sc = SimConfig {
+        let tol = Tolerance {
             rtol: cfg.rtol,
             atol: cfg.atol,
-            ..SimConfig::default()
         };
         let evals = std::cell::Cell::new(0usize);
         let deriv = |y: &DVector<f64>| {
@@ -363,7 +362,7 @@ impl System {
         };
         while target - *t > 1e-13 {
             let hh = h.min(target - *t);
-            let (mut ynew, err) = dopri5_step(&deriv, y, hh, &sc)
+            let (mut ynew, err) = dopri5_step(&deriv, y, hh, tol)
                 .map_err(|source| FlexError::Step { t: *t, source })?;
             if err <= 1.0 {
                 *t = if target - (*t + hh) < 1e-13 {

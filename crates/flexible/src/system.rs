@@ -16,8 +16,8 @@
 use nalgebra::{DMatrix, DVector, Vector2};
 
 use flexbench_mechanism::elastic::Elastic;
-use flexbench_mechanism::lu::Lu;
 use flexbench_mechanism::model::{BodyRef, Coordinate, JointKind, Mechanism, PointRef};
+use flexbench_numeric::lu::Lu;
 
 use crate::beam::beam_body;
 use crate::body::{BodyState, FloatingBody, Invariants, PointShape};

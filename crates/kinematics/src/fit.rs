@@ -27,7 +27,7 @@ use crate::observe::{
     FitSample, MarkerState, RATE_PRIOR_WEIGHT,
 };
 use crate::KinematicsError;
-use flexbench_mechanism::lu::Lu;
+use flexbench_numeric::lu::Lu;
 
 /// Summary of the fit.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -11,7 +11,7 @@ use flexbench_mechanism::model::Coordinate;
 use flexbench_mechanism::{rot, BodyTrig, Mechanism};
 
 use crate::KinematicsError;
-use flexbench_mechanism::lu::Lu;
+use flexbench_numeric::lu::Lu;
 
 /// Measured kinematics of one marker at one sample (bench frame): position (m), velocity
 /// (m/s), acceleration (m/s^2).

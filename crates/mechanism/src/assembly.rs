@@ -8,9 +8,9 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::lu::Lu;
 use crate::model::Mechanism;
 use crate::MechanismError;
+use flexbench_numeric::lu::Lu;
 
 /// Newton tolerance on the constraint residual, m or rad.
 pub const ASSEMBLY_TOL: f64 = 1e-13;

@@ -162,20 +162,7 @@ pub struct WindPumpFile {
     pub xD_start: Option<f64>,
 }
 
-/// Elastic properties of the lever that later stages (FEM) need, SI units.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LeverSection {
-    /// Young's modulus, Pa.
-    pub e: f64,
-    /// Density, kg/m^3.
-    pub rho: f64,
-    /// Cross-section area, m^2.
-    pub area: f64,
-    /// In-plane second moment of area, m^4.
-    pub inertia: f64,
-    /// Length B -> C', m.
-    pub length: f64,
-}
+pub use flexbench_contracts::lever::LeverSection;
 
 /// The flat file's values, each checked (present, finite, within its range), SI units.
 struct WindPump {

@@ -23,9 +23,9 @@ use nalgebra::{DMatrix, DVector, Vector2};
 
 use crate::constraints::slide_axes;
 use crate::loads::add_generalized;
-use crate::lu_lanes::{LuLanes, LANES};
 use crate::model::{BodyRef, JointKind, Mechanism};
 use crate::{cross, rot, MechanismError};
+use flexbench_numeric::lu_lanes::{LuLanes, LANES};
 
 /// The 1-norm of a matrix: its largest column sum of absolute values.
 fn norm1(a: &DMatrix<f64>) -> f64 {

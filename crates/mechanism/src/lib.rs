@@ -34,8 +34,6 @@ pub mod general;
 pub mod inverse;
 mod keys;
 pub mod loads;
-pub mod lu;
-pub mod lu_lanes;
 pub mod model;
 pub mod output;
 pub mod parameters;

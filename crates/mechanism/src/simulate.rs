@@ -15,9 +15,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::lu::Lu;
 use crate::model::{JointKind, Mechanism};
 use crate::MechanismError;
+use flexbench_numeric::lu::Lu;
+use flexbench_numeric::ode::{dopri5_step, next_step, Tolerance};
 
 /// Integration settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,6 +51,14 @@ impl SimConfig {
     /// Output samples recorded: the duration at the rate, both ends included.
     fn samples(&self) -> usize {
         (self.duration * self.rate).round() as usize + 1
+    }
+
+    /// The step control's tolerances.
+    fn tolerance(&self) -> Tolerance {
+        Tolerance {
+            atol: self.atol,
+            rtol: self.rtol,
+        }
     }
 
     /// Integration time of output sample `k` (from the start of settling), s.
@@ -319,7 +328,8 @@ impl Mechanism {
         let Settled { y, t, h, report } = state;
         while (*t - target).abs() >= 1e-12 {
             let hh = h.min(target - *t);
-            let (ynew, err) = dopri5_step(&deriv, y, hh, cfg).map_err(|e| with_time(e, *t))?;
+            let (ynew, err) =
+                dopri5_step(&deriv, y, hh, cfg.tolerance()).map_err(|e| with_time(e, *t))?;
             if err <= 1.0 {
                 *t = if (target - (*t + hh)).abs() < 1e-12 {
                     target
@@ -509,97 +519,6 @@ fn with_time(e: MechanismError, t: f64) -> MechanismError {
         MechanismError::Simulation { reason, .. } => MechanismError::Simulation { t, reason },
         other => other,
     }
-}
-
-/// The next step length after a step of `hh` (s) with error ratio `err`, the step before that
-/// `h`: the usual 0.9 err^(-1/5) (between 0.2 and 5 times), keeping the full length h when the
-/// step was only shortened to land on a sample; at most 10 ms.
-pub fn next_step(h: f64, hh: f64, err: f64) -> f64 {
-    let factor = if err == 0.0 {
-        5.0
-    } else {
-        (0.9 * err.powf(-0.2)).clamp(0.2, 5.0)
-    };
-    (hh * factor)
-        .max(if err <= 1.0 { h.min(hh * 5.0) } else { 0.0 })
-        .min(0.01)
-}
-
-/// One Dormand-Prince 5(4) step (Hairer, Norsett & Wanner, Solving ODE I, table 5.2): the
-/// 5th-order solution and the scaled error norm.
-pub fn dopri5_step(
-    f: &impl Fn(&DVector<f64>) -> Result<DVector<f64>, MechanismError>,
-    y: &DVector<f64>,
-    h: f64,
-    cfg: &SimConfig,
-) -> Result<(DVector<f64>, f64), MechanismError> {
-    const A: [[f64; 6]; 6] = [
-        [1.0 / 5.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-        [3.0 / 40.0, 9.0 / 40.0, 0.0, 0.0, 0.0, 0.0],
-        [44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0.0, 0.0, 0.0],
-        [
-            19372.0 / 6561.0,
-            -25360.0 / 2187.0,
-            64448.0 / 6561.0,
-            -212.0 / 729.0,
-            0.0,
-            0.0,
-        ],
-        [
-            9017.0 / 3168.0,
-            -355.0 / 33.0,
-            46732.0 / 5247.0,
-            49.0 / 176.0,
-            -5103.0 / 18656.0,
-            0.0,
-        ],
-        [
-            35.0 / 384.0,
-            0.0,
-            500.0 / 1113.0,
-            125.0 / 192.0,
-            -2187.0 / 6784.0,
-            11.0 / 84.0,
-        ],
-    ];
-    const E: [f64; 7] = [
-        71.0 / 57600.0,
-        0.0,
-        -71.0 / 16695.0,
-        71.0 / 1920.0,
-        -17253.0 / 339200.0,
-        22.0 / 525.0,
-        -1.0 / 40.0,
-    ];
-    let mut k: Vec<DVector<f64>> = Vec::with_capacity(7);
-    k.push(f(y)?);
-    for row in A.iter() {
-        let mut yi = y.clone();
-        for (j, a) in row.iter().enumerate().take(k.len()) {
-            if *a != 0.0 {
-                yi.axpy(h * a, &k[j], 1.0);
-            }
-        }
-        k.push(f(&yi)?);
-    }
-    // The 7th stage was evaluated at the 5th-order solution (FSAL).
-    let mut ynew = y.clone();
-    for (j, a) in A[5].iter().enumerate() {
-        if *a != 0.0 {
-            ynew.axpy(h * a, &k[j], 1.0);
-        }
-    }
-    let mut err = 0.0;
-    for i in 0..y.len() {
-        let e: f64 = (0..7).map(|j| E[j] * k[j][i]).sum::<f64>() * h;
-        let sc = cfg.atol + cfg.rtol * y[i].abs().max(ynew[i].abs());
-        err += (e / sc).powi(2);
-    }
-    let err = (err / y.len() as f64).sqrt();
-    if !err.is_finite() {
-        return Ok((ynew, f64::INFINITY));
-    }
-    Ok((ynew, err))
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ fn pipeline_cause(e: &PipelineError) -> Option<&'static str> {
         | P::Vision(_)
         | P::Fem(_)
         | P::Flexible(_)
+        | P::Render(_)
         | P::Compare(_)
         | P::Identify(_) => None,
         P::Input(_) => None,
@@ -109,6 +110,17 @@ fn flexible_cause(e: &flexbench_flexible::FlexError) -> Option<&'static str> {
         F::Mechanism(_) => Some("FlexError::Mechanism"),
         F::Step { .. } => Some("FlexError::Step"),
         F::Model(_) | F::TooStiff { .. } | F::Toggle { .. } | F::Simulation { .. } => None,
+    }
+}
+
+/// As [`pipeline_cause`], for the render's errors.
+fn render_cause(e: &flexbench_render::RenderError) -> Option<&'static str> {
+    use flexbench_render::RenderError as R;
+    match e {
+        R::Io { .. } => Some("RenderError::Io"),
+        R::Toml { .. } => Some("RenderError::Toml"),
+        R::Random(_) => Some("RenderError::Random"),
+        R::Spec(_) | R::Vision(_) | R::Mechanism(_) | R::Contract(_) | R::Table(_) => None,
     }
 }
 
@@ -202,6 +214,23 @@ fn stage_failures(dir: &Path) -> Vec<(String, Box<dyn Error>)> {
     out
 }
 
+/// The render's failures that keep a cause: a camera file not there, one that is not TOML, and
+/// OpenCV's refusal (met here as a ragged matrix's; the seeding itself does not fail).
+fn render_failures(dir: &Path, bad_toml: &Path) -> Vec<(String, Box<dyn Error>)> {
+    use flexbench_render::{RenderError, RenderSpec};
+    let cv = opencv::core::Mat::from_slice_2d::<f64>(&[vec![1.0], vec![1.0, 2.0]]).unwrap_err();
+    let errors = [
+        RenderSpec::load(&dir.join("none.toml")).unwrap_err(),
+        RenderSpec::load(bad_toml).unwrap_err(),
+        RenderError::Random(cv),
+    ];
+    let named = |e: RenderError| -> (String, Box<dyn Error>) {
+        let name = render_cause(&e).unwrap_or("RenderError (own words)");
+        (name.into(), Box::new(e))
+    };
+    errors.into_iter().map(named).collect()
+}
+
 /// One real failure of each kind: the error, and its variant's name if it keeps a cause.
 fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
     let mut out: Vec<(String, Box<dyn Error>)> = Vec::new();
@@ -269,6 +298,7 @@ fn failures(dir: &Path, file: &Path) -> Vec<(String, Box<dyn Error>)> {
         out.push((name.into(), Box::new(e)));
     }
     out.extend(stage_failures(dir));
+    out.extend(render_failures(dir, &bad_toml));
     let e = flexbench_report::write_figure(&fig, &file.join("fig")).unwrap_err();
     let name = report_cause(&e).unwrap_or("ReportError (own words)");
     out.push((name.into(), Box::new(e)));

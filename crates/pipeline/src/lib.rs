@@ -73,6 +73,9 @@ pub enum PipelineError {
     /// The elastic lever's model refused.
     #[error(transparent)]
     Fem(#[from] flexbench_fem::FemError),
+    /// The render's camera file refused, or the render failed.
+    #[error(transparent)]
+    Render(#[from] flexbench_render::RenderError),
     /// The coupled simulation of elastic and rigid bodies refused or failed.
     #[error(transparent)]
     Flexible(#[from] flexbench_flexible::FlexError),
@@ -239,79 +242,4 @@ pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<PathBuf, Pip
     flexbench_contracts::atomic::write_bytes(path, text.as_bytes())
         .map_err(|e| PipelineError::io(path, "be written", e))?;
     Ok(path.to_path_buf())
-}
-
-/// The forces figure: the liaison forces at B and C' (components and magnitude) over time.
-/// Columns `B_x, B_y, C_x, C_y` are used when the mechanism has them (the bench); otherwise every
-/// revolute joint force of the table is drawn.
-pub fn forces_figure(
-    t: &[f64],
-    columns: &[String],
-    rows: &[Option<Vec<f64>>],
-    sigma: Option<&[Option<Vec<f64>>]>,
-    caption: &str,
-    stem: &Path,
-) -> Result<[PathBuf; 2], PipelineError> {
-    use flexbench_report::{Curve, Figure, Panel};
-    let idx = |n: &str| columns.iter().position(|c| c == n);
-    let mut joints: Vec<(String, String)> = Vec::new();
-    for c in columns {
-        if let Some(j) = c.strip_suffix("_x") {
-            if idx(&format!("{j}_y")).is_some() {
-                joints.push((j.to_string(), j.to_string()));
-            }
-        }
-    }
-    if idx("B_x").is_some() && idx("C_x").is_some() {
-        joints = vec![
-            ("B".into(), "B: force of the crank on the lever".into()),
-            ("C".into(), "C': force of the rocker on the lever".into()),
-        ];
-    }
-    let mut panels = Vec::new();
-    for (j, title) in joints {
-        let (ix, iy) = (
-            idx(&format!("{j}_x")).unwrap_or(0),
-            idx(&format!("{j}_y")).unwrap_or(0),
-        );
-        let get = |f: &dyn Fn(&[f64]) -> f64| -> Vec<Option<f64>> {
-            rows.iter().map(|r| r.as_ref().map(|r| f(r))).collect()
-        };
-        // Bands of 2 sigma on the components.
-        let band = |i: usize| -> Vec<Option<f64>> {
-            sigma
-                .map(|s| s.iter().map(|r| r.as_ref().map(|r| 2.0 * r[i])).collect())
-                .unwrap_or_default()
-        };
-        panels.push(Panel {
-            title,
-            y_label: "force (N), bench frame".into(),
-            curves: vec![
-                Curve {
-                    label: format!("{j}_x"),
-                    x: t.to_vec(),
-                    y: get(&|r| r[ix]),
-                    band: band(ix),
-                },
-                Curve {
-                    label: format!("{j}_y"),
-                    x: t.to_vec(),
-                    y: get(&|r| r[iy]),
-                    band: band(iy),
-                },
-                Curve {
-                    label: format!("|{j}|"),
-                    x: t.to_vec(),
-                    y: get(&|r| r[ix].hypot(r[iy])),
-                    band: Vec::new(),
-                },
-            ],
-        });
-    }
-    let fig = Figure {
-        caption: caption.into(),
-        x_label: "time t (s)".into(),
-        panels,
-    };
-    Ok(flexbench_report::write_figure(&fig, stem)?)
 }

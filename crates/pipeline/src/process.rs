@@ -28,8 +28,9 @@ use flexbench_tables::{read_tracks, write_table};
 use nalgebra::Vector2;
 use serde::{Deserialize, Serialize};
 
-use crate::{ensure_dir, forces_figure, PipelineError};
+use crate::{ensure_dir, PipelineError};
 use crate::{StageEvent, StageRecord};
+use flexbench_report::forces_figure;
 
 use crate::process_bands::{band_shares, bands_in_words, combined_sigmas, scale_tracks_share};
 

@@ -10,7 +10,8 @@ use flexbench_mechanism::Mechanism;
 use flexbench_tables::write_table;
 use serde_json::json;
 
-use crate::{ensure_dir, forces_figure, write_json, PipelineError};
+use crate::{ensure_dir, write_json, PipelineError};
+use flexbench_report::forces_figure;
 
 /// What `simulate` did.
 #[derive(Debug, Clone)]

@@ -179,8 +179,23 @@ pub fn fail(context: Option<String>, e: PipelineError) -> PyErr {
             flexbench_identify::IdentifyError::Mechanism(_) => Dual::Mechanism.err(text),
             _ => IdentifyError::new_err(text),
         },
+        P::Render(e) => render_class(&e, text),
         P::Toml { .. } | P::Read { .. } | P::Input(_) => Dual::Input.err(text),
         P::Io { .. } => Dual::Output.err(text),
+    }
+}
+
+/// The Python exception of the render's error `e`: the camera file's refusals are input
+/// errors, a file not written an output error, the imaging's failures the camera's.
+fn render_class(e: &flexbench_render::RenderError, text: String) -> PyErr {
+    use flexbench_render::RenderError as R;
+    match e {
+        R::Spec(_) | R::Toml { .. } => Dual::Input.err(text),
+        R::Io { .. } => Dual::Output.err(text),
+        R::Random(_) | R::Vision(_) => VisionError::new_err(text),
+        R::Mechanism(_) => Dual::Mechanism.err(text),
+        R::Contract(_) => Dual::Contract.err(text),
+        R::Table(_) => Dual::Table.err(text),
     }
 }
 

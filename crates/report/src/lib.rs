@@ -7,8 +7,11 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+mod forces;
 pub mod page;
 pub mod review;
+
+pub use forces::forces_figure;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;

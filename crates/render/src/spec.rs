@@ -371,15 +371,15 @@ impl RenderTiming {
 
 impl RenderSpec {
     /// Read a camera file.
-    pub fn load(path: &Path) -> Result<Self, PipelineError> {
+    pub fn load(path: &Path) -> Result<Self, RenderError> {
         let text =
-            std::fs::read_to_string(path).map_err(|e| PipelineError::io(path, "be read", e))?;
-        let spec: RenderSpec = toml::from_str(&text).map_err(|source| PipelineError::Toml {
+            std::fs::read_to_string(path).map_err(|e| RenderError::io(path, "be read", e))?;
+        let spec: RenderSpec = toml::from_str(&text).map_err(|source| RenderError::Toml {
             what: format!("camera file {}", path.display()),
             source,
         })?;
         spec.check()
-            .map_err(|r| PipelineError::Input(format!("camera file {}: {r}", path.display())))?;
+            .map_err(|r| RenderError::Spec(format!("camera file {}: {r}", path.display())))?;
         Ok(spec)
     }
     pub(super) fn check(&self) -> Result<(), String> {

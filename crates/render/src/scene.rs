@@ -22,7 +22,7 @@ pub struct MarkerDrawing {
 
 impl MarkerDrawing {
     /// The drawing of `mech`'s markers: discs of `radius` (m), fiducials' squares of `side` (m).
-    pub fn of(mech: &Mechanism, radius: f64, side: f64) -> Result<MarkerDrawing, PipelineError> {
+    pub fn of(mech: &Mechanism, radius: f64, side: f64) -> Result<MarkerDrawing, RenderError> {
         let tags = mech
             .markers
             .iter()
@@ -33,7 +33,7 @@ impl MarkerDrawing {
                 _ => Ok(None),
             })
             .collect::<Result<_, _>>()
-            .map_err(PipelineError::Vision)?;
+            .map_err(RenderError::Vision)?;
         let greys = mech
             .markers
             .iter()
