@@ -472,7 +472,7 @@ fn bootstrapped(
     }
     let names: Vec<String> = mech.markers.iter().map(|m| m.name.clone()).collect();
     let sigma = markers_noise(processed)?;
-    rec.noise = crate::bootstrap_noise::MarkerNoise::of(processed, &names, sigma)?;
+    rec.noise = crate::bootstrap_noise::marker_noise(processed, &names, sigma)?;
     let mut b = crate::identify_bootstrap::bootstrap(
         id,
         origin,

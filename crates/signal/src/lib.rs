@@ -12,6 +12,8 @@
 //!   default), its smoothing by GCV, by a known noise or given ([`spline`]).
 //! - [`noise`]: what real signals' errors are, from the data: quantization (an encoder's
 //!   counts, pixel-locked centroids) and whiteness (the Ljung-Box test).
+//! - [`block_bootstrap`]: a recording's marker errors resampled in circular blocks of whole
+//!   samples for a parametric bootstrap's replicates.
 //! - [`resample`]: an unevenly timed run put on an even grid and back (natural cubic splines).
 //! - [`kalman`]: the Kalman/RTS building blocks shared with the mechanism's smoother.
 //! - [`rigid`]: the markers' velocities and accelerations fitted as one rigid body's, the
@@ -22,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+pub mod block_bootstrap;
 pub mod butterworth;
 pub mod kalman;
 pub mod noise;
