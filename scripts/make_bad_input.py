@@ -230,6 +230,8 @@ case("views: wrong board", "views/two-views", ["calibrate", "--views", "{file}",
 
 # --- output paths -------------------------------------------------------------------------------
 case("output: under a file", put("output/a-file", "x\n"), ["process", "--tracks", "{root}/recordings/default/truth/tracks.csv", "--mechanism", MECH, "--out", "{file}/sub"], ["a-file", "cannot create"])
+case("compare: no harmonic", put("compare/processed/README", "A processed folder with nothing in it: the settings are refused before it is read.\n").rsplit("/", 1)[0],
+     ["compare", "--processed", "{file}", "--mechanism", MECH, "--harmonics", "0", "--out", "{out}/compare"], ["harmonics = 0", "at least one harmonic"])
 case("process: the bands' calibration with another method than the smoother", "output/a-file", ["process", "--tracks", "{root}/recordings/default/truth/tracks.csv", "--mechanism", MECH, "--savgol", "--calibrate-bands", "4", "--out", "{out}/p"], ["[process] calibrate_bands is a setting of method = \"smoother\"", "\"savgol\""])
 
 

@@ -572,8 +572,8 @@ def test_errors_are_typed():
 # The bad-input corpus's cases whose command the package has, as Python calls.
 def _python_call(command, out):
     """The package's call of a corpus case's command line: its inputs, and for ``process`` its
-    settings as keyword arguments (an option's value as a number where it reads as one; the
-    method's shorthand flags as ``method``)."""
+    settings (and ``compare``'s) as keyword arguments (an option's value as a number where it
+    reads as one; the method's shorthand flags as ``method``)."""
     name, args = command[0], command[1:]
     opts = {}
     positional = []
@@ -598,6 +598,10 @@ def _python_call(command, out):
                 opts["method"] = method
         settings = {key: _number(v) for key, v in opts.items()}
         return lambda: fb.process(inputs["tracks"], mechanism=inputs["mechanism"], out=inputs["out"], **settings)
+    if name == "compare":
+        inputs = {key: opts.pop(key) for key in ("processed", "mechanism", "out")}
+        settings = {key: _number(v) for key, v in opts.items()}
+        return lambda: fb.compare(inputs["processed"], mechanism=inputs["mechanism"], out=inputs["out"], **settings)
     if name == "check":
         return lambda: fb.check(opts["mechanism"])
     if name == "run":
@@ -622,7 +626,7 @@ def _corpus():
         return tomllib.load(f)["case"]
 
 
-@pytest.mark.parametrize("case", [c for c in _corpus() if c["command"][0] in ("smooth", "process", "check", "run")],
+@pytest.mark.parametrize("case", [c for c in _corpus() if c["command"][0] in ("smooth", "process", "compare", "check", "run")],
                          ids=lambda c: c["name"])
 def test_bad_input_same_message_as_the_command_line(case, tmp_path):
     """Every case of the bad-input corpus the package can run: the exception's message is the

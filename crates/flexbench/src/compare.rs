@@ -1,14 +1,14 @@
 //! `flexbench compare`: a processed recording against the bench simulated by its crank, and
 //! against the rig's measured torques and forces
-//! ([`flexbench_pipeline::compare_measured::compare_job`]).
+//! ([`flexbench_pipeline::job::CompareJob`]).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use flexbench_pipeline::job::{CompareInputs, CompareJob, Job};
 use flexbench_pipeline::pipeline_file::CompareSection;
-
-use crate::print_warnings;
+use flexbench_pipeline::StageEvent;
 
 /// Arguments of `flexbench compare`.
 #[derive(clap::Args)]
@@ -33,22 +33,27 @@ pub struct CompareArgs {
     out: PathBuf,
 }
 
-/// `flexbench compare`: what `Command::Compare` describes
-/// ([`flexbench_pipeline::compare_measured::compare_job`]).
+/// `flexbench compare`: what `Command::Compare` describes ([`CompareJob`]).
 pub fn compare_command(args: CompareArgs) -> Result<()> {
     let section = args.section()?;
-    let measured = section.measured(args.measured.measured.as_deref())?;
-    let outcome = flexbench_pipeline::compare_measured::compare_job(
-        &args.processed,
-        &args.mechanism,
-        section.harmonics,
-        measured.as_ref().map(|(m, spec)| (*m, spec)),
-        &args.out,
-    )
-    .with_context(|| format!("comparing {}", args.processed.display()))?;
+    let measured = args.measured.measured.as_deref();
+    // The keys that read a measured table, refused without one (given by hand here).
+    section.measured(measured)?;
+    let inputs = CompareInputs {
+        processed: &args.processed,
+        mechanism: &args.mechanism,
+        measured,
+    };
+    let mut warn = |e: StageEvent| {
+        if let StageEvent::Warning(w) = e {
+            eprintln!("warning: {w}");
+        }
+    };
+    let made = CompareJob::run(&section, &inputs, &args.out, &mut warn)
+        .with_context(|| format!("comparing {}", args.processed.display()))?;
+    let outcome = made.record;
     match &outcome.simulated {
         Some(summary) => {
-            print_warnings(&summary.warnings);
             for q in &summary.quantities {
                 println!(
                     "{:8} NRMSE {:5.2} %  lag {:6.2} deg",
@@ -63,7 +68,6 @@ pub fn compare_command(args: CompareArgs) -> Result<()> {
         }
     }
     if let Some(m) = &outcome.measured {
-        print_warnings(&m.warnings);
         for q in &m.quantities {
             let share =
                 q.c.friction_share

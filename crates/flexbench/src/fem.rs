@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::{bar, on_bar, print_warnings};
+use flexbench_pipeline::job::{FemInputs, FemJob, Job};
+
+use crate::{bar, on_bar};
 
 /// Arguments of `flexbench fem`.
 #[derive(clap::Args)]
@@ -67,20 +69,26 @@ impl FemArgs {
 
 /// `flexbench fem`: what `Command::Fem` describes.
 pub(crate) fn fem_command(args: FemArgs) -> Result<()> {
-    let cfg = args.section().config(args.measured.clone())?;
+    let section = args.section();
     let FemArgs {
         kinematics,
         forces,
         mechanism,
+        measured,
         out,
         ..
     } = args;
+    let inputs = FemInputs {
+        bodies: &kinematics,
+        forces: &forces,
+        measured: measured.as_deref(),
+        mechanism: &mechanism,
+    };
     let pb = bar();
-    let (summary, files) =
-        flexbench_pipeline::fem::fem(&kinematics, &forces, &mechanism, &cfg, &out, on_bar(&pb))
-            .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
+    let made = FemJob::run(&section, &inputs, &out, &mut on_bar(&pb))
+        .with_context(|| format!("the lever's modes along {}", kinematics.display()))?;
     pb.finish_and_clear();
-    print_warnings(&summary.warnings);
+    let (summary, files) = (made.record, made.files);
     println!(
         "{} samples, {} modes followed (smallest MAC {:.3}); wrote {} files into {}",
         summary.samples,

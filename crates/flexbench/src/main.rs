@@ -69,13 +69,6 @@ pub(crate) fn load_optional(
         .transpose()
 }
 
-/// Print a stage's warnings on standard error.
-pub(crate) fn print_warnings(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("warning: {w}");
-    }
-}
-
 /// Print the files a command wrote.
 pub(crate) fn print_written(files: &[PathBuf]) {
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use flexbench_contracts::names::Switch;
 use flexbench_mechanism::file::load;
+use flexbench_pipeline::job::{Job, ProcessInputs, ProcessJob};
 use flexbench_pipeline::pipeline_file::ProcessSection;
-use flexbench_pipeline::process;
 use flexbench_pipeline::process::KinematicsMethod;
 
 use crate::bar;
@@ -168,27 +168,25 @@ impl ProcessArgs {
 
 /// `flexbench process`: what `Command::Process` describes.
 pub fn process_command(args: ProcessArgs) -> Result<()> {
-    let mut cfg = args.section().config()?;
-    cfg.frame = match &args.calibration {
-        Some(c) => flexbench_pipeline::process::frame_covariance(c)
-            .with_context(|| format!("reading the calibration {}", c.display()))?,
-        None => None,
-    };
+    let section = args.section();
     let file = load(&args.mechanism)
         .with_context(|| format!("loading the mechanism {}", args.mechanism.display()))?;
+    let inputs = ProcessInputs {
+        tracks: &args.tracks,
+        flags: args.flags.as_deref(),
+        calibration: args.calibration.as_deref(),
+        mechanism: &file.mechanism,
+    };
     let pb = bar();
-    let s = process(
-        &args.tracks,
-        args.flags.as_deref(),
-        &file.mechanism,
-        &cfg,
-        &args.out,
-        crate::on_bar(&pb),
-    )
-    .with_context(|| format!("processing {}", args.tracks.display()))?;
+    let made = ProcessJob::run(&section, &inputs, &args.out, &mut crate::on_bar(&pb))
+        .with_context(|| format!("processing {}", args.tracks.display()))?;
     pb.finish_and_clear();
-    print_summary(&s);
-    println!("wrote {} files into {}", s.files.len(), args.out.display());
+    print_summary(&made.record);
+    println!(
+        "wrote {} files into {}",
+        made.files.len(),
+        args.out.display()
+    );
     Ok(())
 }
 

@@ -21,6 +21,7 @@ pub mod identify_bootstrap;
 pub mod identify_frame;
 pub mod identify_held;
 pub mod identify_refine;
+pub mod job;
 pub mod motion_calibration;
 pub mod overlay;
 pub mod pipeline_file;

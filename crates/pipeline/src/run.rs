@@ -105,10 +105,7 @@ impl Settings {
         };
         let process = file.process.config()?;
         file.fem.check()?;
-        if file.compare.harmonics < 1 {
-            return bad("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into());
-        }
-        crate::compare_measured::check_spec(&file.compare.measured_spec())?;
+        file.compare.check()?;
         let identify = file.identify.spec(&file.compare)?;
         Ok(Settings {
             target,

@@ -14,7 +14,9 @@ mod errors;
 use std::path::PathBuf;
 
 use flexbench_contracts::table::{Column, Table};
-use flexbench_pipeline::StageEvent;
+use flexbench_pipeline::job::{
+    CompareInputs, CompareJob, FemInputs, FemJob, Job, ProcessInputs, ProcessJob,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use serde::Serialize;
@@ -147,21 +149,16 @@ fn process(
 ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
     let section: flexbench_pipeline::run::ProcessSection = settings("process", settings_json)?;
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
-        let mut cfg = section.config().map_err(Failed::bare)?;
-        if let Some(c) = &calibration {
-            cfg.frame = flexbench_pipeline::process::frame_covariance(c)
-                .map_err(|e| Failed::new(format!("reading the calibration {}", c.display()), e))?;
-        }
         let mech = load_mechanism(&mechanism)?;
-        let mut warnings = Vec::new();
-        let events = |e: StageEvent| {
-            if let StageEvent::Warning(w) = e {
-                warnings.push(w.to_string());
-            }
+        let inputs = ProcessInputs {
+            tracks: &tracks,
+            flags: flags.as_deref(),
+            calibration: calibration.as_deref(),
+            mechanism: &mech,
         };
-        let s = flexbench_pipeline::process(&tracks, flags.as_deref(), &mech, &cfg, &out, events)
+        let made = ProcessJob::run(&section, &inputs, &out, &mut |_| {})
             .map_err(|e| Failed::new(format!("processing {}", tracks.display()), e))?;
-        Ok((s.files, warnings))
+        Ok((made.files, made.warnings))
     })
     .map_err(Failed::into_py)
 }
@@ -183,12 +180,16 @@ fn fem(
 ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
     let section: flexbench_pipeline::run::FemSection = settings("fem", settings_json)?;
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
-        let cfg = section.config(measured).map_err(Failed::bare)?;
+        let inputs = FemInputs {
+            bodies: &bodies,
+            forces: &forces,
+            measured: measured.as_deref(),
+            mechanism: &mechanism,
+        };
         let context = format!("the lever's modes along {}", bodies.display());
-        let (record, files) =
-            flexbench_pipeline::fem::fem(&bodies, &forces, &mechanism, &cfg, &out, |_| {})
-                .map_err(|e| Failed::new(context, e))?;
-        Ok((files, record.warnings))
+        let made = FemJob::run(&section, &inputs, &out, &mut |_| {})
+            .map_err(|e| Failed::new(context, e))?;
+        Ok((made.files, made.warnings))
     })
     .map_err(Failed::into_py)
 }
@@ -209,20 +210,19 @@ fn compare(
 ) -> PyResult<(Vec<PathBuf>, Vec<String>)> {
     let section: flexbench_pipeline::run::CompareSection = settings("compare", settings_json)?;
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
-        let measured = section
+        let context = || format!("comparing {}", processed.display());
+        // The keys that read a measured table, refused without one (given by hand here).
+        section
             .measured(measured.as_deref())
-            .map_err(|e| Failed::new(format!("comparing {}", processed.display()), e))?;
-        let outcome = flexbench_pipeline::compare_measured::compare_job(
-            &processed,
-            &mechanism,
-            section.harmonics,
-            measured.as_ref().map(|(m, spec)| (*m, spec)),
-            &out,
-        )
-        .map_err(|e| Failed::new(format!("comparing {}", processed.display()), e))?;
-        let mut warnings = outcome.simulated.map(|r| r.warnings).unwrap_or_default();
-        warnings.extend(outcome.measured.map(|r| r.warnings).unwrap_or_default());
-        Ok((outcome.files, warnings))
+            .map_err(|e| Failed::new(context(), e))?;
+        let inputs = CompareInputs {
+            processed: &processed,
+            mechanism: &mechanism,
+            measured: measured.as_deref(),
+        };
+        let made = CompareJob::run(&section, &inputs, &out, &mut |_| {})
+            .map_err(|e| Failed::new(context(), e))?;
+        Ok((made.files, made.warnings))
     })
     .map_err(Failed::into_py)
 }

@@ -271,6 +271,15 @@ impl FemSection {
 }
 
 impl CompareSection {
+    /// Check the keys: at least one harmonic, and the measured table's reading (its columns,
+    /// offset, cutoff and lag as the compare job checks them).
+    pub fn check(&self) -> Result<(), PipelineError> {
+        if self.harmonics < 1 {
+            return Err(PipelineError::Input("[compare] harmonics = 0: keep at least one harmonic of the crank angle (default 20)".into()));
+        }
+        crate::compare_measured::check_spec(&self.measured_spec())
+    }
+
     /// The measured table `table` with how it is read; refused when a key that reads it is set
     /// without it (the command line and the Python package, where the table is given by hand).
     pub fn measured<'a>(

@@ -2,6 +2,7 @@
 //! calibrate, track, smooth, process, overlay, fem, compare, identify, report.
 
 use super::*;
+use crate::job::{CompareInputs, CompareJob, FemInputs, FemJob, Job, ProcessInputs, ProcessJob};
 
 /// One recording's run: its pipeline file, inputs, mechanism, checked settings, and the runner
 /// that keeps or reruns each stage. One method per stage, each returning its folder (or file).
@@ -249,7 +250,6 @@ impl RecordingRun<'_, '_> {
         mech: &Mechanism,
         mechanism: &Path,
     ) -> Result<PathBuf, PipelineError> {
-        let mut cfg = self.settings.process;
         let flags = tracks.with_file_name("flags.parquet");
         let flags = flags.exists().then_some(flags);
         let mut inputs = vec![("tracks", tracks), ("mechanism", mechanism)];
@@ -259,21 +259,24 @@ impl RecordingRun<'_, '_> {
         // The bench frame's covariance from the calibration the tracks were made with: the
         // calibration is then an input (its covariance can change where the tracks do not).
         let calibration = self.calibration.clone();
+        let mut frame_from = None;
         if let Some(c) = &calibration {
-            cfg.frame = crate::process::frame_covariance(c)?;
-            if cfg.frame.is_some() {
+            if crate::process::frame_covariance(c)?.is_some() {
                 inputs.push(("calibration", c));
+                frame_from = Some(c.as_path());
             }
         }
-        self.runner.stage(
-            stage,
-            params(&self.file.process),
-            &inputs,
-            &mut |tmp, progress| {
-                crate::process(tracks, flags.as_deref(), mech, &cfg, tmp, &mut *progress)
-                    .map(|_| ())
-            },
-        )
+        let job = ProcessInputs {
+            tracks,
+            flags: flags.as_deref(),
+            calibration: frame_from,
+            mechanism: mech,
+        };
+        let section = &self.file.process;
+        self.runner
+            .stage(stage, params(section), &inputs, &mut |tmp, events| {
+                ProcessJob::run(section, &job, tmp, events).map(|_| ())
+            })
     }
 
     /// FEM: the elastic lever, from the process stage's folder.
@@ -288,7 +291,12 @@ impl RecordingRun<'_, '_> {
             crate::folders::ProcessedFolder::new(process_dir)
                 .table(crate::folders::ProcessedTable::FitResiduals),
         );
-        let fem_cfg = f.config(Some(residuals.clone()))?;
+        let job = FemInputs {
+            bodies: &bodies,
+            forces: &forces,
+            measured: Some(&residuals),
+            mechanism,
+        };
         self.runner.stage(
             StageName::Fem,
             params(f),
@@ -298,14 +306,7 @@ impl RecordingRun<'_, '_> {
                 ("fit_residuals", &residuals),
                 ("mechanism", mechanism),
             ],
-            &mut |tmp, progress| {
-                let (record, _) =
-                    crate::fem::fem(&bodies, &forces, mechanism, &fem_cfg, tmp, &mut *progress)?;
-                for w in &record.warnings {
-                    progress(StageEvent::Warning(w));
-                }
-                Ok(())
-            },
+            &mut |tmp, events| FemJob::run(f, &job, tmp, events).map(|_| ()),
         )
     }
 
@@ -325,8 +326,6 @@ impl RecordingRun<'_, '_> {
         process_dir: &Path,
         mechanism: &Path,
     ) -> Result<PathBuf, PipelineError> {
-        let harmonics = self.file.compare.harmonics;
-        let spec = self.file.compare.measured_spec();
         let measured = self.rec.measured.clone();
         let (bodies, markers, forces) = (
             crate::folders::ProcessedFolder::new(process_dir)
@@ -345,29 +344,16 @@ impl RecordingRun<'_, '_> {
         if let Some(m) = &measured {
             inputs.push(("measured", m));
         }
-        self.runner.stage(
-            stage,
-            params(&self.file.compare),
-            &inputs,
-            &mut |tmp, progress| {
-                progress(StageEvent::Progress("comparing", 0.0));
-                let outcome = crate::compare_measured::compare_job(
-                    process_dir,
-                    mechanism,
-                    harmonics,
-                    measured.as_deref().map(|m| (m, &spec)),
-                    tmp,
-                )?;
-                let said = [
-                    outcome.simulated.map(|r| r.warnings),
-                    outcome.measured.map(|r| r.warnings),
-                ];
-                for w in said.iter().flatten().flatten() {
-                    progress(StageEvent::Warning(w));
-                }
-                Ok(())
-            },
-        )
+        let section = &self.file.compare;
+        let job = CompareInputs {
+            processed: process_dir,
+            mechanism,
+            measured: measured.as_deref(),
+        };
+        self.runner
+            .stage(stage, params(section), &inputs, &mut |tmp, events| {
+                CompareJob::run(section, &job, tmp, events).map(|_| ())
+            })
     }
 
     /// Stage `name` ([`Runner::begin`]'s parameters and inputs) made by `body` into the folder

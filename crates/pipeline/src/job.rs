@@ -1,0 +1,212 @@
+//! The stage contract: each stage's job as one type, with the pipeline file's section of the
+//! stage as its settings, its inputs, its record and one `run`. The command line, the Python
+//! package and a run's stages all call `run` (as argmin separates its `Executor` from each
+//! `Solver`: the front-ends and the runner are the executors, the job is the solver), so that
+//! the three give the same settings the same check, read the same inputs the same way and tell
+//! the same warnings.
+//!
+//! A job checks its section itself (the front-ends fill it: the command line from its options,
+//! Python from its keyword arguments, a run from its file), tells every warning as an event as
+//! it goes (the record's own warnings included) and returns them with its record and the files
+//! it wrote.
+
+use std::path::{Path, PathBuf};
+
+use flexbench_mechanism::Mechanism;
+
+use crate::pipeline_file::{CompareSection, FemSection, ProcessSection};
+use crate::runner::StageName;
+use crate::{PipelineError, StageEvent};
+
+/// What a job made: its record, every file it wrote, and the warnings it told.
+#[derive(Debug, Clone)]
+pub struct Made<R> {
+    /// The stage's record (also written as its `summary.json` where the stage has one).
+    pub record: R,
+    /// Every file written.
+    pub files: Vec<PathBuf>,
+    /// The warnings told as events, in their order.
+    pub warnings: Vec<String>,
+}
+
+/// A stage's job: its name, its settings (the pipeline file's section), its inputs, its record
+/// and one `run` (module documentation).
+pub trait Job {
+    /// The stage (its name in the events, the run's folders and the manifest).
+    const STAGE: StageName;
+    /// The stage's settings: the pipeline file's section of it.
+    type Section;
+    /// What the job reads (tables' and files' paths, the mechanism).
+    type Inputs<'a>;
+    /// The stage's record.
+    type Record;
+    /// Check `section` against `inputs`, then run into `out`; `events` gets the progress and
+    /// every warning. Nothing is written when the check refuses.
+    fn run(
+        section: &Self::Section,
+        inputs: &Self::Inputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<Self::Record>, PipelineError>;
+}
+
+/// Run `body` with an event sink that passes every event on to `events` and keeps the warnings;
+/// then tell `more` (the record's own warnings) as events too. The record, files and warnings.
+fn telling<R>(
+    events: &mut dyn FnMut(StageEvent),
+    body: impl FnOnce(&mut dyn FnMut(StageEvent)) -> Result<(R, Vec<PathBuf>), PipelineError>,
+    more: impl FnOnce(&R) -> Vec<String>,
+) -> Result<Made<R>, PipelineError> {
+    let mut warnings = Vec::new();
+    let mut sink = |e: StageEvent| {
+        if let StageEvent::Warning(w) = e {
+            warnings.push(w.to_string());
+        }
+        events(e);
+    };
+    let (record, files) = body(&mut sink)?;
+    for w in more(&record) {
+        sink(StageEvent::Warning(&w));
+    }
+    Ok(Made {
+        record,
+        files,
+        warnings,
+    })
+}
+
+/// The process stage: kinematics and inverse dynamics from a tracks table.
+pub struct ProcessJob;
+
+/// What the process stage reads.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessInputs<'a> {
+    /// The tracks table (CSV or Parquet; x, y in m).
+    pub tracks: &'a Path,
+    /// The track stage's flags table: its flagged samples are left out of the fit as gaps
+    /// (unless `keep_flagged`).
+    pub flags: Option<&'a Path>,
+    /// The calibration the tracks were made with: its bench frame's covariance goes into the
+    /// forces' bands.
+    pub calibration: Option<&'a Path>,
+    /// The mechanism.
+    pub mechanism: &'a Mechanism,
+}
+
+impl Job for ProcessJob {
+    const STAGE: StageName = StageName::Process;
+    type Section = ProcessSection;
+    type Inputs<'a> = ProcessInputs<'a>;
+    type Record = crate::ProcessSummary;
+
+    fn run(
+        section: &ProcessSection,
+        inputs: &ProcessInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<crate::ProcessSummary>, PipelineError> {
+        let mut cfg = section.config()?;
+        if let Some(c) = inputs.calibration {
+            cfg.frame = crate::process::frame_covariance(c)?;
+        }
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            let (tracks, mech) = (inputs.tracks, inputs.mechanism);
+            let s = crate::process(tracks, inputs.flags, mech, &cfg, out, sink)?;
+            let files = s.files.clone();
+            Ok((s, files))
+        };
+        telling(events, body, |_| Vec::new())
+    }
+}
+
+/// The fem stage: the elastic lever's modes along the cycle and its forced response.
+pub struct FemJob;
+
+/// What the fem stage reads.
+#[derive(Debug, Clone, Copy)]
+pub struct FemInputs<'a> {
+    /// The process stage's bodies table.
+    pub bodies: &'a Path,
+    /// The process stage's forces table.
+    pub forces: &'a Path,
+    /// The process stage's fit residuals: the measured deflection the forced response is
+    /// compared with.
+    pub measured: Option<&'a Path>,
+    /// The mechanism file (its lever's section).
+    pub mechanism: &'a Path,
+}
+
+impl Job for FemJob {
+    const STAGE: StageName = StageName::Fem;
+    type Section = FemSection;
+    type Inputs<'a> = FemInputs<'a>;
+    type Record = crate::fem::FemRecord;
+
+    fn run(
+        section: &FemSection,
+        inputs: &FemInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<crate::fem::FemRecord>, PipelineError> {
+        let cfg = section.config(inputs.measured.map(Path::to_path_buf))?;
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            let (bodies, forces, mech) = (inputs.bodies, inputs.forces, inputs.mechanism);
+            crate::fem::fem(bodies, forces, mech, &cfg, out, sink)
+        };
+        telling(events, body, |r| r.warnings.clone())
+    }
+}
+
+/// The compare stage: measured against simulated (by the crank angle) and against the rig's
+/// measured table.
+pub struct CompareJob;
+
+/// What the compare stage reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareInputs<'a> {
+    /// The process stage's folder.
+    pub processed: &'a Path,
+    /// The mechanism file the bench is simulated from.
+    pub mechanism: &'a Path,
+    /// The rig's measured table (torques, forces on its own clock), read as the section's
+    /// `measured_*` keys say.
+    pub measured: Option<&'a Path>,
+}
+
+impl Job for CompareJob {
+    const STAGE: StageName = StageName::Compare;
+    type Section = CompareSection;
+    type Inputs<'a> = CompareInputs<'a>;
+    type Record = crate::compare_measured::CompareOutcome;
+
+    fn run(
+        section: &CompareSection,
+        inputs: &CompareInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<Self::Record>, PipelineError> {
+        section.check()?;
+        // A run's recordings differ in having a measured table: the keys that read one are
+        // refused without it by the command line and Python only (`CompareSection::measured`),
+        // where it is given by hand.
+        let measured = inputs.measured.map(|m| (m, section.measured_spec()));
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            sink(StageEvent::Progress("comparing", 0.0));
+            let outcome = crate::compare_measured::compare_job(
+                inputs.processed,
+                inputs.mechanism,
+                section.harmonics,
+                measured.as_ref().map(|(m, spec)| (*m, spec)),
+                out,
+            )?;
+            let files = outcome.files.clone();
+            Ok((outcome, files))
+        };
+        let said = |o: &Self::Record| {
+            let simulated = o.simulated.iter().flat_map(|r| r.warnings.iter());
+            let against = o.measured.iter().flat_map(|r| r.warnings.iter());
+            simulated.chain(against).cloned().collect()
+        };
+        telling(events, body, said)
+    }
+}
