@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use flexbench_mechanism::file::load;
+use flexbench_pipeline::job::{Job, OverlayJob};
 
 use crate::{bar, on_bar, print_written};
 
@@ -74,12 +75,12 @@ pub(crate) fn overlay_command(args: OverlayArgs) -> Result<()> {
         flags: &flags,
         bodies: bodies.as_deref(),
         mechanism: &file.mechanism,
-        plain: args.section().plain,
     };
     let pb = bar();
-    let (record, files) = flexbench_pipeline::overlay::overlay(&inputs, &args.out, on_bar(&pb))
+    let made = OverlayJob::run(&args.section(), &inputs, &args.out, &mut on_bar(&pb))
         .with_context(|| format!("drawing the overlay of {}", args.video.display()))?;
     pb.finish_and_clear();
+    let (record, files) = (made.record, made.files);
     println!(
         "overlay of {} frames ({}), {} flagged sample(s) marked{}",
         record.frames,

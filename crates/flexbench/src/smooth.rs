@@ -101,7 +101,8 @@ impl SmoothArgs {
 }
 
 pub(crate) fn smooth_command(args: SmoothArgs) -> Result<()> {
-    use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
+    use flexbench_pipeline::job::{Job, SmoothInputs, SmoothJob};
+    use flexbench_pipeline::smooth::SmoothSettings;
     let cli_settings = args.settings();
     let SmoothArgs {
         tracks,
@@ -116,11 +117,13 @@ pub(crate) fn smooth_command(args: SmoothArgs) -> Result<()> {
         None => SmoothSettings::default(),
     };
     let settings = file.overridden_by(&cli_settings);
-    let (factor, method) = settings.resolve()?;
     let mech = load_optional(mechanism.as_deref())?;
-    let rigid = RigidRequest::requested(settings.rigid_field.unwrap_or(false), mech.as_ref())?;
-    let files = flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
+    let inputs = SmoothInputs {
+        tracks: &tracks,
+        mechanism: mech.as_ref(),
+    };
+    let made = SmoothJob::run(&settings, &inputs, &out, &mut |_| {})
         .with_context(|| format!("smoothing {}", tracks.display()))?;
-    print_written(&files);
+    print_written(&made.files);
     Ok(())
 }

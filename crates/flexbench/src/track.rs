@@ -99,30 +99,27 @@ impl TrackArgs {
 
 /// `flexbench track`: what `Command::Track` describes.
 pub(crate) fn track_command(args: TrackArgs) -> Result<()> {
+    use flexbench_pipeline::job::{Job, TrackInputs, TrackJob};
     let mech = load_optional(args.mechanism.as_deref())?;
-    let cfg = args.section().config(
-        mech.as_ref(),
-        args.corrections.as_deref(),
-        args.templates.as_deref(),
-    )?;
-    let TrackArgs {
-        video,
-        calibration,
-        out,
-        ..
-    } = args;
+    let section = args.section();
+    let inputs = TrackInputs {
+        video: &args.video,
+        calibration: &args.calibration,
+        mechanism: mech.as_ref(),
+        corrections: args.corrections.as_deref(),
+        templates: args.templates.as_deref(),
+    };
     let pb = bar();
-    let (s, files) =
-        flexbench_pipeline::track::track(&video, &calibration, &cfg, &out, on_bar(&pb))
-            .with_context(|| format!("tracking {}", video.display()))?;
+    let made = TrackJob::run(&section, &inputs, &args.out, &mut on_bar(&pb))
+        .with_context(|| format!("tracking {}", args.video.display()))?;
     pb.finish_and_clear();
-    print_summary(&s);
-    print_written(&files);
+    print_summary(&made.record);
+    print_written(&made.files);
     Ok(())
 }
 
 /// The tracker's findings on the terminal: the counts, the outlines, the stickers, the time
-/// base, the markers' depth, the rolling shutter and the warnings.
+/// base, the markers' depth and the rolling shutter (its warnings are told as the job goes).
 fn print_summary(s: &flexbench_vision::track::TrackSummary) {
     println!(
         "tracked {} frames at {:.0} frames/s: {} detections, {} gaps, {} rejected blobs, {} samples flagged, locked at frame {}, median sigma {:.3} px",
@@ -178,8 +175,5 @@ fn print_summary(s: &flexbench_vision::track::TrackSummary) {
             r.used_s * 1e3,
             if r.applied { " (estimated)" } else { "" }
         );
-    }
-    for w in s.warnings() {
-        println!("warning: {w}");
     }
 }

@@ -14,8 +14,12 @@ use std::path::{Path, PathBuf};
 
 use flexbench_mechanism::Mechanism;
 
-use crate::pipeline_file::{CompareSection, FemSection, ProcessSection};
+use crate::overlay::{OverlayInputs, OverlayRecord};
+use crate::pipeline_file::{
+    CompareSection, FemSection, OverlaySection, ProcessSection, TrackSection,
+};
 use crate::runner::StageName;
+use crate::smooth::{SmoothRecord, SmoothSettings};
 use crate::{PipelineError, StageEvent};
 
 /// What a job made: its record, every file it wrote, and the warnings it told.
@@ -208,5 +212,106 @@ impl Job for CompareJob {
             simulated.chain(against).cloned().collect()
         };
         telling(events, body, said)
+    }
+}
+
+/// The smooth stage: every marker smoothed and differentiated alone (no mechanism's model), and
+/// the rigid field of the markers' body.
+pub struct SmoothJob;
+
+/// What the smooth stage reads.
+#[derive(Debug, Clone, Copy)]
+pub struct SmoothInputs<'a> {
+    /// The tracks table, x and y in the section's `unit`.
+    pub tracks: &'a Path,
+    /// The mechanism: its layout of the markers for the rigid field
+    /// ([`crate::smooth::RigidRequest::requested`]).
+    pub mechanism: Option<&'a Mechanism>,
+}
+
+impl Job for SmoothJob {
+    const STAGE: StageName = StageName::Smooth;
+    type Section = SmoothSettings;
+    type Inputs<'a> = SmoothInputs<'a>;
+    type Record = SmoothRecord;
+
+    /// `out` is the markers table's path, or a folder ([`crate::smooth::markers_path`]).
+    fn run(
+        section: &SmoothSettings,
+        inputs: &SmoothInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<SmoothRecord>, PipelineError> {
+        let (factor, method) = section.resolve()?;
+        let asked = section.rigid_field.unwrap_or(false);
+        let rigid = crate::smooth::RigidRequest::requested(asked, inputs.mechanism)?;
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            sink(StageEvent::Progress("smoothing", 0.0));
+            crate::smooth::smooth(inputs.tracks, factor, method, rigid, out)
+        };
+        telling(events, body, |_| Vec::new())
+    }
+}
+
+/// The track stage: the markers of a video tracked with a calibration.
+pub struct TrackJob;
+
+/// What the track stage reads.
+#[derive(Debug, Clone, Copy)]
+pub struct TrackInputs<'a> {
+    /// The video.
+    pub video: &'a Path,
+    /// The calibration (camera and bench plane).
+    pub calibration: &'a Path,
+    /// The mechanism: its markers' names, layout, kinds, codes and depths.
+    pub mechanism: Option<&'a Mechanism>,
+    /// The user's corrections of the tracks (a table of frame, marker and position).
+    pub corrections: Option<&'a Path>,
+    /// The clicked templates of the features to follow.
+    pub templates: Option<&'a Path>,
+}
+
+impl Job for TrackJob {
+    const STAGE: StageName = StageName::Track;
+    type Section = TrackSection;
+    type Inputs<'a> = TrackInputs<'a>;
+    type Record = flexbench_vision::track::TrackSummary;
+
+    /// `out` is the tracks table's path (.csv or .parquet; the other format, the flags and
+    /// the summary beside it).
+    fn run(
+        section: &TrackSection,
+        inputs: &TrackInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<Self::Record>, PipelineError> {
+        let cfg = section.config(inputs.mechanism, inputs.corrections, inputs.templates)?;
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            crate::track::track(inputs.video, inputs.calibration, &cfg, out, sink)
+        };
+        telling(events, body, |s| s.warnings())
+    }
+}
+
+/// The overlay stage: the video with the tracks, the flagged samples and the fitted mechanism
+/// drawn on every frame.
+pub struct OverlayJob;
+
+impl Job for OverlayJob {
+    const STAGE: StageName = StageName::Overlay;
+    type Section = OverlaySection;
+    type Inputs<'a> = OverlayInputs<'a>;
+    type Record = OverlayRecord;
+
+    fn run(
+        section: &OverlaySection,
+        inputs: &OverlayInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<OverlayRecord>, PipelineError> {
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            crate::overlay::overlay(inputs, section.plain, out, sink)
+        };
+        telling(events, body, |_| Vec::new())
     }
 }

@@ -55,22 +55,22 @@ pub struct OverlayInputs<'a> {
     pub bodies: Option<&'a Path>,
     /// The mechanism.
     pub mechanism: &'a Mechanism,
-    /// Copy the frames without drawing (the benchmark's baseline: decoding plus encoding).
-    pub plain: bool,
 }
 
 /// Write the overlay of `inputs` into the folder `out` (`overlay.mp4` or `.avi`,
-/// `overlay-flagged.png` and `.svg`, the review page `review.html`, `summary.json`); the record
-/// and the files written.
+/// `overlay-flagged.png` and `.svg`, the review page `review.html`, `summary.json`), or the
+/// frames copied without drawing when `plain` (the benchmark's baseline: decoding plus
+/// encoding); the record and the files written.
 pub fn overlay(
     inputs: &OverlayInputs,
+    plain: bool,
     out: &Path,
     mut events: impl FnMut(crate::StageEvent),
 ) -> Result<(OverlayRecord, Vec<PathBuf>), PipelineError> {
     let progress = |k: usize, n: usize| events(crate::StageEvent::counted("overlay", k, n));
     let cal = Calibration::read(inputs.calibration)?;
     let drawing = Drawing::read(inputs)?;
-    let mut frame = |k: usize| match inputs.plain {
+    let mut frame = |k: usize| match plain {
         true => OverlayFrame::default(),
         false => drawing.frame(k),
     };

@@ -64,13 +64,6 @@ pub struct Settings {
     /// The calibration target: a chessboard and its detector, or a ChArUco board (when
     /// calibrating).
     pub target: Option<flexbench_vision::calibrate::Target>,
-    /// Metres per unit of the tracks for the smooth stage (1: a run's tracks are in m).
-    pub factor: f64,
-    /// The smooth stage's method.
-    pub method: crate::smooth::SmoothMethod,
-    /// The marker layout of the rigid field (the lever's on the bench); None when the markers
-    /// lie on several bodies (no rigid field then).
-    pub rigid: Option<crate::smooth::RigidRequest>,
     /// The process stage's configuration.
     pub process: crate::ProcessConfig,
     /// What the identify stage is asked, when `[identify]` switches it on.
@@ -97,21 +90,15 @@ impl Settings {
         {
             return bad("[smooth] unit: in a run the tracks are in metres (the track stage maps them); give a foreign table's unit as [inputs] tracks_unit".into());
         }
-        let (factor, method) = file.smooth.resolve()?;
-        let one_body = mech.markers.windows(2).all(|w| w[0].body == w[1].body);
-        let rigid = match one_body {
-            true => Some(crate::smooth::RigidRequest::from_mechanism(mech)?),
-            false => None,
-        };
+        // The smooth stage's settings checked before anything runs (its job checks them again).
+        file.smooth.resolve()?;
+        crate::smooth::RigidRequest::requested(file.smooth.rigid_field == Some(true), Some(mech))?;
         let process = file.process.config()?;
         file.fem.check()?;
         file.compare.check()?;
         let identify = file.identify.spec(&file.compare)?;
         Ok(Settings {
             target,
-            factor,
-            method,
-            rigid,
             process,
             identify: file.identify.enabled.then_some(identify),
         })

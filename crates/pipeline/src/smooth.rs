@@ -206,14 +206,15 @@ pub fn markers_path(out: &Path) -> PathBuf {
 /// (`t, marker, x, y, vx, vy, ax, ay`, in SI, with `*_sigma` columns for the RTS smoother and
 /// each sample's provenance) at `out` ([`markers_path`]: a table's path, CSV or Parquet, or a
 /// folder that gets `markers.parquet`), the other format beside it, and `<stem>.summary.json`
-/// with the method's parameters per coordinate. Nothing is written on an error.
+/// with the method's parameters per coordinate: the record and the files written. Nothing is
+/// written on an error.
 pub fn smooth(
     tracks_path: &Path,
     unit: f64,
     method: SmoothMethod,
     rigid: Option<RigidRequest>,
     out: &Path,
-) -> Result<Vec<PathBuf>, PipelineError> {
+) -> Result<(SmoothRecord, Vec<PathBuf>), PipelineError> {
     if !(unit.is_finite() && unit > 0.0) {
         return Err(PipelineError::Input(format!(
             "unit factor {unit} must be a positive number of metres"
@@ -285,7 +286,7 @@ pub fn smooth(
         samples,
     };
     files.push(record.write(&dir.join(format!("{stem}.summary.json")))?);
-    Ok(files)
+    Ok((record, files))
 }
 
 /// The motion's fundamental frequency (Hz) for the RTS smoother's periodic part: the one given,
@@ -387,6 +388,39 @@ fn differentiate_marker(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mechanism(name: &str) -> flexbench_mechanism::Mechanism {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mechanisms");
+        flexbench_mechanism::file::load(&root.join(name))
+            .expect("a shipped mechanism")
+            .mechanism
+    }
+
+    /// The rigid field, one rule for the command line, Python and a run: the bench's lever
+    /// (its markers on one body) with or without asking; the four-bar (markers on the coupler
+    /// and the rocker) none unless asked, and refused when asked; no mechanism: the data's
+    /// layout when asked.
+    #[test]
+    fn the_rigid_field_is_asked_or_given_by_the_mechanism() {
+        let bench = mechanism("wind-pump.toml");
+        for asked in [false, true] {
+            let r = RigidRequest::requested(asked, Some(&bench)).unwrap();
+            assert_eq!(
+                r.map(|r| r.reference),
+                Some("lever frame origin".to_string())
+            );
+        }
+        let four_bar = mechanism("four-bar.toml");
+        assert_eq!(
+            RigidRequest::requested(false, Some(&four_bar)).unwrap(),
+            None
+        );
+        let e = RigidRequest::requested(true, Some(&four_bar)).unwrap_err();
+        assert!(e.to_string().contains("several bodies"), "{e}");
+        let data = RigidRequest::requested(true, None).unwrap().unwrap();
+        assert!(data.layout.is_none());
+        assert_eq!(RigidRequest::requested(false, None).unwrap(), None);
+    }
 
     #[test]
     fn out_is_a_folder_unless_it_names_a_table() {

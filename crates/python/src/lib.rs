@@ -15,7 +15,8 @@ use std::path::PathBuf;
 
 use flexbench_contracts::table::{Column, Table};
 use flexbench_pipeline::job::{
-    CompareInputs, CompareJob, FemInputs, FemJob, Job, ProcessInputs, ProcessJob,
+    CompareInputs, CompareJob, FemInputs, FemJob, Job, ProcessInputs, ProcessJob, SmoothInputs,
+    SmoothJob,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -119,15 +120,16 @@ fn smooth(
     settings_json: &str,
     mechanism: Option<PathBuf>,
 ) -> PyResult<Vec<PathBuf>> {
-    use flexbench_pipeline::smooth::{RigidRequest, SmoothSettings};
-    let chosen: SmoothSettings = settings("smooth", settings_json)?;
+    let chosen: flexbench_pipeline::smooth::SmoothSettings = settings("smooth", settings_json)?;
     py.detach(|| -> Result<Vec<PathBuf>, Failed> {
-        let (factor, method) = chosen.resolve().map_err(Failed::bare)?;
         let mech = mechanism.as_deref().map(load_mechanism).transpose()?;
-        let rigid = RigidRequest::requested(chosen.rigid_field.unwrap_or(false), mech.as_ref())
-            .map_err(Failed::bare)?;
-        flexbench_pipeline::smooth::smooth(&tracks, factor, method, rigid, &out)
-            .map_err(|e| Failed::new(format!("smoothing {}", tracks.display()), e))
+        let inputs = SmoothInputs {
+            tracks: &tracks,
+            mechanism: mech.as_ref(),
+        };
+        let made = SmoothJob::run(&chosen, &inputs, &out, &mut |_| {})
+            .map_err(|e| Failed::new(format!("smoothing {}", tracks.display()), e))?;
+        Ok(made.files)
     })
     .map_err(Failed::into_py)
 }

@@ -2,7 +2,10 @@
 //! calibrate, track, smooth, process, overlay, fem, compare, identify, report.
 
 use super::*;
-use crate::job::{CompareInputs, CompareJob, FemInputs, FemJob, Job, ProcessInputs, ProcessJob};
+use crate::job::{
+    CompareInputs, CompareJob, FemInputs, FemJob, Job, OverlayJob, ProcessInputs, ProcessJob,
+    SmoothInputs, SmoothJob, TrackInputs, TrackJob,
+};
 
 /// One recording's run: its pipeline file, inputs, mechanism, checked settings, and the runner
 /// that keeps or reruns each stage. One method per stage, each returning its folder (or file).
@@ -176,40 +179,27 @@ impl RecordingRun<'_, '_> {
                 if let Some(t) = templates {
                     inputs.push(("templates", t));
                 }
-                let mut parameters = json!({ "markers": markers, "threshold": file.track.threshold, "false_alarm": alpha,
-                        "frame_rate": file.track.frame_rate, "capture_rate": file.track.capture_rate });
-                // Keys given only when set, so that a run without them keeps its stage's key.
-                for (k, v) in [
-                    ("min_area", file.track.min_area),
-                    ("max_area", file.track.max_area),
-                ] {
-                    if let Some(v) = v {
-                        parameters[k] = json!(v);
-                    }
-                }
-                if file.track.estimate_depth {
-                    parameters["estimate_depth"] = json!(true);
-                }
-                if file.track.estimate_readout {
-                    parameters["estimate_readout"] = json!(true);
-                }
-                if let Some(r) = file.track.readout_s {
-                    parameters["readout_s"] = json!(r);
-                }
+                let parameters = track_parameters(&file.track, &markers, alpha);
+                let job = TrackInputs {
+                    video,
+                    calibration: &cal,
+                    mechanism: Some(self.mech),
+                    corrections: corrections.as_deref(),
+                    templates: templates.as_deref(),
+                };
                 self.runner
                     .stage(stage, parameters, &inputs, &mut |tmp, progress| {
                         let out = tmp.join(crate::folders::TRACKS);
-                        let (s, _) = crate::track::track(video, &cal, &cfg, &out, &mut *progress)?;
                         // The start's tracks are wrong by the start's calibration, as the fit to
                         // the motion states: the final tracks' warnings are the ones to read.
-                        for w in s
-                            .warnings()
-                            .iter()
-                            .filter(|_| stage != StageName::TrackStart)
-                        {
-                            progress(StageEvent::Warning(&format!("{}: {w}", video.display())));
-                        }
-                        Ok(())
+                        let mut said = |e: StageEvent| match e {
+                            StageEvent::Warning(_) if stage == StageName::TrackStart => {}
+                            StageEvent::Warning(w) => {
+                                progress(StageEvent::Warning(&format!("{}: {w}", video.display())))
+                            }
+                            other => progress(other),
+                        };
+                        TrackJob::run(&file.track, &job, &out, &mut said).map(|_| ())
                     })?
             }
             TracksSource::Table { tracks, .. } => {
@@ -400,13 +390,16 @@ impl RecordingRun<'_, '_> {
         tracks: &Path,
         then: impl FnOnce(&mut Self) -> Result<R, PipelineError>,
     ) -> Result<(PathBuf, R), PipelineError> {
-        let s = &self.settings;
-        let (factor, method, rigid) = (s.factor, s.method, s.rigid.clone());
+        let (section, mech) = (&self.file.smooth, self.mech);
         let mechanism = self.rec.mechanism.clone();
         let inputs = [("tracks", tracks), ("mechanism", mechanism.as_path())];
         let body = |tmp: &Path| {
             let out = tmp.join(crate::folders::SMOOTHED_MARKERS);
-            crate::smooth::smooth(tracks, factor, method, rigid, &out).map(|_| ())
+            let job = SmoothInputs {
+                tracks,
+                mechanism: Some(mech),
+            };
+            SmoothJob::run(section, &job, &out, &mut |_| {}).map(|_| ())
         };
         self.beside(
             (StageName::Smooth, params(&self.file.smooth), &inputs),
@@ -460,9 +453,10 @@ impl RecordingRun<'_, '_> {
             flags: &tables,
             bodies: Some(&bodies),
             mechanism: self.mech,
-            plain: self.file.overlay.plain,
         };
-        let body = |tmp: &Path| crate::overlay::overlay(&overlay_inputs, tmp, |_| {}).map(|_| ());
+        let section = &self.file.overlay;
+        let body =
+            |tmp: &Path| OverlayJob::run(section, &overlay_inputs, tmp, &mut |_| {}).map(|_| ());
         self.beside(
             (StageName::Overlay, params(&self.file.overlay), &inputs),
             body,
@@ -517,4 +511,30 @@ impl RecordingRun<'_, '_> {
                 crate::report::report(&page, dirs, mech, manifest, tmp, &mut *progress).map(|_| ())
             })
     }
+}
+
+/// The track stage's key parameters: the markers, the flags' level and the `[track]` keys
+/// (those that are optional only when set, so that a run without them keeps its stage's key).
+fn track_parameters(
+    track: &crate::pipeline_file::TrackSection,
+    markers: &[String],
+    alpha: f64,
+) -> Value {
+    let mut parameters = json!({ "markers": markers, "threshold": track.threshold, "false_alarm": alpha,
+            "frame_rate": track.frame_rate, "capture_rate": track.capture_rate });
+    for (k, v) in [("min_area", track.min_area), ("max_area", track.max_area)] {
+        if let Some(v) = v {
+            parameters[k] = json!(v);
+        }
+    }
+    if track.estimate_depth {
+        parameters["estimate_depth"] = json!(true);
+    }
+    if track.estimate_readout {
+        parameters["estimate_readout"] = json!(true);
+    }
+    if let Some(r) = track.readout_s {
+        parameters["readout_s"] = json!(r);
+    }
+    parameters
 }

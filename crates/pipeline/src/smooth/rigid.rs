@@ -45,14 +45,21 @@ impl RigidRequest {
         })
     }
 
-    /// The rigid-field fit `smooth` is asked for: with `rigid_field` set or a mechanism given;
-    /// the mechanism's layout of its markers (reference: the frame origin of their body), else
-    /// the layout learnt from the data about the markers' centroid. None: no rigid field.
+    /// The rigid-field fit of the smooth stage: with a mechanism whose markers lie on one body
+    /// (a run's always is given), that body's layout of its markers (reference: its frame
+    /// origin); asked for (`rigid_field`) without a mechanism, the layout learnt from the data
+    /// about the markers' centroid; otherwise none. Asked for with a mechanism whose markers
+    /// lie on several bodies: refused.
     pub fn requested(
         rigid_field: bool,
         mechanism: Option<&flexbench_mechanism::model::Mechanism>,
     ) -> Result<Option<RigidRequest>, PipelineError> {
+        let one_body = |m: &flexbench_mechanism::model::Mechanism| {
+            m.markers.windows(2).all(|w| w[0].body == w[1].body)
+        };
         match (rigid_field, mechanism) {
+            (false, Some(m)) if !one_body(m) => Ok(None),
+            (true, Some(m)) if !one_body(m) => Err(PipelineError::Input(format!("[smooth] rigid_field (--rigid-field): the markers of the mechanism '{}' lie on several bodies, and the rigid field fits the markers of one body; leave it off, or give no mechanism to fit the markers' layout from the data", m.name))),
             (_, Some(m)) => Ok(Some(RigidRequest::from_mechanism(m)?)),
             (true, None) => Ok(Some(RigidRequest {
                 layout: None,
