@@ -1,10 +1,11 @@
 //! `flexbench identify`: the mechanism file's uncertain numbers from a processed recording
-//! ([`flexbench_pipeline::identify::identify_job`]).
+//! ([`flexbench_pipeline::job::IdentifyJob`]).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use flexbench_pipeline::identify::{identify_job, IdentifySpec};
+use flexbench_pipeline::identify::IdentifySpec;
+use flexbench_pipeline::job::{IdentifyInputs, IdentifyJob, Job};
 
 /// Arguments of `flexbench identify`.
 #[derive(clap::Args)]
@@ -71,25 +72,25 @@ pub fn identify_command(args: IdentifyArgs) -> Result<()> {
     let spec = spec(&args)?;
     // The recording processed again, and the bootstrap's replicates, with the pipeline file's
     // [process] defaults.
-    let process = flexbench_pipeline::pipeline_file::ProcessSection::default().config()?;
+    let process = flexbench_pipeline::pipeline_file::ProcessSection::default();
+    let inputs = IdentifyInputs {
+        processed: &args.processed,
+        mechanism: &args.mechanism,
+        measured: args.measured.measured.as_deref(),
+        process: &process,
+    };
     let pb = crate::bar();
-    let (record, files) = identify_job(
-        &args.processed,
-        &args.mechanism,
-        args.measured.measured.as_deref(),
-        &spec,
-        &args.out,
-        &process,
-        &mut crate::on_bar(&pb),
-    )
-    .with_context(|| {
-        format!(
-            "identifying {} from {}",
-            args.mechanism.display(),
-            args.processed.display()
-        )
-    })?;
+    let made = IdentifyJob::run(&spec, &inputs, &args.out, &mut crate::on_bar(&pb)).with_context(
+        || {
+            format!(
+                "identifying {} from {}",
+                args.mechanism.display(),
+                args.processed.display()
+            )
+        },
+    )?;
     pb.finish_and_clear();
+    let (record, files) = (made.record, made.files);
     print_identification(&record);
     if let Some(b) = &record.bootstrap {
         print_bootstrap(b);
@@ -169,13 +170,11 @@ fn print_bootstrap(b: &flexbench_pipeline::identify_bootstrap::BootstrapRecord) 
     }
 }
 
-/// The identification on the terminal: its warnings, rank and condition, the estimates, the
+/// The identification on the terminal (its warnings are told as the job goes): its rank and
+/// condition, the estimates, the
 /// bodies' inertial parameters that moved, each equation's fit.
 fn print_identification(record: &flexbench_pipeline::identify::IdentifyRecord) {
     let id = &record.identification;
-    for w in &id.warnings {
-        eprintln!("warning: {w}");
-    }
     println!(
         "identified from {} samples ({}): rank {} of {} unknowns, condition {:.3e}, {} iterations",
         record.samples,

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use flexbench_mechanism::Mechanism;
 
+use crate::identify::{IdentifyRecord, IdentifySpec};
 use crate::overlay::{OverlayInputs, OverlayRecord};
 use crate::pipeline_file::{
     CompareSection, FemSection, OverlaySection, ProcessSection, TrackSection,
@@ -313,5 +314,49 @@ impl Job for OverlayJob {
             crate::overlay::overlay(inputs, section.plain, out, sink)
         };
         telling(events, body, |_| Vec::new())
+    }
+}
+
+/// The identify stage: the mechanism file's uncertain numbers identified from a processed
+/// recording (and the rig's measured table), written as a new mechanism file.
+pub struct IdentifyJob;
+
+/// What the identify stage reads.
+#[derive(Debug, Clone, Copy)]
+pub struct IdentifyInputs<'a> {
+    /// The process stage's folder.
+    pub processed: &'a Path,
+    /// The mechanism file whose numbers are identified.
+    pub mechanism: &'a Path,
+    /// The rig's measured table (torques, forces on its own clock).
+    pub measured: Option<&'a Path>,
+    /// The process stage's settings the recording is processed again with, and the
+    /// bootstrap's replicates (the command line and Python give the pipeline file's defaults,
+    /// a run its own).
+    pub process: &'a ProcessSection,
+}
+
+impl Job for IdentifyJob {
+    const STAGE: StageName = StageName::Identify;
+    type Section = IdentifySpec;
+    type Inputs<'a> = IdentifyInputs<'a>;
+    type Record = IdentifyRecord;
+
+    fn run(
+        section: &IdentifySpec,
+        inputs: &IdentifyInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<IdentifyRecord>, PipelineError> {
+        let process = inputs.process.config()?;
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            sink(StageEvent::Progress("identifying", 0.0));
+            let (processed, mechanism) = (inputs.processed, inputs.mechanism);
+            let measured = inputs.measured;
+            crate::identify::identify_job(
+                processed, mechanism, measured, section, out, &process, sink,
+            )
+        };
+        telling(events, body, |r| r.identification.warnings.clone())
     }
 }

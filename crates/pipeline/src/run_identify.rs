@@ -5,11 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::identify::{identified_path, identify_job, IdentifySpec};
+use crate::identify::{identified_path, IdentifySpec};
+use crate::job::{IdentifyInputs, IdentifyJob, Job};
 use crate::report_identify::IdentifiedDirs;
 use crate::run::RecordingRun;
 use crate::runner::StageName;
-use crate::{PipelineError, StageEvent};
+use crate::PipelineError;
 
 impl RecordingRun<'_, '_> {
     /// Identify from the process stage's folder `process_dir`, then process the tracks
@@ -69,7 +70,6 @@ impl RecordingRun<'_, '_> {
         }
         inputs.extend(frame.iter().map(|(s, p)| (s.as_str(), p.as_path())));
         let mut parameters = serde_json::to_value(spec).unwrap_or_default();
-        let cfg = self.settings.process;
         // The recording processed again, and the bootstrap's replicates, as the process stage
         // processed it.
         parameters["process"] = serde_json::to_value(&self.file.process).unwrap_or_default();
@@ -77,15 +77,14 @@ impl RecordingRun<'_, '_> {
             StageName::Identify,
             parameters,
             &inputs,
-            &mut |tmp, progress| {
-                progress(StageEvent::Progress("identifying", 0.0));
-                let measured = measured.as_deref();
-                let (record, _) =
-                    identify_job(process_dir, &mechanism, measured, spec, tmp, &cfg, progress)?;
-                for w in &record.identification.warnings {
-                    progress(StageEvent::Warning(w));
-                }
-                Ok(())
+            &mut |tmp, events| {
+                let job = IdentifyInputs {
+                    processed: process_dir,
+                    mechanism: &mechanism,
+                    measured: measured.as_deref(),
+                    process: &self.file.process,
+                };
+                IdentifyJob::run(spec, &job, tmp, events).map(|_| ())
             },
         )
     }

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 
 use flexbench_contracts::table::{Column, Table};
 use flexbench_pipeline::job::{
-    CompareInputs, CompareJob, FemInputs, FemJob, Job, ProcessInputs, ProcessJob, SmoothInputs,
-    SmoothJob,
+    CompareInputs, CompareJob, FemInputs, FemJob, IdentifyInputs, IdentifyJob, Job, ProcessInputs,
+    ProcessJob, SmoothInputs, SmoothJob,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -247,19 +247,14 @@ fn identify(
     py.detach(|| -> Result<(Vec<PathBuf>, Vec<String>), Failed> {
         // The recording processed again, and the bootstrap's replicates, with the pipeline
         // file's [process] defaults, as the command line's.
-        let process = flexbench_pipeline::pipeline_file::ProcessSection::default()
-            .config()
-            .map_err(|e| Failed::new("the process stage's defaults".into(), e))?;
-        let (record, files) = flexbench_pipeline::identify::identify_job(
-            &processed,
-            &mechanism,
-            measured.as_deref(),
-            &spec,
-            &out,
-            &process,
-            &mut |_| {},
-        )
-        .map_err(|e| {
+        let process = flexbench_pipeline::pipeline_file::ProcessSection::default();
+        let inputs = IdentifyInputs {
+            processed: &processed,
+            mechanism: &mechanism,
+            measured: measured.as_deref(),
+            process: &process,
+        };
+        let made = IdentifyJob::run(&spec, &inputs, &out, &mut |_| {}).map_err(|e| {
             Failed::new(
                 format!(
                     "identifying {} from {}",
@@ -269,7 +264,7 @@ fn identify(
                 e,
             )
         })?;
-        Ok((files, record.identification.warnings))
+        Ok((made.files, made.warnings))
     })
     .map_err(Failed::into_py)
 }
