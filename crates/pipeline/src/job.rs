@@ -360,3 +360,63 @@ impl Job for IdentifyJob {
         telling(events, body, |r| r.identification.warnings.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job's events reach the caller in their order, the record's own warnings after the
+    /// job's, and `Made` holds every warning told.
+    #[test]
+    fn every_warning_is_told_and_kept() {
+        let mut seen = Vec::new();
+        let mut events = |e: StageEvent| {
+            seen.push(match e {
+                StageEvent::Progress(what, f) => format!("{what} {f}"),
+                StageEvent::Warning(w) => format!("warning: {w}"),
+            })
+        };
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            sink(StageEvent::Progress("fitting", 0.5));
+            sink(StageEvent::Warning("the periodic fit stood down"));
+            Ok((vec!["the record's own"], vec![PathBuf::from("t.csv")]))
+        };
+        let made = telling(&mut events, body, |r| {
+            r.iter().map(|w| w.to_string()).collect()
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                "fitting 0.5",
+                "warning: the periodic fit stood down",
+                "warning: the record's own"
+            ]
+        );
+        assert_eq!(
+            made.warnings,
+            ["the periodic fit stood down", "the record's own"]
+        );
+        assert_eq!(made.files, [PathBuf::from("t.csv")]);
+    }
+
+    /// A section the job refuses writes nothing: compare with no harmonic, before its inputs
+    /// are read.
+    #[test]
+    fn a_refused_section_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("compare");
+        let section = CompareSection {
+            harmonics: 0,
+            ..CompareSection::default()
+        };
+        let inputs = CompareInputs {
+            processed: &dir.path().join("absent"),
+            mechanism: &dir.path().join("absent.toml"),
+            measured: None,
+        };
+        let e = CompareJob::run(&section, &inputs, &out, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("harmonics = 0"), "{e}");
+        assert!(!out.exists());
+    }
+}
