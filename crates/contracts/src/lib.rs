@@ -30,6 +30,33 @@ pub use modes::{ModeKind, ModeRow, Modes};
 /// message).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
+/// A file or folder that could not be read, written, made or listed: which, what was tried,
+/// and why (the system's or the library's own error, kept as the cause). Every stage's error
+/// holds it as its `Io` variant, printed as `<path>: cannot <doing>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: cannot {doing}")]
+pub struct IoFailure {
+    /// The file or folder, as the message names it.
+    pub path: String,
+    /// What could not be done: "be read", "be written", "create the output directory; choose
+    /// a writable --out"...
+    pub doing: String,
+    /// Why: the system's or the library's error.
+    #[source]
+    pub source: Cause,
+}
+
+impl IoFailure {
+    /// `path` could not `doing`: `e` is why.
+    pub fn new(path: &std::path::Path, doing: impl Into<String>, e: impl Into<Cause>) -> Self {
+        IoFailure {
+            path: path.display().to_string(),
+            doing: doing.into(),
+            source: e.into(),
+        }
+    }
+}
+
 /// The messages of `e` and of each of its causes, `e`'s first: what the command line prints
 /// after "error:" and on each "caused by:" line, and Python's message.
 pub fn causes(e: &dyn std::error::Error) -> Vec<String> {

@@ -22,7 +22,7 @@ use crate::PipelineError;
 fn pipeline_cause(e: &PipelineError) -> Option<&'static str> {
     use PipelineError as P;
     match e {
-        P::Io { .. } => Some("PipelineError::Io"),
+        P::Io(_) => Some("PipelineError::Io"),
         P::Toml { .. } => Some("PipelineError::Toml"),
         P::Read { .. } => Some("PipelineError::Read"),
         P::FemStep { .. } => Some("PipelineError::FemStep"),
@@ -47,7 +47,7 @@ fn pipeline_cause(e: &PipelineError) -> Option<&'static str> {
 fn table_cause(e: &TableError) -> Option<&'static str> {
     use TableError as T;
     match e {
-        T::Io { .. } => Some("TableError::Io"),
+        T::Io(_) => Some("TableError::Io"),
         T::Format { .. } => Some("TableError::Format"),
         T::Cast { .. } => Some("TableError::Cast"),
         T::Contract { .. } => Some("TableError::Contract"),
@@ -66,7 +66,7 @@ fn vision_cause(e: &VisionError) -> Option<&'static str> {
     use VisionError as V;
     match e {
         V::OpenCv { .. } => Some("VisionError::OpenCv"),
-        V::Io { .. } => Some("VisionError::Io"),
+        V::Io(_) => Some("VisionError::Io"),
         V::CalibrationFile { .. } | V::Calibration(_) | V::Video { .. } | V::Tracking { .. } => {
             None
         }
@@ -117,7 +117,7 @@ fn flexible_cause(e: &flexbench_flexible::FlexError) -> Option<&'static str> {
 fn render_cause(e: &flexbench_render::RenderError) -> Option<&'static str> {
     use flexbench_render::RenderError as R;
     match e {
-        R::Io { .. } => Some("RenderError::Io"),
+        R::Io(_) => Some("RenderError::Io"),
         R::Toml { .. } => Some("RenderError::Toml"),
         R::Random(_) => Some("RenderError::Random"),
         R::Spec(_) | R::Vision(_) | R::Mechanism(_) | R::Contract(_) | R::Table(_) => None,

@@ -120,13 +120,8 @@ pub enum PipelineError {
     Input(String),
     /// A file or folder could not be read, written, made or listed: what was tried; the
     /// system's (or the library's) own error is the cause.
-    #[error("{path}: cannot {doing}")]
-    Io {
-        path: String,
-        doing: String,
-        #[source]
-        source: flexbench_contracts::Cause,
-    },
+    #[error(transparent)]
+    Io(#[from] flexbench_contracts::IoFailure),
 }
 
 pub use flexbench_contracts::series::unwrap_angles;
@@ -174,11 +169,7 @@ impl PipelineError {
         doing: impl Into<String>,
         e: impl Into<flexbench_contracts::Cause>,
     ) -> PipelineError {
-        PipelineError::Io {
-            path: path.display().to_string(),
-            doing: doing.into(),
-            source: e.into(),
-        }
+        PipelineError::Io(flexbench_contracts::IoFailure::new(path, doing, e))
     }
 }
 

@@ -181,7 +181,7 @@ pub fn fail(context: Option<String>, e: PipelineError) -> PyErr {
         },
         P::Render(e) => render_class(&e, text),
         P::Toml { .. } | P::Read { .. } | P::Input(_) => Dual::Input.err(text),
-        P::Io { .. } => Dual::Output.err(text),
+        P::Io(_) => Dual::Output.err(text),
     }
 }
 
@@ -191,7 +191,7 @@ fn render_class(e: &flexbench_render::RenderError, text: String) -> PyErr {
     use flexbench_render::RenderError as R;
     match e {
         R::Spec(_) | R::Toml { .. } => Dual::Input.err(text),
-        R::Io { .. } => Dual::Output.err(text),
+        R::Io(_) => Dual::Output.err(text),
         R::Random(_) | R::Vision(_) => VisionError::new_err(text),
         R::Mechanism(_) => Dual::Mechanism.err(text),
         R::Contract(_) => Dual::Contract.err(text),

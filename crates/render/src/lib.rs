@@ -47,13 +47,8 @@ pub enum RenderError {
     },
     /// A file or folder could not be read, written or made: what was tried; the system's (or
     /// OpenCV's) own error is the cause.
-    #[error("{path}: cannot {doing}")]
-    Io {
-        path: String,
-        doing: String,
-        #[source]
-        source: flexbench_contracts::Cause,
-    },
+    #[error(transparent)]
+    Io(#[from] flexbench_contracts::IoFailure),
     /// OpenCV's random generator (the noise, the boards' poses) could not be seeded.
     #[error("OpenCV's random generator could not be seeded")]
     Random(#[source] opencv::Error),
@@ -78,11 +73,7 @@ impl RenderError {
         doing: impl Into<String>,
         e: impl Into<flexbench_contracts::Cause>,
     ) -> RenderError {
-        RenderError::Io {
-            path: path.display().to_string(),
-            doing: doing.into(),
-            source: e.into(),
-        }
+        RenderError::Io(flexbench_contracts::IoFailure::new(path, doing, e))
     }
 }
 

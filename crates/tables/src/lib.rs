@@ -34,13 +34,8 @@ pub use flexbench_contracts::Cause;
 pub enum TableError {
     /// The file cannot be opened, read or written: what was tried; the system's (or the
     /// writer's) own error is the cause.
-    #[error("{path}: cannot {doing}")]
-    Io {
-        path: String,
-        doing: &'static str,
-        #[source]
-        source: Cause,
-    },
+    #[error(transparent)]
+    Io(#[from] flexbench_contracts::IoFailure),
     /// There is no file at the path.
     #[error("{path}: no such file; check the path")]
     NotFound { path: String },
@@ -132,11 +127,7 @@ fn io_err(path: &Path, e: impl Into<Cause>) -> TableError {
 impl TableError {
     /// The file at `path` could not `doing` ("be read", "be written"...): `e` is why.
     pub fn io(path: &Path, doing: &'static str, e: impl Into<Cause>) -> TableError {
-        TableError::Io {
-            path: path.display().to_string(),
-            doing,
-            source: e.into(),
-        }
+        TableError::Io(flexbench_contracts::IoFailure::new(path, doing, e))
     }
 }
 

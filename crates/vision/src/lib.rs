@@ -50,13 +50,8 @@ pub enum VisionError {
     },
     /// A file or folder cannot be read, listed or written: what was tried; the system's (or
     /// OpenCV's) own error is the cause.
-    #[error("{path}: cannot {doing}")]
-    Io {
-        path: String,
-        doing: String,
-        #[source]
-        source: flexbench_contracts::Cause,
-    },
+    #[error(transparent)]
+    Io(#[from] flexbench_contracts::IoFailure),
     /// A calibration file lacks a value or has a wrong one.
     #[error("calibration file {path}: {reason}")]
     CalibrationFile { path: String, reason: String },
@@ -86,11 +81,7 @@ impl VisionError {
         doing: impl Into<String>,
         e: impl Into<flexbench_contracts::Cause>,
     ) -> VisionError {
-        VisionError::Io {
-            path: path.display().to_string(),
-            doing: doing.into(),
-            source: e.into(),
-        }
+        VisionError::Io(flexbench_contracts::IoFailure::new(path, doing, e))
     }
 }
 
