@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use flexbench_mechanism::file::load;
+use flexbench_pipeline::job::{CalibrateInputs, CalibrateJob, Job};
 use flexbench_pipeline::pipeline_file::CalibrateSection;
 
 use crate::{parse_pair, print_written};
@@ -139,37 +140,17 @@ pub(crate) fn calibrate_command(args: CalibrateArgs) -> Result<()> {
             &args.out,
         );
     }
-    let req = flexbench_pipeline::calibrate::CalibrateRequest {
-        camera: camera_source(&args)?,
-        plane: plane_source(&args)?,
-    };
-    let (cal, files) = flexbench_pipeline::calibrate::calibrate(&req, &args.out)
-        .context("calibrating the camera")?;
-    print_calibration(&cal);
-    print_written(&files);
-    Ok(())
-}
-
-/// The camera the options give, through `[calibrate]`'s conversion: a nominal camera (its
-/// focal length from the video's metadata when not given), or the board's views and the board.
-fn camera_source(args: &CalibrateArgs) -> Result<flexbench_pipeline::calibrate::CameraSource> {
-    use flexbench_pipeline::calibrate::{with_video_focal, CameraSource};
     let section = args.section()?;
-    if let Some(nominal) = section.nominal()? {
-        return Ok(CameraSource::Nominal(with_video_focal(
-            nominal,
-            args.video.as_deref(),
-        )?));
-    }
-    let Some(views) = &args.views else {
-        anyhow::bail!(
-            "give the board's views (--views, with --square and --board or --charuco), or --nominal-camera WIDTHxHEIGHT with --points for footage without a board"
-        );
+    let inputs = CalibrateInputs {
+        views: args.views.as_deref(),
+        plane: plane_source(&args)?,
+        video: args.video.as_deref(),
     };
-    Ok(CameraSource::Board {
-        views: views.clone(),
-        target: section.target()?,
-    })
+    let made = CalibrateJob::run(&section, &inputs, &args.out, &mut |_| {})
+        .context("calibrating the camera")?;
+    print_calibration(&made.record);
+    print_written(&made.files);
+    Ok(())
 }
 
 /// The bench plane the flags give: clicked points of known bench position, or a board view in

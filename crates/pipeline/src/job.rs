@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 
 use flexbench_mechanism::Mechanism;
 
+use crate::calibrate::{CalibrateRequest, CameraSource, PlaneSource};
 use crate::identify::{IdentifyRecord, IdentifySpec};
 use crate::overlay::{OverlayInputs, OverlayRecord};
 use crate::pipeline_file::{
-    CompareSection, FemSection, OverlaySection, ProcessSection, TrackSection,
+    CalibrateSection, CompareSection, FemSection, OverlaySection, ProcessSection, TrackSection,
 };
 use crate::runner::StageName;
 use crate::smooth::{SmoothRecord, SmoothSettings};
@@ -361,6 +362,65 @@ impl Job for IdentifyJob {
     }
 }
 
+/// The calibrate stage: the camera (from a board's views, or a nominal camera) and the bench
+/// plane (from a board view in the lever's plane and two clicked pixels, or from clicked points
+/// of known bench position). The camera fitted to the mechanism's motion (`from_motion`) is a
+/// stage of its own after this one (`motion_calibration`): this job makes its start.
+pub struct CalibrateJob;
+
+/// What the calibrate stage reads.
+#[derive(Debug, Clone)]
+pub struct CalibrateInputs<'a> {
+    /// The folder of the board's views (for a board's camera).
+    pub views: Option<&'a Path>,
+    /// Where the bench plane comes from (read by the front-end: a clicks file, the clicked
+    /// pixels, a points file); None for the camera alone.
+    pub plane: Option<PlaneSource>,
+    /// The video, whose metadata gives a nominal camera's focal length when the section does
+    /// not.
+    pub video: Option<&'a Path>,
+}
+
+impl Job for CalibrateJob {
+    const STAGE: StageName = StageName::Calibrate;
+    type Section = CalibrateSection;
+    type Inputs<'a> = CalibrateInputs<'a>;
+    type Record = flexbench_vision::Calibration;
+
+    /// `out` is the calibration file's path (YAML; `<stem>.corners.csv` beside it).
+    fn run(
+        section: &CalibrateSection,
+        inputs: &CalibrateInputs<'_>,
+        out: &Path,
+        events: &mut dyn FnMut(StageEvent),
+    ) -> Result<Made<Self::Record>, PipelineError> {
+        let camera = match (section.nominal()?, inputs.views) {
+            (Some(nominal), _) => {
+                let nominal = crate::calibrate::with_video_focal(nominal, inputs.video)?;
+                CameraSource::Nominal(nominal)
+            }
+            (None, Some(views)) => CameraSource::Board {
+                views: views.to_path_buf(),
+                target: section.target()?,
+            },
+            (None, None) => return Err(PipelineError::Input("[calibrate]: give the board's views (--views, with --square and --board or --charuco; a run's [inputs] views), or nominal_camera (--nominal-camera WIDTHxHEIGHT) with clicked points (--points) for footage without a board".into())),
+        };
+        let req = CalibrateRequest {
+            camera,
+            plane: inputs.plane.clone(),
+        };
+        let body = |sink: &mut dyn FnMut(StageEvent)| {
+            let what = match req.camera {
+                CameraSource::Nominal(_) => "nominal camera",
+                _ => "calibration views",
+            };
+            sink(StageEvent::Progress(what, 0.0));
+            crate::calibrate::calibrate(&req, out)
+        };
+        telling(events, body, |_| Vec::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,6 +477,57 @@ mod tests {
         };
         let e = CompareJob::run(&section, &inputs, &out, &mut |_| {}).unwrap_err();
         assert!(e.to_string().contains("harmonics = 0"), "{e}");
+        assert!(!out.exists());
+    }
+
+    /// The calibrate job's camera chosen from its section alone: a nominal camera when
+    /// `nominal_camera` is set (the board's views, even when given, are not read), and with
+    /// neither a nominal camera nor views, a refusal that names both and writes nothing.
+    #[test]
+    fn calibrate_chooses_its_camera_from_the_section() {
+        use flexbench_vision::bench_frame::{ClickedPoint, FrameModel};
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("calibration.yaml");
+        let plane = PlaneSource::Points {
+            points: vec![
+                ClickedPoint {
+                    pixel: (340.0, 360.0),
+                    bench: (0.0, 0.0),
+                },
+                ClickedPoint {
+                    pixel: (940.0, 360.0),
+                    bench: (0.3, 0.0),
+                },
+            ],
+            click_sigma_px: 0.3,
+            model: FrameModel::Facing,
+        };
+        let absent = dir.path().join("no-views");
+        let inputs = CalibrateInputs {
+            views: Some(&absent),
+            plane: Some(plane),
+            video: None,
+        };
+        let section = CalibrateSection {
+            nominal_camera: Some("1280x720".into()),
+            focal_px: Some(1000.0),
+            ..CalibrateSection::default()
+        };
+        let made = CalibrateJob::run(&section, &inputs, &out, &mut |_| {}).unwrap();
+        let k = &made.record.intrinsics;
+        assert_eq!((k.width, k.height, k.fx, k.fy), (1280, 720, 1000.0, 1000.0));
+        assert!(made.record.plane.is_some() && out.exists());
+
+        let board = CalibrateSection::default();
+        let bare = CalibrateInputs {
+            views: None,
+            plane: None,
+            video: None,
+        };
+        let out = dir.path().join("refused.yaml");
+        let e = CalibrateJob::run(&board, &bare, &out, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, PipelineError::Input(_)), "{e}");
+        assert!(e.to_string().contains("nominal_camera"), "{e}");
         assert!(!out.exists());
     }
 }

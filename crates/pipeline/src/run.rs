@@ -61,9 +61,6 @@ fn params<T: Serialize>(t: &T) -> Value {
 
 /// A pipeline file's settings, checked and turned into the stages' configurations.
 pub struct Settings {
-    /// The calibration target: a chessboard and its detector, or a ChArUco board (when
-    /// calibrating).
-    pub target: Option<flexbench_vision::calibrate::Target>,
     /// The process stage's configuration.
     pub process: crate::ProcessConfig,
     /// What the identify stage is asked, when `[identify]` switches it on.
@@ -79,10 +76,10 @@ impl Settings {
         calibrating: bool,
     ) -> Result<Settings, PipelineError> {
         let bad = |m: String| Err(PipelineError::Input(m));
-        let target = match calibrating {
-            true => Some(file.calibrate.target()?),
-            false => None,
-        };
+        // The board checked before any stage runs (the calibrate job reads it again).
+        if calibrating {
+            file.calibrate.target()?;
+        }
         if file
             .smooth
             .unit
@@ -98,7 +95,6 @@ impl Settings {
         file.compare.check()?;
         let identify = file.identify.spec(&file.compare)?;
         Ok(Settings {
-            target,
             process,
             identify: file.identify.enabled.then_some(identify),
         })

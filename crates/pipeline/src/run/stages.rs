@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::job::{
-    CompareInputs, CompareJob, FemInputs, FemJob, Job, OverlayJob, ProcessInputs, ProcessJob,
-    SmoothInputs, SmoothJob, TrackInputs, TrackJob,
+    CalibrateInputs, CalibrateJob, CompareInputs, CompareJob, FemInputs, FemJob, Job, OverlayJob,
+    ProcessInputs, ProcessJob, SmoothInputs, SmoothJob, TrackInputs, TrackJob,
 };
 
 /// One recording's run: its pipeline file, inputs, mechanism, checked settings, and the runner
@@ -24,7 +24,7 @@ impl RecordingRun<'_, '_> {
     /// Calibrate as the stage `stage`, or reuse a calibration: the calibration file, None for a
     /// tracks table in m.
     pub(super) fn calibrate(&mut self, stage: StageName) -> Result<Option<PathBuf>, PipelineError> {
-        use crate::calibrate::{calibrate, read_clicks, CalibrateRequest};
+        use crate::calibrate::read_clicks;
         let cal_source = match &self.rec.source {
             TracksSource::Video { calibration, .. } => Some(calibration),
             TracksSource::Table { calibration, .. } => calibration.as_ref(),
@@ -37,11 +37,6 @@ impl RecordingRun<'_, '_> {
             }
             Some(CalibrationSource::Views { views, plane }) => (views, plane),
         };
-        let c = &self.file.calibrate;
-        let target = self
-            .settings
-            .target
-            .ok_or_else(|| PipelineError::Input("[calibrate]: no board".into()))?;
         let plane = match plane_files {
             PlaneFiles::Board { plane_view, clicks } => {
                 let clicks = read_clicks(clicks)?;
@@ -54,20 +49,19 @@ impl RecordingRun<'_, '_> {
             }
             PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
         };
-        let req = CalibrateRequest {
-            camera: crate::calibrate::CameraSource::Board {
-                views: views.clone(),
-                target,
-            },
+        let job = CalibrateInputs {
+            views: Some(views),
             plane: Some(plane),
+            video: None,
         };
         let mut inputs = vec![("views", views.as_path())];
         inputs.extend(plane_files.inputs());
+        let section = &self.file.calibrate;
         let dir = self
             .runner
-            .stage(stage, params(c), &inputs, &mut |tmp, progress| {
-                progress(StageEvent::Progress("calibration views", 0.0));
-                calibrate(&req, &tmp.join(crate::folders::CALIBRATION)).map(|_| ())
+            .stage(stage, params(section), &inputs, &mut |tmp, events| {
+                let out = tmp.join(crate::folders::CALIBRATION);
+                CalibrateJob::run(section, &job, &out, events).map(|_| ())
             })?;
         Ok(Some(dir.join(crate::folders::CALIBRATION)))
     }
@@ -79,30 +73,23 @@ impl RecordingRun<'_, '_> {
         stage: StageName,
         points: &Path,
     ) -> Result<PathBuf, PipelineError> {
-        use crate::calibrate::{calibrate, CalibrateRequest, CameraSource};
-        let nominal =
-            self.file.calibrate.nominal()?.ok_or_else(|| {
-                PipelineError::Input("[calibrate] nominal_camera is missing".into())
-            })?;
         let video = match &self.rec.source {
             TracksSource::Video { video, .. } => Some(video.as_path()),
             TracksSource::Table { .. } => None,
         };
-        let nominal = crate::calibrate::with_video_focal(nominal, video)?;
-        let req = CalibrateRequest {
-            camera: CameraSource::Nominal(nominal),
+        let job = CalibrateInputs {
+            views: None,
             plane: Some(crate::calibrate::read_points(points)?),
+            video,
         };
         let inputs = [("points", points)];
-        let dir = self.runner.stage(
-            stage,
-            params(&self.file.calibrate),
-            &inputs,
-            &mut |tmp, progress| {
-                progress(StageEvent::Progress("nominal camera", 0.0));
-                calibrate(&req, &tmp.join(crate::folders::CALIBRATION)).map(|_| ())
-            },
-        )?;
+        let section = &self.file.calibrate;
+        let dir = self
+            .runner
+            .stage(stage, params(section), &inputs, &mut |tmp, events| {
+                let out = tmp.join(crate::folders::CALIBRATION);
+                CalibrateJob::run(section, &job, &out, events).map(|_| ())
+            })?;
         Ok(dir.join(crate::folders::CALIBRATION))
     }
 
