@@ -7,13 +7,18 @@ allowed). This check fails, naming the crate and the difference, when:
 - a workspace package has no row, or a row names no workspace package;
 - a row's workspace crates differ from the package's normal `flexbench-*` dependencies;
 - a row's outside crates differ from the package's other normal dependencies;
-- a workspace package has no row in the "## Crates, and what each owns" table.
+- a workspace package has no row in the "## Crates, and what each owns" table;
+- a workspace crate that a crate optimised in test builds (Cargo.toml's
+  `[profile.dev.package.<name>] opt-level = 3`) depends on is not optimised itself (its code
+  would run unoptimised under the optimised one: the LU once did, and the tests took minutes
+  longer).
 Exit status 0 when the document agrees, 1 otherwise.
 """
 import json
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +64,19 @@ def rows(lines):
     return found
 
 
+def unoptimised_below_optimised(pkgs):
+    """The workspace crates that an optimised crate uses but that are not optimised."""
+    profile = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    packages = profile.get("profile", {}).get("dev", {}).get("package", {})
+    fast = {n for n, p in packages.items() if p.get("opt-level") == 3}
+    problems = []
+    for name in sorted(fast & set(pkgs)):
+        for dep in sorted(pkgs[name][0] - fast):
+            problems.append(f"Cargo.toml: {dep} is used by {name}, optimised in test builds, "
+                            f"but is not: add [profile.dev.package.{dep}] opt-level = 3")
+    return problems
+
+
 def main():
     text = (ROOT / "ARCHITECTURE.md").read_text()
     pkgs = packages()
@@ -85,10 +103,15 @@ def main():
             problems.append(f"{name}: no row in 'Crates, and what each owns'")
     for p in problems:
         print(f"ARCHITECTURE.md: {p}", file=sys.stderr)
+    slow = unoptimised_below_optimised(pkgs)
+    for p in slow:
+        print(p, file=sys.stderr)
+    problems += slow
     if problems:
-        print("fix ARCHITECTURE.md's tables (or the crate's Cargo.toml)", file=sys.stderr)
+        print("fix ARCHITECTURE.md's tables, or the crate's Cargo.toml or the workspace's profile", file=sys.stderr)
         return 1
-    print(f"ARCHITECTURE.md's crate graph agrees with cargo metadata ({len(pkgs)} crates)")
+    print(f"ARCHITECTURE.md's crate graph agrees with cargo metadata ({len(pkgs)} crates); "
+          "every crate under an optimised one optimised")
     return 0
 
 

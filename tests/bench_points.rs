@@ -349,4 +349,29 @@ fn the_focal_length_from_the_videos_metadata() {
     );
     assert_eq!(fx(&tagged, &["--focal-px", "300"]).0, 300.0);
     assert_eq!(fx(&plain, &[]).0, 320.0);
+
+    // A run keys its calibrate stage on the video when the focal length is the video's: the
+    // same points with another video are calibrated again, not reused. (The grey videos hold
+    // no marker: the track stage after it fails, the calibration stays.)
+    let out = dir.path().join("run");
+    let by_run = |video: &Path| {
+        let pipeline = dir.path().join("pipeline.toml");
+        let mech = common::root().join("mechanisms/wind-pump.toml");
+        let text = format!(
+            "[run]\nmechanism = {:?}\n\n[inputs]\nvideo = {:?}\npoints = {:?}\n\n[calibrate]\nnominal_camera = \"320x240\"\n",
+            s(&mech),
+            s(video),
+            s(&points)
+        );
+        std::fs::write(&pipeline, text).unwrap();
+        let o = flexbench(&["run", &s(&pipeline), "--out", &s(&out)]);
+        assert!(!o.status.success(), "{}", common::said(&o));
+        let cal = out.join("calibrate/calibration.yaml");
+        flexbench_vision::Calibration::read(&cal)
+            .unwrap()
+            .intrinsics
+            .fx
+    };
+    assert!((by_run(&tagged) - 240.370).abs() < 1e-3);
+    assert_eq!(by_run(&plain), 320.0);
 }

@@ -21,41 +21,41 @@ pub(crate) struct RecordingRun<'r, 'e> {
 }
 
 impl RecordingRun<'_, '_> {
-    /// Calibrate as the stage `stage`, or reuse a calibration: the calibration file, None for a
+    /// Calibrate as the stage `stage` through the calibrate job (a board's views with the
+    /// bench plane from its view and clicks or from clicked points; a nominal camera, its
+    /// plane from the clicked points), or reuse a calibration: the calibration file, None for a
     /// tracks table in m.
     pub(super) fn calibrate(&mut self, stage: StageName) -> Result<Option<PathBuf>, PipelineError> {
-        use crate::calibrate::read_clicks;
-        let cal_source = match &self.rec.source {
-            TracksSource::Video { calibration, .. } => Some(calibration),
-            TracksSource::Table { calibration, .. } => calibration.as_ref(),
+        let rec = self.rec;
+        let (cal_source, video) = match &rec.source {
+            TracksSource::Video {
+                calibration, video, ..
+            } => (Some(calibration), Some(video.as_path())),
+            TracksSource::Table { calibration, .. } => (calibration.as_ref(), None),
         };
-        let (views, plane_files) = match cal_source {
+        let (views, plane, inputs) = match cal_source {
             None => return Ok(None),
             Some(CalibrationSource::File(p)) => return Ok(Some(p.clone())),
             Some(CalibrationSource::Nominal { points }) => {
-                return self.calibrate_nominal(stage, &points.clone()).map(Some)
-            }
-            Some(CalibrationSource::Views { views, plane }) => (views, plane),
-        };
-        let plane = match plane_files {
-            PlaneFiles::Board { plane_view, clicks } => {
-                let clicks = read_clicks(clicks)?;
-                crate::calibrate::PlaneSource::Board {
-                    view: plane_view.clone(),
-                    origin: clicks.origin,
-                    horizontal: clicks.horizontal,
-                    click_sigma_px: clicks.click_sigma_px,
+                let plane = crate::calibrate::read_points(points)?;
+                let mut inputs = vec![("points", points.as_path())];
+                // The focal length then comes from the video's metadata: its stage key too.
+                if let (None, Some(video)) = (self.file.calibrate.focal_px, video) {
+                    inputs.push(("video", video));
                 }
+                (None, plane, inputs)
             }
-            PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
+            Some(CalibrationSource::Views { views, plane }) => {
+                let mut inputs = vec![("views", views.as_path())];
+                inputs.extend(plane.inputs());
+                (Some(views.as_path()), board_plane(plane)?, inputs)
+            }
         };
         let job = CalibrateInputs {
-            views: Some(views),
+            views,
             plane: Some(plane),
-            video: None,
+            video,
         };
-        let mut inputs = vec![("views", views.as_path())];
-        inputs.extend(plane_files.inputs());
         let section = &self.file.calibrate;
         let dir = self
             .runner
@@ -64,33 +64,6 @@ impl RecordingRun<'_, '_> {
                 CalibrateJob::run(section, &job, &out, events).map(|_| ())
             })?;
         Ok(Some(dir.join(crate::folders::CALIBRATION)))
-    }
-
-    /// The calibration of a nominal camera (`[calibrate] nominal_camera`), its plane from the
-    /// clicked `points`: the calibration file.
-    pub(super) fn calibrate_nominal(
-        &mut self,
-        stage: StageName,
-        points: &Path,
-    ) -> Result<PathBuf, PipelineError> {
-        let video = match &self.rec.source {
-            TracksSource::Video { video, .. } => Some(video.as_path()),
-            TracksSource::Table { .. } => None,
-        };
-        let job = CalibrateInputs {
-            views: None,
-            plane: Some(crate::calibrate::read_points(points)?),
-            video,
-        };
-        let inputs = [("points", points)];
-        let section = &self.file.calibrate;
-        let dir = self
-            .runner
-            .stage(stage, params(section), &inputs, &mut |tmp, events| {
-                let out = tmp.join(crate::folders::CALIBRATION);
-                CalibrateJob::run(section, &job, &out, events).map(|_| ())
-            })?;
-        Ok(dir.join(crate::folders::CALIBRATION))
     }
 
     /// The tracker's settings: `[track]`'s ([`TrackSection::config`]) with the mechanism.
@@ -524,4 +497,21 @@ fn track_parameters(
         parameters["readout_s"] = json!(r);
     }
     parameters
+}
+
+/// The bench plane a board's calibration reads: the plane view with its clicks file, or the
+/// clicked points of known bench position.
+fn board_plane(files: &PlaneFiles) -> Result<crate::calibrate::PlaneSource, PipelineError> {
+    Ok(match files {
+        PlaneFiles::Board { plane_view, clicks } => {
+            let clicks = crate::calibrate::read_clicks(clicks)?;
+            crate::calibrate::PlaneSource::Board {
+                view: plane_view.clone(),
+                origin: clicks.origin,
+                horizontal: clicks.horizontal,
+                click_sigma_px: clicks.click_sigma_px,
+            }
+        }
+        PlaneFiles::Points(points) => crate::calibrate::read_points(points)?,
+    })
 }
