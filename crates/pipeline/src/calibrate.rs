@@ -63,6 +63,12 @@ pub struct NominalCamera {
 }
 
 impl NominalCamera {
+    /// Whether the focal length is read from the video's metadata (none given): the video is
+    /// then one of the calibration's inputs.
+    pub fn focal_from_video(&self) -> bool {
+        self.focal_px.is_none()
+    }
+
     /// The focal length, px: given, else from the video's 35 mm equivalent (`lens`), else the
     /// frame's larger side.
     pub fn focal(&self) -> f64 {
@@ -134,7 +140,7 @@ pub fn with_video_focal(
     mut n: NominalCamera,
     video: Option<&Path>,
 ) -> Result<NominalCamera, PipelineError> {
-    if let (None, Some(v)) = (n.focal_px, video) {
+    if let (true, Some(v)) = (n.focal_from_video(), video) {
         n.focal_35mm = flexbench_vision::lens::focal_tag(v)?.map(|t| t.mm_35);
     }
     Ok(n)

@@ -412,7 +412,7 @@ impl Job for CalibrateJob {
         let body = |sink: &mut dyn FnMut(StageEvent)| {
             let what = match req.camera {
                 CameraSource::Nominal(_) => "nominal camera",
-                _ => "calibration views",
+                CameraSource::Board { .. } => "calibration views",
             };
             sink(StageEvent::Progress(what, 0.0));
             crate::calibrate::calibrate(&req, out)

@@ -40,7 +40,9 @@ impl RecordingRun<'_, '_> {
                 let plane = crate::calibrate::read_points(points)?;
                 let mut inputs = vec![("points", points.as_path())];
                 // The focal length then comes from the video's metadata: its stage key too.
-                if let (None, Some(video)) = (self.file.calibrate.focal_px, video) {
+                let nominal = self.file.calibrate.nominal()?;
+                if let (true, Some(video)) = (nominal.is_some_and(|n| n.focal_from_video()), video)
+                {
                     inputs.push(("video", video));
                 }
                 (None, plane, inputs)
